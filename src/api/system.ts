@@ -1,0 +1,52 @@
+import { Elysia, t } from "elysia";
+import type { AppDeps } from "../app";
+import { queueDepth } from "../jobs/queue";
+
+// GET /healthz, GET /metrics – liveness with a database check, and Prometheus metrics. No auth.
+export function systemRoutes(deps: AppDeps) {
+  return new Elysia({ name: "system" })
+    .get(
+      "/healthz",
+      ({ set }) => {
+        try {
+          deps.sqlite.query("SELECT 1").get();
+          return { ok: true, status: "ok" as const };
+        } catch {
+          set.status = 503;
+          return { ok: false, status: "database unavailable" as const };
+        }
+      },
+      {
+        detail: {
+          tags: ["System"],
+          summary: "Health check",
+          description: "No auth. 200 when the database answers, 503 otherwise.",
+        },
+        response: {
+          200: t.Object({ ok: t.Boolean(), status: t.String({ description: "`ok`" }) }),
+          503: t.Object({ ok: t.Boolean(), status: t.String({ description: "What is wrong" }) }),
+        },
+      },
+    )
+    .get(
+      "/metrics",
+      ({ set }) => {
+        set.headers["content-type"] = "text/plain; version=0.0.4";
+        return deps.metrics.render([
+          {
+            name: "outreach_jobs",
+            help: "Durable jobs by status (queue depth).",
+            label: "status",
+            values: queueDepth(deps.db),
+          },
+        ]);
+      },
+      {
+        detail: {
+          tags: ["System"],
+          summary: "Prometheus metrics",
+          description: "No auth. Requests by route/status, latency histogram, job queue depth.",
+        },
+      },
+    );
+}

@@ -1,0 +1,64 @@
+import type { Database } from "bun:sqlite";
+import { openapi } from "@elysiajs/openapi";
+import { Elysia } from "elysia";
+import { docsRoutes } from "./api/docs";
+import { meRoutes } from "./api/me";
+import { settingsRoutes } from "./api/settings";
+import { systemRoutes } from "./api/system";
+import type { Config } from "./config";
+import type { Db } from "./db/client";
+import { httpConventions } from "./http/conventions";
+import { HttpMetrics } from "./http/metrics";
+import { ErrorBody } from "./http/schemas";
+import type { Clock } from "./lib/time";
+
+export interface AppDeps {
+  db: Db;
+  sqlite: Database;
+  config: Config;
+  clock: Clock;
+  metrics: HttpMetrics;
+}
+
+export const API_DESCRIPTION = `Self-hosted outreach platform API.
+
+* Every request under /v1 sends \`Authorization: Bearer opk_...\`; keys carry the scopes \`read\` and \`write\`.
+* Success: \`{ok: true, <name>: ...}\` with status 200. Errors: \`{ok: false, error}\` with 400, 401, 403, 404, 409, 413, 422, 429 or 500.
+* Lists take \`limit\` (default 50, clamped to 200) and \`offset\`, and answer \`total\`, \`limit\`, \`offset\`.
+* Every POST accepts \`Idempotency-Key\` (24 h replay; reuse with another body is 409).
+* Rate limit: token bucket per key; \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\`, \`X-RateLimit-Reset\` on every keyed response.`;
+
+/** Builds the HTTP application on its dependencies; tests build it on a temp database. */
+export function createApp(deps: AppDeps) {
+  return new Elysia({ name: "outreach" })
+    .use(
+      openapi({
+        path: "/openapi",
+        specPath: "/v1/openapi.json",
+        provider: null,
+        exclude: { paths: ["/docs", "/openapi", "/v1/openapi.json"] },
+        documentation: {
+          info: { title: "outreach API", version: "1.0.0", description: API_DESCRIPTION },
+          components: {
+            securitySchemes: { bearer: { type: "http", scheme: "bearer", description: "API key `opk_...`" } },
+            schemas: { ErrorBody: ErrorBody as unknown as Record<string, unknown> },
+          },
+          security: [{ bearer: [] }],
+        },
+      }),
+    )
+    .use(
+      httpConventions({
+        db: deps.db,
+        metrics: deps.metrics,
+        rateLimit: { rps: deps.config.rateLimitRps, burst: deps.config.rateLimitBurst },
+      }),
+    )
+    .use(systemRoutes(deps))
+    .use(docsRoutes())
+    .use(meRoutes())
+    .use(settingsRoutes(deps));
+}
+
+export type App = ReturnType<typeof createApp>;
+export { HttpMetrics };

@@ -1,0 +1,92 @@
+/**
+ * Configuration: environment variables and command-line flags, validated once at start.
+ * Every setting is listed in README.md (Configuration).
+ */
+
+export type CarrierName = "simulated" | "twilio";
+
+export interface Config {
+  /** TCP port the HTTP server listens on. */
+  port: number;
+  /** Interface to bind. */
+  host: string;
+  /** Path of the SQLite database file. */
+  dbPath: string;
+  /** Which carrier adapter sends and receives. */
+  carrier: CarrierName;
+  /** Token-bucket refill rate per API key (requests/second); 0 disables rate limiting. */
+  rateLimitRps: number;
+  /** Token-bucket size per API key. */
+  rateLimitBurst: number;
+  /** Public base URL used in links the server hands out (tracking links, callbacks). */
+  publicUrl: string;
+  /** Log level: debug | info | warn | error. */
+  logLevel: "debug" | "info" | "warn" | "error";
+  /** Whether the in-process job worker runs in this process. */
+  workerEnabled: boolean;
+  /** Seconds a graceful shutdown waits for running jobs before releasing their leases. */
+  shutdownGraceSec: number;
+}
+
+export class ConfigError extends Error {}
+
+function intFrom(
+  name: string,
+  raw: string | undefined,
+  fallback: number,
+  min = 0,
+  max = Number.MAX_SAFE_INTEGER,
+) {
+  if (raw === undefined || raw === "") return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min || n > max) {
+    throw new ConfigError(`${name} must be an integer between ${min} and ${max} (got "${raw}")`);
+  }
+  return n;
+}
+
+function numberFrom(name: string, raw: string | undefined, fallback: number) {
+  if (raw === undefined || raw === "") return fallback;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n < 0)
+    throw new ConfigError(`${name} must be a non-negative number (got "${raw}")`);
+  return n;
+}
+
+/** Builds the configuration from the environment, with flags (already parsed) taking precedence. */
+export function loadConfig(
+  flags: Record<string, string | boolean | undefined> = {},
+  env: Record<string, string | undefined> = process.env,
+): Config {
+  const port = intFrom("PORT", (flags.port as string) ?? env.PORT, 3000, 0, 65535);
+  const carrier = ((flags.carrier as string) ?? env.CARRIER ?? "simulated") as CarrierName;
+  if (carrier !== "simulated" && carrier !== "twilio") {
+    throw new ConfigError(`CARRIER must be one of simulated, twilio (got "${carrier}")`);
+  }
+  const logLevel = (env.LOG_LEVEL ?? "info") as Config["logLevel"];
+  if (!["debug", "info", "warn", "error"].includes(logLevel)) {
+    throw new ConfigError(`LOG_LEVEL must be one of debug, info, warn, error (got "${logLevel}")`);
+  }
+  const host = (flags.host as string) ?? env.HOST ?? "0.0.0.0";
+  return {
+    port,
+    host,
+    dbPath: dbPathFrom(flags, env),
+    carrier,
+    rateLimitRps: numberFrom("RATE_LIMIT_RPS", env.RATE_LIMIT_RPS, 50),
+    rateLimitBurst: intFrom("RATE_LIMIT_BURST", env.RATE_LIMIT_BURST, 100, 1),
+    publicUrl: (env.PUBLIC_URL ?? `http://localhost:${port}`).replace(/\/+$/, ""),
+    logLevel,
+    workerEnabled: env.WORKER !== "false" && flags["no-worker"] !== true,
+    shutdownGraceSec: intFrom("SHUTDOWN_GRACE_SEC", env.SHUTDOWN_GRACE_SEC, 10, 0, 3600),
+  };
+}
+
+/** The database path: `--db`, else `OUTREACH_DB`, else `./data/outreach.db`. */
+export function dbPathFrom(
+  flags: Record<string, string | boolean | undefined>,
+  env: Record<string, string | undefined> = process.env,
+) {
+  const fromFlag = typeof flags.db === "string" ? flags.db : undefined;
+  return fromFlag ?? env.OUTREACH_DB ?? "./data/outreach.db";
+}

@@ -1,0 +1,63 @@
+import { Database } from "bun:sqlite";
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import { drizzle } from "drizzle-orm/bun-sqlite";
+import * as schema from "./schema";
+
+export type Db = ReturnType<typeof drizzle<typeof schema>>;
+/** A transaction handle; domain functions that write take `Db | Tx` so callers can compose them. */
+export type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
+export type DbOrTx = Db | Tx;
+
+export interface DbHandle {
+  db: Db;
+  sqlite: Database;
+  close(): void;
+}
+
+export class DatabaseOpenError extends Error {}
+
+/**
+ * Opens the SQLite file with the pragmas the service relies on: WAL (readers never block the
+ * writer), synchronous=NORMAL (durable across process crashes), foreign keys, and a busy timeout
+ * so the CLI and the server can share the file.
+ */
+export function openDatabase(path: string, options: { readonly?: boolean } = {}): DbHandle {
+  if (path !== ":memory:") {
+    try {
+      mkdirSync(dirname(path), { recursive: true });
+    } catch (error) {
+      throw new DatabaseOpenError(`cannot create the folder for ${path}: ${(error as Error).message}`);
+    }
+  }
+  let sqlite: Database;
+  try {
+    sqlite = new Database(path, options.readonly ? { readonly: true } : { create: true, readwrite: true });
+  } catch (error) {
+    throw new DatabaseOpenError(`cannot open database ${path}: ${(error as Error).message}`);
+  }
+  try {
+    sqlite.exec("PRAGMA busy_timeout = 5000");
+    if (!options.readonly) {
+      sqlite.exec("PRAGMA journal_mode = WAL");
+      sqlite.exec("PRAGMA synchronous = NORMAL");
+    }
+    sqlite.exec("PRAGMA foreign_keys = ON");
+    // Touch the schema so a file that is not SQLite fails here, with a clear message.
+    sqlite.query("SELECT count(*) FROM sqlite_master").get();
+  } catch (error) {
+    sqlite.close();
+    const message = (error as Error).message;
+    if (/not a database|file is encrypted/i.test(message)) {
+      throw new DatabaseOpenError(`${path} is not an SQLite database`);
+    }
+    if (/readonly|read-only/i.test(message)) {
+      throw new DatabaseOpenError(
+        `${path} is read-only: the server needs to write to it (check permissions)`,
+      );
+    }
+    throw new DatabaseOpenError(`cannot open database ${path}: ${message}`);
+  }
+  const db = drizzle({ client: sqlite, schema });
+  return { db, sqlite, close: () => sqlite.close() };
+}

@@ -1,0 +1,39 @@
+import { index, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import {
+  boolColumn,
+  createdAtColumn,
+  idColumn,
+  jsonColumn,
+  updatedAtColumn,
+  workspaceIdColumn,
+} from "./columns";
+
+/** People the workspace reaches. `phone_number` is E.164 and unique per workspace. */
+export const contacts = sqliteTable(
+  "contacts",
+  {
+    id: idColumn(),
+    workspaceId: workspaceIdColumn(),
+    phoneNumber: text("phone_number").notNull(),
+    firstName: text("first_name"),
+    lastName: text("last_name"),
+    email: text("email"),
+    externalId: text("external_id"),
+    /** Where the contact came from: api, import, inbound, ... */
+    source: text("source").notNull(),
+    optedIn: boolColumn("opted_in").notNull().default(true),
+    /** IANA zone; defaults from the phone number's area code. */
+    timezone: text("timezone"),
+    fields: jsonColumn<Record<string, unknown>>("fields").notNull(),
+    createdAt: createdAtColumn(),
+    updatedAt: updatedAtColumn(),
+  },
+  (t) => [
+    uniqueIndex("contacts_workspace_phone_idx").on(t.workspaceId, t.phoneNumber),
+    index("contacts_workspace_created_idx").on(t.workspaceId, t.createdAt),
+    index("contacts_workspace_email_idx").on(t.workspaceId, t.email),
+    index("contacts_workspace_external_idx").on(t.workspaceId, t.externalId),
+  ],
+);
+
+export type ContactRow = typeof contacts.$inferSelect;

@@ -1,0 +1,8 @@
+// Every table, one file each. drizzle-kit reads this module to generate migrations.
+export * from "./api-keys";
+export * from "./contacts";
+export * from "./events";
+export * from "./idempotency-keys";
+export * from "./jobs";
+export * from "./suppressions";
+export * from "./workspaces";

@@ -1,0 +1,146 @@
+import { and, desc, eq, isNull, sql } from "drizzle-orm";
+import type { Db, DbOrTx } from "../db/client";
+import { type ApiKeyRow, apiKeys, workspaces } from "../db/schema";
+import { AppError, notFound } from "../lib/errors";
+import { newId } from "../lib/ids";
+import { generateApiKey, hashApiKey, isWellFormedApiKey, sameDigest } from "../lib/keys";
+
+export const SCOPES = ["read", "write"] as const;
+export type Scope = (typeof SCOPES)[number];
+
+export interface CreatedKey {
+  id: string;
+  key: string;
+  prefix: string;
+  name: string;
+  scopes: Scope[];
+  workspace_id: string;
+  created_at: number;
+}
+
+/** Creates a key for a workspace; the plain key is returned once and never stored. */
+export function createApiKey(
+  db: DbOrTx,
+  input: { workspaceId: string; name?: string; scopes?: Scope[]; now?: number },
+): CreatedKey {
+  const scopes = input.scopes?.length ? [...new Set(input.scopes)] : ["read", "write"];
+  for (const scope of scopes) {
+    if (!SCOPES.includes(scope as Scope))
+      throw new AppError("validation", `scopes must be one of ${SCOPES.join(", ")}`);
+  }
+  const exists = db
+    .select({ id: workspaces.id })
+    .from(workspaces)
+    .where(eq(workspaces.id, input.workspaceId))
+    .get();
+  if (!exists) throw notFound();
+  const generated = generateApiKey();
+  const now = input.now ?? Date.now();
+  const id = newId();
+  const name = input.name ?? "API key";
+  db.insert(apiKeys)
+    .values({
+      id,
+      workspaceId: input.workspaceId,
+      name,
+      prefix: generated.prefix,
+      hash: generated.hash,
+      scopes,
+      createdAt: now,
+    })
+    .run();
+  return {
+    id,
+    key: generated.key,
+    prefix: generated.prefix,
+    name,
+    scopes: scopes as Scope[],
+    workspace_id: input.workspaceId,
+    created_at: now,
+  };
+}
+
+export function listApiKeys(db: DbOrTx, workspaceId: string): ApiKeyRow[] {
+  return db
+    .select()
+    .from(apiKeys)
+    .where(eq(apiKeys.workspaceId, workspaceId))
+    .orderBy(desc(apiKeys.createdAt))
+    .all();
+}
+
+/** Revokes a key; effective on the very next request (auth reads the row every time). */
+export function revokeApiKey(db: DbOrTx, keyId: string, workspaceId?: string, now = Date.now()): ApiKeyRow {
+  const where = workspaceId
+    ? and(eq(apiKeys.id, keyId), eq(apiKeys.workspaceId, workspaceId))
+    : eq(apiKeys.id, keyId);
+  const row = db.select().from(apiKeys).where(where).get();
+  if (!row) throw notFound();
+  if (row.revokedAt === null) {
+    db.update(apiKeys).set({ revokedAt: now }).where(eq(apiKeys.id, keyId)).run();
+    row.revokedAt = now;
+  }
+  return row;
+}
+
+export interface AuthenticatedKey {
+  keyId: string;
+  keyName: string;
+  prefix: string;
+  scopes: Scope[];
+  workspaceId: string;
+  workspaceName: string;
+}
+
+/** `last_used_at` is written at most this often per key, so authentication stays a read. */
+const LAST_USED_GRANULARITY_MS = 60_000;
+
+/**
+ * Resolves a presented key to its workspace, reading the database every time (no cache, so a
+ * revocation from another process is seen on the next request). Returns null for anything that is
+ * not a live key.
+ */
+export function createKeyAuthenticator(db: Db) {
+  const byHash = db
+    .select({
+      keyId: apiKeys.id,
+      keyName: apiKeys.name,
+      prefix: apiKeys.prefix,
+      hash: apiKeys.hash,
+      scopes: apiKeys.scopes,
+      lastUsedAt: apiKeys.lastUsedAt,
+      workspaceId: workspaces.id,
+      workspaceName: workspaces.name,
+    })
+    .from(apiKeys)
+    .innerJoin(workspaces, eq(workspaces.id, apiKeys.workspaceId))
+    .where(and(eq(apiKeys.hash, sql.placeholder("hash")), isNull(apiKeys.revokedAt)))
+    .prepare();
+  const touch = db
+    .update(apiKeys)
+    .set({ lastUsedAt: sql`${sql.placeholder("now")}` })
+    .where(eq(apiKeys.id, sql.placeholder("id")))
+    .prepare();
+
+  return function authenticate(presented: string, now = Date.now()): AuthenticatedKey | null {
+    if (!isWellFormedApiKey(presented)) return null;
+    const hash = hashApiKey(presented);
+    const row = byHash.get({ hash });
+    if (!row || !sameDigest(row.hash, hash)) return null;
+    if (row.lastUsedAt === null || now - row.lastUsedAt > LAST_USED_GRANULARITY_MS) {
+      try {
+        touch.run({ id: row.keyId, now });
+      } catch {
+        // A busy database must not fail the request; the next request will try again.
+      }
+    }
+    return {
+      keyId: row.keyId,
+      keyName: row.keyName,
+      prefix: row.prefix,
+      scopes: row.scopes as Scope[],
+      workspaceId: row.workspaceId,
+      workspaceName: row.workspaceName,
+    };
+  };
+}

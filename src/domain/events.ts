@@ -1,0 +1,34 @@
+import type { DbOrTx } from "../db/client";
+import { events } from "../db/schema";
+import { newId } from "../lib/ids";
+import type { EventType } from "../webhooks/events";
+
+export interface EmittedEvent {
+  id: string;
+  workspaceId: string;
+  type: EventType;
+  data: unknown;
+  createdAt: number;
+}
+
+type EventListener = (tx: DbOrTx, event: EmittedEvent) => void;
+const listeners: EventListener[] = [];
+
+/**
+ * Registers a listener that runs inside the emitting transaction (webhook fan-out enqueues its
+ * delivery jobs this way, so an event and its deliveries commit or roll back together).
+ */
+export function onEventEmitted(listener: EventListener) {
+  listeners.push(listener);
+}
+
+/**
+ * Writes an event to the outbox. Call it with the transaction that makes the change the event
+ * describes: the event exists exactly when the change does.
+ */
+export function emitEvent(tx: DbOrTx, workspaceId: string, type: EventType, data: unknown, now = Date.now()) {
+  const event: EmittedEvent = { id: newId(), workspaceId, type, data, createdAt: now };
+  tx.insert(events).values({ id: event.id, workspaceId, type, data, createdAt: now }).run();
+  for (const listener of listeners) listener(tx, event);
+  return event;
+}

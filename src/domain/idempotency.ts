@@ -1,0 +1,62 @@
+import { and, eq, lt } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { idempotencyKeys } from "../db/schema";
+
+const TTL_MS = 86_400_000;
+
+export type IdempotencyClaim =
+  | { kind: "new" }
+  | { kind: "replay"; status: number; body: string }
+  | { kind: "mismatch" }
+  | { kind: "in_flight" };
+
+/**
+ * Claims `key` for a request with fingerprint `requestHash`: the first caller inserts a pending
+ * row and goes on; later callers get the stored response, or a conflict.
+ */
+export function claimIdempotencyKey(
+  db: Db,
+  workspaceId: string,
+  key: string,
+  requestHash: string,
+  now = Date.now(),
+): IdempotencyClaim {
+  return db.transaction((tx) => {
+    const where = and(eq(idempotencyKeys.workspaceId, workspaceId), eq(idempotencyKeys.key, key));
+    let row = tx.select().from(idempotencyKeys).where(where).get();
+    if (row && row.createdAt < now - TTL_MS) {
+      tx.delete(idempotencyKeys)
+        .where(and(where, lt(idempotencyKeys.createdAt, now - TTL_MS)))
+        .run();
+      row = undefined;
+    }
+    if (!row) {
+      tx.insert(idempotencyKeys).values({ workspaceId, key, requestHash, createdAt: now }).run();
+      return { kind: "new" } as const;
+    }
+    if (row.requestHash !== requestHash) return { kind: "mismatch" } as const;
+    if (row.statusCode === null || row.responseBody === null) return { kind: "in_flight" } as const;
+    return { kind: "replay", status: row.statusCode, body: row.responseBody } as const;
+  });
+}
+
+/** Stores the first response for replay. */
+export function storeIdempotentResponse(
+  db: Db,
+  workspaceId: string,
+  key: string,
+  status: number,
+  body: string,
+) {
+  db.update(idempotencyKeys)
+    .set({ statusCode: status, responseBody: body })
+    .where(and(eq(idempotencyKeys.workspaceId, workspaceId), eq(idempotencyKeys.key, key)))
+    .run();
+}
+
+/** Forgets a claim whose request failed on our side (5xx), so the client may retry it. */
+export function releaseIdempotencyKey(db: Db, workspaceId: string, key: string) {
+  db.delete(idempotencyKeys)
+    .where(and(eq(idempotencyKeys.workspaceId, workspaceId), eq(idempotencyKeys.key, key)))
+    .run();
+}

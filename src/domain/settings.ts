@@ -1,0 +1,89 @@
+import { eq } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { type WorkspaceRow, workspaces } from "../db/schema";
+import { invalid, notFound } from "../lib/errors";
+import { isTimeZone } from "../lib/time";
+
+export interface WorkspaceSettings {
+  name: string;
+  timezone: string;
+  default_number_id: string | null;
+  conversion_tracking_enabled: boolean;
+  help_reply: string;
+  opt_out_reply: string;
+  opt_in_reply: string;
+  quiet_hours: { enabled: boolean; start_hour: number; end_hour: number };
+}
+
+export type SettingsPatch = Partial<Omit<WorkspaceSettings, "quiet_hours">> & {
+  quiet_hours?: Partial<WorkspaceSettings["quiet_hours"]>;
+};
+
+export function settingsOf(row: WorkspaceRow): WorkspaceSettings {
+  return {
+    name: row.name,
+    timezone: row.timezone,
+    default_number_id: row.defaultNumberId,
+    conversion_tracking_enabled: row.conversionTrackingEnabled,
+    help_reply: row.helpReply,
+    opt_out_reply: row.optOutReply,
+    opt_in_reply: row.optInReply,
+    quiet_hours: {
+      enabled: row.quietHoursEnabled,
+      start_hour: row.quietStartHour,
+      end_hour: row.quietEndHour,
+    },
+  };
+}
+
+export function getSettings(db: Db, workspaceId: string): WorkspaceSettings {
+  const row = db.select().from(workspaces).where(eq(workspaces.id, workspaceId)).get();
+  if (!row) throw notFound();
+  return settingsOf(row);
+}
+
+/**
+ * Hook for checks that belong to other domains (a default number must be one of the workspace's
+ * active numbers); the numbers domain registers it. Returns an error message or null.
+ */
+export type DefaultNumberCheck = (db: Db, workspaceId: string, numberId: string) => string | null;
+let defaultNumberCheck: DefaultNumberCheck | null = null;
+export function registerDefaultNumberCheck(check: DefaultNumberCheck) {
+  defaultNumberCheck = check;
+}
+
+/** Applies a partial update; unknown keys were already dropped by the route schema. */
+export function updateSettings(
+  db: Db,
+  workspaceId: string,
+  patch: SettingsPatch,
+  now = Date.now(),
+): WorkspaceSettings {
+  return db.transaction((tx) => {
+    const row = tx.select().from(workspaces).where(eq(workspaces.id, workspaceId)).get();
+    if (!row) throw notFound();
+    if (patch.timezone !== undefined && !isTimeZone(patch.timezone)) {
+      throw invalid("timezone must be a valid IANA time zone");
+    }
+    if (patch.default_number_id) {
+      const problem = defaultNumberCheck
+        ? defaultNumberCheck(db, workspaceId, patch.default_number_id)
+        : "default_number_id does not exist";
+      if (problem) throw invalid(problem);
+    }
+    const changes: Partial<WorkspaceRow> = { updatedAt: now };
+    if (patch.name !== undefined) changes.name = patch.name;
+    if (patch.timezone !== undefined) changes.timezone = patch.timezone;
+    if (patch.default_number_id !== undefined) changes.defaultNumberId = patch.default_number_id;
+    if (patch.conversion_tracking_enabled !== undefined)
+      changes.conversionTrackingEnabled = patch.conversion_tracking_enabled;
+    if (patch.help_reply !== undefined) changes.helpReply = patch.help_reply;
+    if (patch.opt_out_reply !== undefined) changes.optOutReply = patch.opt_out_reply;
+    if (patch.opt_in_reply !== undefined) changes.optInReply = patch.opt_in_reply;
+    if (patch.quiet_hours?.enabled !== undefined) changes.quietHoursEnabled = patch.quiet_hours.enabled;
+    if (patch.quiet_hours?.start_hour !== undefined) changes.quietStartHour = patch.quiet_hours.start_hour;
+    if (patch.quiet_hours?.end_hour !== undefined) changes.quietEndHour = patch.quiet_hours.end_hour;
+    tx.update(workspaces).set(changes).where(eq(workspaces.id, workspaceId)).run();
+    return settingsOf({ ...row, ...changes });
+  });
+}

@@ -1,0 +1,41 @@
+import type { AuthenticatedKey } from "../domain/api-keys";
+import { AppError } from "../lib/errors";
+
+/** What the HTTP layer learns about a request as it passes through the hooks. */
+export interface RequestState {
+  id: string;
+  startedAt: number;
+  /** Headers every response to this request carries (request id, rate-limit). */
+  headers: Record<string, string>;
+  auth?: AuthenticatedKey;
+  /** Raw body text, kept for the idempotency fingerprint. */
+  rawBody?: string;
+  /** Set when the parser rejected the body, so the error hook can answer with our own error. */
+  parseFailure?: AppError;
+  /** Idempotency record this request owns (inserted pending, completed with the response). */
+  idempotencyKey?: string;
+  /** Final status, for metrics (errors are built outside Elysia's `set`). */
+  status?: number;
+}
+
+const states = new WeakMap<Request, RequestState>();
+
+export function setState(request: Request, state: RequestState) {
+  states.set(request, state);
+}
+
+export function stateOf(request: Request): RequestState | undefined {
+  return states.get(request);
+}
+
+/** The API key of an authenticated request. Routes under /v1 always have one. */
+export function authOf(request: Request): AuthenticatedKey {
+  const auth = states.get(request)?.auth;
+  if (!auth) throw new AppError("unauthorized", "Invalid or missing API key");
+  return auth;
+}
+
+/** The workspace an authenticated request acts in. */
+export function workspaceOf(request: Request): string {
+  return authOf(request).workspaceId;
+}

@@ -1,0 +1,128 @@
+import type { ErrorCode } from "../lib/errors";
+import { AppError } from "../lib/errors";
+
+/** The status of every error code, in one place (API.md §1). */
+export const STATUS_OF: Record<ErrorCode, number> = {
+  invalid_json: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  payload_too_large: 413,
+  validation: 422,
+  rate_limited: 429,
+  internal: 500,
+  not_implemented: 501,
+  unavailable: 503,
+};
+
+export const UNAUTHORIZED_MESSAGE = "Invalid or missing API key";
+
+/** `{ok:false, error, ...extra}` with the code's status. */
+export function errorBody(error: AppError): Record<string, unknown> {
+  return { ok: false, error: error.message, ...(error.extra ?? {}) };
+}
+
+interface TypeboxIssue {
+  path: string;
+  value: unknown;
+  message: string;
+  schema: Record<string, unknown> & { anyOf?: Record<string, unknown>[] };
+}
+
+/** `/audience/list_ids/0` → `audience.list_ids[0]`. */
+export function fieldName(path: string, root = "body"): string {
+  const parts = path.split("/").filter(Boolean);
+  if (parts.length === 0) return root;
+  let name = "";
+  for (const part of parts) {
+    if (/^\d+$/.test(part)) name += `[${part}]`;
+    else name += name ? `.${part}` : part;
+  }
+  return name;
+}
+
+function literalValues(schema: TypeboxIssue["schema"]): unknown[] | null {
+  if (Array.isArray(schema.enum)) return schema.enum as unknown[];
+  if (schema.anyOf?.length && schema.anyOf.every((s) => "const" in s))
+    return schema.anyOf.map((s) => s.const);
+  return null;
+}
+
+function typeOf(schema: TypeboxIssue["schema"]): string | undefined {
+  if (typeof schema.type === "string") return schema.type;
+  // t.Numeric()/t.Integer() in query strings are unions of a numeric string and a number.
+  const branch = schema.anyOf?.find((s) => typeof s.type === "string" && s.type !== "string");
+  return branch?.type as string | undefined;
+}
+
+/**
+ * Turns a TypeBox validation issue into the contract's wording: `<field> is required`,
+ * `<field> must be one of a, b`, `<field> is too long (max N)`, `<field> must be a string`, ...
+ * A schema may carry its own `error` text, which wins.
+ */
+export function validationMessage(issue: TypeboxIssue, root = "body"): string {
+  const field = fieldName(issue.path, root);
+  const { schema, value } = issue;
+  if (value === undefined) return `${field} is required`;
+  if (typeof schema.error === "string") return `${field} ${schema.error}`;
+  const literals = literalValues(schema);
+  if (literals) return `${field} must be one of ${literals.join(", ")}`;
+  const type = typeOf(schema);
+  switch (type) {
+    case "string": {
+      if (typeof value !== "string") return `${field} must be a string`;
+      if (typeof schema.maxLength === "number" && value.length > schema.maxLength) {
+        return `${field} is too long (max ${schema.maxLength})`;
+      }
+      if (typeof schema.minLength === "number" && value.length < schema.minLength) {
+        return schema.minLength === 1
+          ? `${field} is required`
+          : `${field} is too short (min ${schema.minLength})`;
+      }
+      if (typeof schema.format === "string") return `${field} must be a valid ${schema.format}`;
+      return `${field} is invalid`;
+    }
+    case "integer":
+    case "number": {
+      const noun = type === "integer" ? "an integer" : "a number";
+      const n = typeof value === "string" && value.trim() !== "" ? Number(value) : value;
+      if (typeof n !== "number" || Number.isNaN(n) || (type === "integer" && !Number.isInteger(n))) {
+        return `${field} must be ${noun}`;
+      }
+      const min = (schema.minimum ?? schema.anyOf?.find((s) => s.minimum !== undefined)?.minimum) as
+        | number
+        | undefined;
+      const max = (schema.maximum ?? schema.anyOf?.find((s) => s.maximum !== undefined)?.maximum) as
+        | number
+        | undefined;
+      if (min !== undefined && max !== undefined) return `${field} must be between ${min} and ${max}`;
+      if (min !== undefined) return `${field} must be at least ${min}`;
+      if (max !== undefined) return `${field} must be at most ${max}`;
+      return `${field} must be ${noun}`;
+    }
+    case "boolean":
+      return `${field} must be a boolean`;
+    case "array": {
+      if (!Array.isArray(value)) return `${field} must be an array`;
+      if (typeof schema.maxItems === "number" && value.length > schema.maxItems) {
+        return `${field} has too many items (max ${schema.maxItems})`;
+      }
+      if (typeof schema.minItems === "number" && value.length < schema.minItems) {
+        return `${field} must have at least ${schema.minItems} item${schema.minItems === 1 ? "" : "s"}`;
+      }
+      return `${field} is invalid`;
+    }
+    case "object":
+      return `${field} must be an object`;
+    default:
+      return `${field} is invalid`;
+  }
+}
+
+/** Picks the issue to report: the first one, preferring a deeper, more specific one on the same field. */
+export function firstIssue(all: TypeboxIssue[]): TypeboxIssue | undefined {
+  return all[0];
+}
+
+export { AppError };

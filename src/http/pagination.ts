@@ -1,0 +1,42 @@
+import { t } from "elysia";
+import { invalid } from "../lib/errors";
+
+export const MAX_LIMIT = 200;
+export const DEFAULT_LIMIT = 50;
+
+/** Query schema fragment for list endpoints; values are checked by `parsePagination`. */
+export const paginationQuery = {
+  limit: t.Optional(
+    t.String({
+      description: `Items per page (default ${DEFAULT_LIMIT}, values above ${MAX_LIMIT} are clamped)`,
+      examples: ["50"],
+    }),
+  ),
+  offset: t.Optional(t.String({ description: "Items to skip (default 0)", examples: ["0"] })),
+};
+
+export interface Page {
+  limit: number;
+  offset: number;
+}
+
+function nonNegativeInteger(name: string, raw: string | undefined, fallback: number): number {
+  if (raw === undefined || raw === "") return fallback;
+  if (!/^\d+$/.test(raw.trim())) throw invalid(`${name} must be a non-negative integer`);
+  const n = Number(raw);
+  if (!Number.isSafeInteger(n)) throw invalid(`${name} must be a non-negative integer`);
+  return n;
+}
+
+/** limit/offset from a query: default 50, clamped to 200; junk or negatives → 422. */
+export function parsePagination(
+  query: { limit?: string; offset?: string },
+  defaults: Partial<Page> = {},
+): Page {
+  const limit = Math.min(
+    MAX_LIMIT,
+    nonNegativeInteger("limit", query.limit, defaults.limit ?? DEFAULT_LIMIT),
+  );
+  const offset = nonNegativeInteger("offset", query.offset, defaults.offset ?? 0);
+  return { limit, offset };
+}

@@ -1,0 +1,52 @@
+import { type TSchema, t } from "elysia";
+
+/** `{ok:false, error}` as every error answers; some carry extra keys (see API.md §1). */
+export const ErrorBody = t.Object(
+  {
+    ok: t.Literal(false, { description: "Always false on errors" }),
+    error: t.String({
+      description: "Human-readable message; names the field at fault",
+      examples: ["to is required"],
+    }),
+    required_scope: t.Optional(
+      t.String({ description: "On 403: the scope the key lacks", examples: ["write"] }),
+    ),
+    retry_after: t.Optional(t.Integer({ description: "On 429: seconds to wait" })),
+    contact_id: t.Optional(t.String({ description: "On 409 for a duplicate contact: the existing contact" })),
+  },
+  { description: "Error envelope" },
+);
+
+const ERROR_DESCRIPTIONS: Record<number, string> = {
+  400: "Malformed JSON or wrong content type (`Invalid JSON body`)",
+  401: "Missing or unknown API key (`Invalid or missing API key`)",
+  403: "The key lacks the `write` scope (`This API key cannot create and edit.`)",
+  404: "Unknown id, or an id of another workspace (`Not found`)",
+  409: "State conflict, or Idempotency-Key reuse",
+  413: "Body too large",
+  422: "Validation failed (`<field> is required`, `<field> must be ...`)",
+  429: "Rate limited (`Rate limit exceeded`, with Retry-After)",
+};
+
+/**
+ * Response schemas for a route: the 200 body plus the error statuses it can answer, for the
+ * OpenAPI document. (Errors bypass response validation: they are built by the error hook.)
+ */
+export function responses(ok: TSchema, errors: number[] = [401]) {
+  const out: Record<number, TSchema> = { 200: ok };
+  for (const status of errors)
+    out[status] = t.Object(ErrorBody.properties, { description: ERROR_DESCRIPTIONS[status] });
+  return out;
+}
+
+/** Errors every authenticated read can answer. */
+export const READ_ERRORS = [401, 429];
+/** Errors every authenticated write can answer. */
+export const WRITE_ERRORS = [400, 401, 403, 413, 422, 429];
+
+export const Timestamp = (description: string) =>
+  t.String({ format: "date-time", description, examples: ["2026-11-21T21:06:45.123Z"] });
+export const NullableTimestamp = (description: string) =>
+  t.Union([Timestamp(description), t.Null()], { description });
+export const Uuid = (description: string) =>
+  t.String({ description, examples: ["01936f8e-7c1a-7a3b-9f00-2d5e8c1b4a77"] });

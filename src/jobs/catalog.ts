@@ -1,0 +1,61 @@
+import type { Db, DbOrTx } from "../db/client";
+import type { JobRow } from "../db/schema";
+import type { Clock } from "../lib/time";
+
+/**
+ * The job catalogue: every kind of durable work, its payload type and its retry policy, in one
+ * place. Handlers live with their domain and are wired in src/jobs/handlers.ts.
+ */
+export interface JobPayloads {
+  /** Deletes finished jobs and expired idempotency records. */
+  "maintenance.prune": { now?: number };
+}
+
+export type JobKind = keyof JobPayloads;
+
+export interface JobPolicy {
+  /** Attempts before the job is marked dead. */
+  maxAttempts: number;
+  /** How long one attempt may run; also the lease length, after which another worker may take it. */
+  timeoutMs: number;
+  /** Delay before attempt `attempt + 1`, given the attempt that just failed (1-based). */
+  backoffMs(attempt: number): number;
+}
+
+/** Exponential backoff with ±20 % jitter: 1 s, 2 s, 4 s ... capped at `capMs`. */
+export function exponentialBackoff(baseMs = 1000, capMs = 3_600_000) {
+  return (attempt: number) => {
+    const raw = Math.min(capMs, baseMs * 2 ** Math.max(0, attempt - 1));
+    return Math.round(raw * (0.8 + Math.random() * 0.4));
+  };
+}
+
+export const JOB_POLICIES: Record<JobKind, JobPolicy> = {
+  "maintenance.prune": { maxAttempts: 3, timeoutMs: 60_000, backoffMs: exponentialBackoff(60_000) },
+};
+
+export interface JobContext {
+  db: Db;
+  clock: Clock;
+  job: JobRow;
+  /**
+   * Runs `work` in a transaction that also marks this job done, so a handler whose effects are all
+   * in the database takes effect exactly once.
+   */
+  completeWith<T>(work: (tx: DbOrTx) => T): T;
+}
+
+export type JobHandler<P> = (payload: P, ctx: JobContext) => Promise<void> | void;
+
+/** A handler with its policy, as the worker runs it. Tests may register kinds of their own. */
+export interface RegisteredJob {
+  policy: JobPolicy;
+  handle: JobHandler<never>;
+}
+
+/** Thrown by a handler to run again at `runAt` without counting a failed attempt (e.g. a daily cap). */
+export class RescheduleJob extends Error {
+  constructor(readonly runAt: number) {
+    super("rescheduled");
+  }
+}

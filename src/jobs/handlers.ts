@@ -1,0 +1,34 @@
+import { and, eq, inArray, lt } from "drizzle-orm";
+import { idempotencyKeys, jobs } from "../db/schema";
+import { JOB_POLICIES, type JobHandler, type JobKind, type JobPayloads, type RegisteredJob } from "./catalog";
+
+const DAY_MS = 86_400_000;
+
+/** Deletes finished jobs after a day (dead ones after a week) and idempotency records after 24 h. */
+const pruneMaintenance: JobHandler<JobPayloads["maintenance.prune"]> = (_payload, ctx) => {
+  const now = ctx.clock.now();
+  ctx.completeWith((tx) => {
+    tx.delete(jobs)
+      .where(and(eq(jobs.status, "done"), lt(jobs.finishedAt, now - DAY_MS)))
+      .run();
+    tx.delete(jobs)
+      .where(and(inArray(jobs.status, ["dead"]), lt(jobs.finishedAt, now - 7 * DAY_MS)))
+      .run();
+    tx.delete(idempotencyKeys)
+      .where(lt(idempotencyKeys.createdAt, now - DAY_MS))
+      .run();
+  });
+};
+
+const HANDLERS: { [K in JobKind]: JobHandler<JobPayloads[K]> } = {
+  "maintenance.prune": pruneMaintenance,
+};
+
+/** Every catalogued kind with its handler and policy, as the worker takes them. */
+export function jobHandlers(): Record<string, RegisteredJob> {
+  const registered: Record<string, RegisteredJob> = {};
+  for (const kind of Object.keys(HANDLERS) as JobKind[]) {
+    registered[kind] = { policy: JOB_POLICIES[kind], handle: HANDLERS[kind] as RegisteredJob["handle"] };
+  }
+  return registered;
+}

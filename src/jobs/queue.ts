@@ -1,0 +1,199 @@
+import { and, eq, inArray, lt, lte, or, sql } from "drizzle-orm";
+import type { Db, DbOrTx } from "../db/client";
+import { type JobRow, jobs } from "../db/schema";
+import { newId } from "../lib/ids";
+import { JOB_POLICIES, type JobKind, type JobPayloads, type JobPolicy } from "./catalog";
+
+type Wakeup = () => void;
+const wakeups = new Set<Wakeup>();
+
+/** In-process workers subscribe here so a new job starts without waiting for the next poll. */
+export function onJobEnqueued(wakeup: Wakeup): () => void {
+  wakeups.add(wakeup);
+  return () => wakeups.delete(wakeup);
+}
+
+export interface EnqueueOptions {
+  workspaceId?: string | null;
+  runAt?: number;
+  /** A second enqueue with the same key is ignored. */
+  dedupeKey?: string;
+  now?: number;
+}
+
+/**
+ * Adds a job. Call it with the transaction that makes the change causing the work, so both commit
+ * or neither does. Returns the job id (or null when `dedupeKey` already existed).
+ */
+export function enqueueJob<K extends JobKind>(
+  tx: DbOrTx,
+  kind: K,
+  payload: JobPayloads[K],
+  options: EnqueueOptions = {},
+): string | null {
+  return enqueueAnyJob(tx, kind, payload, JOB_POLICIES[kind], options);
+}
+
+/** Untyped enqueue, for kinds registered outside the catalogue (tests). */
+export function enqueueAnyJob(
+  tx: DbOrTx,
+  kind: string,
+  payload: unknown,
+  policy: Pick<JobPolicy, "maxAttempts">,
+  options: EnqueueOptions = {},
+): string | null {
+  const now = options.now ?? Date.now();
+  const id = newId();
+  const inserted = tx
+    .insert(jobs)
+    .values({
+      id,
+      workspaceId: options.workspaceId ?? null,
+      kind,
+      payload,
+      status: "queued",
+      runAt: options.runAt ?? now,
+      attempts: 0,
+      maxAttempts: policy.maxAttempts,
+      dedupeKey: options.dedupeKey ?? null,
+      createdAt: now,
+      updatedAt: now,
+    })
+    .onConflictDoNothing()
+    .returning({ id: jobs.id })
+    .all();
+  for (const wakeup of wakeups) wakeup();
+  return inserted.length ? id : null;
+}
+
+/**
+ * Leases up to `limit` due jobs for `workerId`: queued jobs whose time has come, and running jobs
+ * whose lease expired (their worker died). Each lease lasts its kind's timeout.
+ */
+export function leaseDueJobs(
+  db: Db,
+  input: { workerId: string; limit: number; now: number; policyOf: (kind: string) => JobPolicy | undefined },
+): JobRow[] {
+  if (input.limit <= 0) return [];
+  const { now } = input;
+  return db.transaction((tx) => {
+    const due = tx
+      .select()
+      .from(jobs)
+      .where(
+        or(
+          and(eq(jobs.status, "queued"), lte(jobs.runAt, now)),
+          and(eq(jobs.status, "running"), lt(jobs.leaseUntil, now)),
+        ),
+      )
+      .orderBy(jobs.runAt)
+      .limit(input.limit)
+      .all();
+    const leased: JobRow[] = [];
+    for (const job of due) {
+      const policy = input.policyOf(job.kind);
+      if (!policy) continue;
+      const leaseUntil = now + policy.timeoutMs;
+      tx.update(jobs)
+        .set({
+          status: "running",
+          leaseUntil,
+          lockedBy: input.workerId,
+          attempts: job.attempts + 1,
+          updatedAt: now,
+        })
+        .where(eq(jobs.id, job.id))
+        .run();
+      leased.push({
+        ...job,
+        status: "running",
+        leaseUntil,
+        lockedBy: input.workerId,
+        attempts: job.attempts + 1,
+      });
+    }
+    return leased;
+  });
+}
+
+/** The lease this worker holds on the job: only its holder may finish it. */
+function heldBy(job: JobRow) {
+  return and(eq(jobs.id, job.id), eq(jobs.lockedBy, job.lockedBy ?? ""), eq(jobs.attempts, job.attempts));
+}
+
+/** Marks a leased job done. Returns false when the lease was lost (another worker took the job). */
+export function completeJob(tx: DbOrTx, job: JobRow, now = Date.now()): boolean {
+  const done = tx
+    .update(jobs)
+    .set({ status: "done", leaseUntil: null, finishedAt: now, updatedAt: now, lastError: null })
+    .where(heldBy(job))
+    .returning({ id: jobs.id })
+    .all();
+  return done.length > 0;
+}
+
+/** Records a failed attempt: retried after the kind's backoff, or dead after its last attempt. */
+export function failJob(db: DbOrTx, job: JobRow, error: string, policy: JobPolicy, now = Date.now()) {
+  const dead = job.attempts >= job.maxAttempts;
+  db.update(jobs)
+    .set({
+      status: dead ? "dead" : "queued",
+      runAt: dead ? job.runAt : now + policy.backoffMs(job.attempts),
+      leaseUntil: null,
+      lockedBy: null,
+      lastError: error.slice(0, 2000),
+      finishedAt: dead ? now : null,
+      updatedAt: now,
+    })
+    .where(heldBy(job))
+    .run();
+}
+
+/** Puts a job back to run at `runAt` without counting the attempt. */
+export function rescheduleJob(db: DbOrTx, job: JobRow, runAt: number, now = Date.now()) {
+  db.update(jobs)
+    .set({
+      status: "queued",
+      runAt,
+      leaseUntil: null,
+      lockedBy: null,
+      attempts: job.attempts - 1,
+      updatedAt: now,
+    })
+    .where(heldBy(job))
+    .run();
+}
+
+/** On graceful shutdown: hands this worker's unfinished jobs back, attempts uncounted. */
+export function releaseLeases(db: Db, workerId: string, now = Date.now()): number {
+  const released = db
+    .update(jobs)
+    .set({
+      status: "queued",
+      leaseUntil: null,
+      lockedBy: null,
+      attempts: sql`${jobs.attempts} - 1`,
+      updatedAt: now,
+    })
+    .where(and(eq(jobs.lockedBy, workerId), eq(jobs.status, "running")))
+    .returning({ id: jobs.id })
+    .all();
+  return released.length;
+}
+
+/** Queue depth by status, for /metrics. */
+export function queueDepth(db: Db): Record<string, number> {
+  const rows = db
+    .select({ status: jobs.status, n: sql<number>`count(*)` })
+    .from(jobs)
+    .where(inArray(jobs.status, ["queued", "running", "dead"]))
+    .groupBy(jobs.status)
+    .all();
+  const depth: Record<string, number> = { queued: 0, running: 0, dead: 0 };
+  for (const row of rows) depth[row.status] = Number(row.n);
+  return depth;
+}
+
+export function getJob(db: Db, id: string): JobRow | undefined {
+  return db.select().from(jobs).where(eq(jobs.id, id)).get();
+}

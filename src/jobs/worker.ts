@@ -1,0 +1,154 @@
+import type { Db } from "../db/client";
+import type { JobRow } from "../db/schema";
+import { log } from "../lib/log";
+import { type Clock, systemClock } from "../lib/time";
+import { type JobContext, type RegisteredJob, RescheduleJob } from "./catalog";
+import { completeJob, failJob, leaseDueJobs, onJobEnqueued, releaseLeases, rescheduleJob } from "./queue";
+
+export interface WorkerOptions {
+  db: Db;
+  handlers: Record<string, RegisteredJob>;
+  clock?: Clock;
+  /** Jobs run at once. */
+  concurrency?: number;
+  /** How often to look for due jobs when nothing wakes the worker. */
+  pollMs?: number;
+  workerId?: string;
+}
+
+export interface Worker {
+  readonly id: string;
+  start(): void;
+  /** Stops taking work, waits up to `graceMs` for running jobs, then releases the rest. */
+  stop(graceMs?: number): Promise<void>;
+  /** Jobs currently running in this worker. */
+  running(): number;
+}
+
+/**
+ * The in-process worker loop: leases due jobs, runs their handlers, and completes, retries or
+ * kills them. Several processes can run workers on one database; leases keep them apart.
+ */
+export function createWorker(options: WorkerOptions): Worker {
+  const { db, handlers } = options;
+  const clock = options.clock ?? systemClock;
+  const concurrency = options.concurrency ?? 32;
+  const pollMs = options.pollMs ?? 250;
+  const id = options.workerId ?? `worker-${process.pid}-${crypto.randomUUID().slice(0, 8)}`;
+  const inFlight = new Set<Promise<void>>();
+  let stopping = false;
+  let started = false;
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  let ticking = false;
+  let wakeRequested = false;
+  let unsubscribe: (() => void) | null = null;
+
+  const policyOf = (kind: string) => handlers[kind]?.policy;
+
+  async function runJob(job: JobRow) {
+    const registered = handlers[job.kind];
+    let completedInside = false;
+    const ctx: JobContext = {
+      db,
+      clock,
+      job,
+      completeWith(work) {
+        return db.transaction((tx) => {
+          const result = work(tx);
+          if (!completeJob(tx, job, clock.now())) tx.rollback();
+          completedInside = true;
+          return result;
+        });
+      },
+    };
+    try {
+      await withTimeout(
+        Promise.resolve(registered.handle(job.payload as never, ctx)),
+        registered.policy.timeoutMs,
+      );
+      if (!completedInside) completeJob(db, job, clock.now());
+    } catch (error) {
+      if (error instanceof RescheduleJob) {
+        rescheduleJob(db, job, error.runAt, clock.now());
+        return;
+      }
+      const message = error instanceof Error ? error.message : String(error);
+      log.warn("job failed", { job_id: job.id, kind: job.kind, attempt: job.attempts, error: message });
+      try {
+        failJob(db, job, message, registered.policy, clock.now());
+      } catch (writeError) {
+        // The lease will expire and the job will be retried by whoever leases it next.
+        log.error("could not record job failure", { job_id: job.id, error: String(writeError) });
+      }
+    }
+  }
+
+  function tick() {
+    timer = null;
+    if (stopping || ticking) return;
+    ticking = true;
+    wakeRequested = false;
+    try {
+      const free = concurrency - inFlight.size;
+      const leased =
+        free > 0 ? leaseDueJobs(db, { workerId: id, limit: free, now: clock.now(), policyOf }) : [];
+      for (const job of leased) {
+        const run = runJob(job).finally(() => {
+          inFlight.delete(run);
+          schedule(0);
+        });
+        inFlight.add(run);
+      }
+      // A full batch means more may be due right away.
+      schedule(leased.length > 0 && leased.length === free ? 0 : pollMs);
+    } catch (error) {
+      log.error("job lease failed", { error: String(error) });
+      schedule(pollMs);
+    } finally {
+      ticking = false;
+      if (wakeRequested) schedule(0);
+    }
+  }
+
+  function schedule(delay: number) {
+    if (stopping) return;
+    if (ticking) {
+      if (delay === 0) wakeRequested = true;
+      return;
+    }
+    if (timer !== null) {
+      if (delay > 0) return;
+      clearTimeout(timer);
+    }
+    timer = setTimeout(tick, delay);
+  }
+
+  return {
+    id,
+    start() {
+      if (started) return;
+      started = true;
+      unsubscribe = onJobEnqueued(() => schedule(0));
+      schedule(0);
+    },
+    async stop(graceMs = 10_000) {
+      stopping = true;
+      unsubscribe?.();
+      if (timer) clearTimeout(timer);
+      if (inFlight.size > 0) {
+        await Promise.race([Promise.allSettled([...inFlight]), Bun.sleep(graceMs)]);
+      }
+      const released = releaseLeases(db, id, clock.now());
+      if (released > 0) log.info("released job leases", { count: released });
+    },
+    running: () => inFlight.size,
+  };
+}
+
+function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms);
+  });
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+}

@@ -1,0 +1,20 @@
+import { parsePhoneNumberFromString } from "libphonenumber-js";
+
+/**
+ * Normalises a phone number to E.164 (default region US, so 10- and 11-digit US numbers work).
+ * Returns null when the input cannot be a phone number. Numbers of a plausible length are
+ * accepted even if their area code is unassigned (555 test numbers are common in staging).
+ */
+export function normalizePhone(input: unknown): string | null {
+  if (typeof input !== "string") return null;
+  const trimmed = input.trim();
+  if (!trimmed || trimmed.length > 32 || /[a-z]/i.test(trimmed.replace(/^tel:/i, ""))) return null;
+  const parsed = parsePhoneNumberFromString(trimmed.replace(/^tel:/i, ""), "US");
+  if (!parsed?.isPossible()) return null;
+  return parsed.number;
+}
+
+/** The three-digit area code of a NANP (+1) number, or null. */
+export function areaCodeOf(e164: string): string | null {
+  return e164.startsWith("+1") && e164.length === 12 ? e164.slice(2, 5) : null;
+}

@@ -1,0 +1,187 @@
+#!/usr/bin/env bun
+/**
+ * The outreach executable: `serve` runs the API; the other commands manage the same database.
+ * Run `outreach help` for the list.
+ */
+import { type ParsedArgs, parseArgs, requireFlag, UsageError } from "./cli/args";
+import { ConfigError, dbPathFrom, loadConfig } from "./config";
+import { DatabaseOpenError, openDatabase } from "./db/client";
+import { migrate } from "./db/migrate";
+import { createApiKey, listApiKeys, revokeApiKey, SCOPES, type Scope } from "./domain/api-keys";
+import { createWorkspace, listWorkspaces } from "./domain/workspaces";
+import { AppError } from "./lib/errors";
+import { log } from "./lib/log";
+import { toIso } from "./lib/time";
+import { StartupError, startServer } from "./server";
+
+const HELP = `outreach – self-hosted outreach platform
+
+Usage:
+  outreach serve [--port N] [--host H] [--db PATH] [--carrier simulated|twilio]
+  outreach migrate [--db PATH]
+  outreach workspaces create --name NAME [--db PATH] [--json]
+  outreach workspaces list [--db PATH] [--json]
+  outreach keys create --workspace ID [--name NAME] [--scopes read,write] [--db PATH] [--json]
+  outreach keys list --workspace ID [--db PATH] [--json]
+  outreach keys revoke KEY_ID [--db PATH] [--json]
+
+--db defaults to $OUTREACH_DB, else ./data/outreach.db. See README.md for every setting.`;
+
+function print(flags: ParsedArgs["flags"], json: unknown, text: string) {
+  console.log(flags.json ? JSON.stringify(json, null, 2) : text);
+}
+
+/** Opens and migrates the database for a management command. */
+function openForCommand(flags: ParsedArgs["flags"]) {
+  const handle = openDatabase(dbPathFrom(flags));
+  migrate(handle.sqlite);
+  return handle;
+}
+
+function parseScopes(raw: string | boolean | undefined): Scope[] | undefined {
+  if (typeof raw !== "string") return undefined;
+  const scopes = raw
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
+  for (const scope of scopes) {
+    if (!SCOPES.includes(scope as Scope))
+      throw new UsageError(`--scopes must be a comma-separated list of ${SCOPES.join(", ")}`);
+  }
+  return scopes as Scope[];
+}
+
+async function run(argv: string[]): Promise<number> {
+  const { positionals, flags } = parseArgs(argv);
+  const [command, sub] = positionals;
+  if (!command || command === "help" || flags.help) {
+    console.log(HELP);
+    return command || flags.help ? 0 : 1;
+  }
+
+  switch (command) {
+    case "serve": {
+      const config = loadConfig(flags);
+      const server = await startServer(config);
+      log.info("listening", {
+        url: `http://${config.host}:${server.port}`,
+        db: config.dbPath,
+        carrier: config.carrier,
+      });
+      console.log(`outreach listening on http://localhost:${server.port} (db ${config.dbPath})`);
+      const stop = (signal: string) => {
+        log.info("shutting down", { signal });
+        server.shutdown().then(() => process.exit(0));
+      };
+      process.on("SIGTERM", () => stop("SIGTERM"));
+      process.on("SIGINT", () => stop("SIGINT"));
+      return -1; // keep running
+    }
+    case "migrate": {
+      const handle = openDatabase(dbPathFrom(flags));
+      const { applied } = migrate(handle.sqlite);
+      handle.close();
+      print(flags, { applied }, applied.length ? `applied ${applied.join(", ")}` : "database is up to date");
+      return 0;
+    }
+    case "workspaces": {
+      const handle = openForCommand(flags);
+      try {
+        if (sub === "create") {
+          const name = requireFlag(flags, "name");
+          if (name.length > 200) throw new UsageError("--name is too long (max 200)");
+          const workspace = createWorkspace(handle.db, { name });
+          print(
+            flags,
+            { id: workspace.id, name: workspace.name },
+            `created workspace ${workspace.id} (${workspace.name})`,
+          );
+          return 0;
+        }
+        if (sub === "list") {
+          const rows = listWorkspaces(handle.db).map((w) => ({
+            id: w.id,
+            name: w.name,
+            created_at: toIso(w.createdAt),
+          }));
+          print(flags, rows, rows.map((w) => `${w.id}  ${w.name}`).join("\n") || "no workspaces");
+          return 0;
+        }
+        throw new UsageError("usage: outreach workspaces create|list");
+      } finally {
+        handle.close();
+      }
+    }
+    case "keys": {
+      const handle = openForCommand(flags);
+      try {
+        if (sub === "create") {
+          const key = createApiKey(handle.db, {
+            workspaceId: requireFlag(flags, "workspace"),
+            name: typeof flags.name === "string" ? flags.name : undefined,
+            scopes: parseScopes(flags.scopes),
+          });
+          print(
+            flags,
+            { id: key.id, key: key.key, prefix: key.prefix, scopes: key.scopes },
+            `created key ${key.id} (${key.scopes.join(",")}). It is shown only this once:\n${key.key}`,
+          );
+          return 0;
+        }
+        if (sub === "list") {
+          const rows = listApiKeys(handle.db, requireFlag(flags, "workspace")).map((k) => ({
+            id: k.id,
+            name: k.name,
+            prefix: k.prefix,
+            scopes: k.scopes,
+            created_at: toIso(k.createdAt),
+            last_used_at: toIso(k.lastUsedAt),
+            revoked_at: toIso(k.revokedAt),
+          }));
+          const text = rows
+            .map(
+              (k) =>
+                `${k.id}  opk_${k.prefix}…  ${k.scopes.join(",")}  ${k.name}${k.revoked_at ? "  (revoked)" : ""}`,
+            )
+            .join("\n");
+          print(flags, rows, text || "no keys");
+          return 0;
+        }
+        if (sub === "revoke") {
+          const keyId = positionals[2];
+          if (!keyId) throw new UsageError("usage: outreach keys revoke KEY_ID");
+          const row = revokeApiKey(handle.db, keyId);
+          print(flags, { id: row.id, revoked: true }, `revoked key ${row.id}`);
+          return 0;
+        }
+        throw new UsageError("usage: outreach keys create|list|revoke");
+      } finally {
+        handle.close();
+      }
+    }
+    default:
+      throw new UsageError(`unknown command "${command}"\n\n${HELP}`);
+  }
+}
+
+run(process.argv.slice(2)).then(
+  (code) => {
+    if (code >= 0) process.exit(code);
+  },
+  (error) => {
+    if (error instanceof UsageError || error instanceof ConfigError) {
+      console.error(`outreach: ${error.message}`);
+      process.exit(2);
+    }
+    if (error instanceof DatabaseOpenError || error instanceof StartupError) {
+      console.error(`outreach: ${error.message}`);
+      process.exit(1);
+    }
+    if (error instanceof AppError) {
+      console.error(`outreach: ${error.code === "not_found" ? "not found" : error.message}`);
+      process.exit(1);
+    }
+    console.error(`outreach: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,110 @@
+import { createApp, HttpMetrics } from "./app";
+import type { Config } from "./config";
+import { type DbHandle, openDatabase } from "./db/client";
+import { migrate } from "./db/migrate";
+import { createApiKey } from "./domain/api-keys";
+import { countWorkspaces, createWorkspace } from "./domain/workspaces";
+import { jobHandlers } from "./jobs/handlers";
+import { startScheduler } from "./jobs/scheduler";
+import { createWorker, type Worker } from "./jobs/worker";
+import { log, setLogLevel } from "./lib/log";
+import { systemClock } from "./lib/time";
+
+export class StartupError extends Error {}
+
+export interface RunningServer {
+  port: number;
+  url: string;
+  handle: DbHandle;
+  worker: Worker | null;
+  /** Stops taking requests and work, drains running jobs, closes the database. */
+  shutdown(): Promise<void>;
+}
+
+/**
+ * Opens and migrates the database, creating the `Default` workspace and its first key when the
+ * database is empty (printed once, to stdout).
+ */
+export function prepareDatabase(
+  config: Pick<Config, "dbPath">,
+  announce: (text: string) => void = console.log,
+): DbHandle {
+  const handle = openDatabase(config.dbPath);
+  try {
+    const { applied } = migrate(handle.sqlite);
+    if (applied.length) log.info("database migrated", { applied: applied.join(",") });
+    if (countWorkspaces(handle.db) === 0) {
+      const created = handle.db.transaction((tx) => {
+        const workspace = createWorkspace(tx, { name: "Default" });
+        const key = createApiKey(tx, {
+          workspaceId: workspace.id,
+          name: "Default key",
+          scopes: ["read", "write"],
+        });
+        return { workspace, key };
+      });
+      announce(
+        [
+          "",
+          `Created workspace "Default" (${created.workspace.id}) with its first API key (read, write).`,
+          "It is shown only this once; store it now:",
+          "",
+          `  ${created.key.key}`,
+          "",
+        ].join("\n"),
+      );
+    }
+  } catch (error) {
+    handle.close();
+    throw error;
+  }
+  return handle;
+}
+
+/** boot: config → db → migrate → jobs → listen. */
+export async function startServer(
+  config: Config,
+  options: { announce?: (text: string) => void } = {},
+): Promise<RunningServer> {
+  setLogLevel(config.logLevel);
+  const handle = prepareDatabase(config, options.announce);
+  const metrics = new HttpMetrics();
+  const app = createApp({ db: handle.db, sqlite: handle.sqlite, config, clock: systemClock, metrics });
+  try {
+    app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: 64 * 1024 * 1024 });
+  } catch (error) {
+    handle.close();
+    const message = (error as Error).message ?? String(error);
+    const code = (error as { code?: string }).code;
+    if (code === "EADDRINUSE" || /in use|EADDRINUSE/i.test(message)) {
+      throw new StartupError(
+        `port ${config.port} is already in use: stop the other process or set PORT / --port`,
+      );
+    }
+    if (code === "EACCES" || /permission|EACCES/i.test(message)) {
+      throw new StartupError(`no permission to listen on port ${config.port}: choose a port above 1023`);
+    }
+    throw new StartupError(`cannot listen on ${config.host}:${config.port}: ${message}`);
+  }
+  const port = app.server?.port ?? config.port;
+  const worker = config.workerEnabled ? createWorker({ db: handle.db, handlers: jobHandlers() }) : null;
+  worker?.start();
+  const scheduler = config.workerEnabled ? startScheduler(handle.db) : null;
+
+  let closing: Promise<void> | null = null;
+  return {
+    port,
+    url: `http://localhost:${port}`,
+    handle,
+    worker,
+    shutdown() {
+      closing ??= (async () => {
+        scheduler?.stop();
+        await app.stop();
+        await worker?.stop(config.shutdownGraceSec * 1000);
+        handle.close();
+      })();
+      return closing;
+    },
+  };
+}

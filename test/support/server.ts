@@ -1,0 +1,107 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type Config, loadConfig } from "../../src/config";
+import { createApiKey, type Scope } from "../../src/domain/api-keys";
+import { createWorkspace } from "../../src/domain/workspaces";
+import { type RunningServer, startServer } from "../../src/server";
+
+export interface TestServer {
+  url: string;
+  server: RunningServer;
+  dir: string;
+  dbPath: string;
+  /** The bootstrap workspace's read/write key. */
+  key: string;
+  workspaceId: string;
+  /** Makes another workspace with a key of the given scopes. */
+  newWorkspace(name?: string, scopes?: Scope[]): { workspaceId: string; key: string; keyId: string };
+  /** Makes another key in the default workspace. */
+  newKey(scopes: Scope[]): { key: string; keyId: string };
+  /** fetch with the default key (override with `key`), JSON bodies and parsed JSON answers. */
+  api(method: string, path: string, body?: unknown, options?: ApiOptions): Promise<ApiResult>;
+  stop(): Promise<void>;
+}
+
+export interface ApiOptions {
+  key?: string | null;
+  headers?: Record<string, string>;
+  raw?: string;
+}
+
+export interface ApiResult {
+  status: number;
+  // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON answers
+  body: any;
+  headers: Headers;
+}
+
+/**
+ * Starts the real server on a random port over a fresh temp SQLite file. The bootstrap key that
+ * `serve` prints is captured from its announcement.
+ */
+export async function startTestServer(
+  overrides: Partial<Config> = {},
+  env: Record<string, string> = {},
+): Promise<TestServer> {
+  const dir = mkdtempSync(join(tmpdir(), "outreach-test-"));
+  const dbPath = join(dir, "test.db");
+  const config: Config = {
+    ...loadConfig({}, { RATE_LIMIT_RPS: "0", LOG_LEVEL: "error", ...env }),
+    port: 0,
+    host: "127.0.0.1",
+    dbPath,
+    ...overrides,
+  };
+  let announced = "";
+  const server = await startServer(config, { announce: (text) => (announced += text) });
+  const url = `http://127.0.0.1:${server.port}`;
+  const { db } = server.handle;
+  const bootstrapKey = announced.match(/opk_[0-9A-Za-z]{36}/)?.[0];
+  const bootstrapWorkspace = announced.match(/\(([0-9a-f-]{36})\)/)?.[1];
+  if (!bootstrapKey || !bootstrapWorkspace)
+    throw new Error(`serve did not announce its first key: ${announced}`);
+
+  const api: TestServer["api"] = async (method, path, body, options = {}) => {
+    const headers: Record<string, string> = { ...(options.headers ?? {}) };
+    const key = options.key === undefined ? bootstrapKey : options.key;
+    if (key !== null) headers.authorization = `Bearer ${key}`;
+    let payload: string | undefined = options.raw;
+    if (body !== undefined) {
+      payload = JSON.stringify(body);
+      headers["content-type"] ??= "application/json";
+    }
+    const response = await fetch(url + path, { method, headers, body: payload });
+    const text = await response.text();
+    let parsed: unknown = text;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      // not JSON: keep the text
+    }
+    return { status: response.status, body: parsed, headers: response.headers };
+  };
+
+  return {
+    url,
+    server,
+    dir,
+    dbPath,
+    key: bootstrapKey,
+    workspaceId: bootstrapWorkspace,
+    newWorkspace(name = "Other", scopes: Scope[] = ["read", "write"]) {
+      const workspace = createWorkspace(db, { name });
+      const key = createApiKey(db, { workspaceId: workspace.id, scopes });
+      return { workspaceId: workspace.id, key: key.key, keyId: key.id };
+    },
+    newKey(scopes) {
+      const key = createApiKey(db, { workspaceId: bootstrapWorkspace, scopes });
+      return { key: key.key, keyId: key.id };
+    },
+    api,
+    async stop() {
+      await server.shutdown();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
