@@ -1,8 +1,10 @@
 // Every table, one file each. drizzle-kit reads this module to generate migrations.
 export * from "./api-keys";
 export * from "./contacts";
+export * from "./conversations";
 export * from "./events";
 export * from "./idempotency-keys";
 export * from "./jobs";
+export * from "./messages";
 export * from "./suppressions";
 export * from "./workspaces";

@@ -1,0 +1,41 @@
+import { index, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import {
+  boolColumn,
+  createdAtColumn,
+  idColumn,
+  timestampColumn,
+  updatedAtColumn,
+  workspaceIdColumn,
+} from "./columns";
+
+/**
+ * Inbox threads: one contact's back-and-forth with an agent or the team. A contact has at most one
+ * open thread; inbound to a contact with only closed threads reopens the latest.
+ */
+export const conversations = sqliteTable(
+  "conversations",
+  {
+    id: idColumn(),
+    workspaceId: workspaceIdColumn(),
+    contactId: text("contact_id").notNull(),
+    /** open | closed */
+    status: text("status").notNull(),
+    needsAttention: boolColumn("needs_attention").notNull().default(false),
+    /** Free-form assignee (a teammate's name or id) for inbox triage. */
+    assignedTo: text("assigned_to"),
+    /** The AI agent that owns the thread, if any. */
+    agentId: text("agent_id"),
+    /** True once a human replied: the agent stops answering on this thread. */
+    agentPaused: boolColumn("agent_paused").notNull().default(false),
+    lastMessageAt: timestampColumn("last_message_at"),
+    createdAt: createdAtColumn(),
+    updatedAt: updatedAtColumn(),
+  },
+  (t) => [
+    index("conversations_workspace_last_idx").on(t.workspaceId, t.lastMessageAt),
+    index("conversations_workspace_contact_idx").on(t.workspaceId, t.contactId, t.status),
+    index("conversations_workspace_status_idx").on(t.workspaceId, t.status, t.lastMessageAt),
+  ],
+);
+
+export type ConversationRow = typeof conversations.$inferSelect;

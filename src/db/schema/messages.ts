@@ -1,0 +1,53 @@
+import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { createdAtColumn, idColumn, timestampColumn, updatedAtColumn, workspaceIdColumn } from "./columns";
+
+/**
+ * Every SMS in or out. Outbound status: PENDING → QUEUED → SENT → DELIVERED | UNDELIVERED | FAILED;
+ * inbound messages are RECEIVED. `sender` says who wrote an outbound message (campaign, flow, agent,
+ * human, system) or `contact` for inbound. Segment activity rules read direction + created_at.
+ */
+export const messages = sqliteTable(
+  "messages",
+  {
+    id: idColumn(),
+    workspaceId: workspaceIdColumn(),
+    /** inbound | outbound */
+    direction: text("direction").notNull(),
+    /** contact | agent | human | campaign | flow | system | api */
+    sender: text("sender").notNull(),
+    fromNumber: text("from_number").notNull(),
+    toNumber: text("to_number").notNull(),
+    body: text("body").notNull(),
+    status: text("status").notNull(),
+    segments: integer("segments").notNull(),
+    /** GSM-7 | UCS-2 */
+    encoding: text("encoding").notNull(),
+    contactId: text("contact_id"),
+    conversationId: text("conversation_id"),
+    campaignId: text("campaign_id"),
+    /** The workspace number that sends (outbound) or received (inbound) the message. */
+    numberId: text("number_id"),
+    carrierMessageId: text("carrier_message_id"),
+    errorCode: text("error_code"),
+    errorMessage: text("error_message"),
+    /**
+     * Set (and committed) right before the carrier hand-off. A job that finds it set from an earlier
+     * attempt asks the carrier for the send by our id instead of sending again.
+     */
+    handoffStartedAt: timestampColumn("handoff_started_at"),
+    createdAt: createdAtColumn(),
+    sentAt: timestampColumn("sent_at"),
+    deliveredAt: timestampColumn("delivered_at"),
+    updatedAt: updatedAtColumn(),
+  },
+  (t) => [
+    index("messages_workspace_created_idx").on(t.workspaceId, t.createdAt),
+    index("messages_workspace_contact_idx").on(t.workspaceId, t.contactId, t.direction, t.createdAt),
+    index("messages_workspace_conversation_idx").on(t.workspaceId, t.conversationId, t.createdAt),
+    index("messages_workspace_campaign_idx").on(t.workspaceId, t.campaignId),
+    index("messages_workspace_status_idx").on(t.workspaceId, t.status, t.createdAt),
+    index("messages_carrier_id_idx").on(t.carrierMessageId),
+  ],
+);
+
+export type MessageRow = typeof messages.$inferSelect;
