@@ -7,4 +7,7 @@ export * from "./idempotency-keys";
 export * from "./jobs";
 export * from "./messages";
 export * from "./suppressions";
+export * from "./webhook-attempts";
+export * from "./webhook-deliveries";
+export * from "./webhooks";
 export * from "./workspaces";
