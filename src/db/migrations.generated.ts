@@ -3,6 +3,7 @@ import m0 from "../../migrations/0000_init.sql" with { type: "text" };
 import m1 from "../../migrations/0001_gorgeous_ares.sql" with { type: "text" };
 import m2 from "../../migrations/0002_messages_fts.sql" with { type: "text" };
 import m3 from "../../migrations/0003_late_cobalt_man.sql" with { type: "text" };
+import m4 from "../../migrations/0004_mushy_morg.sql" with { type: "text" };
 
 /** Migrations in the order they apply. */
 export const embeddedMigrations: { tag: string; sql: string }[] = [
@@ -10,4 +11,5 @@ export const embeddedMigrations: { tag: string; sql: string }[] = [
   { tag: "0001_gorgeous_ares", sql: m1 },
   { tag: "0002_messages_fts", sql: m2 },
   { tag: "0003_late_cobalt_man", sql: m3 },
+  { tag: "0004_mushy_morg", sql: m4 },
 ];

@@ -1,0 +1,39 @@
+import { sql } from "drizzle-orm";
+import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { createdAtColumn, idColumn, timestampColumn, updatedAtColumn, workspaceIdColumn } from "./columns";
+
+/**
+ * Phone numbers ordered from the carrier. A number belongs to at most one workspace of the server
+ * while active (unique partial index); a released row stays for history.
+ */
+export const numbers = sqliteTable(
+  "numbers",
+  {
+    id: idColumn(),
+    workspaceId: workspaceIdColumn(),
+    /** E.164. */
+    number: text("number").notNull(),
+    /** Pool the number rotates in; null = no pool. */
+    poolId: text("pool_id"),
+    /** Sends allowed per local day; null = no cap. */
+    dailyLimit: integer("daily_limit"),
+    /** Agent answering on this number (set by the agents feature). */
+    agentId: text("agent_id"),
+    /** active | released */
+    status: text("status").notNull(),
+    /** The carrier's id for the number (Twilio's IncomingPhoneNumber sid), when it has one. */
+    carrierNumberId: text("carrier_number_id"),
+    /** IANA zone whose midnight resets the daily counter (from the area code, else the workspace's). */
+    timezone: text("timezone").notNull(),
+    createdAt: createdAtColumn(),
+    updatedAt: updatedAtColumn(),
+    releasedAt: timestampColumn("released_at"),
+  },
+  (t) => [
+    index("numbers_workspace_created_idx").on(t.workspaceId, t.createdAt),
+    index("numbers_workspace_pool_idx").on(t.workspaceId, t.poolId),
+    uniqueIndex("numbers_active_number_idx").on(t.number).where(sql`status = 'active'`),
+  ],
+);
+
+export type NumberRow = typeof numbers.$inferSelect;
