@@ -4,6 +4,7 @@ import m1 from "../../migrations/0001_gorgeous_ares.sql" with { type: "text" };
 import m2 from "../../migrations/0002_messages_fts.sql" with { type: "text" };
 import m3 from "../../migrations/0003_late_cobalt_man.sql" with { type: "text" };
 import m4 from "../../migrations/0004_mushy_morg.sql" with { type: "text" };
+import m5 from "../../migrations/0005_steep_tyrannus.sql" with { type: "text" };
 
 /** Migrations in the order they apply. */
 export const embeddedMigrations: { tag: string; sql: string }[] = [
@@ -12,4 +13,5 @@ export const embeddedMigrations: { tag: string; sql: string }[] = [
   { tag: "0002_messages_fts", sql: m2 },
   { tag: "0003_late_cobalt_man", sql: m3 },
   { tag: "0004_mushy_morg", sql: m4 },
+  { tag: "0005_steep_tyrannus", sql: m5 },
 ];

@@ -30,7 +30,7 @@ export const contacts = sqliteTable(
   },
   (t) => [
     uniqueIndex("contacts_workspace_phone_idx").on(t.workspaceId, t.phoneNumber),
-    index("contacts_workspace_created_idx").on(t.workspaceId, t.createdAt),
+    index("contacts_workspace_created_idx").on(t.workspaceId, t.createdAt, t.id),
     index("contacts_workspace_email_idx").on(t.workspaceId, t.email),
     index("contacts_workspace_external_idx").on(t.workspaceId, t.externalId),
   ],
