@@ -26,6 +26,10 @@ export interface Config {
   workerEnabled: boolean;
   /** Seconds a graceful shutdown waits for running jobs before releasing their leases. */
   shutdownGraceSec: number;
+  /** Whether webhooks may target loopback and private addresses (link-local/metadata never). */
+  webhookAllowPrivate: boolean;
+  /** How long one webhook attempt may take before it counts as failed. */
+  webhookTimeoutMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -51,6 +55,13 @@ function numberFrom(name: string, raw: string | undefined, fallback: number) {
   if (!Number.isFinite(n) || n < 0)
     throw new ConfigError(`${name} must be a non-negative number (got "${raw}")`);
   return n;
+}
+
+function booleanFrom(name: string, raw: string | undefined, fallback: boolean) {
+  if (raw === undefined || raw === "") return fallback;
+  if (raw === "true" || raw === "1") return true;
+  if (raw === "false" || raw === "0") return false;
+  throw new ConfigError(`${name} must be true or false (got "${raw}")`);
 }
 
 /** Builds the configuration from the environment, with flags (already parsed) taking precedence. */
@@ -79,6 +90,8 @@ export function loadConfig(
     logLevel,
     workerEnabled: env.WORKER !== "false" && flags["no-worker"] !== true,
     shutdownGraceSec: intFrom("SHUTDOWN_GRACE_SEC", env.SHUTDOWN_GRACE_SEC, 10, 0, 3600),
+    webhookAllowPrivate: booleanFrom("WEBHOOK_ALLOW_PRIVATE", env.WEBHOOK_ALLOW_PRIVATE, true),
+    webhookTimeoutMs: intFrom("WEBHOOK_TIMEOUT_MS", env.WEBHOOK_TIMEOUT_MS, 15_000, 100, 60_000),
   };
 }
 
