@@ -5,6 +5,7 @@ import { docsRoutes } from "./api/docs";
 import { meRoutes } from "./api/me";
 import { settingsRoutes } from "./api/settings";
 import { systemRoutes } from "./api/system";
+import type { Carrier } from "./carriers/carrier";
 import type { Config } from "./config";
 import type { Db } from "./db/client";
 import { httpConventions } from "./http/conventions";
@@ -18,6 +19,8 @@ export interface AppDeps {
   config: Config;
   clock: Clock;
   metrics: HttpMetrics;
+  /** The carrier adapter picked by CARRIER (src/carriers). */
+  carrier: Carrier;
 }
 
 export const API_DESCRIPTION = `Self-hosted outreach platform API.

@@ -1,4 +1,6 @@
 import { createApp, HttpMetrics } from "./app";
+import type { Carrier } from "./carriers/carrier";
+import { createCarrier } from "./carriers";
 import type { Config } from "./config";
 import { type DbHandle, openDatabase } from "./db/client";
 import { migrate } from "./db/migrate";
@@ -17,6 +19,7 @@ export interface RunningServer {
   url: string;
   handle: DbHandle;
   worker: Worker | null;
+  carrier: Carrier;
   /** Stops taking requests and work, drains running jobs, closes the database. */
   shutdown(): Promise<void>;
 }
@@ -69,7 +72,14 @@ export async function startServer(
   setLogLevel(config.logLevel);
   const handle = prepareDatabase(config, options.announce);
   const metrics = new HttpMetrics();
-  const app = createApp({ db: handle.db, sqlite: handle.sqlite, config, clock: systemClock, metrics });
+  let carrier: Carrier;
+  try {
+    carrier = createCarrier(config, { db: handle.db, clock: systemClock });
+  } catch (error) {
+    handle.close();
+    throw error;
+  }
+  const app = createApp({ db: handle.db, sqlite: handle.sqlite, config, clock: systemClock, metrics, carrier });
   try {
     app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: 64 * 1024 * 1024 });
   } catch (error) {
@@ -89,6 +99,8 @@ export async function startServer(
   const port = app.server?.port ?? config.port;
   const worker = config.workerEnabled ? createWorker({ db: handle.db, handlers: jobHandlers() }) : null;
   worker?.start();
+  // Delivery reports are background work: only the process that runs jobs makes them.
+  if (config.workerEnabled) carrier.start();
   const scheduler = config.workerEnabled ? startScheduler(handle.db) : null;
 
   let closing: Promise<void> | null = null;
@@ -97,10 +109,12 @@ export async function startServer(
     url: `http://localhost:${port}`,
     handle,
     worker,
+    carrier,
     shutdown() {
       closing ??= (async () => {
         scheduler?.stop();
         await app.stop();
+        await carrier.stop();
         await worker?.stop(config.shutdownGraceSec * 1000);
         handle.close();
       })();

@@ -28,6 +28,8 @@ export type OrderResult = { ok: true; carrierNumberId: string } | { ok: false; r
 export interface OutboundSms {
   /** Our message id: the adapter passes it to the carrier so a send can be found again. */
   messageId: string;
+  /** The workspace sending (the simulated carrier's ledger is scoped by it). */
+  workspaceId: string;
   from: string;
   to: string;
   body: string;
@@ -83,8 +85,48 @@ export class CarrierUnavailableError extends Error {
   }
 }
 
+/**
+ * Where an adapter hands what the carrier tells us. The messaging domain attaches them at boot
+ * (`carrier.attachSinks(...)`). Both must be idempotent: after a restart a status can be reported
+ * twice, and carriers retry webhooks.
+ */
+export interface CarrierSinks {
+  /** Status changes of sends, batched (the simulated carrier reports up to a few thousand at once). */
+  onStatus(updates: StatusUpdate[]): Promise<void> | void;
+  onInbound(sms: InboundSms): Promise<void> | void;
+}
+
+/**
+ * Holds the sinks attached to a carrier. Until they are attached, reporting throws (the simulated
+ * carrier keeps its deliveries pending; a webhook route answers 503 so the carrier retries).
+ */
+export class CarrierSinkSlot implements CarrierSinks {
+  private target: CarrierSinks | null = null;
+  attach(sinks: CarrierSinks) {
+    this.target = sinks;
+  }
+  get attached(): boolean {
+    return this.target !== null;
+  }
+  async onStatus(updates: StatusUpdate[]) {
+    if (!this.target) throw new Error("no carrier status sink attached");
+    if (updates.length) await this.target.onStatus(updates);
+  }
+  async onInbound(sms: InboundSms) {
+    if (!this.target) throw new Error("no carrier inbound sink attached");
+    await this.target.onInbound(sms);
+  }
+}
+
 export interface Carrier {
   readonly name: "simulated" | "twilio";
+  /** What the carrier reports goes here; see CarrierSinks. */
+  readonly sinks: CarrierSinkSlot;
+  attachSinks(sinks: CarrierSinks): void;
+  /** Starts background work (the simulated carrier's delivery timer). Called once at boot. */
+  start(): void;
+  /** Stops background work; called at shutdown before the database closes. */
+  stop(): Promise<void>;
   searchNumbers(search: NumberSearch): Promise<AvailableNumber[]>;
   orderNumber(number: string): Promise<OrderResult>;
   releaseNumber(number: string, carrierNumberId: string | null): Promise<void>;
@@ -92,8 +134,10 @@ export interface Carrier {
   sendSms(sms: OutboundSms): Promise<SendResult>;
   /** Finds an earlier hand-off of `messageId`, so an unknown outcome is never blindly re-sent. */
   lookupSend(sms: OutboundSms, sentAfter: number): Promise<SendLookup>;
-  /** Verifies and parses a status callback; null when the signature does not check out. */
+  /** True when a callback's signature checks out (a forged one is answered 401, nothing changed). */
+  verifyCallback(request: CallbackRequest): boolean;
+  /** Verifies and parses a status callback; null when forged or not about an outbound status. */
   parseStatusCallback(request: CallbackRequest): StatusUpdate | null;
-  /** Verifies and parses an inbound-message webhook; null when the signature does not check out. */
+  /** Verifies and parses an inbound-message webhook; null when forged or incomplete. */
   parseInbound(request: CallbackRequest): InboundSms | null;
 }

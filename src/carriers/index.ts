@@ -1,0 +1,57 @@
+/**
+ * Picks the carrier adapter named by `CARRIER` (default `simulated`) and reads its settings from
+ * the environment once, failing fast with a clear message (README, "Carriers").
+ */
+import type { Config } from "../config";
+import { ConfigError } from "../config";
+import type { Db } from "../db/client";
+import type { Clock } from "../lib/time";
+import type { Carrier } from "./carrier";
+import { SimulatedCarrier } from "./simulated";
+import { TwilioCarrier } from "./twilio";
+
+export * from "./carrier";
+export { listSandboxSends, type SandboxSend, SIMULATED_MAGIC, SimulatedCarrier } from "./simulated";
+export { TwilioCarrier } from "./twilio";
+
+export interface CarrierDeps {
+  db: Db;
+  clock: Clock;
+  env?: Record<string, string | undefined>;
+}
+
+function intFrom(name: string, raw: string | undefined, fallback: number): number {
+  if (raw === undefined || raw === "") return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0 || n > 86_400_000) {
+    throw new ConfigError(`${name} must be an integer between 0 and 86400000 (got "${raw}")`);
+  }
+  return n;
+}
+
+/** The adapter for `config.carrier`. */
+export function createCarrier(config: Pick<Config, "carrier" | "publicUrl">, deps: CarrierDeps): Carrier {
+  const env = deps.env ?? process.env;
+  if (config.carrier === "twilio") {
+    const accountSid = env.TWILIO_ACCOUNT_SID ?? "";
+    const authToken = env.TWILIO_AUTH_TOKEN ?? "";
+    if (!accountSid || !authToken) {
+      throw new ConfigError("CARRIER=twilio needs TWILIO_ACCOUNT_SID and TWILIO_AUTH_TOKEN");
+    }
+    return new TwilioCarrier({
+      accountSid,
+      authToken,
+      apiBase: (env.TWILIO_API_BASE ?? "https://api.twilio.com").replace(/\/+$/, ""),
+      publicUrl: (env.TWILIO_CALLBACK_BASE_URL ?? config.publicUrl).replace(/\/+$/, ""),
+      timeoutMs: intFrom("TWILIO_TIMEOUT_MS", env.TWILIO_TIMEOUT_MS, 10_000),
+    });
+  }
+  return new SimulatedCarrier(deps.db, deps.clock, {
+    deliveryDelayMs: intFrom("SIMULATED_DELIVERY_MS", env.SIMULATED_DELIVERY_MS, 200),
+  });
+}
+
+/** True when the simulated carrier is active (the sandbox endpoints exist only then). */
+export function isSimulated(carrier: Carrier): carrier is SimulatedCarrier {
+  return carrier instanceof SimulatedCarrier;
+}

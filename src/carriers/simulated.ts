@@ -1,0 +1,355 @@
+/**
+ * The simulated carrier: no network. It keeps a ledger of every send it accepted (table
+ * `sandbox_sends`, one row per hand-off), reports a final status after a configurable delay, and
+ * answers number searches with deterministic numbers. Same input, same result.
+ *
+ * Magic numbers (README, "Carriers"):
+ *   to +15005550001         rejected at send: invalid number (FAILED, nothing in the ledger)
+ *   to +15005550009         accepted, then UNDELIVERED (the handset cannot receive)
+ *   to +15005550004         accepted, then FAILED (blocked by the carrier)
+ *   +15005550003 anywhere   carrier outage: send, order and release throw CarrierUnavailableError
+ *   order a number ending in 0000   "not available" (skipped, never charged)
+ */
+import { createHash } from "node:crypto";
+import { and, asc, count, desc, eq, inArray, isNull, lte } from "drizzle-orm";
+import type { DbOrTx } from "../db/client";
+import { type SandboxSendRow, sandboxSends } from "../db/schema";
+import { newId } from "../lib/ids";
+import { log } from "../lib/log";
+import type { Clock } from "../lib/time";
+import {
+  type AvailableNumber,
+  type Carrier,
+  type CarrierMessageStatus,
+  CarrierSinkSlot,
+  type CarrierSinks,
+  CarrierUnavailableError,
+  type InboundSms,
+  type NumberSearch,
+  type OrderResult,
+  type OutboundSms,
+  type SendLookup,
+  type SendResult,
+  type StatusUpdate,
+} from "./carrier";
+
+export const SIMULATED_MAGIC = {
+  invalidNumber: "+15005550001",
+  cannotReceive: "+15005550009",
+  blocked: "+15005550004",
+  outage: "+15005550003",
+  /** Ordering a number with this ending is refused as not available. */
+  unavailableSuffix: "0000",
+} as const;
+
+export interface SimulatedCarrierOptions {
+  /** Delay between acceptance and the final status report. */
+  deliveryDelayMs: number;
+  /** How often due deliveries are flushed (default: min(delay, 50 ms), at least 5 ms). */
+  tickMs?: number;
+  /** Most deliveries reported in one sink call. */
+  batchSize?: number;
+}
+
+const TOLL_FREE_PREFIXES = ["800", "833", "844", "855", "866", "877", "888"];
+const DEFAULT_LOCAL_AREAS = ["415", "212", "312", "512", "206", "305", "617", "303"];
+const AREA_PLACES: Record<string, [string, string]> = {
+  "415": ["CA", "San Francisco"],
+  "212": ["NY", "New York"],
+  "312": ["IL", "Chicago"],
+  "512": ["TX", "Austin"],
+  "206": ["WA", "Seattle"],
+  "305": ["FL", "Miami"],
+  "617": ["MA", "Boston"],
+  "303": ["CO", "Denver"],
+  "213": ["CA", "Los Angeles"],
+  "646": ["NY", "New York"],
+  "702": ["NV", "Las Vegas"],
+  "404": ["GA", "Atlanta"],
+};
+
+function digest(...parts: string[]): string {
+  return createHash("sha256").update(parts.join("\u0000")).digest("hex");
+}
+
+function hashInt(...parts: string[]): number {
+  return Number.parseInt(digest(...parts).slice(0, 12), 16);
+}
+
+/** One ledger row as `GET /v1/sandbox/outbox` shows it. */
+export interface SandboxSend {
+  message_id: string;
+  from: string;
+  to: string;
+  body: string;
+  accepted_at: string;
+}
+
+/**
+ * The simulated carrier's ledger for one workspace, newest first (`GET /v1/sandbox/outbox`).
+ * One row per hand-off: a duplicate send shows as two rows.
+ */
+export function listSandboxSends(
+  db: DbOrTx,
+  workspaceId: string,
+  page: { limit: number; offset: number },
+): { sends: SandboxSend[]; total: number } {
+  const rows = db
+    .select()
+    .from(sandboxSends)
+    .where(eq(sandboxSends.workspaceId, workspaceId))
+    .orderBy(desc(sandboxSends.acceptedAt), desc(sandboxSends.id))
+    .limit(page.limit)
+    .offset(page.offset)
+    .all();
+  const total =
+    db.select({ n: count() }).from(sandboxSends).where(eq(sandboxSends.workspaceId, workspaceId)).get()?.n ??
+    0;
+  return {
+    sends: rows.map((row) => ({
+      message_id: row.messageId,
+      from: row.from,
+      to: row.to,
+      body: row.body,
+      accepted_at: new Date(row.acceptedAt).toISOString(),
+    })),
+    total,
+  };
+}
+
+export class SimulatedCarrier implements Carrier {
+  readonly name = "simulated" as const;
+  readonly sinks = new CarrierSinkSlot();
+  private timer: ReturnType<typeof setTimeout> | null = null;
+  private flushing: Promise<void> | null = null;
+  private stopped = true;
+  private readonly tickMs: number;
+  private readonly batchSize: number;
+
+  constructor(
+    private readonly db: DbOrTx,
+    private readonly clock: Clock,
+    private readonly options: SimulatedCarrierOptions,
+  ) {
+    this.tickMs = options.tickMs ?? Math.max(5, Math.min(options.deliveryDelayMs, 50));
+    this.batchSize = options.batchSize ?? 2000;
+  }
+
+  attachSinks(sinks: CarrierSinks) {
+    this.sinks.attach(sinks);
+  }
+
+  /** Starts the delivery timer; pending deliveries in the ledger (from before a restart) are picked up. */
+  start() {
+    if (!this.stopped) return;
+    this.stopped = false;
+    this.schedule();
+  }
+
+  async stop() {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    await this.flushing;
+  }
+
+  private schedule() {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.flushing = this.flushDue()
+        .then(() => undefined)
+        .catch((error) => log.warn("simulated carrier: delivery report failed", { error: String(error) }))
+        .finally(() => {
+          this.flushing = null;
+          this.schedule();
+        });
+    }, this.tickMs);
+  }
+
+  /**
+   * Reports every delivery that is due, in batches: the sink first, then the ledger row is marked
+   * reported. A crash in between reports it again after the restart (sinks are idempotent).
+   */
+  async flushDue(): Promise<number> {
+    if (!this.sinks.attached) return 0;
+    let reported = 0;
+    for (;;) {
+      if (this.stopped && reported > 0) break;
+      const now = this.clock.now();
+      const due = this.db
+        .select()
+        .from(sandboxSends)
+        .where(and(isNull(sandboxSends.deliveredAt), lte(sandboxSends.deliverAt, now)))
+        .orderBy(asc(sandboxSends.deliverAt))
+        .limit(this.batchSize)
+        .all();
+      if (due.length === 0) break;
+      await this.sinks.onStatus(due.map(statusOfLedgerRow));
+      this.db
+        .update(sandboxSends)
+        .set({ deliveredAt: now })
+        .where(
+          inArray(
+            sandboxSends.id,
+            due.map((row) => row.id),
+          ),
+        )
+        .run();
+      reported += due.length;
+      if (due.length < this.batchSize) break;
+    }
+    return reported;
+  }
+
+  async searchNumbers(search: NumberSearch): Promise<AvailableNumber[]> {
+    const country = search.country.toUpperCase();
+    if (country !== "US" && country !== "CA") return [];
+    const type = search.type ?? "local";
+    const contains = (search.contains ?? "").replace(/\D/g, "");
+    if (contains.length > 7) return [];
+    let areas: string[];
+    if (search.areaCode) {
+      const isTollFree = TOLL_FREE_PREFIXES.includes(search.areaCode);
+      if (isTollFree !== (type === "toll_free")) return [];
+      areas = [search.areaCode];
+    } else {
+      areas = type === "toll_free" ? TOLL_FREE_PREFIXES : DEFAULT_LOCAL_AREAS;
+    }
+    const out: AvailableNumber[] = [];
+    const seen = new Set<string>();
+    for (let i = 0; out.length < search.limit && i < search.limit * 20 + 50; i++) {
+      const area = areas[i % areas.length];
+      const h = hashInt(country, type, area, contains, String(i));
+      let rest = String(200 + (h % 800)) + String(Math.floor(h / 800) % 10000).padStart(4, "0");
+      if (contains) rest = rest.slice(0, 7 - contains.length) + contains;
+      if (rest[0] === "0" || rest[0] === "1") continue;
+      const number = `+1${area}${rest}`;
+      if (number.endsWith(SIMULATED_MAGIC.unavailableSuffix) || seen.has(number)) continue;
+      seen.add(number);
+      const place = type === "local" ? AREA_PLACES[area] : undefined;
+      out.push({
+        number,
+        region: place?.[0] ?? null,
+        locality: place?.[1] ?? null,
+        type,
+        capabilities: { sms: true, voice: true, mms: type === "local" },
+        monthly_cost: type === "local" ? 1.15 : 2.15,
+      });
+    }
+    return out;
+  }
+
+  async orderNumber(number: string): Promise<OrderResult> {
+    if (number === SIMULATED_MAGIC.outage) throw new CarrierUnavailableError("simulated carrier outage");
+    if (number.endsWith(SIMULATED_MAGIC.unavailableSuffix)) {
+      return { ok: false, reason: "Number is not available" };
+    }
+    return { ok: true, carrierNumberId: `PN${digest("number", number).slice(0, 32)}` };
+  }
+
+  async releaseNumber(number: string): Promise<void> {
+    if (number === SIMULATED_MAGIC.outage) throw new CarrierUnavailableError("simulated carrier outage");
+  }
+
+  async sendSms(sms: OutboundSms): Promise<SendResult> {
+    if (sms.to === SIMULATED_MAGIC.outage || sms.from === SIMULATED_MAGIC.outage) {
+      throw new CarrierUnavailableError("simulated carrier outage");
+    }
+    if (sms.to === SIMULATED_MAGIC.invalidNumber) {
+      return {
+        accepted: false,
+        errorCode: "invalid_number",
+        errorMessage: "The 'To' number is not a valid phone number",
+      };
+    }
+    const carrierMessageId = `SM${digest("send", sms.messageId).slice(0, 32)}`;
+    let outcome: CarrierMessageStatus = "DELIVERED";
+    let errorCode: string | null = null;
+    let errorMessage: string | null = null;
+    if (sms.to === SIMULATED_MAGIC.cannotReceive) {
+      outcome = "UNDELIVERED";
+      errorCode = "unreachable";
+      errorMessage = "The handset cannot receive SMS";
+    } else if (sms.to === SIMULATED_MAGIC.blocked) {
+      outcome = "FAILED";
+      errorCode = "blocked";
+      errorMessage = "Blocked by the carrier";
+    }
+    const now = this.clock.now();
+    this.db
+      .insert(sandboxSends)
+      .values({
+        id: newId(),
+        workspaceId: sms.workspaceId,
+        messageId: sms.messageId,
+        from: sms.from,
+        to: sms.to,
+        body: sms.body,
+        carrierMessageId,
+        acceptedAt: now,
+        deliverAt: now + this.options.deliveryDelayMs,
+        outcome,
+        errorCode,
+        errorMessage,
+      })
+      .run();
+    return { accepted: true, carrierMessageId, status: "SENT" };
+  }
+
+  async lookupSend(sms: OutboundSms, _sentAfter: number): Promise<SendLookup> {
+    const row = this.db
+      .select()
+      .from(sandboxSends)
+      .where(eq(sandboxSends.messageId, sms.messageId))
+      .orderBy(asc(sandboxSends.acceptedAt))
+      .limit(1)
+      .get();
+    if (!row) return { found: false };
+    return {
+      found: true,
+      carrierMessageId: row.carrierMessageId,
+      status: row.deliveredAt === null ? "SENT" : (row.outcome as CarrierMessageStatus),
+    };
+  }
+
+  /** The simulated carrier makes no HTTP callbacks, so none is genuine. */
+  verifyCallback(): boolean {
+    return false;
+  }
+
+  /** The simulated carrier makes no HTTP callbacks: its statuses go straight to the sinks. */
+  parseStatusCallback(): StatusUpdate | null {
+    return null;
+  }
+
+  /** Inbound messages are injected with `injectInbound` (POST /v1/sandbox/inbound), not posted. */
+  parseInbound(): InboundSms | null {
+    return null;
+  }
+
+  /**
+   * An inbound SMS as if a handset sent it: handed to the inbound sink and returned. The carrier
+   * message id is derived from the content and the time, so the same injection is the same message.
+   */
+  async injectInbound(sms: { from: string; to: string; body: string }): Promise<InboundSms> {
+    const inbound: InboundSms = {
+      carrierMessageId: `SMIN${digest("inbound", sms.from, sms.to, sms.body, String(this.clock.now())).slice(0, 30)}`,
+      from: sms.from,
+      to: sms.to,
+      body: sms.body,
+    };
+    await this.sinks.onInbound(inbound);
+    return inbound;
+  }
+}
+
+function statusOfLedgerRow(row: SandboxSendRow): StatusUpdate {
+  const update: StatusUpdate = {
+    carrierMessageId: row.carrierMessageId,
+    messageId: row.messageId,
+    status: row.outcome as CarrierMessageStatus,
+  };
+  if (row.errorCode) update.errorCode = row.errorCode;
+  if (row.errorMessage) update.errorMessage = row.errorMessage;
+  return update;
+}
