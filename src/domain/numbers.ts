@@ -1,0 +1,559 @@
+import { and, asc, count, desc, eq, inArray, sql } from "drizzle-orm";
+import {
+  type AvailableNumber,
+  type Carrier,
+  CarrierUnavailableError,
+  type NumberSearch,
+  type NumberType,
+} from "../carriers/carrier";
+import type { Db, DbOrTx } from "../db/client";
+import {
+  type NumberRow,
+  numberDailyUsage,
+  numbers,
+  poolStickySenders,
+  pools,
+  workspaces,
+} from "../db/schema";
+import { timezoneForPhone } from "../lib/area-codes";
+import { AppError, conflict, invalid, notFound } from "../lib/errors";
+import { isUuid, newId } from "../lib/ids";
+import { log } from "../lib/log";
+import { normalizePhone } from "../lib/phone";
+import { registerDefaultNumberCheck } from "./settings";
+
+/** A number as the API shows it (API.md §3 Numbers). */
+export interface PhoneNumberRecord {
+  id: string;
+  number: string;
+  pool_id: string | null;
+  daily_limit: number | null;
+  sent_today: number;
+  agent_id: string | null;
+  status: "active" | "released";
+  /** True when this is the workspace's default sending number (settings.default_number_id). */
+  default: boolean;
+  created_at: string;
+}
+
+export const carrierUnavailable = () => new AppError("unavailable", "Carrier unavailable: try again later");
+
+// ---------------------------------------------------------------------------------------------
+// Local days: a number's daily counter resets at midnight in the number's zone.
+
+const dayFormatters = new Map<string, Intl.DateTimeFormat>();
+function dayFormatter(zone: string): Intl.DateTimeFormat {
+  let formatter = dayFormatters.get(zone);
+  if (!formatter) {
+    formatter = new Intl.DateTimeFormat("en-CA", {
+      timeZone: zone,
+      year: "numeric",
+      month: "2-digit",
+      day: "2-digit",
+      hour: "2-digit",
+      minute: "2-digit",
+      second: "2-digit",
+      hourCycle: "h23",
+    });
+    dayFormatters.set(zone, formatter);
+  }
+  return formatter;
+}
+
+function localParts(zone: string, ms: number) {
+  const parts: Record<string, number> = {};
+  for (const part of dayFormatter(zone).formatToParts(ms)) {
+    if (part.type !== "literal") parts[part.type] = Number(part.value);
+  }
+  return parts as { year: number; month: number; day: number; hour: number; minute: number; second: number };
+}
+
+/** `YYYY-MM-DD` of `ms` in `zone`. */
+export function localDay(zone: string, ms: number): string {
+  const p = localParts(zone, ms);
+  return `${p.year}-${String(p.month).padStart(2, "0")}-${String(p.day).padStart(2, "0")}`;
+}
+
+/** The instant the day after `ms` begins in `zone` (next local midnight). */
+export function nextLocalMidnight(zone: string, ms: number): number {
+  const p = localParts(zone, ms);
+  const wallNow = Date.UTC(p.year, p.month - 1, p.day, p.hour, p.minute, p.second);
+  const offset = wallNow - Math.floor(ms / 1000) * 1000;
+  const wallMidnight = Date.UTC(p.year, p.month - 1, p.day + 1);
+  let guess = wallMidnight - offset;
+  // Correct once for an offset change (DST) between now and midnight.
+  const q = localParts(zone, guess);
+  const wallGuess = Date.UTC(q.year, q.month - 1, q.day, q.hour, q.minute, q.second);
+  guess += wallMidnight - wallGuess;
+  return guess;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Records.
+
+/** Sends counted today (each number's local day) for several numbers, in one query. */
+export function usageToday(db: DbOrTx, rows: NumberRow[], now: number): Map<string, number> {
+  const out = new Map<string, number>();
+  if (rows.length === 0) return out;
+  const days = new Map(rows.map((row) => [row.id, localDay(row.timezone, now)]));
+  const found = db
+    .select()
+    .from(numberDailyUsage)
+    .where(
+      and(
+        inArray(
+          numberDailyUsage.numberId,
+          rows.map((row) => row.id),
+        ),
+        inArray(numberDailyUsage.day, [...new Set(days.values())]),
+      ),
+    )
+    .all();
+  for (const usage of found) {
+    if (days.get(usage.numberId) === usage.day) out.set(usage.numberId, usage.count);
+  }
+  return out;
+}
+
+/** Sends counted against the number's cap in its current local day. */
+export function sentToday(db: DbOrTx, row: NumberRow, now: number): number {
+  return usageToday(db, [row], now).get(row.id) ?? 0;
+}
+
+function defaultNumberIdOf(db: DbOrTx, workspaceId: string): string | null {
+  return (
+    db.select({ id: workspaces.defaultNumberId }).from(workspaces).where(eq(workspaces.id, workspaceId)).get()
+      ?.id ?? null
+  );
+}
+
+function toRecords(db: DbOrTx, workspaceId: string, rows: NumberRow[], now: number): PhoneNumberRecord[] {
+  const usage = usageToday(db, rows, now);
+  const defaultId = defaultNumberIdOf(db, workspaceId);
+  return rows.map((row) => ({
+    id: row.id,
+    number: row.number,
+    pool_id: row.poolId,
+    daily_limit: row.dailyLimit,
+    sent_today: usage.get(row.id) ?? 0,
+    agent_id: row.agentId,
+    status: row.status as "active" | "released",
+    default: row.id === defaultId && row.status === "active",
+    created_at: new Date(row.createdAt).toISOString(),
+  }));
+}
+
+function findNumber(db: DbOrTx, workspaceId: string, id: string): NumberRow {
+  if (!isUuid(id)) throw notFound();
+  const row = db
+    .select()
+    .from(numbers)
+    .where(and(eq(numbers.workspaceId, workspaceId), eq(numbers.id, id)))
+    .get();
+  if (!row) throw notFound();
+  return row;
+}
+
+function poolExists(db: DbOrTx, workspaceId: string, poolId: string): boolean {
+  if (!isUuid(poolId)) return false;
+  return Boolean(
+    db
+      .select({ id: pools.id })
+      .from(pools)
+      .where(and(eq(pools.workspaceId, workspaceId), eq(pools.id, poolId)))
+      .get(),
+  );
+}
+
+function checkDailyLimit(value: number | null | undefined) {
+  if (value === undefined || value === null) return;
+  if (!Number.isInteger(value) || value < 0 || value > 1_000_000) {
+    throw invalid("daily_limit must be between 0 and 1000000");
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Search and order.
+
+/** Available numbers from the carrier, without the ones some workspace of this server already has. */
+export async function searchAvailableNumbers(
+  db: Db,
+  carrier: Carrier,
+  search: { country?: string; area_code?: string; contains?: string; type?: string; limit?: string },
+): Promise<AvailableNumber[]> {
+  const country = (search.country ?? "US").trim().toUpperCase();
+  if (!/^[A-Z]{2}$/.test(country)) throw invalid("country must be a two-letter ISO country code");
+  const areaCode = search.area_code?.trim() || undefined;
+  if (areaCode !== undefined && !/^[2-9]\d\d$/.test(areaCode)) {
+    throw invalid("area_code must be a three-digit area code");
+  }
+  const contains = search.contains?.trim() || undefined;
+  if (contains !== undefined && !/^[0-9*]{1,10}$/.test(contains)) {
+    throw invalid("contains must be digits (with * as a wildcard), at most 10");
+  }
+  const type = (search.type ?? "local") as NumberType;
+  if (type !== "local" && type !== "toll_free") throw invalid("type must be one of local, toll_free");
+  let limit = 20;
+  if (search.limit !== undefined && search.limit !== "") {
+    if (!/^\d+$/.test(search.limit) || Number(search.limit) < 1) {
+      throw invalid("limit must be a positive integer");
+    }
+    limit = Math.min(50, Number(search.limit));
+  }
+  const query: NumberSearch = { country, areaCode, contains, type, limit };
+  let found: AvailableNumber[];
+  try {
+    found = await carrier.searchNumbers(query);
+  } catch (error) {
+    if (error instanceof CarrierUnavailableError) throw carrierUnavailable();
+    throw error;
+  }
+  if (found.length === 0) return found;
+  const taken = new Set(
+    db
+      .select({ number: numbers.number })
+      .from(numbers)
+      .where(
+        and(
+          eq(numbers.status, "active"),
+          inArray(
+            numbers.number,
+            found.map((n) => n.number),
+          ),
+        ),
+      )
+      .all()
+      .map((row) => row.number),
+  );
+  return found.filter((n) => !taken.has(n.number));
+}
+
+export interface OrderInput {
+  number?: string;
+  numbers?: string[];
+  pool_id?: string | null;
+  daily_limit?: number | null;
+}
+
+export interface OrderOutcome {
+  /** The records newly ordered, in request order. */
+  ordered: PhoneNumberRecord[];
+  added: number;
+  skipped: number;
+}
+
+/** Numbers being ordered right now (this process): a concurrent second order is skipped. */
+const ordersInFlight = new Set<string>();
+
+/**
+ * POST /v1/numbers: orders each number not already held by a workspace of this server.
+ * Skipped (never charged): numbers already in this or another workspace, numbers the carrier
+ * says are not available. 1. validate everything, 2. order the rest from the carrier one by one,
+ * 3. record the ones it granted in one transaction. Carrier down before anything was granted → 503.
+ */
+export async function orderNumbers(
+  db: Db,
+  carrier: Carrier,
+  workspaceId: string,
+  input: OrderInput,
+  now = Date.now(),
+): Promise<OrderOutcome> {
+  // 1. Validation: nothing reaches the carrier when any field is wrong.
+  const requested: string[] = [];
+  if (input.numbers !== undefined) {
+    if (input.numbers.length === 0) throw invalid("numbers must not be empty");
+    input.numbers.forEach((raw, i) => {
+      const e164 = normalizePhone(raw);
+      if (!e164) throw invalid(`numbers[${i}] must be a valid phone number`);
+      requested.push(e164);
+    });
+  }
+  if (input.number !== undefined) {
+    const e164 = normalizePhone(input.number);
+    if (!e164) throw invalid("number must be a valid phone number");
+    requested.unshift(e164);
+  }
+  if (requested.length === 0) throw invalid("number is required");
+  checkDailyLimit(input.daily_limit);
+  const poolId = input.pool_id ?? null;
+  if (poolId !== null && !poolExists(db, workspaceId, poolId)) throw invalid("pool_id does not exist");
+
+  const unique = [...new Set(requested)];
+  let skipped = requested.length - unique.length;
+  const held = new Set(
+    db
+      .select({ number: numbers.number })
+      .from(numbers)
+      .where(and(eq(numbers.status, "active"), inArray(numbers.number, unique)))
+      .all()
+      .map((row) => row.number),
+  );
+  const toOrder: string[] = [];
+  for (const number of unique) {
+    if (held.has(number) || ordersInFlight.has(number)) skipped++;
+    else toOrder.push(number);
+  }
+
+  // 2. The carrier, one number at a time; the in-flight set keeps a parallel request off them.
+  for (const number of toOrder) ordersInFlight.add(number);
+  const granted: { number: string; carrierNumberId: string }[] = [];
+  let outage = false;
+  try {
+    for (const number of toOrder) {
+      try {
+        const result = await carrier.orderNumber(number);
+        if (result.ok) granted.push({ number, carrierNumberId: result.carrierNumberId });
+        else skipped++;
+      } catch (error) {
+        if (!(error instanceof CarrierUnavailableError)) throw error;
+        log.warn("number order: carrier unavailable", { number, error: error.message });
+        outage = true;
+        skipped++;
+      }
+    }
+
+    // 3. Record what was granted, in one transaction.
+    const workspace = db.select().from(workspaces).where(eq(workspaces.id, workspaceId)).get();
+    if (!workspace) throw notFound();
+    const rows: NumberRow[] = granted.map((g) => ({
+      id: newId(),
+      workspaceId,
+      number: g.number,
+      poolId,
+      dailyLimit: input.daily_limit ?? null,
+      agentId: null,
+      status: "active",
+      carrierNumberId: g.carrierNumberId,
+      timezone: timezoneForPhone(g.number) ?? workspace.timezone,
+      createdAt: now,
+      updatedAt: now,
+      releasedAt: null,
+    }));
+    if (rows.length) db.transaction((tx) => tx.insert(numbers).values(rows).run());
+    if (rows.length === 0 && outage) throw carrierUnavailable();
+    return { ordered: toRecords(db, workspaceId, rows, now), added: rows.length, skipped };
+  } finally {
+    for (const number of toOrder) ordersInFlight.delete(number);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// List, get, update, release.
+
+export function listNumbers(
+  db: DbOrTx,
+  workspaceId: string,
+  filters: { status?: string; pool_id?: string },
+  page: { limit: number; offset: number },
+  now = Date.now(),
+): { numbers: PhoneNumberRecord[]; total: number } {
+  const status = filters.status ?? "active";
+  if (status !== "active" && status !== "released") throw invalid("status must be one of active, released");
+  const conditions = [eq(numbers.workspaceId, workspaceId), eq(numbers.status, status)];
+  if (filters.pool_id) conditions.push(eq(numbers.poolId, filters.pool_id));
+  const where = and(...conditions);
+  const rows = db
+    .select()
+    .from(numbers)
+    .where(where)
+    .orderBy(desc(numbers.createdAt), desc(numbers.id))
+    .limit(page.limit)
+    .offset(page.offset)
+    .all();
+  const total = db.select({ n: count() }).from(numbers).where(where).get()?.n ?? 0;
+  return { numbers: toRecords(db, workspaceId, rows, now), total };
+}
+
+export function getNumber(db: DbOrTx, workspaceId: string, id: string, now = Date.now()): PhoneNumberRecord {
+  return toRecords(db, workspaceId, [findNumber(db, workspaceId, id)], now)[0];
+}
+
+export interface NumberPatch {
+  pool_id?: string | null;
+  daily_limit?: number | null;
+  default?: boolean;
+}
+
+/** PATCH /v1/numbers/{id}: pool, daily cap, default flag. */
+export function updateNumber(
+  db: Db,
+  workspaceId: string,
+  id: string,
+  patch: NumberPatch,
+  now = Date.now(),
+): PhoneNumberRecord {
+  checkDailyLimit(patch.daily_limit);
+  return db.transaction((tx) => {
+    const row = findNumber(tx, workspaceId, id);
+    if (
+      patch.pool_id !== undefined &&
+      patch.pool_id !== null &&
+      !poolExists(tx, workspaceId, patch.pool_id)
+    ) {
+      throw invalid("pool_id does not exist");
+    }
+    if (row.status !== "active") throw conflict("Number is released");
+    const changes: Partial<NumberRow> = { updatedAt: now };
+    if (patch.pool_id !== undefined) changes.poolId = patch.pool_id;
+    if (patch.daily_limit !== undefined) changes.dailyLimit = patch.daily_limit;
+    tx.update(numbers).set(changes).where(eq(numbers.id, row.id)).run();
+    if (patch.pool_id !== undefined && patch.pool_id !== row.poolId && row.poolId) {
+      // Leaving a pool: the contacts it was sticky for there get a new sender next time.
+      tx.delete(poolStickySenders)
+        .where(and(eq(poolStickySenders.poolId, row.poolId), eq(poolStickySenders.numberId, row.id)))
+        .run();
+    }
+    if (patch.default === true) {
+      tx.update(workspaces)
+        .set({ defaultNumberId: row.id, updatedAt: now })
+        .where(eq(workspaces.id, workspaceId))
+        .run();
+    } else if (patch.default === false) {
+      tx.update(workspaces)
+        .set({ defaultNumberId: null, updatedAt: now })
+        .where(and(eq(workspaces.id, workspaceId), eq(workspaces.defaultNumberId, row.id)))
+        .run();
+    }
+    return toRecords(tx, workspaceId, [{ ...row, ...changes }], now)[0];
+  });
+}
+
+/**
+ * DELETE /v1/numbers/{id}: releases the number at the carrier, then marks it released, takes it
+ * out of its pool's sticky assignments and clears it as the workspace default. Carrier down → 503,
+ * nothing changed.
+ */
+export async function releaseNumber(
+  db: Db,
+  carrier: Carrier,
+  workspaceId: string,
+  id: string,
+  now = Date.now(),
+): Promise<PhoneNumberRecord> {
+  const row = findNumber(db, workspaceId, id);
+  if (row.status !== "active") throw conflict("Number is already released");
+  try {
+    await carrier.releaseNumber(row.number, row.carrierNumberId);
+  } catch (error) {
+    if (error instanceof CarrierUnavailableError) throw carrierUnavailable();
+    throw error;
+  }
+  return db.transaction((tx) => {
+    const changes = { status: "released", releasedAt: now, updatedAt: now };
+    tx.update(numbers)
+      .set(changes)
+      .where(and(eq(numbers.id, row.id), eq(numbers.status, "active")))
+      .run();
+    tx.delete(poolStickySenders).where(eq(poolStickySenders.numberId, row.id)).run();
+    tx.update(workspaces)
+      .set({ defaultNumberId: null, updatedAt: now })
+      .where(and(eq(workspaces.id, workspaceId), eq(workspaces.defaultNumberId, row.id)))
+      .run();
+    return toRecords(tx, workspaceId, [{ ...row, ...changes }], now)[0];
+  });
+}
+
+// settings.default_number_id must name an active number of the workspace.
+registerDefaultNumberCheck((db, workspaceId, numberId) => {
+  if (!isUuid(numberId)) return "default_number_id does not exist";
+  const row = db
+    .select({ id: numbers.id })
+    .from(numbers)
+    .where(and(eq(numbers.workspaceId, workspaceId), eq(numbers.id, numberId), eq(numbers.status, "active")))
+    .get();
+  return row ? null : "default_number_id does not exist";
+});
+
+// ---------------------------------------------------------------------------------------------
+// Senders and daily caps (used by every send path).
+
+/** True when the number has room for one more send today. */
+export function hasRoomToday(db: DbOrTx, row: NumberRow, now: number): boolean {
+  return row.dailyLimit === null || sentToday(db, row, now) < row.dailyLimit;
+}
+
+/**
+ * The number a one-off send goes from: `from` when given (it must be an active number of the
+ * workspace), else `settings.default_number_id`, else the oldest active number. 422 with the
+ * contract's message when there is none, `from` is foreign, or the number is at its daily_limit.
+ */
+export function resolveSender(
+  tx: DbOrTx,
+  workspaceId: string,
+  from?: string | null,
+  now = Date.now(),
+): NumberRow {
+  let row: NumberRow | undefined;
+  if (from) {
+    row = tx
+      .select()
+      .from(numbers)
+      .where(
+        and(eq(numbers.workspaceId, workspaceId), eq(numbers.number, from), eq(numbers.status, "active")),
+      )
+      .get();
+    if (!row) throw invalid("from is not a number of this workspace");
+  } else {
+    const defaultId = defaultNumberIdOf(tx, workspaceId);
+    if (defaultId) {
+      row = tx
+        .select()
+        .from(numbers)
+        .where(
+          and(eq(numbers.workspaceId, workspaceId), eq(numbers.id, defaultId), eq(numbers.status, "active")),
+        )
+        .get();
+    }
+    row ??= tx
+      .select()
+      .from(numbers)
+      .where(and(eq(numbers.workspaceId, workspaceId), eq(numbers.status, "active")))
+      .orderBy(asc(numbers.createdAt), asc(numbers.id))
+      .limit(1)
+      .get();
+    if (!row) throw invalid("No sending number: order one with POST /v1/numbers");
+  }
+  if (!hasRoomToday(tx, row, now)) throw invalid("from has reached its daily_limit");
+  return row;
+}
+
+/**
+ * Counts one send against the number's daily_limit in its local day, atomically: the counter is
+ * only raised while it is under the cap. Returns false (nothing counted) when the number is at its
+ * cap. Call it in the transaction that accepts the send.
+ */
+export function reserveDailySend(tx: DbOrTx, sender: NumberRow | string, now = Date.now()): boolean {
+  const row =
+    typeof sender === "string" ? tx.select().from(numbers).where(eq(numbers.id, sender)).get() : sender;
+  if (!row) return false;
+  if (row.dailyLimit !== null && row.dailyLimit <= 0) return false;
+  const day = localDay(row.timezone, now);
+  const inserted = tx
+    .insert(numberDailyUsage)
+    .values({ numberId: row.id, workspaceId: row.workspaceId, day, count: 1 })
+    .onConflictDoUpdate({
+      target: [numberDailyUsage.numberId, numberDailyUsage.day],
+      set: { count: sql`${numberDailyUsage.count} + 1` },
+      setWhere: row.dailyLimit === null ? undefined : sql`${numberDailyUsage.count} < ${row.dailyLimit}`,
+    })
+    .returning({ count: numberDailyUsage.count })
+    .all();
+  return inserted.length > 0;
+}
+
+/** Gives back one reserved send (a send that was accepted and then refused before hand-off). */
+export function releaseDailySend(tx: DbOrTx, sender: NumberRow, reservedAt: number) {
+  tx.update(numberDailyUsage)
+    .set({
+      count: sql`case when ${numberDailyUsage.count} > 0 then ${numberDailyUsage.count} - 1 else 0 end`,
+    })
+    .where(
+      and(
+        eq(numberDailyUsage.numberId, sender.id),
+        eq(numberDailyUsage.day, localDay(sender.timezone, reservedAt)),
+      ),
+    )
+    .run();
+}
+
+export type { NumberRow };
