@@ -1,8 +1,12 @@
 import type { Database } from "bun:sqlite";
 import { openapi } from "@elysiajs/openapi";
 import { Elysia } from "elysia";
+import { carrierCallbackRoutes } from "./api/carrier-callbacks";
+import { conversationsRoutes } from "./api/conversations";
 import { docsRoutes } from "./api/docs";
 import { meRoutes } from "./api/me";
+import { messagesRoutes } from "./api/messages";
+import { sandboxRoutes } from "./api/sandbox";
 import { settingsRoutes } from "./api/settings";
 import { systemRoutes } from "./api/system";
 import type { Carrier } from "./carriers/carrier";
@@ -60,7 +64,11 @@ export function createApp(deps: AppDeps) {
     .use(systemRoutes(deps))
     .use(docsRoutes())
     .use(meRoutes())
-    .use(settingsRoutes(deps));
+    .use(settingsRoutes(deps))
+    .use(messagesRoutes(deps))
+    .use(conversationsRoutes(deps))
+    .use(sandboxRoutes(deps))
+    .use(carrierCallbackRoutes(deps));
 }
 
 export type App = ReturnType<typeof createApp>;

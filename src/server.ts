@@ -5,6 +5,8 @@ import type { Config } from "./config";
 import { type DbHandle, openDatabase } from "./db/client";
 import { migrate } from "./db/migrate";
 import { createApiKey } from "./domain/api-keys";
+import { receiveInbound } from "./domain/inbound";
+import { startMessaging } from "./domain/messages";
 import { countWorkspaces, createWorkspace } from "./domain/workspaces";
 import { jobHandlers } from "./jobs/handlers";
 import { startScheduler } from "./jobs/scheduler";
@@ -79,6 +81,8 @@ export async function startServer(
     handle.close();
     throw error;
   }
+  // Send jobs hand off to this carrier; its status reports and inbound messages land in the database.
+  startMessaging(handle.db, carrier, { publicUrl: config.publicUrl, onInbound: receiveInbound });
   const app = createApp({ db: handle.db, sqlite: handle.sqlite, config, clock: systemClock, metrics, carrier });
   try {
     app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: 64 * 1024 * 1024 });

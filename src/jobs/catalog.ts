@@ -9,6 +9,8 @@ import type { Clock } from "../lib/time";
 export interface JobPayloads {
   /** Deletes finished jobs and expired idempotency records. */
   "maintenance.prune": { now?: number };
+  /** Hands one outbound message to the carrier (src/domain/messages.ts). */
+  "messages.send": { message_id: string; opt_out_confirmation?: boolean };
 }
 
 export type JobKind = keyof JobPayloads;
@@ -32,6 +34,10 @@ export function exponentialBackoff(baseMs = 1000, capMs = 3_600_000) {
 
 export const JOB_POLICIES: Record<JobKind, JobPolicy> = {
   "maintenance.prune": { maxAttempts: 3, timeoutMs: 60_000, backoffMs: exponentialBackoff(60_000) },
+  // The lease (timeoutMs) is how soon a send orphaned by a crash is picked up again; one hand-off
+  // takes well under it. ~25 attempts with backoff capped at 10 min keep a send QUEUED through a
+  // few hours of carrier outage before it is reported FAILED.
+  "messages.send": { maxAttempts: 25, timeoutMs: 12_000, backoffMs: exponentialBackoff(2_000, 600_000) },
 };
 
 export interface JobContext {

@@ -1,0 +1,62 @@
+import { Elysia } from "elysia";
+import type { AppDeps } from "../app";
+import type { CallbackRequest } from "../carriers/carrier";
+import { TWILIO_INBOUND_PATH, TWILIO_STATUS_PATH } from "../carriers/twilio";
+import { receiveInbound } from "../domain/inbound";
+import { applyStatusUpdates } from "../domain/messages";
+import { registerStreamingRoute } from "../http/conventions";
+import { AppError } from "../lib/errors";
+
+registerStreamingRoute("POST", TWILIO_STATUS_PATH);
+registerStreamingRoute("POST", TWILIO_INBOUND_PATH);
+
+const INVALID_SIGNATURE = new AppError("unauthorized", "Invalid signature");
+
+/** The callback as the adapter verifies it: the public URL the carrier called, headers, fields. */
+async function callbackOf(request: Request, publicBase: string): Promise<CallbackRequest> {
+  const url = new URL(request.url);
+  const text = await request.text();
+  const params: Record<string, string> = {};
+  const type = (request.headers.get("content-type") ?? "").toLowerCase();
+  if (type.includes("application/json")) {
+    try {
+      const parsed = JSON.parse(text) as Record<string, unknown>;
+      for (const [key, value] of Object.entries(parsed ?? {})) params[key] = String(value);
+    } catch {
+      // unparseable: no fields, the signature check fails
+    }
+  } else {
+    for (const [key, value] of new URLSearchParams(text)) params[key] = value;
+  }
+  return { url: `${publicBase}${url.pathname}${url.search}`, headers: request.headers, params };
+}
+
+// POST /carriers/twilio/status, POST /carriers/twilio/inbound – carrier webhooks (no API key; the
+// carrier's signature is checked by the adapter: a forged call answers 401 and changes nothing).
+export function carrierCallbackRoutes(deps: AppDeps) {
+  const publicBase = (process.env.TWILIO_CALLBACK_BASE_URL ?? deps.config.publicUrl).replace(/\/+$/, "");
+  return new Elysia({ name: "carrier-callbacks" })
+    .post(
+      TWILIO_STATUS_PATH,
+      async ({ request }) => {
+        const update = deps.carrier.parseStatusCallback(await callbackOf(request, publicBase));
+        if (!update) throw INVALID_SIGNATURE;
+        applyStatusUpdates(deps.db, [update], deps.clock.now());
+        return { ok: true as const };
+      },
+      { detail: { tags: ["Carrier callbacks"], summary: "Message status callback (signed by the carrier)" } },
+    )
+    .post(
+      TWILIO_INBOUND_PATH,
+      async ({ request }) => {
+        const sms = deps.carrier.parseInbound(await callbackOf(request, publicBase));
+        if (!sms) throw INVALID_SIGNATURE;
+        receiveInbound(deps.db, sms, deps.clock.now());
+        // Empty TwiML: replies are sent by us, never by the carrier.
+        return new Response('<?xml version="1.0" encoding="UTF-8"?><Response></Response>', {
+          headers: { "content-type": "text/xml" },
+        });
+      },
+      { detail: { tags: ["Carrier callbacks"], summary: "Inbound SMS webhook (signed by the carrier)" } },
+    );
+}

@@ -1,0 +1,157 @@
+import { Elysia, t } from "elysia";
+import type { AppDeps } from "../app";
+import { getConversation, listConversations, updateConversation } from "../domain/conversations";
+import { MAX_BODY_LENGTH, replyToConversation } from "../domain/messages";
+import { workspaceOf } from "../http/context";
+import { paginationQuery, parsePagination } from "../http/pagination";
+import { NullableTimestamp, READ_ERRORS, responses, Timestamp, Uuid, WRITE_ERRORS } from "../http/schemas";
+
+const ConversationFields = {
+  id: Uuid("Conversation id"),
+  contact_id: Uuid("The contact of the thread"),
+  status: t.String({ description: "open | closed", examples: ["open"] }),
+  needs_attention: t.Boolean({ description: "A human should look: an inbound message no agent owns" }),
+  assigned_to: t.Union([t.String(), t.Null()], { description: "Teammate the thread is assigned to" }),
+  agent_id: t.Union([t.String(), t.Null()], { description: "AI agent that owns the thread" }),
+  agent_paused: t.Boolean({ description: "True once a human replied: the agent stays quiet" }),
+  last_message_at: NullableTimestamp("Time of the latest message"),
+  created_at: Timestamp("When the thread started"),
+};
+
+export const ConversationSchema = t.Object(ConversationFields, { description: "An inbox thread" });
+
+const ThreadMessage = t.Object(
+  {
+    id: Uuid("Message id"),
+    direction: t.String({ description: "outbound | inbound" }),
+    sender: t.String({
+      description: "contact | agent | human | campaign | flow | system",
+      examples: ["contact"],
+    }),
+    body: t.String({ description: "Message text" }),
+    status: t.String({ description: "Message status", examples: ["RECEIVED"] }),
+    created_at: Timestamp("When it was sent or received"),
+  },
+  { description: "One message of the thread" },
+);
+
+const Id = t.Object({ id: t.String({ description: "Conversation id" }) });
+
+// GET /v1/conversations, GET/PATCH/POST /v1/conversations/{id} – the inbox.
+export function conversationsRoutes(deps: AppDeps) {
+  return new Elysia({ name: "conversations" })
+    .get(
+      "/v1/conversations",
+      ({ request, query }) => ({
+        ok: true as const,
+        ...listConversations(deps.db, workspaceOf(request), {
+          filter: query.filter,
+          q: query.q,
+          ...parsePagination(query),
+        }),
+      }),
+      {
+        query: t.Object({
+          ...paginationQuery,
+          filter: t.Optional(
+            t.String({
+              description: "all (default) | open | closed | needs_attention | assigned | unassigned | agent",
+              examples: ["needs_attention"],
+            }),
+          ),
+          q: t.Optional(
+            t.String({ maxLength: 200, description: "Searches contact name, phone and message text" }),
+          ),
+        }),
+        detail: {
+          tags: ["Conversations"],
+          summary: "List inbox threads",
+          description: "Most recently active first. Unknown `filter` → 422.",
+        },
+        response: responses(
+          t.Object({
+            ok: t.Literal(true),
+            conversations: t.Array(ConversationSchema),
+            total: t.Integer({ description: "Threads matching" }),
+            limit: t.Integer({ description: "Page size" }),
+            offset: t.Integer({ description: "Items skipped" }),
+          }),
+          [...READ_ERRORS, 422],
+        ),
+      },
+    )
+    .get(
+      "/v1/conversations/:id",
+      ({ request, params }) => ({
+        ok: true as const,
+        conversation: getConversation(deps.db, workspaceOf(request), params.id),
+      }),
+      {
+        params: Id,
+        detail: {
+          tags: ["Conversations"],
+          summary: "Get a thread with all its messages",
+          description: "Messages oldest first.",
+        },
+        response: responses(
+          t.Object({
+            ok: t.Literal(true),
+            conversation: t.Object(
+              { ...ConversationFields, messages: t.Array(ThreadMessage, { description: "The full thread" }) },
+              { description: "The thread" },
+            ),
+          }),
+          [...READ_ERRORS, 404],
+        ),
+      },
+    )
+    .post(
+      "/v1/conversations/:id",
+      ({ request, params, body }) => {
+        replyToConversation(deps.db, workspaceOf(request), params.id, body.body, deps.clock.now());
+        return { ok: true as const, sent: true as const };
+      },
+      {
+        params: Id,
+        body: t.Object({
+          body: t.String({
+            minLength: 1,
+            maxLength: MAX_BODY_LENGTH,
+            description: "Reply text (1–1600 characters)",
+            examples: ["Thanks, a teammate will call you today."],
+          }),
+        }),
+        detail: {
+          tags: ["Conversations"],
+          summary: "Reply as the team",
+          description:
+            "Sends from the number the thread last used (else the default), pauses the thread's agent and clears needs_attention. Opted-out or suppressed contact → 422.",
+        },
+        response: responses(t.Object({ ok: t.Literal(true), sent: t.Literal(true) }), [...WRITE_ERRORS, 404]),
+      },
+    )
+    .patch(
+      "/v1/conversations/:id",
+      ({ request, params, body }) => {
+        updateConversation(deps.db, workspaceOf(request), params.id, body, deps.clock.now());
+        return { ok: true as const, updated: true as const };
+      },
+      {
+        params: Id,
+        body: t.Object({
+          status: t.Optional(t.String({ description: "open | closed", examples: ["closed"] })),
+          assigned_to: t.Optional(
+            t.Union([t.String({ maxLength: 200 }), t.Null()], {
+              description: "Teammate to assign; null unassigns",
+            }),
+          ),
+          needs_attention: t.Optional(t.Boolean({ description: "Set or clear the attention flag" })),
+        }),
+        detail: { tags: ["Conversations"], summary: "Triage a thread", description: "Partial update." },
+        response: responses(t.Object({ ok: t.Literal(true), updated: t.Literal(true) }), [
+          ...WRITE_ERRORS,
+          404,
+        ]),
+      },
+    );
+}

@@ -1,0 +1,136 @@
+import { Elysia, t } from "elysia";
+import type { AppDeps } from "../app";
+import { getMessage, listMessages, MAX_BODY_LENGTH, sendOneOffMessage } from "../domain/messages";
+import { workspaceOf } from "../http/context";
+import { paginationQuery, parsePagination } from "../http/pagination";
+import { NullableTimestamp, READ_ERRORS, responses, Timestamp, Uuid, WRITE_ERRORS } from "../http/schemas";
+
+const Nullable = (description: string) => t.Union([t.String(), t.Null()], { description });
+
+export const MessageSchema = t.Object(
+  {
+    id: Uuid("Message id"),
+    direction: t.Union([t.Literal("outbound"), t.Literal("inbound")], { description: "outbound | inbound" }),
+    from: t.String({ description: "Sending number (E.164)", examples: ["+14155550100"] }),
+    to: t.String({ description: "Receiving number (E.164)", examples: ["+14155550123"] }),
+    body: t.String({ description: "Message text" }),
+    status: t.String({
+      description: "PENDING → QUEUED → SENT → DELIVERED | UNDELIVERED | FAILED; inbound: RECEIVED",
+      examples: ["DELIVERED"],
+    }),
+    segments: t.Integer({ description: "SMS segments the body is billed as" }),
+    encoding: t.Union([t.Literal("GSM-7"), t.Literal("UCS-2")], { description: "GSM-7 or UCS-2" }),
+    contact_id: Nullable("The contact messaged or messaging"),
+    conversation_id: Nullable("The inbox thread"),
+    campaign_id: Nullable("The campaign that sent it, if any"),
+    error_code: Nullable("Why it failed (e.g. opted_out, suppressed, invalid_number, undelivered)"),
+    error_message: Nullable("Human-readable failure reason"),
+    created_at: Timestamp("When the message was accepted or received"),
+    sent_at: NullableTimestamp("When the carrier accepted it"),
+    delivered_at: NullableTimestamp("When the handset got it"),
+  },
+  { description: "An SMS message" },
+);
+
+const SendBody = t.Object(
+  {
+    to: t.String({
+      maxLength: 64,
+      description: "Destination number: E.164, or 10/11-digit US",
+      examples: ["+14155550123"],
+    }),
+    body: t.String({
+      minLength: 1,
+      maxLength: MAX_BODY_LENGTH,
+      description: "Message text (1–1600 characters; GSM-7 or UCS-2 is chosen automatically)",
+      examples: ["Your order has shipped."],
+    }),
+    from: t.Optional(
+      t.String({
+        maxLength: 64,
+        description:
+          "A number of this workspace; default: settings.default_number_id, else the oldest active number",
+        examples: ["+14155550100"],
+      }),
+    ),
+  },
+  { description: "One SMS to send now" },
+);
+
+// POST /v1/messages – send one SMS now; GET /v1/messages, GET /v1/messages/{id} – read them.
+export function messagesRoutes(deps: AppDeps) {
+  return new Elysia({ name: "messages" })
+    .post(
+      "/v1/messages",
+      ({ request, body }) => ({
+        ok: true as const,
+        message: sendOneOffMessage(deps.db, workspaceOf(request), body, deps.clock.now()),
+      }),
+      {
+        body: SendBody,
+        detail: {
+          tags: ["Messages"],
+          summary: "Send one SMS",
+          description:
+            "Validates, checks opt-out and suppression (again at send time), creates the contact and conversation if new, and queues a durable send. 422: `to must be a valid phone number`, `Recipient has opted out`, `Recipient is suppressed`, `No sending number: order one with POST /v1/numbers`, `from is not a number of this workspace`, `from has reached its daily_limit`.",
+        },
+        response: responses(
+          t.Object({
+            ok: t.Literal(true),
+            message: t.Object(
+              {
+                id: Uuid("Message id"),
+                status: t.String({ description: "PENDING right after creation", examples: ["PENDING"] }),
+              },
+              { description: "The accepted message" },
+            ),
+          }),
+          WRITE_ERRORS,
+        ),
+      },
+    )
+    .get(
+      "/v1/messages",
+      ({ request, query }) => ({
+        ok: true as const,
+        ...listMessages(deps.db, workspaceOf(request), { ...query, ...parsePagination(query) }),
+      }),
+      {
+        query: t.Object({
+          ...paginationQuery,
+          status: t.Optional(
+            t.String({
+              description: "PENDING | QUEUED | SENT | DELIVERED | UNDELIVERED | FAILED | RECEIVED",
+            }),
+          ),
+          direction: t.Optional(t.String({ description: "outbound | inbound" })),
+          contact_id: t.Optional(t.String({ description: "Only this contact's messages" })),
+          campaign_id: t.Optional(t.String({ description: "Only this campaign's messages" })),
+          conversation_id: t.Optional(t.String({ description: "Only this thread's messages" })),
+        }),
+        detail: { tags: ["Messages"], summary: "List messages", description: "Newest first." },
+        response: responses(
+          t.Object({
+            ok: t.Literal(true),
+            messages: t.Array(MessageSchema),
+            total: t.Integer({ description: "Messages matching the filters" }),
+            limit: t.Integer({ description: "Page size" }),
+            offset: t.Integer({ description: "Items skipped" }),
+          }),
+          [...READ_ERRORS, 422],
+        ),
+      },
+    )
+    .get(
+      "/v1/messages/:id",
+      ({ request, params }) => ({
+        ok: true as const,
+        message: getMessage(deps.db, workspaceOf(request), params.id),
+      }),
+      {
+        params: t.Object({ id: t.String({ description: "Message id" }) }),
+        detail: { tags: ["Messages"], summary: "Get a message" },
+        response: responses(t.Object({ ok: t.Literal(true), message: MessageSchema }), [...READ_ERRORS, 404]),
+      },
+    );
+}

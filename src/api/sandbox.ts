@@ -1,0 +1,93 @@
+import { Elysia, t } from "elysia";
+import type { AppDeps } from "../app";
+import { isSimulated, listSandboxSends } from "../carriers";
+import { checkSandboxInbound, findInboundByCarrierId } from "../domain/inbound";
+import { messageJson } from "../domain/messages";
+import { workspaceOf } from "../http/context";
+import { paginationQuery, parsePagination } from "../http/pagination";
+import { READ_ERRORS, responses, Timestamp, Uuid, WRITE_ERRORS } from "../http/schemas";
+import { AppError, notFound } from "../lib/errors";
+import { MessageSchema } from "./messages";
+
+const SandboxSend = t.Object(
+  {
+    message_id: Uuid("Our message id, as handed to the carrier"),
+    from: t.String({ description: "Sending number" }),
+    to: t.String({ description: "Recipient" }),
+    body: t.String({ description: "Text handed off" }),
+    accepted_at: Timestamp("When the simulated carrier accepted the hand-off"),
+  },
+  { description: "One hand-off the simulated carrier accepted" },
+);
+
+// POST /v1/sandbox/inbound – inject an inbound SMS; GET /v1/sandbox/outbox – the simulated
+// carrier's ledger. Both exist only while CARRIER=simulated (otherwise 404 Not found).
+export function sandboxRoutes(deps: AppDeps) {
+  const { carrier } = deps;
+  const simulatedOnly = () => {
+    if (!isSimulated(carrier)) throw notFound();
+    return carrier;
+  };
+  return new Elysia({ name: "sandbox" })
+    .post(
+      "/v1/sandbox/inbound",
+      async ({ request, body }) => {
+        const simulated = simulatedOnly();
+        const workspaceId = workspaceOf(request);
+        const sms = checkSandboxInbound(deps.db, workspaceId, body);
+        const injected = await simulated.injectInbound({ ...sms, body: body.body });
+        const stored = findInboundByCarrierId(deps.db, workspaceId, injected.carrierMessageId);
+        if (!stored) throw new AppError("internal", "Internal error");
+        return { ok: true as const, message: messageJson(stored) };
+      },
+      {
+        body: t.Object({
+          from: t.String({ maxLength: 64, description: "The handset's number", examples: ["+14155550123"] }),
+          to: t.String({
+            maxLength: 64,
+            description: "A number of this workspace",
+            examples: ["+14155550100"],
+          }),
+          body: t.String({ maxLength: 1600, description: "Text of the message", examples: ["STOP"] }),
+        }),
+        detail: {
+          tags: ["Sandbox"],
+          summary: "Inject an inbound SMS (simulated carrier only)",
+          description:
+            "Runs the real inbound path: threading, needs_attention, CTIA keywords, events. 422 `to is not a number of this workspace`.",
+        },
+        response: responses(t.Object({ ok: t.Literal(true), message: MessageSchema }), [
+          ...WRITE_ERRORS,
+          404,
+        ]),
+      },
+    )
+    .get(
+      "/v1/sandbox/outbox",
+      ({ request, query }) => {
+        simulatedOnly();
+        const page = parsePagination(query);
+        const { sends, total } = listSandboxSends(deps.db, workspaceOf(request), page);
+        return { ok: true as const, sends, total, ...page };
+      },
+      {
+        query: t.Object({ ...paginationQuery }),
+        detail: {
+          tags: ["Sandbox"],
+          summary: "Hand-offs the simulated carrier accepted",
+          description:
+            "One row per hand-off (a duplicate send shows twice), newest first; survives restarts.",
+        },
+        response: responses(
+          t.Object({
+            ok: t.Literal(true),
+            sends: t.Array(SandboxSend),
+            total: t.Integer({ description: "Hand-offs in this workspace" }),
+            limit: t.Integer({ description: "Page size" }),
+            offset: t.Integer({ description: "Items skipped" }),
+          }),
+          [...READ_ERRORS, 404, 422],
+        ),
+      },
+    );
+}

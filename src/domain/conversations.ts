@@ -1,0 +1,249 @@
+import { and, count, desc, eq, isNotNull, isNull, like, or, type SQL, sql } from "drizzle-orm";
+import type { Db, DbOrTx } from "../db/client";
+import { conversationHasMessageMatching } from "../db/message-search";
+import { type ConversationRow, contacts, conversations, type MessageRow, messages } from "../db/schema";
+import { invalid, notFound } from "../lib/errors";
+import { isUuid, newId } from "../lib/ids";
+import { toIso } from "../lib/time";
+import { emitEvent } from "./events";
+
+export const CONVERSATION_FILTERS = [
+  "all",
+  "open",
+  "closed",
+  "needs_attention",
+  "assigned",
+  "unassigned",
+  "agent",
+] as const;
+export type ConversationFilter = (typeof CONVERSATION_FILTERS)[number];
+export const CONVERSATION_STATUSES = ["open", "closed"] as const;
+export type ConversationStatus = (typeof CONVERSATION_STATUSES)[number];
+
+/** Who wrote a message in a thread. */
+export type MessageSender = "contact" | "agent" | "human" | "campaign" | "flow" | "system";
+
+/** The Conversation as the API returns it. */
+export interface ConversationJson {
+  id: string;
+  contact_id: string;
+  status: string;
+  needs_attention: boolean;
+  assigned_to: string | null;
+  agent_id: string | null;
+  agent_paused: boolean;
+  last_message_at: string | null;
+  created_at: string;
+}
+
+/** One message of a thread (`conversation.messages`). */
+export interface ThreadMessageJson {
+  id: string;
+  direction: string;
+  sender: string;
+  body: string;
+  status: string;
+  created_at: string;
+}
+
+export function conversationJson(row: ConversationRow): ConversationJson {
+  return {
+    id: row.id,
+    contact_id: row.contactId,
+    status: row.status,
+    needs_attention: row.needsAttention,
+    assigned_to: row.assignedTo,
+    agent_id: row.agentId,
+    agent_paused: row.agentPaused,
+    last_message_at: toIso(row.lastMessageAt),
+    created_at: toIso(row.createdAt) as string,
+  };
+}
+
+function threadMessageJson(row: MessageRow): ThreadMessageJson {
+  return {
+    id: row.id,
+    direction: row.direction,
+    sender: row.sender,
+    body: row.body,
+    status: row.status,
+    created_at: toIso(row.createdAt) as string,
+  };
+}
+
+/** The workspace's conversation with this id, or undefined (malformed ids never reach the database). */
+export function findConversation(db: DbOrTx, workspaceId: string, id: string): ConversationRow | undefined {
+  if (!isUuid(id)) return undefined;
+  return db
+    .select()
+    .from(conversations)
+    .where(and(eq(conversations.workspaceId, workspaceId), eq(conversations.id, id)))
+    .get();
+}
+
+/**
+ * The contact's thread to write into: its open conversation, else (when `reopen`) its latest closed
+ * one reopened, else a new open conversation. Call inside the transaction that adds the message.
+ */
+export function threadForContact(
+  tx: DbOrTx,
+  workspaceId: string,
+  contactId: string,
+  options: { reopen: boolean; now: number },
+): ConversationRow {
+  const latest = tx
+    .select()
+    .from(conversations)
+    .where(and(eq(conversations.workspaceId, workspaceId), eq(conversations.contactId, contactId)))
+    .orderBy(sql`${conversations.status} = 'open' DESC`, desc(conversations.createdAt))
+    .limit(1)
+    .get();
+  if (latest?.status === "open") return latest;
+  if (latest && options.reopen) {
+    tx.update(conversations)
+      .set({ status: "open", updatedAt: options.now })
+      .where(eq(conversations.id, latest.id))
+      .run();
+    return { ...latest, status: "open", updatedAt: options.now };
+  }
+  const row: ConversationRow = {
+    id: newId(),
+    workspaceId,
+    contactId,
+    status: "open",
+    needsAttention: false,
+    assignedTo: null,
+    agentId: null,
+    agentPaused: false,
+    lastMessageAt: null,
+    createdAt: options.now,
+    updatedAt: options.now,
+  };
+  tx.insert(conversations).values(row).run();
+  return row;
+}
+
+/** Moves the thread's `last_message_at` forward (never back). */
+export function touchConversation(tx: DbOrTx, conversationId: string, at: number) {
+  tx.update(conversations)
+    .set({
+      lastMessageAt: sql`max(coalesce(${conversations.lastMessageAt}, 0), ${at})`,
+      updatedAt: at,
+    })
+    .where(eq(conversations.id, conversationId))
+    .run();
+}
+
+/**
+ * Flags a thread for a human. Emits `conversation.needs_attention` when the flag turns on
+ * (not again while it stays on).
+ */
+export function flagNeedsAttention(tx: DbOrTx, conversation: ConversationRow, now: number) {
+  if (conversation.needsAttention) return conversation;
+  const updated = { ...conversation, needsAttention: true, updatedAt: now };
+  tx.update(conversations)
+    .set({ needsAttention: true, updatedAt: now })
+    .where(eq(conversations.id, conversation.id))
+    .run();
+  emitEvent(tx, conversation.workspaceId, "conversation.needs_attention", conversationJson(updated), now);
+  return updated;
+}
+
+const filterConditions: Record<ConversationFilter, SQL | undefined> = {
+  all: undefined,
+  open: eq(conversations.status, "open"),
+  closed: eq(conversations.status, "closed"),
+  needs_attention: eq(conversations.needsAttention, true),
+  assigned: isNotNull(conversations.assignedTo),
+  unassigned: isNull(conversations.assignedTo),
+  agent: isNotNull(conversations.agentId),
+};
+
+function escapeLike(text: string) {
+  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
+}
+
+/** Conversations whose contact's name or phone contains `q`, or with a message matching it. */
+function searchCondition(workspaceId: string, q: string): SQL {
+  const pattern = `%${escapeLike(q)}%`;
+  const digits = q.replace(/\D/g, "");
+  const contactMatch = or(
+    like(contacts.firstName, pattern),
+    like(contacts.lastName, pattern),
+    like(sql`coalesce(${contacts.firstName}, '') || ' ' || coalesce(${contacts.lastName}, '')`, pattern),
+    like(contacts.phoneNumber, pattern),
+    digits.length >= 3 ? like(contacts.phoneNumber, `%${digits}%`) : undefined,
+  );
+  const matchingContacts = sql`${conversations.contactId} IN (SELECT ${contacts.id} FROM ${contacts} WHERE ${contacts.workspaceId} = ${workspaceId} AND (${contactMatch}))`;
+  return or(matchingContacts, conversationHasMessageMatching(workspaceId, q)) as SQL;
+}
+
+/** Inbox threads, most recently active first, narrowed by `filter` and searched by `q`. */
+export function listConversations(
+  db: Db,
+  workspaceId: string,
+  query: { filter?: string; q?: string; limit: number; offset: number },
+) {
+  const filter = (query.filter ?? "all") as ConversationFilter;
+  if (!CONVERSATION_FILTERS.includes(filter))
+    throw invalid(`filter must be one of ${CONVERSATION_FILTERS.join(", ")}`);
+  const q = query.q?.trim();
+  const where = and(
+    eq(conversations.workspaceId, workspaceId),
+    filterConditions[filter],
+    q ? searchCondition(workspaceId, q) : undefined,
+  );
+  const rows = db
+    .select()
+    .from(conversations)
+    .where(where)
+    .orderBy(
+      desc(sql`coalesce(${conversations.lastMessageAt}, ${conversations.createdAt})`),
+      desc(conversations.id),
+    )
+    .limit(query.limit)
+    .offset(query.offset)
+    .all();
+  const total = db.select({ n: count() }).from(conversations).where(where).get()?.n ?? 0;
+  return { conversations: rows.map(conversationJson), total, limit: query.limit, offset: query.offset };
+}
+
+/** One conversation with its full thread, oldest message first. */
+export function getConversation(db: Db, workspaceId: string, id: string) {
+  const row = findConversation(db, workspaceId, id);
+  if (!row) throw notFound();
+  const thread = db
+    .select()
+    .from(messages)
+    .where(and(eq(messages.workspaceId, workspaceId), eq(messages.conversationId, row.id)))
+    .orderBy(messages.createdAt, messages.id)
+    .all();
+  return { ...conversationJson(row), messages: thread.map(threadMessageJson) };
+}
+
+export interface ConversationPatch {
+  status?: string;
+  assigned_to?: string | null;
+  needs_attention?: boolean;
+}
+
+/** Inbox triage: status, assignee and the attention flag. */
+export function updateConversation(
+  db: Db,
+  workspaceId: string,
+  id: string,
+  patch: ConversationPatch,
+  now = Date.now(),
+) {
+  if (patch.status !== undefined && !CONVERSATION_STATUSES.includes(patch.status as ConversationStatus))
+    throw invalid(`status must be one of ${CONVERSATION_STATUSES.join(", ")}`);
+  db.transaction((tx) => {
+    const row = findConversation(tx, workspaceId, id);
+    if (!row) throw notFound();
+    const set: Partial<ConversationRow> = { updatedAt: now };
+    if (patch.status !== undefined) set.status = patch.status;
+    if (patch.assigned_to !== undefined) set.assignedTo = patch.assigned_to;
+    if (patch.needs_attention !== undefined) set.needsAttention = patch.needs_attention;
+    tx.update(conversations).set(set).where(eq(conversations.id, row.id)).run();
+  });
+}

@@ -1,0 +1,298 @@
+import { and, eq } from "drizzle-orm";
+import type { InboundSms } from "../carriers/carrier";
+import type { Db, DbOrTx } from "../db/client";
+import {
+  type ContactRow,
+  type ConversationRow,
+  contacts,
+  conversations,
+  type MessageRow,
+  messages,
+  numbers,
+  suppressions,
+  workspaces,
+} from "../db/schema";
+import { invalid } from "../lib/errors";
+import { newId } from "../lib/ids";
+import { log } from "../lib/log";
+import { normalizePhone } from "../lib/phone";
+import { smsShape } from "../lib/sms-encoding";
+import { contactJson, ensureContact } from "./contacts";
+import { flagNeedsAttention, threadForContact, touchConversation } from "./conversations";
+import { emitEvent } from "./events";
+import { messageJson, queueOutboundMessage } from "./messages";
+import { reserveDailySend } from "./numbers";
+
+/** CTIA keywords, matched against the whole trimmed body, case-insensitively (API.md §3). */
+export const OPT_OUT_KEYWORDS = [
+  "STOP",
+  "STOPALL",
+  "UNSUBSCRIBE",
+  "CANCEL",
+  "END",
+  "QUIT",
+  "OPTOUT",
+  "REVOKE",
+];
+export const OPT_IN_KEYWORDS = ["START", "UNSTOP", "YES"];
+export const HELP_KEYWORDS = ["HELP", "INFO"];
+
+export type KeywordKind = "opt_out" | "opt_in" | "help";
+
+export function keywordOf(body: string): KeywordKind | null {
+  const word = body.trim().toUpperCase();
+  if (OPT_OUT_KEYWORDS.includes(word)) return "opt_out";
+  if (OPT_IN_KEYWORDS.includes(word)) return "opt_in";
+  if (HELP_KEYWORDS.includes(word)) return "help";
+  return null;
+}
+
+/** What an inbound listener (agents, flows) learns, inside the transaction that stored the message. */
+export interface InboundContext {
+  workspaceId: string;
+  message: MessageRow;
+  conversation: ConversationRow;
+  contact: ContactRow;
+  /** The compliance keyword the message was, if any: agents and flows never answer those. */
+  keyword: KeywordKind | null;
+  now: number;
+}
+
+type InboundListener = (tx: DbOrTx, inbound: InboundContext) => void;
+const listeners: InboundListener[] = [];
+
+/**
+ * Registers work to do when a message arrives (an agent's reply job, a flow's wait_for_reply).
+ * Runs in the storing transaction, so the work is enqueued exactly when the message is stored.
+ */
+export function onInboundMessage(listener: InboundListener) {
+  listeners.push(listener);
+}
+
+/**
+ * Stores an inbound SMS and applies its consequences in one transaction: the contact (created
+ * with source `inbound` if new), the thread (open one, else the latest closed one reopened),
+ * `needs_attention` when no agent owns the thread, CTIA keywords, events. Idempotent on the
+ * carrier's message id (carriers retry webhooks). Returns null when `to` is no active number.
+ */
+export function receiveInbound(db: Db, sms: InboundSms, now = Date.now()): MessageRow | null {
+  const to = normalizePhone(sms.to);
+  const from = normalizePhone(sms.from);
+  if (!to || !from) {
+    log.warn("inbound message dropped: unparseable number", { from: sms.from, to: sms.to });
+    return null;
+  }
+  return db.transaction((tx) => {
+    const number = tx
+      .select()
+      .from(numbers)
+      .where(and(eq(numbers.number, to), eq(numbers.status, "active")))
+      .get();
+    if (!number) {
+      log.warn("inbound message dropped: not a number of any workspace", { to });
+      return null;
+    }
+    const workspaceId = number.workspaceId;
+    if (sms.carrierMessageId) {
+      const seen = tx
+        .select()
+        .from(messages)
+        .where(and(eq(messages.carrierMessageId, sms.carrierMessageId), eq(messages.direction, "inbound")))
+        .get();
+      if (seen) return seen;
+    }
+
+    // 1. Contact and thread.
+    const { contact } = ensureContact(tx, workspaceId, from, "inbound", now);
+    let conversation = threadForContact(tx, workspaceId, contact.id, { reopen: true, now });
+    if (conversation.agentId === null && number.agentId !== null && conversation.lastMessageAt === null) {
+      // A new thread on a number an agent answers belongs to that agent.
+      tx.update(conversations)
+        .set({ agentId: number.agentId })
+        .where(eq(conversations.id, conversation.id))
+        .run();
+      conversation = { ...conversation, agentId: number.agentId };
+    }
+
+    // 2. The message.
+    const shape = smsShape(sms.body);
+    const message: MessageRow = {
+      id: newId(),
+      workspaceId,
+      direction: "inbound",
+      sender: "contact",
+      fromNumber: from,
+      toNumber: to,
+      body: sms.body,
+      status: "RECEIVED",
+      segments: shape.segments,
+      encoding: shape.encoding,
+      contactId: contact.id,
+      conversationId: conversation.id,
+      campaignId: null,
+      numberId: number.id,
+      carrierMessageId: sms.carrierMessageId || null,
+      errorCode: null,
+      errorMessage: null,
+      handoffStartedAt: null,
+      createdAt: now,
+      sentAt: null,
+      deliveredAt: null,
+      updatedAt: now,
+    };
+    tx.insert(messages).values(message).run();
+    touchConversation(tx, conversation.id, now);
+    emitEvent(tx, workspaceId, "message.received", messageJson(message), now);
+
+    // 3. Compliance keywords, else the inbox.
+    const keyword = applyKeyword(tx, {
+      workspaceId,
+      contact,
+      conversation,
+      numberId: number.id,
+      from: to,
+      body: sms.body,
+      now,
+    });
+    const agentOwns = conversation.agentId !== null && !conversation.agentPaused;
+    if (!keyword && !agentOwns) conversation = flagNeedsAttention(tx, conversation, now);
+
+    for (const listener of listeners)
+      listener(tx, { workspaceId, message, conversation, contact, keyword, now });
+    return message;
+  });
+}
+
+interface KeywordInput {
+  workspaceId: string;
+  contact: ContactRow;
+  conversation: ConversationRow;
+  numberId: string;
+  /** Our number the contact wrote to: replies go out from it. */
+  from: string;
+  body: string;
+  now: number;
+}
+
+function isOptedOut(tx: DbOrTx, workspaceId: string, contact: ContactRow) {
+  if (!contact.optedIn) return true;
+  const entry = tx
+    .select({ id: suppressions.id })
+    .from(suppressions)
+    .where(
+      and(
+        eq(suppressions.workspaceId, workspaceId),
+        eq(suppressions.phoneNumber, contact.phoneNumber),
+        eq(suppressions.reason, "opt_out"),
+      ),
+    )
+    .get();
+  return entry !== undefined;
+}
+
+/**
+ * STOP family: opt out, suppress (`opt_out`, source `inbound`), confirm once, `contact.opted_out`.
+ * START family: opt back in, lift the `opt_out` entry, confirm, `contact.opted_in` (YES counts only
+ * from an opted-out contact, since it is also an ordinary answer). HELP/INFO: the help reply.
+ * Replies go through the durable send job as sender `system`.
+ */
+function applyKeyword(tx: DbOrTx, input: KeywordInput): KeywordKind | null {
+  const keyword = keywordOf(input.body);
+  if (!keyword) return null;
+  const { workspaceId, contact, now } = input;
+  const settings = tx.select().from(workspaces).where(eq(workspaces.id, workspaceId)).get();
+  if (!settings) return keyword;
+  const reply = (body: string, optOutConfirmation = false) => {
+    if (!body.trim()) return;
+    // Compliance replies count against the cap but are never held back by it.
+    reserveDailySend(tx, input.numberId, now);
+    queueOutboundMessage(tx, {
+      workspaceId,
+      contact,
+      conversationId: input.conversation.id,
+      numberId: input.numberId,
+      from: input.from,
+      body,
+      sender: "system",
+      optOutConfirmation,
+      now,
+    });
+  };
+
+  if (keyword === "opt_out") {
+    const already = isOptedOut(tx, workspaceId, contact);
+    const updated = { ...contact, optedIn: false, updatedAt: now };
+    tx.update(contacts).set({ optedIn: false, updatedAt: now }).where(eq(contacts.id, contact.id)).run();
+    tx.insert(suppressions)
+      .values({
+        id: newId(),
+        workspaceId,
+        phoneNumber: contact.phoneNumber,
+        reason: "opt_out",
+        source: "inbound",
+        createdAt: now,
+      })
+      .onConflictDoNothing()
+      .run();
+    if (!already) {
+      reply(settings.optOutReply, true);
+      emitEvent(tx, workspaceId, "contact.opted_out", contactJson(updated), now);
+    }
+    return keyword;
+  }
+
+  if (keyword === "opt_in") {
+    const optedOut = isOptedOut(tx, workspaceId, contact);
+    if (!optedOut && input.body.trim().toUpperCase() === "YES") return null;
+    const updated = { ...contact, optedIn: true, updatedAt: now };
+    tx.update(contacts).set({ optedIn: true, updatedAt: now }).where(eq(contacts.id, contact.id)).run();
+    tx.delete(suppressions)
+      .where(
+        and(
+          eq(suppressions.workspaceId, workspaceId),
+          eq(suppressions.phoneNumber, contact.phoneNumber),
+          eq(suppressions.reason, "opt_out"),
+        ),
+      )
+      .run();
+    reply(settings.optInReply);
+    if (optedOut) emitEvent(tx, workspaceId, "contact.opted_in", contactJson(updated), now);
+    return keyword;
+  }
+
+  reply(settings.helpReply);
+  return keyword;
+}
+
+/**
+ * POST /v1/sandbox/inbound checks: both numbers valid and `to` an active number of this workspace.
+ * Returns the normalised numbers.
+ */
+export function checkSandboxInbound(db: Db, workspaceId: string, input: { from: string; to: string }) {
+  const from = normalizePhone(input.from);
+  if (!from) throw invalid("from must be a valid phone number");
+  const to = normalizePhone(input.to);
+  if (!to) throw invalid("to must be a valid phone number");
+  const number = db
+    .select({ id: numbers.id })
+    .from(numbers)
+    .where(and(eq(numbers.workspaceId, workspaceId), eq(numbers.number, to), eq(numbers.status, "active")))
+    .get();
+  if (!number) throw invalid("to is not a number of this workspace");
+  return { from, to };
+}
+
+/** The inbound message stored for a carrier message id (after an injection). */
+export function findInboundByCarrierId(db: Db, workspaceId: string, carrierMessageId: string) {
+  return db
+    .select()
+    .from(messages)
+    .where(
+      and(
+        eq(messages.workspaceId, workspaceId),
+        eq(messages.carrierMessageId, carrierMessageId),
+        eq(messages.direction, "inbound"),
+      ),
+    )
+    .get();
+}

@@ -1,0 +1,551 @@
+import { and, count, desc, eq, inArray, type SQL, sql } from "drizzle-orm";
+import {
+  type Carrier,
+  type CarrierMessageStatus,
+  CarrierUnavailableError,
+  type InboundSms,
+  type OutboundSms,
+  type StatusUpdate,
+} from "../carriers/carrier";
+import type { Db, DbOrTx } from "../db/client";
+import { type ContactRow, contacts, conversations, type MessageRow, messages, numbers } from "../db/schema";
+import type { JobContext, JobPayloads } from "../jobs/catalog";
+import { RescheduleJob } from "../jobs/catalog";
+import { enqueueJob } from "../jobs/queue";
+import { invalid, notFound } from "../lib/errors";
+import { isUuid, newId } from "../lib/ids";
+import { log } from "../lib/log";
+import { normalizePhone } from "../lib/phone";
+import { smsShape } from "../lib/sms-encoding";
+import { toIso } from "../lib/time";
+import { ensureContact } from "./contacts";
+import { findConversation, type MessageSender, threadForContact, touchConversation } from "./conversations";
+import { emitEvent } from "./events";
+import { reserveDailySend, resolveSender } from "./numbers";
+import { canSendTo } from "./suppression";
+
+export const MESSAGE_STATUSES = [
+  "PENDING",
+  "QUEUED",
+  "SENT",
+  "DELIVERED",
+  "UNDELIVERED",
+  "FAILED",
+  "RECEIVED",
+] as const;
+export type MessageStatus = (typeof MESSAGE_STATUSES)[number];
+export const MAX_BODY_LENGTH = 1600;
+
+/** How far along a message is; a status update never moves a message to a lower rank. */
+const STATUS_RANK: Record<string, number> = {
+  PENDING: 0,
+  QUEUED: 1,
+  SENT: 2,
+  DELIVERED: 3,
+  UNDELIVERED: 3,
+  FAILED: 3,
+  RECEIVED: 3,
+};
+const NOT_YET_SENT = ["PENDING", "QUEUED"];
+
+/** The Message record (API.md §3 Messages); also the data of `message.*` events. */
+export interface MessageJson {
+  id: string;
+  direction: string;
+  from: string;
+  to: string;
+  body: string;
+  status: string;
+  segments: number;
+  encoding: string;
+  contact_id: string | null;
+  conversation_id: string | null;
+  campaign_id: string | null;
+  error_code: string | null;
+  error_message: string | null;
+  created_at: string;
+  sent_at: string | null;
+  delivered_at: string | null;
+}
+
+export function messageJson(row: MessageRow): MessageJson {
+  return {
+    id: row.id,
+    direction: row.direction,
+    from: row.fromNumber,
+    to: row.toNumber,
+    body: row.body,
+    status: row.status,
+    segments: row.segments,
+    encoding: row.encoding,
+    contact_id: row.contactId,
+    conversation_id: row.conversationId,
+    campaign_id: row.campaignId,
+    error_code: row.errorCode,
+    error_message: row.errorMessage,
+    created_at: toIso(row.createdAt) as string,
+    sent_at: toIso(row.sentAt),
+    delivered_at: toIso(row.deliveredAt),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Runtime: the carrier each database's send jobs use (a process may serve several in tests).
+
+interface MessagingRuntime {
+  carrier: Carrier;
+  statusCallbackUrl: string;
+}
+const runtimes = new WeakMap<Db, MessagingRuntime>();
+
+/**
+ * Wires messaging to a carrier at boot: send jobs on `db` hand off to `carrier`, and what the
+ * carrier reports (status changes, inbound messages) is applied to `db`.
+ */
+export function startMessaging(
+  db: Db,
+  carrier: Carrier,
+  options: { publicUrl: string; onInbound: (db: Db, sms: InboundSms) => unknown },
+) {
+  runtimes.set(db, { carrier, statusCallbackUrl: `${options.publicUrl}/carrier/status` });
+  carrier.attachSinks({
+    onStatus: (updates) => applyStatusUpdates(db, updates),
+    onInbound: (sms) => {
+      options.onInbound(db, sms);
+    },
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Accepting sends.
+
+export interface OutboundInput {
+  workspaceId: string;
+  contact: ContactRow;
+  conversationId: string | null;
+  /** The sending number (row id and E.164). */
+  numberId: string | null;
+  from: string;
+  body: string;
+  sender: MessageSender;
+  campaignId?: string | null;
+  /** Only the STOP confirmation: the one message allowed to an opted-out number. */
+  optOutConfirmation?: boolean;
+  runAt?: number;
+  now: number;
+}
+
+/**
+ * Records an outbound message (PENDING) and enqueues its durable send job in the caller's
+ * transaction. Every outbound path (one-off, reply, keyword replies, campaigns, flows, agents)
+ * comes through here, so the send-time checks and crash safety are the same for all.
+ */
+export function queueOutboundMessage(tx: DbOrTx, input: OutboundInput): MessageRow {
+  const shape = smsShape(input.body);
+  const row: MessageRow = {
+    id: newId(),
+    workspaceId: input.workspaceId,
+    direction: "outbound",
+    sender: input.sender,
+    fromNumber: input.from,
+    toNumber: input.contact.phoneNumber,
+    body: input.body,
+    status: "PENDING",
+    segments: shape.segments,
+    encoding: shape.encoding,
+    contactId: input.contact.id,
+    conversationId: input.conversationId,
+    campaignId: input.campaignId ?? null,
+    numberId: input.numberId,
+    carrierMessageId: null,
+    errorCode: null,
+    errorMessage: null,
+    handoffStartedAt: null,
+    createdAt: input.now,
+    sentAt: null,
+    deliveredAt: null,
+    updatedAt: input.now,
+  };
+  tx.insert(messages).values(row).run();
+  if (input.conversationId) touchConversation(tx, input.conversationId, input.now);
+  const payload: JobPayloads["messages.send"] = { message_id: row.id };
+  if (input.optOutConfirmation) payload.opt_out_confirmation = true;
+  enqueueJob(tx, "messages.send", payload, {
+    workspaceId: input.workspaceId,
+    runAt: input.runAt,
+    now: input.now,
+  });
+  return row;
+}
+
+export interface OneOffInput {
+  to: string;
+  body: string;
+  from?: string;
+}
+
+/** Validates the body text of any outbound message (1..1600 characters, not only blanks). */
+export function checkBody(body: string) {
+  if (body.trim() === "") throw invalid("body is required");
+  if (body.length > MAX_BODY_LENGTH) throw invalid(`body is too long (max ${MAX_BODY_LENGTH})`);
+}
+
+/** Throws 422 `Recipient has opted out` / `Recipient is suppressed` when `phone` may not be sent to. */
+export function assertCanSendTo(db: DbOrTx, workspaceId: string, phone: string) {
+  const permission = canSendTo(db, workspaceId, phone);
+  if (!permission.allowed) throw invalid(permission.message);
+}
+
+/**
+ * POST /v1/messages: one SMS now. In one transaction: resolve the sender, check opt-out and
+ * suppression, create the contact and conversation if new, reserve the daily cap, record the
+ * message PENDING and enqueue its send. Nothing is written when any check fails.
+ */
+export function sendOneOffMessage(db: Db, workspaceId: string, input: OneOffInput, now = Date.now()) {
+  const to = normalizePhone(input.to);
+  if (!to) throw invalid("to must be a valid phone number");
+  checkBody(input.body);
+  let from: string | undefined;
+  if (input.from !== undefined && input.from !== null) {
+    from = normalizePhone(input.from) ?? undefined;
+    if (!from) throw invalid("from must be a valid phone number");
+  }
+  return db.transaction((tx) => {
+    const sender = resolveSender(tx, workspaceId, from, now);
+    assertCanSendTo(tx, workspaceId, to);
+    if (!reserveDailySend(tx, sender, now)) throw invalid("from has reached its daily_limit");
+    const { contact } = ensureContact(tx, workspaceId, to, "api", now);
+    const conversation = threadForContact(tx, workspaceId, contact.id, { reopen: true, now });
+    const row = queueOutboundMessage(tx, {
+      workspaceId,
+      contact,
+      conversationId: conversation.id,
+      numberId: sender.id,
+      from: sender.number,
+      body: input.body,
+      sender: "human",
+      now,
+    });
+    return { id: row.id, status: row.status };
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading.
+
+export function getMessage(db: Db, workspaceId: string, id: string): MessageJson {
+  if (!isUuid(id)) throw notFound();
+  const row = db
+    .select()
+    .from(messages)
+    .where(and(eq(messages.workspaceId, workspaceId), eq(messages.id, id)))
+    .get();
+  if (!row) throw notFound();
+  return messageJson(row);
+}
+
+export interface MessageFilters {
+  status?: string;
+  direction?: string;
+  contact_id?: string;
+  campaign_id?: string;
+  conversation_id?: string;
+  limit: number;
+  offset: number;
+}
+
+/** Messages newest first, filtered by status, direction, contact, campaign or conversation. */
+export function listMessages(db: Db, workspaceId: string, filters: MessageFilters) {
+  const conditions: (SQL | undefined)[] = [eq(messages.workspaceId, workspaceId)];
+  if (filters.status !== undefined) {
+    if (!(MESSAGE_STATUSES as readonly string[]).includes(filters.status))
+      throw invalid(`status must be one of ${MESSAGE_STATUSES.join(", ")}`);
+    conditions.push(eq(messages.status, filters.status));
+  }
+  if (filters.direction !== undefined) {
+    if (filters.direction !== "inbound" && filters.direction !== "outbound")
+      throw invalid("direction must be one of outbound, inbound");
+    conditions.push(eq(messages.direction, filters.direction));
+  }
+  // Ids that cannot exist match nothing (a filter is not a path id: no 404).
+  const idFilter = (
+    value: string | undefined,
+    column: typeof messages.contactId | typeof messages.campaignId | typeof messages.conversationId,
+  ) => {
+    if (value === undefined) return;
+    conditions.push(isUuid(value) ? eq(column, value) : sql`0`);
+  };
+  idFilter(filters.contact_id, messages.contactId);
+  idFilter(filters.campaign_id, messages.campaignId);
+  idFilter(filters.conversation_id, messages.conversationId);
+  const where = and(...conditions);
+  const rows = db
+    .select()
+    .from(messages)
+    .where(where)
+    .orderBy(desc(messages.createdAt), desc(messages.id))
+    .limit(filters.limit)
+    .offset(filters.offset)
+    .all();
+  const total = db.select({ n: count() }).from(messages).where(where).get()?.n ?? 0;
+  return { messages: rows.map(messageJson), total, limit: filters.limit, offset: filters.offset };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Human replies into a thread.
+
+/**
+ * POST /v1/conversations/{id}: the team answers in a thread. The reply goes out from the number
+ * the thread last used (else the workspace default), pauses the thread's agent and clears
+ * `needs_attention`. Suppression and opt-out apply (422).
+ */
+export function replyToConversation(
+  db: Db,
+  workspaceId: string,
+  conversationId: string,
+  body: string,
+  now = Date.now(),
+) {
+  checkBody(body);
+  db.transaction((tx) => {
+    const conversation = findConversation(tx, workspaceId, conversationId);
+    if (!conversation) throw notFound();
+    const contact = contactOf(tx, workspaceId, conversation.contactId);
+    const sender = resolveSender(tx, workspaceId, threadNumber(tx, workspaceId, conversation.id), now);
+    assertCanSendTo(tx, workspaceId, contact.phoneNumber);
+    if (!reserveDailySend(tx, sender, now)) throw invalid("from has reached its daily_limit");
+    queueOutboundMessage(tx, {
+      workspaceId,
+      contact,
+      conversationId: conversation.id,
+      numberId: sender.id,
+      from: sender.number,
+      body,
+      sender: "human",
+      now,
+    });
+    pauseAgentAndClearAttention(tx, conversation.id, now);
+  });
+}
+
+function contactOf(tx: DbOrTx, workspaceId: string, contactId: string): ContactRow {
+  const contact = tx
+    .select()
+    .from(contacts)
+    .where(and(eq(contacts.workspaceId, workspaceId), eq(contacts.id, contactId)))
+    .get();
+  // A thread whose contact was deleted cannot be answered.
+  if (!contact) throw invalid("The conversation's contact no longer exists");
+  return contact;
+}
+
+/** The workspace number the thread last used (sent from or received on), if still active. */
+function threadNumber(tx: DbOrTx, workspaceId: string, conversationId: string): string | undefined {
+  const last = tx
+    .select({ numberId: messages.numberId })
+    .from(messages)
+    .innerJoin(numbers, eq(numbers.id, messages.numberId))
+    .where(
+      and(
+        eq(messages.workspaceId, workspaceId),
+        eq(messages.conversationId, conversationId),
+        eq(numbers.status, "active"),
+      ),
+    )
+    .orderBy(desc(messages.createdAt))
+    .limit(1)
+    .get();
+  if (!last?.numberId) return undefined;
+  return tx.select({ number: numbers.number }).from(numbers).where(eq(numbers.id, last.numberId)).get()
+    ?.number;
+}
+
+function pauseAgentAndClearAttention(tx: DbOrTx, conversationId: string, now: number) {
+  const row = tx.select().from(conversations).where(eq(conversations.id, conversationId)).get();
+  if (!row) return;
+  tx.update(conversations)
+    .set({
+      needsAttention: false,
+      agentPaused: row.agentId !== null ? true : row.agentPaused,
+      updatedAt: now,
+    })
+    .where(eq(conversations.id, conversationId))
+    .run();
+}
+
+// ---------------------------------------------------------------------------------------------
+// The send job.
+
+/** How much earlier than our marker a carrier's record of the send may be stamped (clock skew). */
+const LOOKUP_SLACK_MS = 5 * 60_000;
+
+function loadMessage(db: DbOrTx, id: string) {
+  return db.select().from(messages).where(eq(messages.id, id)).get();
+}
+
+/**
+ * `messages.send`: hands one message to the carrier, exactly once.
+ * 1. Skip messages already past QUEUED (a duplicate or late job).
+ * 2. Re-check opt-out and suppression now: blocked → FAILED, nothing reaches the carrier.
+ * 3. If an earlier attempt started a hand-off (marker set) and its outcome is unknown, ask the
+ *    carrier for the send by our id; only when it has none do we send.
+ * 4. Commit the marker (status QUEUED) on its own, then hand off.
+ * 5. Record SENT (or FAILED on a rejection) and complete the job in one transaction.
+ * A CarrierUnavailableError leaves the message QUEUED and retries with backoff.
+ */
+export async function sendMessageJob(payload: JobPayloads["messages.send"], ctx: JobContext) {
+  const { db } = ctx;
+  const runtime = runtimes.get(db);
+  if (!runtime) throw new Error("messaging is not started on this database");
+  const message = loadMessage(db, payload.message_id);
+  if (!message || !NOT_YET_SENT.includes(message.status)) return;
+  const now = ctx.clock.now();
+
+  if (!payload.opt_out_confirmation) {
+    const permission = canSendTo(db, message.workspaceId, message.toNumber);
+    if (!permission.allowed) {
+      ctx.completeWith((tx) => markFailed(tx, message.id, permission.reason, permission.message, now));
+      return;
+    }
+  }
+
+  const sms: OutboundSms = {
+    messageId: message.id,
+    workspaceId: message.workspaceId,
+    from: message.fromNumber,
+    to: message.toNumber,
+    body: message.body,
+    statusCallbackUrl: runtime.statusCallbackUrl,
+  };
+  const carrier = runtime.carrier;
+  try {
+    if (message.handoffStartedAt !== null) {
+      const found = await carrier.lookupSend(sms, message.handoffStartedAt - LOOKUP_SLACK_MS);
+      if (found.found) {
+        ctx.completeWith((tx) =>
+          markHandedOff(tx, message.id, found.carrierMessageId, found.status, ctx.clock.now()),
+        );
+        return;
+      }
+    }
+    db.update(messages)
+      .set({ status: "QUEUED", handoffStartedAt: now, updatedAt: now })
+      .where(and(eq(messages.id, message.id), inArray(messages.status, NOT_YET_SENT)))
+      .run();
+    const result = await carrier.sendSms(sms);
+    const at = ctx.clock.now();
+    if (result.accepted) {
+      ctx.completeWith((tx) => markHandedOff(tx, message.id, result.carrierMessageId, result.status, at));
+    } else {
+      ctx.completeWith((tx) => markFailed(tx, message.id, result.errorCode, result.errorMessage, at));
+    }
+  } catch (error) {
+    if (!(error instanceof CarrierUnavailableError)) throw error;
+    if (ctx.job.attempts >= ctx.job.maxAttempts) {
+      // Out of retries: the carrier never took it (or lookups could not tell); report it failed.
+      ctx.completeWith((tx) =>
+        markFailed(tx, message.id, "carrier_unavailable", error.message, ctx.clock.now()),
+      );
+      return;
+    }
+    log.warn("carrier unavailable; send will be retried", { message_id: message.id, error: error.message });
+    if (error.retryAfterMs) throw new RescheduleJob(ctx.clock.now() + error.retryAfterMs);
+    throw error;
+  }
+}
+
+/** The carrier accepted the message: SENT (or further, if it already says so), `message.sent` once. */
+function markHandedOff(
+  tx: DbOrTx,
+  messageId: string,
+  carrierMessageId: string,
+  status: CarrierMessageStatus,
+  now: number,
+) {
+  const current = loadMessage(tx, messageId);
+  if (!current) return;
+  tx.update(messages).set({ carrierMessageId, updatedAt: now }).where(eq(messages.id, messageId)).run();
+  applyStatus(
+    tx,
+    { ...current, carrierMessageId },
+    { carrierMessageId, status: rankAtLeastSent(status) },
+    now,
+  );
+}
+
+function rankAtLeastSent(status: CarrierMessageStatus): CarrierMessageStatus {
+  return STATUS_RANK[status] < STATUS_RANK.SENT ? "SENT" : status;
+}
+
+function markFailed(tx: DbOrTx, messageId: string, errorCode: string, errorMessage: string, now: number) {
+  const current = loadMessage(tx, messageId);
+  if (!current) return;
+  applyStatus(tx, current, { carrierMessageId: "", status: "FAILED", errorCode, errorMessage }, now);
+}
+
+/**
+ * Moves one message forward to the reported status (never back), stamping sent_at/delivered_at
+ * and emitting `message.sent` (when sent_at is first set), `message.delivered` or `message.failed`.
+ */
+function applyStatus(tx: DbOrTx, current: MessageRow, update: StatusUpdate, now: number) {
+  if (current.direction !== "outbound") return;
+  const from = STATUS_RANK[current.status] ?? 0;
+  const to = STATUS_RANK[update.status] ?? 0;
+  if (to <= from) return;
+  const next: MessageRow = { ...current, status: update.status, updatedAt: now };
+  const isFailure = update.status === "FAILED" || update.status === "UNDELIVERED";
+  const reachedCarrier =
+    update.status === "SENT" || update.status === "DELIVERED" || update.status === "UNDELIVERED";
+  const firstSent = reachedCarrier && current.sentAt === null;
+  if (firstSent) next.sentAt = now;
+  if (update.status === "DELIVERED") next.deliveredAt = now;
+  if (isFailure) {
+    next.errorCode = update.errorCode ?? (update.status === "UNDELIVERED" ? "undelivered" : "failed");
+    next.errorMessage = update.errorMessage ?? null;
+  }
+  tx.update(messages)
+    .set({
+      status: next.status,
+      sentAt: next.sentAt,
+      deliveredAt: next.deliveredAt,
+      errorCode: next.errorCode,
+      errorMessage: next.errorMessage,
+      updatedAt: now,
+    })
+    .where(eq(messages.id, current.id))
+    .run();
+  if (firstSent)
+    emitEvent(
+      tx,
+      current.workspaceId,
+      "message.sent",
+      messageJson({ ...next, status: "SENT", deliveredAt: null }),
+      now,
+    );
+  if (update.status === "DELIVERED")
+    emitEvent(tx, current.workspaceId, "message.delivered", messageJson(next), now);
+  if (isFailure) emitEvent(tx, current.workspaceId, "message.failed", messageJson(next), now);
+}
+
+/**
+ * Applies carrier status reports in one transaction. Idempotent: a repeated or late report
+ * changes nothing (DELIVERED stays DELIVERED). Reports for unknown messages are ignored.
+ */
+export function applyStatusUpdates(db: Db, updates: StatusUpdate[], now = Date.now()) {
+  if (!updates.length) return;
+  db.transaction((tx) => {
+    for (const update of updates) {
+      const current = update.messageId
+        ? loadMessage(tx, update.messageId)
+        : tx.select().from(messages).where(eq(messages.carrierMessageId, update.carrierMessageId)).get();
+      if (!current) continue;
+      if (current.carrierMessageId === null && update.carrierMessageId) {
+        tx.update(messages)
+          .set({ carrierMessageId: update.carrierMessageId })
+          .where(eq(messages.id, current.id))
+          .run();
+      }
+      applyStatus(tx, current, update, now);
+    }
+  });
+}
