@@ -2,12 +2,15 @@ import type { Database } from "bun:sqlite";
 import { openapi } from "@elysiajs/openapi";
 import { Elysia } from "elysia";
 import { carrierCallbackRoutes } from "./api/carrier-callbacks";
+import { contactRoutes } from "./api/contacts";
 import { conversationsRoutes } from "./api/conversations";
 import { docsRoutes } from "./api/docs";
+import { listRoutes } from "./api/lists";
 import { meRoutes } from "./api/me";
 import { messagesRoutes } from "./api/messages";
 import { sandboxRoutes } from "./api/sandbox";
 import { settingsRoutes } from "./api/settings";
+import { suppressionRoutes } from "./api/suppression";
 import { systemRoutes } from "./api/system";
 import type { Carrier } from "./carriers/carrier";
 import type { Config } from "./config";
@@ -65,6 +68,9 @@ export function createApp(deps: AppDeps) {
     .use(docsRoutes())
     .use(meRoutes())
     .use(settingsRoutes(deps))
+    .use(suppressionRoutes(deps))
+    .use(listRoutes(deps))
+    .use(contactRoutes(deps))
     .use(messagesRoutes(deps))
     .use(conversationsRoutes(deps))
     .use(sandboxRoutes(deps))

@@ -1,11 +1,12 @@
-import { and, eq } from "drizzle-orm";
-import type { DbOrTx } from "../db/client";
+import { and, count, desc, eq, or, type SQL, sql } from "drizzle-orm";
+import type { Db, DbOrTx } from "../db/client";
+import { likeInsensitive } from "../db/dialect";
 import { type ContactRow, contacts } from "../db/schema";
 import { timezoneForPhone } from "../lib/area-codes";
-import { invalid } from "../lib/errors";
-import { newId } from "../lib/ids";
+import { conflict, invalid, notFound } from "../lib/errors";
+import { isUuid, newId } from "../lib/ids";
 import { normalizePhone } from "../lib/phone";
-import { toIso } from "../lib/time";
+import { isTimeZone, toIso } from "../lib/time";
 import { emitEvent } from "./events";
 
 /** The Contact as the API returns it (API.md §3 Contacts). */
@@ -85,4 +86,248 @@ export function ensureContact(
   tx.insert(contacts).values(row).run();
   emitEvent(tx, workspaceId, "contact.created", contactJson(row), now);
   return { contact: row, created: true };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Contact CRUD (API.md §3 Contacts)
+// ---------------------------------------------------------------------------------------------
+
+export const MAX_FIELD_KEYS = 100;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses
+const FIELD_KEY_RE = /^[^"\\\u0000-\u001f]{1,64}$/;
+const EMAIL_RE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+export interface ContactInput {
+  phone_number?: string;
+  first_name?: string | null;
+  last_name?: string | null;
+  email?: string | null;
+  external_id?: string | null;
+  opted_in?: boolean;
+  timezone?: string | null;
+  fields?: Record<string, unknown> | unknown;
+}
+
+/** A custom field key usable in `fields` and in segment rules (`fields.<key>`). */
+export function isFieldKey(key: string): boolean {
+  return FIELD_KEY_RE.test(key);
+}
+
+/** Checks a custom `fields` object: scalar values, sane keys. `prefix` names the field in errors. */
+export function checkFields(value: unknown, prefix = "fields"): asserts value is Record<string, unknown> {
+  if (value === null || typeof value !== "object" || Array.isArray(value))
+    throw invalid(`${prefix} must be an object`);
+  const fields = value as Record<string, unknown>;
+  const keys = Object.keys(fields);
+  if (keys.length > MAX_FIELD_KEYS) throw invalid(`${prefix} has too many keys (max ${MAX_FIELD_KEYS})`);
+  for (const key of keys) {
+    if (!isFieldKey(key)) throw invalid(`${prefix}.${key.slice(0, 64)} is not a valid field name`);
+    const value = fields[key];
+    if (typeof value === "string") {
+      if (value.length > 2000) throw invalid(`${prefix}.${key} is too long (max 2000)`);
+    } else if (value !== null && typeof value !== "number" && typeof value !== "boolean") {
+      throw invalid(`${prefix}.${key} must be a string, number, boolean or null`);
+    } else if (typeof value === "number" && !Number.isFinite(value)) {
+      throw invalid(`${prefix}.${key} must be a finite number`);
+    }
+  }
+}
+
+/** Normalises and checks the scalar inputs shared by create, update and import. */
+export function checkContactScalars(input: ContactInput): void {
+  for (const [name, max] of TEXT_LIMITS) {
+    const value = input[name];
+    if (typeof value === "string" && value.length > max) throw invalid(`${name} is too long (max ${max})`);
+  }
+  if (input.email !== undefined && input.email !== null && input.email !== "" && !EMAIL_RE.test(input.email))
+    throw invalid("email must be a valid email address");
+  if (input.timezone !== undefined && input.timezone !== null && !isTimeZone(input.timezone))
+    throw invalid("timezone must be a valid IANA time zone");
+  if (input.fields !== undefined) checkFields(input.fields);
+}
+
+const TEXT_LIMITS: [keyof ContactInput & string, number][] = [
+  ["first_name", 200],
+  ["last_name", 200],
+  ["email", 320],
+  ["external_id", 200],
+  ["timezone", 100],
+];
+
+const blankToNull = (v: string | null | undefined) => (v === undefined ? undefined : v === "" ? null : v);
+
+function duplicatePhone(existing: ContactRow) {
+  return conflict("Contact with this phone_number already exists", { contact_id: existing.id });
+}
+
+export function createContact(
+  db: Db,
+  workspaceId: string,
+  input: ContactInput,
+  source = "api",
+  now = Date.now(),
+): ContactRow {
+  const phone = normalizePhone(input.phone_number);
+  if (!phone) throw invalid("phone_number must be a valid phone number");
+  checkContactScalars(input);
+  return db.transaction((tx) => {
+    const existing = findContactByPhone(tx, workspaceId, phone);
+    if (existing) throw duplicatePhone(existing);
+    const row: ContactRow = {
+      id: newId(),
+      workspaceId,
+      phoneNumber: phone,
+      firstName: blankToNull(input.first_name) ?? null,
+      lastName: blankToNull(input.last_name) ?? null,
+      email: blankToNull(input.email) ?? null,
+      externalId: blankToNull(input.external_id) ?? null,
+      source,
+      optedIn: input.opted_in ?? true,
+      timezone: input.timezone ?? timezoneForPhone(phone),
+      fields: withoutNulls((input.fields ?? {}) as Record<string, unknown>),
+      createdAt: now,
+      updatedAt: now,
+    };
+    tx.insert(contacts).values(row).run();
+    emitEvent(tx, workspaceId, "contact.created", contactJson(row), now);
+    return row;
+  });
+}
+
+function withoutNulls(fields: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(fields)) if (v !== null) out[k] = v;
+  return out;
+}
+
+/** Merges custom fields: keys set to null are removed, others replace. */
+export function mergeFields(
+  current: Record<string, unknown>,
+  patch: Record<string, unknown>,
+): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...current };
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === null) delete out[k];
+    else out[k] = v;
+  }
+  return out;
+}
+
+export function getContact(db: DbOrTx, workspaceId: string, id: string): ContactRow {
+  if (!isUuid(id)) throw notFound();
+  const row = db
+    .select()
+    .from(contacts)
+    .where(and(eq(contacts.workspaceId, workspaceId), eq(contacts.id, id)))
+    .get();
+  if (!row) throw notFound();
+  return row;
+}
+
+/**
+ * Partial update. `fields` merges (null removes a key). Changing `opted_in` emits
+ * `contact.opted_out` / `contact.opted_in`; `opted_in=false` blocks every send (canSendTo).
+ */
+export function updateContact(
+  db: Db,
+  workspaceId: string,
+  id: string,
+  patch: ContactInput,
+  now = Date.now(),
+): ContactRow {
+  let phone: string | undefined;
+  if (patch.phone_number !== undefined) {
+    phone = normalizePhone(patch.phone_number) ?? undefined;
+    if (!phone) throw invalid("phone_number must be a valid phone number");
+  }
+  checkContactScalars(patch);
+  return db.transaction((tx) => {
+    const row = getContact(tx, workspaceId, id);
+    const changes: Partial<ContactRow> = { updatedAt: now };
+    if (phone !== undefined && phone !== row.phoneNumber) {
+      const other = findContactByPhone(tx, workspaceId, phone);
+      if (other) throw duplicatePhone(other);
+      changes.phoneNumber = phone;
+    }
+    if (patch.first_name !== undefined) changes.firstName = blankToNull(patch.first_name) ?? null;
+    if (patch.last_name !== undefined) changes.lastName = blankToNull(patch.last_name) ?? null;
+    if (patch.email !== undefined) changes.email = blankToNull(patch.email) ?? null;
+    if (patch.external_id !== undefined) changes.externalId = blankToNull(patch.external_id) ?? null;
+    if (patch.timezone !== undefined) changes.timezone = patch.timezone;
+    if (patch.opted_in !== undefined) changes.optedIn = patch.opted_in;
+    if (patch.fields !== undefined)
+      changes.fields = mergeFields(row.fields ?? {}, patch.fields as Record<string, unknown>);
+    tx.update(contacts)
+      .set(changes)
+      .where(and(eq(contacts.workspaceId, workspaceId), eq(contacts.id, id)))
+      .run();
+    const updated = { ...row, ...changes };
+    if (patch.opted_in !== undefined && patch.opted_in !== row.optedIn) {
+      emitEvent(
+        tx,
+        workspaceId,
+        updated.optedIn ? "contact.opted_in" : "contact.opted_out",
+        contactJson(updated),
+        now,
+      );
+    }
+    return updated;
+  });
+}
+
+/** Deletes the contact and its list memberships; a suppression entry for its number stays. */
+export function deleteContact(db: Db, workspaceId: string, id: string): void {
+  db.transaction((tx) => {
+    getContact(tx, workspaceId, id);
+    tx.delete(contacts)
+      .where(and(eq(contacts.workspaceId, workspaceId), eq(contacts.id, id)))
+      .run();
+  });
+}
+
+/** Escapes LIKE wildcards so user text matches literally (used with ESCAPE '\'). */
+export function escapeLike(text: string): string {
+  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
+}
+
+/** `q` matches first name, last name, phone number (digits too) and email. */
+function searchCondition(q: string): SQL | undefined {
+  const text = q.trim();
+  if (!text) return undefined;
+  const pattern = `%${escapeLike(text)}%`;
+  const parts: SQL[] = [
+    likeInsensitive(contacts.firstName, pattern),
+    likeInsensitive(contacts.lastName, pattern),
+    likeInsensitive(contacts.email, pattern),
+    likeInsensitive(contacts.phoneNumber, pattern),
+    likeInsensitive(sql`(${contacts.firstName} || ' ' || ${contacts.lastName})`, pattern),
+  ];
+  const digits = text.replace(/\D/g, "");
+  if (digits.length >= 3 && digits !== text) {
+    parts.push(likeInsensitive(contacts.phoneNumber, `%${digits}%`));
+  }
+  const phone = normalizePhone(text);
+  if (phone) parts.push(eq(contacts.phoneNumber, phone));
+  return or(...parts);
+}
+
+export function listContacts(
+  db: DbOrTx,
+  workspaceId: string,
+  options: { q?: string; limit: number; offset: number },
+): { rows: ContactRow[]; total: number } {
+  const where = and(
+    eq(contacts.workspaceId, workspaceId),
+    options.q ? searchCondition(options.q) : undefined,
+  );
+  const rows = db
+    .select()
+    .from(contacts)
+    .where(where)
+    .orderBy(desc(contacts.createdAt), desc(contacts.id))
+    .limit(options.limit)
+    .offset(options.offset)
+    .all();
+  const total = db.select({ n: count() }).from(contacts).where(where).get()?.n ?? 0;
+  return { rows, total };
 }

@@ -1,6 +1,10 @@
-import { and, eq } from "drizzle-orm";
-import type { DbOrTx } from "../db/client";
-import { contacts, suppressions } from "../db/schema";
+import { and, count, desc, eq, like } from "drizzle-orm";
+import type { Db, DbOrTx } from "../db/client";
+import { contacts, type SuppressionRow, suppressions } from "../db/schema";
+import { conflict, invalid, notFound } from "../lib/errors";
+import { isUuid, newId } from "../lib/ids";
+import { normalizePhone } from "../lib/phone";
+import { toIso } from "../lib/time";
 
 export type SendBlock = "opted_out" | "suppressed";
 
@@ -29,4 +33,129 @@ export function canSendTo(db: DbOrTx, workspaceId: string, phone: string): SendP
       : { allowed: false, reason: "suppressed", message: "Recipient is suppressed" };
   }
   return { allowed: true };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Suppression list CRUD (API.md §3 Suppression)
+// ---------------------------------------------------------------------------------------------
+
+export const SUPPRESSION_REASONS = ["manual", "opt_out", "carrier", "complaint"] as const;
+export type SuppressionReason = (typeof SUPPRESSION_REASONS)[number];
+
+export interface SuppressionJson {
+  id: string;
+  phone_number: string;
+  reason: string;
+  source: string | null;
+  created_at: string;
+}
+
+export function suppressionJson(row: SuppressionRow): SuppressionJson {
+  return {
+    id: row.id,
+    phone_number: row.phoneNumber,
+    reason: row.reason,
+    source: row.source,
+    created_at: toIso(row.createdAt) as string,
+  };
+}
+
+/**
+ * Suppresses a number; a number already suppressed keeps its entry (returned with created=false).
+ * For the inbound STOP path and carrier feedback as well as the API.
+ */
+export function addSuppression(
+  tx: DbOrTx,
+  workspaceId: string,
+  phone: string,
+  reason: SuppressionReason,
+  source: string | null = null,
+  now = Date.now(),
+): { suppression: SuppressionRow; created: boolean } {
+  const e164 = normalizePhone(phone);
+  if (!e164) throw invalid("phone_number must be a valid phone number");
+  const existing = tx
+    .select()
+    .from(suppressions)
+    .where(and(eq(suppressions.workspaceId, workspaceId), eq(suppressions.phoneNumber, e164)))
+    .get();
+  if (existing) return { suppression: existing, created: false };
+  const row: SuppressionRow = { id: newId(), workspaceId, phoneNumber: e164, reason, source, createdAt: now };
+  tx.insert(suppressions).values(row).run();
+  return { suppression: row, created: true };
+}
+
+/** Removes a number's suppression entry, if any (e.g. START after STOP). */
+export function removeSuppressionByPhone(tx: DbOrTx, workspaceId: string, phone: string): boolean {
+  const e164 = normalizePhone(phone);
+  if (!e164) return false;
+  const result = tx
+    .delete(suppressions)
+    .where(and(eq(suppressions.workspaceId, workspaceId), eq(suppressions.phoneNumber, e164)))
+    .run() as unknown as { changes: number };
+  return result.changes > 0;
+}
+
+export function createSuppression(
+  db: Db,
+  workspaceId: string,
+  input: { phone_number: string; reason?: SuppressionReason; source?: string | null },
+  now = Date.now(),
+): SuppressionRow {
+  return db.transaction((tx) => {
+    const { suppression, created } = addSuppression(
+      tx,
+      workspaceId,
+      input.phone_number,
+      input.reason ?? "manual",
+      input.source ?? "api",
+      now,
+    );
+    if (!created) throw conflict("phone_number is already suppressed");
+    return suppression;
+  });
+}
+
+export function getSuppression(db: DbOrTx, workspaceId: string, id: string): SuppressionRow {
+  if (!isUuid(id)) throw notFound();
+  const row = db
+    .select()
+    .from(suppressions)
+    .where(and(eq(suppressions.workspaceId, workspaceId), eq(suppressions.id, id)))
+    .get();
+  if (!row) throw notFound();
+  return row;
+}
+
+export function listSuppressions(
+  db: DbOrTx,
+  workspaceId: string,
+  options: { q?: string; reason?: string; limit: number; offset: number },
+): { rows: SuppressionRow[]; total: number } {
+  const q = options.q?.trim();
+  const digits = q?.replace(/[^\d+]/g, "");
+  const where = and(
+    eq(suppressions.workspaceId, workspaceId),
+    options.reason ? eq(suppressions.reason, options.reason) : undefined,
+    digits ? like(suppressions.phoneNumber, `%${digits}%`) : undefined,
+  );
+  const rows = db
+    .select()
+    .from(suppressions)
+    .where(where)
+    .orderBy(desc(suppressions.createdAt), desc(suppressions.id))
+    .limit(options.limit)
+    .offset(options.offset)
+    .all();
+  const total = db.select({ n: count() }).from(suppressions).where(where).get()?.n ?? 0;
+  return { rows, total };
+}
+
+export function deleteSuppression(db: Db, workspaceId: string, id: string): void {
+  db.transaction((tx) => {
+    getSuppression(tx, workspaceId, id);
+    tx.delete(suppressions)
+      .where(and(eq(suppressions.workspaceId, workspaceId), eq(suppressions.id, id)))
+      .run();
+  });
 }

@@ -1,0 +1,51 @@
+import { t } from "elysia";
+import { Timestamp } from "../http/schemas";
+
+/** The Contact as every audience endpoint returns it (API.md §3 Contacts; seed "Contact"). */
+export const ContactSchema = t.Object(
+  {
+    id: t.String({ description: "Contact id (UUID)" }),
+    phone_number: t.String({
+      description: "E.164 phone number, unique per workspace",
+      examples: ["+12025550123"],
+    }),
+    first_name: t.Union([t.String(), t.Null()], { description: "First name" }),
+    last_name: t.Union([t.String(), t.Null()], { description: "Last name" }),
+    email: t.Union([t.String(), t.Null()], { description: "Email address" }),
+    external_id: t.Union([t.String(), t.Null()], { description: "Your system's id for this person" }),
+    source: t.String({
+      description: "Where the contact came from: api, import, inbound, ...",
+      examples: ["api"],
+    }),
+    opted_in: t.Boolean({ description: "False blocks every send to this contact" }),
+    timezone: t.Union([t.String(), t.Null()], {
+      description: "IANA zone; defaults from the phone number's area code",
+      examples: ["America/New_York"],
+    }),
+    fields: t.Record(t.String(), t.Unknown(), { description: "Custom values (string, number, boolean)" }),
+    created_at: Timestamp("When the contact was created"),
+    updated_at: Timestamp("When the contact last changed"),
+  },
+  { description: "A contact" },
+);
+
+export const NullableText = (description: string) =>
+  t.Optional(t.Union([t.String(), t.Null()], { description, error: "must be a string or null" }));
+
+// Checked in the domain (an object of scalars), so the schema takes any JSON and documents the shape.
+export const FieldsInput = t.Optional(
+  t.Unknown({
+    description:
+      "Object of custom values (string, number, boolean). Merged on update; a key set to null is removed.",
+    examples: [{ plan: "pro", seats: 3 }],
+  }),
+);
+
+/** `{ok:true, deleted:true}` */
+export const DeletedEnvelope = t.Object({ ok: t.Literal(true), deleted: t.Literal(true) });
+
+export const PageFields = {
+  total: t.Integer({ description: "Items matching, over all pages" }),
+  limit: t.Integer({ description: "Page size used" }),
+  offset: t.Integer({ description: "Items skipped" }),
+};

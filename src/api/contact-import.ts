@@ -1,0 +1,116 @@
+import { Elysia, t } from "elysia";
+import type { AppDeps } from "../app";
+import { importContactsCsv, importContactsJson } from "../domain/contact-import";
+import { workspaceOf } from "../http/context";
+import { IMPORT_BODY_LIMIT, registerBodyLimit, registerStreamingRoute } from "../http/conventions";
+import { responses, WRITE_ERRORS } from "../http/schemas";
+import { AppError, invalid } from "../lib/errors";
+
+const IMPORT_PATH = "/v1/contacts/import";
+registerStreamingRoute("POST", IMPORT_PATH);
+registerBodyLimit(IMPORT_PATH, IMPORT_BODY_LIMIT);
+
+const ImportEnvelope = t.Object({
+  ok: t.Literal(true),
+  created: t.Integer({ description: "Contacts created" }),
+  updated: t.Integer({ description: "Existing contacts (or earlier rows of this import) changed by a row" }),
+  skipped: t.Integer({ description: "Rows that matched a contact and changed nothing" }),
+  errors: t.Array(
+    t.Object({
+      row: t.Integer({
+        description: "CSV: line number in the file (header = 1). JSON: 1-based position in contacts",
+      }),
+      error: t.String({
+        description: "What is wrong with the row",
+        examples: ["phone_number must be a valid phone number"],
+      }),
+    }),
+    { description: "Rows not imported (at most 1000 listed)" },
+  ),
+});
+
+async function readText(stream: ReadableStream<Uint8Array> | null, limit: number): Promise<string> {
+  if (!stream) return "";
+  const decoder = new TextDecoder();
+  let bytes = 0;
+  let text = "";
+  for await (const chunk of stream as unknown as AsyncIterable<Uint8Array>) {
+    bytes += chunk.byteLength;
+    if (bytes > limit)
+      throw new AppError("payload_too_large", `Request body is too large (max ${limit} bytes)`);
+    text += decoder.decode(chunk, { stream: true });
+  }
+  return text + decoder.decode();
+}
+
+function listIdOf(value: unknown): string | undefined {
+  if (value === undefined || value === null || value === "") return undefined;
+  if (typeof value !== "string") throw invalid("list_id must be a string");
+  return value;
+}
+
+// POST /v1/contacts/import – CSV (streamed) or JSON; upsert by phone, one transaction per batch.
+export function contactImportRoutes(deps: AppDeps) {
+  return new Elysia({ name: "contact-import" }).post(
+    IMPORT_PATH,
+    async ({ request, query }) => {
+      const workspaceId = workspaceOf(request);
+      const type = (request.headers.get("content-type") ?? "").split(";")[0]?.trim().toLowerCase() ?? "";
+      const now = deps.clock.now();
+      if (type === "text/csv" || type === "application/csv") {
+        const result = await importContactsCsv(
+          deps.db,
+          workspaceId,
+          request.body ?? new ReadableStream({ start: (c) => c.close() }),
+          { listId: listIdOf(query.list_id), maxBytes: IMPORT_BODY_LIMIT, now },
+        );
+        return { ok: true as const, ...result };
+      }
+      if (type === "application/json" || type === "") {
+        const text = await readText(request.body, IMPORT_BODY_LIMIT);
+        let body: unknown = {};
+        if (text.trim() !== "") {
+          try {
+            body = JSON.parse(text);
+          } catch {
+            throw new AppError("invalid_json", "Invalid JSON body");
+          }
+        }
+        if (body === null || typeof body !== "object" || Array.isArray(body))
+          throw invalid("body must be a JSON object");
+        const o = body as Record<string, unknown>;
+        if (o.contacts === undefined) throw invalid("contacts is required");
+        if (!Array.isArray(o.contacts)) throw invalid("contacts must be an array");
+        const result = importContactsJson(deps.db, workspaceId, o.contacts, {
+          listId: listIdOf(o.list_id ?? query.list_id),
+          now,
+        });
+        return { ok: true as const, ...result };
+      }
+      throw new AppError("invalid_json", "Content-Type must be text/csv or application/json");
+    },
+    {
+      query: t.Object({
+        list_id: t.Optional(t.String({ description: "Add every imported contact to this list" })),
+      }),
+      detail: {
+        tags: ["Contacts"],
+        summary: "Import contacts (CSV or JSON)",
+        description: [
+          "`text/csv`: a header row, then one contact per line (quoted fields and CRLF supported). Columns",
+          "`phone_number` (or `phone`), `first_name`, `last_name`, `email`, `external_id`, `opted_in`, `timezone`",
+          "map to the contact; any other column goes to `fields`. No phone column: 422 before anything is written.",
+          "`application/json`: `{contacts:[{phone_number, first_name, ..., fields}], list_id?}`.",
+          "",
+          "Upsert by phone number: a known number updates the contact (blank cells keep values, fields merge;",
+          "an import can opt a contact out, never back in). Duplicate numbers in one import collapse to one contact.",
+          "Rows are applied in batches, one transaction per batch; a bad row is reported in `errors` by row",
+          "number and never stops the rest. `list_id` (query, or body for JSON) adds every imported contact to",
+          "that list (422 `list_id does not exist`). Body ≤ 20 MiB, also enforced while streaming (413; batches",
+          "already applied stay).",
+        ].join(" "),
+      },
+      response: responses(ImportEnvelope, WRITE_ERRORS),
+    },
+  );
+}

@@ -1,0 +1,190 @@
+import { Elysia, t } from "elysia";
+import type { AppDeps } from "../app";
+import { contactJson } from "../domain/contacts";
+import {
+  addMembers,
+  createList,
+  deleteList,
+  getList,
+  listLists,
+  listMemberContacts,
+  removeMembers,
+  updateList,
+} from "../domain/lists";
+import { workspaceOf } from "../http/context";
+import { paginationQuery, parsePagination } from "../http/pagination";
+import { READ_ERRORS, responses, Timestamp, WRITE_ERRORS } from "../http/schemas";
+import { ContactSchema, DeletedEnvelope, PageFields } from "./audience-schemas";
+
+export const ListSchema = t.Object(
+  {
+    id: t.String({ description: "List id (UUID)" }),
+    name: t.String({ description: "List name" }),
+    description: t.String({ description: "Description (empty string when none)" }),
+    contacts: t.Integer({ description: "Member count" }),
+    created_at: Timestamp("When the list was created"),
+  },
+  { description: "A static group of contacts" },
+);
+
+const ListEnvelope = t.Object({ ok: t.Literal(true), list: ListSchema });
+const ListsEnvelope = t.Object({ ok: t.Literal(true), lists: t.Array(ListSchema), ...PageFields });
+const MembersEnvelope = t.Object({ ok: t.Literal(true), contacts: t.Array(ContactSchema), ...PageFields });
+const IdParams = t.Object({ id: t.String({ description: "List id" }) });
+
+const Name = t.String({ minLength: 1, maxLength: 200, description: "List name (1–200)" });
+const Description = t.String({ maxLength: 2000, description: "Description (max 2000)" });
+
+const MembershipBody = t.Object(
+  {
+    contact_ids: t.Optional(
+      t.Array(t.String({ description: "Contact id" }), {
+        maxItems: 10000,
+        description: "Contact ids (max 10,000)",
+      }),
+    ),
+    phone_numbers: t.Optional(
+      t.Array(t.String({ description: "Phone number" }), {
+        maxItems: 10000,
+        description: "Phone numbers (E.164, 10- or 11-digit US; max 10,000)",
+      }),
+    ),
+  },
+  { description: "Contacts by id and/or phone number" },
+);
+
+// /v1/lists – static groups of contacts and their membership.
+export function listRoutes(deps: AppDeps) {
+  return new Elysia({ name: "lists" })
+    .get(
+      "/v1/lists",
+      ({ request, query }) => {
+        const page = parsePagination(query);
+        const { lists, total } = listLists(deps.db, workspaceOf(request), { q: query.q, ...page });
+        return { ok: true as const, lists, total, ...page };
+      },
+      {
+        query: t.Object({
+          ...paginationQuery,
+          q: t.Optional(t.String({ description: "Matches the list name" })),
+        }),
+        detail: { tags: ["Lists"], summary: "List lists (newest first)" },
+        response: responses(ListsEnvelope, [...READ_ERRORS, 422]),
+      },
+    )
+    .post(
+      "/v1/lists",
+      ({ request, body }) => ({
+        ok: true as const,
+        list: createList(deps.db, workspaceOf(request), body, deps.clock.now()),
+      }),
+      {
+        body: t.Object({ name: Name, description: t.Optional(Description) }, { description: "A new list" }),
+        detail: { tags: ["Lists"], summary: "Create a list" },
+        response: responses(ListEnvelope, WRITE_ERRORS),
+      },
+    )
+    .get(
+      "/v1/lists/:id",
+      ({ request, params }) => ({
+        ok: true as const,
+        list: getList(deps.db, workspaceOf(request), params.id),
+      }),
+      {
+        params: IdParams,
+        detail: { tags: ["Lists"], summary: "Get a list" },
+        response: responses(ListEnvelope, [...READ_ERRORS, 404]),
+      },
+    )
+    .patch(
+      "/v1/lists/:id",
+      ({ request, params, body }) => ({
+        ok: true as const,
+        list: updateList(deps.db, workspaceOf(request), params.id, body, deps.clock.now()),
+      }),
+      {
+        params: IdParams,
+        body: t.Object(
+          { name: t.Optional(Name), description: t.Optional(Description) },
+          { description: "Both optional; membership is unchanged" },
+        ),
+        detail: {
+          tags: ["Lists"],
+          summary: "Rename or re-describe a list",
+          description: "Renaming or re-describing a list leaves its membership unchanged.",
+        },
+        response: responses(ListEnvelope, [...WRITE_ERRORS, 404]),
+      },
+    )
+    .delete(
+      "/v1/lists/:id",
+      ({ request, params }) => {
+        deleteList(deps.db, workspaceOf(request), params.id);
+        return { ok: true as const, deleted: true as const };
+      },
+      {
+        params: IdParams,
+        detail: {
+          tags: ["Lists"],
+          summary: "Delete a list",
+          description: "Removes the list and its memberships; the contacts stay.",
+        },
+        response: responses(DeletedEnvelope, [...WRITE_ERRORS, 404]),
+      },
+    )
+    .get(
+      "/v1/lists/:id/contacts",
+      ({ request, params, query }) => {
+        const page = parsePagination(query);
+        const { rows, total } = listMemberContacts(deps.db, workspaceOf(request), params.id, page);
+        return { ok: true as const, contacts: rows.map(contactJson), total, ...page };
+      },
+      {
+        params: IdParams,
+        query: t.Object(paginationQuery),
+        detail: { tags: ["Lists"], summary: "List a list's contacts (newest contact first)" },
+        response: responses(MembersEnvelope, [...READ_ERRORS, 404, 422]),
+      },
+    )
+    .post(
+      "/v1/lists/:id/contacts",
+      ({ request, params, body }) => ({
+        ok: true as const,
+        ...addMembers(deps.db, workspaceOf(request), params.id, body, deps.clock.now()),
+      }),
+      {
+        params: IdParams,
+        body: MembershipBody,
+        detail: {
+          tags: ["Lists"],
+          summary: "Add contacts to a list",
+          description:
+            "Unknown or foreign `contact_ids`, and contacts already in the list, count in `skipped`. A phone number with no contact yet creates it (source `api`).",
+        },
+        response: responses(
+          t.Object({
+            ok: t.Literal(true),
+            added: t.Integer({ description: "Contacts newly added" }),
+            skipped: t.Integer({ description: "Ids or numbers not added (unknown, or already members)" }),
+          }),
+          [...WRITE_ERRORS, 404],
+        ),
+      },
+    )
+    .delete(
+      "/v1/lists/:id/contacts",
+      ({ request, params, body }) => ({
+        ok: true as const,
+        ...removeMembers(deps.db, workspaceOf(request), params.id, body ?? {}),
+      }),
+      {
+        params: IdParams,
+        body: MembershipBody,
+        detail: { tags: ["Lists"], summary: "Remove contacts from a list" },
+        response: responses(
+          t.Object({ ok: t.Literal(true), removed: t.Integer({ description: "Memberships removed" }) }),
+          [...WRITE_ERRORS, 404],
+        ),
+      },
+    );
+}

@@ -1,0 +1,25 @@
+import { type SQL, sql } from "drizzle-orm";
+import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
+
+/**
+ * The few expressions whose spelling differs between SQLite and PostgreSQL, kept in one place so a
+ * PostgreSQL dialect is a storage change. Every value is a bound parameter.
+ */
+
+/** A custom field of a JSON column: `json_extract(col, '$."key"')` (PostgreSQL: `col->>key`). */
+export function jsonField(column: SQLiteColumn | SQL, key: string): SQL {
+  return sql`json_extract(${column}, ${`$."${key}"`})`;
+}
+
+/**
+ * A value as a JSON field compares against it. SQLite's json_extract yields 1/0 for true/false, so
+ * booleans are bound as integers.
+ */
+export function jsonComparable(value: unknown): unknown {
+  return typeof value === "boolean" ? (value ? 1 : 0) : value;
+}
+
+/** Case-insensitive LIKE with `\` as the escape character (PostgreSQL: ILIKE). */
+export function likeInsensitive(expr: SQLiteColumn | SQL, pattern: string): SQL {
+  return sql`(${expr} LIKE ${pattern} ESCAPE '\\')`;
+}

@@ -1,0 +1,598 @@
+import { and, eq, inArray } from "drizzle-orm";
+import type { Db, Tx } from "../db/client";
+import { type ContactRow, contacts, listMembers } from "../db/schema";
+import { timezoneForPhone } from "../lib/area-codes";
+import { AppError, invalid } from "../lib/errors";
+import { newId } from "../lib/ids";
+import { normalizePhone } from "../lib/phone";
+import { isTimeZone } from "../lib/time";
+import { checkContactScalars, contactJson, mergeFields } from "./contacts";
+import { emitEvent } from "./events";
+import { getListRow } from "./lists";
+
+/**
+ * Bulk import of contacts (API.md §3 Contacts): CSV streamed from the request (or a file, for the
+ * CLI) or a JSON array. Rows are applied in batches, one transaction per batch; a bad row is
+ * reported by its row number and never stops the rest. Upsert by phone number: a number already in
+ * the workspace (or earlier in the same import) updates that contact instead of creating another.
+ */
+
+export interface ImportError {
+  row: number;
+  error: string;
+}
+
+export interface ImportResult {
+  created: number;
+  updated: number;
+  skipped: number;
+  errors: ImportError[];
+}
+
+export interface ImportOptions {
+  listId?: string;
+  now?: number;
+  batchSize?: number;
+  /** Stop reading after this many bytes (413). */
+  maxBytes?: number;
+  /** Called after each batch: rows seen so far and bytes read. */
+  onProgress?: (rows: number, bytes: number) => void;
+}
+
+/** At most this many row errors are listed; the counts stay exact. */
+export const MAX_REPORTED_ERRORS = 1000;
+const DEFAULT_BATCH = 2000;
+
+/** One contact as read from a CSV line or a JSON item, before validation. */
+interface RawRow {
+  row: number;
+  phone?: unknown;
+  first_name?: unknown;
+  last_name?: unknown;
+  email?: unknown;
+  external_id?: unknown;
+  opted_in?: unknown;
+  timezone?: unknown;
+  fields?: unknown;
+}
+
+interface CleanRow {
+  row: number;
+  phone: string;
+  firstName?: string;
+  lastName?: string;
+  email?: string;
+  externalId?: string;
+  optedIn?: boolean;
+  timezone?: string;
+  fields?: Record<string, unknown>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Phone numbers: the common shapes of US numbers skip the full parser (same answer, much faster).
+// ---------------------------------------------------------------------------------------------
+
+const E164_US = /^\+1\d{10}$/;
+const TEN = /^\d{10}$/;
+const ELEVEN = /^1\d{10}$/;
+
+export function normalizePhoneFast(input: string): string | null {
+  const s = input.trim();
+  if (E164_US.test(s)) return s;
+  if (TEN.test(s)) return `+1${s}`;
+  if (ELEVEN.test(s)) return `+${s}`;
+  return normalizePhone(s);
+}
+
+// ---------------------------------------------------------------------------------------------
+// CSV: RFC 4180 (quoted fields, doubled quotes, CRLF or LF, newlines inside quotes), incremental.
+// ---------------------------------------------------------------------------------------------
+
+export interface CsvRecord {
+  /** Line number of the record's first line (the header is line 1). */
+  line: number;
+  fields: string[];
+}
+
+export class CsvReader {
+  private buf = "";
+  private lineNo = 0;
+  private started = false;
+
+  /** Feeds text; returns every record completed by it. */
+  push(text: string): CsvRecord[] {
+    if (!this.started) {
+      if (text.length === 0) return [];
+      if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+      this.started = true;
+    }
+    this.buf += text;
+    return this.drain(false);
+  }
+
+  /** Ends the input; returns the last record when the file has no final newline. */
+  end(): CsvRecord[] {
+    return this.drain(true);
+  }
+
+  private drain(final: boolean): CsvRecord[] {
+    const out: CsvRecord[] = [];
+    const buf = this.buf;
+    let pos = 0;
+    while (pos < buf.length) {
+      const nl = buf.indexOf("\n", pos);
+      const lineEnd = nl === -1 ? buf.length : nl;
+      if (nl === -1 && !final) break;
+      const quote = buf.indexOf('"', pos);
+      if (quote === -1 || quote > lineEnd) {
+        let line = buf.slice(pos, lineEnd);
+        if (line.endsWith("\r")) line = line.slice(0, -1);
+        this.lineNo++;
+        out.push({ line: this.lineNo, fields: line.split(",") });
+        pos = lineEnd + 1;
+        continue;
+      }
+      const parsed = this.parseQuoted(buf, pos, final);
+      if (!parsed) break;
+      out.push(parsed.record);
+      pos = parsed.next;
+    }
+    this.buf = pos >= buf.length ? "" : buf.slice(pos);
+    return out;
+  }
+
+  /** Parses one record that contains quotes; null when it is not complete yet. */
+  private parseQuoted(
+    buf: string,
+    start: number,
+    final: boolean,
+  ): { record: CsvRecord; next: number } | null {
+    const fields: string[] = [];
+    let field = "";
+    let i = start;
+    let lines = 1;
+    let inQuotes = false;
+    while (i < buf.length) {
+      const c = buf[i];
+      if (inQuotes) {
+        if (c === '"') {
+          if (buf[i + 1] === '"') {
+            field += '"';
+            i += 2;
+            continue;
+          }
+          if (i + 1 >= buf.length && !final) return null;
+          inQuotes = false;
+          i++;
+          continue;
+        }
+        if (c === "\n") lines++;
+        field += c;
+        i++;
+        continue;
+      }
+      if (c === '"') {
+        inQuotes = true;
+        i++;
+      } else if (c === ",") {
+        fields.push(field);
+        field = "";
+        i++;
+      } else if (c === "\n" || (c === "\r" && buf[i + 1] === "\n")) {
+        fields.push(field);
+        const record = { line: this.lineNo + 1, fields };
+        this.lineNo += lines;
+        return { record, next: c === "\r" ? i + 2 : i + 1 };
+      } else if (c === "\r" && i + 1 >= buf.length && !final) {
+        return null;
+      } else {
+        field += c;
+        i++;
+      }
+    }
+    if (!final) return null;
+    // End of input: an unterminated quote takes the rest of the file as its field.
+    fields.push(field);
+    const record = { line: this.lineNo + 1, fields };
+    this.lineNo += lines;
+    return { record, next: buf.length };
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Header → contact attribute
+// ---------------------------------------------------------------------------------------------
+
+type Column = "phone" | "first_name" | "last_name" | "email" | "external_id" | "opted_in" | "timezone";
+
+const HEADER_ALIASES: Record<string, Column> = {
+  phone: "phone",
+  phone_number: "phone",
+  phonenumber: "phone",
+  mobile: "phone",
+  mobile_number: "phone",
+  cell: "phone",
+  number: "phone",
+  first_name: "first_name",
+  firstname: "first_name",
+  first: "first_name",
+  given_name: "first_name",
+  last_name: "last_name",
+  lastname: "last_name",
+  last: "last_name",
+  surname: "last_name",
+  family_name: "last_name",
+  email: "email",
+  email_address: "email",
+  external_id: "external_id",
+  externalid: "external_id",
+  opted_in: "opted_in",
+  timezone: "timezone",
+  time_zone: "timezone",
+  tz: "timezone",
+};
+
+interface HeaderPlan {
+  columns: ({ kind: "column"; column: Column } | { kind: "field"; key: string } | { kind: "ignore" })[];
+}
+
+function planHeader(header: string[]): HeaderPlan {
+  const seen = new Set<string>();
+  const columns: HeaderPlan["columns"] = header.map((raw) => {
+    const name = raw.trim();
+    const canonical = name.toLowerCase().replace(/[\s-]+/g, "_");
+    const column = HEADER_ALIASES[canonical];
+    if (column && !seen.has(column)) {
+      seen.add(column);
+      return { kind: "column", column };
+    }
+    if (!name || column) return { kind: "ignore" };
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: strips what field names may not hold
+    const key = name.slice(0, 64).replace(/["\\\u0000-\u001f]/g, "");
+    if (!key || seen.has(`field:${key}`)) return { kind: "ignore" };
+    seen.add(`field:${key}`);
+    return { kind: "field", key };
+  });
+  if (!seen.has("phone")) throw invalid("phone_number column is required");
+  return { columns };
+}
+
+function rowFromCsv(plan: HeaderPlan, record: CsvRecord): RawRow | ImportError {
+  if (record.fields.length > plan.columns.length) {
+    return {
+      row: record.line,
+      error: `row has ${record.fields.length} columns, the header has ${plan.columns.length}`,
+    };
+  }
+  const row: RawRow = { row: record.line };
+  let fields: Record<string, unknown> | undefined;
+  for (let i = 0; i < record.fields.length; i++) {
+    const value = record.fields[i] as string;
+    const spec = plan.columns[i];
+    if (!spec || spec.kind === "ignore") continue;
+    const v = value.trim();
+    if (v === "") continue;
+    if (spec.kind === "column") row[spec.column] = v;
+    else {
+      fields ??= {};
+      fields[spec.key] = v;
+    }
+  }
+  if (fields) row.fields = fields;
+  return row;
+}
+
+const TRUE_WORDS = new Set(["true", "yes", "y", "1"]);
+const FALSE_WORDS = new Set(["false", "no", "n", "0"]);
+
+function optionalText(value: unknown, name: string): string | undefined {
+  if (value === undefined || value === null || value === "") return undefined;
+  if (typeof value !== "string") throw invalid(`${name} must be a string`);
+  return value.trim() || undefined;
+}
+
+/** Validates one row; throws AppError with the message reported for the row. */
+function cleanRow(raw: RawRow): CleanRow {
+  if (raw.phone === undefined || raw.phone === null || raw.phone === "")
+    throw invalid("phone_number is required");
+  if (typeof raw.phone !== "string") throw invalid("phone_number must be a string");
+  const phone = normalizePhoneFast(raw.phone);
+  if (!phone) throw invalid("phone_number must be a valid phone number");
+  const out: CleanRow = { row: raw.row, phone };
+  out.firstName = optionalText(raw.first_name, "first_name");
+  out.lastName = optionalText(raw.last_name, "last_name");
+  out.email = optionalText(raw.email, "email");
+  out.externalId = optionalText(raw.external_id, "external_id");
+  out.timezone = optionalText(raw.timezone, "timezone");
+  if (raw.opted_in !== undefined && raw.opted_in !== null && raw.opted_in !== "") {
+    if (typeof raw.opted_in === "boolean") out.optedIn = raw.opted_in;
+    else if (typeof raw.opted_in === "string" && TRUE_WORDS.has(raw.opted_in.trim().toLowerCase()))
+      out.optedIn = true;
+    else if (typeof raw.opted_in === "string" && FALSE_WORDS.has(raw.opted_in.trim().toLowerCase()))
+      out.optedIn = false;
+    else throw invalid("opted_in must be true or false");
+  }
+  if (raw.fields !== undefined && raw.fields !== null) {
+    if (typeof raw.fields !== "object" || Array.isArray(raw.fields))
+      throw invalid("fields must be an object");
+    out.fields = raw.fields as Record<string, unknown>;
+  }
+  if (out.timezone !== undefined && !isTimeZone(out.timezone))
+    throw invalid("timezone must be a valid IANA time zone");
+  checkContactScalars({
+    first_name: out.firstName,
+    last_name: out.lastName,
+    email: out.email,
+    external_id: out.externalId,
+    fields: out.fields,
+  });
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The batch writer
+// ---------------------------------------------------------------------------------------------
+
+const IN_CHUNK = 500;
+const INSERT_CHUNK = 500;
+
+class Importer {
+  readonly result: ImportResult = { created: 0, updated: 0, skipped: 0, errors: [] };
+  private pending: (CleanRow | ImportError)[] = [];
+  rows = 0;
+  private readonly batchSize: number;
+
+  constructor(
+    private readonly db: Db,
+    private readonly workspaceId: string,
+    private readonly options: ImportOptions,
+  ) {
+    this.batchSize = options.batchSize ?? DEFAULT_BATCH;
+  }
+
+  add(raw: RawRow | ImportError) {
+    this.rows++;
+    if ("error" in raw) {
+      this.pending.push(raw);
+    } else {
+      try {
+        this.pending.push(cleanRow(raw));
+      } catch (error) {
+        if (!(error instanceof AppError)) throw error;
+        this.pending.push({ row: raw.row, error: error.message });
+      }
+    }
+    if (this.pending.length >= this.batchSize) this.flush();
+  }
+
+  private fail(error: ImportError) {
+    if (this.result.errors.length < MAX_REPORTED_ERRORS) this.result.errors.push(error);
+  }
+
+  flush() {
+    const batch = this.pending;
+    this.pending = [];
+    if (batch.length === 0) return;
+    const good: CleanRow[] = [];
+    for (const item of batch) {
+      if ("error" in item) this.fail(item);
+      else good.push(item);
+    }
+    if (good.length > 0) this.db.transaction((tx) => this.write(tx, good));
+  }
+
+  private write(tx: Tx, rows: CleanRow[]) {
+    const now = this.options.now ?? Date.now();
+    const ws = this.workspaceId;
+    const phones = [...new Set(rows.map((r) => r.phone))];
+    const byPhone = new Map<string, ContactRow>();
+    for (let i = 0; i < phones.length; i += IN_CHUNK) {
+      const chunk = phones.slice(i, i + IN_CHUNK);
+      const found = tx
+        .select()
+        .from(contacts)
+        .where(and(eq(contacts.workspaceId, ws), inArray(contacts.phoneNumber, chunk)))
+        .all();
+      for (const row of found) byPhone.set(row.phoneNumber, row);
+    }
+    const created = new Map<string, ContactRow>();
+    const changed = new Map<string, ContactRow>();
+    const optedOut = new Set<string>();
+    for (const r of rows) {
+      const current = byPhone.get(r.phone);
+      if (!current) {
+        const row: ContactRow = {
+          id: newId(),
+          workspaceId: ws,
+          phoneNumber: r.phone,
+          firstName: r.firstName ?? null,
+          lastName: r.lastName ?? null,
+          email: r.email ?? null,
+          externalId: r.externalId ?? null,
+          source: "import",
+          optedIn: r.optedIn ?? true,
+          timezone: r.timezone ?? timezoneForPhone(r.phone),
+          fields: r.fields ? mergeFields({}, r.fields) : {},
+          createdAt: now,
+          updatedAt: now,
+        };
+        byPhone.set(r.phone, row);
+        created.set(r.phone, row);
+        this.result.created++;
+        continue;
+      }
+      const next = applyRow(current, r, now);
+      if (!next) {
+        this.result.skipped++;
+        continue;
+      }
+      if (current.optedIn && !next.optedIn && !created.has(r.phone)) optedOut.add(r.phone);
+      byPhone.set(r.phone, next);
+      if (created.has(r.phone)) created.set(r.phone, next);
+      else changed.set(r.phone, next);
+      this.result.updated++;
+    }
+    const inserts = [...created.values()];
+    for (let i = 0; i < inserts.length; i += INSERT_CHUNK) {
+      tx.insert(contacts)
+        .values(inserts.slice(i, i + INSERT_CHUNK))
+        .run();
+    }
+    for (const row of inserts) emitEvent(tx, ws, "contact.created", contactJson(row), now);
+    for (const row of changed.values()) {
+      tx.update(contacts)
+        .set({
+          firstName: row.firstName,
+          lastName: row.lastName,
+          email: row.email,
+          externalId: row.externalId,
+          optedIn: row.optedIn,
+          timezone: row.timezone,
+          fields: row.fields,
+          updatedAt: now,
+        })
+        .where(and(eq(contacts.workspaceId, ws), eq(contacts.id, row.id)))
+        .run();
+      if (optedOut.has(row.phoneNumber)) emitEvent(tx, ws, "contact.opted_out", contactJson(row), now);
+    }
+    if (this.options.listId) {
+      const members = [...new Set(rows.map((r) => (byPhone.get(r.phone) as ContactRow).id))].map(
+        (contactId) => ({
+          listId: this.options.listId as string,
+          contactId,
+          workspaceId: ws,
+          createdAt: now,
+        }),
+      );
+      for (let i = 0; i < members.length; i += INSERT_CHUNK) {
+        tx.insert(listMembers)
+          .values(members.slice(i, i + INSERT_CHUNK))
+          .onConflictDoNothing()
+          .run();
+      }
+    }
+  }
+}
+
+/**
+ * The contact after applying an import row, or null when the row changes nothing. Blank cells
+ * leave values as they are; custom fields merge. An import can opt a contact out but never back in
+ * (a STOP is only undone by the person).
+ */
+function applyRow(current: ContactRow, r: CleanRow, now: number): ContactRow | null {
+  const next: ContactRow = { ...current };
+  let dirty = false;
+  const set = <K extends keyof ContactRow>(key: K, value: ContactRow[K] | undefined) => {
+    if (value !== undefined && next[key] !== value) {
+      next[key] = value;
+      dirty = true;
+    }
+  };
+  set("firstName", r.firstName);
+  set("lastName", r.lastName);
+  set("email", r.email);
+  set("externalId", r.externalId);
+  set("timezone", r.timezone);
+  if (r.optedIn === false) set("optedIn", false);
+  if (r.fields) {
+    const merged = mergeFields(current.fields ?? {}, r.fields);
+    if (JSON.stringify(merged) !== JSON.stringify(current.fields ?? {})) {
+      next.fields = merged;
+      dirty = true;
+    }
+  }
+  if (!dirty) return null;
+  next.updatedAt = now;
+  return next;
+}
+
+function checkList(db: Db, workspaceId: string, listId: string | undefined) {
+  if (listId === undefined) return;
+  if (!getListRow(db, workspaceId, listId)) throw invalid("list_id does not exist");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Entry points
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Imports a CSV byte stream: header row first (a phone column is required: 422 before anything is
+ * written), then one contact per line. Memory stays bounded by the batch size.
+ */
+export async function importContactsCsv(
+  db: Db,
+  workspaceId: string,
+  stream: ReadableStream<Uint8Array>,
+  options: ImportOptions = {},
+): Promise<ImportResult> {
+  checkList(db, workspaceId, options.listId);
+  const importer = new Importer(db, workspaceId, options);
+  const reader = new CsvReader();
+  const decoder = new TextDecoder("utf-8");
+  let plan: HeaderPlan | null = null;
+  let bytes = 0;
+  let lastProgressRows = 0;
+  const take = (records: CsvRecord[]) => {
+    for (const record of records) {
+      if (!plan) {
+        plan = planHeader(record.fields);
+        continue;
+      }
+      if (record.fields.length === 1 && record.fields[0]?.trim() === "") continue;
+      importer.add(rowFromCsv(plan, record));
+    }
+    if (options.onProgress && importer.rows - lastProgressRows >= 1000) {
+      lastProgressRows = importer.rows;
+      options.onProgress(importer.rows, bytes);
+    }
+  };
+  for await (const chunk of stream as unknown as AsyncIterable<Uint8Array>) {
+    bytes += chunk.byteLength;
+    if (options.maxBytes !== undefined && bytes > options.maxBytes) {
+      throw new AppError("payload_too_large", `Request body is too large (max ${options.maxBytes} bytes)`);
+    }
+    take(reader.push(decoder.decode(chunk, { stream: true })));
+  }
+  take(reader.push(decoder.decode()));
+  take(reader.end());
+  if (!plan) throw invalid("CSV is empty: a header row with a phone_number column is required");
+  importer.flush();
+  options.onProgress?.(importer.rows, bytes);
+  return importer.result;
+}
+
+/**
+ * Imports `{contacts:[{phone_number, first_name, ..., fields}]}` items; `row` in errors is the
+ * item's 1-based position in the array.
+ */
+export function importContactsJson(
+  db: Db,
+  workspaceId: string,
+  items: unknown[],
+  options: ImportOptions = {},
+): ImportResult {
+  checkList(db, workspaceId, options.listId);
+  const importer = new Importer(db, workspaceId, options);
+  items.forEach((item, index) => {
+    const row = index + 1;
+    if (item === null || typeof item !== "object" || Array.isArray(item)) {
+      importer.add({ row, error: "contact must be an object" });
+      return;
+    }
+    const o = item as Record<string, unknown>;
+    importer.add({
+      row,
+      phone: o.phone_number ?? o.phone,
+      first_name: o.first_name,
+      last_name: o.last_name,
+      email: o.email,
+      external_id: o.external_id,
+      opted_in: o.opted_in,
+      timezone: o.timezone,
+      fields: o.fields,
+    });
+  });
+  importer.flush();
+  options.onProgress?.(importer.rows, 0);
+  return importer.result;
+}

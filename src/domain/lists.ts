@@ -1,0 +1,239 @@
+import { and, count, desc, eq, inArray, like, sql } from "drizzle-orm";
+import type { Db, DbOrTx } from "../db/client";
+import { type ContactRow, contacts, type ListRow, listMembers, lists } from "../db/schema";
+import { invalid, notFound } from "../lib/errors";
+import { isUuid, newId } from "../lib/ids";
+import { normalizePhone } from "../lib/phone";
+import { toIso } from "../lib/time";
+import { ensureContact, escapeLike } from "./contacts";
+
+/** The List as the API returns it (seed "List"). */
+export interface ListJson {
+  id: string;
+  name: string;
+  description: string;
+  contacts: number;
+  created_at: string;
+}
+
+export function listJson(row: ListRow, members: number): ListJson {
+  return {
+    id: row.id,
+    name: row.name,
+    description: row.description,
+    contacts: members,
+    created_at: toIso(row.createdAt) as string,
+  };
+}
+
+/** The workspace's list, or undefined (malformed ids included). */
+export function getListRow(db: DbOrTx, workspaceId: string, id: string): ListRow | undefined {
+  if (!isUuid(id)) return undefined;
+  return db
+    .select()
+    .from(lists)
+    .where(and(eq(lists.workspaceId, workspaceId), eq(lists.id, id)))
+    .get();
+}
+
+function requireList(db: DbOrTx, workspaceId: string, id: string): ListRow {
+  const row = getListRow(db, workspaceId, id);
+  if (!row) throw notFound();
+  return row;
+}
+
+export function memberCount(db: DbOrTx, listId: string): number {
+  return db.select({ n: count() }).from(listMembers).where(eq(listMembers.listId, listId)).get()?.n ?? 0;
+}
+
+export function getList(db: DbOrTx, workspaceId: string, id: string): ListJson {
+  const row = requireList(db, workspaceId, id);
+  return listJson(row, memberCount(db, row.id));
+}
+
+export function createList(
+  db: Db,
+  workspaceId: string,
+  input: { name: string; description?: string },
+  now = Date.now(),
+): ListJson {
+  const row: ListRow = {
+    id: newId(),
+    workspaceId,
+    name: input.name,
+    description: input.description ?? "",
+    createdAt: now,
+    updatedAt: now,
+  };
+  db.insert(lists).values(row).run();
+  return listJson(row, 0);
+}
+
+export function listLists(
+  db: DbOrTx,
+  workspaceId: string,
+  options: { q?: string; limit: number; offset: number },
+): { lists: ListJson[]; total: number } {
+  const q = options.q?.trim();
+  const where = and(
+    eq(lists.workspaceId, workspaceId),
+    q ? like(lists.name, `%${escapeLike(q)}%`) : undefined,
+  );
+  const members = sql<number>`(SELECT count(*) FROM ${listMembers} WHERE ${listMembers.listId} = ${lists.id})`;
+  const rows = db
+    .select({ list: lists, members })
+    .from(lists)
+    .where(where)
+    .orderBy(desc(lists.createdAt), desc(lists.id))
+    .limit(options.limit)
+    .offset(options.offset)
+    .all();
+  const total = db.select({ n: count() }).from(lists).where(where).get()?.n ?? 0;
+  return { lists: rows.map((r) => listJson(r.list, Number(r.members))), total };
+}
+
+/** Renaming or re-describing a list leaves its membership unchanged (seed rule 4). */
+export function updateList(
+  db: Db,
+  workspaceId: string,
+  id: string,
+  patch: { name?: string; description?: string },
+  now = Date.now(),
+): ListJson {
+  return db.transaction((tx) => {
+    const row = requireList(tx, workspaceId, id);
+    const changes: Partial<ListRow> = { updatedAt: now };
+    if (patch.name !== undefined) changes.name = patch.name;
+    if (patch.description !== undefined) changes.description = patch.description;
+    tx.update(lists)
+      .set(changes)
+      .where(and(eq(lists.workspaceId, workspaceId), eq(lists.id, id)))
+      .run();
+    return listJson({ ...row, ...changes }, memberCount(tx, id));
+  });
+}
+
+/** Deletes the list and its memberships; the contacts stay. */
+export function deleteList(db: Db, workspaceId: string, id: string): void {
+  db.transaction((tx) => {
+    requireList(tx, workspaceId, id);
+    tx.delete(listMembers).where(eq(listMembers.listId, id)).run();
+    tx.delete(lists)
+      .where(and(eq(lists.workspaceId, workspaceId), eq(lists.id, id)))
+      .run();
+  });
+}
+
+export interface MembershipInput {
+  contact_ids?: string[];
+  phone_numbers?: string[];
+}
+
+function normalizedPhones(input: MembershipInput): string[] {
+  return (input.phone_numbers ?? []).map((p, i) => {
+    const e164 = normalizePhone(p);
+    if (!e164) throw invalid(`phone_numbers[${i}] must be a valid phone number`);
+    return e164;
+  });
+}
+
+function workspaceContactIds(db: DbOrTx, workspaceId: string, ids: string[]): string[] {
+  const wanted = [...new Set(ids.filter(isUuid))];
+  const out: string[] = [];
+  for (let i = 0; i < wanted.length; i += 500) {
+    const found = db
+      .select({ id: contacts.id })
+      .from(contacts)
+      .where(and(eq(contacts.workspaceId, workspaceId), inArray(contacts.id, wanted.slice(i, i + 500))))
+      .all();
+    for (const r of found) out.push(r.id);
+  }
+  return out;
+}
+
+/**
+ * Adds contacts by id and/or phone number. Unknown or foreign ids, and contacts already in the
+ * list, count as `skipped`; a phone number with no contact yet creates the contact (source `api`).
+ */
+export function addMembers(
+  db: Db,
+  workspaceId: string,
+  listId: string,
+  input: MembershipInput,
+  now = Date.now(),
+): { added: number; skipped: number } {
+  const phones = normalizedPhones(input);
+  const requested = (input.contact_ids?.length ?? 0) + phones.length;
+  return db.transaction((tx) => {
+    requireList(tx, workspaceId, listId);
+    const ids = new Set(workspaceContactIds(tx, workspaceId, input.contact_ids ?? []));
+    for (const phone of phones) ids.add(ensureContact(tx, workspaceId, phone, "api", now).contact.id);
+    let added = 0;
+    const all = [...ids];
+    for (let i = 0; i < all.length; i += 500) {
+      const result = tx
+        .insert(listMembers)
+        .values(
+          all.slice(i, i + 500).map((contactId) => ({ listId, contactId, workspaceId, createdAt: now })),
+        )
+        .onConflictDoNothing()
+        .run() as unknown as { changes: number };
+      added += result.changes;
+    }
+    return { added, skipped: requested - added };
+  });
+}
+
+/** Removes contacts (by id or phone number) from the list; `removed` counts actual removals. */
+export function removeMembers(
+  db: Db,
+  workspaceId: string,
+  listId: string,
+  input: MembershipInput,
+): { removed: number } {
+  const phones = normalizedPhones(input);
+  return db.transaction((tx) => {
+    requireList(tx, workspaceId, listId);
+    const ids = new Set(workspaceContactIds(tx, workspaceId, input.contact_ids ?? []));
+    for (let i = 0; i < phones.length; i += 500) {
+      const found = tx
+        .select({ id: contacts.id })
+        .from(contacts)
+        .where(
+          and(eq(contacts.workspaceId, workspaceId), inArray(contacts.phoneNumber, phones.slice(i, i + 500))),
+        )
+        .all();
+      for (const r of found) ids.add(r.id);
+    }
+    let removed = 0;
+    const all = [...ids];
+    for (let i = 0; i < all.length; i += 500) {
+      const result = tx
+        .delete(listMembers)
+        .where(and(eq(listMembers.listId, listId), inArray(listMembers.contactId, all.slice(i, i + 500))))
+        .run() as unknown as { changes: number };
+      removed += result.changes;
+    }
+    return { removed };
+  });
+}
+
+/** The list's contacts, newest contact first (ids are time-ordered; served by the primary key). */
+export function listMemberContacts(
+  db: DbOrTx,
+  workspaceId: string,
+  listId: string,
+  page: { limit: number; offset: number },
+): { rows: ContactRow[]; total: number } {
+  requireList(db, workspaceId, listId);
+  const rows = db
+    .select({ contact: contacts })
+    .from(listMembers)
+    .innerJoin(contacts, eq(contacts.id, listMembers.contactId))
+    .where(eq(listMembers.listId, listId))
+    .orderBy(desc(listMembers.contactId))
+    .limit(page.limit)
+    .offset(page.offset)
+    .all();
+  return { rows: rows.map((r) => r.contact), total: memberCount(db, listId) };
+}

@@ -1,0 +1,212 @@
+import { afterAll, beforeAll, describe, expect, it } from "bun:test";
+import { eq } from "drizzle-orm";
+import { events } from "../src/db/schema";
+import { startTestServer, type TestServer } from "./support/server";
+
+let s: TestServer;
+beforeAll(async () => {
+  s = await startTestServer();
+});
+afterAll(() => s.stop());
+
+let seq = 0;
+/** A fresh valid US number for each call (area code 212). */
+function phone(): string {
+  seq++;
+  return `+1212555${String(1000 + seq).slice(-4)}`;
+}
+
+describe("POST /v1/contacts", () => {
+  it("creates a contact with E.164 phone, defaults, timezone from the area code and a contact.created event", async () => {
+    const r = await s.api("POST", "/v1/contacts", {
+      phone_number: "(415) 555-0101",
+      first_name: "Ada",
+      last_name: "Lovelace",
+      email: "ada@example.com",
+      fields: { plan: "pro", seats: 3 },
+    });
+    expect(r.status).toBe(200);
+    expect(r.body.ok).toBe(true);
+    const c = r.body.contact;
+    expect(c).toMatchObject({
+      phone_number: "+14155550101",
+      first_name: "Ada",
+      last_name: "Lovelace",
+      email: "ada@example.com",
+      external_id: null,
+      source: "api",
+      opted_in: true,
+      timezone: "America/Los_Angeles",
+      fields: { plan: "pro", seats: 3 },
+    });
+    expect(c.id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(c.created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    const rows = s.server.handle.db.select().from(events).where(eq(events.type, "contact.created")).all();
+    expect(rows.some((e) => (e.data as { id: string }).id === c.id)).toBe(true);
+  });
+
+  it("accepts 10- and 11-digit US numbers", async () => {
+    const ten = await s.api("POST", "/v1/contacts", { phone_number: "3125550111" });
+    expect(ten.body.contact.phone_number).toBe("+13125550111");
+    expect(ten.body.contact.timezone).toBe("America/Chicago");
+    const eleven = await s.api("POST", "/v1/contacts", { phone_number: "1-303-555-0111" });
+    expect(eleven.body.contact.phone_number).toBe("+13035550111");
+    expect(eleven.body.contact.timezone).toBe("America/Denver");
+  });
+
+  it("keeps a given timezone and opted_in", async () => {
+    const r = await s.api("POST", "/v1/contacts", {
+      phone_number: phone(),
+      timezone: "Europe/Paris",
+      opted_in: false,
+    });
+    expect(r.body.contact.timezone).toBe("Europe/Paris");
+    expect(r.body.contact.opted_in).toBe(false);
+  });
+
+  it("answers 409 with contact_id for a phone number already in the workspace", async () => {
+    const p = phone();
+    const first = await s.api("POST", "/v1/contacts", { phone_number: p });
+    const again = await s.api("POST", "/v1/contacts", { phone_number: p.slice(2) });
+    expect(again.status).toBe(409);
+    expect(again.body).toEqual({
+      ok: false,
+      error: "Contact with this phone_number already exists",
+      contact_id: first.body.contact.id,
+    });
+  });
+
+  it("lets another workspace have the same number", async () => {
+    const p = phone();
+    await s.api("POST", "/v1/contacts", { phone_number: p });
+    const other = s.newWorkspace();
+    const r = await s.api("POST", "/v1/contacts", { phone_number: p }, { key: other.key });
+    expect(r.status).toBe(200);
+  });
+
+  it("answers 422 'phone_number is required' without phone_number", async () => {
+    const r = await s.api("POST", "/v1/contacts", { first_name: "x" });
+    expect(r.status).toBe(422);
+    expect(r.body).toEqual({ ok: false, error: "phone_number is required" });
+  });
+
+  it("answers 422 'phone_number must be a valid phone number' for junk", async () => {
+    for (const bad of ["hello", "123", "+1 555"]) {
+      const r = await s.api("POST", "/v1/contacts", { phone_number: bad });
+      expect(r.status).toBe(422);
+      expect(r.body.error).toBe("phone_number must be a valid phone number");
+    }
+  });
+
+  it("answers 422 for a bad email, timezone, fields and too-long names", async () => {
+    const cases: [Record<string, unknown>, string][] = [
+      [{ email: "nope" }, "email must be a valid email address"],
+      [{ timezone: "Mars/Base" }, "timezone must be a valid IANA time zone"],
+      [{ fields: { nested: { a: 1 } } }, "fields.nested must be a string, number, boolean or null"],
+      [{ fields: "x" }, "fields must be an object"],
+      [{ first_name: "x".repeat(201) }, "first_name is too long (max 200)"],
+      [{ opted_in: "yes" }, "opted_in must be a boolean"],
+    ];
+    for (const [extra, message] of cases) {
+      const r = await s.api("POST", "/v1/contacts", { phone_number: phone(), ...extra });
+      expect({ status: r.status, body: r.body }).toEqual({
+        status: 422,
+        body: { ok: false, error: message },
+      });
+    }
+  });
+
+  it("answers 403 for a read-only key", async () => {
+    const { key } = s.newKey(["read"]);
+    const r = await s.api("POST", "/v1/contacts", { phone_number: phone() }, { key });
+    expect(r.status).toBe(403);
+  });
+});
+
+describe("GET /v1/contacts", () => {
+  it("searches with q by name, phone and email, newest first", async () => {
+    const ws = s.newWorkspace();
+    const make = (body: Record<string, unknown>) => s.api("POST", "/v1/contacts", body, { key: ws.key });
+    await make({ phone_number: "+12025550001", first_name: "Grace", last_name: "Hopper" });
+    await make({ phone_number: "+12025550002", first_name: "Alan", email: "alan@turing.org" });
+    await make({ phone_number: "+13125550003", first_name: "Edsger" });
+    const all = await s.api("GET", "/v1/contacts", undefined, { key: ws.key });
+    expect(all.body.total).toBe(3);
+    expect(all.body.contacts.map((c: { first_name: string }) => c.first_name)).toEqual([
+      "Edsger",
+      "Alan",
+      "Grace",
+    ]);
+    const byName = await s.api("GET", "/v1/contacts?q=hopp", undefined, { key: ws.key });
+    expect(byName.body.contacts.map((c: { first_name: string }) => c.first_name)).toEqual(["Grace"]);
+    const byEmail = await s.api("GET", "/v1/contacts?q=turing", undefined, { key: ws.key });
+    expect(byEmail.body.contacts.map((c: { first_name: string }) => c.first_name)).toEqual(["Alan"]);
+    const byPhone = await s.api("GET", "/v1/contacts?q=(202)%20555", undefined, { key: ws.key });
+    expect(byPhone.body.total).toBe(2);
+    const page = await s.api("GET", "/v1/contacts?limit=1&offset=1", undefined, { key: ws.key });
+    expect(page.body).toMatchObject({ total: 3, limit: 1, offset: 1 });
+    expect(page.body.contacts[0].first_name).toBe("Alan");
+  });
+
+  it("answers 422 for a negative limit", async () => {
+    const r = await s.api("GET", "/v1/contacts?limit=-1");
+    expect(r.status).toBe(422);
+  });
+});
+
+describe("GET/PATCH/DELETE /v1/contacts/{id}", () => {
+  it("gets, patches (fields merge, null removes) and deletes", async () => {
+    const c = (await s.api("POST", "/v1/contacts", { phone_number: phone(), fields: { a: 1, b: "x" } })).body
+      .contact;
+    const got = await s.api("GET", `/v1/contacts/${c.id}`);
+    expect(got.body.contact).toEqual(c);
+    const patched = await s.api("PATCH", `/v1/contacts/${c.id}`, {
+      first_name: "New",
+      fields: { b: null, c: true },
+      opted_in: false,
+    });
+    expect(patched.status).toBe(200);
+    expect(patched.body.contact).toMatchObject({
+      first_name: "New",
+      fields: { a: 1, c: true },
+      opted_in: false,
+    });
+    const del = await s.api("DELETE", `/v1/contacts/${c.id}`);
+    expect(del.body).toEqual({ ok: true, deleted: true });
+    expect((await s.api("GET", `/v1/contacts/${c.id}`)).status).toBe(404);
+  });
+
+  it("answers 409 when PATCH moves a contact onto another's number", async () => {
+    const p = phone();
+    const a = (await s.api("POST", "/v1/contacts", { phone_number: p })).body.contact;
+    const b = (await s.api("POST", "/v1/contacts", { phone_number: phone() })).body.contact;
+    const r = await s.api("PATCH", `/v1/contacts/${b.id}`, { phone_number: p });
+    expect(r.status).toBe(409);
+    expect(r.body.contact_id).toBe(a.id);
+  });
+
+  it("answers 422 for an invalid phone on PATCH and changes nothing", async () => {
+    const c = (await s.api("POST", "/v1/contacts", { phone_number: phone(), first_name: "Keep" })).body
+      .contact;
+    const r = await s.api("PATCH", `/v1/contacts/${c.id}`, { phone_number: "nope", first_name: "Lost" });
+    expect(r.status).toBe(422);
+    expect(r.body.error).toBe("phone_number must be a valid phone number");
+    expect((await s.api("GET", `/v1/contacts/${c.id}`)).body.contact.first_name).toBe("Keep");
+  });
+
+  it("answers 404 for unknown, malformed and other-workspace ids", async () => {
+    const c = (await s.api("POST", "/v1/contacts", { phone_number: phone() })).body.contact;
+    const other = s.newWorkspace();
+    for (const [path, key] of [
+      [`/v1/contacts/${c.id}`, other.key],
+      ["/v1/contacts/not-a-uuid", s.key],
+      ["/v1/contacts/01936f8e-7c1a-7a3b-9f00-2d5e8c1b4a77", s.key],
+    ] as const) {
+      for (const method of ["GET", "PATCH", "DELETE"]) {
+        const r = await s.api(method, path, method === "PATCH" ? { first_name: "x" } : undefined, { key });
+        expect(r.status).toBe(404);
+        expect(r.body).toEqual({ ok: false, error: "Not found" });
+      }
+    }
+  });
+});
