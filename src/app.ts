@@ -1,16 +1,11 @@
 import type { Database } from "bun:sqlite";
 import { openapi } from "@elysiajs/openapi";
 import { Elysia } from "elysia";
-import { carrierCallbackRoutes } from "./api/carrier-callbacks";
-import { contactRoutes } from "./api/contacts";
-import { conversationsRoutes } from "./api/conversations";
 import { docsRoutes } from "./api/docs";
-import { listRoutes } from "./api/lists";
 import { meRoutes } from "./api/me";
-import { messagesRoutes } from "./api/messages";
-import { sandboxRoutes } from "./api/sandbox";
+import { numbersRoutes } from "./api/numbers";
+import { poolsRoutes } from "./api/pools";
 import { settingsRoutes } from "./api/settings";
-import { suppressionRoutes } from "./api/suppression";
 import { systemRoutes } from "./api/system";
 import type { Carrier } from "./carriers/carrier";
 import type { Config } from "./config";
@@ -68,13 +63,8 @@ export function createApp(deps: AppDeps) {
     .use(docsRoutes())
     .use(meRoutes())
     .use(settingsRoutes(deps))
-    .use(suppressionRoutes(deps))
-    .use(listRoutes(deps))
-    .use(contactRoutes(deps))
-    .use(messagesRoutes(deps))
-    .use(conversationsRoutes(deps))
-    .use(sandboxRoutes(deps))
-    .use(carrierCallbackRoutes(deps));
+    .use(numbersRoutes(deps))
+    .use(poolsRoutes(deps));
 }
 
 export type App = ReturnType<typeof createApp>;

@@ -26,6 +26,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   413: "Body too large",
   422: "Validation failed (`<field> is required`, `<field> must be ...`)",
   429: "Rate limited (`Rate limit exceeded`, with Retry-After)",
+  503: "A provider (the carrier) is unavailable; nothing was changed, try again later",
 };
 
 /**

@@ -1,0 +1,251 @@
+import { Elysia, t } from "elysia";
+import type { AppDeps } from "../app";
+import {
+  getNumber,
+  listNumbers,
+  orderNumbers,
+  releaseNumber,
+  searchAvailableNumbers,
+  updateNumber,
+} from "../domain/numbers";
+import { workspaceOf } from "../http/context";
+import { paginationQuery, parsePagination } from "../http/pagination";
+import { READ_ERRORS, responses, Timestamp, WRITE_ERRORS } from "../http/schemas";
+
+const Nullable = <T extends Parameters<typeof t.Union>[0][number]>(schema: T, description: string) =>
+  t.Union([schema, t.Null()], { description });
+
+export const NumberSchema = t.Object(
+  {
+    id: t.String({ description: "Number id (UUID)" }),
+    number: t.String({ description: "E.164 phone number", examples: ["+14155550123"] }),
+    pool_id: Nullable(t.String(), "Pool the number rotates in, or null"),
+    daily_limit: Nullable(t.Integer(), "Sends allowed per local day of the number; null = no cap"),
+    sent_today: t.Integer({
+      description: "Sends counted against daily_limit in the number's current local day",
+    }),
+    agent_id: Nullable(t.String(), "Agent answering on this number, or null"),
+    status: t.Union([t.Literal("active"), t.Literal("released")], { description: "active | released" }),
+    default: t.Boolean({ description: "True for the workspace's default sending number" }),
+    created_at: Timestamp("When the number was ordered"),
+  },
+  { description: "A phone number of the workspace" },
+);
+
+const AvailableNumberSchema = t.Object(
+  {
+    number: t.String({ description: "E.164", examples: ["+14155550123"] }),
+    region: Nullable(t.String(), "State or province"),
+    locality: Nullable(t.String(), "City"),
+    type: t.Union([t.Literal("local"), t.Literal("toll_free")], { description: "local | toll_free" }),
+    capabilities: t.Object(
+      {
+        sms: t.Boolean({ description: "Can send and receive SMS" }),
+        voice: t.Boolean({ description: "Can place and receive calls" }),
+        mms: t.Boolean({ description: "Can send and receive MMS" }),
+      },
+      { description: "What the number can do" },
+    ),
+    monthly_cost: t.Number({ description: "Monthly price in USD", examples: [1.15] }),
+  },
+  { description: "A number the carrier offers" },
+);
+
+const DailyLimit = t.Integer({
+  minimum: 0,
+  maximum: 1_000_000,
+  description: "Sends allowed per local day (0–1000000); null = no cap",
+});
+
+const OrderBody = t.Object(
+  {
+    number: t.Optional(
+      t.String({
+        maxLength: 64,
+        description: "One number to order (E.164 or US 10/11 digits)",
+        examples: ["+14155550123"],
+      }),
+    ),
+    numbers: t.Optional(
+      t.Array(t.String({ maxLength: 64 }), {
+        minItems: 1,
+        maxItems: 100,
+        description: "Several numbers to order (up to 100)",
+      }),
+    ),
+    pool_id: t.Optional(Nullable(t.String(), "Pool to put the new numbers in")),
+    daily_limit: t.Optional(Nullable(DailyLimit, "Daily cap for the new numbers; null = no cap")),
+  },
+  { description: "`number` or `numbers` is required" },
+);
+
+const PatchBody = t.Object(
+  {
+    pool_id: t.Optional(Nullable(t.String(), "Pool to move the number to; null takes it out of its pool")),
+    daily_limit: t.Optional(Nullable(DailyLimit, "New daily cap; null = no cap")),
+    default: t.Optional(
+      t.Boolean({ description: "true makes it the workspace's default sending number; false clears that" }),
+    ),
+  },
+  { description: "Fields to change; others stay as they are" },
+);
+
+const IdParams = t.Object({ id: t.String({ description: "Number id" }) });
+const NumberEnvelope = t.Object({ ok: t.Literal(true), number: NumberSchema });
+const NumbersEnvelope = t.Object({
+  ok: t.Literal(true),
+  numbers: t.Array(NumberSchema),
+  total: t.Integer({ description: "Numbers matching, over all pages" }),
+  limit: t.Integer({ description: "Page size used" }),
+  offset: t.Integer({ description: "Items skipped" }),
+});
+const OrderEnvelope = t.Object({
+  ok: t.Literal(true),
+  ordered: t.Union([NumberSchema, t.Null(), t.Array(NumberSchema)], {
+    description:
+      "With `number`: the number's record (null when it was skipped). With `numbers`: the records newly ordered.",
+  }),
+  added: t.Integer({ description: "Numbers newly ordered (charged)" }),
+  skipped: t.Integer({
+    description:
+      "Numbers not ordered: already in this or another workspace, or not available (never charged)",
+  }),
+});
+
+// /v1/numbers – search the carrier, order, list, update (pool, cap, default) and release numbers.
+export function numbersRoutes(deps: AppDeps) {
+  return new Elysia({ name: "numbers" })
+    .get(
+      "/v1/numbers/available",
+      async ({ query }) => ({
+        ok: true as const,
+        numbers: await searchAvailableNumbers(deps.db, deps.carrier, query),
+      }),
+      {
+        query: t.Object({
+          country: t.Optional(t.String({ description: "ISO country code (default US)", examples: ["US"] })),
+          area_code: t.Optional(t.String({ description: "Three-digit area code", examples: ["415"] })),
+          contains: t.Optional(
+            t.String({ description: "Digits the number must contain", examples: ["555"] }),
+          ),
+          type: t.Optional(t.String({ description: "local (default) | toll_free" })),
+          limit: t.Optional(t.String({ description: "How many (default 20, max 50)" })),
+        }),
+        detail: {
+          tags: ["Numbers"],
+          summary: "Search numbers available to order",
+          description:
+            "Numbers held by any workspace of this server are left out. 503 `Carrier unavailable: try again later` when the carrier is down.",
+        },
+        response: responses(t.Object({ ok: t.Literal(true), numbers: t.Array(AvailableNumberSchema) }), [
+          ...READ_ERRORS,
+          422,
+          503,
+        ]),
+      },
+    )
+    .post(
+      "/v1/numbers",
+      async ({ request, body }) => {
+        const outcome = await orderNumbers(
+          deps.db,
+          deps.carrier,
+          workspaceOf(request),
+          body,
+          deps.clock.now(),
+        );
+        const ordered = body.numbers === undefined ? (outcome.ordered[0] ?? null) : outcome.ordered;
+        return { ok: true as const, ordered, added: outcome.added, skipped: outcome.skipped };
+      },
+      {
+        body: OrderBody,
+        detail: {
+          tags: ["Numbers"],
+          summary: "Order numbers",
+          description: [
+            "Orders `number`, or each of `numbers`, from the carrier (charged). `added` counts numbers newly",
+            "ordered; `skipped` counts numbers already in this workspace, held by another workspace of this",
+            "server, or not available at the carrier: those are never ordered or charged, so a re-order is",
+            "harmless. With `number`, `ordered` is that number's record (null when skipped); with `numbers`,",
+            "`ordered` is the array of records newly ordered. 422 `number is required` without either,",
+            "`pool_id does not exist`. 503 when the carrier is down and nothing could be ordered.",
+          ].join(" "),
+        },
+        response: responses(OrderEnvelope, [...WRITE_ERRORS, 503]),
+      },
+    )
+    .get(
+      "/v1/numbers",
+      ({ request, query }) => {
+        const page = parsePagination(query);
+        const { numbers, total } = listNumbers(
+          deps.db,
+          workspaceOf(request),
+          { status: query.status, pool_id: query.pool_id },
+          page,
+          deps.clock.now(),
+        );
+        return { ok: true as const, numbers, total, ...page };
+      },
+      {
+        query: t.Object({
+          ...paginationQuery,
+          status: t.Optional(t.String({ description: "active (default) | released" })),
+          pool_id: t.Optional(t.String({ description: "Only numbers of this pool" })),
+        }),
+        detail: { tags: ["Numbers"], summary: "List numbers (newest first)" },
+        response: responses(NumbersEnvelope, [...READ_ERRORS, 422]),
+      },
+    )
+    .get(
+      "/v1/numbers/:id",
+      ({ request, params }) => ({
+        ok: true as const,
+        number: getNumber(deps.db, workspaceOf(request), params.id, deps.clock.now()),
+      }),
+      {
+        params: IdParams,
+        detail: { tags: ["Numbers"], summary: "Get a number" },
+        response: responses(NumberEnvelope, [...READ_ERRORS, 404]),
+      },
+    )
+    .patch(
+      "/v1/numbers/:id",
+      ({ request, params, body }) => ({
+        ok: true as const,
+        number: updateNumber(deps.db, workspaceOf(request), params.id, body, deps.clock.now()),
+      }),
+      {
+        params: IdParams,
+        body: PatchBody,
+        detail: {
+          tags: ["Numbers"],
+          summary: "Update a number",
+          description:
+            "Partial update. 422 `pool_id does not exist`; 409 `Number is released`. `default: true` sets `settings.default_number_id`.",
+        },
+        response: responses(NumberEnvelope, [...WRITE_ERRORS, 404, 409]),
+      },
+    )
+    .delete(
+      "/v1/numbers/:id",
+      async ({ request, params }) => ({
+        ok: true as const,
+        deleted: true as const,
+        number: await releaseNumber(deps.db, deps.carrier, workspaceOf(request), params.id, deps.clock.now()),
+      }),
+      {
+        params: IdParams,
+        detail: {
+          tags: ["Numbers"],
+          summary: "Release a number",
+          description:
+            "Releases the number at the carrier; it stays readable with `status: released`, leaves its pool's sticky assignments and stops being the default. 409 `Number is already released`; 503 when the carrier is down (nothing changed).",
+        },
+        response: responses(
+          t.Object({ ok: t.Literal(true), deleted: t.Literal(true), number: NumberSchema }),
+          [...WRITE_ERRORS, 404, 409, 503],
+        ),
+      },
+    );
+}

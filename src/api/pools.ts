@@ -1,0 +1,198 @@
+import { Elysia, t } from "elysia";
+import type { AppDeps } from "../app";
+import {
+  addNumbersToPool,
+  createPool,
+  deletePool,
+  getPool,
+  listPools,
+  removeNumbersFromPool,
+  updatePool,
+} from "../domain/pools";
+import { workspaceOf } from "../http/context";
+import { paginationQuery, parsePagination } from "../http/pagination";
+import { READ_ERRORS, responses, Timestamp, WRITE_ERRORS } from "../http/schemas";
+
+export const PoolSchema = t.Object(
+  {
+    id: t.String({ description: "Pool id (UUID)" }),
+    name: t.String({ description: "Pool name", examples: ["East coast"] }),
+    description: t.Union([t.String(), t.Null()], { description: "What the pool is for" }),
+    numbers: t.Integer({ description: "Count of active numbers in the pool" }),
+    created_at: Timestamp("When the pool was created"),
+  },
+  { description: "A set of sending numbers bulk sends rotate across" },
+);
+
+const Description = t.Union([t.String({ maxLength: 2000 }), t.Null()], {
+  description: "What the pool is for (max 2000)",
+});
+
+const CreateBody = t.Object(
+  {
+    name: t.String({
+      minLength: 1,
+      maxLength: 200,
+      description: "Pool name (max 200)",
+      examples: ["East coast"],
+    }),
+    description: t.Optional(Description),
+  },
+  { description: "A new pool" },
+);
+
+const PatchBody = t.Object(
+  {
+    name: t.Optional(t.String({ minLength: 1, maxLength: 200, description: "Pool name (max 200)" })),
+    description: t.Optional(Description),
+  },
+  { description: "Fields to change; others stay as they are" },
+);
+
+const NumberIdsBody = t.Object(
+  {
+    number_ids: t.Array(t.String({ maxLength: 64 }), {
+      maxItems: 1000,
+      description: "Ids of numbers of this workspace (up to 1000)",
+    }),
+  },
+  { description: "Numbers to move" },
+);
+
+const IdParams = t.Object({ id: t.String({ description: "Pool id" }) });
+const PoolEnvelope = t.Object({ ok: t.Literal(true), pool: PoolSchema });
+
+// /v1/pools – CRUD of number pools and their membership. Rotation happens in pickSender.
+export function poolsRoutes(deps: AppDeps) {
+  return new Elysia({ name: "pools" })
+    .get(
+      "/v1/pools",
+      ({ request, query }) => {
+        const page = parsePagination(query);
+        const { pools, total } = listPools(deps.db, workspaceOf(request), page);
+        return { ok: true as const, pools, total, ...page };
+      },
+      {
+        query: t.Object({ ...paginationQuery }),
+        detail: {
+          tags: ["Pools"],
+          summary: "List pools (newest first)",
+          description: "Each with its `numbers` count.",
+        },
+        response: responses(
+          t.Object({
+            ok: t.Literal(true),
+            pools: t.Array(PoolSchema),
+            total: t.Integer({ description: "Pools, over all pages" }),
+            limit: t.Integer({ description: "Page size used" }),
+            offset: t.Integer({ description: "Items skipped" }),
+          }),
+          [...READ_ERRORS, 422],
+        ),
+      },
+    )
+    .post(
+      "/v1/pools",
+      ({ request, body }) => ({
+        ok: true as const,
+        pool: createPool(deps.db, workspaceOf(request), body, deps.clock.now()),
+      }),
+      {
+        body: CreateBody,
+        detail: { tags: ["Pools"], summary: "Create a pool" },
+        response: responses(PoolEnvelope, WRITE_ERRORS),
+      },
+    )
+    .get(
+      "/v1/pools/:id",
+      ({ request, params }) => ({
+        ok: true as const,
+        pool: getPool(deps.db, workspaceOf(request), params.id),
+      }),
+      {
+        params: IdParams,
+        detail: { tags: ["Pools"], summary: "Get a pool" },
+        response: responses(PoolEnvelope, [...READ_ERRORS, 404]),
+      },
+    )
+    .patch(
+      "/v1/pools/:id",
+      ({ request, params, body }) => ({
+        ok: true as const,
+        pool: updatePool(deps.db, workspaceOf(request), params.id, body, deps.clock.now()),
+      }),
+      {
+        params: IdParams,
+        body: PatchBody,
+        detail: { tags: ["Pools"], summary: "Update a pool" },
+        response: responses(PoolEnvelope, [...WRITE_ERRORS, 404]),
+      },
+    )
+    .delete(
+      "/v1/pools/:id",
+      ({ request, params }) => {
+        deletePool(deps.db, workspaceOf(request), params.id, deps.clock.now());
+        return { ok: true as const, deleted: true as const };
+      },
+      {
+        params: IdParams,
+        detail: {
+          tags: ["Pools"],
+          summary: "Delete a pool",
+          description: "Its numbers are not released: they stay in the workspace with no pool.",
+        },
+        response: responses(t.Object({ ok: t.Literal(true), deleted: t.Literal(true) }), [
+          ...WRITE_ERRORS,
+          404,
+        ]),
+      },
+    )
+    .post(
+      "/v1/pools/:id/numbers",
+      ({ request, params, body }) => ({
+        ok: true as const,
+        ...addNumbersToPool(deps.db, workspaceOf(request), params.id, body.number_ids, deps.clock.now()),
+      }),
+      {
+        params: IdParams,
+        body: NumberIdsBody,
+        detail: {
+          tags: ["Pools"],
+          summary: "Add numbers to a pool",
+          description:
+            "Moves numbers into the pool (out of any other). Unknown, foreign or released ids and numbers already in the pool are counted in `skipped`.",
+        },
+        response: responses(
+          t.Object({
+            ok: t.Literal(true),
+            added: t.Integer({ description: "Numbers moved into the pool" }),
+            skipped: t.Integer({ description: "Ids not added (unknown, released, or already in the pool)" }),
+          }),
+          [...WRITE_ERRORS, 404],
+        ),
+      },
+    )
+    .delete(
+      "/v1/pools/:id/numbers",
+      ({ request, params, body }) => ({
+        ok: true as const,
+        ...removeNumbersFromPool(deps.db, workspaceOf(request), params.id, body.number_ids, deps.clock.now()),
+      }),
+      {
+        params: IdParams,
+        body: NumberIdsBody,
+        detail: {
+          tags: ["Pools"],
+          summary: "Remove numbers from a pool",
+          description: "The numbers stay in the workspace with no pool.",
+        },
+        response: responses(
+          t.Object({
+            ok: t.Literal(true),
+            removed: t.Integer({ description: "Numbers taken out of the pool" }),
+          }),
+          [...WRITE_ERRORS, 404],
+        ),
+      },
+    );
+}
