@@ -1,11 +1,18 @@
 import type { Database } from "bun:sqlite";
 import { openapi } from "@elysiajs/openapi";
 import { Elysia } from "elysia";
+import { carrierCallbackRoutes } from "./api/carrier-callbacks";
+import { contactRoutes } from "./api/contacts";
+import { conversationsRoutes } from "./api/conversations";
 import { docsRoutes } from "./api/docs";
+import { listRoutes } from "./api/lists";
 import { meRoutes } from "./api/me";
 import { numbersRoutes } from "./api/numbers";
 import { poolsRoutes } from "./api/pools";
+import { messagesRoutes } from "./api/messages";
+import { sandboxRoutes } from "./api/sandbox";
 import { settingsRoutes } from "./api/settings";
+import { suppressionRoutes } from "./api/suppression";
 import { systemRoutes } from "./api/system";
 import type { Carrier } from "./carriers/carrier";
 import type { Config } from "./config";
@@ -64,7 +71,14 @@ export function createApp(deps: AppDeps) {
     .use(meRoutes())
     .use(settingsRoutes(deps))
     .use(numbersRoutes(deps))
-    .use(poolsRoutes(deps));
+    .use(poolsRoutes(deps))
+    .use(suppressionRoutes(deps))
+    .use(listRoutes(deps))
+    .use(contactRoutes(deps))
+    .use(messagesRoutes(deps))
+    .use(conversationsRoutes(deps))
+    .use(sandboxRoutes(deps))
+    .use(carrierCallbackRoutes(deps));
 }
 
 export type App = ReturnType<typeof createApp>;
