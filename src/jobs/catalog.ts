@@ -11,6 +11,8 @@ export interface JobPayloads {
   "maintenance.prune": { now?: number };
   /** Hands one outbound message to the carrier (src/domain/messages.ts). */
   "messages.send": { message_id: string; opt_out_confirmation?: boolean };
+  /** One attempt of one webhook delivery; `retry` is 0 for the first (src/domain/webhooks.ts). */
+  "webhook.deliver": { deliveryId: string; retry: number };
 }
 
 export type JobKind = keyof JobPayloads;
@@ -38,6 +40,9 @@ export const JOB_POLICIES: Record<JobKind, JobPolicy> = {
   // takes well under it. ~25 attempts with backoff capped at 10 min keep a send QUEUED through a
   // few hours of carrier outage before it is reported FAILED.
   "messages.send": { maxAttempts: 25, timeoutMs: 12_000, backoffMs: exponentialBackoff(2_000, 600_000) },
+  // The webhook retry schedule lives in the delivery records (each retry is its own job); this
+  // policy only covers a handler that could not record its attempt. Lease > the 15 s HTTP timeout.
+  "webhook.deliver": { maxAttempts: 5, timeoutMs: 60_000, backoffMs: exponentialBackoff(1_000, 60_000) },
 };
 
 export interface JobContext {

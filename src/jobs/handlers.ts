@@ -1,6 +1,7 @@
 import { and, eq, inArray, lt } from "drizzle-orm";
 import { idempotencyKeys, jobs } from "../db/schema";
 import { sendMessageJob } from "../domain/messages";
+import { deliverWebhookJob } from "../domain/webhooks";
 import { JOB_POLICIES, type JobHandler, type JobKind, type JobPayloads, type RegisteredJob } from "./catalog";
 
 const DAY_MS = 86_400_000;
@@ -24,6 +25,7 @@ const pruneMaintenance: JobHandler<JobPayloads["maintenance.prune"]> = (_payload
 const HANDLERS: { [K in JobKind]: JobHandler<JobPayloads[K]> } = {
   "maintenance.prune": pruneMaintenance,
   "messages.send": sendMessageJob,
+  "webhook.deliver": deliverWebhookJob,
 };
 
 /** Every catalogued kind with its handler and policy, as the worker takes them. */

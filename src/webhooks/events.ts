@@ -1,6 +1,9 @@
+import { type Static, type TSchema, Type } from "@sinclair/typebox";
+
 /**
- * The event catalogue: every event kind the service emits (API.md §3 Webhooks). Domains emit only
- * these, through `emitEvent` in src/domain/events.ts.
+ * The event catalogue: every event kind the service emits (API.md §3 Webhooks), each with the
+ * schema of its `data`. Domains emit only these, through `emitEvent` in src/domain/events.ts; the
+ * schemas are published in the OpenAPI document (components.schemas `<Kind>Event`).
  */
 export const EVENT_TYPES = [
   "message.sent",
@@ -25,4 +28,229 @@ export type EventType = (typeof EVENT_TYPES)[number];
 
 export function isEventType(value: string): value is EventType {
   return (EVENT_TYPES as readonly string[]).includes(value);
+}
+
+const Id = (description: string) => Type.String({ description, format: "uuid" });
+const NullableId = (description: string) => Type.Union([Id(description), Type.Null()], { description });
+const Time = (description: string) => Type.String({ format: "date-time", description });
+const NullableTime = (description: string) => Type.Union([Time(description), Type.Null()], { description });
+const NullableString = (description: string) => Type.Union([Type.String(), Type.Null()], { description });
+const NullableNumber = (description: string) => Type.Union([Type.Number(), Type.Null()], { description });
+
+/** message.* data: the Message record. */
+export const MessageEventData = Type.Object(
+  {
+    id: Id("Message id"),
+    direction: Type.Union([Type.Literal("outbound"), Type.Literal("inbound")], { description: "Direction" }),
+    from: Type.String({ description: "Sender, E.164" }),
+    to: Type.String({ description: "Recipient, E.164" }),
+    body: Type.String({ description: "Text" }),
+    status: Type.String({
+      description: "PENDING, QUEUED, SENT, DELIVERED, UNDELIVERED, FAILED or RECEIVED",
+    }),
+    segments: Type.Integer({ description: "SMS segments" }),
+    encoding: Type.Union([Type.Literal("GSM-7"), Type.Literal("UCS-2")], { description: "Encoding" }),
+    contact_id: NullableId("Contact"),
+    conversation_id: NullableId("Conversation"),
+    campaign_id: NullableId("Campaign that sent it"),
+    error_code: NullableString("Carrier error code"),
+    error_message: NullableString("Carrier error text"),
+    created_at: Time("Created"),
+    sent_at: NullableTime("Handed to the carrier"),
+    delivered_at: NullableTime("Delivery confirmed"),
+  },
+  { description: "The Message record" },
+);
+
+/** contact.* data: the Contact record. */
+export const ContactEventData = Type.Object(
+  {
+    id: Id("Contact id"),
+    phone_number: Type.String({ description: "E.164" }),
+    first_name: NullableString("First name"),
+    last_name: NullableString("Last name"),
+    email: NullableString("Email"),
+    external_id: NullableString("Id in the customer's system"),
+    source: Type.String({ description: "Where the contact came from" }),
+    opted_in: Type.Boolean({ description: "Consent to receive messages" }),
+    timezone: NullableString("IANA zone"),
+    fields: Type.Record(Type.String(), Type.Unknown(), { description: "Custom fields" }),
+    created_at: Time("Created"),
+    updated_at: Time("Last changed"),
+  },
+  { description: "The Contact record" },
+);
+
+/** conversion.recorded data: the conversion record. */
+export const ConversionEventData = Type.Object(
+  {
+    id: Id("Conversion id"),
+    txn: Type.String({ description: "The caller's transaction id" }),
+    event: Type.String({ description: "Conversion event name" }),
+    value: NullableNumber("Value"),
+    currency: NullableString("ISO 4217 currency"),
+    contact_id: NullableId("Contact"),
+    campaign_id: NullableId("Attributed campaign"),
+    offer_id: NullableId("Attributed offer"),
+    message_id: NullableId("Attributed message"),
+    click_id: NullableId("Attributed click"),
+    created_at: Time("Recorded"),
+  },
+  { description: "The conversion record" },
+);
+
+/** call.completed data: the Call record. */
+export const CallEventData = Type.Object(
+  {
+    id: Id("Call id"),
+    direction: Type.String({ description: "outbound or inbound" }),
+    status: Type.String({ description: "COMPLETED, BUSY, NO_ANSWER, FAILED or VOICEMAIL" }),
+    to: Type.String({ description: "Callee, E.164" }),
+    from: Type.String({ description: "Caller, E.164" }),
+    contact_id: Type.Optional(NullableId("Contact")),
+    agent_id: Type.Optional(NullableId("Voice agent")),
+    duration_sec: Type.Union([Type.Integer(), Type.Null()], { description: "Duration in seconds" }),
+    transcript: Type.Array(
+      Type.Object({
+        role: Type.String({ description: "agent or user" }),
+        text: Type.String({ description: "What was said" }),
+        at: Type.String({ description: "When" }),
+      }),
+      { description: "Transcript" },
+    ),
+    recording_url: NullableString("Recording"),
+    summary: NullableString("Summary"),
+    ended_reason: NullableString("Why the call ended"),
+    created_at: Time("Created"),
+  },
+  { description: "The Call record", additionalProperties: true },
+);
+
+/** campaign.* data: the Campaign record. */
+export const CampaignEventData = Type.Object(
+  {
+    id: Id("Campaign id"),
+    name: Type.String({ description: "Name" }),
+    campaign_type: Type.String({ description: "sms or voice" }),
+    status: Type.String({ description: "draft, scheduled, active, paused, completed or canceled" }),
+    created_at: Time("Created"),
+    launched_at: Type.Optional(NullableTime("Launched")),
+    completed_at: Type.Optional(NullableTime("Completed")),
+    stats: Type.Optional(
+      Type.Record(Type.String(), Type.Number(), {
+        description:
+          "recipients, queued, sent, delivered, failed, suppressed, replied, opted_out, clicked, conversions, revenue",
+      }),
+    ),
+  },
+  { description: "The Campaign record", additionalProperties: true },
+);
+
+/** conversation.needs_attention data: the Conversation record. */
+export const ConversationEventData = Type.Object(
+  {
+    id: Id("Conversation id"),
+    contact_id: Id("Contact"),
+    status: Type.String({ description: "open or closed" }),
+    needs_attention: Type.Boolean({ description: "Waiting for a person" }),
+    last_message_at: NullableTime("Latest message"),
+  },
+  { description: "The Conversation record", additionalProperties: true },
+);
+
+/** link.clicked data. */
+export const LinkClickedEventData = Type.Object(
+  {
+    click_id: Id("Click id (the `vcx` value)"),
+    offer_id: Id("Offer"),
+    contact_id: NullableId("Contact the link was sent to"),
+    campaign_id: NullableId("Campaign"),
+    message_id: NullableId("Message that carried the link"),
+  },
+  { description: "A tracked link was clicked" },
+);
+
+/** flow.completed data. */
+export const FlowCompletedEventData = Type.Object(
+  {
+    flow_id: Id("Flow"),
+    contact_id: Id("Contact"),
+    enrollment_id: Type.Optional(Id("Enrollment")),
+    exited: Type.Optional(
+      Type.Boolean({ description: "True when the contact left early (e.g. on purchase)" }),
+    ),
+  },
+  { description: "A contact finished a flow", additionalProperties: true },
+);
+
+/** agent.handoff data. */
+export const AgentHandoffEventData = Type.Object(
+  {
+    agent_id: Id("Agent"),
+    conversation_id: Id("Conversation"),
+    contact_id: Id("Contact"),
+    reason: NullableString("Why the agent handed the thread to a person"),
+  },
+  { description: "An agent handed a conversation to a person", additionalProperties: true },
+);
+
+/** webhook.test data. */
+export const WebhookTestEventData = Type.Object(
+  {
+    webhook_id: Id("The subscription under test"),
+    message: Type.String({ description: "A fixed greeting" }),
+  },
+  { description: "Sent by POST /v1/webhooks/{id}/test" },
+);
+
+/** Schema of `data` for every event kind. */
+export const EVENT_DATA_SCHEMAS = {
+  "message.sent": MessageEventData,
+  "message.delivered": MessageEventData,
+  "message.failed": MessageEventData,
+  "message.received": MessageEventData,
+  "contact.created": ContactEventData,
+  "contact.opted_out": ContactEventData,
+  "contact.opted_in": ContactEventData,
+  "conversation.needs_attention": ConversationEventData,
+  "call.completed": CallEventData,
+  "campaign.started": CampaignEventData,
+  "campaign.completed": CampaignEventData,
+  "conversion.recorded": ConversionEventData,
+  "link.clicked": LinkClickedEventData,
+  "flow.completed": FlowCompletedEventData,
+  "agent.handoff": AgentHandoffEventData,
+  "webhook.test": WebhookTestEventData,
+} satisfies Record<EventType, TSchema>;
+
+/** The `data` of an event kind, as a type. */
+export type EventData<T extends EventType> = Static<(typeof EVENT_DATA_SCHEMAS)[T]>;
+
+/** `message.sent` → `MessageSentEvent`: the component name of an event's payload schema. */
+export function eventSchemaName(type: EventType): string {
+  return `${type
+    .split(/[._]/)
+    .map((part) => part.charAt(0).toUpperCase() + part.slice(1))
+    .join("")}Event`;
+}
+
+/** The signed payload of one event kind: `{type, timestamp, data}`. */
+export function eventPayloadSchema(type: EventType) {
+  return Type.Object(
+    {
+      type: Type.Literal(type, { description: "Event kind" }),
+      timestamp: Time("When the event happened"),
+      data: EVENT_DATA_SCHEMAS[type],
+    },
+    { description: `Payload of a \`${type}\` webhook (Standard Webhooks signed)` },
+  );
+}
+
+/** Every event payload schema keyed by component name, for the OpenAPI document. */
+export function eventComponentSchemas(): Record<string, Record<string, unknown>> {
+  const schemas: Record<string, Record<string, unknown>> = {};
+  for (const type of EVENT_TYPES) {
+    schemas[eventSchemaName(type)] = eventPayloadSchema(type) as unknown as Record<string, unknown>;
+  }
+  return schemas;
 }

@@ -23,9 +23,7 @@ export const webhookDeliveries = sqliteTable(
     createdAt: createdAtColumn(),
     updatedAt: updatedAtColumn(),
   },
-  (t) => [
-    index("webhook_deliveries_workspace_webhook_idx").on(t.workspaceId, t.webhookId, t.createdAt),
-  ],
+  (t) => [index("webhook_deliveries_workspace_webhook_idx").on(t.workspaceId, t.webhookId, t.createdAt)],
 );
 
 export type WebhookDeliveryRow = typeof webhookDeliveries.$inferSelect;

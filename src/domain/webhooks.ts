@@ -1,0 +1,624 @@
+import { and, asc, count, desc, eq, isNull, sql } from "drizzle-orm";
+import type { Db, DbOrTx } from "../db/client";
+import {
+  events,
+  type WebhookAttemptRow,
+  type WebhookDeliveryRow,
+  type WebhookRow,
+  webhookAttempts,
+  webhookDeliveries,
+  webhooks,
+} from "../db/schema";
+import type { JobHandler, JobPayloads } from "../jobs/catalog";
+import { enqueueJob } from "../jobs/queue";
+import { invalid, notFound } from "../lib/errors";
+import { isUuid, newId } from "../lib/ids";
+import { log } from "../lib/log";
+import { type Clock, toIso } from "../lib/time";
+import { postWebhook, type WebhookResponse } from "../webhooks/deliver";
+import { type EventType, isEventType } from "../webhooks/events";
+import { generateWebhookSecret, webhookHeaders } from "../webhooks/sign";
+import { checkWebhookUrl } from "../webhooks/targets";
+import { type EmittedEvent, onEventEmitted } from "./events";
+
+const HOUR_MS = 3_600_000;
+const DAY_MS = 24 * HOUR_MS;
+
+/** Delays before retries 1..7 (Svix's schedule); each gets ±20 % jitter. */
+export const RETRY_SCHEDULE_MS = [
+  5_000,
+  300_000,
+  1_800_000,
+  2 * HOUR_MS,
+  5 * HOUR_MS,
+  10 * HOUR_MS,
+  10 * HOUR_MS,
+];
+/** After a rotation, the previous secret keeps signing this long. */
+export const PREVIOUS_SECRET_GRACE_MS = DAY_MS;
+/** An endpoint whose attempts have all failed for this long is disabled. */
+export const DISABLE_AFTER_FAILING_MS = 5 * DAY_MS;
+
+/** Delivery settings from the configuration, per database (tests run several servers at once). */
+export interface WebhookDeliverySettings {
+  allowPrivate: boolean;
+  timeoutMs: number;
+}
+const DEFAULT_SETTINGS: WebhookDeliverySettings = { allowPrivate: true, timeoutMs: 15_000 };
+const settingsByDb = new WeakMap<Db, WebhookDeliverySettings>();
+/** Sets how webhooks on `db` are checked and sent (called when the app is built). */
+export function configureWebhookDelivery(db: Db, settings: WebhookDeliverySettings) {
+  settingsByDb.set(db, { ...settings });
+}
+function settingsFor(db: Db): WebhookDeliverySettings {
+  return settingsByDb.get(db) ?? DEFAULT_SETTINGS;
+}
+
+// ── Records ─────────────────────────────────────────────────────────────────────────────────────
+
+export interface WebhookJson {
+  id: string;
+  url: string;
+  events: string[];
+  description: string | null;
+  enabled: boolean;
+  created_at: string;
+}
+
+export function webhookJson(row: WebhookRow): WebhookJson {
+  return {
+    id: row.id,
+    url: row.url,
+    events: row.events,
+    description: row.description,
+    enabled: row.enabled,
+    created_at: toIso(row.createdAt) as string,
+  };
+}
+
+/** One attempt as `POST …/test` and `…/retry` answer it. */
+export interface DeliveryJson {
+  id: string;
+  event: string;
+  status: "succeeded" | "failed";
+  response_status: number | null;
+  duration_ms: number;
+  attempt: number;
+  created_at: string;
+}
+
+/** One attempt as the delivery log lists it. */
+export interface DeliveryLogJson extends DeliveryJson {
+  attempt_id: string;
+  event_id: string;
+  response_body: string | null;
+  error: string | null;
+}
+
+function deliveryJson(
+  attempt: WebhookAttemptRow,
+  delivery: Pick<WebhookDeliveryRow, "eventType">,
+): DeliveryJson {
+  return {
+    id: attempt.deliveryId,
+    event: delivery.eventType,
+    status: attempt.status as DeliveryJson["status"],
+    response_status: attempt.responseStatus,
+    duration_ms: attempt.durationMs,
+    attempt: attempt.attempt,
+    created_at: toIso(attempt.createdAt) as string,
+  };
+}
+
+// ── Subscriptions ───────────────────────────────────────────────────────────────────────────────
+
+export interface WebhookInput {
+  url: string;
+  events: string[];
+  description?: string | null;
+  enabled?: boolean;
+}
+
+function checkUrl(db: Db, url: string) {
+  const problem = checkWebhookUrl(url.trim(), settingsFor(db).allowPrivate);
+  if (problem) throw invalid(`url ${problem}`);
+  return url.trim();
+}
+
+/** Validates `events` against the catalogue (`*` = all) and drops repeats. */
+function checkEvents(list: string[]): string[] {
+  list.forEach((type, i) => {
+    if (type !== "*" && !isEventType(type)) throw invalid(`events[${i}] is not a known event: ${type}`);
+  });
+  return [...new Set(list)];
+}
+
+function findWebhook(db: DbOrTx, workspaceId: string, id: string): WebhookRow {
+  if (!isUuid(id)) throw notFound();
+  const row = db
+    .select()
+    .from(webhooks)
+    .where(and(eq(webhooks.workspaceId, workspaceId), eq(webhooks.id, id)))
+    .get();
+  if (!row) throw notFound();
+  return row;
+}
+
+/** Creates a subscription; the answer carries its secret (the only time besides a rotation). */
+export function createWebhook(db: Db, workspaceId: string, input: WebhookInput, now = Date.now()) {
+  const url = checkUrl(db, input.url);
+  const list = checkEvents(input.events);
+  const row: WebhookRow = {
+    id: newId(),
+    workspaceId,
+    url,
+    events: list,
+    description: input.description ?? null,
+    enabled: input.enabled ?? true,
+    secret: generateWebhookSecret(),
+    previousSecret: null,
+    previousSecretExpiresAt: null,
+    failingSince: null,
+    disabledReason: null,
+    createdAt: now,
+    updatedAt: now,
+  };
+  db.insert(webhooks).values(row).run();
+  return { ...webhookJson(row), secret: row.secret };
+}
+
+export function listWebhooks(db: Db, workspaceId: string, page: { limit: number; offset: number }) {
+  const where = eq(webhooks.workspaceId, workspaceId);
+  const rows = db
+    .select()
+    .from(webhooks)
+    .where(where)
+    .orderBy(desc(webhooks.createdAt), desc(webhooks.id))
+    .limit(page.limit)
+    .offset(page.offset)
+    .all();
+  const total = db.select({ n: count() }).from(webhooks).where(where).get()?.n ?? 0;
+  return { webhooks: rows.map(webhookJson), total, ...page };
+}
+
+export function getWebhook(db: Db, workspaceId: string, id: string): WebhookJson {
+  return webhookJson(findWebhook(db, workspaceId, id));
+}
+
+/** Partial update. Re-enabling clears the failure history that disabled it. */
+export function updateWebhook(
+  db: Db,
+  workspaceId: string,
+  id: string,
+  patch: Partial<WebhookInput>,
+  now = Date.now(),
+): WebhookJson {
+  return db.transaction((tx) => {
+    const row = findWebhook(tx, workspaceId, id);
+    const changes: Partial<WebhookRow> = { updatedAt: now };
+    if (patch.url !== undefined) changes.url = checkUrl(db, patch.url);
+    if (patch.events !== undefined) changes.events = checkEvents(patch.events);
+    if (patch.description !== undefined) changes.description = patch.description;
+    if (patch.enabled !== undefined) {
+      changes.enabled = patch.enabled;
+      if (patch.enabled) {
+        changes.failingSince = null;
+        changes.disabledReason = null;
+      }
+    }
+    tx.update(webhooks).set(changes).where(eq(webhooks.id, row.id)).run();
+    return webhookJson({ ...row, ...changes });
+  });
+}
+
+/** Deletes a subscription with its delivery log; its pending deliveries are dropped. */
+export function deleteWebhook(db: Db, workspaceId: string, id: string): WebhookJson {
+  return db.transaction((tx) => {
+    const row = findWebhook(tx, workspaceId, id);
+    tx.delete(webhookAttempts)
+      .where(and(eq(webhookAttempts.workspaceId, workspaceId), eq(webhookAttempts.webhookId, id)))
+      .run();
+    tx.delete(webhookDeliveries)
+      .where(and(eq(webhookDeliveries.workspaceId, workspaceId), eq(webhookDeliveries.webhookId, id)))
+      .run();
+    tx.delete(webhooks).where(eq(webhooks.id, row.id)).run();
+    return webhookJson(row);
+  });
+}
+
+/** New secret now; the old one keeps signing (beside it) for 24 h. */
+export function rotateWebhookSecret(db: Db, workspaceId: string, id: string, now = Date.now()) {
+  return db.transaction((tx) => {
+    const row = findWebhook(tx, workspaceId, id);
+    const changes = {
+      secret: generateWebhookSecret(),
+      previousSecret: row.secret,
+      previousSecretExpiresAt: now + PREVIOUS_SECRET_GRACE_MS,
+      updatedAt: now,
+    };
+    tx.update(webhooks).set(changes).where(eq(webhooks.id, row.id)).run();
+    return { ...webhookJson(row), secret: changes.secret };
+  });
+}
+
+/** The secrets that sign at `now`: the current one, and the previous one during its grace. */
+export function signingSecrets(row: WebhookRow, now: number): string[] {
+  const secrets = [row.secret];
+  if (row.previousSecret && (row.previousSecretExpiresAt ?? 0) > now) secrets.push(row.previousSecret);
+  return secrets;
+}
+
+// ── Fan-out (runs inside the emitting transaction) ──────────────────────────────────────────────
+
+function payloadOf(type: string, createdAt: number, data: unknown): string {
+  return JSON.stringify({ type, timestamp: toIso(createdAt), data });
+}
+
+/**
+ * Inserts a delivery and its first job for each enabled subscription of the event's workspace
+ * that wants it, and marks the outbox row dispatched. `createdBefore` limits a catch-up sweep to
+ * subscriptions that existed when the event happened.
+ */
+function fanOut(tx: DbOrTx, event: EmittedEvent, createdBefore?: number) {
+  const subscriptions = tx
+    .select({ id: webhooks.id, events: webhooks.events, createdAt: webhooks.createdAt })
+    .from(webhooks)
+    .where(and(eq(webhooks.workspaceId, event.workspaceId), eq(webhooks.enabled, true)))
+    .all();
+  let payload: string | null = null;
+  for (const subscription of subscriptions) {
+    if (createdBefore !== undefined && subscription.createdAt > createdBefore) continue;
+    if (!subscription.events.includes("*") && !subscription.events.includes(event.type)) continue;
+    payload ??= payloadOf(event.type, event.createdAt, event.data);
+    const deliveryId = newId();
+    tx.insert(webhookDeliveries)
+      .values({
+        id: deliveryId,
+        workspaceId: event.workspaceId,
+        webhookId: subscription.id,
+        messageId: event.id,
+        eventType: event.type,
+        payload,
+        status: "pending",
+        attempts: 0,
+        nextAttemptAt: event.createdAt,
+        createdAt: event.createdAt,
+        updatedAt: event.createdAt,
+      })
+      .run();
+    enqueueJob(
+      tx,
+      "webhook.deliver",
+      { deliveryId, retry: 0 },
+      {
+        workspaceId: event.workspaceId,
+        runAt: event.createdAt,
+        now: event.createdAt,
+        dedupeKey: `webhook:${deliveryId}:0`,
+      },
+    );
+  }
+  tx.update(events).set({ dispatchedAt: event.createdAt }).where(eq(events.id, event.id)).run();
+}
+
+onEventEmitted((tx, event) => fanOut(tx, event));
+
+/**
+ * Fans out outbox events that were written without the listener (e.g. by a process that did not
+ * load this module). Run at boot; returns how many events it dispatched.
+ */
+export function dispatchPendingEvents(db: Db, batch = 500): number {
+  let dispatched = 0;
+  for (;;) {
+    const rows = db
+      .select()
+      .from(events)
+      .where(isNull(events.dispatchedAt))
+      .orderBy(asc(events.createdAt))
+      .limit(batch)
+      .all();
+    if (rows.length === 0) return dispatched;
+    db.transaction((tx) => {
+      for (const row of rows) {
+        if (!isEventType(row.type)) {
+          tx.update(events).set({ dispatchedAt: row.createdAt }).where(eq(events.id, row.id)).run();
+          continue;
+        }
+        const event = { ...row, type: row.type as EventType };
+        fanOut(tx, event, row.createdAt);
+      }
+    });
+    dispatched += rows.length;
+  }
+}
+
+// ── Attempts ────────────────────────────────────────────────────────────────────────────────────
+
+/** Sends one attempt of a delivery to the subscription as it is now. */
+function attemptDelivery(db: Db, webhook: WebhookRow, delivery: WebhookDeliveryRow, now: number) {
+  const settings = settingsFor(db);
+  const headers = webhookHeaders(
+    signingSecrets(webhook, now),
+    delivery.messageId,
+    Math.floor(now / 1000),
+    delivery.payload,
+  );
+  return postWebhook({
+    url: webhook.url,
+    headers,
+    body: delivery.payload,
+    timeoutMs: settings.timeoutMs,
+    allowPrivate: settings.allowPrivate,
+  });
+}
+
+/** Writes an attempt, counts it on its delivery, and updates the endpoint's health. */
+function recordAttempt(
+  tx: DbOrTx,
+  webhook: WebhookRow,
+  delivery: WebhookDeliveryRow,
+  response: WebhookResponse,
+  startedAt: number,
+  finishedAt: number,
+): WebhookAttemptRow {
+  const attempt: WebhookAttemptRow = {
+    id: newId(),
+    workspaceId: delivery.workspaceId,
+    webhookId: delivery.webhookId,
+    deliveryId: delivery.id,
+    attempt: delivery.attempts + 1,
+    status: response.ok ? "succeeded" : "failed",
+    responseStatus: response.status,
+    responseBody: response.body,
+    error: response.error,
+    durationMs: response.durationMs,
+    createdAt: startedAt,
+  };
+  tx.insert(webhookAttempts).values(attempt).run();
+  tx.update(webhookDeliveries)
+    .set({
+      attempts: sql`${webhookDeliveries.attempts} + 1`,
+      lastResponseStatus: response.status,
+      updatedAt: finishedAt,
+    })
+    .where(eq(webhookDeliveries.id, delivery.id))
+    .run();
+  if (response.ok) {
+    if (webhook.failingSince !== null) {
+      tx.update(webhooks).set({ failingSince: null }).where(eq(webhooks.id, webhook.id)).run();
+    }
+  } else {
+    markEndpointFailure(tx, webhook, response, finishedAt);
+  }
+  return attempt;
+}
+
+/** 410 disables at once; otherwise five days of nothing but failures does. */
+function markEndpointFailure(tx: DbOrTx, webhook: WebhookRow, response: WebhookResponse, now: number) {
+  const current = tx
+    .select({ enabled: webhooks.enabled, failingSince: webhooks.failingSince })
+    .from(webhooks)
+    .where(eq(webhooks.id, webhook.id))
+    .get();
+  if (!current) return;
+  const failingSince = current.failingSince ?? now;
+  let disabledReason: string | null = null;
+  if (response.status === 410) disabledReason = "receiver answered 410 Gone";
+  else if (now - failingSince >= DISABLE_AFTER_FAILING_MS) disabledReason = "every attempt failed for 5 days";
+  if (disabledReason && current.enabled) {
+    log.warn("webhook endpoint disabled", { webhook_id: webhook.id, reason: disabledReason });
+    tx.update(webhooks)
+      .set({ enabled: false, disabledReason, failingSince, updatedAt: now })
+      .where(eq(webhooks.id, webhook.id))
+      .run();
+  } else if (current.failingSince === null) {
+    tx.update(webhooks).set({ failingSince }).where(eq(webhooks.id, webhook.id)).run();
+  }
+}
+
+/** The delay before retry `retry` (1-based), with ±20 % jitter, at least the receiver's Retry-After. */
+export function retryDelayMs(retry: number, retryAfterMs: number | null, random = Math.random): number {
+  const base = RETRY_SCHEDULE_MS[retry - 1];
+  const jittered = Math.round(base * (0.8 + random() * 0.4));
+  return Math.max(jittered, retryAfterMs ?? 0);
+}
+
+/**
+ * The `webhook.deliver` job: one attempt of one delivery. The attempt's record, the delivery's new
+ * state, the next retry's job and this job's completion commit together, so a crash repeats at
+ * most the attempt in flight and never loses the schedule.
+ */
+export const deliverWebhookJob: JobHandler<JobPayloads["webhook.deliver"]> = async (payload, ctx) => {
+  const { db, clock } = ctx;
+  const delivery = db
+    .select()
+    .from(webhookDeliveries)
+    .where(eq(webhookDeliveries.id, payload.deliveryId))
+    .get();
+  // Deleted with its endpoint, already delivered (a replay succeeded), or given up.
+  if (delivery?.status !== "pending") return;
+  const webhook = db
+    .select()
+    .from(webhooks)
+    .where(and(eq(webhooks.workspaceId, delivery.workspaceId), eq(webhooks.id, delivery.webhookId)))
+    .get();
+  if (!webhook?.enabled) {
+    ctx.completeWith((tx) =>
+      tx
+        .update(webhookDeliveries)
+        .set({ status: "failed", nextAttemptAt: null, updatedAt: clock.now() })
+        .where(and(eq(webhookDeliveries.id, delivery.id), eq(webhookDeliveries.status, "pending")))
+        .run(),
+    );
+    return;
+  }
+  const startedAt = clock.now();
+  const response = await attemptDelivery(db, webhook, delivery, startedAt);
+  const finishedAt = clock.now();
+  ctx.completeWith((tx) => {
+    // A replay may have delivered it meanwhile: its 2xx stands, this attempt is still logged.
+    recordAttempt(tx, webhook, delivery, response, startedAt, finishedAt);
+    const nextRetry = payload.retry + 1;
+    const gone = response.status === 410;
+    let status: string = "pending";
+    let nextAttemptAt: number | null = null;
+    if (response.ok) status = "succeeded";
+    else if (gone || nextRetry > RETRY_SCHEDULE_MS.length) status = "failed";
+    else {
+      nextAttemptAt = finishedAt + retryDelayMs(nextRetry, response.retryAfterMs);
+      enqueueJob(
+        tx,
+        "webhook.deliver",
+        { deliveryId: delivery.id, retry: nextRetry },
+        {
+          workspaceId: delivery.workspaceId,
+          runAt: nextAttemptAt,
+          now: finishedAt,
+          dedupeKey: `webhook:${delivery.id}:${nextRetry}`,
+        },
+      );
+    }
+    tx.update(webhookDeliveries)
+      .set({ status, nextAttemptAt })
+      .where(and(eq(webhookDeliveries.id, delivery.id), eq(webhookDeliveries.status, "pending")))
+      .run();
+  });
+};
+
+// ── Test, log, replay ───────────────────────────────────────────────────────────────────────────
+
+/** Delivers a signed `webhook.test` once, now, and answers the attempt. Not retried. */
+export async function sendTestEvent(
+  db: Db,
+  workspaceId: string,
+  id: string,
+  clock: Clock,
+): Promise<DeliveryJson> {
+  const webhook = findWebhook(db, workspaceId, id);
+  const now = clock.now();
+  const delivery: WebhookDeliveryRow = {
+    id: newId(),
+    workspaceId,
+    webhookId: webhook.id,
+    messageId: newId(),
+    eventType: "webhook.test",
+    payload: payloadOf("webhook.test", now, {
+      webhook_id: webhook.id,
+      message: "This is a test event from outreach.",
+    }),
+    status: "pending",
+    attempts: 0,
+    lastResponseStatus: null,
+    nextAttemptAt: null,
+    createdAt: now,
+    updatedAt: now,
+  };
+  const response = await attemptDelivery(db, webhook, delivery, now);
+  const finishedAt = clock.now();
+  return db.transaction((tx) => {
+    // The endpoint may have been deleted while the request was in flight.
+    findWebhook(tx, workspaceId, id);
+    tx.insert(webhookDeliveries)
+      .values({ ...delivery, status: response.ok ? "succeeded" : "failed" })
+      .run();
+    const attempt = recordAttempt(tx, webhook, delivery, response, now, finishedAt);
+    return deliveryJson(attempt, delivery);
+  });
+}
+
+function attemptLogJson(row: WebhookAttemptRow & { eventType: string; messageId: string }): DeliveryLogJson {
+  return {
+    ...deliveryJson(row, row),
+    attempt_id: row.id,
+    event_id: row.messageId,
+    response_body: row.responseBody,
+    error: row.error,
+  };
+}
+
+/** Every attempt to one endpoint, newest first. */
+export function listDeliveryAttempts(
+  db: Db,
+  workspaceId: string,
+  webhookId: string,
+  page: { limit: number; offset: number },
+) {
+  findWebhook(db, workspaceId, webhookId);
+  const where = and(eq(webhookAttempts.workspaceId, workspaceId), eq(webhookAttempts.webhookId, webhookId));
+  const rows = db
+    .select({
+      attempt: webhookAttempts,
+      eventType: webhookDeliveries.eventType,
+      messageId: webhookDeliveries.messageId,
+    })
+    .from(webhookAttempts)
+    .innerJoin(webhookDeliveries, eq(webhookDeliveries.id, webhookAttempts.deliveryId))
+    .where(where)
+    .orderBy(desc(webhookAttempts.createdAt), desc(webhookAttempts.id))
+    .limit(page.limit)
+    .offset(page.offset)
+    .all();
+  const total = db.select({ n: count() }).from(webhookAttempts).where(where).get()?.n ?? 0;
+  return {
+    deliveries: rows.map((row) =>
+      attemptLogJson({ ...row.attempt, eventType: row.eventType, messageId: row.messageId }),
+    ),
+    total,
+    ...page,
+  };
+}
+
+/**
+ * Replays one delivery now (by delivery id, or the id of one of its attempts), signed afresh, and
+ * answers the new attempt. A 2xx marks the delivery succeeded and ends its retry schedule.
+ */
+export async function retryDelivery(
+  db: Db,
+  workspaceId: string,
+  webhookId: string,
+  deliveryId: string,
+  clock: Clock,
+): Promise<DeliveryJson> {
+  const webhook = findWebhook(db, workspaceId, webhookId);
+  if (!isUuid(deliveryId)) throw notFound();
+  const scope = and(
+    eq(webhookDeliveries.workspaceId, workspaceId),
+    eq(webhookDeliveries.webhookId, webhook.id),
+  );
+  let delivery = db
+    .select()
+    .from(webhookDeliveries)
+    .where(and(scope, eq(webhookDeliveries.id, deliveryId)))
+    .get();
+  if (!delivery) {
+    const viaAttempt = db
+      .select({ deliveryId: webhookAttempts.deliveryId })
+      .from(webhookAttempts)
+      .where(and(eq(webhookAttempts.workspaceId, workspaceId), eq(webhookAttempts.id, deliveryId)))
+      .get();
+    if (viaAttempt) {
+      delivery = db
+        .select()
+        .from(webhookDeliveries)
+        .where(and(scope, eq(webhookDeliveries.id, viaAttempt.deliveryId)))
+        .get();
+    }
+  }
+  if (!delivery) throw notFound();
+  const found = delivery;
+  const startedAt = clock.now();
+  const response = await attemptDelivery(db, webhook, found, startedAt);
+  const finishedAt = clock.now();
+  return db.transaction((tx) => {
+    const current = tx.select().from(webhookDeliveries).where(eq(webhookDeliveries.id, found.id)).get();
+    if (!current) throw notFound();
+    const attempt = recordAttempt(tx, webhook, current, response, startedAt, finishedAt);
+    if (response.ok) {
+      tx.update(webhookDeliveries)
+        .set({ status: "succeeded", nextAttemptAt: null })
+        .where(eq(webhookDeliveries.id, found.id))
+        .run();
+    }
+    return deliveryJson(attempt, current);
+  });
+}
