@@ -14,6 +14,7 @@ import { sandboxRoutes } from "./api/sandbox";
 import { settingsRoutes } from "./api/settings";
 import { suppressionRoutes } from "./api/suppression";
 import { systemRoutes } from "./api/system";
+import { webhooksRoutes } from "./api/webhooks";
 import type { Carrier } from "./carriers/carrier";
 import type { Config } from "./config";
 import type { Db } from "./db/client";
@@ -21,6 +22,7 @@ import { httpConventions } from "./http/conventions";
 import { HttpMetrics } from "./http/metrics";
 import { ErrorBody } from "./http/schemas";
 import type { Clock } from "./lib/time";
+import { eventComponentSchemas } from "./webhooks/events";
 
 export interface AppDeps {
   db: Db;
@@ -53,7 +55,7 @@ export function createApp(deps: AppDeps) {
           info: { title: "outreach API", version: "1.0.0", description: API_DESCRIPTION },
           components: {
             securitySchemes: { bearer: { type: "http", scheme: "bearer", description: "API key `opk_...`" } },
-            schemas: { ErrorBody: ErrorBody as unknown as Record<string, unknown> },
+            schemas: { ErrorBody: ErrorBody as unknown as Record<string, unknown>, ...eventComponentSchemas() },
           },
           security: [{ bearer: [] }],
         },
@@ -78,7 +80,8 @@ export function createApp(deps: AppDeps) {
     .use(messagesRoutes(deps))
     .use(conversationsRoutes(deps))
     .use(sandboxRoutes(deps))
-    .use(carrierCallbackRoutes(deps));
+    .use(carrierCallbackRoutes(deps))
+    .use(webhooksRoutes(deps));
 }
 
 export type App = ReturnType<typeof createApp>;
