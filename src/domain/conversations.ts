@@ -243,7 +243,9 @@ export function updateConversation(
     const set: Partial<ConversationRow> = { updatedAt: now };
     if (patch.status !== undefined) set.status = patch.status;
     if (patch.assigned_to !== undefined) set.assignedTo = patch.assigned_to;
-    if (patch.needs_attention !== undefined) set.needsAttention = patch.needs_attention;
     tx.update(conversations).set(set).where(eq(conversations.id, row.id)).run();
+    if (patch.needs_attention === true) flagNeedsAttention(tx, row, now);
+    else if (patch.needs_attention === false)
+      tx.update(conversations).set({ needsAttention: false }).where(eq(conversations.id, row.id)).run();
   });
 }

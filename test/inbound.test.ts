@@ -1,0 +1,261 @@
+import { afterAll, beforeAll, describe, expect, it } from "bun:test";
+import { events } from "../src/db/schema";
+import { eventually, orderNumber } from "./support/messaging";
+import { startTestServer, type TestServer } from "./support/server";
+
+const OURS = "+14155550100";
+let s: TestServer;
+
+beforeAll(async () => {
+  s = await startTestServer();
+  await orderNumber(s, OURS);
+});
+afterAll(() => s.stop());
+
+const inbound = (from: string, body: string, key?: string) =>
+  s.api("POST", "/v1/sandbox/inbound", { from, to: OURS, body }, { key });
+const eventsOfType = (type: string) =>
+  s.server.handle.db
+    .select()
+    .from(events)
+    .all()
+    .filter((e) => e.type === type);
+async function outboxTo(to: string) {
+  const answer = await s.api("GET", "/v1/sandbox/outbox?limit=200");
+  return answer.body.sends.filter((send: { to: string }) => send.to === to);
+}
+/** Waits until the send jobs for `to` are done (nothing PENDING or QUEUED), then reads the outbox. */
+async function settledOutboxTo(to: string) {
+  await eventually(
+    () => s.api("GET", "/v1/messages?direction=outbound&limit=200"),
+    (r) =>
+      !r.body.messages.some(
+        (m: { to: string; status: string }) => m.to === to && ["PENDING", "QUEUED"].includes(m.status),
+      ),
+  );
+  return outboxTo(to);
+}
+const contactOf = async (phone: string) =>
+  (await s.api("GET", `/v1/contacts?q=${encodeURIComponent(phone)}`)).body.contacts.find(
+    (c: { phone_number: string }) => c.phone_number === phone,
+  );
+
+describe("inbound messages", () => {
+  it("create the contact (source inbound) and an open conversation that needs attention", async () => {
+    const answer = await inbound("4155550200", "Hi, is this the bakery?");
+    expect(answer.status).toBe(200);
+    expect(answer.body.message).toMatchObject({
+      direction: "inbound",
+      from: "+14155550200",
+      to: OURS,
+      body: "Hi, is this the bakery?",
+      status: "RECEIVED",
+      encoding: "GSM-7",
+      segments: 1,
+    });
+    const contact = await contactOf("+14155550200");
+    expect(contact).toMatchObject({ source: "inbound", opted_in: true, id: answer.body.message.contact_id });
+    const conversation = await s.api("GET", `/v1/conversations/${answer.body.message.conversation_id}`);
+    expect(conversation.body.conversation).toMatchObject({
+      status: "open",
+      needs_attention: true,
+      contact_id: contact.id,
+    });
+    expect(conversation.body.conversation.messages).toEqual([
+      expect.objectContaining({
+        id: answer.body.message.id,
+        direction: "inbound",
+        sender: "contact",
+        status: "RECEIVED",
+      }),
+    ]);
+    expect(
+      eventsOfType("message.received").some((e) => (e.data as { id: string }).id === answer.body.message.id),
+    ).toBe(true);
+    expect(
+      eventsOfType("conversation.needs_attention").some(
+        (e) => (e.data as { id: string }).id === answer.body.message.conversation_id,
+      ),
+    ).toBe(true);
+  });
+
+  it("thread into the contact's open conversation", async () => {
+    const first = await inbound("+14155550201", "one");
+    const second = await inbound("+14155550201", "two");
+    expect(second.body.message.conversation_id).toBe(first.body.message.conversation_id);
+    const thread = await s.api("GET", `/v1/conversations/${first.body.message.conversation_id}`);
+    expect(thread.body.conversation.messages.map((m: { body: string }) => m.body)).toEqual(["one", "two"]);
+  });
+
+  it("reopen the latest closed conversation", async () => {
+    const first = await inbound("+14155550202", "hello");
+    const id = first.body.message.conversation_id;
+    await s.api("PATCH", `/v1/conversations/${id}`, { status: "closed", needs_attention: false });
+    const again = await inbound("+14155550202", "me again");
+    expect(again.body.message.conversation_id).toBe(id);
+    const conversation = (await s.api("GET", `/v1/conversations/${id}`)).body.conversation;
+    expect(conversation).toMatchObject({ status: "open", needs_attention: true });
+  });
+});
+
+describe("CTIA keywords", () => {
+  it("STOP opts out, suppresses (opt_out), confirms exactly once and emits contact.opted_out once", async () => {
+    const phone = "+14155550210";
+    await s.api("PATCH", "/v1/settings", {
+      opt_out_reply: "You are unsubscribed. Reply START to resubscribe.",
+    });
+    await inbound(phone, "  stop ");
+    await inbound(phone, "STOP");
+    const contact = await contactOf(phone);
+    expect(contact.opted_in).toBe(false);
+    const suppression = await s.api("GET", "/v1/suppression?limit=200");
+    expect(
+      suppression.body.suppressions.filter((e: { phone_number: string }) => e.phone_number === phone),
+    ).toEqual([expect.objectContaining({ reason: "opt_out", source: "inbound" })]);
+    const sends = await settledOutboxTo(phone);
+    expect(sends.map((x: { body: string }) => x.body)).toEqual([
+      "You are unsubscribed. Reply START to resubscribe.",
+    ]);
+    expect(
+      eventsOfType("contact.opted_out").filter((e) => (e.data as { id: string }).id === contact.id),
+    ).toHaveLength(1);
+    const thread = (await s.api("GET", `/v1/conversations?q=${encodeURIComponent(phone)}`)).body
+      .conversations[0];
+    expect(thread.needs_attention).toBe(false);
+  });
+
+  for (const word of ["STOPALL", "unsubscribe", "Cancel", "END", "quit", "OPTOUT", "revoke"]) {
+    it(`${word} is an opt-out keyword`, async () => {
+      const phone = `+1415555${String(300 + word.length * 7 + word.charCodeAt(1)).padStart(4, "0")}`;
+      await inbound(phone, word);
+      expect((await contactOf(phone)).opted_in).toBe(false);
+    });
+  }
+
+  it("a sentence containing STOP is an ordinary message", async () => {
+    const phone = "+14155550211";
+    await inbound(phone, "please stop by tomorrow");
+    expect((await contactOf(phone)).opted_in).toBe(true);
+  });
+
+  it("START opts back in, lifts the opt_out entry, confirms and emits contact.opted_in", async () => {
+    const phone = "+14155550212";
+    await s.api("PATCH", "/v1/settings", { opt_in_reply: "Welcome back!" });
+    await inbound(phone, "STOP");
+    await inbound(phone, "Start");
+    const contact = await contactOf(phone);
+    expect(contact.opted_in).toBe(true);
+    const suppression = await s.api("GET", "/v1/suppression?limit=200");
+    expect(
+      suppression.body.suppressions.some((e: { phone_number: string }) => e.phone_number === phone),
+    ).toBe(false);
+    const bodies = (await settledOutboxTo(phone)).map((x: { body: string }) => x.body);
+    expect(bodies).toContain("Welcome back!");
+    expect(
+      eventsOfType("contact.opted_in").filter((e) => (e.data as { id: string }).id === contact.id),
+    ).toHaveLength(1);
+    expect((await s.api("POST", "/v1/messages", { to: phone, body: "glad to have you" })).status).toBe(200);
+  });
+
+  it("UNSTOP and YES opt an opted-out contact back in", async () => {
+    for (const [phone, word] of [
+      ["+14155550213", "unstop"],
+      ["+14155550214", "yes"],
+    ]) {
+      await inbound(phone, "STOP");
+      await inbound(phone, word);
+      expect((await contactOf(phone)).opted_in).toBe(true);
+    }
+  });
+
+  it("HELP and INFO get the workspace's help reply", async () => {
+    await s.api("PATCH", "/v1/settings", { help_reply: "Bakery Co: reply STOP to opt out." });
+    await inbound("+14155550215", "help");
+    await inbound("+14155550216", "INFO");
+    expect((await settledOutboxTo("+14155550215")).map((x: { body: string }) => x.body)).toEqual([
+      "Bakery Co: reply STOP to opt out.",
+    ]);
+    expect((await settledOutboxTo("+14155550216")).map((x: { body: string }) => x.body)).toEqual([
+      "Bakery Co: reply STOP to opt out.",
+    ]);
+  });
+});
+
+describe("POST /v1/sandbox/inbound", () => {
+  it("answers 422 'to is not a number of this workspace' for a number it does not own", async () => {
+    const answer = await s.api("POST", "/v1/sandbox/inbound", {
+      from: "+14155550220",
+      to: "+14155559999",
+      body: "x",
+    });
+    expect(answer.status).toBe(422);
+    expect(answer.body).toEqual({ ok: false, error: "to is not a number of this workspace" });
+  });
+
+  it("answers 422 for an invalid from and a missing body", async () => {
+    const from = await s.api("POST", "/v1/sandbox/inbound", { from: "nope", to: OURS, body: "x" });
+    expect(from.body).toEqual({ ok: false, error: "from must be a valid phone number" });
+    const body = await s.api("POST", "/v1/sandbox/inbound", { from: "+14155550220", to: OURS });
+    expect(body.status).toBe(422);
+    expect(body.body).toEqual({ ok: false, error: "body is required" });
+  });
+
+  it("does not let another workspace inject into this one's number", async () => {
+    const other = s.newWorkspace("Other");
+    const answer = await inbound("+14155550221", "x", other.key);
+    expect(answer.status).toBe(422);
+  });
+
+  it("answers 403 to a read-only key", async () => {
+    const { key } = s.newKey(["read"]);
+    expect((await inbound("+14155550222", "x", key)).status).toBe(403);
+  });
+});
+
+describe("GET /v1/sandbox/outbox", () => {
+  it("lists hand-offs newest first, paginated, scoped to the workspace", async () => {
+    await s.api("POST", "/v1/messages", { to: "+14155550230", body: "first" });
+    await s.api("POST", "/v1/messages", { to: "+14155550230", body: "second" });
+    await settledOutboxTo("+14155550230");
+    const page = await s.api("GET", "/v1/sandbox/outbox?limit=1");
+    expect(page.body).toMatchObject({ ok: true, limit: 1, offset: 0 });
+    expect(page.body.total).toBeGreaterThanOrEqual(2);
+    expect(page.body.sends[0]).toEqual({
+      message_id: expect.any(String),
+      from: OURS,
+      to: "+14155550230",
+      body: "second",
+      accepted_at: expect.stringMatching(/Z$/),
+    });
+    const other = s.newWorkspace("Empty");
+    const theirs = await s.api("GET", "/v1/sandbox/outbox", undefined, { key: other.key });
+    expect(theirs.body).toMatchObject({ sends: [], total: 0 });
+    expect((await s.api("GET", "/v1/sandbox/outbox?limit=x")).status).toBe(422);
+  });
+});
+
+describe("sandbox endpoints with a real carrier", () => {
+  it("answer 404 'Not found' when the simulated carrier is not active", async () => {
+    const saved = { sid: process.env.TWILIO_ACCOUNT_SID, token: process.env.TWILIO_AUTH_TOKEN };
+    process.env.TWILIO_ACCOUNT_SID = "ACtest";
+    process.env.TWILIO_AUTH_TOKEN = "token";
+    const t = await startTestServer({ carrier: "twilio", workerEnabled: false });
+    try {
+      const outbox = await t.api("GET", "/v1/sandbox/outbox");
+      expect(outbox.status).toBe(404);
+      expect(outbox.body).toEqual({ ok: false, error: "Not found" });
+      const injected = await t.api("POST", "/v1/sandbox/inbound", {
+        from: "+14155550240",
+        to: OURS,
+        body: "x",
+      });
+      expect(injected.status).toBe(404);
+    } finally {
+      await t.stop();
+      if (saved.sid === undefined) delete process.env.TWILIO_ACCOUNT_SID;
+      else process.env.TWILIO_ACCOUNT_SID = saved.sid;
+      if (saved.token === undefined) delete process.env.TWILIO_AUTH_TOKEN;
+      else process.env.TWILIO_AUTH_TOKEN = saved.token;
+    }
+  });
+});
