@@ -3,6 +3,16 @@ import { createHash } from "node:crypto";
 import { DatabaseOpenError } from "./client";
 import { embeddedMigrations } from "./migrations.generated";
 
+/** True when a statement has something besides comments and white space. */
+function hasSql(statement: string): boolean {
+  return (
+    statement
+      .replace(/--.*$/gm, "")
+      .replace(/\/\*[\s\S]*?\*\//g, "")
+      .trim() !== ""
+  );
+}
+
 export interface MigrationResult {
   applied: string[];
 }
@@ -41,7 +51,7 @@ export function migrate(sqlite: Database, migrations = embeddedMigrations): Migr
   sqlite.transaction(() => {
     for (const migration of pending) {
       for (const statement of migration.sql.split("--> statement-breakpoint")) {
-        if (statement.trim()) sqlite.exec(statement);
+        if (hasSql(statement)) sqlite.exec(statement);
       }
       insert.run(migration.tag, createHash("sha256").update(migration.sql).digest("hex"), Date.now());
     }

@@ -1,3 +1,4 @@
+import type { Database } from "bun:sqlite";
 import { and, desc, eq, isNull, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../db/client";
 import { type ApiKeyRow, apiKeys, workspaces } from "../db/schema";
@@ -79,6 +80,7 @@ export function revokeApiKey(db: DbOrTx, keyId: string, workspaceId?: string, no
   if (row.revokedAt === null) {
     db.update(apiKeys).set({ revokedAt: now }).where(eq(apiKeys.id, keyId)).run();
     row.revokedAt = now;
+    invalidateKeyCache();
   }
   return row;
 }
@@ -95,12 +97,27 @@ export interface AuthenticatedKey {
 /** `last_used_at` is written at most this often per key, so authentication stays a read. */
 const LAST_USED_GRANULARITY_MS = 60_000;
 
+/** Caches of live authenticators, cleared whenever this process changes keys or workspaces. */
+const keyCaches = new Set<Map<string, CachedKey>>();
+
+/** Forgets every cached key resolution in this process (after a revocation or a rename). */
+export function invalidateKeyCache() {
+  for (const cache of keyCaches) cache.clear();
+}
+
+interface CachedKey extends AuthenticatedKey {
+  hash: string;
+  lastUsedAt: number | null;
+}
+
 /**
- * Resolves a presented key to its workspace, reading the database every time (no cache, so a
- * revocation from another process is seen on the next request). Returns null for anything that is
- * not a live key.
+ * Resolves a presented key to its workspace. Resolutions are cached, but the cache can never
+ * serve a stale answer: it is emptied whenever SQLite's `data_version` shows that another
+ * connection (a CLI `keys revoke`, another server process) committed anything, and whenever this
+ * process revokes a key or renames a workspace (`invalidateKeyCache`). Only live keys are cached
+ * (nothing is remembered about a wrong key). Returns null for anything that is not a live key.
  */
-export function createKeyAuthenticator(db: Db) {
+export function createKeyAuthenticator(db: Db, sqlite: Database) {
   const byHash = db
     .select({
       keyId: apiKeys.id,
@@ -121,26 +138,37 @@ export function createKeyAuthenticator(db: Db) {
     .set({ lastUsedAt: sql`${sql.placeholder("now")}` })
     .where(eq(apiKeys.id, sql.placeholder("id")))
     .prepare();
+  // Storage-specific: SQLite tells each connection whether others committed since it last asked.
+  const dataVersion = sqlite.prepare<{ data_version: number }, []>("PRAGMA data_version");
+  const cache = new Map<string, CachedKey>();
+  keyCaches.add(cache);
+  let seenVersion = dataVersion.get()?.data_version ?? 0;
 
   return function authenticate(presented: string, now = Date.now()): AuthenticatedKey | null {
-    if (!isWellFormedApiKey(presented)) return null;
-    const hash = hashApiKey(presented);
-    const row = byHash.get({ hash });
-    if (!row || !sameDigest(row.hash, hash)) return null;
-    if (row.lastUsedAt === null || now - row.lastUsedAt > LAST_USED_GRANULARITY_MS) {
+    const version = dataVersion.get()?.data_version ?? 0;
+    if (version !== seenVersion) {
+      cache.clear();
+      seenVersion = version;
+    }
+    // Keyed by the presented key itself: a hit skips the checksum and the hash; a miss pays both.
+    let entry = cache.get(presented);
+    if (!entry) {
+      if (!isWellFormedApiKey(presented)) return null;
+      const hash = hashApiKey(presented);
+      const row = byHash.get({ hash });
+      if (!row || !sameDigest(row.hash, hash)) return null;
+      entry = { ...row, scopes: row.scopes as Scope[] };
+      if (cache.size > 10_000) cache.clear();
+      cache.set(presented, entry);
+    }
+    if (entry.lastUsedAt === null || now - entry.lastUsedAt > LAST_USED_GRANULARITY_MS) {
+      entry.lastUsedAt = now;
       try {
-        touch.run({ id: row.keyId, now });
+        touch.run({ id: entry.keyId, now });
       } catch {
-        // A busy database must not fail the request; the next request will try again.
+        // A busy database must not fail the request; a later request will record it.
       }
     }
-    return {
-      keyId: row.keyId,
-      keyName: row.keyName,
-      prefix: row.prefix,
-      scopes: row.scopes as Scope[],
-      workspaceId: row.workspaceId,
-      workspaceName: row.workspaceName,
-    };
+    return entry;
   };
 }

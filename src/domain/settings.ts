@@ -3,6 +3,7 @@ import type { Db } from "../db/client";
 import { type WorkspaceRow, workspaces } from "../db/schema";
 import { invalid, notFound } from "../lib/errors";
 import { isTimeZone } from "../lib/time";
+import { invalidateKeyCache } from "./api-keys";
 
 export interface WorkspaceSettings {
   name: string;
@@ -84,6 +85,7 @@ export function updateSettings(
     if (patch.quiet_hours?.start_hour !== undefined) changes.quietStartHour = patch.quiet_hours.start_hour;
     if (patch.quiet_hours?.end_hour !== undefined) changes.quietEndHour = patch.quiet_hours.end_hour;
     tx.update(workspaces).set(changes).where(eq(workspaces.id, workspaceId)).run();
+    if (changes.name !== undefined) invalidateKeyCache();
     return settingsOf({ ...row, ...changes });
   });
 }

@@ -10,12 +10,8 @@ export interface RequestState {
   auth?: AuthenticatedKey;
   /** Raw body text, kept for the idempotency fingerprint. */
   rawBody?: string;
-  /** Set when the parser rejected the body, so the error hook can answer with our own error. */
-  parseFailure?: AppError;
   /** Idempotency record this request owns (inserted pending, completed with the response). */
   idempotencyKey?: string;
-  /** Final status, for metrics (errors are built outside Elysia's `set`). */
-  status?: number;
 }
 
 const states = new WeakMap<Request, RequestState>();

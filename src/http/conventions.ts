@@ -1,3 +1,4 @@
+import type { Database } from "bun:sqlite";
 import { createHash } from "node:crypto";
 import { Elysia } from "elysia";
 import type { Db } from "../db/client";
@@ -13,12 +14,10 @@ import { TokenBuckets } from "./rate-limit";
 export const JSON_BODY_LIMIT = 1024 * 1024;
 export const IMPORT_BODY_LIMIT = 20 * 1024 * 1024;
 
-/**
- * Paths that need no API key. Everything else under /v1 (and the legacy /api/public/me) does.
- */
+/** Paths under /v1 that need no API key. */
 const PUBLIC_PATHS = new Set(["/v1/openapi.json"]);
 
-/** Routes whose body is read as a stream by the handler instead of being parsed here. */
+/** Routes whose body is read as a stream by the handler instead of being checked here. */
 const streamingRoutes = new Set<string>();
 export function registerStreamingRoute(method: string, path: string) {
   streamingRoutes.add(`${method} ${path}`);
@@ -36,12 +35,14 @@ export function registerBodyLimit(path: string, bytes: number) {
 
 export interface ConventionDeps {
   db: Db;
+  sqlite: Database;
   metrics: HttpMetrics;
   rateLimit: { rps: number; burst: number };
 }
 
 const WRITE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
+const UUID_SEGMENT_RE = /\/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?=\/|$)/gi;
 
 function pathOf(url: string): string {
   const start = url.indexOf("/", url.indexOf("//") + 2);
@@ -50,18 +51,7 @@ function pathOf(url: string): string {
 }
 
 function needsKey(path: string): boolean {
-  return (path.startsWith("/v1/") || path === "/v1" || path === "/api/public/me") && !PUBLIC_PATHS.has(path);
-}
-
-/** A JSON error response that carries the request's headers. */
-export function errorResponse(state: RequestState | undefined, error: AppError): Response {
-  const status = STATUS_OF[error.code];
-  if (state) state.status = status;
-  const headers: Record<string, string> = { "content-type": "application/json", ...(state?.headers ?? {}) };
-  if (error.code === "rate_limited" && typeof error.extra?.retry_after === "number") {
-    headers["retry-after"] = String(error.extra.retry_after);
-  }
-  return new Response(JSON.stringify(errorBody(error)), { status, headers });
+  return (path.startsWith("/v1/") || path === "/api/public/me") && !PUBLIC_PATHS.has(path);
 }
 
 function isJsonContentType(contentType: string | null): boolean {
@@ -70,198 +60,181 @@ function isJsonContentType(contentType: string | null): boolean {
   return type === "application/json" || type.endsWith("+json");
 }
 
+/** A JSON error response in the contract's envelope. */
+export function errorResponse(error: AppError): Response {
+  const headers: Record<string, string> = { "content-type": "application/json" };
+  if (error.code === "rate_limited" && typeof error.extra?.retry_after === "number") {
+    headers["retry-after"] = String(error.extra.retry_after);
+  }
+  return new Response(JSON.stringify(errorBody(error)), { status: STATUS_OF[error.code], headers });
+}
+
+type Handle = (request: Request) => Promise<Response> | Response;
+
 /**
- * Every convention of API.md §1 as Elysia hooks: request ids, API-key auth, write scope,
- * rate limiting, body size, JSON parsing, idempotency, the error envelope and metrics.
+ * The front door: every convention of API.md §1 that does not depend on the matched route, applied
+ * before the router sees the request — request ids, API-key auth, rate limiting, write scope, body
+ * size, JSON-body checks and Idempotency-Key replay — and, on the way out, the response headers and
+ * metrics. Doing this outside Elysia's per-route hooks keeps read routes on Elysia's fast path.
  */
-export function httpConventions(deps: ConventionDeps) {
-  const authenticate = createKeyAuthenticator(deps.db);
+export function createFrontDoor(deps: ConventionDeps, handle: Handle) {
+  const authenticate = createKeyAuthenticator(deps.db, deps.sqlite);
   const buckets = new TokenBuckets(deps.rateLimit.rps, deps.rateLimit.burst);
 
-  return (
-    new Elysia({ name: "http-conventions" })
-      // 1. Request id, auth, rate limit, scope and size: before anything reads the body.
-      .onRequest(({ request, set }) => {
-        const incoming = request.headers.get("x-request-id");
-        const id = incoming && REQUEST_ID_RE.test(incoming) ? incoming : crypto.randomUUID();
-        const state: RequestState = { id, startedAt: performance.now(), headers: { "x-request-id": id } };
-        setState(request, state);
-        set.headers["x-request-id"] = id;
-        const path = pathOf(request.url);
-        if (!needsKey(path)) return;
+  function finish(request: Request, state: RequestState, response: Response, path: string): Response {
+    for (const name in state.headers) response.headers.set(name, state.headers[name]);
+    const route = response.status === 404 ? "unmatched" : path.replace(UUID_SEGMENT_RE, "/:id");
+    deps.metrics.record(request.method, route, response.status, (performance.now() - state.startedAt) / 1000);
+    return response;
+  }
 
-        const header = request.headers.get("authorization");
-        const presented = header?.startsWith("Bearer ") ? header.slice(7).trim() : null;
-        const auth = presented ? authenticate(presented) : null;
-        if (!auth) return errorResponse(state, new AppError("unauthorized", UNAUTHORIZED_MESSAGE));
-        state.auth = auth;
+  return async function frontDoor(request: Request): Promise<Response> {
+    const incoming = request.headers.get("x-request-id");
+    const id = incoming && REQUEST_ID_RE.test(incoming) ? incoming : crypto.randomUUID();
+    const state: RequestState = { id, startedAt: performance.now(), headers: { "x-request-id": id } };
+    const path = pathOf(request.url);
+    const method = request.method;
+    const fail = (error: AppError) => finish(request, state, errorResponse(error), path);
 
-        if (buckets.enabled) {
-          const decision = buckets.take(auth.keyId);
-          state.headers["x-ratelimit-limit"] = String(decision.limit);
-          state.headers["x-ratelimit-remaining"] = String(decision.remaining);
-          state.headers["x-ratelimit-reset"] = String(decision.resetSec);
-          set.headers["x-ratelimit-limit"] = state.headers["x-ratelimit-limit"];
-          set.headers["x-ratelimit-remaining"] = state.headers["x-ratelimit-remaining"];
-          set.headers["x-ratelimit-reset"] = state.headers["x-ratelimit-reset"];
-          if (!decision.allowed) {
-            return errorResponse(
-              state,
-              new AppError("rate_limited", "Rate limit exceeded", { retry_after: decision.retryAfterSec }),
-            );
-          }
-        }
+    if (needsKey(path)) {
+      // 1. Authentication: a live key, read from the database (see createKeyAuthenticator).
+      const header = request.headers.get("authorization");
+      const presented = header?.startsWith("Bearer ") ? header.slice(7).trim() : null;
+      const auth = presented ? authenticate(presented) : null;
+      if (!auth) return fail(new AppError("unauthorized", UNAUTHORIZED_MESSAGE));
+      state.auth = auth;
 
-        const method = request.method;
-        if (
-          WRITE_METHODS.has(method) &&
-          !auth.scopes.includes("write") &&
-          !(method === "POST" && readOnlyPosts.has(path))
-        ) {
-          return errorResponse(
-            state,
-            new AppError("forbidden", "This API key cannot create and edit.", { required_scope: "write" }),
+      // 2. Rate limit per key.
+      if (buckets.enabled) {
+        const decision = buckets.take(auth.keyId);
+        state.headers["x-ratelimit-limit"] = String(decision.limit);
+        state.headers["x-ratelimit-remaining"] = String(decision.remaining);
+        state.headers["x-ratelimit-reset"] = String(decision.resetSec);
+        if (!decision.allowed) {
+          return fail(
+            new AppError("rate_limited", "Rate limit exceeded", { retry_after: decision.retryAfterSec }),
           );
         }
+      }
 
-        const length = Number(request.headers.get("content-length") ?? 0);
-        const limit = bodyLimits.get(path) ?? JSON_BODY_LIMIT;
-        if (length > limit) {
-          return errorResponse(
-            state,
-            new AppError("payload_too_large", `Request body is too large (max ${limit} bytes)`),
-          );
+      // 3. Write scope.
+      if (
+        WRITE_METHODS.has(method) &&
+        !auth.scopes.includes("write") &&
+        !(method === "POST" && readOnlyPosts.has(path))
+      ) {
+        return fail(
+          new AppError("forbidden", "This API key cannot create and edit.", { required_scope: "write" }),
+        );
+      }
+    }
+
+    let forwarded = request;
+    if (WRITE_METHODS.has(method) && !streamingRoutes.has(`${method} ${path}`)) {
+      // 4. Body: at most the route's limit, JSON, an object (an empty body is {}).
+      const limit = bodyLimits.get(path) ?? JSON_BODY_LIMIT;
+      if (Number(request.headers.get("content-length") ?? 0) > limit) {
+        return fail(new AppError("payload_too_large", `Request body is too large (max ${limit} bytes)`));
+      }
+      const text = await request.text();
+      if (text.length > limit)
+        return fail(new AppError("payload_too_large", `Request body is too large (max ${limit} bytes)`));
+      let body = text;
+      if (text.trim() === "") {
+        body = "{}";
+      } else {
+        if (!isJsonContentType(request.headers.get("content-type"))) {
+          return fail(new AppError("invalid_json", "Invalid JSON body"));
         }
-      })
-      // 2. Bodies: JSON objects only (an empty body is {}), except routes that stream their own.
-      .onParse({ as: "global" }, async ({ request, path }) => {
-        const state = stateOf(request);
-        if (streamingRoutes.has(`${request.method} ${path}`)) return {};
-        const fail = (error: AppError): never => {
-          if (state) state.parseFailure = error;
-          throw error;
-        };
-        const text = await request.text();
-        const limit = bodyLimits.get(path) ?? JSON_BODY_LIMIT;
-        if (text.length > limit)
-          fail(new AppError("payload_too_large", `Request body is too large (max ${limit} bytes)`));
-        if (state) state.rawBody = text;
-        if (text.trim() === "") return {};
-        if (!isJsonContentType(request.headers.get("content-type")))
-          fail(new AppError("invalid_json", "Invalid JSON body"));
         let value: unknown;
         try {
           value = JSON.parse(text);
         } catch {
-          fail(new AppError("invalid_json", "Invalid JSON body"));
+          return fail(new AppError("invalid_json", "Invalid JSON body"));
         }
         if (value === null || typeof value !== "object" || Array.isArray(value)) {
-          fail(new AppError("validation", "body must be a JSON object"));
+          return fail(new AppError("validation", "body must be a JSON object"));
         }
-        return value;
-      })
-      // 3. Idempotency-Key on POST: replay the first response, refuse a different request.
-      .onBeforeHandle({ as: "global" }, ({ request }) => {
-        if (request.method !== "POST") return;
-        const key = request.headers.get("idempotency-key");
-        const state = stateOf(request);
-        if (key === null || !state?.auth) return;
+      }
+      state.rawBody = text;
+      const headers = new Headers(request.headers);
+      headers.set("content-type", "application/json");
+      headers.delete("content-length");
+      forwarded = new Request(request.url, { method, headers, body });
+
+      // 5. Idempotency-Key: replay the first answer; refuse the key for a different request.
+      const key = request.headers.get("idempotency-key");
+      if (method === "POST" && key !== null && state.auth) {
         if (key.length === 0 || key.length > 255) {
-          return errorResponse(
-            state,
-            new AppError("validation", "Idempotency-Key must be 1 to 255 characters"),
-          );
+          return fail(new AppError("validation", "Idempotency-Key must be 1 to 255 characters"));
         }
-        const fingerprint = createHash("sha256")
-          .update(`${request.method}\n${pathOf(request.url)}\n${state.rawBody ?? ""}`)
-          .digest("hex");
+        const fingerprint = createHash("sha256").update(`${method}\n${path}\n${text}`).digest("hex");
         const claim = claimIdempotencyKey(deps.db, state.auth.workspaceId, key, fingerprint);
-        switch (claim.kind) {
-          case "new":
-            state.idempotencyKey = key;
-            return;
-          case "replay":
-            state.status = claim.status;
-            return new Response(claim.body, {
-              status: claim.status,
-              headers: {
-                "content-type": "application/json",
-                "idempotent-replayed": "true",
-                ...state.headers,
-              },
-            });
-          case "mismatch":
-            return errorResponse(
-              state,
-              new AppError("conflict", "Idempotency-Key was used with a different request"),
-            );
-          case "in_flight":
-            return errorResponse(
-              state,
-              new AppError("conflict", "A request with this Idempotency-Key is still in progress"),
-            );
-        }
-      })
-      .onAfterHandle({ as: "global" }, ({ request, responseValue, set }) => {
-        const state = stateOf(request);
-        if (!state?.idempotencyKey || !state.auth) return;
-        const status = typeof set.status === "number" ? set.status : 200;
-        const body = responseValue instanceof Response ? null : JSON.stringify(responseValue);
-        if (body === null) releaseIdempotencyKey(deps.db, state.auth.workspaceId, state.idempotencyKey);
-        else storeIdempotentResponse(deps.db, state.auth.workspaceId, state.idempotencyKey, status, body);
-        state.idempotencyKey = undefined;
-      })
-      // 4. Errors: one envelope, one status table; nothing internal leaks.
-      .onError({ as: "global" }, ({ request, code, error }) => {
-        const state = stateOf(request);
-        let appError: AppError;
-        if (state?.parseFailure) {
-          appError = state.parseFailure;
-        } else if (error instanceof AppError) {
-          appError = error;
-        } else if (code === "VALIDATION") {
-          appError = translateValidation(error as unknown as ValidationLike, state);
-        } else if (code === "PARSE") {
-          appError = new AppError("invalid_json", "Invalid JSON body");
-        } else if (code === "NOT_FOUND") {
-          appError = new AppError("not_found", "Not found");
-        } else {
-          log.error("unhandled error", {
-            request_id: state?.id,
-            method: request.method,
-            path: pathOf(request.url),
-            error: error instanceof Error ? (error.stack ?? error.message) : String(error),
+        if (claim.kind === "replay") {
+          const replay = new Response(claim.body, {
+            status: claim.status,
+            headers: { "content-type": "application/json", "idempotent-replayed": "true" },
           });
-          appError = new AppError("internal", "Internal error");
+          return finish(request, state, replay, path);
         }
-        if (state?.idempotencyKey && state.auth) {
-          const status = STATUS_OF[appError.code];
-          if (status >= 500) releaseIdempotencyKey(deps.db, state.auth.workspaceId, state.idempotencyKey);
-          else
-            storeIdempotentResponse(
-              deps.db,
-              state.auth.workspaceId,
-              state.idempotencyKey,
-              status,
-              JSON.stringify(errorBody(appError)),
-            );
-          state.idempotencyKey = undefined;
+        if (claim.kind === "mismatch")
+          return fail(new AppError("conflict", "Idempotency-Key was used with a different request"));
+        if (claim.kind === "in_flight") {
+          return fail(new AppError("conflict", "A request with this Idempotency-Key is still in progress"));
         }
-        return errorResponse(state, appError);
-      })
-      // 5. Metrics, once the response is out.
-      .onAfterResponse({ as: "global" }, ({ request, route, set }) => {
-        const state = stateOf(request);
-        if (!state) return;
-        const status = state.status ?? (typeof set.status === "number" ? set.status : 200);
-        deps.metrics.record(
-          request.method,
-          route || "unmatched",
-          status,
-          (performance.now() - state.startedAt) / 1000,
-        );
-      })
-  );
+        state.idempotencyKey = key;
+      }
+    }
+
+    setState(forwarded, state);
+    let response: Response;
+    try {
+      response = await handle(forwarded);
+    } catch (error) {
+      log.error("unhandled error", { request_id: id, method, path, error: String(error) });
+      response = errorResponse(new AppError("internal", "Internal error"));
+    }
+    if (state.idempotencyKey && state.auth) {
+      const workspaceId = state.auth.workspaceId;
+      if (response.status >= 500) {
+        releaseIdempotencyKey(deps.db, workspaceId, state.idempotencyKey);
+      } else {
+        const text = await response.text();
+        storeIdempotentResponse(deps.db, workspaceId, state.idempotencyKey, response.status, text);
+        response = new Response(text, { status: response.status, headers: response.headers });
+      }
+    }
+    return finish(request, state, response, path);
+  };
+}
+
+/**
+ * The error half of the conventions, as an Elysia hook: one envelope, one status table, the
+ * contract's validation wording, and nothing internal in the answer.
+ */
+export function httpErrors() {
+  return new Elysia({ name: "http-errors" }).onError({ as: "global" }, ({ request, code, error }) => {
+    const state = stateOf(request);
+    let appError: AppError;
+    if (error instanceof AppError) {
+      appError = error;
+    } else if (code === "VALIDATION") {
+      appError = translateValidation(error as unknown as ValidationLike, state);
+    } else if (code === "PARSE") {
+      appError = new AppError("invalid_json", "Invalid JSON body");
+    } else if (code === "NOT_FOUND") {
+      appError = new AppError("not_found", "Not found");
+    } else {
+      log.error("unhandled error", {
+        request_id: state?.id,
+        method: request.method,
+        path: pathOf(request.url),
+        error: error instanceof Error ? (error.stack ?? error.message) : String(error),
+      });
+      appError = new AppError("internal", "Internal error");
+    }
+    return errorResponse(appError);
+  });
 }
 
 interface ValidationLike {

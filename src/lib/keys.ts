@@ -19,10 +19,10 @@ const CRC_TABLE = (() => {
   return table;
 })();
 
-/** CRC-32 (IEEE) of a string's UTF-8 bytes. */
+/** CRC-32 (IEEE) of an ASCII string (key material is base62, so one byte per character). */
 export function crc32(text: string): number {
   let crc = 0xffffffff;
-  for (const byte of Buffer.from(text, "utf8")) crc = CRC_TABLE[(crc ^ byte) & 0xff] ^ (crc >>> 8);
+  for (let i = 0; i < text.length; i++) crc = CRC_TABLE[(crc ^ text.charCodeAt(i)) & 0xff] ^ (crc >>> 8);
   return (crc ^ 0xffffffff) >>> 0;
 }
 

@@ -1,0 +1,144 @@
+/**
+ * Shared pieces of the benchmark scripts: build the binary, start it on a temp database, run wrk.
+ */
+
+import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type Subprocess, spawn, spawnSync } from "bun";
+
+export const root = join(import.meta.dir, "..", "..");
+export const binary = join(root, "dist", "outreach");
+
+/** Builds dist/outreach unless SKIP_BUILD=1 and it exists. */
+export function ensureBinary() {
+  if (process.env.SKIP_BUILD === "1" && existsSync(binary)) return;
+  const result = spawnSync([process.execPath, "scripts/build.ts"], {
+    cwd: root,
+    stdout: "ignore",
+    stderr: "inherit",
+  });
+  if (result.exitCode !== 0) throw new Error("build failed");
+}
+
+export async function freePort(): Promise<number> {
+  const server = Bun.serve({ port: 0, fetch: () => new Response("") });
+  const port = server.port as number;
+  server.stop(true);
+  return port;
+}
+
+export interface StartedServer {
+  proc: Subprocess;
+  port: number;
+  url: string;
+  key: string;
+  workspaceId: string;
+  dbPath: string;
+  stop(): Promise<void>;
+}
+
+/** Starts `dist/outreach serve` on a temp database (or `dbPath`) and waits for /healthz. */
+export async function startBinary(
+  options: { dbPath?: string; env?: Record<string, string> } = {},
+): Promise<StartedServer> {
+  const port = await freePort();
+  const dbPath = options.dbPath ?? join(mkdtempSync(join(tmpdir(), "outreach-bench-")), "bench.db");
+  const logPath = `${dbPath}.log`;
+  const proc = spawn([binary, "serve", "--port", String(port), "--db", dbPath], {
+    env: { ...process.env, RATE_LIMIT_RPS: "0", LOG_LEVEL: "warn", ...options.env },
+    stdout: Bun.file(logPath),
+    stderr: "inherit",
+  });
+  const url = `http://127.0.0.1:${port}`;
+  await waitForHealth(url, 10_000);
+  const announced = readFileSync(logPath, "utf8");
+  return {
+    proc,
+    port,
+    url,
+    key: announced.match(/opk_[0-9A-Za-z]{36}/)?.[0] ?? "",
+    workspaceId: announced.match(/\(([0-9a-f-]{36})\)/)?.[1] ?? "",
+    dbPath,
+    async stop() {
+      proc.kill("SIGTERM");
+      await proc.exited;
+    },
+  };
+}
+
+export async function waitForHealth(url: string, timeoutMs: number) {
+  const deadline = performance.now() + timeoutMs;
+  while (performance.now() < deadline) {
+    try {
+      const response = await fetch(`${url}/healthz`);
+      if (response.status === 200) return;
+    } catch {
+      // not up yet
+    }
+    await Bun.sleep(2);
+  }
+  throw new Error(`server at ${url} did not become healthy`);
+}
+
+/** Runs wrk and returns requests/second. */
+export function wrk(
+  url: string,
+  options: {
+    seconds?: number;
+    connections?: number;
+    threads?: number;
+    headers?: string[];
+    script?: string;
+  } = {},
+) {
+  const args = [
+    "wrk",
+    `-t${options.threads ?? 1}`,
+    `-c${options.connections ?? 64}`,
+    `-d${options.seconds ?? 10}s`,
+    ...(options.headers ?? []).flatMap((h) => ["-H", h]),
+    ...(options.script ? ["-s", options.script] : []),
+    url,
+  ];
+  const result = spawnSync(args, { stdout: "pipe", stderr: "pipe" });
+  if (result.exitCode !== 0)
+    throw new Error(`wrk failed (is it installed? apt-get install wrk): ${result.stderr.toString()}`);
+  const out = result.stdout.toString();
+  const rps = Number(out.match(/Requests\/sec:\s+([\d.]+)/)?.[1] ?? 0);
+  const non2xx = Number(out.match(/Non-2xx or 3xx responses:\s+(\d+)/)?.[1] ?? 0);
+  return { rps, non2xx, raw: out };
+}
+
+/** Resident set size of a process in MB (Linux). */
+export function rssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const kb = Number(status.match(/VmRSS:\s+(\d+)/)?.[1] ?? 0);
+  return kb / 1024;
+}
+
+/** A raw Bun.serve hello server in its own process: the baseline every HTTP figure compares to. */
+export async function startHelloServer() {
+  const port = await freePort();
+  const proc = spawn([process.execPath, join(import.meta.dir, "hello-server.ts"), String(port)], {
+    stdout: "ignore",
+    stderr: "inherit",
+  });
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = performance.now() + 5000;
+  while (performance.now() < deadline) {
+    try {
+      if ((await fetch(url)).ok) break;
+    } catch {
+      await Bun.sleep(5);
+    }
+  }
+  return {
+    url,
+    proc,
+    async stop() {
+      proc.kill();
+      await proc.exited;
+    },
+  };
+}
