@@ -7,9 +7,9 @@ import { conversationsRoutes } from "./api/conversations";
 import { docsRoutes } from "./api/docs";
 import { listRoutes } from "./api/lists";
 import { meRoutes } from "./api/me";
+import { messagesRoutes } from "./api/messages";
 import { numbersRoutes } from "./api/numbers";
 import { poolsRoutes } from "./api/pools";
-import { messagesRoutes } from "./api/messages";
 import { sandboxRoutes } from "./api/sandbox";
 import { settingsRoutes } from "./api/settings";
 import { suppressionRoutes } from "./api/suppression";
@@ -18,7 +18,7 @@ import { webhooksRoutes } from "./api/webhooks";
 import type { Carrier } from "./carriers/carrier";
 import type { Config } from "./config";
 import type { Db } from "./db/client";
-import { httpConventions } from "./http/conventions";
+import { createFrontDoor, httpErrors } from "./http/conventions";
 import { HttpMetrics } from "./http/metrics";
 import { ErrorBody } from "./http/schemas";
 import type { Clock } from "./lib/time";
@@ -55,19 +55,16 @@ export function createApp(deps: AppDeps) {
           info: { title: "outreach API", version: "1.0.0", description: API_DESCRIPTION },
           components: {
             securitySchemes: { bearer: { type: "http", scheme: "bearer", description: "API key `opk_...`" } },
-            schemas: { ErrorBody: ErrorBody as unknown as Record<string, unknown>, ...eventComponentSchemas() },
+            schemas: {
+              ErrorBody: ErrorBody as unknown as Record<string, unknown>,
+              ...eventComponentSchemas(),
+            },
           },
           security: [{ bearer: [] }],
         },
       }),
     )
-    .use(
-      httpConventions({
-        db: deps.db,
-        metrics: deps.metrics,
-        rateLimit: { rps: deps.config.rateLimitRps, burst: deps.config.rateLimitBurst },
-      }),
-    )
+    .use(httpErrors())
     .use(systemRoutes(deps))
     .use(docsRoutes())
     .use(meRoutes())
@@ -85,4 +82,23 @@ export function createApp(deps: AppDeps) {
 }
 
 export type App = ReturnType<typeof createApp>;
+
+/**
+ * The server's fetch handler: the front door (auth, limits, idempotency, headers, metrics) in front
+ * of the Elysia router.
+ */
+export function createFetchHandler(deps: AppDeps) {
+  const app = createApp(deps);
+  app.compile();
+  const fetch = createFrontDoor(
+    {
+      db: deps.db,
+      sqlite: deps.sqlite,
+      metrics: deps.metrics,
+      rateLimit: { rps: deps.config.rateLimitRps, burst: deps.config.rateLimitBurst },
+    },
+    (request) => app.handle(request),
+  );
+  return { app, fetch };
+}
 export { HttpMetrics };

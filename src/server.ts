@@ -1,6 +1,6 @@
-import { createApp, HttpMetrics } from "./app";
-import type { Carrier } from "./carriers/carrier";
+import { createFetchHandler, HttpMetrics } from "./app";
 import { createCarrier } from "./carriers";
+import type { Carrier } from "./carriers/carrier";
 import type { Config } from "./config";
 import { type DbHandle, openDatabase } from "./db/client";
 import { migrate } from "./db/migrate";
@@ -83,9 +83,26 @@ export async function startServer(
   }
   // Send jobs hand off to this carrier; its status reports and inbound messages land in the database.
   startMessaging(handle.db, carrier, { publicUrl: config.publicUrl, onInbound: receiveInbound });
-  const app = createApp({ db: handle.db, sqlite: handle.sqlite, config, clock: systemClock, metrics, carrier });
+  const { fetch } = createFetchHandler({
+    db: handle.db,
+    sqlite: handle.sqlite,
+    config,
+    clock: systemClock,
+    metrics,
+    carrier,
+  });
+  let http: ReturnType<typeof Bun.serve>;
   try {
-    app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: 64 * 1024 * 1024 });
+    http = Bun.serve({
+      port: config.port,
+      hostname: config.host,
+      maxRequestBodySize: 64 * 1024 * 1024,
+      fetch,
+      error(error) {
+        log.error("unhandled server error", { error: String(error) });
+        return Response.json({ ok: false, error: "Internal error" }, { status: 500 });
+      },
+    });
   } catch (error) {
     handle.close();
     const message = (error as Error).message ?? String(error);
@@ -100,7 +117,7 @@ export async function startServer(
     }
     throw new StartupError(`cannot listen on ${config.host}:${config.port}: ${message}`);
   }
-  const port = app.server?.port ?? config.port;
+  const port = http.port ?? config.port;
   const worker = config.workerEnabled ? createWorker({ db: handle.db, handlers: jobHandlers() }) : null;
   worker?.start();
   // Delivery reports are background work: only the process that runs jobs makes them.
@@ -117,7 +134,7 @@ export async function startServer(
     shutdown() {
       closing ??= (async () => {
         scheduler?.stop();
-        await app.stop();
+        await http.stop();
         await carrier.stop();
         await worker?.stop(config.shutdownGraceSec * 1000);
         handle.close();
