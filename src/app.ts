@@ -11,6 +11,7 @@ import { messagesRoutes } from "./api/messages";
 import { numbersRoutes } from "./api/numbers";
 import { poolsRoutes } from "./api/pools";
 import { sandboxRoutes } from "./api/sandbox";
+import { segmentRoutes } from "./api/segments";
 import { settingsRoutes } from "./api/settings";
 import { suppressionRoutes } from "./api/suppression";
 import { systemRoutes } from "./api/system";
@@ -69,6 +70,7 @@ export function createApp(deps: AppDeps) {
     .use(docsRoutes())
     .use(meRoutes())
     .use(settingsRoutes(deps))
+    .use(segmentRoutes(deps))
     .use(numbersRoutes(deps))
     .use(poolsRoutes(deps))
     .use(suppressionRoutes(deps))

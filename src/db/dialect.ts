@@ -11,6 +11,11 @@ export function jsonField(column: SQLiteColumn | SQL, key: string): SQL {
   return sql`json_extract(${column}, ${`$."${key}"`})`;
 }
 
+/** A custom field read as a number (text like "42" included; PostgreSQL: a guarded numeric cast). */
+export function jsonNumber(column: SQLiteColumn | SQL, key: string): SQL {
+  return sql`CAST(json_extract(${column}, ${`$."${key}"`}) AS REAL)`;
+}
+
 /**
  * A value as a JSON field compares against it. SQLite's json_extract yields 1/0 for true/false, so
  * booleans are bound as integers.

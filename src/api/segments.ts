@@ -1,0 +1,208 @@
+import { Elysia, t } from "elysia";
+import type { AppDeps } from "../app";
+import { contactJson } from "../domain/contacts";
+import {
+  createSegment,
+  deleteSegment,
+  getSegment,
+  listSegments,
+  matchContacts,
+  parseRules,
+  segmentJson,
+  segmentRule,
+  updateSegment,
+} from "../domain/segments";
+import { workspaceOf } from "../http/context";
+import { registerReadOnlyPost } from "../http/conventions";
+import { paginationQuery, parsePagination } from "../http/pagination";
+import { READ_ERRORS, responses, Timestamp, WRITE_ERRORS } from "../http/schemas";
+import { ContactSchema, DeletedEnvelope, PageFields } from "./audience-schemas";
+
+registerReadOnlyPost("/v1/segments/preview");
+
+const RULES_DESCRIPTION = [
+  "Rule tree, compiled into one SQL query.",
+  'Groups `{"all":[...]}` / `{"any":[...]}`, negation `{"not": rule}`;',
+  'conditions `{"field", "op", "value"}` on phone_number, first_name, last_name, email, external_id, source, timezone,',
+  "opted_in, created_at, updated_at or `fields.<key>`;",
+  "ops eq neq in not_in contains starts_with gt gte lt lte exists not_exists within_last_days before after;",
+  'membership `{"in_list": id}` / `{"not_in_list": id}`;',
+  'activity `{"event": "inbound"|"outbound", "op": "any_within_days"|"none_within_days", "value": N}`',
+  "(`clicked` and `conversion` answer 501: not available yet).",
+  "At most 10 levels deep and 100 conditions. A malformed rule → 422 naming its path.",
+].join(" ");
+
+const Rules = t.Unknown({
+  description: RULES_DESCRIPTION,
+  examples: [
+    {
+      all: [
+        { field: "opted_in", op: "eq", value: true },
+        { any: [{ field: "fields.plan", op: "in", value: ["pro", "team"] }] },
+        { not: { field: "created_at", op: "within_last_days", value: 7 } },
+      ],
+    },
+  ],
+});
+
+const SegmentFields = {
+  id: t.String({ description: "Segment id (UUID)" }),
+  name: t.String({ description: "Segment name" }),
+  description: t.String({ description: "Description (empty string when none)" }),
+  rules: t.Unknown({ description: "The rule tree" }),
+  created_at: Timestamp("When the segment was created"),
+};
+export const SegmentSchema = t.Object(SegmentFields, { description: "A live, rule-based audience" });
+const SegmentWithCount = t.Object(
+  { ...SegmentFields, count: t.Integer({ description: "Contacts matching right now" }) },
+  { description: "A segment with its live member count" },
+);
+
+const Name = t.String({ minLength: 1, maxLength: 200, description: "Segment name (1–200)" });
+const Description = t.String({ maxLength: 2000, description: "Description (max 2000)" });
+const IdParams = t.Object({ id: t.String({ description: "Segment id" }) });
+
+const SAMPLE_SIZE = 10;
+
+// /v1/segments – live audiences; members are computed on every read.
+export function segmentRoutes(deps: AppDeps) {
+  return new Elysia({ name: "segments" })
+    .get(
+      "/v1/segments",
+      ({ request, query }) => {
+        const page = parsePagination(query);
+        const { rows, total } = listSegments(deps.db, workspaceOf(request), { q: query.q, ...page });
+        return { ok: true as const, segments: rows.map((r) => segmentJson(r)), total, ...page };
+      },
+      {
+        query: t.Object({ ...paginationQuery, q: t.Optional(t.String({ description: "Matches the name" })) }),
+        detail: { tags: ["Segments"], summary: "List segments (newest first)" },
+        response: responses(
+          t.Object({ ok: t.Literal(true), segments: t.Array(SegmentSchema), ...PageFields }),
+          [...READ_ERRORS, 422],
+        ),
+      },
+    )
+    .post(
+      "/v1/segments/preview",
+      ({ request, body }) => {
+        const workspaceId = workspaceOf(request);
+        const rule = parseRules(deps.db, workspaceId, body.rules);
+        const { rows, total } = matchContacts(
+          deps.db,
+          workspaceId,
+          rule,
+          { limit: SAMPLE_SIZE, offset: 0 },
+          deps.clock.now(),
+        );
+        return { ok: true as const, count: total, sample: rows.map(contactJson) };
+      },
+      {
+        body: t.Object({ rules: Rules }, { description: "Rules to try without saving" }),
+        detail: {
+          tags: ["Segments"],
+          summary: "Preview rules",
+          description: `How many contacts match, and the ${SAMPLE_SIZE} newest of them. A read-only key may call it.`,
+        },
+        response: responses(
+          t.Object({
+            ok: t.Literal(true),
+            count: t.Integer({ description: "Contacts matching" }),
+            sample: t.Array(ContactSchema, {
+              description: `Up to ${SAMPLE_SIZE} matching contacts, newest first`,
+            }),
+          }),
+          [...WRITE_ERRORS, 501],
+        ),
+      },
+    )
+    .post(
+      "/v1/segments",
+      ({ request, body }) => ({
+        ok: true as const,
+        segment: segmentJson(createSegment(deps.db, workspaceOf(request), body, deps.clock.now())),
+      }),
+      {
+        body: t.Object(
+          { name: Name, description: t.Optional(Description), rules: Rules },
+          { description: "A new segment" },
+        ),
+        detail: { tags: ["Segments"], summary: "Create a segment" },
+        response: responses(t.Object({ ok: t.Literal(true), segment: SegmentSchema }), [
+          ...WRITE_ERRORS,
+          501,
+        ]),
+      },
+    )
+    .get(
+      "/v1/segments/:id",
+      ({ request, params }) => ({
+        ok: true as const,
+        segment: getSegment(deps.db, workspaceOf(request), params.id, deps.clock.now()),
+      }),
+      {
+        params: IdParams,
+        detail: { tags: ["Segments"], summary: "Get a segment with its live count" },
+        response: responses(t.Object({ ok: t.Literal(true), segment: SegmentWithCount }), [
+          ...READ_ERRORS,
+          404,
+          422,
+        ]),
+      },
+    )
+    .patch(
+      "/v1/segments/:id",
+      ({ request, params, body }) => ({
+        ok: true as const,
+        segment: segmentJson(updateSegment(deps.db, workspaceOf(request), params.id, body, deps.clock.now())),
+      }),
+      {
+        params: IdParams,
+        body: t.Object(
+          { name: t.Optional(Name), description: t.Optional(Description), rules: t.Optional(Rules) },
+          { description: "Fields to change" },
+        ),
+        detail: { tags: ["Segments"], summary: "Update a segment" },
+        response: responses(t.Object({ ok: t.Literal(true), segment: SegmentSchema }), [
+          ...WRITE_ERRORS,
+          404,
+          501,
+        ]),
+      },
+    )
+    .delete(
+      "/v1/segments/:id",
+      ({ request, params }) => {
+        deleteSegment(deps.db, workspaceOf(request), params.id);
+        return { ok: true as const, deleted: true as const };
+      },
+      {
+        params: IdParams,
+        detail: { tags: ["Segments"], summary: "Delete a segment" },
+        response: responses(DeletedEnvelope, [...WRITE_ERRORS, 404]),
+      },
+    )
+    .get(
+      "/v1/segments/:id/members",
+      ({ request, params, query }) => {
+        const workspaceId = workspaceOf(request);
+        const page = parsePagination(query);
+        const { rule } = segmentRule(deps.db, workspaceId, params.id);
+        const { rows, total } = matchContacts(deps.db, workspaceId, rule, page, deps.clock.now());
+        return { ok: true as const, contacts: rows.map(contactJson), total, ...page };
+      },
+      {
+        params: IdParams,
+        query: t.Object(paginationQuery),
+        detail: {
+          tags: ["Segments"],
+          summary: "The contacts matching a segment now",
+          description: "Computed live on every call, newest contact first. `limit` default 50, max 200.",
+        },
+        response: responses(
+          t.Object({ ok: t.Literal(true), contacts: t.Array(ContactSchema), ...PageFields }),
+          [...READ_ERRORS, 404, 422],
+        ),
+      },
+    );
+}

@@ -1,0 +1,609 @@
+import {
+  and,
+  count,
+  desc,
+  eq,
+  gt,
+  gte,
+  inArray,
+  isNotNull,
+  isNull,
+  lt,
+  lte,
+  ne,
+  not,
+  or,
+  type SQL,
+  sql,
+} from "drizzle-orm";
+import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
+import type { Db, DbOrTx } from "../db/client";
+import { jsonField, jsonNumber, likeInsensitive } from "../db/dialect";
+import {
+  type ContactRow,
+  contacts,
+  listMembers,
+  lists,
+  messages,
+  type SegmentRow,
+  segments,
+} from "../db/schema";
+import { AppError, invalid, notFound } from "../lib/errors";
+import { isUuid, newId } from "../lib/ids";
+import { toIso } from "../lib/time";
+import { escapeLike, isFieldKey } from "./contacts";
+
+/**
+ * Segments: live audiences described by a rule tree (API.md §3 Segments). The tree is validated
+ * (422 naming the path of the bad node) and compiled into one SQL condition on `contacts`, with
+ * every user value a bound parameter. Members are never evaluated contact by contact in code.
+ *
+ *   group      {"all": [rule, ...]} | {"any": [rule, ...]}
+ *   negation   {"not": rule}
+ *   condition  {"field": "<column>" | "fields.<key>", "op": "<op>", "value": ...}
+ *   membership {"in_list": "<list id>"} | {"not_in_list": "<list id>"}
+ *   activity   {"event": "inbound"|"outbound"|"clicked"|"conversion",
+ *               "op": "any_within_days"|"none_within_days", "value": N}
+ */
+
+export const MAX_DEPTH = 10;
+export const MAX_CONDITIONS = 100;
+const MAX_IN_VALUES = 1000;
+const DAY_MS = 86_400_000;
+
+export const OPS = [
+  "eq",
+  "neq",
+  "in",
+  "not_in",
+  "contains",
+  "starts_with",
+  "gt",
+  "gte",
+  "lt",
+  "lte",
+  "exists",
+  "not_exists",
+  "within_last_days",
+  "before",
+  "after",
+] as const;
+export type Op = (typeof OPS)[number];
+
+const TEXT_OPS: Op[] = [
+  "eq",
+  "neq",
+  "in",
+  "not_in",
+  "contains",
+  "starts_with",
+  "gt",
+  "gte",
+  "lt",
+  "lte",
+  "exists",
+  "not_exists",
+];
+const BOOL_OPS: Op[] = ["eq", "neq"];
+const DATE_OPS: Op[] = ["eq", "neq", "gt", "gte", "lt", "lte", "within_last_days", "before", "after"];
+
+export const ACTIVITY_EVENTS = ["inbound", "outbound", "clicked", "conversion"] as const;
+export const ACTIVITY_OPS = ["any_within_days", "none_within_days"] as const;
+
+type ColumnKind = "text" | "bool" | "date";
+const COLUMNS: Record<string, { column: SQLiteColumn; kind: ColumnKind; nullable: boolean }> = {
+  phone_number: { column: contacts.phoneNumber, kind: "text", nullable: false },
+  first_name: { column: contacts.firstName, kind: "text", nullable: true },
+  last_name: { column: contacts.lastName, kind: "text", nullable: true },
+  email: { column: contacts.email, kind: "text", nullable: true },
+  external_id: { column: contacts.externalId, kind: "text", nullable: true },
+  source: { column: contacts.source, kind: "text", nullable: false },
+  timezone: { column: contacts.timezone, kind: "text", nullable: true },
+  opted_in: { column: contacts.optedIn, kind: "bool", nullable: false },
+  created_at: { column: contacts.createdAt, kind: "date", nullable: false },
+  updated_at: { column: contacts.updatedAt, kind: "date", nullable: false },
+};
+const FIELD_NAMES = Object.keys(COLUMNS);
+
+export type Scalar = string | number | boolean;
+
+/** A validated rule, ready to compile. */
+export type Rule =
+  | { kind: "all" | "any"; rules: Rule[] }
+  | { kind: "not"; rule: Rule }
+  | { kind: "column"; field: string; op: Op; value: unknown }
+  | { kind: "custom"; key: string; op: Op; value: unknown }
+  | { kind: "list"; listId: string; member: boolean }
+  | { kind: "activity"; event: "inbound" | "outbound"; within: boolean; days: number };
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  v !== null && typeof v === "object" && !Array.isArray(v);
+
+const NOT_AVAILABLE = "Segment rules on clicked and conversion activity are not available yet";
+
+/**
+ * Validates a rule tree. Every message names the path of the bad node (`rules.all[1].op must be
+ * one of ...`). Lists named by membership rules must belong to the workspace (422 otherwise).
+ */
+export function parseRules(db: DbOrTx, workspaceId: string, input: unknown, path = "rules"): Rule {
+  let conditions = 0;
+  const listIds = new Map<string, string>();
+
+  const walk = (node: unknown, at: string, depth: number): Rule => {
+    if (depth > MAX_DEPTH) throw invalid(`rules must not be nested deeper than ${MAX_DEPTH} levels`);
+    if (!isObject(node)) throw invalid(`${at} must be an object`);
+    if ("all" in node || "any" in node) {
+      const kind = "all" in node ? "all" : "any";
+      const children = node[kind];
+      if (!Array.isArray(children)) throw invalid(`${at}.${kind} must be an array`);
+      return { kind, rules: children.map((child, i) => walk(child, `${at}.${kind}[${i}]`, depth + 1)) };
+    }
+    if ("not" in node) return { kind: "not", rule: walk(node.not, `${at}.not`, depth + 1) };
+    conditions++;
+    if (conditions > MAX_CONDITIONS) throw invalid(`rules must have at most ${MAX_CONDITIONS} conditions`);
+    if ("in_list" in node || "not_in_list" in node) {
+      const key = "in_list" in node ? "in_list" : "not_in_list";
+      const id = node[key];
+      if (typeof id !== "string") throw invalid(`${at}.${key} must be a string`);
+      listIds.set(id, `${at}.${key}`);
+      return { kind: "list", listId: id, member: key === "in_list" };
+    }
+    if ("event" in node) return activity(node, at);
+    if ("field" in node) return condition(node, at);
+    throw invalid(`${at} must have one of all, any, not, field, in_list, not_in_list, event`);
+  };
+
+  const activity = (node: Record<string, unknown>, at: string): Rule => {
+    const event = node.event;
+    if (typeof event !== "string" || !(ACTIVITY_EVENTS as readonly string[]).includes(event))
+      throw invalid(`${at}.event must be one of ${ACTIVITY_EVENTS.join(", ")}`);
+    if (node.op === undefined) throw invalid(`${at}.op is required`);
+    if (typeof node.op !== "string" || !(ACTIVITY_OPS as readonly string[]).includes(node.op))
+      throw invalid(`${at}.op must be one of ${ACTIVITY_OPS.join(", ")}`);
+    const days = node.value;
+    if (days === undefined) throw invalid(`${at}.value is required`);
+    if (typeof days !== "number" || !Number.isInteger(days) || days < 0 || days > 36500)
+      throw invalid(`${at}.value must be an integer between 0 and 36500`);
+    if (event === "clicked" || event === "conversion") throw new AppError("not_implemented", NOT_AVAILABLE);
+    return {
+      kind: "activity",
+      event: event as "inbound" | "outbound",
+      within: node.op === "any_within_days",
+      days,
+    };
+  };
+
+  const condition = (node: Record<string, unknown>, at: string): Rule => {
+    const field = node.field;
+    if (typeof field !== "string") throw invalid(`${at}.field must be a string`);
+    let allowed: Op[];
+    let kind: ColumnKind | "custom";
+    let key = "";
+    if (field.startsWith("fields.")) {
+      key = field.slice("fields.".length);
+      if (!isFieldKey(key)) throw invalid(`${at}.field is not a valid custom field name`);
+      kind = "custom";
+      allowed = [...OPS];
+    } else {
+      const spec = COLUMNS[field];
+      if (!spec) throw invalid(`${at}.field must be one of ${FIELD_NAMES.join(", ")} or fields.<key>`);
+      kind = spec.kind;
+      allowed = spec.kind === "text" ? TEXT_OPS : spec.kind === "bool" ? BOOL_OPS : DATE_OPS;
+      if (spec.nullable)
+        allowed = allowed.includes("exists") ? allowed : [...allowed, "exists", "not_exists"];
+    }
+    if (node.op === undefined) throw invalid(`${at}.op is required`);
+    if (typeof node.op !== "string" || !allowed.includes(node.op as Op))
+      throw invalid(`${at}.op must be one of ${allowed.join(", ")}`);
+    const op = node.op as Op;
+    const value = checkValue(kind, op, node.value, `${at}.value`);
+    return kind === "custom" ? { kind: "custom", key, op, value } : { kind: "column", field, op, value };
+  };
+
+  const rule = walk(input, path, 1);
+  for (const [id, at] of listIds) {
+    const found =
+      isUuid(id) &&
+      db
+        .select({ id: lists.id })
+        .from(lists)
+        .where(and(eq(lists.workspaceId, workspaceId), eq(lists.id, id)))
+        .get();
+    if (!found) throw invalid(`${at} does not exist`);
+  }
+  return rule;
+}
+
+function isScalar(v: unknown): v is Scalar {
+  return typeof v === "string" || typeof v === "boolean" || (typeof v === "number" && Number.isFinite(v));
+}
+
+function parseDate(v: unknown, at: string): number {
+  const ms = typeof v === "string" ? Date.parse(v) : Number.NaN;
+  if (!Number.isFinite(ms)) throw invalid(`${at} must be a date (ISO 8601)`);
+  return ms;
+}
+
+/** Checks (and, for dates, converts) a condition's value for its field kind and op. */
+function checkValue(kind: ColumnKind | "custom", op: Op, value: unknown, at: string): unknown {
+  if (op === "exists" || op === "not_exists") return null;
+  if (value === undefined) throw invalid(`${at} is required`);
+  if (op === "within_last_days") {
+    if (typeof value !== "number" || !Number.isInteger(value) || value < 0 || value > 36500)
+      throw invalid(`${at} must be an integer between 0 and 36500`);
+    return value;
+  }
+  if (op === "in" || op === "not_in") {
+    if (!Array.isArray(value)) throw invalid(`${at} must be an array`);
+    if (value.length === 0 || value.length > MAX_IN_VALUES)
+      throw invalid(`${at} must have between 1 and ${MAX_IN_VALUES} items`);
+    return value.map((item, i) => checkScalar(kind, item, `${at}[${i}]`));
+  }
+  if (op === "before" || op === "after") {
+    const ms = parseDate(value, at);
+    return kind === "custom" ? new Date(ms).toISOString() : ms;
+  }
+  if (op === "contains" || op === "starts_with") {
+    if (typeof value !== "string" || value === "") throw invalid(`${at} must be a non-empty string`);
+    if (value.length > 2000) throw invalid(`${at} is too long (max 2000)`);
+    return value;
+  }
+  if (kind === "custom" && (op === "gt" || op === "gte" || op === "lt" || op === "lte")) {
+    if (typeof value !== "number" && typeof value !== "string")
+      throw invalid(`${at} must be a number or a string`);
+    if (typeof value === "number" && !Number.isFinite(value))
+      throw invalid(`${at} must be a number or a string`);
+  }
+  return checkScalar(kind, value, at);
+}
+
+function checkScalar(kind: ColumnKind | "custom", value: unknown, at: string): unknown {
+  switch (kind) {
+    case "text":
+      if (typeof value !== "string") throw invalid(`${at} must be a string`);
+      if (value.length > 2000) throw invalid(`${at} is too long (max 2000)`);
+      return value;
+    case "bool":
+      if (typeof value !== "boolean") throw invalid(`${at} must be a boolean`);
+      return value;
+    case "date":
+      return parseDate(value, at);
+    case "custom":
+      if (!isScalar(value)) throw invalid(`${at} must be a string, number or boolean`);
+      if (typeof value === "string" && value.length > 2000) throw invalid(`${at} is too long (max 2000)`);
+      return value;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Compilation
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * The values a custom field may hold for one rule value. Imported CSV values are strings and API
+ * values are typed, so `3` also matches "3", `true` also matches "true" (and JSON true), and "3"
+ * also matches 3.
+ */
+function variants(value: Scalar): unknown[] {
+  if (typeof value === "boolean") return [value ? 1 : 0, String(value)];
+  if (typeof value === "number") return [value, String(value)];
+  const out: unknown[] = [value];
+  if (/^-?\d+(\.\d+)?$/.test(value.trim())) out.push(Number(value));
+  if (value === "true" || value === "false") out.push(value === "true" ? 1 : 0);
+  return out;
+}
+
+function compareOp(op: Op): "=" | ">" | ">=" | "<" | "<=" {
+  switch (op) {
+    case "gt":
+    case "after":
+      return ">";
+    case "gte":
+      return ">=";
+    case "lt":
+    case "before":
+      return "<";
+    case "lte":
+      return "<=";
+    default:
+      return "=";
+  }
+}
+
+function compileCustom(key: string, op: Op, value: unknown, now: number): SQL {
+  const expr = jsonField(contacts.fields, key);
+  const present = sql`${expr} IS NOT NULL`;
+  switch (op) {
+    case "exists":
+      return present;
+    case "not_exists":
+      return sql`${expr} IS NULL`;
+    case "eq":
+      return sql`(${expr} IN (${sql.join(
+        variants(value as Scalar).map((v) => sql`${v}`),
+        sql`, `,
+      )}))`;
+    case "neq":
+      return sql`(${expr} IS NULL OR ${expr} NOT IN (${sql.join(
+        variants(value as Scalar).map((v) => sql`${v}`),
+        sql`, `,
+      )}))`;
+    case "in": {
+      const all = (value as Scalar[]).flatMap(variants);
+      return sql`(${expr} IN (${sql.join(
+        all.map((v) => sql`${v}`),
+        sql`, `,
+      )}))`;
+    }
+    case "not_in": {
+      const all = (value as Scalar[]).flatMap(variants);
+      return sql`(${expr} IS NULL OR ${expr} NOT IN (${sql.join(
+        all.map((v) => sql`${v}`),
+        sql`, `,
+      )}))`;
+    }
+    case "contains":
+      return sql`(${present} AND ${likeInsensitive(expr, `%${escapeLike(value as string)}%`)})`;
+    case "starts_with":
+      return sql`(${present} AND ${likeInsensitive(expr, `${escapeLike(value as string)}%`)})`;
+    case "within_last_days":
+      return sql`(${present} AND ${expr} >= ${new Date(now - (value as number) * DAY_MS).toISOString()})`;
+    default: {
+      const cmp = sql.raw(compareOp(op));
+      if (typeof value === "number")
+        return sql`(${present} AND ${jsonNumber(contacts.fields, key)} ${cmp} ${value})`;
+      return sql`(${present} AND ${expr} ${cmp} ${value as string})`;
+    }
+  }
+}
+
+function compileColumn(field: string, op: Op, value: unknown, now: number): SQL {
+  const spec = COLUMNS[field] as (typeof COLUMNS)[string];
+  const col = spec.column;
+  const guard = (condition: SQL | undefined): SQL =>
+    (spec.nullable ? and(isNotNull(col), condition) : condition) as SQL;
+  switch (op) {
+    case "exists":
+      return isNotNull(col);
+    case "not_exists":
+      return isNull(col);
+    case "eq":
+      return guard(eq(col, value));
+    case "neq":
+      return (spec.nullable ? or(isNull(col), ne(col, value)) : ne(col, value)) as SQL;
+    case "in":
+      return guard(inArray(col, value as unknown[]));
+    case "not_in":
+      return (
+        spec.nullable
+          ? or(isNull(col), not(inArray(col, value as unknown[])))
+          : not(inArray(col, value as unknown[]))
+      ) as SQL;
+    case "contains":
+      return guard(likeInsensitive(col, `%${escapeLike(value as string)}%`));
+    case "starts_with":
+      return guard(likeInsensitive(col, `${escapeLike(value as string)}%`));
+    case "within_last_days":
+      return gte(col, now - (value as number) * DAY_MS);
+    case "gt":
+    case "after":
+      return guard(gt(col, value));
+    case "gte":
+      return guard(gte(col, value));
+    case "lt":
+    case "before":
+      return guard(lt(col, value));
+    case "lte":
+      return guard(lte(col, value));
+  }
+  throw new Error(`unhandled op ${op}`);
+}
+
+const TRUE = sql`1 = 1`;
+const FALSE = sql`1 = 0`;
+
+/** The rule as one SQL condition on `contacts` (never NULL: NOT works as people expect). */
+export function compileRule(rule: Rule, workspaceId: string, now: number): SQL {
+  switch (rule.kind) {
+    case "all":
+      return rule.rules.length === 0
+        ? TRUE
+        : (and(...rule.rules.map((r) => compileRule(r, workspaceId, now))) as SQL);
+    case "any":
+      return rule.rules.length === 0
+        ? FALSE
+        : (or(...rule.rules.map((r) => compileRule(r, workspaceId, now))) as SQL);
+    case "not":
+      return sql`NOT (${compileRule(rule.rule, workspaceId, now)})`;
+    case "column":
+      return compileColumn(rule.field, rule.op, rule.value, now);
+    case "custom":
+      return compileCustom(rule.key, rule.op, rule.value, now);
+    case "list": {
+      const exists = sql`EXISTS (SELECT 1 FROM ${listMembers} WHERE ${listMembers.listId} = ${rule.listId} AND ${listMembers.contactId} = ${contacts.id})`;
+      return rule.member ? exists : sql`NOT ${exists}`;
+    }
+    case "activity": {
+      const exists = sql`EXISTS (SELECT 1 FROM ${messages} WHERE ${messages.workspaceId} = ${workspaceId} AND ${messages.contactId} = ${contacts.id} AND ${messages.direction} = ${rule.event} AND ${messages.createdAt} >= ${now - rule.days * DAY_MS})`;
+      return rule.within ? exists : sql`NOT ${exists}`;
+    }
+  }
+}
+
+/** The full WHERE for a workspace's contacts matching `rules` (already validated). */
+export function audienceWhere(rule: Rule, workspaceId: string, now: number): SQL {
+  return and(eq(contacts.workspaceId, workspaceId), compileRule(rule, workspaceId, now)) as SQL;
+}
+
+/** Validates and compiles `rules` in one go: the WHERE selecting the matching contacts. */
+export function compileSegmentRules(db: DbOrTx, workspaceId: string, rules: unknown, now = Date.now()): SQL {
+  return audienceWhere(parseRules(db, workspaceId, rules), workspaceId, now);
+}
+
+/** Matching contacts, newest first, and how many match in all. */
+export function matchContacts(
+  db: DbOrTx,
+  workspaceId: string,
+  rule: Rule,
+  page: { limit: number; offset: number },
+  now = Date.now(),
+): { rows: ContactRow[]; total: number } {
+  const where = audienceWhere(rule, workspaceId, now);
+  const rows = db
+    .select()
+    .from(contacts)
+    .where(where)
+    .orderBy(desc(contacts.createdAt), desc(contacts.id))
+    .limit(page.limit)
+    .offset(page.offset)
+    .all();
+  return { rows, total: countMatches(db, workspaceId, rule, now) };
+}
+
+export function countMatches(db: DbOrTx, workspaceId: string, rule: Rule, now = Date.now()): number {
+  return (
+    db
+      .select({ n: count() })
+      .from(contacts)
+      .where(audienceWhere(rule, workspaceId, now))
+      .get()?.n ?? 0
+  );
+}
+
+/** Whether one contact matches `rules` right now (one SQL query; e.g. a flow condition node). */
+export function contactMatches(
+  db: DbOrTx,
+  workspaceId: string,
+  contactId: string,
+  rules: unknown,
+  now = Date.now(),
+): boolean {
+  const where = and(compileSegmentRules(db, workspaceId, rules, now), eq(contacts.id, contactId));
+  return db.select({ id: contacts.id }).from(contacts).where(where).limit(1).get() !== undefined;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Segment records
+// ---------------------------------------------------------------------------------------------
+
+export interface SegmentJson {
+  id: string;
+  name: string;
+  description: string;
+  rules: unknown;
+  created_at: string;
+  count?: number;
+}
+
+export function segmentJson(row: SegmentRow, matching?: number): SegmentJson {
+  const out: SegmentJson = {
+    id: row.id,
+    name: row.name,
+    description: row.description,
+    rules: row.rules,
+    created_at: toIso(row.createdAt) as string,
+  };
+  if (matching !== undefined) out.count = matching;
+  return out;
+}
+
+function requireSegment(db: DbOrTx, workspaceId: string, id: string): SegmentRow {
+  if (!isUuid(id)) throw notFound();
+  const row = db
+    .select()
+    .from(segments)
+    .where(and(eq(segments.workspaceId, workspaceId), eq(segments.id, id)))
+    .get();
+  if (!row) throw notFound();
+  return row;
+}
+
+/** The segment's rules, validated again against today's lists (a deleted list → 422). */
+export function segmentRule(db: DbOrTx, workspaceId: string, id: string): { row: SegmentRow; rule: Rule } {
+  const row = requireSegment(db, workspaceId, id);
+  return { row, rule: parseRules(db, workspaceId, row.rules) };
+}
+
+/** The WHERE selecting a segment's members now (for campaign audiences). 404 for unknown ids. */
+export function segmentWhere(db: DbOrTx, workspaceId: string, segmentId: string, now = Date.now()): SQL {
+  return audienceWhere(segmentRule(db, workspaceId, segmentId).rule, workspaceId, now);
+}
+
+export function createSegment(
+  db: Db,
+  workspaceId: string,
+  input: { name: string; description?: string; rules: unknown },
+  now = Date.now(),
+): SegmentRow {
+  parseRules(db, workspaceId, input.rules);
+  const row: SegmentRow = {
+    id: newId(),
+    workspaceId,
+    name: input.name,
+    description: input.description ?? "",
+    rules: input.rules,
+    createdAt: now,
+    updatedAt: now,
+  };
+  db.insert(segments).values(row).run();
+  return row;
+}
+
+export function getSegment(db: DbOrTx, workspaceId: string, id: string, now = Date.now()): SegmentJson {
+  const row = requireSegment(db, workspaceId, id);
+  const rule = parseRules(db, workspaceId, row.rules);
+  return segmentJson(row, countMatches(db, workspaceId, rule, now));
+}
+
+export function listSegments(
+  db: DbOrTx,
+  workspaceId: string,
+  options: { q?: string; limit: number; offset: number },
+): { rows: SegmentRow[]; total: number } {
+  const q = options.q?.trim();
+  const where = and(
+    eq(segments.workspaceId, workspaceId),
+    q ? likeInsensitive(segments.name, `%${escapeLike(q)}%`) : undefined,
+  );
+  const rows = db
+    .select()
+    .from(segments)
+    .where(where)
+    .orderBy(desc(segments.createdAt), desc(segments.id))
+    .limit(options.limit)
+    .offset(options.offset)
+    .all();
+  const total = db.select({ n: count() }).from(segments).where(where).get()?.n ?? 0;
+  return { rows, total };
+}
+
+export function updateSegment(
+  db: Db,
+  workspaceId: string,
+  id: string,
+  patch: { name?: string; description?: string; rules?: unknown },
+  now = Date.now(),
+): SegmentRow {
+  return db.transaction((tx) => {
+    const row = requireSegment(tx, workspaceId, id);
+    if (patch.rules !== undefined) parseRules(tx, workspaceId, patch.rules);
+    const changes: Partial<SegmentRow> = { updatedAt: now };
+    if (patch.name !== undefined) changes.name = patch.name;
+    if (patch.description !== undefined) changes.description = patch.description;
+    if (patch.rules !== undefined) changes.rules = patch.rules;
+    tx.update(segments)
+      .set(changes)
+      .where(and(eq(segments.workspaceId, workspaceId), eq(segments.id, id)))
+      .run();
+    return { ...row, ...changes };
+  });
+}
+
+export function deleteSegment(db: Db, workspaceId: string, id: string): void {
+  db.transaction((tx) => {
+    requireSegment(tx, workspaceId, id);
+    tx.delete(segments)
+      .where(and(eq(segments.workspaceId, workspaceId), eq(segments.id, id)))
+      .run();
+  });
+}
