@@ -249,7 +249,8 @@ export class TwilioCarrier implements Carrier {
       To: sms.to,
       From: sms.from,
       Body: sms.body,
-      StatusCallback: sms.statusCallbackUrl || this.statusCallbackUrl(sms.messageId),
+      // Always our own route, carrying our message id (the status callback names it).
+      StatusCallback: this.statusCallbackUrl(sms.messageId),
     });
     if (!answer.ok) {
       return {

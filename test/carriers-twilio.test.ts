@@ -1,0 +1,396 @@
+/**
+ * The Twilio adapter against a Prism mock of Twilio's published OpenAPI document
+ * (`shared/vendor/twilio_api_v2010.json`): every request the adapter makes must validate against
+ * the contract (Prism reports request violations as 4xx or in `sl-violations`; both fail the test).
+ */
+import { afterAll, beforeAll, describe, expect, it } from "bun:test";
+import { existsSync } from "node:fs";
+import { createServer } from "node:net";
+import { join, resolve } from "node:path";
+import { type Subprocess, spawn } from "bun";
+import { CarrierUnavailableError, type OutboundSms } from "../src/carriers/carrier";
+import { mapTwilioStatus, TwilioCarrier, twilioSignature } from "../src/carriers/twilio";
+import { startTestServer, type TestServer } from "./support/server";
+
+const ROOT = resolve(import.meta.dir, "..");
+const SPEC = process.env.TWILIO_OPENAPI_SPEC ?? resolve(ROOT, "../shared/vendor/twilio_api_v2010.json");
+const ACCOUNT_SID = "AC0123456789abcdef0123456789abcdef";
+const AUTH_TOKEN = "test-auth-token-0123456789";
+const CALLBACK_BASE = "https://hooks.example.test";
+
+interface Recorded {
+  method: string;
+  url: string;
+  status: number;
+  requestViolations: unknown[];
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const server = createServer();
+    server.once("error", fail);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      server.close(() => done(port));
+    });
+  });
+}
+
+let prism: Subprocess | null = null;
+let prismUrl = "";
+const recorded: Recorded[] = [];
+
+/** fetch that keeps what Prism said about each request. */
+const recordingFetch = (async (input: RequestInfo | URL, init?: RequestInit) => {
+  const response = await fetch(input, init);
+  const violations = JSON.parse(response.headers.get("sl-violations") ?? "[]") as { location: string[] }[];
+  recorded.push({
+    method: init?.method ?? "GET",
+    url: String(input),
+    status: response.status,
+    requestViolations: violations.filter((v) => v.location[0] === "request"),
+  });
+  return response;
+}) as typeof fetch;
+
+function adapter(apiBase = prismUrl, fetcher: typeof fetch = recordingFetch) {
+  return new TwilioCarrier({
+    accountSid: ACCOUNT_SID,
+    authToken: AUTH_TOKEN,
+    apiBase,
+    publicUrl: CALLBACK_BASE,
+    timeoutMs: 10_000,
+    fetch: fetcher,
+  });
+}
+
+/** Every request made since `from` was accepted by the contract. */
+function expectOnContract(from: number) {
+  const calls = recorded.slice(from);
+  expect(calls.length).toBeGreaterThan(0);
+  for (const call of calls) {
+    expect({
+      call: `${call.method} ${call.url}`,
+      status: call.status < 400,
+      violations: call.requestViolations,
+    }).toEqual({
+      call: `${call.method} ${call.url}`,
+      status: true,
+      violations: [],
+    });
+  }
+}
+
+beforeAll(async () => {
+  if (!existsSync(SPEC)) {
+    throw new Error(
+      `Twilio OpenAPI document not found at ${SPEC}: set TWILIO_OPENAPI_SPEC or put shared/vendor beside the repository`,
+    );
+  }
+  const bin = join(ROOT, "node_modules/.bin/prism");
+  if (!existsSync(bin)) throw new Error(`Prism is not installed (${bin}): run npm install`);
+  const port = await freePort();
+  prismUrl = `http://127.0.0.1:${port}`;
+  prism = spawn([bin, "mock", "-h", "127.0.0.1", "-p", String(port), "-v", "warn", SPEC], {
+    stdout: "ignore",
+    stderr: "ignore",
+  });
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    try {
+      await fetch(`${prismUrl}/`);
+      break;
+    } catch {
+      if (Date.now() > deadline || prism.exitCode !== null) throw new Error("Prism did not start");
+      await Bun.sleep(250);
+    }
+  }
+}, 70_000);
+
+afterAll(() => {
+  prism?.kill();
+});
+
+const sms: OutboundSms = {
+  messageId: "0193aaaa-0000-7000-8000-000000000001",
+  workspaceId: "0193aaaa-0000-7000-8000-0000000000ff",
+  from: "+14155550100",
+  to: "+14155550123",
+  body: "Hello from the contract test",
+  statusCallbackUrl: "",
+};
+
+describe("Twilio adapter against Twilio's OpenAPI contract (Prism)", () => {
+  it("searches local and toll-free numbers", async () => {
+    const from = recorded.length;
+    const local = await adapter().searchNumbers({
+      country: "US",
+      areaCode: "808",
+      contains: "92",
+      type: "local",
+      limit: 5,
+    });
+    expect(local.length).toBeGreaterThan(0);
+    expect(local[0].number).toMatch(/^\+\d{8,15}$/);
+    expect(local[0].type).toBe("local");
+    const tollFree = await adapter().searchNumbers({ country: "US", type: "toll_free", limit: 5 });
+    expect(tollFree.every((n) => n.type === "toll_free")).toBe(true);
+    expectOnContract(from);
+    expect(recorded[from].url).toContain(
+      `/2010-04-01/Accounts/${ACCOUNT_SID}/AvailablePhoneNumbers/US/Local.json`,
+    );
+    expect(recorded[from + 1].url).toContain("/AvailablePhoneNumbers/US/TollFree.json");
+  });
+
+  it("orders and releases a number (IncomingPhoneNumbers)", async () => {
+    const from = recorded.length;
+    const ordered = await adapter().orderNumber("+14155550123");
+    expect(ordered.ok).toBe(true);
+    if (!ordered.ok) return;
+    expect(ordered.carrierNumberId).toMatch(/^PN/);
+    await adapter().releaseNumber("+14155550123", ordered.carrierNumberId);
+    expectOnContract(from);
+    expect(recorded.slice(from).map((r) => r.method)).toEqual(["POST", "DELETE"]);
+  });
+
+  it("sends an SMS (Messages) and maps Twilio's status", async () => {
+    const from = recorded.length;
+    const result = await adapter().sendSms(sms);
+    expect(result.accepted).toBe(true);
+    if (!result.accepted) return;
+    expect(result.carrierMessageId).toMatch(/^SM/);
+    expect(result.status).toBe("QUEUED");
+    expectOnContract(from);
+  });
+
+  it("looks a send up by listing Messages with To and From", async () => {
+    const from = recorded.length;
+    const lookup = await adapter().lookupSend(sms, Date.now() - 60_000);
+    // The mock's example message has another body: not ours.
+    expect(lookup).toEqual({ found: false });
+    expectOnContract(from);
+    expect(recorded[from].url).toContain("To=%2B14155550123");
+  });
+
+  it("fails the test when a request is off-contract (the mock really validates)", async () => {
+    const from = recorded.length;
+    await adapter().searchNumbers({ country: "US", areaCode: "abc", type: "local", limit: 5 });
+    expect(recorded[from].status).toBe(422);
+  });
+
+  it("maps 5xx, 429 and network errors to CarrierUnavailableError", async () => {
+    const down = Bun.serve({
+      port: 0,
+      fetch: (req) =>
+        new Response("{}", {
+          status: req.url.includes("Messages") ? 503 : 429,
+          headers: { "retry-after": "7" },
+        }),
+    });
+    try {
+      const base = `http://127.0.0.1:${down.port}`;
+      await expect(adapter(base, fetch).sendSms(sms)).rejects.toBeInstanceOf(CarrierUnavailableError);
+      const throttled = await adapter(base, fetch)
+        .orderNumber("+14155550123")
+        .catch((error: unknown) => error);
+      expect(throttled).toBeInstanceOf(CarrierUnavailableError);
+      expect((throttled as CarrierUnavailableError).retryAfterMs).toBe(7000);
+    } finally {
+      down.stop(true);
+    }
+    const closed = await freePort();
+    await expect(adapter(`http://127.0.0.1:${closed}`, fetch).sendSms(sms)).rejects.toBeInstanceOf(
+      CarrierUnavailableError,
+    );
+  });
+
+  it("maps a 4xx refusal to a rejected send", async () => {
+    const refusing = Bun.serve({
+      port: 0,
+      fetch: () =>
+        Response.json(
+          { code: 21211, message: "The 'To' number is not a valid phone number.", status: 400 },
+          { status: 400 },
+        ),
+    });
+    try {
+      const result = await adapter(`http://127.0.0.1:${refusing.port}`, fetch).sendSms(sms);
+      expect(result).toEqual({
+        accepted: false,
+        errorCode: "21211",
+        errorMessage: "The 'To' number is not a valid phone number.",
+      });
+    } finally {
+      refusing.stop(true);
+    }
+  });
+
+  it("maps Twilio statuses to ours", () => {
+    expect(
+      [
+        "queued",
+        "accepted",
+        "sending",
+        "sent",
+        "delivered",
+        "read",
+        "undelivered",
+        "failed",
+        "canceled",
+        "received",
+      ].map(mapTwilioStatus),
+    ).toEqual([
+      "QUEUED",
+      "QUEUED",
+      "SENT",
+      "SENT",
+      "DELIVERED",
+      "DELIVERED",
+      "UNDELIVERED",
+      "FAILED",
+      "FAILED",
+      null,
+    ]);
+  });
+});
+
+describe("X-Twilio-Signature", () => {
+  const url = `${CALLBACK_BASE}/carriers/twilio/status?message_id=abc`;
+  const params = { MessageSid: "SM123", MessageStatus: "delivered", To: "+14155550123" };
+
+  it("accepts a callback signed with the auth token and parses it", () => {
+    const headers = new Headers({ "x-twilio-signature": twilioSignature(AUTH_TOKEN, url, params) });
+    expect(adapter().parseStatusCallback({ url, headers, params })).toEqual({
+      carrierMessageId: "SM123",
+      messageId: "abc",
+      status: "DELIVERED",
+    });
+  });
+
+  it("refuses a forged, missing or tampered signature", () => {
+    const forged = new Headers({ "x-twilio-signature": twilioSignature("wrong-token", url, params) });
+    expect(adapter().parseStatusCallback({ url, headers: forged, params })).toBeNull();
+    expect(adapter().parseStatusCallback({ url, headers: new Headers(), params })).toBeNull();
+    const signed = new Headers({ "x-twilio-signature": twilioSignature(AUTH_TOKEN, url, params) });
+    const tampered = { ...params, MessageStatus: "failed" };
+    expect(adapter().parseStatusCallback({ url, headers: signed, params: tampered })).toBeNull();
+    expect(adapter().parseInbound({ url, headers: forged, params })).toBeNull();
+  });
+});
+
+describe("CARRIER=twilio over HTTP", () => {
+  let s: TestServer;
+  const saved: Record<string, string | undefined> = {};
+  const env = {
+    TWILIO_ACCOUNT_SID: ACCOUNT_SID,
+    TWILIO_AUTH_TOKEN: AUTH_TOKEN,
+    TWILIO_CALLBACK_BASE_URL: CALLBACK_BASE,
+  };
+
+  beforeAll(async () => {
+    for (const [key, value] of Object.entries({ ...env, TWILIO_API_BASE: prismUrl })) {
+      saved[key] = process.env[key];
+      process.env[key] = value;
+    }
+    s = await startTestServer({}, { CARRIER: "twilio" });
+  });
+
+  afterAll(async () => {
+    await s?.stop();
+    for (const [key, value] of Object.entries(saved)) {
+      if (value === undefined) delete process.env[key];
+      else process.env[key] = value;
+    }
+  });
+
+  async function callback(path: string, params: Record<string, string>, signature: string) {
+    const response = await fetch(`${s.url}${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded", "x-twilio-signature": signature },
+      body: new URLSearchParams(params).toString(),
+    });
+    return { status: response.status, body: await response.json().catch(() => null) };
+  }
+
+  it("searches, orders and releases numbers through Twilio", async () => {
+    const available = await s.api("GET", "/v1/numbers/available?area_code=808&limit=3");
+    expect(available.status).toBe(200);
+    expect(available.body.numbers.length).toBeGreaterThan(0);
+    const ordered = await s.api("POST", "/v1/numbers", { number: available.body.numbers[0].number });
+    expect(ordered.body).toMatchObject({ ok: true, added: 1, skipped: 0 });
+    const released = await s.api("DELETE", `/v1/numbers/${ordered.body.ordered.id}`);
+    expect(released.body.number.status).toBe("released");
+  });
+
+  it("answers 401 'Invalid signature' to a forged status callback and changes nothing", async () => {
+    const params = { MessageSid: "SMforged", MessageStatus: "delivered" };
+    const res = await callback("/carriers/twilio/status?message_id=x", params, "bm90IGEgc2lnbmF0dXJl");
+    expect(res.status).toBe(401);
+    expect(res.body).toEqual({ ok: false, error: "Invalid signature" });
+  });
+
+  it("answers 401 to a forged inbound webhook and records no message", async () => {
+    const params = { MessageSid: "SMin1", From: "+14155550999", To: "+14155550123", Body: "hi" };
+    const forged = twilioSignature("not-the-token", `${CALLBACK_BASE}/carriers/twilio/inbound`, params);
+    const res = await callback("/carriers/twilio/inbound", params, forged);
+    expect(res.status).toBe(401);
+    const messages = await s.api("GET", "/v1/messages?direction=inbound");
+    expect(messages.body.messages ?? []).toHaveLength(0);
+  });
+
+  it("sends through Twilio and applies a signed status callback", async () => {
+    const number = (await s.api("GET", "/v1/numbers/available?area_code=808&limit=1")).body.numbers[0].number;
+    await s.api("POST", "/v1/numbers", { number });
+    const sent = await s.api("POST", "/v1/messages", {
+      to: "+14155550177",
+      from: number,
+      body: "via twilio",
+    });
+    expect(sent.status).toBe(200);
+    const id = sent.body.message.id;
+    let message = (await s.api("GET", `/v1/messages/${id}`)).body.message;
+    for (let i = 0; i < 200 && !["SENT", "QUEUED"].includes(message.status); i++) {
+      await Bun.sleep(25);
+      message = (await s.api("GET", `/v1/messages/${id}`)).body.message;
+    }
+    // The mock's Messages answer is the contract's example: sid SMaaaa..., status queued.
+    const sid = `SM${"a".repeat(32)}`;
+    const url = `${CALLBACK_BASE}/carriers/twilio/status?message_id=${id}`;
+    const params = { MessageSid: sid, MessageStatus: "delivered", To: "+14155550177", From: number };
+    const forged = await callback(
+      `/carriers/twilio/status?message_id=${id}`,
+      params,
+      twilioSignature("x", url, params),
+    );
+    expect(forged.status).toBe(401);
+    expect((await s.api("GET", `/v1/messages/${id}`)).body.message.status).not.toBe("DELIVERED");
+    const ok = await callback(
+      `/carriers/twilio/status?message_id=${id}`,
+      params,
+      twilioSignature(AUTH_TOKEN, url, params),
+    );
+    expect(ok.status).toBe(200);
+    let after = (await s.api("GET", `/v1/messages/${id}`)).body.message;
+    for (let i = 0; i < 200 && after.status !== "DELIVERED"; i++) {
+      await Bun.sleep(25);
+      after = (await s.api("GET", `/v1/messages/${id}`)).body.message;
+    }
+    expect(after.status).toBe("DELIVERED");
+  });
+
+  it("accepts a correctly signed inbound webhook", async () => {
+    // The mock offers one number; the previous test holds it.
+    const number = (await s.api("GET", "/v1/numbers")).body.numbers[0].number;
+    const params = { MessageSid: "SMin2", From: "+14155550999", To: number, Body: "hello there" };
+    const signature = twilioSignature(AUTH_TOKEN, `${CALLBACK_BASE}/carriers/twilio/inbound`, params);
+    const res = await fetch(`${s.url}/carriers/twilio/inbound`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded", "x-twilio-signature": signature },
+      body: new URLSearchParams(params).toString(),
+    });
+    expect(res.status).toBe(200);
+    const messages = await s.api("GET", "/v1/messages?direction=inbound");
+    expect(messages.body.messages.map((m: { body: string }) => m.body)).toContain("hello there");
+  });
+});
