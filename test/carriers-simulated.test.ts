@@ -1,0 +1,237 @@
+import { afterAll, beforeAll, describe, expect, it } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { CarrierUnavailableError, type OutboundSms, type StatusUpdate } from "../src/carriers/carrier";
+import { listSandboxSends, SimulatedCarrier } from "../src/carriers/simulated";
+import { type DbHandle, openDatabase } from "../src/db/client";
+import { migrate } from "../src/db/migrate";
+import { startTestServer, type TestServer } from "./support/server";
+
+/** A clock the test moves by hand. */
+function manualClock(start = Date.parse("2026-11-21T12:00:00.000Z")) {
+  let now = start;
+  return { now: () => now, advance: (ms: number) => (now += ms) };
+}
+
+function openTempDb(): { handle: DbHandle; dir: string } {
+  const dir = mkdtempSync(join(tmpdir(), "outreach-sim-"));
+  const handle = openDatabase(join(dir, "sim.db"));
+  migrate(handle.sqlite);
+  return { handle, dir };
+}
+
+const WORKSPACE = "0193aaaa-0000-7000-8000-0000000000ff";
+const sms = (n: number, to = "+14155550123"): OutboundSms => ({
+  messageId: `0193aaaa-0000-7000-8000-${String(n).padStart(12, "0")}`,
+  workspaceId: WORKSPACE,
+  from: "+14155550100",
+  to,
+  body: `message ${n}`,
+  statusCallbackUrl: "",
+});
+
+describe("SimulatedCarrier", () => {
+  let dir: string;
+  let handle: DbHandle;
+  beforeAll(() => {
+    ({ handle, dir } = openTempDb());
+  });
+  afterAll(() => {
+    handle.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("accepts a send, records it in the ledger and reports DELIVERED once the delay has passed", async () => {
+    const clock = manualClock();
+    const carrier = new SimulatedCarrier(handle.db, clock, { deliveryDelayMs: 200 });
+    const updates: StatusUpdate[] = [];
+    carrier.attachSinks({ onStatus: (batch) => void updates.push(...batch), onInbound: () => {} });
+    const result = await carrier.sendSms(sms(1));
+    expect(result).toMatchObject({ accepted: true, status: "SENT" });
+    expect(await carrier.flushDue()).toBe(0);
+    clock.advance(200);
+    expect(await carrier.flushDue()).toBe(1);
+    expect(updates).toEqual([
+      {
+        carrierMessageId: (result as { carrierMessageId: string }).carrierMessageId,
+        messageId: sms(1).messageId,
+        status: "DELIVERED",
+      },
+    ]);
+    expect(await carrier.flushDue()).toBe(0);
+  });
+
+  it("is deterministic: the same message gets the same carrier id; searches repeat", async () => {
+    const clock = manualClock();
+    const a = new SimulatedCarrier(handle.db, clock, { deliveryDelayMs: 0 });
+    const b = new SimulatedCarrier(handle.db, clock, { deliveryDelayMs: 0 });
+    const first = await a.sendSms(sms(2));
+    const second = await b.sendSms(sms(2));
+    expect(first).toEqual(second);
+    const search = { country: "US", areaCode: "512", limit: 10 };
+    expect(await a.searchNumbers(search)).toEqual(await b.searchNumbers(search));
+  });
+
+  it("shows a duplicate hand-off as two ledger rows, newest first", async () => {
+    const clock = manualClock();
+    const carrier = new SimulatedCarrier(handle.db, clock, { deliveryDelayMs: 0 });
+    const workspaceId = "0193aaaa-0000-7000-8000-0000000000ee";
+    const one = { ...sms(3), workspaceId };
+    await carrier.sendSms(one);
+    clock.advance(1);
+    await carrier.sendSms(one);
+    const page = listSandboxSends(handle.db, workspaceId, { limit: 50, offset: 0 });
+    expect(page.total).toBe(2);
+    expect(page.sends.map((row) => row.message_id)).toEqual([one.messageId, one.messageId]);
+    expect(page.sends[0]).toEqual({
+      message_id: one.messageId,
+      from: one.from,
+      to: one.to,
+      body: one.body,
+      accepted_at: new Date(clock.now()).toISOString(),
+    });
+    expect(listSandboxSends(handle.db, WORKSPACE, { limit: 50, offset: 0 }).sends.length).toBeGreaterThan(0);
+  });
+
+  it("finds an earlier hand-off by our message id (lookupSend)", async () => {
+    const carrier = new SimulatedCarrier(handle.db, manualClock(), { deliveryDelayMs: 0 });
+    const sent = await carrier.sendSms(sms(4));
+    expect(await carrier.lookupSend(sms(4), 0)).toEqual({
+      found: true,
+      carrierMessageId: (sent as { carrierMessageId: string }).carrierMessageId,
+      status: "SENT",
+    });
+    expect(await carrier.lookupSend(sms(99), 0)).toEqual({ found: false });
+  });
+
+  it("applies the magic numbers", async () => {
+    // Later than every earlier test's sends, so the first flush clears them.
+    const clock = manualClock(Date.parse("2026-11-23T12:00:00.000Z"));
+    const carrier = new SimulatedCarrier(handle.db, clock, { deliveryDelayMs: 10 });
+    const updates: StatusUpdate[] = [];
+    carrier.attachSinks({ onStatus: (batch) => void updates.push(...batch), onInbound: () => {} });
+    await carrier.flushDue();
+    updates.length = 0;
+
+    expect(await carrier.sendSms(sms(10, "+15005550001"))).toEqual({
+      accepted: false,
+      errorCode: "invalid_number",
+      errorMessage: "The 'To' number is not a valid phone number",
+    });
+    expect(await carrier.lookupSend(sms(10, "+15005550001"), 0)).toEqual({ found: false });
+    await expect(carrier.sendSms(sms(11, "+15005550003"))).rejects.toBeInstanceOf(CarrierUnavailableError);
+    await carrier.sendSms(sms(12, "+15005550009"));
+    await carrier.sendSms(sms(13, "+15005550004"));
+    clock.advance(10);
+    await carrier.flushDue();
+    expect(updates.map((u) => [u.messageId, u.status, u.errorCode])).toEqual([
+      [sms(12).messageId, "UNDELIVERED", "unreachable"],
+      [sms(13).messageId, "FAILED", "blocked"],
+    ]);
+    expect(await carrier.orderNumber("+14155550000")).toEqual({
+      ok: false,
+      reason: "Number is not available",
+    });
+    await expect(carrier.orderNumber("+15005550003")).rejects.toBeInstanceOf(CarrierUnavailableError);
+    expect((await carrier.orderNumber("+14155551234")).ok).toBe(true);
+  });
+
+  it("keeps pending deliveries across a restart and reports them afterwards", async () => {
+    const clock = manualClock();
+    const before = new SimulatedCarrier(handle.db, clock, { deliveryDelayMs: 60_000 });
+    await before.sendSms(sms(20));
+    await before.stop();
+
+    const after = new SimulatedCarrier(handle.db, clock, { deliveryDelayMs: 60_000 });
+    const updates: StatusUpdate[] = [];
+    after.attachSinks({ onStatus: (batch) => void updates.push(...batch), onInbound: () => {} });
+    clock.advance(60_000);
+    await after.flushDue();
+    expect(updates.map((u) => u.messageId)).toContain(sms(20).messageId);
+  });
+
+  it("keeps a delivery pending when the sink fails, and reports it on the next flush", async () => {
+    const clock = manualClock(Date.parse("2026-11-24T12:00:00.000Z"));
+    const carrier = new SimulatedCarrier(handle.db, clock, { deliveryDelayMs: 0 });
+    carrier.attachSinks({ onStatus: () => {}, onInbound: () => {} });
+    await carrier.flushDue();
+    let fail = true;
+    const updates: StatusUpdate[] = [];
+    carrier.attachSinks({
+      onStatus: (batch) => {
+        if (fail) throw new Error("database busy");
+        updates.push(...batch);
+      },
+      onInbound: () => {},
+    });
+    await carrier.sendSms(sms(30));
+    await expect(carrier.flushDue()).rejects.toThrow("database busy");
+    fail = false;
+    await carrier.flushDue();
+    expect(updates.map((u) => u.messageId)).toEqual([sms(30).messageId]);
+  });
+
+  it("searches numbers by area code, contains and type, and hands out none ending in 0000", async () => {
+    const carrier = new SimulatedCarrier(handle.db, manualClock(), { deliveryDelayMs: 0 });
+    const local = await carrier.searchNumbers({ country: "US", areaCode: "415", contains: "42", limit: 30 });
+    expect(local).toHaveLength(30);
+    for (const n of local) {
+      expect(n.number).toMatch(/^\+1415[2-9]\d{6}$/);
+      expect(n.number).toContain("42");
+      expect(n.number.endsWith("0000")).toBe(false);
+    }
+    expect(await carrier.searchNumbers({ country: "FR", limit: 5 })).toEqual([]);
+    expect(await carrier.searchNumbers({ country: "US", areaCode: "800", type: "local", limit: 5 })).toEqual(
+      [],
+    );
+  });
+});
+
+describe("CARRIER=simulated over HTTP", () => {
+  let s: TestServer;
+  beforeAll(async () => {
+    s = await startTestServer();
+  });
+  afterAll(() => s.stop());
+
+  async function waitForStatus(id: string, done: (status: string) => boolean) {
+    let message = (await s.api("GET", `/v1/messages/${id}`)).body.message;
+    for (let i = 0; i < 400 && !done(message.status); i++) {
+      await Bun.sleep(25);
+      message = (await s.api("GET", `/v1/messages/${id}`)).body.message;
+    }
+    return message;
+  }
+
+  it("delivers a message and lists the hand-off in the sandbox outbox", async () => {
+    const number = (await s.api("GET", "/v1/numbers/available?limit=1")).body.numbers[0].number;
+    await s.api("POST", "/v1/numbers", { number });
+    const sent = await s.api("POST", "/v1/messages", { to: "+14155550188", body: "simulated hello" });
+    expect(sent.status).toBe(200);
+    const message = await waitForStatus(sent.body.message.id, (status) => status === "DELIVERED");
+    expect(message.status).toBe("DELIVERED");
+    const outbox = await s.api("GET", "/v1/sandbox/outbox");
+    expect(outbox.body.sends).toEqual([
+      expect.objectContaining({
+        message_id: sent.body.message.id,
+        from: number,
+        to: "+14155550188",
+        body: "simulated hello",
+      }),
+    ]);
+  });
+
+  it("reports UNDELIVERED for +15005550009 and FAILED for +15005550001", async () => {
+    const undelivered = await s.api("POST", "/v1/messages", { to: "+15005550009", body: "nobody home" });
+    const invalid = await s.api("POST", "/v1/messages", { to: "+15005550001", body: "bad number" });
+    expect((await waitForStatus(undelivered.body.message.id, (x) => x === "UNDELIVERED")).status).toBe(
+      "UNDELIVERED",
+    );
+    expect((await waitForStatus(invalid.body.message.id, (x) => x === "FAILED")).status).toBe("FAILED");
+    const outbox = await s.api("GET", "/v1/sandbox/outbox?limit=200");
+    const ids = outbox.body.sends.map((row: { message_id: string }) => row.message_id);
+    expect(ids).toContain(undelivered.body.message.id);
+    expect(ids).not.toContain(invalid.body.message.id);
+  });
+});
