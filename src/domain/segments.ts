@@ -310,6 +310,14 @@ function compareOp(op: Op): "=" | ">" | ">=" | "<" | "<=" {
   }
 }
 
+/** `?, ?, ?` with every value bound. */
+function bindList(values: unknown[]): SQL {
+  return sql.join(
+    values.map((v) => sql`${v}`),
+    sql`, `,
+  );
+}
+
 function compileCustom(key: string, op: Op, value: unknown, now: number): SQL {
   const expr = jsonField(contacts.fields, key);
   const present = sql`${expr} IS NOT NULL`;
@@ -319,29 +327,13 @@ function compileCustom(key: string, op: Op, value: unknown, now: number): SQL {
     case "not_exists":
       return sql`${expr} IS NULL`;
     case "eq":
-      return sql`(${expr} IN (${sql.join(
-        variants(value as Scalar).map((v) => sql`${v}`),
-        sql`, `,
-      )}))`;
+      return sql`(${present} AND ${expr} IN (${bindList(variants(value as Scalar))}))`;
     case "neq":
-      return sql`(${expr} IS NULL OR ${expr} NOT IN (${sql.join(
-        variants(value as Scalar).map((v) => sql`${v}`),
-        sql`, `,
-      )}))`;
-    case "in": {
-      const all = (value as Scalar[]).flatMap(variants);
-      return sql`(${expr} IN (${sql.join(
-        all.map((v) => sql`${v}`),
-        sql`, `,
-      )}))`;
-    }
-    case "not_in": {
-      const all = (value as Scalar[]).flatMap(variants);
-      return sql`(${expr} IS NULL OR ${expr} NOT IN (${sql.join(
-        all.map((v) => sql`${v}`),
-        sql`, `,
-      )}))`;
-    }
+      return sql`(${expr} IS NULL OR ${expr} NOT IN (${bindList(variants(value as Scalar))}))`;
+    case "in":
+      return sql`(${present} AND ${expr} IN (${bindList((value as Scalar[]).flatMap(variants))}))`;
+    case "not_in":
+      return sql`(${expr} IS NULL OR ${expr} NOT IN (${bindList((value as Scalar[]).flatMap(variants))}))`;
     case "contains":
       return sql`(${present} AND ${likeInsensitive(expr, `%${escapeLike(value as string)}%`)})`;
     case "starts_with":

@@ -1,0 +1,365 @@
+import { afterAll, beforeAll, describe, expect, it } from "bun:test";
+import { messages } from "../src/db/schema";
+import { newId } from "../src/lib/ids";
+import { startTestServer, type TestServer } from "./support/server";
+
+let s: TestServer;
+beforeAll(async () => {
+  s = await startTestServer();
+});
+afterAll(() => s.stop());
+
+let seq = 0;
+const phone = () => `+1415555${String(1000 + ++seq).slice(-4)}`;
+
+/** A fresh workspace with a few contacts, for exact membership checks. */
+async function world() {
+  const ws = s.newWorkspace();
+  const call = (method: string, path: string, body?: unknown) => s.api(method, path, body, { key: ws.key });
+  const make = async (body: Record<string, unknown>) =>
+    (await call("POST", "/v1/contacts", { phone_number: phone(), ...body })).body.contact;
+  const ada = await make({ first_name: "Ada", email: "ada@math.org", fields: { plan: "pro", seats: 5 } });
+  const bob = await make({ first_name: "Bob", fields: { plan: "free", seats: "2" } });
+  const cy = await make({ first_name: "Cy", opted_in: false, fields: { plan: "team", vip: true } });
+  const dee = await make({ first_name: "Dee" });
+  const list = (await call("POST", "/v1/lists", { name: "L" })).body.list;
+  await call("POST", `/v1/lists/${list.id}/contacts`, { contact_ids: [ada.id, cy.id] });
+  return { ws, call, ada, bob, cy, dee, list };
+}
+
+async function names(
+  call: (m: string, p: string, b?: unknown) => Promise<{ body: any; status: number }>,
+  rules: unknown,
+) {
+  const r = await call("POST", "/v1/segments/preview", { rules });
+  if (r.status !== 200) throw new Error(JSON.stringify(r.body));
+  return r.body.sample.map((c: { first_name: string }) => c.first_name).sort();
+}
+
+describe("POST /v1/segments/preview", () => {
+  it("compiles fields, custom fields, groups, not and list membership", async () => {
+    const w = await world();
+    expect(await names(w.call, { all: [] })).toEqual(["Ada", "Bob", "Cy", "Dee"]);
+    expect(await names(w.call, { all: [{ field: "opted_in", op: "eq", value: true }] })).toEqual([
+      "Ada",
+      "Bob",
+      "Dee",
+    ]);
+    expect(
+      await names(w.call, { all: [{ field: "fields.plan", op: "in", value: ["pro", "team"] }] }),
+    ).toEqual(["Ada", "Cy"]);
+    expect(await names(w.call, { all: [{ field: "fields.plan", op: "neq", value: "pro" }] })).toEqual([
+      "Bob",
+      "Cy",
+      "Dee",
+    ]);
+    expect(await names(w.call, { all: [{ field: "fields.seats", op: "gte", value: 2 }] })).toEqual([
+      "Ada",
+      "Bob",
+    ]);
+    expect(await names(w.call, { all: [{ field: "fields.seats", op: "eq", value: 2 }] })).toEqual(["Bob"]);
+    expect(await names(w.call, { all: [{ field: "fields.vip", op: "eq", value: true }] })).toEqual(["Cy"]);
+    expect(await names(w.call, { all: [{ field: "fields.plan", op: "exists" }] })).toEqual([
+      "Ada",
+      "Bob",
+      "Cy",
+    ]);
+    expect(await names(w.call, { all: [{ field: "fields.plan", op: "not_exists" }] })).toEqual(["Dee"]);
+    expect(await names(w.call, { all: [{ field: "email", op: "contains", value: "MATH" }] })).toEqual([
+      "Ada",
+    ]);
+    expect(await names(w.call, { all: [{ field: "first_name", op: "starts_with", value: "D" }] })).toEqual([
+      "Dee",
+    ]);
+    expect(await names(w.call, { all: [{ field: "email", op: "neq", value: "ada@math.org" }] })).toEqual([
+      "Bob",
+      "Cy",
+      "Dee",
+    ]);
+    expect(await names(w.call, { in_list: w.list.id })).toEqual(["Ada", "Cy"]);
+    expect(await names(w.call, { not_in_list: w.list.id })).toEqual(["Bob", "Dee"]);
+    expect(await names(w.call, { not: { field: "fields.plan", op: "eq", value: "pro" } })).toEqual([
+      "Bob",
+      "Cy",
+      "Dee",
+    ]);
+    expect(
+      await names(w.call, {
+        any: [
+          { field: "first_name", op: "eq", value: "Dee" },
+          { all: [{ in_list: w.list.id }, { field: "opted_in", op: "eq", value: false }] },
+        ],
+      }),
+    ).toEqual(["Cy", "Dee"]);
+    expect(
+      await names(w.call, { all: [{ field: "created_at", op: "within_last_days", value: 1 }] }),
+    ).toHaveLength(4);
+    expect(
+      await names(w.call, { all: [{ field: "created_at", op: "before", value: "2000-01-01T00:00:00Z" }] }),
+    ).toEqual([]);
+    expect(
+      await names(w.call, { all: [{ field: "created_at", op: "after", value: "2000-01-01" }] }),
+    ).toHaveLength(4);
+  });
+
+  it("answers count and a sample, and a read-only key may call it", async () => {
+    const w = await world();
+    const { key } = s.newKey(["read"]);
+    const r = await s.api("POST", "/v1/segments/preview", { rules: { all: [] } }, { key });
+    expect(r.status).toBe(200);
+    expect(r.body.ok).toBe(true);
+    expect(typeof r.body.count).toBe("number");
+    const mine = await w.call("POST", "/v1/segments/preview", {
+      rules: { field: "opted_in", op: "eq", value: true },
+    });
+    expect(mine.body.count).toBe(3);
+    expect(mine.body.sample[0]).toMatchObject({
+      phone_number: expect.any(String),
+      source: "api",
+      opted_in: true,
+    });
+  });
+
+  it("compiles inbound/outbound activity against messages", async () => {
+    const w = await world();
+    const now = Date.now();
+    const row = (contactId: string, direction: string, createdAt: number) => ({
+      id: newId(),
+      workspaceId: w.ws.workspaceId,
+      direction,
+      sender: direction === "inbound" ? "contact" : "api",
+      fromNumber: "+12025550100",
+      toNumber: "+12025550101",
+      body: "hi",
+      status: direction === "inbound" ? "RECEIVED" : "SENT",
+      segments: 1,
+      encoding: "GSM-7",
+      contactId,
+      createdAt,
+      updatedAt: createdAt,
+    });
+    s.server.handle.db
+      .insert(messages)
+      .values([
+        row(w.ada.id, "inbound", now - 2 * 86_400_000),
+        row(w.bob.id, "outbound", now - 40 * 86_400_000),
+      ])
+      .run();
+    expect(await names(w.call, { event: "inbound", op: "any_within_days", value: 7 })).toEqual(["Ada"]);
+    expect(await names(w.call, { event: "inbound", op: "none_within_days", value: 7 })).toEqual([
+      "Bob",
+      "Cy",
+      "Dee",
+    ]);
+    expect(await names(w.call, { event: "outbound", op: "any_within_days", value: 30 })).toEqual([]);
+    expect(await names(w.call, { event: "outbound", op: "any_within_days", value: 60 })).toEqual(["Bob"]);
+  });
+
+  it("answers 501 for clicked and conversion activity", async () => {
+    for (const event of ["clicked", "conversion"]) {
+      const r = await s.api("POST", "/v1/segments/preview", {
+        rules: { all: [{ event, op: "none_within_days", value: 30 }] },
+      });
+      expect(r.status).toBe(501);
+      expect(r.body).toEqual({
+        ok: false,
+        error: "Segment rules on clicked and conversion activity are not available yet",
+      });
+    }
+  });
+});
+
+describe("segment rules: bad input", () => {
+  const cases: [string, unknown, string][] = [
+    [
+      "a bad op",
+      {
+        all: [
+          { field: "first_name", op: "eq", value: "a" },
+          { field: "first_name", op: "like", value: "a" },
+        ],
+      },
+      "rules.all[1].op must be one of eq, neq, in, not_in, contains, starts_with, gt, gte, lt, lte, exists, not_exists",
+    ],
+    ["a missing op", { all: [{ field: "first_name", value: "a" }] }, "rules.all[0].op is required"],
+    [
+      "an unknown field",
+      { any: [{ field: "shoe_size", op: "eq", value: 1 }] },
+      "rules.any[0].field must be one of phone_number, first_name, last_name, email, external_id, source, timezone, opted_in, created_at, updated_at or fields.<key>",
+    ],
+    [
+      "a node of no known shape",
+      { all: [{ foo: 1 }] },
+      "rules.all[0] must have one of all, any, not, field, in_list, not_in_list, event",
+    ],
+    ["a non-object", "everyone", "rules must be an object"],
+    ["all that is not an array", { all: {} }, "rules.all must be an array"],
+    [
+      "a wrong value type",
+      { all: [{ field: "opted_in", op: "eq", value: "yes" }] },
+      "rules.all[0].value must be a boolean",
+    ],
+    ["in without an array", { field: "fields.plan", op: "in", value: "pro" }, "rules.value must be an array"],
+    ["a missing value", { field: "fields.plan", op: "eq" }, "rules.value is required"],
+    [
+      "a bad date",
+      { field: "created_at", op: "before", value: "last tuesday" },
+      "rules.value must be a date (ISO 8601)",
+    ],
+    [
+      "a negative day count",
+      { field: "created_at", op: "within_last_days", value: -1 },
+      "rules.value must be an integer between 0 and 36500",
+    ],
+    [
+      "a bad activity event",
+      { event: "opened", op: "any_within_days", value: 3 },
+      "rules.event must be one of inbound, outbound, clicked, conversion",
+    ],
+    [
+      "a bad activity op",
+      { event: "inbound", op: "within", value: 3 },
+      "rules.op must be one of any_within_days, none_within_days",
+    ],
+    [
+      "an unknown list",
+      { all: [{ in_list: "01936f8e-7c1a-7a3b-9f00-2d5e8c1b4a77" }] },
+      "rules.all[0].in_list does not exist",
+    ],
+    ["a malformed list id", { not_in_list: "x" }, "rules.not_in_list does not exist"],
+  ];
+  for (const [what, rules, message] of cases) {
+    it(`answers 422 for ${what}`, async () => {
+      const r = await s.api("POST", "/v1/segments/preview", { rules });
+      expect(r.status).toBe(422);
+      expect(r.body).toEqual({ ok: false, error: message });
+    });
+  }
+
+  it("answers 422 for rules nested deeper than 10", async () => {
+    let rules: unknown = { field: "first_name", op: "exists" };
+    for (let i = 0; i < 10; i++) rules = { all: [rules] };
+    const r = await s.api("POST", "/v1/segments/preview", { rules });
+    expect(r.status).toBe(422);
+    expect(r.body.error).toBe("rules must not be nested deeper than 10 levels");
+    let ok: unknown = { field: "first_name", op: "exists" };
+    for (let i = 0; i < 9; i++) ok = { all: [ok] };
+    expect((await s.api("POST", "/v1/segments/preview", { rules: ok })).status).toBe(200);
+  });
+
+  it("answers 422 for over 100 conditions", async () => {
+    const cond = { field: "first_name", op: "exists" };
+    const r = await s.api("POST", "/v1/segments/preview", { rules: { any: Array(101).fill(cond) } });
+    expect(r.status).toBe(422);
+    expect(r.body.error).toBe("rules must have at most 100 conditions");
+    expect(
+      (await s.api("POST", "/v1/segments/preview", { rules: { any: Array(100).fill(cond) } })).status,
+    ).toBe(200);
+  });
+
+  it("answers 422 for another workspace's list id and creates nothing", async () => {
+    const other = s.newWorkspace();
+    const foreign = (await s.api("POST", "/v1/lists", { name: "theirs" }, { key: other.key })).body.list;
+    const r = await s.api("POST", "/v1/segments", { name: "x", rules: { in_list: foreign.id } });
+    expect(r.status).toBe(422);
+    expect(r.body.error).toBe("rules.in_list does not exist");
+    const all = await s.api("GET", "/v1/segments");
+    expect(all.body.segments.some((g: { name: string }) => g.name === "x")).toBe(false);
+  });
+
+  it("binds user text as parameters (quotes and wildcards match literally)", async () => {
+    const w = await world();
+    await w.call("POST", "/v1/contacts", { phone_number: phone(), first_name: "O'Brien%_" });
+    expect(await names(w.call, { field: "first_name", op: "eq", value: "O'Brien%_" })).toEqual(["O'Brien%_"]);
+    expect(await names(w.call, { field: "first_name", op: "contains", value: "%" })).toEqual(["O'Brien%_"]);
+    expect(await names(w.call, { field: "fields.x') OR 1=1 --", op: "exists" })).toEqual([]);
+  });
+});
+
+describe("segments CRUD and members", () => {
+  it("creates, gets with a live count, lists, patches and deletes", async () => {
+    const w = await world();
+    const rules = { all: [{ field: "fields.plan", op: "eq", value: "pro" }] };
+    const created = await w.call("POST", "/v1/segments", { name: "Pros", description: "paying", rules });
+    expect(created.status).toBe(200);
+    const seg = created.body.segment;
+    expect(seg).toMatchObject({ name: "Pros", description: "paying", rules });
+    expect(seg.count).toBeUndefined();
+    const got = await w.call("GET", `/v1/segments/${seg.id}`);
+    expect(got.body.segment).toMatchObject({ id: seg.id, count: 1 });
+    const list = await w.call("GET", "/v1/segments");
+    expect(list.body).toMatchObject({ total: 1, limit: 50, offset: 0 });
+    const patched = await w.call("PATCH", `/v1/segments/${seg.id}`, {
+      rules: { field: "fields.plan", op: "exists" },
+    });
+    expect(patched.body.segment.rules).toEqual({ field: "fields.plan", op: "exists" });
+    expect((await w.call("GET", `/v1/segments/${seg.id}`)).body.segment.count).toBe(3);
+    const bad = await w.call("PATCH", `/v1/segments/${seg.id}`, {
+      rules: { field: "x", op: "eq", value: 1 },
+    });
+    expect(bad.status).toBe(422);
+    expect((await w.call("GET", `/v1/segments/${seg.id}`)).body.segment.rules).toEqual({
+      field: "fields.plan",
+      op: "exists",
+    });
+    expect((await w.call("DELETE", `/v1/segments/${seg.id}`)).body).toEqual({ ok: true, deleted: true });
+    expect((await w.call("GET", `/v1/segments/${seg.id}`)).status).toBe(404);
+  });
+
+  it("answers 422 'name is required' and 'rules is required'", async () => {
+    const noName = await s.api("POST", "/v1/segments", { rules: { all: [] } });
+    expect(noName.status).toBe(422);
+    expect(noName.body.error).toBe("name is required");
+    const noRules = await s.api("POST", "/v1/segments", { name: "x" });
+    expect(noRules.status).toBe(422);
+    expect(noRules.body.error).toBe("rules is required");
+  });
+
+  it("GET /v1/segments/{id}/members is live: a contact edited to match shows up on the next call", async () => {
+    const w = await world();
+    const seg = (
+      await w.call("POST", "/v1/segments", {
+        name: "Pros",
+        rules: { field: "fields.plan", op: "eq", value: "pro" },
+      })
+    ).body.segment;
+    const first = await w.call("GET", `/v1/segments/${seg.id}/members`);
+    expect(first.body).toMatchObject({ ok: true, total: 1, limit: 50, offset: 0 });
+    expect(first.body.contacts.map((c: { id: string }) => c.id)).toEqual([w.ada.id]);
+    expect(first.body.contacts[0]).toMatchObject({
+      id: w.ada.id,
+      phone_number: w.ada.phone_number,
+      first_name: "Ada",
+      last_name: null,
+      source: "api",
+      opted_in: true,
+      created_at: w.ada.created_at,
+    });
+    await w.call("PATCH", `/v1/contacts/${w.dee.id}`, { fields: { plan: "pro" } });
+    const second = await w.call("GET", `/v1/segments/${seg.id}/members`);
+    expect(second.body.total).toBe(2);
+    expect(second.body.contacts.map((c: { id: string }) => c.id)).toEqual([w.dee.id, w.ada.id]);
+  });
+
+  it("pages members with limit (max 200) and offset", async () => {
+    const w = await world();
+    const seg = (await w.call("POST", "/v1/segments", { name: "All", rules: { all: [] } })).body.segment;
+    const page = await w.call("GET", `/v1/segments/${seg.id}/members?limit=2&offset=1`);
+    expect(page.body).toMatchObject({ total: 4, limit: 2, offset: 1 });
+    expect(page.body.contacts.map((c: { first_name: string }) => c.first_name)).toEqual(["Cy", "Bob"]);
+    const clamped = await w.call("GET", `/v1/segments/${seg.id}/members?limit=500`);
+    expect(clamped.body.limit).toBe(200);
+    expect((await w.call("GET", `/v1/segments/${seg.id}/members?limit=abc`)).status).toBe(422);
+  });
+
+  it("answers 404 for another workspace's segment", async () => {
+    const w = await world();
+    const seg = (await w.call("POST", "/v1/segments", { name: "All", rules: { all: [] } })).body.segment;
+    for (const path of [`/v1/segments/${seg.id}`, `/v1/segments/${seg.id}/members`]) {
+      const r = await s.api("GET", path);
+      expect(r.status).toBe(404);
+      expect(r.body).toEqual({ ok: false, error: "Not found" });
+    }
+    expect((await s.api("DELETE", `/v1/segments/${seg.id}`)).status).toBe(404);
+  });
+});
