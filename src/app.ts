@@ -45,7 +45,7 @@ export const API_DESCRIPTION = `Self-hosted outreach platform API.
 
 /** Builds the HTTP application on its dependencies; tests build it on a temp database. */
 export function createApp(deps: AppDeps) {
-  return new Elysia({ name: "outreach" })
+  return new Elysia({ name: "outreach", normalize: "typebox" })
     .use(
       openapi({
         path: "/openapi",

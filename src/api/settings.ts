@@ -48,11 +48,14 @@ const SettingsPatchBody = t.Object(
     opt_out_reply: t.Optional(Text("Confirmation sent on STOP", 1600)),
     opt_in_reply: t.Optional(Text("Confirmation sent on START", 1600)),
     quiet_hours: t.Optional(
-      t.Object({
-        enabled: t.Optional(t.Boolean({ description: "Hold bulk sends during quiet hours" })),
-        start_hour: t.Optional(Hour("Start hour")),
-        end_hour: t.Optional(Hour("End hour")),
-      }),
+      t.Object(
+        {
+          enabled: t.Optional(t.Boolean({ description: "Hold bulk sends during quiet hours" })),
+          start_hour: t.Optional(Hour("Start hour")),
+          end_hour: t.Optional(Hour("End hour")),
+        },
+        { description: "Quiet hours for bulk sends; given fields change" },
+      ),
     ),
   },
   { description: "Fields to change; others stay as they are" },

@@ -1,0 +1,205 @@
+import { afterAll, beforeAll, describe, expect, it } from "bun:test";
+import { parsePagination } from "../src/http/pagination";
+import { startTestServer, type TestServer } from "./support/server";
+
+let s: TestServer;
+beforeAll(async () => {
+  s = await startTestServer();
+});
+afterAll(() => s.stop());
+
+describe("errors and parsing", () => {
+  it("answers 404 'Not found' for an unknown route, after auth", async () => {
+    const r = await s.api("GET", "/v1/nothing-here");
+    expect(r.status).toBe(404);
+    expect(r.body).toEqual({ ok: false, error: "Not found" });
+    const anonymous = await s.api("GET", "/v1/nothing-here", undefined, { key: null });
+    expect(anonymous.status).toBe(401);
+  });
+
+  it("answers 400 'Invalid JSON body' for malformed JSON", async () => {
+    const r = await s.api("PATCH", "/v1/settings", undefined, {
+      raw: "{bad",
+      headers: { "content-type": "application/json" },
+    });
+    expect(r.status).toBe(400);
+    expect(r.body).toEqual({ ok: false, error: "Invalid JSON body" });
+  });
+
+  it("answers 400 'Invalid JSON body' for a body that is not JSON by content type", async () => {
+    const r = await s.api("PATCH", "/v1/settings", undefined, {
+      raw: '{"name":"x"}',
+      headers: { "content-type": "text/plain" },
+    });
+    expect(r.status).toBe(400);
+    expect(r.body).toEqual({ ok: false, error: "Invalid JSON body" });
+  });
+
+  it("answers 422 'body must be a JSON object' for JSON that is not an object", async () => {
+    for (const raw of ["[]", "null", '"x"', "3"]) {
+      const r = await s.api("PATCH", "/v1/settings", undefined, {
+        raw,
+        headers: { "content-type": "application/json" },
+      });
+      expect(r.status).toBe(422);
+      expect(r.body).toEqual({ ok: false, error: "body must be a JSON object" });
+    }
+  });
+
+  it("treats an empty body as {}", async () => {
+    const r = await s.api("PATCH", "/v1/settings", undefined, { raw: "" });
+    expect(r.status).toBe(200);
+    expect(r.body.ok).toBe(true);
+  });
+
+  it("answers 413 for a body over 1 MiB and changes nothing", async () => {
+    const big = JSON.stringify({ name: "x".repeat(1024 * 1024 + 10) });
+    const r = await s.api("PATCH", "/v1/settings", undefined, {
+      raw: big,
+      headers: { "content-type": "application/json" },
+    });
+    expect(r.status).toBe(413);
+    expect(r.body.ok).toBe(false);
+    expect(r.body.error).toContain("too large");
+    const after = await s.api("GET", "/v1/settings");
+    expect(after.body.settings.name).not.toStartWith("xxx");
+  });
+
+  it("translates validation errors to the contract's wording", async () => {
+    const cases: [unknown, string][] = [
+      [{ name: "" }, "name is required"],
+      [{ name: "x".repeat(201) }, "name is too long (max 200)"],
+      [{ name: 5 }, "name must be a string"],
+      [{ conversion_tracking_enabled: "yes" }, "conversion_tracking_enabled must be a boolean"],
+      [{ quiet_hours: { start_hour: 24 } }, "quiet_hours.start_hour must be between 0 and 23"],
+      [{ quiet_hours: { end_hour: 1.5 } }, "quiet_hours.end_hour must be an integer"],
+      [{ quiet_hours: "late" }, "quiet_hours must be an object"],
+      [{ timezone: "Mars/Olympus" }, "timezone must be a valid IANA time zone"],
+    ];
+    for (const [body, error] of cases) {
+      const r = await s.api("PATCH", "/v1/settings", body);
+      expect({ status: r.status, body: r.body }).toEqual({ status: 422, body: { ok: false, error } });
+    }
+  });
+
+  it("puts an X-Request-Id on every response, and echoes a sane incoming one", async () => {
+    const ok = await s.api("GET", "/v1/me");
+    expect(ok.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
+    const denied = await s.api("GET", "/v1/me", undefined, { key: null });
+    expect(denied.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
+    const echoed = await s.api("GET", "/v1/me", undefined, { headers: { "x-request-id": "trace-123" } });
+    expect(echoed.headers.get("x-request-id")).toBe("trace-123");
+    const replaced = await s.api("GET", "/v1/me", undefined, {
+      headers: { "x-request-id": "bad id with spaces" },
+    });
+    expect(replaced.headers.get("x-request-id")).not.toBe("bad id with spaces");
+  });
+});
+
+describe("write scope", () => {
+  it("answers 403 with required_scope for a read-only key on a write, and changes nothing", async () => {
+    const { key } = s.newKey(["read"]);
+    const r = await s.api("PATCH", "/v1/settings", { name: "Renamed" }, { key });
+    expect(r.status).toBe(403);
+    expect(r.body).toEqual({
+      ok: false,
+      error: "This API key cannot create and edit.",
+      required_scope: "write",
+    });
+    const after = await s.api("GET", "/v1/settings", undefined, { key });
+    expect(after.status).toBe(200);
+    expect(after.body.settings.name).not.toBe("Renamed");
+  });
+
+  it("checks scope before parsing the body", async () => {
+    const { key } = s.newKey(["read"]);
+    const r = await s.api("PATCH", "/v1/settings", undefined, {
+      key,
+      raw: "{bad",
+      headers: { "content-type": "application/json" },
+    });
+    expect(r.status).toBe(403);
+  });
+});
+
+describe("Idempotency-Key", () => {
+  it("replays the first response and refuses the key for another request", async () => {
+    const headers = { "idempotency-key": `k-${crypto.randomUUID()}` };
+    // POST /v1/webhooks/... may not exist yet in every build; use the segment preview-free route: settings is PATCH,
+    // so exercise idempotency through a POST route that always exists: an unknown POST answers 404 and is replayed.
+    const first = await s.api("POST", "/v1/nothing", { a: 1 }, { headers });
+    const second = await s.api("POST", "/v1/nothing", { a: 1 }, { headers });
+    expect(second.status).toBe(first.status);
+    expect(second.body).toEqual(first.body);
+    expect(second.headers.get("idempotent-replayed")).toBe("true");
+    const other = await s.api("POST", "/v1/nothing", { a: 2 }, { headers });
+    expect(other.status).toBe(409);
+    expect(other.body).toEqual({ ok: false, error: "Idempotency-Key was used with a different request" });
+  });
+
+  it("keeps keys per workspace", async () => {
+    const key = `k-${crypto.randomUUID()}`;
+    const other = s.newWorkspace();
+    await s.api("POST", "/v1/nothing", { a: 1 }, { headers: { "idempotency-key": key } });
+    const r = await s.api(
+      "POST",
+      "/v1/nothing",
+      { a: 2 },
+      { key: other.key, headers: { "idempotency-key": key } },
+    );
+    expect(r.status).toBe(404);
+    expect(r.headers.get("idempotent-replayed")).toBeNull();
+  });
+
+  it("answers 422 for a key over 255 characters", async () => {
+    const r = await s.api("POST", "/v1/nothing", {}, { headers: { "idempotency-key": "x".repeat(256) } });
+    expect(r.status).toBe(422);
+    expect(r.body).toEqual({ ok: false, error: "Idempotency-Key must be 1 to 255 characters" });
+  });
+});
+
+describe("public endpoints", () => {
+  it("GET /healthz answers without a key", async () => {
+    const r = await s.api("GET", "/healthz", undefined, { key: null });
+    expect(r.status).toBe(200);
+    expect(r.body).toEqual({ ok: true, status: "ok" });
+  });
+
+  it("GET /v1/openapi.json documents every route with version 1.0.0", async () => {
+    const r = await s.api("GET", "/v1/openapi.json", undefined, { key: null });
+    expect(r.status).toBe(200);
+    expect(r.body.info.version).toBe("1.0.0");
+    expect(r.body.paths["/v1/me"].get).toBeDefined();
+    expect(r.body.paths["/v1/settings"].patch).toBeDefined();
+    const settings = r.body.paths["/v1/settings"].patch.requestBody.content["application/json"].schema;
+    for (const [name, field] of Object.entries<{ description?: string }>(settings.properties)) {
+      expect({ name, described: typeof field.description === "string" }).toEqual({ name, described: true });
+    }
+  });
+
+  it("GET /docs serves the reference page", async () => {
+    const response = await fetch(`${s.url}/docs`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get("content-type")).toContain("text/html");
+    expect(await response.text()).toContain("/v1/openapi.json");
+  });
+
+  it("GET /metrics counts requests by route and status and shows the job queue", async () => {
+    await s.api("GET", "/v1/me");
+    const response = await fetch(`${s.url}/metrics`);
+    const text = await response.text();
+    expect(text).toMatch(/outreach_http_requests_total\{method="GET",route="\/v1\/me",status="200"\} \d+/);
+    expect(text).toContain("outreach_http_request_duration_seconds_bucket");
+    expect(text).toMatch(/outreach_jobs\{status="queued"\} \d+/);
+  });
+});
+
+describe("parsePagination", () => {
+  it("defaults to 50/0, clamps to 200 and refuses junk", () => {
+    expect(parsePagination({})).toEqual({ limit: 50, offset: 0 });
+    expect(parsePagination({ limit: "500", offset: "10" })).toEqual({ limit: 200, offset: 10 });
+    expect(() => parsePagination({ limit: "abc" })).toThrow("limit must be a non-negative integer");
+    expect(() => parsePagination({ limit: "-1" })).toThrow("limit must be a non-negative integer");
+    expect(() => parsePagination({ offset: "1.5" })).toThrow("offset must be a non-negative integer");
+  });
+});
