@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { messages } from "../src/db/schema";
 import { newId } from "../src/lib/ids";
-import { startTestServer, type TestServer } from "./support/server";
+import { type ApiResult, startTestServer, type TestServer } from "./support/server";
 
 let s: TestServer;
 beforeAll(async () => {

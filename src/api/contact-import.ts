@@ -57,6 +57,10 @@ export function contactImportRoutes(deps: AppDeps) {
       const workspaceId = workspaceOf(request);
       const type = (request.headers.get("content-type") ?? "").split(";")[0]?.trim().toLowerCase() ?? "";
       const now = deps.clock.now();
+      // A declared length over the limit is refused before anything is read or written; a body
+      // without one is counted while streaming.
+      if (Number(request.headers.get("content-length") ?? 0) > IMPORT_BODY_LIMIT)
+        throw new AppError("payload_too_large", `Request body is too large (max ${IMPORT_BODY_LIMIT} bytes)`);
       if (type === "text/csv" || type === "application/csv") {
         const result = await importContactsCsv(
           deps.db,
