@@ -123,6 +123,8 @@ export class SimulatedCarrier implements Carrier {
   private timer: ReturnType<typeof setTimeout> | null = null;
   private flushing: Promise<void> | null = null;
   private stopped = true;
+  private unwritten: SandboxSendRow[] = [];
+  private writing: Promise<void> | null = null;
   private readonly tickMs: number;
   private readonly batchSize: number;
 
@@ -148,6 +150,7 @@ export class SimulatedCarrier implements Carrier {
 
   async stop() {
     this.stopped = true;
+    await this.writing;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     await this.flushing;
@@ -276,27 +279,55 @@ export class SimulatedCarrier implements Carrier {
       errorMessage = "Blocked by the carrier";
     }
     const now = this.clock.now();
-    this.db
-      .insert(sandboxSends)
-      .values({
-        id: newId(),
-        workspaceId: sms.workspaceId,
-        messageId: sms.messageId,
-        from: sms.from,
-        to: sms.to,
-        body: sms.body,
-        carrierMessageId,
-        acceptedAt: now,
-        deliverAt: now + this.options.deliveryDelayMs,
-        outcome,
-        errorCode,
-        errorMessage,
-      })
-      .run();
+    await this.record({
+      id: newId(),
+      workspaceId: sms.workspaceId,
+      messageId: sms.messageId,
+      from: sms.from,
+      to: sms.to,
+      body: sms.body,
+      carrierMessageId,
+      acceptedAt: now,
+      deliverAt: now + this.options.deliveryDelayMs,
+      outcome,
+      errorCode,
+      errorMessage,
+      deliveredAt: null,
+    });
     return { accepted: true, carrierMessageId, status: "SENT" };
   }
 
+  /**
+   * Group commit: hand-offs made in the same synchronous run (e.g. a batch of send jobs the worker
+   * starts together) are written in one transaction; each sendSms resolves once its row is committed.
+   */
+  private record(row: SandboxSendRow): Promise<void> {
+    this.unwritten.push(row);
+    this.writing ??= new Promise<void>((resolve, reject) => {
+      queueMicrotask(() => {
+        const rows = this.unwritten;
+        this.unwritten = [];
+        this.writing = null;
+        try {
+          if (rows.length === 1) this.db.insert(sandboxSends).values(rows).run();
+          else
+            this.db.transaction((tx) => {
+              for (let i = 0; i < rows.length; i += 500)
+                tx.insert(sandboxSends)
+                  .values(rows.slice(i, i + 500))
+                  .run();
+            });
+          resolve();
+        } catch (error) {
+          reject(error);
+        }
+      });
+    });
+    return this.writing;
+  }
+
   async lookupSend(sms: OutboundSms, _sentAfter: number): Promise<SendLookup> {
+    await this.writing;
     const row = this.db
       .select()
       .from(sandboxSends)
