@@ -1,5 +1,5 @@
 import { createFetchHandler, HttpMetrics } from "./app";
-import { createCarrier } from "./carriers";
+import { createCarrier, loadCarrierSettings } from "./carriers";
 import type { Carrier } from "./carriers/carrier";
 import type { Config } from "./config";
 import { type DbHandle, openDatabase } from "./db/client";
@@ -72,11 +72,13 @@ export async function startServer(
   options: { announce?: (text: string) => void } = {},
 ): Promise<RunningServer> {
   setLogLevel(config.logLevel);
+  // Carrier settings first: a bad one fails before the database is created or touched.
+  const carrierSettings = loadCarrierSettings(config);
   const handle = prepareDatabase(config, options.announce);
   const metrics = new HttpMetrics();
   let carrier: Carrier;
   try {
-    carrier = createCarrier(config, { db: handle.db, clock: systemClock });
+    carrier = createCarrier(config, { db: handle.db, clock: systemClock }, carrierSettings);
   } catch (error) {
     handle.close();
     throw error;

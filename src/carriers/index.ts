@@ -29,26 +29,60 @@ function intFrom(name: string, raw: string | undefined, fallback: number): numbe
   return n;
 }
 
-/** The adapter for `config.carrier`. */
-export function createCarrier(config: Pick<Config, "carrier" | "publicUrl">, deps: CarrierDeps): Carrier {
-  const env = deps.env ?? process.env;
+export type CarrierSettings =
+  | { carrier: "simulated"; deliveryDelayMs: number }
+  | {
+      carrier: "twilio";
+      accountSid: string;
+      authToken: string;
+      apiBase: string;
+      publicUrl: string;
+      timeoutMs: number;
+    };
+
+/**
+ * The carrier's settings from the environment, validated (ConfigError with a clear message).
+ * Called at boot before the database is touched, so a bad setting fails fast.
+ */
+export function loadCarrierSettings(
+  config: Pick<Config, "carrier" | "publicUrl">,
+  env: Record<string, string | undefined> = process.env,
+): CarrierSettings {
   if (config.carrier === "twilio") {
     const accountSid = env.TWILIO_ACCOUNT_SID ?? "";
     const authToken = env.TWILIO_AUTH_TOKEN ?? "";
     if (!accountSid || !authToken) {
       throw new ConfigError("CARRIER=twilio needs TWILIO_ACCOUNT_SID and TWILIO_AUTH_TOKEN");
     }
-    return new TwilioCarrier({
+    const apiBase = (env.TWILIO_API_BASE || "https://api.twilio.com").replace(/\/+$/, "");
+    if (!/^https?:\/\//.test(apiBase))
+      throw new ConfigError(`TWILIO_API_BASE must be an http(s) URL (got "${apiBase}")`);
+    return {
+      carrier: "twilio",
       accountSid,
       authToken,
-      apiBase: (env.TWILIO_API_BASE ?? "https://api.twilio.com").replace(/\/+$/, ""),
-      publicUrl: (env.TWILIO_CALLBACK_BASE_URL ?? config.publicUrl).replace(/\/+$/, ""),
+      apiBase,
+      publicUrl: (env.TWILIO_CALLBACK_BASE_URL || config.publicUrl).replace(/\/+$/, ""),
       timeoutMs: intFrom("TWILIO_TIMEOUT_MS", env.TWILIO_TIMEOUT_MS, 10_000),
-    });
+    };
   }
-  return new SimulatedCarrier(deps.db, deps.clock, {
+  return {
+    carrier: "simulated",
     deliveryDelayMs: intFrom("SIMULATED_DELIVERY_MS", env.SIMULATED_DELIVERY_MS, 200),
-  });
+  };
+}
+
+/** The adapter for `config.carrier` (settings from `loadCarrierSettings` unless given). */
+export function createCarrier(
+  config: Pick<Config, "carrier" | "publicUrl">,
+  deps: CarrierDeps,
+  settings: CarrierSettings = loadCarrierSettings(config, deps.env),
+): Carrier {
+  if (settings.carrier === "twilio") {
+    const { carrier: _, ...options } = settings;
+    return new TwilioCarrier(options);
+  }
+  return new SimulatedCarrier(deps.db, deps.clock, { deliveryDelayMs: settings.deliveryDelayMs });
 }
 
 /** True when the simulated carrier is active (the sandbox endpoints exist only then). */
