@@ -4,6 +4,7 @@
  * Run `outreach help` for the list.
  */
 import { type ParsedArgs, parseArgs, requireFlag, UsageError } from "./cli/args";
+import { runContactsCommand } from "./cli/contacts";
 import { ConfigError, dbPathFrom, loadConfig } from "./config";
 import { DatabaseOpenError, openDatabase } from "./db/client";
 import { migrate } from "./db/migrate";
@@ -24,6 +25,7 @@ Usage:
   outreach keys create --workspace ID [--name NAME] [--scopes read,write] [--db PATH] [--json]
   outreach keys list --workspace ID [--db PATH] [--json]
   outreach keys revoke KEY_ID [--db PATH] [--json]
+  outreach contacts import FILE.csv --workspace ID [--list ID] [--db PATH] [--json]
 
 --db defaults to $OUTREACH_DB, else ./data/outreach.db. See README.md for every setting.`;
 
@@ -159,6 +161,8 @@ async function run(argv: string[]): Promise<number> {
         handle.close();
       }
     }
+    case "contacts":
+      return runContactsCommand(sub, positionals, flags);
     default:
       throw new UsageError(`unknown command "${command}"\n\n${HELP}`);
   }

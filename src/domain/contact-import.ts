@@ -1,4 +1,4 @@
-import { and, eq, inArray } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import type { Db, Tx } from "../db/client";
 import { type ContactRow, contacts, listMembers } from "../db/schema";
 import { timezoneForPhone } from "../lib/area-codes";
@@ -7,7 +7,7 @@ import { newId } from "../lib/ids";
 import { normalizePhone } from "../lib/phone";
 import { isTimeZone } from "../lib/time";
 import { checkContactScalars, contactJson, mergeFields } from "./contacts";
-import { emitEvent } from "./events";
+import { emitEvents } from "./events";
 import { getListRow } from "./lists";
 
 /**
@@ -123,9 +123,8 @@ export class CsvReader {
       const nl = buf.indexOf("\n", pos);
       const lineEnd = nl === -1 ? buf.length : nl;
       if (nl === -1 && !final) break;
-      const quote = buf.indexOf('"', pos);
-      if (quote === -1 || quote > lineEnd) {
-        let line = buf.slice(pos, lineEnd);
+      let line = buf.slice(pos, lineEnd);
+      if (!line.includes('"')) {
         if (line.endsWith("\r")) line = line.slice(0, -1);
         this.lineNo++;
         out.push({ line: this.lineNo, fields: line.split(",") });
@@ -333,14 +332,68 @@ function cleanRow(raw: RawRow): CleanRow {
 // The batch writer
 // ---------------------------------------------------------------------------------------------
 
-const IN_CHUNK = 500;
-const INSERT_CHUNK = 500;
+const p = (name: string) => sql.placeholder(name);
+
+/** The statements an import runs per row, prepared once per import. */
+function prepareStatements(db: Db) {
+  return {
+    findByPhone: db
+      .select()
+      .from(contacts)
+      .where(and(eq(contacts.workspaceId, p("workspaceId")), eq(contacts.phoneNumber, p("phoneNumber"))))
+      .prepare(),
+    insertContact: db
+      .insert(contacts)
+      .values({
+        id: p("id"),
+        workspaceId: p("workspaceId"),
+        phoneNumber: p("phoneNumber"),
+        firstName: p("firstName"),
+        lastName: p("lastName"),
+        email: p("email"),
+        externalId: p("externalId"),
+        source: p("source"),
+        optedIn: p("optedIn"),
+        timezone: p("timezone"),
+        fields: p("fields"),
+        createdAt: p("createdAt"),
+        updatedAt: p("updatedAt"),
+      })
+      .prepare(),
+    // Update values are bound raw (no column encoders): fields as JSON text, opted_in as 0/1.
+    updateContact: db
+      .update(contacts)
+      .set({
+        firstName: sql`${p("firstName")}`,
+        lastName: sql`${p("lastName")}`,
+        email: sql`${p("email")}`,
+        externalId: sql`${p("externalId")}`,
+        optedIn: sql`${p("optedIn")}`,
+        timezone: sql`${p("timezone")}`,
+        fields: sql`${p("fields")}`,
+        updatedAt: sql`${p("updatedAt")}`,
+      })
+      .where(and(eq(contacts.workspaceId, p("workspaceId")), eq(contacts.id, p("id"))))
+      .prepare(),
+    addMember: db
+      .insert(listMembers)
+      .values({
+        listId: p("listId"),
+        contactId: p("contactId"),
+        workspaceId: p("workspaceId"),
+        createdAt: p("createdAt"),
+      })
+      .onConflictDoNothing()
+      .prepare(),
+  };
+}
 
 class Importer {
   readonly result: ImportResult = { created: 0, updated: 0, skipped: 0, errors: [] };
   private pending: (CleanRow | ImportError)[] = [];
   rows = 0;
   private readonly batchSize: number;
+  private readonly statements: ReturnType<typeof prepareStatements>;
 
   constructor(
     private readonly db: Db,
@@ -348,6 +401,7 @@ class Importer {
     private readonly options: ImportOptions,
   ) {
     this.batchSize = options.batchSize ?? DEFAULT_BATCH;
+    this.statements = prepareStatements(db);
   }
 
   add(raw: RawRow | ImportError) {
@@ -381,25 +435,21 @@ class Importer {
     if (good.length > 0) this.db.transaction((tx) => this.write(tx, good));
   }
 
+  /** One batch, in the caller's transaction. */
   private write(tx: Tx, rows: CleanRow[]) {
     const now = this.options.now ?? Date.now();
     const ws = this.workspaceId;
-    const phones = [...new Set(rows.map((r) => r.phone))];
+    const st = this.statements;
     const byPhone = new Map<string, ContactRow>();
-    for (let i = 0; i < phones.length; i += IN_CHUNK) {
-      const chunk = phones.slice(i, i + IN_CHUNK);
-      const found = tx
-        .select()
-        .from(contacts)
-        .where(and(eq(contacts.workspaceId, ws), inArray(contacts.phoneNumber, chunk)))
-        .all();
-      for (const row of found) byPhone.set(row.phoneNumber, row);
-    }
     const created = new Map<string, ContactRow>();
     const changed = new Map<string, ContactRow>();
     const optedOut = new Set<string>();
     for (const r of rows) {
-      const current = byPhone.get(r.phone);
+      let current = byPhone.get(r.phone);
+      if (!current) {
+        current = st.findByPhone.get({ workspaceId: ws, phoneNumber: r.phone }) as ContactRow | undefined;
+        if (current) byPhone.set(r.phone, current);
+      }
       if (!current) {
         const row: ContactRow = {
           id: newId(),
@@ -433,42 +483,26 @@ class Importer {
       this.result.updated++;
     }
     const inserts = [...created.values()];
-    for (let i = 0; i < inserts.length; i += INSERT_CHUNK) {
-      tx.insert(contacts)
-        .values(inserts.slice(i, i + INSERT_CHUNK))
-        .run();
-    }
-    for (const row of inserts) emitEvent(tx, ws, "contact.created", contactJson(row), now);
+    for (const row of inserts) st.insertContact.run(row);
+    emitEvents(tx, ws, "contact.created", inserts.map(contactJson), now);
     for (const row of changed.values()) {
-      tx.update(contacts)
-        .set({
-          firstName: row.firstName,
-          lastName: row.lastName,
-          email: row.email,
-          externalId: row.externalId,
-          optedIn: row.optedIn,
-          timezone: row.timezone,
-          fields: row.fields,
-          updatedAt: now,
-        })
-        .where(and(eq(contacts.workspaceId, ws), eq(contacts.id, row.id)))
-        .run();
-      if (optedOut.has(row.phoneNumber)) emitEvent(tx, ws, "contact.opted_out", contactJson(row), now);
+      st.updateContact.run({
+        ...row,
+        optedIn: row.optedIn ? 1 : 0,
+        fields: JSON.stringify(row.fields ?? {}),
+      });
     }
-    if (this.options.listId) {
-      const members = [...new Set(rows.map((r) => (byPhone.get(r.phone) as ContactRow).id))].map(
-        (contactId) => ({
-          listId: this.options.listId as string,
-          contactId,
-          workspaceId: ws,
-          createdAt: now,
-        }),
-      );
-      for (let i = 0; i < members.length; i += INSERT_CHUNK) {
-        tx.insert(listMembers)
-          .values(members.slice(i, i + INSERT_CHUNK))
-          .onConflictDoNothing()
-          .run();
+    emitEvents(
+      tx,
+      ws,
+      "contact.opted_out",
+      [...changed.values()].filter((row) => optedOut.has(row.phoneNumber)).map(contactJson),
+      now,
+    );
+    const listId = this.options.listId;
+    if (listId) {
+      for (const contact of byPhone.values()) {
+        st.addMember.run({ listId, contactId: contact.id, workspaceId: ws, createdAt: now });
       }
     }
   }

@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import type { DbOrTx } from "../db/client";
 import { events } from "../db/schema";
 import { newId } from "../lib/ids";
@@ -31,4 +32,33 @@ export function emitEvent(tx: DbOrTx, workspaceId: string, type: EventType, data
   tx.insert(events).values({ id: event.id, workspaceId, type, data, createdAt: now }).run();
   for (const listener of listeners) listener(tx, event);
   return event;
+}
+
+/**
+ * Many events of one type at once (bulk imports): the same outbox rows and listeners as
+ * `emitEvent`, through one prepared insert for the whole batch.
+ */
+export function emitEvents(
+  tx: DbOrTx,
+  workspaceId: string,
+  type: EventType,
+  items: unknown[],
+  now = Date.now(),
+) {
+  if (items.length === 0) return;
+  const insert = tx
+    .insert(events)
+    .values({
+      id: sql.placeholder("id"),
+      workspaceId: sql.placeholder("workspaceId"),
+      type: sql.placeholder("type"),
+      data: sql.placeholder("data"),
+      createdAt: sql.placeholder("createdAt"),
+    })
+    .prepare();
+  for (const data of items) {
+    const event: EmittedEvent = { id: newId(), workspaceId, type, data, createdAt: now };
+    insert.run({ id: event.id, workspaceId, type, data, createdAt: now });
+    for (const listener of listeners) listener(tx, event);
+  }
 }
