@@ -330,6 +330,13 @@ describe("CARRIER=twilio over HTTP", () => {
     expect(res.body).toEqual({ ok: false, error: "Invalid signature" });
   });
 
+  it("acknowledges a genuine status callback that is not about a send status", async () => {
+    const params = { MessageSid: "SMinbound", MessageStatus: "receiving" };
+    const url = `${CALLBACK_BASE}/carriers/twilio/status`;
+    const res = await callback("/carriers/twilio/status", params, twilioSignature(AUTH_TOKEN, url, params));
+    expect(res.status).toBe(200);
+  });
+
   it("answers 401 to a forged inbound webhook and records no message", async () => {
     const params = { MessageSid: "SMin1", From: "+14155550999", To: "+14155550123", Body: "hi" };
     const forged = twilioSignature("not-the-token", `${CALLBACK_BASE}/carriers/twilio/inbound`, params);

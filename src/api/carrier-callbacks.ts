@@ -39,9 +39,11 @@ export function carrierCallbackRoutes(deps: AppDeps) {
     .post(
       TWILIO_STATUS_PATH,
       async ({ request }) => {
-        const update = deps.carrier.parseStatusCallback(await callbackOf(request, publicBase));
-        if (!update) throw INVALID_SIGNATURE;
-        applyStatusUpdates(deps.db, [update], deps.clock.now());
+        const callback = await callbackOf(request, publicBase);
+        if (!deps.carrier.verifyCallback(callback)) throw INVALID_SIGNATURE;
+        // Genuine but not about one of our sends' statuses (e.g. "receiving"): acknowledged, ignored.
+        const update = deps.carrier.parseStatusCallback(callback);
+        if (update) applyStatusUpdates(deps.db, [update], deps.clock.now());
         return { ok: true as const };
       },
       { detail: { tags: ["Carrier callbacks"], summary: "Message status callback (signed by the carrier)" } },
@@ -49,9 +51,10 @@ export function carrierCallbackRoutes(deps: AppDeps) {
     .post(
       TWILIO_INBOUND_PATH,
       async ({ request }) => {
-        const sms = deps.carrier.parseInbound(await callbackOf(request, publicBase));
-        if (!sms) throw INVALID_SIGNATURE;
-        receiveInbound(deps.db, sms, deps.clock.now());
+        const callback = await callbackOf(request, publicBase);
+        if (!deps.carrier.verifyCallback(callback)) throw INVALID_SIGNATURE;
+        const sms = deps.carrier.parseInbound(callback);
+        if (sms) receiveInbound(deps.db, sms, deps.clock.now());
         // Empty TwiML: replies are sent by us, never by the carrier.
         return new Response('<?xml version="1.0" encoding="UTF-8"?><Response></Response>', {
           headers: { "content-type": "text/xml" },
