@@ -165,12 +165,12 @@ describe("POST /v1/numbers", () => {
   });
 
   it("answers 422 for a negative or non-integer daily_limit", async () => {
-    const neg = await order(await availableNumber(), { daily_limit: -1 });
-    expect(neg.status).toBe(422);
-    expect(neg.body.error).toContain("daily_limit");
-    const str = await order(await availableNumber(), { daily_limit: "ten" });
-    expect(str.status).toBe(422);
-    expect(str.body.error).toContain("daily_limit");
+    const message = "daily_limit must be an integer between 0 and 1000000, or null";
+    for (const daily_limit of [-1, 1.5, "ten"]) {
+      const res = await order(await availableNumber(), { daily_limit });
+      expect(res.status).toBe(422);
+      expect(res.body).toEqual({ ok: false, error: message });
+    }
   });
 
   it("answers 503 when the carrier is down, and records nothing", async () => {

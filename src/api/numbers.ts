@@ -12,8 +12,11 @@ import { workspaceOf } from "../http/context";
 import { paginationQuery, parsePagination } from "../http/pagination";
 import { READ_ERRORS, responses, Timestamp, WRITE_ERRORS } from "../http/schemas";
 
-const Nullable = <T extends Parameters<typeof t.Union>[0][number]>(schema: T, description: string) =>
-  t.Union([schema, t.Null()], { description });
+const Nullable = <T extends Parameters<typeof t.Union>[0][number]>(
+  schema: T,
+  description: string,
+  error?: string,
+) => t.Union([schema, t.Null()], error ? { description, error } : { description });
 
 export const NumberSchema = t.Object(
   {
@@ -51,6 +54,7 @@ const AvailableNumberSchema = t.Object(
   { description: "A number the carrier offers" },
 );
 
+const DAILY_LIMIT_ERROR = "must be an integer between 0 and 1000000, or null";
 const DailyLimit = t.Integer({
   minimum: 0,
   maximum: 1_000_000,
@@ -73,16 +77,24 @@ const OrderBody = t.Object(
         description: "Several numbers to order (up to 100)",
       }),
     ),
-    pool_id: t.Optional(Nullable(t.String(), "Pool to put the new numbers in")),
-    daily_limit: t.Optional(Nullable(DailyLimit, "Daily cap for the new numbers; null = no cap")),
+    pool_id: t.Optional(Nullable(t.String(), "Pool to put the new numbers in", "must be a string or null")),
+    daily_limit: t.Optional(
+      Nullable(DailyLimit, "Daily cap for the new numbers; null = no cap", DAILY_LIMIT_ERROR),
+    ),
   },
   { description: "`number` or `numbers` is required" },
 );
 
 const PatchBody = t.Object(
   {
-    pool_id: t.Optional(Nullable(t.String(), "Pool to move the number to; null takes it out of its pool")),
-    daily_limit: t.Optional(Nullable(DailyLimit, "New daily cap; null = no cap")),
+    pool_id: t.Optional(
+      Nullable(
+        t.String(),
+        "Pool to move the number to; null takes it out of its pool",
+        "must be a string or null",
+      ),
+    ),
+    daily_limit: t.Optional(Nullable(DailyLimit, "New daily cap; null = no cap", DAILY_LIMIT_ERROR)),
     default: t.Optional(
       t.Boolean({ description: "true makes it the workspace's default sending number; false clears that" }),
     ),

@@ -168,7 +168,7 @@ function poolExists(db: DbOrTx, workspaceId: string, poolId: string): boolean {
 function checkDailyLimit(value: number | null | undefined) {
   if (value === undefined || value === null) return;
   if (!Number.isInteger(value) || value < 0 || value > 1_000_000) {
-    throw invalid("daily_limit must be between 0 and 1000000");
+    throw invalid("daily_limit must be an integer between 0 and 1000000, or null");
   }
 }
 
