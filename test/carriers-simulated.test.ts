@@ -4,8 +4,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CarrierUnavailableError, type OutboundSms, type StatusUpdate } from "../src/carriers/carrier";
 import { listSandboxSends, SimulatedCarrier } from "../src/carriers/simulated";
+import { loadConfig } from "../src/config";
 import { type DbHandle, openDatabase } from "../src/db/client";
 import { migrate } from "../src/db/migrate";
+import { startServer } from "../src/server";
 import { startTestServer, type TestServer } from "./support/server";
 
 /** A clock the test moves by hand. */
@@ -233,5 +235,48 @@ describe("CARRIER=simulated over HTTP", () => {
     const ids = outbox.body.sends.map((row: { message_id: string }) => row.message_id);
     expect(ids).toContain(undelivered.body.message.id);
     expect(ids).not.toContain(invalid.body.message.id);
+  });
+});
+
+describe("the simulated carrier across a restart", () => {
+  it("keeps its outbox and makes pending delivery reports after the server restarts", async () => {
+    const saved = process.env.SIMULATED_DELIVERY_MS;
+    process.env.SIMULATED_DELIVERY_MS = "1500";
+    const s = await startTestServer();
+    let second: Awaited<ReturnType<typeof startServer>> | null = null;
+    try {
+      const number = (await s.api("GET", "/v1/numbers/available?limit=1")).body.numbers[0].number;
+      await s.api("POST", "/v1/numbers", { number });
+      const sent = await s.api("POST", "/v1/messages", { to: "+14155550166", body: "across a restart" });
+      const id = sent.body.message.id;
+      let outbox = await s.api("GET", "/v1/sandbox/outbox");
+      for (let i = 0; i < 200 && outbox.body.sends.length === 0; i++) {
+        await Bun.sleep(10);
+        outbox = await s.api("GET", "/v1/sandbox/outbox");
+      }
+      expect(outbox.body.sends.map((row: { message_id: string }) => row.message_id)).toEqual([id]);
+      await s.server.shutdown();
+
+      const config = loadConfig({}, { RATE_LIMIT_RPS: "0", LOG_LEVEL: "error" });
+      second = await startServer({ ...config, port: 0, host: "127.0.0.1", dbPath: s.dbPath });
+      const url = `http://127.0.0.1:${second.port}`;
+      const get = async (path: string) =>
+        (await fetch(url + path, { headers: { authorization: `Bearer ${s.key}` } })).json() as Promise<{
+          sends: { message_id: string }[];
+          message: { status: string };
+        }>;
+      expect((await get("/v1/sandbox/outbox")).sends.map((row) => row.message_id)).toEqual([id]);
+      let message = (await get(`/v1/messages/${id}`)).message;
+      for (let i = 0; i < 400 && message.status !== "DELIVERED"; i++) {
+        await Bun.sleep(25);
+        message = (await get(`/v1/messages/${id}`)).message;
+      }
+      expect(message.status).toBe("DELIVERED");
+    } finally {
+      await second?.shutdown();
+      await s.stop();
+      if (saved === undefined) delete process.env.SIMULATED_DELIVERY_MS;
+      else process.env.SIMULATED_DELIVERY_MS = saved;
+    }
   });
 });
