@@ -205,6 +205,24 @@ describe("Twilio adapter against Twilio's OpenAPI contract (Prism)", () => {
     );
   });
 
+  it("treats refused credentials (401) as the carrier being unavailable, not as a refusal", async () => {
+    const from = recorded.length;
+    const wrong = new TwilioCarrier({
+      accountSid: ACCOUNT_SID,
+      authToken: AUTH_TOKEN,
+      apiBase: prismUrl,
+      publicUrl: CALLBACK_BASE,
+      timeoutMs: 10_000,
+      fetch: ((input: RequestInfo | URL, init?: RequestInit) => {
+        const headers = { ...(init?.headers as Record<string, string>) };
+        delete headers.authorization;
+        return recordingFetch(input, { ...init, headers });
+      }) as typeof fetch,
+    });
+    await expect(wrong.orderNumber("+14155550123")).rejects.toBeInstanceOf(CarrierUnavailableError);
+    expect(recorded[from].status).toBe(401);
+  });
+
   it("maps a 4xx refusal to a rejected send", async () => {
     const refusing = Bun.serve({
       port: 0,

@@ -12,6 +12,7 @@
  * creation time; two identical bodies to the same recipient in that window cannot be told apart.
  */
 import { createHmac, timingSafeEqual } from "node:crypto";
+import { log } from "../lib/log";
 import {
   type AvailableNumber,
   type CallbackRequest,
@@ -155,6 +156,15 @@ export class TwilioCarrier implements Carrier {
       response = await this.fetcher(url, init);
     } catch (error) {
       throw new CarrierUnavailableError(`Twilio unreachable: ${(error as Error).message}`);
+    }
+    if (response.status === 401 || response.status === 403) {
+      // Wrong credentials are an operator problem, not a refusal of this one request: nothing is
+      // counted as rejected or "not available"; the send stays queued and retries.
+      await response.body?.cancel();
+      log.error("Twilio refused the credentials (check TWILIO_ACCOUNT_SID and TWILIO_AUTH_TOKEN)", {
+        status: response.status,
+      });
+      throw new CarrierUnavailableError(`Twilio answered ${response.status}: credentials refused`);
     }
     if (response.status === 429 || response.status >= 500) {
       const retryAfter = Number(response.headers.get("retry-after"));
