@@ -332,6 +332,65 @@ export function dispatchPendingEvents(db: Db, batch = 500): number {
   }
 }
 
+// ── Hot path ────────────────────────────────────────────────────────────────────────────────────
+
+/**
+ * The statements every delivery attempt runs, prepared once per database: building and preparing
+ * them per attempt costs more CPU than the HTTP request itself at thousands of deliveries a second.
+ */
+function prepareHotPath(db: Db) {
+  const ph = sql.placeholder;
+  return {
+    deliveryById: db
+      .select()
+      .from(webhookDeliveries)
+      .where(eq(webhookDeliveries.id, ph("id")))
+      .prepare(),
+    webhookById: db
+      .select()
+      .from(webhooks)
+      .where(and(eq(webhooks.workspaceId, ph("workspaceId")), eq(webhooks.id, ph("id"))))
+      .prepare(),
+    insertAttempt: db
+      .insert(webhookAttempts)
+      .values({
+        id: ph("id"),
+        workspaceId: ph("workspaceId"),
+        webhookId: ph("webhookId"),
+        deliveryId: ph("deliveryId"),
+        attempt: ph("attempt"),
+        status: ph("status"),
+        responseStatus: ph("responseStatus"),
+        responseBody: ph("responseBody"),
+        error: ph("error"),
+        durationMs: ph("durationMs"),
+        createdAt: ph("createdAt"),
+      })
+      .prepare(),
+    /** Counts an attempt; moves the delivery to `status` only while it is still pending. */
+    settleDelivery: db
+      .update(webhookDeliveries)
+      .set({
+        attempts: sql`${webhookDeliveries.attempts} + 1`,
+        lastResponseStatus: sql`${ph("responseStatus")}`,
+        status: sql`case when ${webhookDeliveries.status} = 'pending' then ${ph("status")} else ${webhookDeliveries.status} end`,
+        nextAttemptAt: sql`case when ${webhookDeliveries.status} = 'pending' then ${ph("nextAttemptAt")} else ${webhookDeliveries.nextAttemptAt} end`,
+        updatedAt: sql`${ph("updatedAt")}`,
+      })
+      .where(eq(webhookDeliveries.id, ph("id")))
+      .prepare(),
+  };
+}
+const hotPaths = new WeakMap<Db, ReturnType<typeof prepareHotPath>>();
+function hotPath(db: Db) {
+  let statements = hotPaths.get(db);
+  if (!statements) {
+    statements = prepareHotPath(db);
+    hotPaths.set(db, statements);
+  }
+  return statements;
+}
+
 // ── Attempts ────────────────────────────────────────────────────────────────────────────────────
 
 /** Sends one attempt of a delivery to the subscription as it is now. */
@@ -352,14 +411,19 @@ function attemptDelivery(db: Db, webhook: WebhookRow, delivery: WebhookDeliveryR
   });
 }
 
-/** Writes an attempt, counts it on its delivery, and updates the endpoint's health. */
+/**
+ * Writes an attempt, counts it on its delivery (moving a pending delivery to `settle.status`), and
+ * updates the endpoint's health. Runs inside the caller's transaction.
+ */
 function recordAttempt(
+  db: Db,
   tx: DbOrTx,
   webhook: WebhookRow,
   delivery: WebhookDeliveryRow,
   response: WebhookResponse,
   startedAt: number,
   finishedAt: number,
+  settle: { status: string; nextAttemptAt: number | null } | null,
 ): WebhookAttemptRow {
   const attempt: WebhookAttemptRow = {
     id: newId(),
@@ -374,15 +438,15 @@ function recordAttempt(
     durationMs: response.durationMs,
     createdAt: startedAt,
   };
-  tx.insert(webhookAttempts).values(attempt).run();
-  tx.update(webhookDeliveries)
-    .set({
-      attempts: sql`${webhookDeliveries.attempts} + 1`,
-      lastResponseStatus: response.status,
-      updatedAt: finishedAt,
-    })
-    .where(eq(webhookDeliveries.id, delivery.id))
-    .run();
+  const statements = hotPath(db);
+  statements.insertAttempt.run(attempt);
+  statements.settleDelivery.run({
+    id: delivery.id,
+    responseStatus: response.status,
+    status: settle?.status ?? "pending",
+    nextAttemptAt: settle ? settle.nextAttemptAt : delivery.nextAttemptAt,
+    updatedAt: finishedAt,
+  });
   if (response.ok) {
     if (webhook.failingSince !== null) {
       tx.update(webhooks).set({ failingSince: null }).where(eq(webhooks.id, webhook.id)).run();
@@ -430,18 +494,11 @@ export function retryDelayMs(retry: number, retryAfterMs: number | null, random 
  */
 export const deliverWebhookJob: JobHandler<JobPayloads["webhook.deliver"]> = async (payload, ctx) => {
   const { db, clock } = ctx;
-  const delivery = db
-    .select()
-    .from(webhookDeliveries)
-    .where(eq(webhookDeliveries.id, payload.deliveryId))
-    .get();
+  const statements = hotPath(db);
+  const delivery = statements.deliveryById.get({ id: payload.deliveryId });
   // Deleted with its endpoint, already delivered (a replay succeeded), or given up.
   if (delivery?.status !== "pending") return;
-  const webhook = db
-    .select()
-    .from(webhooks)
-    .where(and(eq(webhooks.workspaceId, delivery.workspaceId), eq(webhooks.id, delivery.webhookId)))
-    .get();
+  const webhook = statements.webhookById.get({ workspaceId: delivery.workspaceId, id: delivery.webhookId });
   if (!webhook?.enabled) {
     ctx.completeWith((tx) =>
       tx
@@ -455,33 +512,33 @@ export const deliverWebhookJob: JobHandler<JobPayloads["webhook.deliver"]> = asy
   const startedAt = clock.now();
   const response = await attemptDelivery(db, webhook, delivery, startedAt);
   const finishedAt = clock.now();
+  const nextRetry = payload.retry + 1;
+  let settle: { status: string; nextAttemptAt: number | null };
+  if (response.ok) settle = { status: "succeeded", nextAttemptAt: null };
+  else if (response.status === 410 || nextRetry > RETRY_SCHEDULE_MS.length) {
+    settle = { status: "failed", nextAttemptAt: null };
+  } else {
+    settle = {
+      status: "pending",
+      nextAttemptAt: finishedAt + retryDelayMs(nextRetry, response.retryAfterMs),
+    };
+  }
   ctx.completeWith((tx) => {
     // A replay may have delivered it meanwhile: its 2xx stands, this attempt is still logged.
-    recordAttempt(tx, webhook, delivery, response, startedAt, finishedAt);
-    const nextRetry = payload.retry + 1;
-    const gone = response.status === 410;
-    let status: string = "pending";
-    let nextAttemptAt: number | null = null;
-    if (response.ok) status = "succeeded";
-    else if (gone || nextRetry > RETRY_SCHEDULE_MS.length) status = "failed";
-    else {
-      nextAttemptAt = finishedAt + retryDelayMs(nextRetry, response.retryAfterMs);
+    recordAttempt(db, tx, webhook, delivery, response, startedAt, finishedAt, settle);
+    if (settle.status === "pending" && settle.nextAttemptAt !== null) {
       enqueueJob(
         tx,
         "webhook.deliver",
         { deliveryId: delivery.id, retry: nextRetry },
         {
           workspaceId: delivery.workspaceId,
-          runAt: nextAttemptAt,
+          runAt: settle.nextAttemptAt,
           now: finishedAt,
           dedupeKey: `webhook:${delivery.id}:${nextRetry}`,
         },
       );
     }
-    tx.update(webhookDeliveries)
-      .set({ status, nextAttemptAt })
-      .where(and(eq(webhookDeliveries.id, delivery.id), eq(webhookDeliveries.status, "pending")))
-      .run();
   });
 };
 
@@ -518,10 +575,11 @@ export async function sendTestEvent(
   return db.transaction((tx) => {
     // The endpoint may have been deleted while the request was in flight.
     findWebhook(tx, workspaceId, id);
-    tx.insert(webhookDeliveries)
-      .values({ ...delivery, status: response.ok ? "succeeded" : "failed" })
-      .run();
-    const attempt = recordAttempt(tx, webhook, delivery, response, now, finishedAt);
+    tx.insert(webhookDeliveries).values(delivery).run();
+    const attempt = recordAttempt(db, tx, webhook, delivery, response, now, finishedAt, {
+      status: response.ok ? "succeeded" : "failed",
+      nextAttemptAt: null,
+    });
     return deliveryJson(attempt, delivery);
   });
 }
@@ -612,13 +670,23 @@ export async function retryDelivery(
   return db.transaction((tx) => {
     const current = tx.select().from(webhookDeliveries).where(eq(webhookDeliveries.id, found.id)).get();
     if (!current) throw notFound();
-    const attempt = recordAttempt(tx, webhook, current, response, startedAt, finishedAt);
-    if (response.ok) {
+    // A 2xx settles the delivery whatever its state; a failure leaves it as it was.
+    if (response.ok && current.status !== "pending") {
       tx.update(webhookDeliveries)
-        .set({ status: "succeeded", nextAttemptAt: null })
-        .where(eq(webhookDeliveries.id, found.id))
+        .set({ status: "pending" })
+        .where(eq(webhookDeliveries.id, current.id))
         .run();
     }
+    const attempt = recordAttempt(
+      db,
+      tx,
+      webhook,
+      current,
+      response,
+      startedAt,
+      finishedAt,
+      response.ok ? { status: "succeeded", nextAttemptAt: null } : null,
+    );
     return deliveryJson(attempt, current);
   });
 }
