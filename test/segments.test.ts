@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
-import { messages } from "../src/db/schema";
+import { eq } from "drizzle-orm";
+import { contacts, listMembers, messages } from "../src/db/schema";
 import { newId } from "../src/lib/ids";
 import { type ApiResult, startTestServer, type TestServer } from "./support/server";
 
@@ -27,10 +28,7 @@ async function world() {
   return { ws, call, ada, bob, cy, dee, list };
 }
 
-async function names(
-  call: (m: string, p: string, b?: unknown) => Promise<{ body: any; status: number }>,
-  rules: unknown,
-) {
+async function names(call: (m: string, p: string, b?: unknown) => Promise<ApiResult>, rules: unknown) {
   const r = await call("POST", "/v1/segments/preview", { rules });
   if (r.status !== 200) throw new Error(JSON.stringify(r.body));
   return r.body.sample.map((c: { first_name: string }) => c.first_name).sort();
@@ -339,6 +337,32 @@ describe("segments CRUD and members", () => {
     const second = await w.call("GET", `/v1/segments/${seg.id}/members`);
     expect(second.body.total).toBe(2);
     expect(second.body.contacts.map((c: { id: string }) => c.id)).toEqual([w.dee.id, w.ada.id]);
+  });
+
+  it("counts stay exact after writes made outside the API (cached totals follow every contact and membership write)", async () => {
+    const w = await world();
+    const seg = (
+      await w.call("POST", "/v1/segments", {
+        name: "Opted-in list members",
+        rules: { all: [{ field: "opted_in", op: "eq", value: true }, { in_list: w.list.id }] },
+      })
+    ).body.segment;
+    expect((await w.call("GET", `/v1/segments/${seg.id}`)).body.segment.count).toBe(1);
+    const db = s.server.handle.db;
+    db.update(contacts).set({ optedIn: true }).where(eq(contacts.id, w.cy.id)).run();
+    expect((await w.call("GET", `/v1/segments/${seg.id}`)).body.segment.count).toBe(2);
+    db.insert(listMembers)
+      .values({
+        listId: w.list.id,
+        contactId: w.bob.id,
+        workspaceId: w.ws.workspaceId,
+        createdAt: Date.now(),
+      })
+      .run();
+    const members = await w.call("GET", `/v1/segments/${seg.id}/members`);
+    expect(members.body.total).toBe(3);
+    db.delete(contacts).where(eq(contacts.id, w.ada.id)).run();
+    expect((await w.call("GET", `/v1/segments/${seg.id}/members`)).body.total).toBe(2);
   });
 
   it("pages members with limit (max 200) and offset", async () => {

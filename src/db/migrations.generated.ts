@@ -5,6 +5,8 @@ import m2 from "../../migrations/0002_messages_fts.sql" with { type: "text" };
 import m3 from "../../migrations/0003_late_cobalt_man.sql" with { type: "text" };
 import m4 from "../../migrations/0004_mushy_morg.sql" with { type: "text" };
 import m5 from "../../migrations/0005_steep_tyrannus.sql" with { type: "text" };
+import m6 from "../../migrations/0006_perfect_mister_sinister.sql" with { type: "text" };
+import m7 from "../../migrations/0007_audience_versions_triggers.sql" with { type: "text" };
 
 /** Migrations in the order they apply. */
 export const embeddedMigrations: { tag: string; sql: string }[] = [
@@ -14,4 +16,6 @@ export const embeddedMigrations: { tag: string; sql: string }[] = [
   { tag: "0003_late_cobalt_man", sql: m3 },
   { tag: "0004_mushy_morg", sql: m4 },
   { tag: "0005_steep_tyrannus", sql: m5 },
+  { tag: "0006_perfect_mister_sinister", sql: m6 },
+  { tag: "0007_audience_versions_triggers", sql: m7 },
 ];

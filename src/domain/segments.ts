@@ -20,6 +20,7 @@ import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Db, DbOrTx } from "../db/client";
 import { jsonField, jsonNumber, likeInsensitive } from "../db/dialect";
 import {
+  audienceVersions,
   type ContactRow,
   contacts,
   listMembers,
@@ -452,7 +453,8 @@ export function matchContacts(
   return { rows, total: countMatches(db, workspaceId, rule, now) };
 }
 
-export function countMatches(db: DbOrTx, workspaceId: string, rule: Rule, now = Date.now()): number {
+/** Counts without the cache. */
+export function countMatchesNow(db: DbOrTx, workspaceId: string, rule: Rule, now = Date.now()): number {
   return (
     db
       .select({ n: count() })
@@ -460,6 +462,68 @@ export function countMatches(db: DbOrTx, workspaceId: string, rule: Rule, now = 
       .where(audienceWhere(rule, workspaceId, now))
       .get()?.n ?? 0
   );
+}
+
+/** Whether the rule reads messages (activity) or a window relative to now (within_last_days). */
+function traitsOf(rule: Rule): { activity: boolean; relative: boolean } {
+  switch (rule.kind) {
+    case "all":
+    case "any":
+      return rule.rules
+        .map(traitsOf)
+        .reduce((a, b) => ({ activity: a.activity || b.activity, relative: a.relative || b.relative }), {
+          activity: false,
+          relative: false,
+        });
+    case "not":
+      return traitsOf(rule.rule);
+    case "activity":
+      return { activity: true, relative: true };
+    case "column":
+    case "custom":
+      return { activity: false, relative: rule.op === "within_last_days" };
+    default:
+      return { activity: false, relative: false };
+  }
+}
+
+/**
+ * Segment totals are cached against the workspace's audience version, which triggers bump on every
+ * write to contacts or list_members (by any code path or process). A cached total is therefore
+ * exact until the next audience write; rules relative to now (within_last_days) are recounted at
+ * least every second, and rules on message activity are never cached (messages are not versioned).
+ */
+const countCache = new Map<string, { version: number; at: number; total: number }>();
+const COUNT_CACHE_LIMIT = 1000;
+const RELATIVE_TTL_MS = 1000;
+
+function audienceVersion(db: DbOrTx, workspaceId: string): number {
+  return (
+    db
+      .select({ version: audienceVersions.version })
+      .from(audienceVersions)
+      .where(eq(audienceVersions.workspaceId, workspaceId))
+      .get()?.version ?? 0
+  );
+}
+
+export function countMatches(db: DbOrTx, workspaceId: string, rule: Rule, now = Date.now()): number {
+  const traits = traitsOf(rule);
+  if (traits.activity) return countMatchesNow(db, workspaceId, rule, now);
+  const key = `${workspaceId}\n${JSON.stringify(rule)}`;
+  const version = audienceVersion(db, workspaceId);
+  const hit = countCache.get(key);
+  if (hit && hit.version === version && (!traits.relative || Math.abs(now - hit.at) < RELATIVE_TTL_MS)) {
+    return hit.total;
+  }
+  const total = countMatchesNow(db, workspaceId, rule, now);
+  countCache.delete(key);
+  countCache.set(key, { version, at: now, total });
+  if (countCache.size > COUNT_CACHE_LIMIT) {
+    const oldest = countCache.keys().next().value;
+    if (oldest !== undefined) countCache.delete(oldest);
+  }
+  return total;
 }
 
 /** Whether one contact matches `rules` right now (one SQL query; e.g. a flow condition node). */

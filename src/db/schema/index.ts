@@ -1,5 +1,6 @@
 // Every table, one file each. drizzle-kit reads this module to generate migrations.
 export * from "./api-keys";
+export * from "./audience-versions";
 export * from "./contacts";
 export * from "./conversations";
 export * from "./events";

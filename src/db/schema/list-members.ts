@@ -1,6 +1,6 @@
 import { index, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
-import { contacts } from "./contacts";
 import { createdAtColumn, workspaceIdColumn } from "./columns";
+import { contacts } from "./contacts";
 import { lists } from "./lists";
 
 /**
