@@ -10,7 +10,7 @@ describe("send pipeline under SIGKILL", () => {
       expect(result.duplicated).toBe(0);
       expect(result.missing).toBe(0);
       expect(result.handoffs).toBe(300);
-      expect(result.undelivered).toBe(0);
+      expect(result.unsent).toBe(0);
     },
     { timeout: 240_000 },
   );
