@@ -23,6 +23,18 @@ export function onEventEmitted(listener: EventListener) {
   listeners.push(listener);
 }
 
+type BatchListener = (tx: DbOrTx, events: EmittedEvent[]) => void;
+const batchListeners: BatchListener[] = [];
+
+/**
+ * Like `onEventEmitted`, but called once per batch: `emitEvent` passes one event, `emitEvents` the
+ * whole batch (a bulk import's contact.created events), so a listener can do its per-batch work
+ * (e.g. look up subscriptions) once instead of once per event.
+ */
+export function onEventsEmitted(listener: BatchListener) {
+  batchListeners.push(listener);
+}
+
 /**
  * Writes an event to the outbox. Call it with the transaction that makes the change the event
  * describes: the event exists exactly when the change does.
@@ -31,6 +43,7 @@ export function emitEvent(tx: DbOrTx, workspaceId: string, type: EventType, data
   const event: EmittedEvent = { id: newId(), workspaceId, type, data, createdAt: now };
   tx.insert(events).values({ id: event.id, workspaceId, type, data, createdAt: now }).run();
   for (const listener of listeners) listener(tx, event);
+  for (const listener of batchListeners) listener(tx, [event]);
   return event;
 }
 
@@ -56,9 +69,12 @@ export function emitEvents(
       createdAt: sql.placeholder("createdAt"),
     })
     .prepare();
+  const emitted: EmittedEvent[] = [];
   for (const data of items) {
     const event: EmittedEvent = { id: newId(), workspaceId, type, data, createdAt: now };
     insert.run({ id: event.id, workspaceId, type, data, createdAt: now });
     for (const listener of listeners) listener(tx, event);
+    emitted.push(event);
   }
+  for (const listener of batchListeners) listener(tx, emitted);
 }
