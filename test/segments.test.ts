@@ -234,15 +234,17 @@ describe("segment rules: bad input", () => {
     });
   }
 
-  it("answers 422 for rules nested deeper than 10", async () => {
-    let rules: unknown = { field: "first_name", op: "exists" };
-    for (let i = 0; i < 10; i++) rules = { all: [rules] };
-    const r = await s.api("POST", "/v1/segments/preview", { rules });
+  it("answers 422 for rules nested deeper than 10 groups, and accepts 10", async () => {
+    const nest = (levels: number) => {
+      let rules: unknown = { field: "first_name", op: "exists" };
+      for (let i = 0; i < levels; i++) rules = i % 2 ? { not: rules } : { all: [rules] };
+      return rules;
+    };
+    const r = await s.api("POST", "/v1/segments/preview", { rules: nest(11) });
     expect(r.status).toBe(422);
     expect(r.body.error).toBe("rules must not be nested deeper than 10 levels");
-    let ok: unknown = { field: "first_name", op: "exists" };
-    for (let i = 0; i < 9; i++) ok = { all: [ok] };
-    expect((await s.api("POST", "/v1/segments/preview", { rules: ok })).status).toBe(200);
+    expect((await s.api("POST", "/v1/segments", { name: "deep", rules: nest(11) })).status).toBe(422);
+    expect((await s.api("POST", "/v1/segments/preview", { rules: nest(10) })).status).toBe(200);
   });
 
   it("answers 422 for over 100 conditions", async () => {
@@ -363,6 +365,19 @@ describe("segments CRUD and members", () => {
     expect(members.body.total).toBe(3);
     db.delete(contacts).where(eq(contacts.id, w.ada.id)).run();
     expect((await w.call("GET", `/v1/segments/${seg.id}/members`)).body.total).toBe(2);
+  });
+
+  it("treats a list deleted after the segment was saved as empty", async () => {
+    const w = await world();
+    const seg = (await w.call("POST", "/v1/segments", { name: "Listed", rules: { in_list: w.list.id } })).body
+      .segment;
+    expect((await w.call("GET", `/v1/segments/${seg.id}`)).body.segment.count).toBe(2);
+    await w.call("DELETE", `/v1/lists/${w.list.id}`);
+    expect((await w.call("GET", `/v1/segments/${seg.id}`)).body.segment.count).toBe(0);
+    expect((await w.call("GET", `/v1/segments/${seg.id}/members`)).body).toMatchObject({
+      total: 0,
+      contacts: [],
+    });
   });
 
   it("pages members with limit (max 200) and offset", async () => {

@@ -124,15 +124,27 @@ const NOT_AVAILABLE = "Segment rules on clicked and conversion activity are not 
 
 /**
  * Validates a rule tree. Every message names the path of the bad node (`rules.all[1].op must be
- * one of ...`). Lists named by membership rules must belong to the workspace (422 otherwise).
+ * one of ...`). Groups (`all`, `any`, `not`) nest at most 10 deep; at most 100 conditions. Lists
+ * named by membership rules must belong to the workspace (422 otherwise) unless `checkLists` is
+ * false: stored segments are evaluated with a since-deleted list as an empty one.
  */
-export function parseRules(db: DbOrTx, workspaceId: string, input: unknown, path = "rules"): Rule {
+export function parseRules(
+  db: DbOrTx,
+  workspaceId: string,
+  input: unknown,
+  path = "rules",
+  options: { checkLists?: boolean } = {},
+): Rule {
   let conditions = 0;
   const listIds = new Map<string, string>();
 
+  const tooDeep = () => invalid(`rules must not be nested deeper than ${MAX_DEPTH} levels`);
+  /** `depth`: how many groups enclose `node` (0 at the root). */
   const walk = (node: unknown, at: string, depth: number): Rule => {
-    if (depth > MAX_DEPTH) throw invalid(`rules must not be nested deeper than ${MAX_DEPTH} levels`);
     if (!isObject(node)) throw invalid(`${at} must be an object`);
+    if ("all" in node || "any" in node || "not" in node) {
+      if (depth + 1 > MAX_DEPTH) throw tooDeep();
+    }
     if ("all" in node || "any" in node) {
       const kind = "all" in node ? "all" : "any";
       const children = node[kind];
@@ -201,7 +213,8 @@ export function parseRules(db: DbOrTx, workspaceId: string, input: unknown, path
     return kind === "custom" ? { kind: "custom", key, op, value } : { kind: "column", field, op, value };
   };
 
-  const rule = walk(input, path, 1);
+  const rule = walk(input, path, 0);
+  if (options.checkLists === false) return rule;
   for (const [id, at] of listIds) {
     const found =
       isUuid(id) &&
@@ -574,10 +587,10 @@ function requireSegment(db: DbOrTx, workspaceId: string, id: string): SegmentRow
   return row;
 }
 
-/** The segment's rules, validated again against today's lists (a deleted list → 422). */
+/** The segment's stored rules (a list deleted since counts as empty). */
 export function segmentRule(db: DbOrTx, workspaceId: string, id: string): { row: SegmentRow; rule: Rule } {
   const row = requireSegment(db, workspaceId, id);
-  return { row, rule: parseRules(db, workspaceId, row.rules) };
+  return { row, rule: parseRules(db, workspaceId, row.rules, "rules", { checkLists: false }) };
 }
 
 /** The WHERE selecting a segment's members now (for campaign audiences). 404 for unknown ids. */
@@ -607,7 +620,7 @@ export function createSegment(
 
 export function getSegment(db: DbOrTx, workspaceId: string, id: string, now = Date.now()): SegmentJson {
   const row = requireSegment(db, workspaceId, id);
-  const rule = parseRules(db, workspaceId, row.rules);
+  const rule = parseRules(db, workspaceId, row.rules, "rules", { checkLists: false });
   return segmentJson(row, countMatches(db, workspaceId, rule, now));
 }
 
