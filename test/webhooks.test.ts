@@ -1,12 +1,16 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "bun:test";
+import { rmSync } from "node:fs";
 import { hostname } from "node:os";
 import { and, eq, inArray } from "drizzle-orm";
 import { Webhook } from "standardwebhooks";
-import { jobs, webhookDeliveries } from "../src/db/schema";
+import { loadConfig } from "../src/config";
+import { events, jobs, webhookDeliveries } from "../src/db/schema";
 import { emitEvent } from "../src/domain/events";
 import { RETRY_SCHEDULE_MS } from "../src/domain/webhooks";
 import { jobHandlers } from "../src/jobs/handlers";
+import { enqueueJob } from "../src/jobs/queue";
 import { createWorker } from "../src/jobs/worker";
+import { startServer } from "../src/server";
 import type { EventType } from "../src/webhooks/events";
 import { startTestServer, type TestServer } from "./support/server";
 import { type Received, Receiver, startClosingServer, startHangingServer } from "./support/webhook-receiver";
@@ -41,7 +45,7 @@ let current: { workspaceId: string; key: string } | null = null;
 const ws = () => current ?? { workspaceId: s.workspaceId, key: s.key };
 const wsApi = (method: string, path: string, body?: unknown) => s.api(method, path, body, { key: ws().key });
 
-/** Runs every webhook job due at the fake clock's now (and what they enqueue that is due). */
+/** Runs every job due at the fake clock's now (and what they enqueue that is due). */
 async function runDueDeliveries() {
   const worker = createWorker({ db: db(), handlers: jobHandlers(), clock, pollMs: 5, concurrency: 8 });
   worker.start();
@@ -50,7 +54,7 @@ async function runDueDeliveries() {
     const due = db()
       .select({ id: jobs.id, runAt: jobs.runAt })
       .from(jobs)
-      .where(and(eq(jobs.kind, "webhook.deliver"), inArray(jobs.status, ["queued", "running"])))
+      .where(inArray(jobs.status, ["queued", "running"]))
       .all()
       .filter((job) => job.runAt <= clock.now());
     if (due.length === 0 && worker.running() === 0) break;
@@ -763,6 +767,15 @@ describe("GET /v1/webhooks/{id}/deliveries", () => {
       all.slice(1, 3).map((d: { attempt_id: string }) => d.attempt_id),
     );
   });
+  it("keeps the delivery log 30 days (maintenance prunes it)", async () => {
+    const w = await subscribe("/prune");
+    await s.api("POST", `/v1/webhooks/${w.id}/test`);
+    expect((await s.api("GET", `/v1/webhooks/${w.id}/deliveries`)).body.total).toBe(1);
+    clock.t = Date.now() + 31 * 24 * 3_600_000;
+    enqueueJob(db(), "maintenance.prune", {}, { now: clock.now() });
+    await runDueDeliveries();
+    expect((await s.api("GET", `/v1/webhooks/${w.id}/deliveries`)).body.total).toBe(0);
+  });
 });
 
 describe("POST /v1/webhooks/{id}/deliveries/{delivery_id}/retry", () => {
@@ -823,6 +836,48 @@ describe("POST /v1/webhooks/{id}/deliveries/{delivery_id}/retry", () => {
       (await s.api("POST", `/v1/webhooks/${another.id}/deliveries/${test.body.delivery.id}/retry`)).status,
     ).toBe(404);
     expect(receiver.at("/replay-404")).toHaveLength(1);
+  });
+});
+
+describe("durability", () => {
+  it("delivers after a restart what was queued before it, and outbox events never fanned out", async () => {
+    const first = await startTestServer({ workerEnabled: false });
+    const created = await first.api("POST", "/v1/webhooks", { url: receiver.url("/restart"), events: ["*"] });
+    const firstDb = first.server.handle.db;
+    const queued = firstDb.transaction((tx) =>
+      emitEvent(tx, first.workspaceId, "contact.created", { id: "before-restart" }),
+    );
+    // Written by a process that did not load the webhooks module: no deliveries yet.
+    firstDb
+      .insert(events)
+      .values({
+        id: "0190f0f0-0000-7000-8000-0000000000aa",
+        workspaceId: first.workspaceId,
+        type: "contact.opted_out",
+        data: { id: "outbox-only" },
+        createdAt: Date.now(),
+      })
+      .run();
+    await first.server.shutdown();
+    expect(receiver.at("/restart")).toHaveLength(0);
+
+    const second = await startServer({
+      ...loadConfig({}, { RATE_LIMIT_RPS: "0", LOG_LEVEL: "error" }),
+      port: 0,
+      host: "127.0.0.1",
+      dbPath: first.dbPath,
+    });
+    try {
+      for (let i = 0; i < 500 && receiver.at("/restart").length < 2; i++) await Bun.sleep(10);
+      const got = receiver.at("/restart");
+      expect(got.map((r) => r.headers["webhook-id"]).sort()).toEqual(
+        [queued.id, "0190f0f0-0000-7000-8000-0000000000aa"].sort(),
+      );
+      expect(got.every((r) => signedWith(created.body.webhook.secret, r))).toBe(true);
+    } finally {
+      await second.shutdown();
+      rmSync(first.dir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -1,4 +1,4 @@
-import { and, asc, count, desc, eq, isNull, sql } from "drizzle-orm";
+import { and, asc, count, desc, eq, isNull, lt, ne, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../db/client";
 import {
   events,
@@ -689,4 +689,16 @@ export async function retryDelivery(
     );
     return deliveryJson(attempt, current);
   });
+}
+
+/** How long the delivery log is kept. */
+export const WEBHOOK_LOG_RETENTION_MS = 30 * DAY_MS;
+
+/** Deletes attempts and settled deliveries older than the retention (maintenance). */
+export function pruneWebhookLog(tx: DbOrTx, now: number) {
+  const before = now - WEBHOOK_LOG_RETENTION_MS;
+  tx.delete(webhookAttempts).where(lt(webhookAttempts.createdAt, before)).run();
+  tx.delete(webhookDeliveries)
+    .where(and(lt(webhookDeliveries.createdAt, before), ne(webhookDeliveries.status, "pending")))
+    .run();
 }

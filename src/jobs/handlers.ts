@@ -1,12 +1,15 @@
 import { and, eq, inArray, lt } from "drizzle-orm";
 import { idempotencyKeys, jobs } from "../db/schema";
 import { sendMessageJob } from "../domain/messages";
-import { deliverWebhookJob } from "../domain/webhooks";
+import { deliverWebhookJob, pruneWebhookLog } from "../domain/webhooks";
 import { JOB_POLICIES, type JobHandler, type JobKind, type JobPayloads, type RegisteredJob } from "./catalog";
 
 const DAY_MS = 86_400_000;
 
-/** Deletes finished jobs after a day (dead ones after a week) and idempotency records after 24 h. */
+/**
+ * Deletes finished jobs after a day (dead ones after a week), idempotency records after 24 h, and
+ * the webhook delivery log after 30 days.
+ */
 const pruneMaintenance: JobHandler<JobPayloads["maintenance.prune"]> = (_payload, ctx) => {
   const now = ctx.clock.now();
   ctx.completeWith((tx) => {
@@ -19,6 +22,7 @@ const pruneMaintenance: JobHandler<JobPayloads["maintenance.prune"]> = (_payload
     tx.delete(idempotencyKeys)
       .where(lt(idempotencyKeys.createdAt, now - DAY_MS))
       .run();
+    pruneWebhookLog(tx, now);
   });
 };
 

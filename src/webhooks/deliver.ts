@@ -72,7 +72,7 @@ function parseRetryAfter(value: string | null, now: number): number | null {
 export async function postWebhook(request: WebhookRequest): Promise<WebhookResponse> {
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
-  const blocked = await checkResolvedTarget(request.url, request.allowPrivate);
+  const blocked = await checkResolvedTarget(request.url, request.allowPrivate, request.timeoutMs);
   if (blocked) {
     return { ok: false, status: null, body: null, error: blocked, durationMs: elapsed(), retryAfterMs: null };
   }

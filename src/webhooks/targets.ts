@@ -113,7 +113,11 @@ export function checkWebhookUrl(raw: string, allowPrivate: boolean): string | nu
  * Resolves the URL's host and refuses it when any address it resolves to may not be targeted.
  * Returns the problem or null.
  */
-export async function checkResolvedTarget(raw: string, allowPrivate: boolean): Promise<string | null> {
+export async function checkResolvedTarget(
+  raw: string,
+  allowPrivate: boolean,
+  timeoutMs = 5_000,
+): Promise<string | null> {
   const url = new URL(raw);
   const host = hostOf(url);
   const written = checkWebhookUrl(raw, allowPrivate);
@@ -121,7 +125,11 @@ export async function checkResolvedTarget(raw: string, allowPrivate: boolean): P
   if (isIP(host)) return null;
   let addresses: { address: string }[];
   try {
-    addresses = await lookup(host, { all: true });
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(Object.assign(new Error("timeout"), { code: "timed out" })), timeoutMs);
+    });
+    addresses = await Promise.race([lookup(host, { all: true }), timeout]).finally(() => clearTimeout(timer));
   } catch (error) {
     return `could not resolve ${host}: ${(error as { code?: string }).code ?? (error as Error).message}`;
   }
