@@ -331,3 +331,30 @@ export function listContacts(
   const total = db.select({ n: count() }).from(contacts).where(where).get()?.n ?? 0;
   return { rows, total };
 }
+
+/**
+ * Opts a contact out (or back in) inside the caller's transaction, emitting `contact.opted_out` /
+ * `contact.opted_in` when it changes. For inbound STOP/START handling; returns the contact as it is
+ * now, or undefined for an unknown id.
+ */
+export function setOptedIn(
+  tx: DbOrTx,
+  workspaceId: string,
+  contactId: string,
+  optedIn: boolean,
+  now = Date.now(),
+): ContactRow | undefined {
+  const row = tx
+    .select()
+    .from(contacts)
+    .where(and(eq(contacts.workspaceId, workspaceId), eq(contacts.id, contactId)))
+    .get();
+  if (!row || row.optedIn === optedIn) return row;
+  tx.update(contacts)
+    .set({ optedIn, updatedAt: now })
+    .where(and(eq(contacts.workspaceId, workspaceId), eq(contacts.id, contactId)))
+    .run();
+  const updated = { ...row, optedIn, updatedAt: now };
+  emitEvent(tx, workspaceId, optedIn ? "contact.opted_in" : "contact.opted_out", contactJson(updated), now);
+  return updated;
+}
