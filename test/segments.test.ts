@@ -75,6 +75,9 @@ describe("POST /v1/segments/preview", () => {
       "Dee",
     ]);
     expect(await names(w.call, { in_list: w.list.id })).toEqual(["Ada", "Cy"]);
+    expect(
+      await names(w.call, { field: "phone_number", op: "eq", value: w.bob.phone_number.slice(2) }),
+    ).toEqual(["Bob"]);
     expect(await names(w.call, { not_in_list: w.list.id })).toEqual(["Bob", "Dee"]);
     expect(await names(w.call, { not: { field: "fields.plan", op: "eq", value: "pro" } })).toEqual([
       "Bob",

@@ -1,5 +1,6 @@
-import { and, count, desc, eq, inArray, like, sql } from "drizzle-orm";
+import { and, count, desc, eq, inArray, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../db/client";
+import { likeInsensitive } from "../db/dialect";
 import { type ContactRow, contacts, type ListRow, listMembers, lists } from "../db/schema";
 import { invalid, notFound } from "../lib/errors";
 import { isUuid, newId } from "../lib/ids";
@@ -77,7 +78,7 @@ export function listLists(
   const q = options.q?.trim();
   const where = and(
     eq(lists.workspaceId, workspaceId),
-    q ? like(lists.name, `%${escapeLike(q)}%`) : undefined,
+    q ? likeInsensitive(lists.name, `%${escapeLike(q)}%`) : undefined,
   );
   const members = sql<number>`(SELECT count(*) FROM ${listMembers} WHERE ${listMembers.listId} = ${lists.id})`;
   const rows = db

@@ -31,6 +31,7 @@ import {
 } from "../db/schema";
 import { AppError, invalid, notFound } from "../lib/errors";
 import { isUuid, newId } from "../lib/ids";
+import { normalizePhone } from "../lib/phone";
 import { toIso } from "../lib/time";
 import { escapeLike, isFieldKey } from "./contacts";
 
@@ -209,7 +210,12 @@ export function parseRules(
     if (typeof node.op !== "string" || !allowed.includes(node.op as Op))
       throw invalid(`${at}.op must be one of ${allowed.join(", ")}`);
     const op = node.op as Op;
-    const value = checkValue(kind, op, node.value, `${at}.value`);
+    let value = checkValue(kind, op, node.value, `${at}.value`);
+    // Phone numbers are stored in E.164: compare a 10- or 11-digit US number the same way.
+    if (field === "phone_number" && ["eq", "neq", "in", "not_in"].includes(op)) {
+      const e164 = (v: unknown) => normalizePhone(v) ?? v;
+      value = Array.isArray(value) ? value.map(e164) : e164(value);
+    }
     return kind === "custom" ? { kind: "custom", key, op, value } : { kind: "column", field, op, value };
   };
 
