@@ -100,6 +100,31 @@ export function contactImportRoutes(deps: AppDeps) {
       detail: {
         tags: ["Contacts"],
         summary: "Import contacts (CSV or JSON)",
+        requestBody: {
+          required: true,
+          content: {
+            "text/csv": {
+              schema: { type: "string", description: "Header row, then one contact per line" },
+              example:
+                "phone_number,first_name,last_name,email,plan\n+12025550123,Ada,Lovelace,ada@example.com,pro\n",
+            },
+            "application/json": {
+              schema: {
+                type: "object",
+                required: ["contacts"],
+                properties: {
+                  contacts: {
+                    type: "array",
+                    description:
+                      "Contacts: phone_number, first_name, last_name, email, external_id, opted_in, timezone, fields",
+                    items: { type: "object" },
+                  },
+                  list_id: { type: "string", description: "Add every imported contact to this list" },
+                },
+              },
+            },
+          },
+        },
         description: [
           "`text/csv`: a header row, then one contact per line (quoted fields and CRLF supported). Columns",
           "`phone_number` (or `phone`), `first_name`, `last_name`, `email`, `external_id`, `opted_in`, `timezone`",
