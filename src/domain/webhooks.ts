@@ -324,8 +324,14 @@ export function dispatchPendingEvents(db: Db, batch = 500): number {
           tx.update(events).set({ dispatchedAt: row.createdAt }).where(eq(events.id, row.id)).run();
           continue;
         }
-        const event = { ...row, type: row.type as EventType };
-        fanOut(tx, event, row.createdAt);
+        // Claim the row first: another process sweeping at the same time fans it out only once.
+        const claimed = tx
+          .update(events)
+          .set({ dispatchedAt: row.createdAt })
+          .where(and(eq(events.id, row.id), isNull(events.dispatchedAt)))
+          .returning({ id: events.id })
+          .all();
+        if (claimed.length > 0) fanOut(tx, { ...row, type: row.type as EventType }, row.createdAt);
       }
     });
     dispatched += rows.length;
