@@ -10,7 +10,7 @@ const bin = (name: string) => join(root, "node_modules", ".bin", name);
 const steps: [string, string, string[]][] = [
   ["lint", bin("biome"), ["check", "."]],
   ["typecheck", bin("tsc"), ["--noEmit", "-p", "."]],
-  ["tests", bin("bun"), ["test", ...process.argv.slice(2)]],
+  ["tests", bin("bun"), ["test", "--timeout", "60000", ...process.argv.slice(2)]],
 ];
 
 for (const [name, command, args] of steps) {

@@ -54,6 +54,12 @@ export interface JobContext {
    * in the database takes effect exactly once.
    */
   completeWith<T>(work: (tx: DbOrTx) => T): T;
+  /**
+   * Marks this job done inside a transaction the handler already holds (for handlers that apply
+   * several jobs' effects in one transaction). Returns false when the lease was lost: the handler
+   * must then leave this job's effects out.
+   */
+  completeIn(tx: DbOrTx): boolean;
 }
 
 export type JobHandler<P> = (payload: P, ctx: JobContext) => Promise<void> | void;

@@ -44,6 +44,7 @@ export function createWorker(options: WorkerOptions): Worker {
   let unsubscribe: (() => void) | null = null;
 
   const policyOf = (kind: string) => handlers[kind]?.policy;
+  const kinds = Object.keys(handlers);
 
   async function runJob(job: JobRow) {
     const registered = handlers[job.kind];
@@ -52,6 +53,11 @@ export function createWorker(options: WorkerOptions): Worker {
       db,
       clock,
       job,
+      completeIn(tx) {
+        const done = completeJob(tx, job, clock.now());
+        if (done) completedInside = true;
+        return done;
+      },
       completeWith(work) {
         return db.transaction((tx) => {
           const result = work(tx);
@@ -88,10 +94,11 @@ export function createWorker(options: WorkerOptions): Worker {
     if (stopping || ticking) return;
     ticking = true;
     wakeRequested = false;
+    let next = pollMs;
     try {
       const free = concurrency - inFlight.size;
       const leased =
-        free > 0 ? leaseDueJobs(db, { workerId: id, limit: free, now: clock.now(), policyOf }) : [];
+        free > 0 ? leaseDueJobs(db, { workerId: id, limit: free, now: clock.now(), kinds, policyOf }) : [];
       for (const job of leased) {
         const run = runJob(job).finally(() => {
           inFlight.delete(run);
@@ -100,14 +107,13 @@ export function createWorker(options: WorkerOptions): Worker {
         inFlight.add(run);
       }
       // A full batch means more may be due right away.
-      schedule(leased.length > 0 && leased.length === free ? 0 : pollMs);
+      if (leased.length > 0 && leased.length === free) next = 0;
     } catch (error) {
       log.error("job lease failed", { error: String(error) });
-      schedule(pollMs);
     } finally {
       ticking = false;
-      if (wakeRequested) schedule(0);
     }
+    schedule(wakeRequested ? 0 : next);
   }
 
   function schedule(delay: number) {

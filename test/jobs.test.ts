@@ -1,0 +1,227 @@
+import { afterAll, beforeAll, describe, expect, it } from "bun:test";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { spawn } from "bun";
+import { eq } from "drizzle-orm";
+import { type DbHandle, openDatabase } from "../src/db/client";
+import { migrate } from "../src/db/migrate";
+import { jobs } from "../src/db/schema";
+import type { JobPolicy, RegisteredJob } from "../src/jobs/catalog";
+import { RescheduleJob } from "../src/jobs/catalog";
+import { completeJob, enqueueAnyJob, failJob, getJob, leaseDueJobs, releaseLeases } from "../src/jobs/queue";
+import { createWorker } from "../src/jobs/worker";
+
+let dir: string;
+let handle: DbHandle;
+const policy: JobPolicy = { maxAttempts: 3, timeoutMs: 1000, backoffMs: (attempt) => attempt * 1000 };
+const policyOf = () => policy;
+/** The kinds a test leases: everything these tests enqueue. */
+let kinds: string[] = [];
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), "outreach-jobs-"));
+  handle = openDatabase(join(dir, "jobs.db"));
+  migrate(handle.sqlite);
+});
+afterAll(() => {
+  handle.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function freshJob(kind = `k-${crypto.randomUUID()}`, now = 1_000_000) {
+  const id = enqueueAnyJob(handle.db, kind, { n: 1 }, policy, { now });
+  kinds = [kind];
+  return { id: id!, kind };
+}
+
+describe("job queue", () => {
+  it("enqueues in the caller's transaction: a rollback leaves no job", () => {
+    const kind = `k-${crypto.randomUUID()}`;
+    expect(() =>
+      handle.db.transaction((tx) => {
+        enqueueAnyJob(tx, kind, {}, policy);
+        throw new Error("the change failed");
+      }),
+    ).toThrow("the change failed");
+    expect(handle.db.select().from(jobs).where(eq(jobs.kind, kind)).all()).toEqual([]);
+  });
+
+  it("ignores a second enqueue with the same dedupe key", () => {
+    const dedupeKey = `d-${crypto.randomUUID()}`;
+    expect(enqueueAnyJob(handle.db, "k", {}, policy, { dedupeKey })).not.toBeNull();
+    expect(enqueueAnyJob(handle.db, "k", {}, policy, { dedupeKey })).toBeNull();
+  });
+
+  it("leases a due job once, retries it with backoff, and marks it dead after its last attempt", () => {
+    const { id } = freshJob(undefined, 0);
+    const now = 2_000_000_000_000;
+    const first = leaseDueJobs(handle.db, { workerId: "w1", limit: 1000, kinds, now, policyOf }).find(
+      (j) => j.id === id,
+    )!;
+    expect(first.attempts).toBe(1);
+    // Leased: nobody else gets it while the lease holds.
+    expect(
+      leaseDueJobs(handle.db, { workerId: "w2", limit: 1000, kinds, now: now + 10, policyOf }).some(
+        (j) => j.id === id,
+      ),
+    ).toBe(false);
+    failJob(handle.db, first, "boom", policy, now);
+    expect(getJob(handle.db, id)).toMatchObject({ status: "queued", runAt: now + 1000, lastError: "boom" });
+    // Not due before the backoff ends.
+    expect(
+      leaseDueJobs(handle.db, { workerId: "w1", limit: 1000, kinds, now: now + 999, policyOf }).some(
+        (j) => j.id === id,
+      ),
+    ).toBe(false);
+    const second = leaseDueJobs(handle.db, {
+      workerId: "w1",
+      limit: 1000,
+      kinds,
+      now: now + 1000,
+      policyOf,
+    }).find((j) => j.id === id)!;
+    failJob(handle.db, second, "boom", policy, now + 1000);
+    const third = leaseDueJobs(handle.db, {
+      workerId: "w1",
+      limit: 1000,
+      kinds,
+      now: now + 5000,
+      policyOf,
+    }).find((j) => j.id === id)!;
+    expect(third.attempts).toBe(3);
+    failJob(handle.db, third, "still boom", policy, now + 5000);
+    expect(getJob(handle.db, id)).toMatchObject({ status: "dead", attempts: 3, lastError: "still boom" });
+  });
+
+  it("lets another worker take a job whose lease expired, and refuses the first worker's late completion", () => {
+    const { id } = freshJob(undefined, 0);
+    const now = 2_100_000_000_000;
+    const stale = leaseDueJobs(handle.db, {
+      workerId: "dead-worker",
+      limit: 1000,
+      kinds,
+      now,
+      policyOf,
+    }).find((j) => j.id === id)!;
+    const taken = leaseDueJobs(handle.db, {
+      workerId: "live-worker",
+      limit: 1000,
+      now: now + 1001,
+      policyOf,
+    }).find((j) => j.id === id)!;
+    expect(taken.attempts).toBe(2);
+    expect(completeJob(handle.db, stale, now + 1002)).toBe(false);
+    expect(completeJob(handle.db, taken, now + 1003)).toBe(true);
+    expect(getJob(handle.db, id)?.status).toBe("done");
+  });
+
+  it("hands unfinished jobs back on release without counting the attempt", () => {
+    const { id } = freshJob(undefined, 0);
+    leaseDueJobs(handle.db, { workerId: "stopping", limit: 1000, kinds, now: 2_200_000_000_000, policyOf });
+    expect(releaseLeases(handle.db, "stopping")).toBeGreaterThanOrEqual(1);
+    expect(getJob(handle.db, id)).toMatchObject({ status: "queued", attempts: 0, lockedBy: null });
+  });
+});
+
+describe("worker", () => {
+  it("runs a job, retries a failure, and reschedules without using an attempt", async () => {
+    const kind = `w-${crypto.randomUUID()}`;
+    const rescheduleKind = `r-${crypto.randomUUID()}`;
+    const calls: number[] = [];
+    let rescheduled = 0;
+    const handlers: Record<string, RegisteredJob> = {
+      [kind]: {
+        policy: { maxAttempts: 3, timeoutMs: 1000, backoffMs: () => 10 },
+        handle: ((_p: unknown, ctx) => {
+          calls.push(ctx.job.attempts);
+          if (ctx.job.attempts === 1) throw new Error("transient");
+        }) as RegisteredJob["handle"],
+      },
+      [rescheduleKind]: {
+        policy: { maxAttempts: 1, timeoutMs: 1000, backoffMs: () => 10 },
+        handle: ((_p: unknown, ctx) => {
+          rescheduled++;
+          if (rescheduled === 1) throw new RescheduleJob(ctx.clock.now() + 20);
+        }) as RegisteredJob["handle"],
+      },
+    };
+    const worker = createWorker({ db: handle.db, handlers, pollMs: 5 });
+    const id = enqueueAnyJob(handle.db, kind, {}, handlers[kind].policy)!;
+    const rid = enqueueAnyJob(handle.db, rescheduleKind, {}, handlers[rescheduleKind].policy)!;
+    worker.start();
+    const deadline = Date.now() + 5000;
+    while (
+      Date.now() < deadline &&
+      (getJob(handle.db, id)?.status !== "done" || getJob(handle.db, rid)?.status !== "done")
+    ) {
+      await Bun.sleep(10);
+    }
+    await worker.stop();
+    expect(calls).toEqual([1, 2]);
+    expect(getJob(handle.db, id)).toMatchObject({ status: "done", attempts: 2 });
+    // maxAttempts 1, yet it ran twice: the reschedule did not count.
+    expect(rescheduled).toBe(2);
+    expect(getJob(handle.db, rid)).toMatchObject({ status: "done", attempts: 1 });
+  });
+});
+
+describe("durability across processes", () => {
+  const child = join(import.meta.dir, "support", "job-child.ts");
+
+  async function waitFor(predicate: () => boolean, timeoutMs: number, what: string) {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      if (predicate()) return;
+      await Bun.sleep(25);
+    }
+    throw new Error(`timed out waiting for ${what}`);
+  }
+  const read = (path: string) => (existsSync(path) ? readFileSync(path, "utf8") : "");
+
+  it("runs a job to completion exactly once after the worker is SIGKILLed mid-job", async () => {
+    const dbPath = join(dir, "kill.db");
+    const logPath = join(dir, "kill.log");
+    const db = openDatabase(dbPath);
+    migrate(db.sqlite);
+    const id = enqueueAnyJob(db.db, "test.slow", {}, { maxAttempts: 5 })!;
+
+    const first = spawn([process.execPath, child, dbPath, logPath], {
+      env: { ...process.env, SLOW_MS: "60000" },
+    });
+    await waitFor(() => read(logPath).includes(`started ${id}`), 10_000, "the job to start");
+    first.kill("SIGKILL");
+    await first.exited;
+    expect(getJob(db.db, id)).toMatchObject({ status: "running", attempts: 1 });
+
+    const second = spawn([process.execPath, child, dbPath, logPath], {
+      env: { ...process.env, SLOW_MS: "0" },
+    });
+    await waitFor(() => getJob(db.db, id)?.status === "done", 20_000, "the job to finish after restart");
+    second.kill("SIGTERM");
+    await second.exited;
+
+    expect(getJob(db.db, id)).toMatchObject({ status: "done", attempts: 2 });
+    const markers = db.db.select().from(jobs).where(eq(jobs.kind, "test.marker")).all();
+    expect(markers.filter((m) => (m.payload as { for: string }).for === id)).toHaveLength(1);
+    expect(read(logPath).match(new RegExp(`completed ${id}`, "g"))).toHaveLength(1);
+    db.close();
+  });
+
+  it("on SIGTERM stops taking work and hands running jobs back", async () => {
+    const dbPath = join(dir, "term.db");
+    const logPath = join(dir, "term.log");
+    const db = openDatabase(dbPath);
+    migrate(db.sqlite);
+    const id = enqueueAnyJob(db.db, "test.slow", {}, { maxAttempts: 5 })!;
+    const proc = spawn([process.execPath, child, dbPath, logPath], {
+      env: { ...process.env, SLOW_MS: "60000", GRACE_MS: "100" },
+    });
+    await waitFor(() => read(logPath).includes(`started ${id}`), 10_000, "the job to start");
+    proc.kill("SIGTERM");
+    expect(await proc.exited).toBe(0);
+    expect(read(logPath)).toContain("stopped");
+    expect(getJob(db.db, id)).toMatchObject({ status: "queued", attempts: 0, lockedBy: null });
+    db.close();
+  });
+});
