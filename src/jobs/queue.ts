@@ -72,9 +72,17 @@ export function enqueueAnyJob(
  */
 export function leaseDueJobs(
   db: Db,
-  input: { workerId: string; limit: number; now: number; policyOf: (kind: string) => JobPolicy | undefined },
+  input: {
+    workerId: string;
+    limit: number;
+    now: number;
+    /** Only kinds this worker can run: another process's kinds must not crowd out its own. */
+    kinds: string[];
+    policyOf: (kind: string) => JobPolicy | undefined;
+  },
 ): JobRow[] {
-  if (input.limit <= 0) return [];
+  if (input.limit <= 0 || input.kinds.length === 0) return [];
+  const ofKinds = inArray(jobs.kind, input.kinds);
   const { now } = input;
   return db.transaction((tx) => {
     // Two index range scans, not one OR: with the OR, SQLite collects and sorts every due job
@@ -82,13 +90,13 @@ export function leaseDueJobs(
     const expired = tx
       .select()
       .from(jobs)
-      .where(and(eq(jobs.status, "running"), lt(jobs.leaseUntil, now)))
+      .where(and(eq(jobs.status, "running"), lt(jobs.leaseUntil, now), ofKinds))
       .limit(input.limit)
       .all();
     const queued = tx
       .select()
       .from(jobs)
-      .where(and(eq(jobs.status, "queued"), lte(jobs.runAt, now)))
+      .where(and(eq(jobs.status, "queued"), lte(jobs.runAt, now), ofKinds))
       .orderBy(jobs.runAt)
       .limit(input.limit - expired.length)
       .all();
