@@ -107,6 +107,7 @@ describe("job queue", () => {
     const taken = leaseDueJobs(handle.db, {
       workerId: "live-worker",
       limit: 1000,
+      kinds,
       now: now + 1001,
       policyOf,
     }).find((j) => j.id === id)!;
