@@ -45,6 +45,13 @@ export function openDatabase(path: string, options: { readonly?: boolean } = {})
     sqlite.exec("PRAGMA foreign_keys = ON");
     // Touch the schema so a file that is not SQLite fails here, with a clear message.
     sqlite.query("SELECT count(*) FROM sqlite_master").get();
+    if (!options.readonly) {
+      // A write probe (rewrites the header with its own value): a read-only file fails here, at
+      // start, instead of on the first write.
+      const version =
+        sqlite.query<{ user_version: number }, []>("PRAGMA user_version").get()?.user_version ?? 0;
+      sqlite.exec(`PRAGMA user_version = ${Number(version)}`);
+    }
   } catch (error) {
     sqlite.close();
     const message = (error as Error).message;

@@ -1,0 +1,177 @@
+import { afterAll, beforeAll, describe, expect, it } from "bun:test";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { spawnSync } from "bun";
+import { openDatabase } from "../src/db/client";
+import { migrate } from "../src/db/migrate";
+import { startTestServer, type TestServer } from "./support/server";
+
+const main = join(import.meta.dir, "..", "src", "main.ts");
+let dir: string;
+
+function cli(args: string[], env: Record<string, string> = {}) {
+  const result = spawnSync([process.execPath, main, ...args], {
+    env: { ...process.env, LOG_LEVEL: "error", ...env },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  return { code: result.exitCode, stdout: result.stdout.toString(), stderr: result.stderr.toString() };
+}
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), "outreach-cli-"));
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe("outreach workspaces / keys", () => {
+  it("creates a workspace and keys, lists them without secrets, and revokes", () => {
+    const db = join(dir, "cli.db");
+    const ws = cli(["workspaces", "create", "--name", "Acme", "--db", db, "--json"]);
+    expect(ws.code).toBe(0);
+    const workspace = JSON.parse(ws.stdout);
+    expect(workspace).toEqual({ id: expect.stringMatching(/^[0-9a-f-]{36}$/), name: "Acme" });
+
+    const created = cli([
+      "keys",
+      "create",
+      "--workspace",
+      workspace.id,
+      "--name",
+      "CI",
+      "--scopes",
+      "read",
+      "--db",
+      db,
+      "--json",
+    ]);
+    expect(created.code).toBe(0);
+    const key = JSON.parse(created.stdout);
+    expect(key).toEqual({
+      id: expect.any(String),
+      key: expect.stringMatching(/^opk_[0-9A-Za-z]{36}$/),
+      prefix: expect.any(String),
+      scopes: ["read"],
+    });
+    expect(key.key.slice(4, 12)).toBe(key.prefix);
+
+    const listed = cli(["keys", "list", "--workspace", workspace.id, "--db", db, "--json"]);
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).not.toContain(key.key);
+    expect(JSON.parse(listed.stdout)).toEqual([
+      expect.objectContaining({
+        id: key.id,
+        name: "CI",
+        prefix: key.prefix,
+        scopes: ["read"],
+        revoked_at: null,
+      }),
+    ]);
+
+    const revoked = cli(["keys", "revoke", key.id, "--db", db, "--json"]);
+    expect(revoked.code).toBe(0);
+    expect(JSON.parse(revoked.stdout)).toEqual({ id: key.id, revoked: true });
+    const after = JSON.parse(cli(["keys", "list", "--workspace", workspace.id, "--db", db, "--json"]).stdout);
+    expect(after[0].revoked_at).toMatch(/^\d{4}-\d\d-\d\dT/);
+  });
+
+  it("refuses bad input with a clear message and a non-zero exit", () => {
+    const db = join(dir, "bad.db");
+    expect(cli(["workspaces", "create", "--db", db])).toMatchObject({
+      code: 2,
+      stderr: "outreach: --name is required\n",
+    });
+    const ws = JSON.parse(cli(["workspaces", "create", "--name", "W", "--db", db, "--json"]).stdout);
+    const badScope = cli(["keys", "create", "--workspace", ws.id, "--scopes", "admin", "--db", db]);
+    expect(badScope.code).toBe(2);
+    expect(badScope.stderr).toContain("--scopes must be a comma-separated list of read, write");
+    expect(cli(["keys", "create", "--workspace", "nope", "--db", db]).stderr).toContain("not found");
+    expect(cli(["keys", "revoke", "nope", "--db", db]).code).toBe(1);
+    const unknown = cli(["frobnicate"]);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('unknown command "frobnicate"');
+  });
+});
+
+describe("revocation from another process", () => {
+  let s: TestServer;
+  beforeAll(async () => {
+    s = await startTestServer();
+  });
+  afterAll(() => s.stop());
+
+  it("takes effect on the very next request while the server runs", async () => {
+    const { key, keyId } = s.newKey(["read", "write"]);
+    expect((await s.api("GET", "/v1/me", undefined, { key })).status).toBe(200);
+    const revoked = cli(["keys", "revoke", keyId, "--db", s.dbPath]);
+    expect(revoked.code).toBe(0);
+    const next = await s.api("GET", "/v1/me", undefined, { key });
+    expect(next.status).toBe(401);
+    expect(next.body).toEqual({ ok: false, error: "Invalid or missing API key" });
+    // Other keys are unaffected.
+    expect((await s.api("GET", "/v1/me")).status).toBe(200);
+  });
+});
+
+describe("outreach serve refuses to start, clearly", () => {
+  it("on a file that is not SQLite", () => {
+    const path = join(dir, "not-a.db");
+    writeFileSync(path, "this is not a database, just text that is long enough to have a header.".repeat(20));
+    const result = cli(["serve", "--port", "0", "--db", path]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(`outreach: ${path} is not an SQLite database\n`);
+  });
+
+  it("on a database migrated by a newer binary", () => {
+    const path = join(dir, "newer.db");
+    const handle = openDatabase(path);
+    migrate(handle.sqlite);
+    handle.sqlite.exec(
+      "INSERT INTO schema_migrations (tag, hash, applied_at) VALUES ('9999_from_the_future', 'x', 0)",
+    );
+    handle.close();
+    const result = cli(["serve", "--port", "0", "--db", path]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(
+      "migrated by a newer version of outreach (migration 9999_from_the_future",
+    );
+  });
+
+  it("on a read-only database file", () => {
+    const path = join(dir, "readonly.db");
+    const handle = openDatabase(path);
+    migrate(handle.sqlite);
+    handle.close();
+    // Root ignores permission bits, so make the file immutable instead (needs chattr and a
+    // file system that supports it; where it doesn't, there is nothing to test).
+    if (spawnSync(["chattr", "+i", path]).exitCode !== 0) return;
+    try {
+      const result = cli(["serve", "--port", "0", "--db", path]);
+      expect(result.code).toBe(1);
+      expect(result.stderr).toBe(
+        `outreach: ${path} is read-only: the server needs to write to it (check permissions)\n`,
+      );
+    } finally {
+      spawnSync(["chattr", "-i", path]);
+    }
+  });
+
+  it("on a port in use", () => {
+    const taken = Bun.serve({ port: 0, fetch: () => new Response("") });
+    try {
+      const result = cli(["serve", "--port", String(taken.port), "--db", join(dir, "port.db")]);
+      expect(result.code).toBe(1);
+      expect(result.stderr).toBe(
+        `outreach: port ${taken.port} is already in use: stop the other process or set PORT / --port\n`,
+      );
+    } finally {
+      taken.stop(true);
+    }
+  });
+
+  it("on a bad setting", () => {
+    const result = cli(["serve", "--db", join(dir, "cfg.db")], { PORT: "http" });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe('outreach: PORT must be an integer between 0 and 65535 (got "http")\n');
+  });
+});
