@@ -9,7 +9,7 @@ import { enqueueJob } from "./queue";
  */
 export function startScheduler(db: Db): { stop(): void } {
   const crons = [
-    new Cron("17 * * * *", { name: "maintenance.prune", protect: true }, () => {
+    new Cron("17 * * * *", { protect: true }, () => {
       try {
         const hour = new Date().toISOString().slice(0, 13);
         enqueueJob(db, "maintenance.prune", {}, { dedupeKey: `maintenance.prune:${hour}` });

@@ -1,0 +1,98 @@
+import { afterAll, beforeAll, describe, expect, it } from "bun:test";
+import { startTestServer, type TestServer } from "./support/server";
+
+let s: TestServer;
+beforeAll(async () => {
+  s = await startTestServer();
+});
+afterAll(() => s.stop());
+
+describe("GET /v1/settings", () => {
+  it("answers the workspace settings with their defaults", async () => {
+    const r = await s.api("GET", "/v1/settings");
+    expect(r.status).toBe(200);
+    expect(r.body).toEqual({
+      ok: true,
+      settings: {
+        name: "Default",
+        timezone: "America/New_York",
+        default_number_id: null,
+        conversion_tracking_enabled: true,
+        help_reply: expect.stringContaining("STOP"),
+        opt_out_reply: expect.any(String),
+        opt_in_reply: expect.any(String),
+        quiet_hours: { enabled: true, start_hour: 21, end_hour: 8 },
+      },
+    });
+  });
+});
+
+describe("PATCH /v1/settings", () => {
+  it("changes only the given fields, nested ones included, and ignores unknown fields", async () => {
+    const r = await s.api("PATCH", "/v1/settings", {
+      timezone: "America/Chicago",
+      help_reply: "Acme: reply STOP to opt out.",
+      quiet_hours: { start_hour: 20 },
+      favourite_colour: "blue",
+    });
+    expect(r.status).toBe(200);
+    expect(r.body.settings).toMatchObject({
+      name: "Default",
+      timezone: "America/Chicago",
+      help_reply: "Acme: reply STOP to opt out.",
+      quiet_hours: { enabled: true, start_hour: 20, end_hour: 8 },
+    });
+    expect(r.body.settings.favourite_colour).toBeUndefined();
+    const again = await s.api("GET", "/v1/settings");
+    expect(again.body.settings).toEqual(r.body.settings);
+  });
+
+  it("renames the workspace, and /v1/me shows the new name at once", async () => {
+    await s.api("PATCH", "/v1/settings", { name: "Acme" });
+    const me = await s.api("GET", "/v1/me");
+    expect(me.body.workspace.name).toBe("Acme");
+  });
+
+  it("answers 422 for a default_number_id that is not a number of the workspace", async () => {
+    const r = await s.api("PATCH", "/v1/settings", {
+      default_number_id: "01936f8e-7c1a-7a3b-9f00-2d5e8c1b4a77",
+    });
+    expect(r.status).toBe(422);
+    expect(r.body.ok).toBe(false);
+    expect(r.body.error).toStartWith("default_number_id");
+  });
+
+  it("keeps workspaces apart", async () => {
+    const other = s.newWorkspace("Other");
+    await s.api("PATCH", "/v1/settings", { help_reply: "Other help" }, { key: other.key });
+    const mine = await s.api("GET", "/v1/settings");
+    expect(mine.body.settings.help_reply).not.toBe("Other help");
+  });
+});
+
+describe("rate limiting", () => {
+  let limited: TestServer;
+  beforeAll(async () => {
+    limited = await startTestServer({ rateLimitRps: 1, rateLimitBurst: 3 });
+  });
+  afterAll(() => limited.stop());
+
+  it("answers 429 with Retry-After once a key's bucket is empty, with the limit headers throughout", async () => {
+    const answers = [];
+    for (let i = 0; i < 4; i++) answers.push(await limited.api("GET", "/v1/me"));
+    expect(answers.slice(0, 3).map((a) => a.status)).toEqual([200, 200, 200]);
+    expect(answers[0].headers.get("x-ratelimit-limit")).toBe("3");
+    expect(answers[0].headers.get("x-ratelimit-remaining")).toBe("2");
+    expect(Number(answers[0].headers.get("x-ratelimit-reset"))).toBeGreaterThanOrEqual(1);
+    const refused = answers[3];
+    expect(refused.status).toBe(429);
+    expect(refused.body).toEqual({ ok: false, error: "Rate limit exceeded", retry_after: 1 });
+    expect(refused.headers.get("retry-after")).toBe("1");
+    expect(refused.headers.get("x-ratelimit-remaining")).toBe("0");
+  });
+
+  it("keeps a bucket per key", async () => {
+    const { key } = limited.newKey(["read"]);
+    expect((await limited.api("GET", "/v1/me", undefined, { key })).status).toBe(200);
+  });
+});
