@@ -8,6 +8,7 @@ import {
   type StatusUpdate,
 } from "../carriers/carrier";
 import type { Db, DbOrTx } from "../db/client";
+import { messageStatements } from "../db/message-statements";
 import { type ContactRow, contacts, conversations, type MessageRow, messages, numbers } from "../db/schema";
 import type { JobContext, JobPayloads } from "../jobs/catalog";
 import { RescheduleJob } from "../jobs/catalog";
@@ -379,8 +380,80 @@ function pauseAgentAndClearAttention(tx: DbOrTx, conversationId: string, now: nu
 /** How much earlier than our marker a carrier's record of the send may be stamped (clock skew). */
 const LOOKUP_SLACK_MS = 5 * 60_000;
 
-function loadMessage(db: DbOrTx, id: string) {
-  return db.select().from(messages).where(eq(messages.id, id)).get();
+/**
+ * Collects work from send jobs running in the same turn of the event loop and applies it in one
+ * transaction: the worker runs up to its concurrency of jobs at once, and one commit for all of
+ * them is what keeps the per-message cost low.
+ */
+class TransactionBatcher<T> {
+  private items: { item: T; resolve: () => void; reject: (error: unknown) => void }[] = [];
+  private scheduled = false;
+  constructor(
+    private readonly db: Db,
+    private readonly apply: (tx: DbOrTx, item: T) => void,
+  ) {}
+  push(item: T): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.items.push({ item, resolve, reject });
+      if (!this.scheduled) {
+        this.scheduled = true;
+        setImmediate(() => this.flush());
+      }
+    });
+  }
+  private flush() {
+    const batch = this.items;
+    this.items = [];
+    this.scheduled = false;
+    try {
+      this.db.transaction((tx) => {
+        for (const entry of batch) this.apply(tx, entry.item);
+      });
+    } catch (error) {
+      for (const entry of batch) entry.reject(error);
+      return;
+    }
+    for (const entry of batch) entry.resolve();
+  }
+}
+
+type Outcome =
+  | { kind: "sent"; carrierMessageId: string; status: CarrierMessageStatus }
+  | { kind: "failed"; errorCode: string; errorMessage: string };
+
+interface Completion {
+  ctx: JobContext;
+  messageId: string;
+  outcome: Outcome;
+  at: number;
+}
+
+interface SendBatchers {
+  markers: TransactionBatcher<{ messageId: string; at: number }>;
+  completions: TransactionBatcher<Completion>;
+}
+const batchers = new WeakMap<Db, SendBatchers>();
+
+function batchersOf(db: Db): SendBatchers {
+  let found = batchers.get(db);
+  if (!found) {
+    const statements = messageStatements(db);
+    found = {
+      markers: new TransactionBatcher(db, (_tx, { messageId, at }) => {
+        statements.markHandoffStarted.run({ id: messageId, now: at });
+      }),
+      // The job completes in the transaction that records the outcome; a job whose lease was lost
+      // (another worker took it) records nothing.
+      completions: new TransactionBatcher(db, (tx, { ctx, messageId, outcome, at }) => {
+        if (!ctx.completeIn(tx)) return;
+        if (outcome.kind === "sent")
+          markHandedOff(db, tx, messageId, outcome.carrierMessageId, outcome.status, at);
+        else markFailed(db, tx, messageId, outcome.errorCode, outcome.errorMessage, at);
+      }),
+    };
+    batchers.set(db, found);
+  }
+  return found;
 }
 
 /**
@@ -389,7 +462,7 @@ function loadMessage(db: DbOrTx, id: string) {
  * 2. Re-check opt-out and suppression now: blocked → FAILED, nothing reaches the carrier.
  * 3. If an earlier attempt started a hand-off (marker set) and its outcome is unknown, ask the
  *    carrier for the send by our id; only when it has none do we send.
- * 4. Commit the marker (status QUEUED) on its own, then hand off.
+ * 4. Commit the marker (status QUEUED) before the hand-off.
  * 5. Record SENT (or FAILED on a rejection) and complete the job in one transaction.
  * A CarrierUnavailableError leaves the message QUEUED and retries with backoff.
  */
@@ -397,14 +470,17 @@ export async function sendMessageJob(payload: JobPayloads["messages.send"], ctx:
   const { db } = ctx;
   const runtime = runtimes.get(db);
   if (!runtime) throw new Error("messaging is not started on this database");
-  const message = loadMessage(db, payload.message_id);
+  const statements = messageStatements(db);
+  const { markers, completions } = batchersOf(db);
+  const message = statements.loadMessage.get({ id: payload.message_id });
   if (!message || !NOT_YET_SENT.includes(message.status)) return;
-  const now = ctx.clock.now();
+  const complete = (outcome: Outcome) =>
+    completions.push({ ctx, messageId: message.id, outcome, at: ctx.clock.now() });
 
   if (!payload.opt_out_confirmation) {
     const permission = canSendTo(db, message.workspaceId, message.toNumber);
     if (!permission.allowed) {
-      ctx.completeWith((tx) => markFailed(tx, message.id, permission.reason, permission.message, now));
+      await complete({ kind: "failed", errorCode: permission.reason, errorMessage: permission.message });
       return;
     }
   }
@@ -422,30 +498,22 @@ export async function sendMessageJob(payload: JobPayloads["messages.send"], ctx:
     if (message.handoffStartedAt !== null) {
       const found = await carrier.lookupSend(sms, message.handoffStartedAt - LOOKUP_SLACK_MS);
       if (found.found) {
-        ctx.completeWith((tx) =>
-          markHandedOff(tx, message.id, found.carrierMessageId, found.status, ctx.clock.now()),
-        );
+        await complete({ kind: "sent", carrierMessageId: found.carrierMessageId, status: found.status });
         return;
       }
     }
-    db.update(messages)
-      .set({ status: "QUEUED", handoffStartedAt: now, updatedAt: now })
-      .where(and(eq(messages.id, message.id), inArray(messages.status, NOT_YET_SENT)))
-      .run();
+    await markers.push({ messageId: message.id, at: ctx.clock.now() });
     const result = await carrier.sendSms(sms);
-    const at = ctx.clock.now();
-    if (result.accepted) {
-      ctx.completeWith((tx) => markHandedOff(tx, message.id, result.carrierMessageId, result.status, at));
-    } else {
-      ctx.completeWith((tx) => markFailed(tx, message.id, result.errorCode, result.errorMessage, at));
-    }
+    await complete(
+      result.accepted
+        ? { kind: "sent", carrierMessageId: result.carrierMessageId, status: result.status }
+        : { kind: "failed", errorCode: result.errorCode, errorMessage: result.errorMessage },
+    );
   } catch (error) {
     if (!(error instanceof CarrierUnavailableError)) throw error;
     if (ctx.job.attempts >= ctx.job.maxAttempts) {
       // Out of retries: the carrier never took it (or lookups could not tell); report it failed.
-      ctx.completeWith((tx) =>
-        markFailed(tx, message.id, "carrier_unavailable", error.message, ctx.clock.now()),
-      );
+      await complete({ kind: "failed", errorCode: "carrier_unavailable", errorMessage: error.message });
       return;
     }
     log.warn("carrier unavailable; send will be retried", { message_id: message.id, error: error.message });
@@ -456,43 +524,50 @@ export async function sendMessageJob(payload: JobPayloads["messages.send"], ctx:
 
 /** The carrier accepted the message: SENT (or further, if it already says so), `message.sent` once. */
 function markHandedOff(
+  db: Db,
   tx: DbOrTx,
   messageId: string,
   carrierMessageId: string,
   status: CarrierMessageStatus,
   now: number,
 ) {
-  const current = loadMessage(tx, messageId);
+  const current = messageStatements(db).loadMessage.get({ id: messageId });
   if (!current) return;
-  tx.update(messages).set({ carrierMessageId, updatedAt: now }).where(eq(messages.id, messageId)).run();
-  applyStatus(
-    tx,
-    { ...current, carrierMessageId },
-    { carrierMessageId, status: rankAtLeastSent(status) },
-    now,
-  );
+  const sent = STATUS_RANK[status] < STATUS_RANK.SENT ? "SENT" : status;
+  applyStatus(db, tx, current, { carrierMessageId, status: sent }, now);
 }
 
-function rankAtLeastSent(status: CarrierMessageStatus): CarrierMessageStatus {
-  return STATUS_RANK[status] < STATUS_RANK.SENT ? "SENT" : status;
-}
-
-function markFailed(tx: DbOrTx, messageId: string, errorCode: string, errorMessage: string, now: number) {
-  const current = loadMessage(tx, messageId);
+function markFailed(
+  db: Db,
+  tx: DbOrTx,
+  messageId: string,
+  errorCode: string,
+  errorMessage: string,
+  now: number,
+) {
+  const current = messageStatements(db).loadMessage.get({ id: messageId });
   if (!current) return;
-  applyStatus(tx, current, { carrierMessageId: "", status: "FAILED", errorCode, errorMessage }, now);
+  applyStatus(db, tx, current, { carrierMessageId: "", status: "FAILED", errorCode, errorMessage }, now);
 }
 
 /**
  * Moves one message forward to the reported status (never back), stamping sent_at/delivered_at
  * and emitting `message.sent` (when sent_at is first set), `message.delivered` or `message.failed`.
+ * Also records the carrier's id for the message when it is first learnt.
  */
-function applyStatus(tx: DbOrTx, current: MessageRow, update: StatusUpdate, now: number) {
+function applyStatus(db: Db, tx: DbOrTx, current: MessageRow, update: StatusUpdate, now: number) {
   if (current.direction !== "outbound") return;
+  const learntId =
+    current.carrierMessageId === null && update.carrierMessageId ? update.carrierMessageId : null;
   const from = STATUS_RANK[current.status] ?? 0;
   const to = STATUS_RANK[update.status] ?? 0;
-  if (to <= from) return;
+  if (to <= from) {
+    if (learntId)
+      messageStatements(db).recordStatus.run(statusParams({ ...current, carrierMessageId: learntId }, now));
+    return;
+  }
   const next: MessageRow = { ...current, status: update.status, updatedAt: now };
+  if (learntId) next.carrierMessageId = learntId;
   const isFailure = update.status === "FAILED" || update.status === "UNDELIVERED";
   const reachedCarrier =
     update.status === "SENT" || update.status === "DELIVERED" || update.status === "UNDELIVERED";
@@ -503,17 +578,7 @@ function applyStatus(tx: DbOrTx, current: MessageRow, update: StatusUpdate, now:
     next.errorCode = update.errorCode ?? (update.status === "UNDELIVERED" ? "undelivered" : "failed");
     next.errorMessage = update.errorMessage ?? null;
   }
-  tx.update(messages)
-    .set({
-      status: next.status,
-      sentAt: next.sentAt,
-      deliveredAt: next.deliveredAt,
-      errorCode: next.errorCode,
-      errorMessage: next.errorMessage,
-      updatedAt: now,
-    })
-    .where(eq(messages.id, current.id))
-    .run();
+  messageStatements(db).recordStatus.run(statusParams(next, now));
   if (firstSent)
     emitEvent(
       tx,
@@ -527,25 +592,33 @@ function applyStatus(tx: DbOrTx, current: MessageRow, update: StatusUpdate, now:
   if (isFailure) emitEvent(tx, current.workspaceId, "message.failed", messageJson(next), now);
 }
 
+function statusParams(row: MessageRow, now: number) {
+  return {
+    id: row.id,
+    status: row.status,
+    carrierMessageId: row.carrierMessageId,
+    sentAt: row.sentAt,
+    deliveredAt: row.deliveredAt,
+    errorCode: row.errorCode,
+    errorMessage: row.errorMessage,
+    now,
+  };
+}
+
 /**
  * Applies carrier status reports in one transaction. Idempotent: a repeated or late report
  * changes nothing (DELIVERED stays DELIVERED). Reports for unknown messages are ignored.
  */
 export function applyStatusUpdates(db: Db, updates: StatusUpdate[], now = Date.now()) {
   if (!updates.length) return;
+  const statements = messageStatements(db);
   db.transaction((tx) => {
     for (const update of updates) {
       const current = update.messageId
-        ? loadMessage(tx, update.messageId)
-        : tx.select().from(messages).where(eq(messages.carrierMessageId, update.carrierMessageId)).get();
+        ? statements.loadMessage.get({ id: update.messageId })
+        : statements.loadMessageByCarrierId.get({ carrierMessageId: update.carrierMessageId });
       if (!current) continue;
-      if (current.carrierMessageId === null && update.carrierMessageId) {
-        tx.update(messages)
-          .set({ carrierMessageId: update.carrierMessageId })
-          .where(eq(messages.id, current.id))
-          .run();
-      }
-      applyStatus(tx, current, update, now);
+      applyStatus(db, tx, current, update, now);
     }
   });
 }

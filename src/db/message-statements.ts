@@ -1,0 +1,57 @@
+import { and, eq, inArray, sql } from "drizzle-orm";
+import type { Db } from "./client";
+import { messages } from "./schema";
+
+/**
+ * Prepared statements for the per-message hot path (send job, carrier status reports), built once
+ * per database. On SQLite a transaction runs on the database's one connection, so these statements
+ * take part in whatever transaction is open when they run; a dialect with a connection pool swaps
+ * this module for transaction-bound queries.
+ */
+function prepare(db: Db) {
+  const id = sql.placeholder("id");
+  return {
+    loadMessage: db.select().from(messages).where(eq(messages.id, id)).prepare(),
+    loadMessageByCarrierId: db
+      .select()
+      .from(messages)
+      .where(eq(messages.carrierMessageId, sql.placeholder("carrierMessageId")))
+      .limit(1)
+      .prepare(),
+    /** The hand-off marker: committed before the carrier is called. */
+    markHandoffStarted: db
+      .update(messages)
+      .set({
+        status: "QUEUED",
+        handoffStartedAt: sql`${sql.placeholder("now")}`,
+        updatedAt: sql`${sql.placeholder("now")}`,
+      })
+      .where(and(eq(messages.id, id), inArray(messages.status, ["PENDING", "QUEUED"])))
+      .prepare(),
+    recordStatus: db
+      .update(messages)
+      .set({
+        status: sql`${sql.placeholder("status")}`,
+        carrierMessageId: sql`coalesce(${sql.placeholder("carrierMessageId")}, ${messages.carrierMessageId})`,
+        sentAt: sql`${sql.placeholder("sentAt")}`,
+        deliveredAt: sql`${sql.placeholder("deliveredAt")}`,
+        errorCode: sql`${sql.placeholder("errorCode")}`,
+        errorMessage: sql`${sql.placeholder("errorMessage")}`,
+        updatedAt: sql`${sql.placeholder("now")}`,
+      })
+      .where(eq(messages.id, id))
+      .prepare(),
+  };
+}
+
+export type MessageStatements = ReturnType<typeof prepare>;
+const cache = new WeakMap<Db, MessageStatements>();
+
+export function messageStatements(db: Db): MessageStatements {
+  let statements = cache.get(db);
+  if (!statements) {
+    statements = prepare(db);
+    cache.set(db, statements);
+  }
+  return statements;
+}
