@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "bun:test";
 import { rmSync } from "node:fs";
 import { hostname } from "node:os";
-import { and, eq, inArray } from "drizzle-orm";
+import { and, eq, inArray, isNull } from "drizzle-orm";
 import { Webhook } from "standardwebhooks";
 import { loadConfig } from "../src/config";
 import { events, jobs, webhookDeliveries } from "../src/db/schema";
-import { emitEvent } from "../src/domain/events";
+import { emitEvent, emitEvents } from "../src/domain/events";
 import { RETRY_SCHEDULE_MS } from "../src/domain/webhooks";
 import { jobHandlers } from "../src/jobs/handlers";
 import { enqueueJob } from "../src/jobs/queue";
@@ -557,6 +557,26 @@ describe("event delivery", () => {
     expect(signedWith(all.secret, receiver.at("/events-all")[0])).toBe(true);
     expect(receiver.at("/events-off")).toHaveLength(0);
     expect(receiver.received.some((r) => r.body.includes('"theirs"'))).toBe(false);
+  });
+
+  it("fans out a batch of events (bulk emit) to every subscription that wants them", async () => {
+    await subscribe("/batch", ["contact.created"]);
+    await subscribe("/batch-other", ["message.sent"]);
+    const emitted = db().transaction((tx) =>
+      emitEvents(
+        tx,
+        ws().workspaceId,
+        "contact.created",
+        [{ id: "b1" }, { id: "b2" }, { id: "b3" }],
+        clock.now(),
+      ),
+    );
+    expect(emitted).toBeUndefined();
+    await runDueDeliveries();
+    expect(receiver.at("/batch").map((r) => JSON.parse(r.body).data.id)).toEqual(["b1", "b2", "b3"]);
+    expect(receiver.at("/batch-other")).toHaveLength(0);
+    const undispatched = db().select().from(events).where(isNull(events.dispatchedAt)).all();
+    expect(undispatched).toHaveLength(0);
   });
 
   it("rolls deliveries back with the emitting transaction", async () => {

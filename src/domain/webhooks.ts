@@ -1,4 +1,4 @@
-import { and, asc, count, desc, eq, isNull, lt, ne, sql } from "drizzle-orm";
+import { and, asc, count, desc, eq, inArray, isNull, lt, ne, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../db/client";
 import {
   events,
@@ -19,7 +19,7 @@ import { postWebhook, type WebhookResponse } from "../webhooks/deliver";
 import { type EventType, isEventType } from "../webhooks/events";
 import { generateWebhookSecret, webhookHeaders } from "../webhooks/sign";
 import { checkWebhookUrl } from "../webhooks/targets";
-import { type EmittedEvent, onEventEmitted } from "./events";
+import { type EmittedEvent, onEventsEmitted } from "./events";
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
@@ -254,54 +254,83 @@ function payloadOf(type: string, createdAt: number, data: unknown): string {
   return JSON.stringify({ type, timestamp: toIso(createdAt), data });
 }
 
+/** Outbox ids per UPDATE (well under every database's bound-parameter limit). */
+const DISPATCH_CHUNK = 500;
+
 /**
- * Inserts a delivery and its first job for each enabled subscription of the event's workspace
- * that wants it, and marks the outbox row dispatched. `createdBefore` limits a catch-up sweep to
- * subscriptions that existed when the event happened.
+ * Inserts a delivery and its first job for each enabled subscription that wants each event, and
+ * marks the outbox rows dispatched. Subscriptions are looked up once per batch (a bulk import emits
+ * thousands of events at once); a workspace without subscriptions costs one indexed lookup.
+ * `createdBefore` limits the boot sweep to subscriptions that existed when the event happened.
  */
-function fanOut(tx: DbOrTx, event: EmittedEvent, createdBefore?: number) {
+function fanOut(tx: DbOrTx, batch: EmittedEvent[], createdBefore?: number) {
+  if (batch.length === 0) return;
+  const workspaceIds = [...new Set(batch.map((event) => event.workspaceId))];
   const subscriptions = tx
-    .select({ id: webhooks.id, events: webhooks.events, createdAt: webhooks.createdAt })
+    .select({
+      id: webhooks.id,
+      workspaceId: webhooks.workspaceId,
+      events: webhooks.events,
+      createdAt: webhooks.createdAt,
+    })
     .from(webhooks)
-    .where(and(eq(webhooks.workspaceId, event.workspaceId), eq(webhooks.enabled, true)))
+    .where(
+      and(
+        workspaceIds.length === 1
+          ? eq(webhooks.workspaceId, workspaceIds[0])
+          : inArray(webhooks.workspaceId, workspaceIds),
+        eq(webhooks.enabled, true),
+      ),
+    )
     .all();
-  let payload: string | null = null;
-  for (const subscription of subscriptions) {
-    if (createdBefore !== undefined && subscription.createdAt > createdBefore) continue;
-    if (!subscription.events.includes("*") && !subscription.events.includes(event.type)) continue;
-    payload ??= payloadOf(event.type, event.createdAt, event.data);
-    const deliveryId = newId();
-    tx.insert(webhookDeliveries)
-      .values({
-        id: deliveryId,
-        workspaceId: event.workspaceId,
-        webhookId: subscription.id,
-        messageId: event.id,
-        eventType: event.type,
-        payload,
-        status: "pending",
-        attempts: 0,
-        nextAttemptAt: event.createdAt,
-        createdAt: event.createdAt,
-        updatedAt: event.createdAt,
-      })
-      .run();
-    enqueueJob(
-      tx,
-      "webhook.deliver",
-      { deliveryId, retry: 0 },
-      {
-        workspaceId: event.workspaceId,
-        runAt: event.createdAt,
-        now: event.createdAt,
-        dedupeKey: `webhook:${deliveryId}:0`,
-      },
-    );
+  for (const event of batch) {
+    let payload: string | null = null;
+    for (const subscription of subscriptions) {
+      if (subscription.workspaceId !== event.workspaceId) continue;
+      if (createdBefore !== undefined && subscription.createdAt > createdBefore) continue;
+      if (!subscription.events.includes("*") && !subscription.events.includes(event.type)) continue;
+      payload ??= payloadOf(event.type, event.createdAt, event.data);
+      const deliveryId = newId();
+      tx.insert(webhookDeliveries)
+        .values({
+          id: deliveryId,
+          workspaceId: event.workspaceId,
+          webhookId: subscription.id,
+          messageId: event.id,
+          eventType: event.type,
+          payload,
+          status: "pending",
+          attempts: 0,
+          nextAttemptAt: event.createdAt,
+          createdAt: event.createdAt,
+          updatedAt: event.createdAt,
+        })
+        .run();
+      enqueueJob(
+        tx,
+        "webhook.deliver",
+        { deliveryId, retry: 0 },
+        {
+          workspaceId: event.workspaceId,
+          runAt: event.createdAt,
+          now: event.createdAt,
+          dedupeKey: `webhook:${deliveryId}:0`,
+        },
+      );
+    }
   }
-  tx.update(events).set({ dispatchedAt: event.createdAt }).where(eq(events.id, event.id)).run();
+  for (let i = 0; i < batch.length; i += DISPATCH_CHUNK) {
+    const chunk = batch.slice(i, i + DISPATCH_CHUNK);
+    const dispatchedAt = Math.max(...chunk.map((event) => event.createdAt));
+    const ids = chunk.map((event) => event.id);
+    tx.update(events)
+      .set({ dispatchedAt })
+      .where(ids.length === 1 ? eq(events.id, ids[0]) : inArray(events.id, ids))
+      .run();
+  }
 }
 
-onEventEmitted((tx, event) => fanOut(tx, event));
+onEventsEmitted((tx, batch) => fanOut(tx, batch));
 
 /**
  * Fans out outbox events that were written without the listener (e.g. by a process that did not
@@ -331,7 +360,7 @@ export function dispatchPendingEvents(db: Db, batch = 500): number {
           .where(and(eq(events.id, row.id), isNull(events.dispatchedAt)))
           .returning({ id: events.id })
           .all();
-        if (claimed.length > 0) fanOut(tx, { ...row, type: row.type as EventType }, row.createdAt);
+        if (claimed.length > 0) fanOut(tx, [{ ...row, type: row.type as EventType }], row.createdAt);
       }
     });
     dispatched += rows.length;
