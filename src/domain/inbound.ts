@@ -22,6 +22,7 @@ import { flagNeedsAttention, threadForContact, touchConversation } from "./conve
 import { emitEvent } from "./events";
 import { messageJson, queueOutboundMessage } from "./messages";
 import { reserveDailySend } from "./numbers";
+import { addSuppression } from "./suppression";
 
 /** CTIA keywords, matched against the whole trimmed body, case-insensitively (API.md §3). */
 export const OPT_OUT_KEYWORDS = [
@@ -223,17 +224,7 @@ function applyKeyword(tx: DbOrTx, input: KeywordInput): KeywordKind | null {
     const already = isOptedOut(tx, workspaceId, contact);
     const updated = { ...contact, optedIn: false, updatedAt: now };
     tx.update(contacts).set({ optedIn: false, updatedAt: now }).where(eq(contacts.id, contact.id)).run();
-    tx.insert(suppressions)
-      .values({
-        id: newId(),
-        workspaceId,
-        phoneNumber: contact.phoneNumber,
-        reason: "opt_out",
-        source: "inbound",
-        createdAt: now,
-      })
-      .onConflictDoNothing()
-      .run();
+    addSuppression(tx, workspaceId, contact.phoneNumber, "opt_out", "inbound", now);
     if (!already) {
       reply(settings.optOutReply, true);
       emitEvent(tx, workspaceId, "contact.opted_out", contactJson(updated), now);
