@@ -175,3 +175,37 @@ describe("outreach serve refuses to start, clearly", () => {
     expect(result.stderr).toBe('outreach: PORT must be an integer between 0 and 65535 (got "http")\n');
   });
 });
+
+describe("outreach serve", () => {
+  it("serves, then on SIGTERM drains and exits 0", async () => {
+    const { spawn } = await import("bun");
+    const port = (() => {
+      const probe = Bun.serve({ port: 0, fetch: () => new Response("") });
+      const p = probe.port;
+      probe.stop(true);
+      return p;
+    })();
+    const db = join(dir, "serve.db");
+    const proc = spawn([process.execPath, main, "serve", "--port", String(port), "--db", db], {
+      env: { ...process.env, LOG_LEVEL: "error" },
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    const deadline = Date.now() + 10_000;
+    let healthy = false;
+    while (Date.now() < deadline && !healthy) {
+      healthy = await fetch(`http://127.0.0.1:${port}/healthz`).then(
+        (r) => r.status === 200,
+        () => false,
+      );
+      if (!healthy) await Bun.sleep(50);
+    }
+    expect(healthy).toBe(true);
+    proc.kill("SIGTERM");
+    expect(await proc.exited).toBe(0);
+    const out = await new Response(proc.stdout).text();
+    expect(out).toContain('Created workspace "Default"');
+    expect(out).toMatch(/opk_[0-9A-Za-z]{36}/);
+    expect(out).toContain(`outreach listening on http://localhost:${port}`);
+  });
+});

@@ -226,3 +226,67 @@ describe("durability across processes", () => {
     db.close();
   });
 });
+
+describe("maintenance.prune", () => {
+  it("deletes finished jobs after a day and idempotency records after 24 h, and keeps the rest", async () => {
+    const { jobHandlers } = await import("../src/jobs/handlers");
+    const { idempotencyKeys } = await import("../src/db/schema");
+    const { enqueueJob } = await import("../src/jobs/queue");
+    const now = Date.now();
+    const day = 86_400_000;
+    const oldDone = enqueueAnyJob(handle.db, "k-old", {}, policy, { now: now - 3 * day })!;
+    const freshDone = enqueueAnyJob(handle.db, "k-fresh", {}, policy, { now })!;
+    const waiting = enqueueAnyJob(handle.db, "k-waiting", {}, policy, {
+      now: now - 3 * day,
+      runAt: now + day,
+    })!;
+    handle.db
+      .update(jobs)
+      .set({ status: "done", finishedAt: now - 2 * day })
+      .where(eq(jobs.id, oldDone))
+      .run();
+    handle.db
+      .update(jobs)
+      .set({ status: "done", finishedAt: now - 1000 })
+      .where(eq(jobs.id, freshDone))
+      .run();
+    handle.db
+      .insert(idempotencyKeys)
+      .values([
+        {
+          workspaceId: "w",
+          key: "old",
+          requestHash: "h",
+          statusCode: 200,
+          responseBody: "{}",
+          createdAt: now - 2 * day,
+        },
+        {
+          workspaceId: "w",
+          key: "new",
+          requestHash: "h",
+          statusCode: 200,
+          responseBody: "{}",
+          createdAt: now,
+        },
+      ])
+      .run();
+    const pruneId = enqueueJob(handle.db, "maintenance.prune", {})!;
+    const worker = createWorker({ db: handle.db, handlers: jobHandlers(), pollMs: 5 });
+    worker.start();
+    const deadline = Date.now() + 5000;
+    while (Date.now() < deadline && getJob(handle.db, pruneId)?.status !== "done") await Bun.sleep(10);
+    await worker.stop();
+    expect(getJob(handle.db, pruneId)?.status).toBe("done");
+    expect(getJob(handle.db, oldDone)).toBeUndefined();
+    expect(getJob(handle.db, freshDone)?.status).toBe("done");
+    expect(getJob(handle.db, waiting)?.status).toBe("queued");
+    const keys = handle.db
+      .select()
+      .from(idempotencyKeys)
+      .all()
+      .map((k) => k.key);
+    expect(keys).toContain("new");
+    expect(keys).not.toContain("old");
+  });
+});
