@@ -109,6 +109,31 @@ function seed(dir: string, url: string, n: number) {
   return dbPath;
 }
 
+/** Cost of one emitEvent (outbox row + fan-out) in a workspace with no subscription and with one. */
+function fanOutCost() {
+  const dir = mkdtempSync(join(tmpdir(), "outreach-bench-fanout-"));
+  const handle = prepareDatabase({ dbPath: join(dir, "fanout.db") }, () => {});
+  const workspace = handle.sqlite.query("SELECT id FROM workspaces LIMIT 1").get() as { id: string };
+  const n = 20_000;
+  const perEvent = () => {
+    const started = performance.now();
+    for (let done = 0; done < n; done += 1000) {
+      handle.db.transaction((tx) => {
+        for (let i = 0; i < 1000; i++) emitEvent(tx, workspace.id, "message.sent", { id: `m-${done + i}` });
+      });
+    }
+    return Math.round(((performance.now() - started) * 1000) / n);
+  };
+  const none = perEvent();
+  createWebhook(handle.db, workspace.id, { url: "http://127.0.0.1:9/hook", events: ["*"] });
+  const one = perEvent();
+  handle.close();
+  rmSync(dir, { recursive: true, force: true });
+  const result = { emit_us_no_subscription: none, emit_us_one_subscription: one };
+  console.log("fan-out", JSON.stringify(result));
+  return result;
+}
+
 async function startServer(dbPath: string): Promise<Subprocess> {
   const port = await freePort();
   const command =
@@ -307,6 +332,7 @@ async function killWhileDraining() {
 }
 
 const which = process.argv[2];
+if (!which || which === "fanout") fanOutCost();
 if (!which || which === "drain") await drain();
 if (!which || which === "crash") await crash();
 if (!which || which === "kill") await killWhileDraining();

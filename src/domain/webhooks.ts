@@ -1,4 +1,4 @@
-import { and, asc, count, desc, eq, inArray, isNull, lt, ne, sql } from "drizzle-orm";
+import { and, asc, count, desc, eq, isNull, lt, ne, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../db/client";
 import {
   events,
@@ -254,58 +254,87 @@ function payloadOf(type: string, createdAt: number, data: unknown): string {
   return JSON.stringify({ type, timestamp: toIso(createdAt), data });
 }
 
-/** Outbox ids per UPDATE (well under every database's bound-parameter limit). */
-const DISPATCH_CHUNK = 500;
+/**
+ * The fan-out's statements, prepared once per database session. Listeners get the emitting
+ * transaction, not the database; drizzle runs a transaction on its database's session, so the
+ * session identifies the connection the statements belong to. Without this, the lookup that runs
+ * on every emitted event (mostly in workspaces with no subscription) cost more than the emit.
+ */
+function prepareFanOut(tx: DbOrTx) {
+  const ph = sql.placeholder;
+  return {
+    subscriptionsOf: tx
+      .select({ id: webhooks.id, events: webhooks.events, createdAt: webhooks.createdAt })
+      .from(webhooks)
+      .where(and(eq(webhooks.workspaceId, ph("workspaceId")), eq(webhooks.enabled, true)))
+      .prepare(),
+    markDispatched: tx
+      .update(events)
+      .set({ dispatchedAt: sql`${ph("dispatchedAt")}` })
+      .where(eq(events.id, ph("id")))
+      .prepare(),
+    insertDelivery: tx
+      .insert(webhookDeliveries)
+      .values({
+        id: ph("id"),
+        workspaceId: ph("workspaceId"),
+        webhookId: ph("webhookId"),
+        messageId: ph("messageId"),
+        eventType: ph("eventType"),
+        payload: ph("payload"),
+        status: "pending",
+        attempts: 0,
+        nextAttemptAt: ph("createdAt"),
+        createdAt: ph("createdAt"),
+        updatedAt: ph("createdAt"),
+      })
+      .prepare(),
+  };
+}
+const fanOutStatements = new WeakMap<object, ReturnType<typeof prepareFanOut>>();
+function fanOutStatementsFor(tx: DbOrTx) {
+  const session = (tx as unknown as { session?: object }).session;
+  if (!session) return prepareFanOut(tx);
+  let statements = fanOutStatements.get(session);
+  if (!statements) {
+    statements = prepareFanOut(tx);
+    fanOutStatements.set(session, statements);
+  }
+  return statements;
+}
 
 /**
  * Inserts a delivery and its first job for each enabled subscription that wants each event, and
- * marks the outbox rows dispatched. Subscriptions are looked up once per batch (a bulk import emits
- * thousands of events at once); a workspace without subscriptions costs one indexed lookup.
- * `createdBefore` limits the boot sweep to subscriptions that existed when the event happened.
+ * marks the outbox rows dispatched. Subscriptions are looked up once per workspace per batch (a
+ * bulk import emits thousands of events at once); a workspace without subscriptions costs one
+ * indexed lookup. `createdBefore` limits the boot sweep to subscriptions that existed when the
+ * event happened.
  */
 function fanOut(tx: DbOrTx, batch: EmittedEvent[], createdBefore?: number) {
   if (batch.length === 0) return;
-  const workspaceIds = [...new Set(batch.map((event) => event.workspaceId))];
-  const subscriptions = tx
-    .select({
-      id: webhooks.id,
-      workspaceId: webhooks.workspaceId,
-      events: webhooks.events,
-      createdAt: webhooks.createdAt,
-    })
-    .from(webhooks)
-    .where(
-      and(
-        workspaceIds.length === 1
-          ? eq(webhooks.workspaceId, workspaceIds[0])
-          : inArray(webhooks.workspaceId, workspaceIds),
-        eq(webhooks.enabled, true),
-      ),
-    )
-    .all();
+  const statements = fanOutStatementsFor(tx);
+  const subscriptionsByWorkspace = new Map<string, { id: string; events: string[]; createdAt: number }[]>();
   for (const event of batch) {
+    let subscriptions = subscriptionsByWorkspace.get(event.workspaceId);
+    if (!subscriptions) {
+      subscriptions = statements.subscriptionsOf.all({ workspaceId: event.workspaceId });
+      subscriptionsByWorkspace.set(event.workspaceId, subscriptions);
+    }
     let payload: string | null = null;
     for (const subscription of subscriptions) {
-      if (subscription.workspaceId !== event.workspaceId) continue;
       if (createdBefore !== undefined && subscription.createdAt > createdBefore) continue;
       if (!subscription.events.includes("*") && !subscription.events.includes(event.type)) continue;
       payload ??= payloadOf(event.type, event.createdAt, event.data);
       const deliveryId = newId();
-      tx.insert(webhookDeliveries)
-        .values({
-          id: deliveryId,
-          workspaceId: event.workspaceId,
-          webhookId: subscription.id,
-          messageId: event.id,
-          eventType: event.type,
-          payload,
-          status: "pending",
-          attempts: 0,
-          nextAttemptAt: event.createdAt,
-          createdAt: event.createdAt,
-          updatedAt: event.createdAt,
-        })
-        .run();
+      statements.insertDelivery.run({
+        id: deliveryId,
+        workspaceId: event.workspaceId,
+        webhookId: subscription.id,
+        messageId: event.id,
+        eventType: event.type,
+        payload,
+        createdAt: event.createdAt,
+      });
       enqueueJob(
         tx,
         "webhook.deliver",
@@ -318,15 +347,7 @@ function fanOut(tx: DbOrTx, batch: EmittedEvent[], createdBefore?: number) {
         },
       );
     }
-  }
-  for (let i = 0; i < batch.length; i += DISPATCH_CHUNK) {
-    const chunk = batch.slice(i, i + DISPATCH_CHUNK);
-    const dispatchedAt = Math.max(...chunk.map((event) => event.createdAt));
-    const ids = chunk.map((event) => event.id);
-    tx.update(events)
-      .set({ dispatchedAt })
-      .where(ids.length === 1 ? eq(events.id, ids[0]) : inArray(events.id, ids))
-      .run();
+    statements.markDispatched.run({ id: event.id, dispatchedAt: event.createdAt });
   }
 }
 
