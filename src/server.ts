@@ -84,7 +84,7 @@ export async function startServer(
     throw error;
   }
   // Send jobs hand off to this carrier; its status reports and inbound messages land in the database.
-  startMessaging(handle.db, carrier, { publicUrl: config.publicUrl, onInbound: receiveInbound });
+  startMessaging(handle.db, carrier, { onInbound: receiveInbound });
   const { fetch } = createFetchHandler({
     db: handle.db,
     sqlite: handle.sqlite,

@@ -166,6 +166,22 @@ describe("POST /v1/messages", () => {
     expect(answer.body).toEqual({ ok: false, error: "No sending number: order one with POST /v1/numbers" });
   });
 
+  it("answers 422 'from has reached its daily_limit' once the number's cap is used", async () => {
+    const capped = s.newWorkspace("Capped");
+    await orderNumber(s, "+14155550102", { key: capped.key, workspaceId: capped.workspaceId, dailyLimit: 1 });
+    const first = await s.api("POST", "/v1/messages", { to: "+14155550152", body: "x" }, { key: capped.key });
+    expect(first.status).toBe(200);
+    const second = await s.api(
+      "POST",
+      "/v1/messages",
+      { to: "+14155550153", body: "x" },
+      { key: capped.key },
+    );
+    expect(second.status).toBe(422);
+    expect(second.body).toEqual({ ok: false, error: "from has reached its daily_limit" });
+    expect((await s.api("GET", "/v1/messages", undefined, { key: capped.key })).body.total).toBe(1);
+  });
+
   it("answers 403 to a read-only key", async () => {
     const { key } = s.newKey(["read"]);
     const answer = await s.api("POST", "/v1/messages", { to: "+14155550151", body: "x" }, { key });

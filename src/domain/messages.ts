@@ -1,4 +1,4 @@
-import { and, count, desc, eq, inArray, type SQL, sql } from "drizzle-orm";
+import { and, count, desc, eq, type SQL, sql } from "drizzle-orm";
 import {
   type Carrier,
   type CarrierMessageStatus,
@@ -95,7 +95,6 @@ export function messageJson(row: MessageRow): MessageJson {
 
 interface MessagingRuntime {
   carrier: Carrier;
-  statusCallbackUrl: string;
 }
 const runtimes = new WeakMap<Db, MessagingRuntime>();
 
@@ -106,9 +105,9 @@ const runtimes = new WeakMap<Db, MessagingRuntime>();
 export function startMessaging(
   db: Db,
   carrier: Carrier,
-  options: { publicUrl: string; onInbound: (db: Db, sms: InboundSms) => unknown },
+  options: { onInbound: (db: Db, sms: InboundSms) => unknown },
 ) {
-  runtimes.set(db, { carrier, statusCallbackUrl: `${options.publicUrl}/carrier/status` });
+  runtimes.set(db, { carrier });
   carrier.attachSinks({
     onStatus: (updates) => applyStatusUpdates(db, updates),
     onInbound: (sms) => {
@@ -491,7 +490,8 @@ export async function sendMessageJob(payload: JobPayloads["messages.send"], ctx:
     from: message.fromNumber,
     to: message.toNumber,
     body: message.body,
-    statusCallbackUrl: runtime.statusCallbackUrl,
+    // Empty: the adapter builds its own callback URL (its route and public base) for the message.
+    statusCallbackUrl: "",
   };
   const carrier = runtime.carrier;
   try {
