@@ -168,7 +168,7 @@ describe("POST /v1/messages", () => {
 
   it("answers 422 'from has reached its daily_limit' once the number's cap is used", async () => {
     const capped = s.newWorkspace("Capped");
-    await orderNumber(s, "+14155550102", { key: capped.key, workspaceId: capped.workspaceId, dailyLimit: 1 });
+    await orderNumber(s, "+14155550102", { key: capped.key, dailyLimit: 1 });
     const first = await s.api("POST", "/v1/messages", { to: "+14155550152", body: "x" }, { key: capped.key });
     expect(first.status).toBe(200);
     const second = await s.api(

@@ -1,4 +1,3 @@
-import { numbers } from "../../src/db/schema";
 import type { TestServer } from "./server";
 
 /**
@@ -8,38 +7,20 @@ import type { TestServer } from "./server";
 export async function orderNumber(
   s: TestServer,
   number: string,
-  options: { key?: string; workspaceId?: string; dailyLimit?: number } = {},
+  options: { key?: string; dailyLimit?: number } = {},
 ): Promise<string> {
   const answer = await s.api("POST", "/v1/numbers", { number }, { key: options.key });
-  if (answer.status === 404) {
-    // The numbers API is not mounted in this build: set the row up directly.
-    const id = Bun.randomUUIDv7();
-    const now = Date.now();
-    s.server.handle.db
-      .insert(numbers)
-      .values({
-        id,
-        workspaceId: options.workspaceId ?? s.workspaceId,
-        number,
-        poolId: null,
-        dailyLimit: options.dailyLimit ?? null,
-        agentId: null,
-        status: "active",
-        carrierNumberId: null,
-        timezone: "America/New_York",
-        createdAt: now,
-        updatedAt: now,
-        releasedAt: null,
-      })
-      .run();
-    return id;
-  }
   if (answer.status !== 200 || answer.body.added !== 1)
     throw new Error(`could not order ${number}: ${answer.status} ${JSON.stringify(answer.body)}`);
   const list = await s.api("GET", "/v1/numbers?limit=200", undefined, { key: options.key });
   const id = list.body.numbers.find((n: { number: string }) => n.number === number).id as string;
   if (options.dailyLimit !== undefined) {
-    const patched = await s.api("PATCH", `/v1/numbers/${id}`, { daily_limit: options.dailyLimit }, { key: options.key });
+    const patched = await s.api(
+      "PATCH",
+      `/v1/numbers/${id}`,
+      { daily_limit: options.dailyLimit },
+      { key: options.key },
+    );
     if (patched.status !== 200) throw new Error(`could not set daily_limit: ${JSON.stringify(patched.body)}`);
   }
   return id;
