@@ -1,3 +1,4 @@
+import type { TArray, TObject } from "@sinclair/typebox";
 import { type TSchema, t } from "elysia";
 
 /** `{ok:false, error}` as every error answers; some carry extra keys (see API.md §1). */
@@ -51,3 +52,38 @@ export const NullableTimestamp = (description: string) =>
   t.Union([Timestamp(description), t.Null()], { description });
 export const Uuid = (description: string) =>
   t.String({ description, examples: ["01936f8e-7c1a-7a3b-9f00-2d5e8c1b4a77"] });
+
+/** `ok: true` of every success envelope. */
+export const Ok = t.Literal(true, { description: "Always true on success" });
+/** `deleted: true` of every delete answer. */
+export const Deleted = t.Literal(true, { description: "Always true: the resource was deleted" });
+
+/**
+ * A closed set of strings (`<field> must be one of a, b` when it fails). Unlike a union of
+ * `t.Literal`s, whose description the OpenAPI generator drops when it turns it into an `enum`,
+ * this keeps its description in the document; it validates the same values.
+ */
+export function Enum<const T extends readonly [string, ...string[]]>(values: T, description: string) {
+  const schema = t.UnionEnum(values, { description });
+  // UnionEnum adds the first value as `default`, which would fill in absent optional fields.
+  delete (schema as { default?: unknown }).default;
+  return schema;
+}
+
+/** `total`, `limit`, `offset` of every list answer. */
+export const PageFields = {
+  total: t.Integer({ description: "Items matching, over all pages" }),
+  limit: t.Integer({ description: "Page size used" }),
+  offset: t.Integer({ description: "Items skipped" }),
+};
+
+/** `{ok:true, <name>:[item...], total, limit, offset}`, the answer of every list endpoint. */
+export function listEnvelope<N extends string, S extends TSchema>(name: N, item: S, description: string) {
+  return t.Object({
+    ok: Ok,
+    [name]: t.Array(item, { description }),
+    ...PageFields,
+  } as { ok: typeof Ok } & { [K in N]: TArray<S> } & typeof PageFields) as TObject<
+    { ok: typeof Ok } & { [K in N]: TArray<S> } & typeof PageFields
+  >;
+}
