@@ -1,5 +1,7 @@
 import { t } from "elysia";
-import { Timestamp } from "../http/schemas";
+import { Deleted, Ok, PageFields, Timestamp } from "../http/schemas";
+
+export { PageFields };
 
 /** The Contact as every audience endpoint returns it (API.md §3 Contacts; seed "Contact"). */
 export const ContactSchema = t.Object(
@@ -42,10 +44,4 @@ export const FieldsInput = t.Optional(
 );
 
 /** `{ok:true, deleted:true}` */
-export const DeletedEnvelope = t.Object({ ok: t.Literal(true), deleted: t.Literal(true) });
-
-export const PageFields = {
-  total: t.Integer({ description: "Items matching, over all pages" }),
-  limit: t.Integer({ description: "Page size used" }),
-  offset: t.Integer({ description: "Items skipped" }),
-};
+export const DeletedEnvelope = t.Object({ ok: Ok, deleted: Deleted });

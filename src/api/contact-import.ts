@@ -3,7 +3,7 @@ import type { AppDeps } from "../app";
 import { importContactsCsv, importContactsJson } from "../domain/contact-import";
 import { workspaceOf } from "../http/context";
 import { IMPORT_BODY_LIMIT, registerBodyLimit, registerStreamingRoute } from "../http/conventions";
-import { responses, WRITE_ERRORS } from "../http/schemas";
+import { Ok, responses, WRITE_ERRORS } from "../http/schemas";
 import { AppError, invalid } from "../lib/errors";
 
 const IMPORT_PATH = "/v1/contacts/import";
@@ -11,7 +11,7 @@ registerStreamingRoute("POST", IMPORT_PATH);
 registerBodyLimit(IMPORT_PATH, IMPORT_BODY_LIMIT);
 
 const ImportEnvelope = t.Object({
-  ok: t.Literal(true),
+  ok: Ok,
   created: t.Integer({ description: "Contacts created" }),
   updated: t.Integer({ description: "Existing contacts (or earlier rows of this import) changed by a row" }),
   skipped: t.Integer({ description: "Rows that matched a contact and changed nothing" }),

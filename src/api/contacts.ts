@@ -10,8 +10,8 @@ import {
 } from "../domain/contacts";
 import { workspaceOf } from "../http/context";
 import { paginationQuery, parsePagination } from "../http/pagination";
-import { READ_ERRORS, responses, WRITE_ERRORS } from "../http/schemas";
-import { ContactSchema, DeletedEnvelope, FieldsInput, NullableText, PageFields } from "./audience-schemas";
+import { listEnvelope, Ok, READ_ERRORS, responses, WRITE_ERRORS } from "../http/schemas";
+import { ContactSchema, DeletedEnvelope, FieldsInput, NullableText } from "./audience-schemas";
 import { contactImportRoutes } from "./contact-import";
 
 const ContactBody = {
@@ -44,8 +44,8 @@ const PatchBody = t.Object(
 );
 
 const IdParams = t.Object({ id: t.String({ description: "Contact id" }) });
-const ContactEnvelope = t.Object({ ok: t.Literal(true), contact: ContactSchema });
-const ContactsEnvelope = t.Object({ ok: t.Literal(true), contacts: t.Array(ContactSchema), ...PageFields });
+const ContactEnvelope = t.Object({ ok: Ok, contact: ContactSchema });
+const ContactsEnvelope = listEnvelope("contacts", ContactSchema, "Contacts, newest first");
 
 // /v1/contacts – CRUD, search and import of the people a workspace reaches.
 export function contactRoutes(deps: AppDeps) {

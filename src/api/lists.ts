@@ -13,8 +13,8 @@ import {
 } from "../domain/lists";
 import { workspaceOf } from "../http/context";
 import { paginationQuery, parsePagination } from "../http/pagination";
-import { READ_ERRORS, responses, Timestamp, WRITE_ERRORS } from "../http/schemas";
-import { ContactSchema, DeletedEnvelope, PageFields } from "./audience-schemas";
+import { listEnvelope, Ok, READ_ERRORS, responses, Timestamp, WRITE_ERRORS } from "../http/schemas";
+import { ContactSchema, DeletedEnvelope } from "./audience-schemas";
 
 export const ListSchema = t.Object(
   {
@@ -27,9 +27,9 @@ export const ListSchema = t.Object(
   { description: "A static group of contacts" },
 );
 
-const ListEnvelope = t.Object({ ok: t.Literal(true), list: ListSchema });
-const ListsEnvelope = t.Object({ ok: t.Literal(true), lists: t.Array(ListSchema), ...PageFields });
-const MembersEnvelope = t.Object({ ok: t.Literal(true), contacts: t.Array(ContactSchema), ...PageFields });
+const ListEnvelope = t.Object({ ok: Ok, list: ListSchema });
+const ListsEnvelope = listEnvelope("lists", ListSchema, "Lists, newest first");
+const MembersEnvelope = listEnvelope("contacts", ContactSchema, "Members of the list, newest contact first");
 const IdParams = t.Object({ id: t.String({ description: "List id" }) });
 
 const Name = t.String({ minLength: 1, maxLength: 200, description: "List name (1–200)" });
@@ -163,7 +163,7 @@ export function listRoutes(deps: AppDeps) {
         },
         response: responses(
           t.Object({
-            ok: t.Literal(true),
+            ok: Ok,
             added: t.Integer({ description: "Contacts newly added" }),
             skipped: t.Integer({ description: "Ids or numbers not added (unknown, or already members)" }),
           }),
@@ -182,7 +182,7 @@ export function listRoutes(deps: AppDeps) {
         body: MembershipBody,
         detail: { tags: ["Lists"], summary: "Remove contacts from a list" },
         response: responses(
-          t.Object({ ok: t.Literal(true), removed: t.Integer({ description: "Memberships removed" }) }),
+          t.Object({ ok: Ok, removed: t.Integer({ description: "Memberships removed" }) }),
           [...WRITE_ERRORS, 404],
         ),
       },

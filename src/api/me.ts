@@ -1,6 +1,6 @@
 import { Elysia, t } from "elysia";
 import { authOf } from "../http/context";
-import { READ_ERRORS, responses } from "../http/schemas";
+import { Ok, READ_ERRORS, responses } from "../http/schemas";
 
 const WorkspaceRef = t.Object(
   {
@@ -33,7 +33,7 @@ export function meRoutes() {
         },
         response: responses(
           t.Object({
-            ok: t.Literal(true),
+            ok: Ok,
             workspace: WorkspaceRef,
             scopes: t.Array(t.Union([t.Literal("read"), t.Literal("write")]), {
               description: "Scopes of the key",
@@ -63,7 +63,7 @@ export function meRoutes() {
           summary: "Legacy health check",
           description: "Same bearer header; answers the workspace only.",
         },
-        response: responses(t.Object({ ok: t.Literal(true), workspace: WorkspaceRef }), [401]),
+        response: responses(t.Object({ ok: Ok, workspace: WorkspaceRef }), [401]),
       },
     );
 }

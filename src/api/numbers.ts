@@ -10,7 +10,16 @@ import {
 } from "../domain/numbers";
 import { workspaceOf } from "../http/context";
 import { paginationQuery, parsePagination } from "../http/pagination";
-import { READ_ERRORS, responses, Timestamp, WRITE_ERRORS } from "../http/schemas";
+import {
+  Deleted,
+  Enum,
+  listEnvelope,
+  Ok,
+  READ_ERRORS,
+  responses,
+  Timestamp,
+  WRITE_ERRORS,
+} from "../http/schemas";
 
 const Nullable = <T extends Parameters<typeof t.Union>[0][number]>(
   schema: T,
@@ -28,7 +37,7 @@ export const NumberSchema = t.Object(
       description: "Sends counted against daily_limit in the number's current local day",
     }),
     agent_id: Nullable(t.String(), "Agent answering on this number, or null"),
-    status: t.Union([t.Literal("active"), t.Literal("released")], { description: "active | released" }),
+    status: Enum(["active", "released"], "active | released"),
     default: t.Boolean({ description: "True for the workspace's default sending number" }),
     created_at: Timestamp("When the number was ordered"),
   },
@@ -40,7 +49,7 @@ const AvailableNumberSchema = t.Object(
     number: t.String({ description: "E.164", examples: ["+14155550123"] }),
     region: Nullable(t.String(), "State or province"),
     locality: Nullable(t.String(), "City"),
-    type: t.Union([t.Literal("local"), t.Literal("toll_free")], { description: "local | toll_free" }),
+    type: Enum(["local", "toll_free"], "local | toll_free"),
     capabilities: t.Object(
       {
         sms: t.Boolean({ description: "Can send and receive SMS" }),
@@ -103,16 +112,10 @@ const PatchBody = t.Object(
 );
 
 const IdParams = t.Object({ id: t.String({ description: "Number id" }) });
-const NumberEnvelope = t.Object({ ok: t.Literal(true), number: NumberSchema });
-const NumbersEnvelope = t.Object({
-  ok: t.Literal(true),
-  numbers: t.Array(NumberSchema),
-  total: t.Integer({ description: "Numbers matching, over all pages" }),
-  limit: t.Integer({ description: "Page size used" }),
-  offset: t.Integer({ description: "Items skipped" }),
-});
+const NumberEnvelope = t.Object({ ok: Ok, number: NumberSchema });
+const NumbersEnvelope = listEnvelope("numbers", NumberSchema, "Numbers, newest first");
 const OrderEnvelope = t.Object({
-  ok: t.Literal(true),
+  ok: Ok,
   ordered: t.Union([NumberSchema, t.Null(), t.Array(NumberSchema)], {
     description:
       "With `number`: the number's record (null when it was skipped). With `numbers`: the records newly ordered.",
@@ -149,11 +152,13 @@ export function numbersRoutes(deps: AppDeps) {
           description:
             "Numbers held by any workspace of this server are left out. 503 `Carrier unavailable: try again later` when the carrier is down.",
         },
-        response: responses(t.Object({ ok: t.Literal(true), numbers: t.Array(AvailableNumberSchema) }), [
-          ...READ_ERRORS,
-          422,
-          503,
-        ]),
+        response: responses(
+          t.Object({
+            ok: Ok,
+            numbers: t.Array(AvailableNumberSchema, { description: "Numbers the carrier offers" }),
+          }),
+          [...READ_ERRORS, 422, 503],
+        ),
       },
     )
     .post(
@@ -254,10 +259,12 @@ export function numbersRoutes(deps: AppDeps) {
           description:
             "Releases the number at the carrier; it stays readable with `status: released`, leaves its pool's sticky assignments and stops being the default. 409 `Number is already released`; 503 when the carrier is down (nothing changed).",
         },
-        response: responses(
-          t.Object({ ok: t.Literal(true), deleted: t.Literal(true), number: NumberSchema }),
-          [...WRITE_ERRORS, 404, 409, 503],
-        ),
+        response: responses(t.Object({ ok: Ok, deleted: Deleted, number: NumberSchema }), [
+          ...WRITE_ERRORS,
+          404,
+          409,
+          503,
+        ]),
       },
     );
 }

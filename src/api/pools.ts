@@ -11,7 +11,7 @@ import {
 } from "../domain/pools";
 import { workspaceOf } from "../http/context";
 import { paginationQuery, parsePagination } from "../http/pagination";
-import { READ_ERRORS, responses, Timestamp, WRITE_ERRORS } from "../http/schemas";
+import { Deleted, listEnvelope, Ok, READ_ERRORS, responses, Timestamp, WRITE_ERRORS } from "../http/schemas";
 
 export const PoolSchema = t.Object(
   {
@@ -60,7 +60,7 @@ const NumberIdsBody = t.Object(
 );
 
 const IdParams = t.Object({ id: t.String({ description: "Pool id" }) });
-const PoolEnvelope = t.Object({ ok: t.Literal(true), pool: PoolSchema });
+const PoolEnvelope = t.Object({ ok: Ok, pool: PoolSchema });
 
 // /v1/pools – CRUD of number pools and their membership. Rotation happens in pickSender.
 export function poolsRoutes(deps: AppDeps) {
@@ -80,13 +80,7 @@ export function poolsRoutes(deps: AppDeps) {
           description: "Each with its `numbers` count.",
         },
         response: responses(
-          t.Object({
-            ok: t.Literal(true),
-            pools: t.Array(PoolSchema),
-            total: t.Integer({ description: "Pools, over all pages" }),
-            limit: t.Integer({ description: "Page size used" }),
-            offset: t.Integer({ description: "Items skipped" }),
-          }),
+          listEnvelope("pools", PoolSchema, "Pools, newest first, each with its `numbers` count"),
           [...READ_ERRORS, 422],
         ),
       },
@@ -141,10 +135,7 @@ export function poolsRoutes(deps: AppDeps) {
           summary: "Delete a pool",
           description: "Its numbers are not released: they stay in the workspace with no pool.",
         },
-        response: responses(t.Object({ ok: t.Literal(true), deleted: t.Literal(true) }), [
-          ...WRITE_ERRORS,
-          404,
-        ]),
+        response: responses(t.Object({ ok: Ok, deleted: Deleted }), [...WRITE_ERRORS, 404]),
       },
     )
     .post(
@@ -164,7 +155,7 @@ export function poolsRoutes(deps: AppDeps) {
         },
         response: responses(
           t.Object({
-            ok: t.Literal(true),
+            ok: Ok,
             added: t.Integer({ description: "Numbers moved into the pool" }),
             skipped: t.Integer({ description: "Ids not added (unknown, released, or already in the pool)" }),
           }),
@@ -188,7 +179,7 @@ export function poolsRoutes(deps: AppDeps) {
         },
         response: responses(
           t.Object({
-            ok: t.Literal(true),
+            ok: Ok,
             removed: t.Integer({ description: "Numbers taken out of the pool" }),
           }),
           [...WRITE_ERRORS, 404],

@@ -15,8 +15,8 @@ import {
 import { workspaceOf } from "../http/context";
 import { registerReadOnlyPost } from "../http/conventions";
 import { paginationQuery, parsePagination } from "../http/pagination";
-import { READ_ERRORS, responses, Timestamp, WRITE_ERRORS } from "../http/schemas";
-import { ContactSchema, DeletedEnvelope, PageFields } from "./audience-schemas";
+import { listEnvelope, Ok, READ_ERRORS, responses, Timestamp, WRITE_ERRORS } from "../http/schemas";
+import { ContactSchema, DeletedEnvelope } from "./audience-schemas";
 
 registerReadOnlyPost("/v1/segments/preview");
 
@@ -77,10 +77,10 @@ export function segmentRoutes(deps: AppDeps) {
       {
         query: t.Object({ ...paginationQuery, q: t.Optional(t.String({ description: "Matches the name" })) }),
         detail: { tags: ["Segments"], summary: "List segments (newest first)" },
-        response: responses(
-          t.Object({ ok: t.Literal(true), segments: t.Array(SegmentSchema), ...PageFields }),
-          [...READ_ERRORS, 422],
-        ),
+        response: responses(listEnvelope("segments", SegmentSchema, "Segments, newest first"), [
+          ...READ_ERRORS,
+          422,
+        ]),
       },
     )
     .post(
@@ -106,7 +106,7 @@ export function segmentRoutes(deps: AppDeps) {
         },
         response: responses(
           t.Object({
-            ok: t.Literal(true),
+            ok: Ok,
             count: t.Integer({ description: "Contacts matching" }),
             sample: t.Array(ContactSchema, {
               description: `Up to ${SAMPLE_SIZE} matching contacts, newest first`,
@@ -128,10 +128,7 @@ export function segmentRoutes(deps: AppDeps) {
           { description: "A new segment" },
         ),
         detail: { tags: ["Segments"], summary: "Create a segment" },
-        response: responses(t.Object({ ok: t.Literal(true), segment: SegmentSchema }), [
-          ...WRITE_ERRORS,
-          501,
-        ]),
+        response: responses(t.Object({ ok: Ok, segment: SegmentSchema }), [...WRITE_ERRORS, 501]),
       },
     )
     .get(
@@ -143,11 +140,7 @@ export function segmentRoutes(deps: AppDeps) {
       {
         params: IdParams,
         detail: { tags: ["Segments"], summary: "Get a segment with its live count" },
-        response: responses(t.Object({ ok: t.Literal(true), segment: SegmentWithCount }), [
-          ...READ_ERRORS,
-          404,
-          422,
-        ]),
+        response: responses(t.Object({ ok: Ok, segment: SegmentWithCount }), [...READ_ERRORS, 404, 422]),
       },
     )
     .patch(
@@ -163,11 +156,7 @@ export function segmentRoutes(deps: AppDeps) {
           { description: "Fields to change" },
         ),
         detail: { tags: ["Segments"], summary: "Update a segment" },
-        response: responses(t.Object({ ok: t.Literal(true), segment: SegmentSchema }), [
-          ...WRITE_ERRORS,
-          404,
-          501,
-        ]),
+        response: responses(t.Object({ ok: Ok, segment: SegmentSchema }), [...WRITE_ERRORS, 404, 501]),
       },
     )
     .delete(
@@ -200,7 +189,7 @@ export function segmentRoutes(deps: AppDeps) {
           description: "Computed live on every call, newest contact first. `limit` default 50, max 200.",
         },
         response: responses(
-          t.Object({ ok: t.Literal(true), contacts: t.Array(ContactSchema), ...PageFields }),
+          listEnvelope("contacts", ContactSchema, "Contacts matching the segment, newest first"),
           [...READ_ERRORS, 404, 422],
         ),
       },

@@ -2,7 +2,7 @@ import { Elysia, t } from "elysia";
 import type { AppDeps } from "../app";
 import { getSettings, updateSettings } from "../domain/settings";
 import { workspaceOf } from "../http/context";
-import { READ_ERRORS, responses, WRITE_ERRORS } from "../http/schemas";
+import { Ok, READ_ERRORS, responses, WRITE_ERRORS } from "../http/schemas";
 
 const Hour = (description: string) => t.Integer({ minimum: 0, maximum: 23, description });
 
@@ -61,7 +61,7 @@ const SettingsPatchBody = t.Object(
   { description: "Fields to change; others stay as they are" },
 );
 
-const SettingsEnvelope = t.Object({ ok: t.Literal(true), settings: SettingsSchema });
+const SettingsEnvelope = t.Object({ ok: Ok, settings: SettingsSchema });
 
 // GET /v1/settings, PATCH /v1/settings – workspace settings used by sending, inbox and tracking.
 export function settingsRoutes(deps: AppDeps) {

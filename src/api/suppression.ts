@@ -9,15 +9,13 @@ import {
 } from "../domain/suppression";
 import { workspaceOf } from "../http/context";
 import { paginationQuery, parsePagination } from "../http/pagination";
-import { READ_ERRORS, responses, Timestamp, WRITE_ERRORS } from "../http/schemas";
+import { Enum, listEnvelope, Ok, READ_ERRORS, responses, Timestamp, WRITE_ERRORS } from "../http/schemas";
 import { invalid } from "../lib/errors";
-import { DeletedEnvelope, PageFields } from "./audience-schemas";
+import { DeletedEnvelope } from "./audience-schemas";
 
-const Reason = t.Union(
-  [t.Literal("manual"), t.Literal("opt_out"), t.Literal("carrier"), t.Literal("complaint")],
-  {
-    description: "Why the number is kept off sends",
-  },
+const Reason = Enum(
+  ["manual", "opt_out", "carrier", "complaint"],
+  "Why the number is kept off sends (default `manual`)",
 );
 
 export const SuppressionSchema = t.Object(
@@ -31,12 +29,8 @@ export const SuppressionSchema = t.Object(
   { description: "A suppressed number" },
 );
 
-const Envelope = t.Object({ ok: t.Literal(true), suppression: SuppressionSchema });
-const ListEnvelope = t.Object({
-  ok: t.Literal(true),
-  suppressions: t.Array(SuppressionSchema),
-  ...PageFields,
-});
+const Envelope = t.Object({ ok: Ok, suppression: SuppressionSchema });
+const ListEnvelope = listEnvelope("suppressions", SuppressionSchema, "Suppressed numbers, newest first");
 const IdParams = t.Object({ id: t.String({ description: "Suppression id" }) });
 const REASONS = ["manual", "opt_out", "carrier", "complaint"];
 

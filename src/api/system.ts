@@ -23,8 +23,14 @@ export function systemRoutes(deps: AppDeps) {
           description: "No auth. 200 when the database answers, 503 otherwise.",
         },
         response: {
-          200: t.Object({ ok: t.Boolean(), status: t.String({ description: "`ok`" }) }),
-          503: t.Object({ ok: t.Boolean(), status: t.String({ description: "What is wrong" }) }),
+          200: t.Object({
+            ok: t.Boolean({ description: "True: the server and its database answer" }),
+            status: t.String({ description: "`ok`" }),
+          }),
+          503: t.Object({
+            ok: t.Boolean({ description: "False: the database does not answer" }),
+            status: t.String({ description: "What is wrong" }),
+          }),
         },
       },
     )
@@ -46,6 +52,12 @@ export function systemRoutes(deps: AppDeps) {
           tags: ["System"],
           summary: "Prometheus metrics",
           description: "No auth. Requests by route/status, latency histogram, job queue depth.",
+        },
+        response: {
+          200: t.String({
+            description: "Prometheus text exposition format (`text/plain; version=0.0.4`)",
+            examples: ['outreach_jobs{status="queued"} 0\n'],
+          }),
         },
       },
     );
