@@ -15,7 +15,16 @@ import {
 } from "../domain/webhooks";
 import { workspaceOf } from "../http/context";
 import { paginationQuery, parsePagination } from "../http/pagination";
-import { READ_ERRORS, responses, Timestamp, Uuid, WRITE_ERRORS } from "../http/schemas";
+import {
+  Enum,
+  listEnvelope,
+  Ok,
+  READ_ERRORS,
+  responses,
+  Timestamp,
+  Uuid,
+  WRITE_ERRORS,
+} from "../http/schemas";
 import { log } from "../lib/log";
 import { EVENT_TYPES } from "../webhooks/events";
 
@@ -59,7 +68,7 @@ const DeliverySchema = t.Object(
   {
     id: Uuid("Delivery id (one event to this endpoint; use it to replay)"),
     event: t.String({ description: "Event kind", examples: ["webhook.test"] }),
-    status: t.Union([t.Literal("succeeded"), t.Literal("failed")], { description: "2xx answer, or not" }),
+    status: Enum(["succeeded", "failed"], "succeeded: the receiver answered 2xx; failed: anything else"),
     response_status: t.Union([t.Integer(), t.Null()], {
       description: "Receiver's HTTP status; null when it did not answer (refused, timed out, blocked)",
     }),
@@ -123,14 +132,9 @@ const DeliveryParams = t.Object({
   delivery_id: t.String({ description: "Delivery id (or the id of one of its attempts)" }),
 });
 
-const WebhookEnvelope = t.Object({ ok: t.Literal(true), webhook: WebhookSchema });
-const SecretEnvelope = t.Object({ ok: t.Literal(true), webhook: WebhookWithSecret });
-const DeliveryEnvelope = t.Object({ ok: t.Literal(true), delivery: DeliverySchema });
-const Page = {
-  total: t.Integer({ description: "Items in all pages" }),
-  limit: t.Integer({ description: "Page size" }),
-  offset: t.Integer({ description: "Items skipped" }),
-};
+const WebhookEnvelope = t.Object({ ok: Ok, webhook: WebhookSchema });
+const SecretEnvelope = t.Object({ ok: Ok, webhook: WebhookWithSecret });
+const DeliveryEnvelope = t.Object({ ok: Ok, delivery: DeliverySchema });
 
 // /v1/webhooks – event subscriptions, delivered per Standard Webhooks with retries and a log.
 export function webhooksRoutes(deps: AppDeps) {
@@ -175,10 +179,10 @@ export function webhooksRoutes(deps: AppDeps) {
         {
           query: t.Object(paginationQuery),
           detail: { tags: TAGS, summary: "List webhook subscriptions" },
-          response: responses(t.Object({ ok: t.Literal(true), webhooks: t.Array(WebhookSchema), ...Page }), [
-            ...READ_ERRORS,
-            422,
-          ]),
+          response: responses(
+            listEnvelope("webhooks", WebhookSchema, "Webhook subscriptions, newest first"),
+            [...READ_ERRORS, 422],
+          ),
         },
       )
       // GET /v1/webhooks/{id} – one subscription
@@ -279,7 +283,7 @@ export function webhooksRoutes(deps: AppDeps) {
               "Every attempt to this endpoint, newest first: receiver status, the first 2 KiB of its answer, duration, and the error when it did not answer. `id` is the delivery (replay it with …/deliveries/{id}/retry).",
           },
           response: responses(
-            t.Object({ ok: t.Literal(true), deliveries: t.Array(DeliveryLogEntry), ...Page }),
+            listEnvelope("deliveries", DeliveryLogEntry, "Delivery attempts, newest first"),
             [...READ_ERRORS, 422, NOT_FOUND],
           ),
         },
