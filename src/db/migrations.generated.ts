@@ -7,6 +7,8 @@ import m4 from "../../migrations/0004_mushy_morg.sql" with { type: "text" };
 import m5 from "../../migrations/0005_steep_tyrannus.sql" with { type: "text" };
 import m6 from "../../migrations/0006_perfect_mister_sinister.sql" with { type: "text" };
 import m7 from "../../migrations/0007_audience_versions_triggers.sql" with { type: "text" };
+import m8 from "../../migrations/0008_sparkling_tenebrous.sql" with { type: "text" };
+import m9 from "../../migrations/0009_conversation_search.sql" with { type: "text" };
 
 /** Migrations in the order they apply. */
 export const embeddedMigrations: { tag: string; sql: string }[] = [
@@ -18,4 +20,6 @@ export const embeddedMigrations: { tag: string; sql: string }[] = [
   { tag: "0005_steep_tyrannus", sql: m5 },
   { tag: "0006_perfect_mister_sinister", sql: m6 },
   { tag: "0007_audience_versions_triggers", sql: m7 },
+  { tag: "0008_sparkling_tenebrous", sql: m8 },
+  { tag: "0009_conversation_search", sql: m9 },
 ];

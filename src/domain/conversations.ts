@@ -1,7 +1,7 @@
-import { and, count, desc, eq, isNotNull, isNull, like, or, type SQL, sql } from "drizzle-orm";
+import { and, count, desc, eq, isNotNull, isNull, type SQL, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../db/client";
-import { conversationHasMessageMatching } from "../db/message-search";
-import { type ConversationRow, contacts, conversations, type MessageRow, messages } from "../db/schema";
+import { searchConversations } from "../db/message-search";
+import { type ConversationRow, conversations, type MessageRow, messages } from "../db/schema";
 import { invalid, notFound } from "../lib/errors";
 import { isUuid, newId } from "../lib/ids";
 import { toIso } from "../lib/time";
@@ -115,7 +115,9 @@ export function threadForContact(
     assignedTo: null,
     agentId: null,
     agentPaused: false,
-    lastMessageAt: null,
+    // Every thread is created with its first message: it sorts by that message from the start.
+    lastMessageAt: options.now,
+    searchKey: null,
     createdAt: options.now,
     updatedAt: options.now,
   };
@@ -159,25 +161,6 @@ const filterConditions: Record<ConversationFilter, SQL | undefined> = {
   agent: isNotNull(conversations.agentId),
 };
 
-function escapeLike(text: string) {
-  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
-}
-
-/** Conversations whose contact's name or phone contains `q`, or with a message matching it. */
-function searchCondition(workspaceId: string, q: string): SQL {
-  const pattern = `%${escapeLike(q)}%`;
-  const digits = q.replace(/\D/g, "");
-  const contactMatch = or(
-    like(contacts.firstName, pattern),
-    like(contacts.lastName, pattern),
-    like(sql`coalesce(${contacts.firstName}, '') || ' ' || coalesce(${contacts.lastName}, '')`, pattern),
-    like(contacts.phoneNumber, pattern),
-    digits.length >= 3 ? like(contacts.phoneNumber, `%${digits}%`) : undefined,
-  );
-  const matchingContacts = sql`${conversations.contactId} IN (SELECT ${contacts.id} FROM ${contacts} WHERE ${contacts.workspaceId} = ${workspaceId} AND (${contactMatch}))`;
-  return or(matchingContacts, conversationHasMessageMatching(workspaceId, q)) as SQL;
-}
-
 /** Inbox threads, most recently active first, narrowed by `filter` and searched by `q`. */
 export function listConversations(
   db: Db,
@@ -188,19 +171,27 @@ export function listConversations(
   if (!CONVERSATION_FILTERS.includes(filter))
     throw invalid(`filter must be one of ${CONVERSATION_FILTERS.join(", ")}`);
   const q = query.q?.trim();
-  const where = and(
-    eq(conversations.workspaceId, workspaceId),
-    filterConditions[filter],
-    q ? searchCondition(workspaceId, q) : undefined,
-  );
+  if (q) {
+    const found = searchConversations(db, {
+      workspaceId,
+      text: q,
+      where: filterConditions[filter],
+      limit: query.limit,
+      offset: query.offset,
+    });
+    return {
+      conversations: found.rows.map(conversationJson),
+      total: found.total,
+      limit: query.limit,
+      offset: query.offset,
+    };
+  }
+  const where = and(eq(conversations.workspaceId, workspaceId), filterConditions[filter]);
   const rows = db
     .select()
     .from(conversations)
     .where(where)
-    .orderBy(
-      desc(sql`coalesce(${conversations.lastMessageAt}, ${conversations.createdAt})`),
-      desc(conversations.id),
-    )
+    .orderBy(desc(conversations.lastMessageAt), desc(conversations.id))
     .limit(query.limit)
     .offset(query.offset)
     .all();

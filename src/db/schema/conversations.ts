@@ -1,4 +1,4 @@
-import { index, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import {
   boolColumn,
   createdAtColumn,
@@ -28,13 +28,19 @@ export const conversations = sqliteTable(
     /** True once a human replied: the agent stops answering on this thread. */
     agentPaused: boolColumn("agent_paused").notNull().default(false),
     lastMessageAt: timestampColumn("last_message_at"),
+    /**
+     * Numeric key of the thread in the search index (`conversation_search`, see
+     * src/db/message-search.ts); set by a trigger on insert.
+     */
+    searchKey: integer("search_key"),
     createdAt: createdAtColumn(),
     updatedAt: updatedAtColumn(),
   },
   (t) => [
-    index("conversations_workspace_last_idx").on(t.workspaceId, t.lastMessageAt),
+    index("conversations_workspace_last_idx").on(t.workspaceId, t.lastMessageAt, t.id),
     index("conversations_workspace_contact_idx").on(t.workspaceId, t.contactId, t.status),
     index("conversations_workspace_status_idx").on(t.workspaceId, t.status, t.lastMessageAt),
+    uniqueIndex("conversations_search_key_idx").on(t.searchKey),
   ],
 );
 
