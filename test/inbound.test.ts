@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
-import { events } from "../src/db/schema";
+import { eq } from "drizzle-orm";
+import { events, numbers } from "../src/db/schema";
 import { eventually, orderNumber } from "./support/messaging";
 import { startTestServer, type TestServer } from "./support/server";
 
@@ -85,6 +86,21 @@ describe("inbound messages", () => {
     expect(second.body.message.conversation_id).toBe(first.body.message.conversation_id);
     const thread = await s.api("GET", `/v1/conversations/${first.body.message.conversation_id}`);
     expect(thread.body.conversation.messages.map((m: { body: string }) => m.body)).toEqual(["one", "two"]);
+  });
+
+  it("give a new thread on an agent's number to that agent, without needs_attention", async () => {
+    const agentNumber = "+14155550105";
+    const numberId = await orderNumber(s, agentNumber);
+    const agentId = Bun.randomUUIDv7();
+    s.server.handle.db.update(numbers).set({ agentId }).where(eq(numbers.id, numberId)).run();
+    const answer = await s.api("POST", "/v1/sandbox/inbound", {
+      from: "+14155550203",
+      to: agentNumber,
+      body: "hi",
+    });
+    const conversation = (await s.api("GET", `/v1/conversations/${answer.body.message.conversation_id}`)).body
+      .conversation;
+    expect(conversation).toMatchObject({ agent_id: agentId, agent_paused: false, needs_attention: false });
   });
 
   it("reopen the latest closed conversation", async () => {

@@ -89,7 +89,7 @@ export function threadForContact(
   tx: DbOrTx,
   workspaceId: string,
   contactId: string,
-  options: { reopen: boolean; now: number },
+  options: { reopen: boolean; now: number /** Owner of a thread created here. */; agentId?: string | null },
 ): ConversationRow {
   const latest = tx
     .select()
@@ -113,7 +113,7 @@ export function threadForContact(
     status: "open",
     needsAttention: false,
     assignedTo: null,
-    agentId: null,
+    agentId: options.agentId ?? null,
     agentPaused: false,
     // Every thread is created with its first message: it sorts by that message from the start.
     lastMessageAt: options.now,

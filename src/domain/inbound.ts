@@ -5,7 +5,6 @@ import {
   type ContactRow,
   type ConversationRow,
   contacts,
-  conversations,
   type MessageRow,
   messages,
   numbers,
@@ -105,15 +104,12 @@ export function receiveInbound(db: Db, sms: InboundSms, now = Date.now()): Messa
 
     // 1. Contact and thread.
     const { contact } = ensureContact(tx, workspaceId, from, "inbound", now);
-    let conversation = threadForContact(tx, workspaceId, contact.id, { reopen: true, now });
-    if (conversation.agentId === null && number.agentId !== null && conversation.lastMessageAt === null) {
-      // A new thread on a number an agent answers belongs to that agent.
-      tx.update(conversations)
-        .set({ agentId: number.agentId })
-        .where(eq(conversations.id, conversation.id))
-        .run();
-      conversation = { ...conversation, agentId: number.agentId };
-    }
+    // A new thread on a number an agent answers belongs to that agent.
+    let conversation = threadForContact(tx, workspaceId, contact.id, {
+      reopen: true,
+      now,
+      agentId: number.agentId,
+    });
 
     // 2. The message.
     const shape = smsShape(sms.body);
