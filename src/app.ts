@@ -99,7 +99,8 @@ export function createFetchHandler(deps: AppDeps) {
       metrics: deps.metrics,
       rateLimit: { rps: deps.config.rateLimitRps, burst: deps.config.rateLimitBurst },
     },
-    (request) => app.handle(request),
+    // `fetch`, not `handle`: it answers a sync route synchronously.
+    (request) => app.fetch(request),
   );
   return { app, fetch };
 }

@@ -169,6 +169,15 @@ describe("worker", () => {
 
 describe("durability across processes", () => {
   const child = join(import.meta.dir, "support", "job-child.ts");
+  // Children are killed after the tests even when an assertion fails half-way.
+  const children: { kill(signal?: string | number): void }[] = [];
+  const track = <T extends { kill(signal?: string | number): void }>(proc: T) => {
+    children.push(proc);
+    return proc;
+  };
+  afterAll(() => {
+    for (const proc of children) proc.kill("SIGKILL");
+  });
 
   async function waitFor(predicate: () => boolean, timeoutMs: number, what: string) {
     const deadline = Date.now() + timeoutMs;
@@ -187,17 +196,21 @@ describe("durability across processes", () => {
     migrate(db.sqlite);
     const id = enqueueAnyJob(db.db, "test.slow", {}, { maxAttempts: 5 })!;
 
-    const first = spawn([process.execPath, child, dbPath, logPath], {
-      env: { ...process.env, SLOW_MS: "60000" },
-    });
+    const first = track(
+      spawn([process.execPath, child, dbPath, logPath], {
+        env: { ...process.env, SLOW_MS: "60000" },
+      }),
+    );
     await waitFor(() => read(logPath).includes(`started ${id}`), 10_000, "the job to start");
     first.kill("SIGKILL");
     await first.exited;
     expect(getJob(db.db, id)).toMatchObject({ status: "running", attempts: 1 });
 
-    const second = spawn([process.execPath, child, dbPath, logPath], {
-      env: { ...process.env, SLOW_MS: "0" },
-    });
+    const second = track(
+      spawn([process.execPath, child, dbPath, logPath], {
+        env: { ...process.env, SLOW_MS: "0" },
+      }),
+    );
     await waitFor(() => getJob(db.db, id)?.status === "done", 20_000, "the job to finish after restart");
     second.kill("SIGTERM");
     await second.exited;
@@ -215,9 +228,11 @@ describe("durability across processes", () => {
     const db = openDatabase(dbPath);
     migrate(db.sqlite);
     const id = enqueueAnyJob(db.db, "test.slow", {}, { maxAttempts: 5 })!;
-    const proc = spawn([process.execPath, child, dbPath, logPath], {
-      env: { ...process.env, SLOW_MS: "60000", GRACE_MS: "100" },
-    });
+    const proc = track(
+      spawn([process.execPath, child, dbPath, logPath], {
+        env: { ...process.env, SLOW_MS: "60000", GRACE_MS: "100" },
+      }),
+    );
     await waitFor(() => read(logPath).includes(`started ${id}`), 10_000, "the job to start");
     proc.kill("SIGTERM");
     expect(await proc.exited).toBe(0);
