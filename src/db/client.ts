@@ -17,6 +17,33 @@ export interface DbHandle {
 
 export class DatabaseOpenError extends Error {}
 
+/** Compiled statements kept per connection; drizzle's SQL text is stable for a given query shape. */
+const STATEMENT_CACHE_SIZE = 2000;
+
+/**
+ * drizzle's bun-sqlite driver compiles every query it runs (`client.prepare(sql)`), which costs more
+ * than running it. This keeps compiled statements per SQL text (least recently used beyond
+ * STATEMENT_CACHE_SIZE are dropped), so a query shape is compiled once per connection. Safe because
+ * SQLite calls are synchronous: a statement is never used by two callers at once (no code here
+ * holds an open `iterate()` across another query of the same text).
+ */
+function cacheCompiledStatements(sqlite: Database) {
+  const compile = sqlite.prepare.bind(sqlite);
+  const cache = new Map<string, ReturnType<Database["prepare"]>>();
+  sqlite.prepare = ((sql: string, ...rest: unknown[]) => {
+    if (rest.length > 0) return (compile as (...args: unknown[]) => unknown)(sql, ...rest);
+    let statement = cache.get(sql);
+    if (statement) {
+      cache.delete(sql);
+    } else {
+      statement = compile(sql);
+      if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value as string);
+    }
+    cache.set(sql, statement);
+    return statement;
+  }) as Database["prepare"];
+}
+
 /**
  * Opens the SQLite file with the pragmas the service relies on: WAL (readers never block the
  * writer), synchronous=NORMAL (durable across process crashes), foreign keys, and a busy timeout
@@ -65,6 +92,7 @@ export function openDatabase(path: string, options: { readonly?: boolean } = {})
     }
     throw new DatabaseOpenError(`cannot open database ${path}: ${message}`);
   }
+  cacheCompiledStatements(sqlite);
   const db = drizzle({ client: sqlite, schema });
   return { db, sqlite, close: () => sqlite.close() };
 }
