@@ -203,3 +203,18 @@ describe("parsePagination", () => {
     expect(() => parsePagination({ offset: "1.5" })).toThrow("offset must be a non-negative integer");
   });
 });
+
+describe("Idempotency-Key after a crash", () => {
+  it("answers 409 while a claim is in flight, and lets the key be claimed again once the claim is stale", async () => {
+    const { claimIdempotencyKey } = await import("../src/domain/idempotency");
+    const db = s.server.handle.db;
+    const key = `k-${crypto.randomUUID()}`;
+    const now = Date.now();
+    // The first request claimed the key and its process died before answering.
+    expect(claimIdempotencyKey(db, s.workspaceId, key, "hash", now - 120_000)).toEqual({ kind: "new" });
+    expect(claimIdempotencyKey(db, s.workspaceId, key, "hash", now - 119_000)).toEqual({ kind: "in_flight" });
+    expect(claimIdempotencyKey(db, s.workspaceId, key, "other", now)).toEqual({ kind: "mismatch" });
+    expect(claimIdempotencyKey(db, s.workspaceId, key, "hash", now)).toEqual({ kind: "new" });
+    expect(claimIdempotencyKey(db, s.workspaceId, key, "hash", now + 1000)).toEqual({ kind: "in_flight" });
+  });
+});

@@ -3,6 +3,12 @@ import type { Db } from "../db/client";
 import { idempotencyKeys } from "../db/schema";
 
 const TTL_MS = 86_400_000;
+/**
+ * A claim with no stored answer after this long belongs to a request whose process died (a
+ * request is answered well within it): the key may be claimed again instead of answering 409
+ * for the rest of the day.
+ */
+const IN_FLIGHT_TIMEOUT_MS = 60_000;
 
 export type IdempotencyClaim =
   | { kind: "new" }
@@ -35,7 +41,11 @@ export function claimIdempotencyKey(
       return { kind: "new" } as const;
     }
     if (row.requestHash !== requestHash) return { kind: "mismatch" } as const;
-    if (row.statusCode === null || row.responseBody === null) return { kind: "in_flight" } as const;
+    if (row.statusCode === null || row.responseBody === null) {
+      if (row.createdAt >= now - IN_FLIGHT_TIMEOUT_MS) return { kind: "in_flight" } as const;
+      tx.update(idempotencyKeys).set({ createdAt: now }).where(where).run();
+      return { kind: "new" } as const;
+    }
     return { kind: "replay", status: row.statusCode, body: row.responseBody } as const;
   });
 }
