@@ -1,10 +1,11 @@
-import { Elysia } from "elysia";
+import { Elysia, t } from "elysia";
 import type { AppDeps } from "../app";
 import type { CallbackRequest } from "../carriers/carrier";
 import { TWILIO_INBOUND_PATH, TWILIO_STATUS_PATH } from "../carriers/twilio";
 import { receiveInbound } from "../domain/inbound";
 import { applyStatusUpdates } from "../domain/messages";
 import { registerStreamingRoute } from "../http/conventions";
+import { Ok, responses } from "../http/schemas";
 import { AppError } from "../lib/errors";
 
 registerStreamingRoute("POST", TWILIO_STATUS_PATH);
@@ -46,7 +47,10 @@ export function carrierCallbackRoutes(deps: AppDeps) {
         if (update) applyStatusUpdates(deps.db, [update], deps.clock.now());
         return { ok: true as const };
       },
-      { detail: { tags: ["Carrier callbacks"], summary: "Message status callback (signed by the carrier)" } },
+      {
+        detail: { tags: ["Carrier callbacks"], summary: "Message status callback (signed by the carrier)" },
+        response: responses(t.Object({ ok: Ok }), [401]),
+      },
     )
     .post(
       TWILIO_INBOUND_PATH,
@@ -60,6 +64,14 @@ export function carrierCallbackRoutes(deps: AppDeps) {
           headers: { "content-type": "text/xml" },
         });
       },
-      { detail: { tags: ["Carrier callbacks"], summary: "Inbound SMS webhook (signed by the carrier)" } },
+      {
+        detail: { tags: ["Carrier callbacks"], summary: "Inbound SMS webhook (signed by the carrier)" },
+        response: responses(
+          t.String({
+            description: "Empty TwiML (text/xml): replies are sent by the API, not by the carrier",
+          }),
+          [401],
+        ),
+      },
     );
 }

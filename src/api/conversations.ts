@@ -4,7 +4,15 @@ import { getConversation, listConversations, updateConversation } from "../domai
 import { MAX_BODY_LENGTH, replyToConversation } from "../domain/messages";
 import { workspaceOf } from "../http/context";
 import { paginationQuery, parsePagination } from "../http/pagination";
-import { NullableTimestamp, READ_ERRORS, responses, Timestamp, Uuid, WRITE_ERRORS } from "../http/schemas";
+import {
+  NullableTimestamp,
+  Ok,
+  READ_ERRORS,
+  responses,
+  Timestamp,
+  Uuid,
+  WRITE_ERRORS,
+} from "../http/schemas";
 
 const ConversationFields = {
   id: Uuid("Conversation id"),
@@ -70,8 +78,10 @@ export function conversationsRoutes(deps: AppDeps) {
         },
         response: responses(
           t.Object({
-            ok: t.Literal(true),
-            conversations: t.Array(ConversationSchema),
+            ok: Ok,
+            conversations: t.Array(ConversationSchema, {
+              description: "Threads, most recent activity first",
+            }),
             total: t.Integer({ description: "Threads matching" }),
             limit: t.Integer({ description: "Page size" }),
             offset: t.Integer({ description: "Items skipped" }),
@@ -95,7 +105,7 @@ export function conversationsRoutes(deps: AppDeps) {
         },
         response: responses(
           t.Object({
-            ok: t.Literal(true),
+            ok: Ok,
             conversation: t.Object(
               { ...ConversationFields, messages: t.Array(ThreadMessage, { description: "The full thread" }) },
               { description: "The thread" },
@@ -127,7 +137,13 @@ export function conversationsRoutes(deps: AppDeps) {
           description:
             "Sends from the number the thread last used (else the default), pauses the thread's agent and clears needs_attention. Opted-out or suppressed contact → 422.",
         },
-        response: responses(t.Object({ ok: t.Literal(true), sent: t.Literal(true) }), [...WRITE_ERRORS, 404]),
+        response: responses(
+          t.Object({
+            ok: Ok,
+            sent: t.Literal(true, { description: "Always true: the reply was queued for sending" }),
+          }),
+          [...WRITE_ERRORS, 404],
+        ),
       },
     )
     .patch(
@@ -148,10 +164,13 @@ export function conversationsRoutes(deps: AppDeps) {
           needs_attention: t.Optional(t.Boolean({ description: "Set or clear the attention flag" })),
         }),
         detail: { tags: ["Conversations"], summary: "Triage a thread", description: "Partial update." },
-        response: responses(t.Object({ ok: t.Literal(true), updated: t.Literal(true) }), [
-          ...WRITE_ERRORS,
-          404,
-        ]),
+        response: responses(
+          t.Object({
+            ok: Ok,
+            updated: t.Literal(true, { description: "Always true: the thread was updated" }),
+          }),
+          [...WRITE_ERRORS, 404],
+        ),
       },
     );
 }

@@ -3,14 +3,26 @@ import type { AppDeps } from "../app";
 import { getMessage, listMessages, MAX_BODY_LENGTH, sendOneOffMessage } from "../domain/messages";
 import { workspaceOf } from "../http/context";
 import { paginationQuery, parsePagination } from "../http/pagination";
-import { NullableTimestamp, READ_ERRORS, responses, Timestamp, Uuid, WRITE_ERRORS } from "../http/schemas";
+import {
+  Enum,
+  NullableTimestamp,
+  Ok,
+  READ_ERRORS,
+  responses,
+  Timestamp,
+  Uuid,
+  WRITE_ERRORS,
+} from "../http/schemas";
 
 const Nullable = (description: string) => t.Union([t.String(), t.Null()], { description });
 
 export const MessageSchema = t.Object(
   {
     id: Uuid("Message id"),
-    direction: t.Union([t.Literal("outbound"), t.Literal("inbound")], { description: "outbound | inbound" }),
+    direction: Enum(
+      ["outbound", "inbound"],
+      "outbound: sent by the workspace; inbound: received from the contact",
+    ),
     from: t.String({ description: "Sending number (E.164)", examples: ["+14155550100"] }),
     to: t.String({ description: "Receiving number (E.164)", examples: ["+14155550123"] }),
     body: t.String({ description: "Message text" }),
@@ -19,7 +31,10 @@ export const MessageSchema = t.Object(
       examples: ["DELIVERED"],
     }),
     segments: t.Integer({ description: "SMS segments the body is billed as" }),
-    encoding: t.Union([t.Literal("GSM-7"), t.Literal("UCS-2")], { description: "GSM-7 or UCS-2" }),
+    encoding: Enum(
+      ["GSM-7", "UCS-2"],
+      "Character set the body needs: GSM-7 (160 chars a segment) or UCS-2 (70)",
+    ),
     contact_id: Nullable("The contact messaged or messaging"),
     conversation_id: Nullable("The inbox thread"),
     campaign_id: Nullable("The campaign that sent it, if any"),
@@ -76,7 +91,7 @@ export function messagesRoutes(deps: AppDeps) {
         },
         response: responses(
           t.Object({
-            ok: t.Literal(true),
+            ok: Ok,
             message: t.Object(
               {
                 id: Uuid("Message id"),
@@ -111,8 +126,8 @@ export function messagesRoutes(deps: AppDeps) {
         detail: { tags: ["Messages"], summary: "List messages", description: "Newest first." },
         response: responses(
           t.Object({
-            ok: t.Literal(true),
-            messages: t.Array(MessageSchema),
+            ok: Ok,
+            messages: t.Array(MessageSchema, { description: "Messages, newest first" }),
             total: t.Integer({ description: "Messages matching the filters" }),
             limit: t.Integer({ description: "Page size" }),
             offset: t.Integer({ description: "Items skipped" }),
@@ -130,7 +145,7 @@ export function messagesRoutes(deps: AppDeps) {
       {
         params: t.Object({ id: t.String({ description: "Message id" }) }),
         detail: { tags: ["Messages"], summary: "Get a message" },
-        response: responses(t.Object({ ok: t.Literal(true), message: MessageSchema }), [...READ_ERRORS, 404]),
+        response: responses(t.Object({ ok: Ok, message: MessageSchema }), [...READ_ERRORS, 404]),
       },
     );
 }

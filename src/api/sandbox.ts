@@ -5,7 +5,7 @@ import { checkSandboxInbound, findInboundByCarrierId } from "../domain/inbound";
 import { messageJson } from "../domain/messages";
 import { workspaceOf } from "../http/context";
 import { paginationQuery, parsePagination } from "../http/pagination";
-import { READ_ERRORS, responses, Timestamp, Uuid, WRITE_ERRORS } from "../http/schemas";
+import { Ok, READ_ERRORS, responses, Timestamp, Uuid, WRITE_ERRORS } from "../http/schemas";
 import { AppError, notFound } from "../lib/errors";
 import { MessageSchema } from "./messages";
 
@@ -56,10 +56,7 @@ export function sandboxRoutes(deps: AppDeps) {
           description:
             "Runs the real inbound path: threading, needs_attention, CTIA keywords, events. 422 `to is not a number of this workspace`.",
         },
-        response: responses(t.Object({ ok: t.Literal(true), message: MessageSchema }), [
-          ...WRITE_ERRORS,
-          404,
-        ]),
+        response: responses(t.Object({ ok: Ok, message: MessageSchema }), [...WRITE_ERRORS, 404]),
       },
     )
     .get(
@@ -80,8 +77,10 @@ export function sandboxRoutes(deps: AppDeps) {
         },
         response: responses(
           t.Object({
-            ok: t.Literal(true),
-            sends: t.Array(SandboxSend),
+            ok: Ok,
+            sends: t.Array(SandboxSend, {
+              description: "Hand-offs the simulated carrier accepted, newest first",
+            }),
             total: t.Integer({ description: "Hand-offs in this workspace" }),
             limit: t.Integer({ description: "Page size" }),
             offset: t.Integer({ description: "Items skipped" }),
