@@ -32,7 +32,10 @@ describe("GET /v1/me", () => {
       expect(r.status).toBe(401);
       expect(r.body).toEqual({ ok: false, error: "Invalid or missing API key" });
     }
-    const basic = await s.api("GET", "/v1/me", undefined, { key: null, headers: { authorization: `Basic ${s.key}` } });
+    const basic = await s.api("GET", "/v1/me", undefined, {
+      key: null,
+      headers: { authorization: `Basic ${s.key}` },
+    });
     expect(basic.status).toBe(401);
   });
 
