@@ -9,6 +9,7 @@ import { listRoutes } from "./api/lists";
 import { meRoutes } from "./api/me";
 import { messagesRoutes } from "./api/messages";
 import { numbersRoutes } from "./api/numbers";
+import { plannedRoutes } from "./api/planned";
 import { poolsRoutes } from "./api/pools";
 import { sandboxRoutes } from "./api/sandbox";
 import { segmentRoutes } from "./api/segments";
@@ -80,7 +81,8 @@ export function createApp(deps: AppDeps) {
     .use(conversationsRoutes(deps))
     .use(sandboxRoutes(deps))
     .use(carrierCallbackRoutes(deps))
-    .use(webhooksRoutes(deps));
+    .use(webhooksRoutes(deps))
+    .use(plannedRoutes());
 }
 
 export type App = ReturnType<typeof createApp>;

@@ -1,0 +1,34 @@
+import { Elysia } from "elysia";
+import { AppError } from "../lib/errors";
+
+/**
+ * Parts of the API the specification names that this release does not have yet. They answer
+ * 501 with what is missing (after authentication, like every /v1 route) instead of a bare 404,
+ * so a client can tell "not built yet" from "no such thing".
+ */
+const PLANNED: { prefix: string; name: string }[] = [
+  { prefix: "/v1/conversion", name: "Server-side conversions" },
+  { prefix: "/v1/conversions", name: "Conversions" },
+  { prefix: "/v1/agents", name: "AI agents" },
+  { prefix: "/v1/voices", name: "Voices" },
+  { prefix: "/v1/calls", name: "Calls" },
+  { prefix: "/v1/campaigns", name: "Campaigns" },
+  { prefix: "/v1/flows", name: "Flows" },
+  { prefix: "/v1/offers", name: "Offers" },
+  { prefix: "/v1/analytics", name: "Analytics" },
+  { prefix: "/v1/10dlc", name: "10DLC registration" },
+  { prefix: "/v1/short-codes", name: "Short-code requests" },
+];
+
+// /v1/conversion, /v1/agents, /v1/campaigns, ... – 501 until they are built.
+export function plannedRoutes() {
+  const app = new Elysia({ name: "planned" });
+  for (const { prefix, name } of PLANNED) {
+    const answer = () => {
+      throw new AppError("not_implemented", `Not implemented yet in this version: ${name} (${prefix})`);
+    };
+    app.all(prefix, answer, { detail: { hide: true } });
+    app.all(`${prefix}/*`, answer, { detail: { hide: true } });
+  }
+  return app;
+}
