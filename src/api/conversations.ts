@@ -5,6 +5,7 @@ import { MAX_BODY_LENGTH, replyToConversation } from "../domain/messages";
 import { workspaceOf } from "../http/context";
 import { paginationQuery, parsePagination } from "../http/pagination";
 import {
+  listEnvelope,
   NullableTimestamp,
   Ok,
   READ_ERRORS,
@@ -77,15 +78,7 @@ export function conversationsRoutes(deps: AppDeps) {
           description: "Most recently active first. Unknown `filter` → 422.",
         },
         response: responses(
-          t.Object({
-            ok: Ok,
-            conversations: t.Array(ConversationSchema, {
-              description: "Threads, most recent activity first",
-            }),
-            total: t.Integer({ description: "Threads matching" }),
-            limit: t.Integer({ description: "Page size" }),
-            offset: t.Integer({ description: "Items skipped" }),
-          }),
+          listEnvelope("conversations", ConversationSchema, "Threads, most recent activity first"),
           [...READ_ERRORS, 422],
         ),
       },

@@ -5,6 +5,7 @@ import { workspaceOf } from "../http/context";
 import { paginationQuery, parsePagination } from "../http/pagination";
 import {
   Enum,
+  listEnvelope,
   NullableTimestamp,
   Ok,
   READ_ERRORS,
@@ -124,16 +125,10 @@ export function messagesRoutes(deps: AppDeps) {
           conversation_id: t.Optional(t.String({ description: "Only this thread's messages" })),
         }),
         detail: { tags: ["Messages"], summary: "List messages", description: "Newest first." },
-        response: responses(
-          t.Object({
-            ok: Ok,
-            messages: t.Array(MessageSchema, { description: "Messages, newest first" }),
-            total: t.Integer({ description: "Messages matching the filters" }),
-            limit: t.Integer({ description: "Page size" }),
-            offset: t.Integer({ description: "Items skipped" }),
-          }),
-          [...READ_ERRORS, 422],
-        ),
+        response: responses(listEnvelope("messages", MessageSchema, "Messages, newest first"), [
+          ...READ_ERRORS,
+          422,
+        ]),
       },
     )
     .get(

@@ -5,7 +5,7 @@ import { checkSandboxInbound, findInboundByCarrierId } from "../domain/inbound";
 import { messageJson } from "../domain/messages";
 import { workspaceOf } from "../http/context";
 import { paginationQuery, parsePagination } from "../http/pagination";
-import { Ok, READ_ERRORS, responses, Timestamp, Uuid, WRITE_ERRORS } from "../http/schemas";
+import { listEnvelope, Ok, READ_ERRORS, responses, Timestamp, Uuid, WRITE_ERRORS } from "../http/schemas";
 import { AppError, notFound } from "../lib/errors";
 import { MessageSchema } from "./messages";
 
@@ -76,15 +76,7 @@ export function sandboxRoutes(deps: AppDeps) {
             "One row per hand-off (a duplicate send shows twice), newest first; survives restarts.",
         },
         response: responses(
-          t.Object({
-            ok: Ok,
-            sends: t.Array(SandboxSend, {
-              description: "Hand-offs the simulated carrier accepted, newest first",
-            }),
-            total: t.Integer({ description: "Hand-offs in this workspace" }),
-            limit: t.Integer({ description: "Page size" }),
-            offset: t.Integer({ description: "Items skipped" }),
-          }),
+          listEnvelope("sends", SandboxSend, "Hand-offs the simulated carrier accepted, newest first"),
           [...READ_ERRORS, 404, 422],
         ),
       },
