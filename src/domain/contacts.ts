@@ -1,6 +1,7 @@
 import { and, count, desc, eq, or, type SQL, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../db/client";
 import { likeInsensitive } from "../db/dialect";
+import { preparedPerConnection, rowPlaceholders } from "../db/prepared";
 import { type ContactRow, contacts } from "../db/schema";
 import { timezoneForPhone } from "../lib/area-codes";
 import { conflict, invalid, notFound } from "../lib/errors";
@@ -43,12 +44,22 @@ export function contactJson(row: ContactRow): ContactJson {
 }
 
 /** The workspace's contact with this E.164 number, or undefined. */
-export function findContactByPhone(db: DbOrTx, workspaceId: string, e164: string): ContactRow | undefined {
-  return db
+const contactStatements = preparedPerConnection((db) => ({
+  byPhone: db
     .select()
     .from(contacts)
-    .where(and(eq(contacts.workspaceId, workspaceId), eq(contacts.phoneNumber, e164)))
-    .get();
+    .where(
+      and(
+        eq(contacts.workspaceId, sql.placeholder("workspaceId")),
+        eq(contacts.phoneNumber, sql.placeholder("phone")),
+      ),
+    )
+    .prepare(),
+  insert: db.insert(contacts).values(rowPlaceholders(contacts)).prepare(),
+}));
+
+export function findContactByPhone(db: DbOrTx, workspaceId: string, e164: string): ContactRow | undefined {
+  return contactStatements(db).byPhone.get({ workspaceId, phone: e164 });
 }
 
 /**
@@ -83,7 +94,7 @@ export function ensureContact(
     createdAt: now,
     updatedAt: now,
   };
-  tx.insert(contacts).values(row).run();
+  contactStatements(tx).insert.run(row);
   emitEvent(tx, workspaceId, "contact.created", contactJson(row), now);
   return { contact: row, created: true };
 }

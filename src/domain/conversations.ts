@@ -1,6 +1,7 @@
 import { and, count, desc, eq, isNotNull, isNull, type SQL, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../db/client";
 import { searchConversations } from "../db/message-search";
+import { preparedPerConnection, rowPlaceholders } from "../db/prepared";
 import { type ConversationRow, conversations, type MessageRow, messages } from "../db/schema";
 import { invalid, notFound } from "../lib/errors";
 import { isUuid, newId } from "../lib/ids";
@@ -81,6 +82,38 @@ export function findConversation(db: DbOrTx, workspaceId: string, id: string): C
     .get();
 }
 
+const threadStatements = preparedPerConnection((db) => {
+  const id = sql.placeholder("id");
+  return {
+    latest: db
+      .select()
+      .from(conversations)
+      .where(
+        and(
+          eq(conversations.workspaceId, sql.placeholder("workspaceId")),
+          eq(conversations.contactId, sql.placeholder("contactId")),
+        ),
+      )
+      .orderBy(sql`${conversations.status} = 'open' DESC`, desc(conversations.createdAt))
+      .limit(1)
+      .prepare(),
+    reopen: db
+      .update(conversations)
+      .set({ status: "open", updatedAt: sql`${sql.placeholder("now")}` })
+      .where(eq(conversations.id, id))
+      .prepare(),
+    insert: db.insert(conversations).values(rowPlaceholders(conversations)).prepare(),
+    touch: db
+      .update(conversations)
+      .set({
+        lastMessageAt: sql`max(coalesce(${conversations.lastMessageAt}, 0), ${sql.placeholder("at")})`,
+        updatedAt: sql`${sql.placeholder("at")}`,
+      })
+      .where(eq(conversations.id, id))
+      .prepare(),
+  };
+});
+
 /**
  * The contact's thread to write into: its open conversation, else (when `reopen`) its latest closed
  * one reopened, else a new open conversation. Call inside the transaction that adds the message.
@@ -91,19 +124,11 @@ export function threadForContact(
   contactId: string,
   options: { reopen: boolean; now: number /** Owner of a thread created here. */; agentId?: string | null },
 ): ConversationRow {
-  const latest = tx
-    .select()
-    .from(conversations)
-    .where(and(eq(conversations.workspaceId, workspaceId), eq(conversations.contactId, contactId)))
-    .orderBy(sql`${conversations.status} = 'open' DESC`, desc(conversations.createdAt))
-    .limit(1)
-    .get();
+  const statements = threadStatements(tx);
+  const latest = statements.latest.get({ workspaceId, contactId });
   if (latest?.status === "open") return latest;
   if (latest && options.reopen) {
-    tx.update(conversations)
-      .set({ status: "open", updatedAt: options.now })
-      .where(eq(conversations.id, latest.id))
-      .run();
+    statements.reopen.run({ id: latest.id, now: options.now });
     return { ...latest, status: "open", updatedAt: options.now };
   }
   const row: ConversationRow = {
@@ -121,19 +146,13 @@ export function threadForContact(
     createdAt: options.now,
     updatedAt: options.now,
   };
-  tx.insert(conversations).values(row).run();
+  statements.insert.run(row);
   return row;
 }
 
 /** Moves the thread's `last_message_at` forward (never back). */
 export function touchConversation(tx: DbOrTx, conversationId: string, at: number) {
-  tx.update(conversations)
-    .set({
-      lastMessageAt: sql`max(coalesce(${conversations.lastMessageAt}, 0), ${at})`,
-      updatedAt: at,
-    })
-    .where(eq(conversations.id, conversationId))
-    .run();
+  threadStatements(tx).touch.run({ id: conversationId, at });
 }
 
 /**

@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import type { DbOrTx } from "../db/client";
+import { preparedPerConnection } from "../db/prepared";
 import { events } from "../db/schema";
 import { newId } from "../lib/ids";
 import type { EventType } from "../webhooks/events";
@@ -35,13 +36,26 @@ export function onEventsEmitted(listener: BatchListener) {
   batchListeners.push(listener);
 }
 
+const insertEvent = preparedPerConnection((db) =>
+  db
+    .insert(events)
+    .values({
+      id: sql.placeholder("id"),
+      workspaceId: sql.placeholder("workspaceId"),
+      type: sql.placeholder("type"),
+      data: sql.placeholder("data"),
+      createdAt: sql.placeholder("createdAt"),
+    })
+    .prepare(),
+);
+
 /**
  * Writes an event to the outbox. Call it with the transaction that makes the change the event
  * describes: the event exists exactly when the change does.
  */
 export function emitEvent(tx: DbOrTx, workspaceId: string, type: EventType, data: unknown, now = Date.now()) {
   const event: EmittedEvent = { id: newId(), workspaceId, type, data, createdAt: now };
-  tx.insert(events).values({ id: event.id, workspaceId, type, data, createdAt: now }).run();
+  insertEvent(tx).run({ id: event.id, workspaceId, type, data, createdAt: now });
   for (const listener of listeners) listener(tx, event);
   for (const listener of batchListeners) listener(tx, [event]);
   return event;
@@ -59,16 +73,7 @@ export function emitEvents(
   now = Date.now(),
 ) {
   if (items.length === 0) return;
-  const insert = tx
-    .insert(events)
-    .values({
-      id: sql.placeholder("id"),
-      workspaceId: sql.placeholder("workspaceId"),
-      type: sql.placeholder("type"),
-      data: sql.placeholder("data"),
-      createdAt: sql.placeholder("createdAt"),
-    })
-    .prepare();
+  const insert = insertEvent(tx);
   const emitted: EmittedEvent[] = [];
   for (const data of items) {
     const event: EmittedEvent = { id: newId(), workspaceId, type, data, createdAt: now };

@@ -7,6 +7,7 @@ import {
   type NumberType,
 } from "../carriers/carrier";
 import type { Db, DbOrTx } from "../db/client";
+import { preparedPerConnection } from "../db/prepared";
 import {
   type NumberRow,
   numberDailyUsage,
@@ -89,6 +90,72 @@ export function nextLocalMidnight(zone: string, ms: number): number {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Prepared statements of the send path (every accepted message runs them).
+
+const senderStatements = preparedPerConnection((db) => {
+  const ph = sql.placeholder;
+  const upsertUsage = (capped: boolean) =>
+    db
+      .insert(numberDailyUsage)
+      .values({ numberId: ph("numberId"), workspaceId: ph("workspaceId"), day: ph("day"), count: 1 })
+      .onConflictDoUpdate({
+        target: [numberDailyUsage.numberId, numberDailyUsage.day],
+        set: { count: sql`${numberDailyUsage.count} + 1` },
+        setWhere: capped ? sql`${numberDailyUsage.count} < ${ph("limit")}` : undefined,
+      })
+      .returning({ count: numberDailyUsage.count })
+      .prepare();
+  return {
+    usage: db
+      .select({ count: numberDailyUsage.count })
+      .from(numberDailyUsage)
+      .where(and(eq(numberDailyUsage.numberId, ph("numberId")), eq(numberDailyUsage.day, ph("day"))))
+      .prepare(),
+    defaultNumberId: db
+      .select({ id: workspaces.defaultNumberId })
+      .from(workspaces)
+      .where(eq(workspaces.id, ph("workspaceId")))
+      .prepare(),
+    activeByNumber: db
+      .select()
+      .from(numbers)
+      .where(
+        and(
+          eq(numbers.workspaceId, ph("workspaceId")),
+          eq(numbers.number, ph("number")),
+          eq(numbers.status, "active"),
+        ),
+      )
+      .prepare(),
+    activeById: db
+      .select()
+      .from(numbers)
+      .where(
+        and(
+          eq(numbers.workspaceId, ph("workspaceId")),
+          eq(numbers.id, ph("id")),
+          eq(numbers.status, "active"),
+        ),
+      )
+      .prepare(),
+    oldestActive: db
+      .select()
+      .from(numbers)
+      .where(and(eq(numbers.workspaceId, ph("workspaceId")), eq(numbers.status, "active")))
+      .orderBy(asc(numbers.createdAt), asc(numbers.id))
+      .limit(1)
+      .prepare(),
+    byId: db
+      .select()
+      .from(numbers)
+      .where(eq(numbers.id, ph("id")))
+      .prepare(),
+    reserveCapped: upsertUsage(true),
+    reserveUncapped: upsertUsage(false),
+  };
+});
+
+// ---------------------------------------------------------------------------------------------
 // Records.
 
 /** Sends counted today (each number's local day) for several numbers, in one query. */
@@ -117,14 +184,11 @@ export function usageToday(db: DbOrTx, rows: NumberRow[], now: number): Map<stri
 
 /** Sends counted against the number's cap in its current local day. */
 export function sentToday(db: DbOrTx, row: NumberRow, now: number): number {
-  return usageToday(db, [row], now).get(row.id) ?? 0;
+  return senderStatements(db).usage.get({ numberId: row.id, day: localDay(row.timezone, now) })?.count ?? 0;
 }
 
 function defaultNumberIdOf(db: DbOrTx, workspaceId: string): string | null {
-  return (
-    db.select({ id: workspaces.defaultNumberId }).from(workspaces).where(eq(workspaces.id, workspaceId)).get()
-      ?.id ?? null
-  );
+  return senderStatements(db).defaultNumberId.get({ workspaceId })?.id ?? null;
 }
 
 function toRecords(db: DbOrTx, workspaceId: string, rows: NumberRow[], now: number): PhoneNumberRecord[] {
@@ -483,34 +547,15 @@ export function resolveSender(
   from?: string | null,
   now = Date.now(),
 ): NumberRow {
+  const statements = senderStatements(tx);
   let row: NumberRow | undefined;
   if (from) {
-    row = tx
-      .select()
-      .from(numbers)
-      .where(
-        and(eq(numbers.workspaceId, workspaceId), eq(numbers.number, from), eq(numbers.status, "active")),
-      )
-      .get();
+    row = statements.activeByNumber.get({ workspaceId, number: from });
     if (!row) throw invalid("from is not a number of this workspace");
   } else {
     const defaultId = defaultNumberIdOf(tx, workspaceId);
-    if (defaultId) {
-      row = tx
-        .select()
-        .from(numbers)
-        .where(
-          and(eq(numbers.workspaceId, workspaceId), eq(numbers.id, defaultId), eq(numbers.status, "active")),
-        )
-        .get();
-    }
-    row ??= tx
-      .select()
-      .from(numbers)
-      .where(and(eq(numbers.workspaceId, workspaceId), eq(numbers.status, "active")))
-      .orderBy(asc(numbers.createdAt), asc(numbers.id))
-      .limit(1)
-      .get();
+    if (defaultId) row = statements.activeById.get({ workspaceId, id: defaultId });
+    row ??= statements.oldestActive.get({ workspaceId });
     if (!row) throw invalid("No sending number: order one with POST /v1/numbers");
   }
   if (!hasRoomToday(tx, row, now)) throw invalid("from has reached its daily_limit");
@@ -523,21 +568,15 @@ export function resolveSender(
  * cap. Call it in the transaction that accepts the send.
  */
 export function reserveDailySend(tx: DbOrTx, sender: NumberRow | string, now = Date.now()): boolean {
-  const row =
-    typeof sender === "string" ? tx.select().from(numbers).where(eq(numbers.id, sender)).get() : sender;
+  const statements = senderStatements(tx);
+  const row = typeof sender === "string" ? statements.byId.get({ id: sender }) : sender;
   if (!row) return false;
   if (row.dailyLimit !== null && row.dailyLimit <= 0) return false;
-  const day = localDay(row.timezone, now);
-  const inserted = tx
-    .insert(numberDailyUsage)
-    .values({ numberId: row.id, workspaceId: row.workspaceId, day, count: 1 })
-    .onConflictDoUpdate({
-      target: [numberDailyUsage.numberId, numberDailyUsage.day],
-      set: { count: sql`${numberDailyUsage.count} + 1` },
-      setWhere: row.dailyLimit === null ? undefined : sql`${numberDailyUsage.count} < ${row.dailyLimit}`,
-    })
-    .returning({ count: numberDailyUsage.count })
-    .all();
+  const usage = { numberId: row.id, workspaceId: row.workspaceId, day: localDay(row.timezone, now) };
+  const inserted =
+    row.dailyLimit === null
+      ? statements.reserveUncapped.all(usage)
+      : statements.reserveCapped.all({ ...usage, limit: row.dailyLimit });
   return inserted.length > 0;
 }
 

@@ -1,5 +1,6 @@
-import { and, count, desc, eq, like } from "drizzle-orm";
+import { and, count, desc, eq, like, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../db/client";
+import { preparedPerConnection } from "../db/prepared";
 import { contacts, type SuppressionRow, suppressions } from "../db/schema";
 import { conflict, invalid, notFound } from "../lib/errors";
 import { isUuid, newId } from "../lib/ids";
@@ -14,19 +15,29 @@ export type SendPermission = { allowed: true } | { allowed: false; reason: SendB
  * The one check every send path calls, at accept time and again at send time: a number with a
  * suppression entry, or whose contact has `opted_in=false`, receives nothing.
  */
+const sendChecks = preparedPerConnection((db) => {
+  const workspaceId = sql.placeholder("workspaceId");
+  const phone = sql.placeholder("phone");
+  return {
+    contact: db
+      .select({ optedIn: contacts.optedIn })
+      .from(contacts)
+      .where(and(eq(contacts.workspaceId, workspaceId), eq(contacts.phoneNumber, phone)))
+      .prepare(),
+    suppression: db
+      .select({ reason: suppressions.reason })
+      .from(suppressions)
+      .where(and(eq(suppressions.workspaceId, workspaceId), eq(suppressions.phoneNumber, phone)))
+      .prepare(),
+  };
+});
+
 export function canSendTo(db: DbOrTx, workspaceId: string, phone: string): SendPermission {
-  const contact = db
-    .select({ optedIn: contacts.optedIn })
-    .from(contacts)
-    .where(and(eq(contacts.workspaceId, workspaceId), eq(contacts.phoneNumber, phone)))
-    .get();
+  const statements = sendChecks(db);
+  const contact = statements.contact.get({ workspaceId, phone });
   if (contact && !contact.optedIn)
     return { allowed: false, reason: "opted_out", message: "Recipient has opted out" };
-  const suppressed = db
-    .select({ reason: suppressions.reason })
-    .from(suppressions)
-    .where(and(eq(suppressions.workspaceId, workspaceId), eq(suppressions.phoneNumber, phone)))
-    .get();
+  const suppressed = statements.suppression.get({ workspaceId, phone });
   if (suppressed) {
     return suppressed.reason === "opt_out"
       ? { allowed: false, reason: "opted_out", message: "Recipient has opted out" }

@@ -1,5 +1,6 @@
 import { and, eq, inArray, lt, lte, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../db/client";
+import { preparedPerConnection } from "../db/prepared";
 import { type JobRow, jobs } from "../db/schema";
 import { newId } from "../lib/ids";
 import { JOB_POLICIES, type JobKind, type JobPayloads, type JobPolicy } from "./catalog";
@@ -19,6 +20,87 @@ export interface EnqueueOptions {
   /** A second enqueue with the same key is ignored. */
   dedupeKey?: string;
   now?: number;
+}
+
+const queueStatements = preparedPerConnection((db) => {
+  const ph = sql.placeholder;
+  return {
+    insert: db
+      .insert(jobs)
+      .values({
+        id: ph("id"),
+        workspaceId: ph("workspaceId"),
+        kind: ph("kind"),
+        payload: ph("payload"),
+        status: "queued",
+        runAt: ph("runAt"),
+        attempts: 0,
+        maxAttempts: ph("maxAttempts"),
+        dedupeKey: ph("dedupeKey"),
+        createdAt: ph("now"),
+        updatedAt: ph("now"),
+      })
+      .onConflictDoNothing()
+      .returning({ id: jobs.id })
+      .prepare(),
+    lease: db
+      .update(jobs)
+      .set({
+        status: "running",
+        leaseUntil: sql`${ph("leaseUntil")}`,
+        lockedBy: sql`${ph("workerId")}`,
+        attempts: sql`${ph("attempts")}`,
+        updatedAt: sql`${ph("now")}`,
+      })
+      .where(eq(jobs.id, ph("id")))
+      .prepare(),
+    complete: db
+      .update(jobs)
+      .set({
+        status: "done",
+        leaseUntil: null,
+        finishedAt: sql`${ph("now")}`,
+        updatedAt: sql`${ph("now")}`,
+        lastError: null,
+      })
+      .where(and(eq(jobs.id, ph("id")), eq(jobs.lockedBy, ph("lockedBy")), eq(jobs.attempts, ph("attempts"))))
+      .returning({ id: jobs.id })
+      .prepare(),
+  };
+});
+
+/** The two lease scans for one worker's set of kinds (a worker's kinds do not change). */
+const leaseScans = preparedPerConnection(() => new Map<string, ReturnType<typeof prepareLeaseScans>>());
+function prepareLeaseScans(db: DbOrTx, kinds: string[]) {
+  const ofKinds = inArray(jobs.kind, kinds);
+  const now = sql.placeholder("now");
+  return {
+    expired: db
+      .select()
+      .from(jobs)
+      .where(and(eq(jobs.status, "running"), lt(jobs.leaseUntil, now), ofKinds))
+      .limit(sql.placeholder("limit"))
+      .prepare(),
+    queued: db
+      .select()
+      .from(jobs)
+      .where(and(eq(jobs.status, "queued"), lte(jobs.runAt, now), ofKinds))
+      .orderBy(jobs.runAt)
+      .limit(sql.placeholder("limit"))
+      .prepare(),
+  };
+}
+function leaseScansFor(db: DbOrTx, kinds: string[]) {
+  const byKinds = leaseScans(db);
+  const key = JSON.stringify(kinds);
+  let scans = byKinds.get(key);
+  if (!scans) {
+    // Bounded: workers come with a handful of kind sets; a caller varying them gets no caching.
+    if (byKinds.size >= 32) return prepareLeaseScans(db, kinds);
+    scans = prepareLeaseScans(db, kinds);
+    byKinds.set(key, scans);
+  }
+  return scans;
 }
 
 /**
@@ -44,24 +126,16 @@ export function enqueueAnyJob(
 ): string | null {
   const now = options.now ?? Date.now();
   const id = newId();
-  const inserted = tx
-    .insert(jobs)
-    .values({
-      id,
-      workspaceId: options.workspaceId ?? null,
-      kind,
-      payload,
-      status: "queued",
-      runAt: options.runAt ?? now,
-      attempts: 0,
-      maxAttempts: policy.maxAttempts,
-      dedupeKey: options.dedupeKey ?? null,
-      createdAt: now,
-      updatedAt: now,
-    })
-    .onConflictDoNothing()
-    .returning({ id: jobs.id })
-    .all();
+  const inserted = queueStatements(tx).insert.all({
+    id,
+    workspaceId: options.workspaceId ?? null,
+    kind,
+    payload,
+    runAt: options.runAt ?? now,
+    maxAttempts: policy.maxAttempts,
+    dedupeKey: options.dedupeKey ?? null,
+    now,
+  });
   for (const wakeup of wakeups) wakeup();
   return inserted.length ? id : null;
 }
@@ -82,40 +156,27 @@ export function leaseDueJobs(
   },
 ): JobRow[] {
   if (input.limit <= 0 || input.kinds.length === 0) return [];
-  const ofKinds = inArray(jobs.kind, input.kinds);
   const { now } = input;
   return db.transaction((tx) => {
     // Two index range scans, not one OR: with the OR, SQLite collects and sorts every due job
     // before the limit applies, so each lease cost O(backlog) (13 ms at 100k queued jobs).
-    const expired = tx
-      .select()
-      .from(jobs)
-      .where(and(eq(jobs.status, "running"), lt(jobs.leaseUntil, now), ofKinds))
-      .limit(input.limit)
-      .all();
-    const queued = tx
-      .select()
-      .from(jobs)
-      .where(and(eq(jobs.status, "queued"), lte(jobs.runAt, now), ofKinds))
-      .orderBy(jobs.runAt)
-      .limit(input.limit - expired.length)
-      .all();
+    const scans = leaseScansFor(tx, input.kinds);
+    const expired = scans.expired.all({ now, limit: input.limit });
+    const queued =
+      expired.length < input.limit ? scans.queued.all({ now, limit: input.limit - expired.length }) : [];
     const due = [...expired, ...queued];
     const leased: JobRow[] = [];
     for (const job of due) {
       const policy = input.policyOf(job.kind);
       if (!policy) continue;
       const leaseUntil = now + policy.timeoutMs;
-      tx.update(jobs)
-        .set({
-          status: "running",
-          leaseUntil,
-          lockedBy: input.workerId,
-          attempts: job.attempts + 1,
-          updatedAt: now,
-        })
-        .where(eq(jobs.id, job.id))
-        .run();
+      queueStatements(tx).lease.run({
+        id: job.id,
+        leaseUntil,
+        workerId: input.workerId,
+        attempts: job.attempts + 1,
+        now,
+      });
       leased.push({
         ...job,
         status: "running",
@@ -135,12 +196,12 @@ function heldBy(job: JobRow) {
 
 /** Marks a leased job done. Returns false when the lease was lost (another worker took the job). */
 export function completeJob(tx: DbOrTx, job: JobRow, now = Date.now()): boolean {
-  const done = tx
-    .update(jobs)
-    .set({ status: "done", leaseUntil: null, finishedAt: now, updatedAt: now, lastError: null })
-    .where(heldBy(job))
-    .returning({ id: jobs.id })
-    .all();
+  const done = queueStatements(tx).complete.all({
+    id: job.id,
+    lockedBy: job.lockedBy ?? "",
+    attempts: job.attempts,
+    now,
+  });
   return done.length > 0;
 }
 
