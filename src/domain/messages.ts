@@ -9,6 +9,7 @@ import {
 } from "../carriers/carrier";
 import type { Db, DbOrTx } from "../db/client";
 import { messageStatements } from "../db/message-statements";
+import { preparedPerConnection, rowPlaceholders } from "../db/prepared";
 import { type ContactRow, contacts, conversations, type MessageRow, messages, numbers } from "../db/schema";
 import type { JobContext, JobPayloads } from "../jobs/catalog";
 import { RescheduleJob } from "../jobs/catalog";
@@ -135,6 +136,10 @@ export interface OutboundInput {
   now: number;
 }
 
+const insertMessage = preparedPerConnection((db) =>
+  db.insert(messages).values(rowPlaceholders(messages)).prepare(),
+);
+
 /**
  * Records an outbound message (PENDING) and enqueues its durable send job in the caller's
  * transaction. Every outbound path (one-off, reply, keyword replies, campaigns, flows, agents)
@@ -166,7 +171,7 @@ export function queueOutboundMessage(tx: DbOrTx, input: OutboundInput): MessageR
     deliveredAt: null,
     updatedAt: input.now,
   };
-  tx.insert(messages).values(row).run();
+  insertMessage(tx).run(row);
   if (input.conversationId) touchConversation(tx, input.conversationId, input.now);
   const payload: JobPayloads["messages.send"] = { message_id: row.id };
   if (input.optOutConfirmation) payload.opt_out_confirmation = true;

@@ -69,8 +69,22 @@ function localParts(zone: string, ms: number) {
   return parts as { year: number; month: number; day: number; hour: number; minute: number; second: number };
 }
 
+/** The last local day computed per zone, with the instants it spans (every send asks for it). */
+const knownDays = new Map<string, { day: string; from: number; until: number }>();
+
 /** `YYYY-MM-DD` of `ms` in `zone`. */
 export function localDay(zone: string, ms: number): string {
+  const known = knownDays.get(zone);
+  if (known && ms >= known.from && ms < known.until) return known.day;
+  const day = dayOf(zone, ms);
+  // Kept for the span from `ms` (not from midnight) to the next local midnight, when the instant
+  // just before that midnight is still this day (it is, unless a zone's rules are unusual there).
+  const until = nextLocalMidnight(zone, ms);
+  if (until > ms && dayOf(zone, until - 1) === day) knownDays.set(zone, { day, from: ms, until });
+  return day;
+}
+
+function dayOf(zone: string, ms: number): string {
   const p = localParts(zone, ms);
   return `${p.year}-${String(p.month).padStart(2, "0")}-${String(p.day).padStart(2, "0")}`;
 }
