@@ -1,5 +1,6 @@
 import { and, asc, count, desc, eq, isNull, lt, ne, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../db/client";
+import { preparedPerConnection } from "../db/prepared";
 import {
   events,
   type WebhookAttemptRow,
@@ -291,17 +292,7 @@ function prepareFanOut(tx: DbOrTx) {
       .prepare(),
   };
 }
-const fanOutStatements = new WeakMap<object, ReturnType<typeof prepareFanOut>>();
-function fanOutStatementsFor(tx: DbOrTx) {
-  const session = (tx as unknown as { session?: object }).session;
-  if (!session) return prepareFanOut(tx);
-  let statements = fanOutStatements.get(session);
-  if (!statements) {
-    statements = prepareFanOut(tx);
-    fanOutStatements.set(session, statements);
-  }
-  return statements;
-}
+const fanOutStatementsFor = preparedPerConnection(prepareFanOut);
 
 /**
  * Inserts a delivery and its first job for each enabled subscription that wants each event, and
