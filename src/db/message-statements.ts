@@ -1,5 +1,6 @@
 import { and, eq, inArray, sql } from "drizzle-orm";
 import type { Db } from "./client";
+import { preparedPerConnection } from "./prepared";
 import { messages } from "./schema";
 
 /**
@@ -45,13 +46,4 @@ function prepare(db: Db) {
 }
 
 export type MessageStatements = ReturnType<typeof prepare>;
-const cache = new WeakMap<Db, MessageStatements>();
-
-export function messageStatements(db: Db): MessageStatements {
-  let statements = cache.get(db);
-  if (!statements) {
-    statements = prepare(db);
-    cache.set(db, statements);
-  }
-  return statements;
-}
+export const messageStatements: (db: Db) => MessageStatements = preparedPerConnection(prepare);

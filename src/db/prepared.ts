@@ -9,7 +9,7 @@ import type { DbOrTx } from "./client";
  * connection, so a statement prepared once takes part in whatever transaction is open when it
  * runs. A dialect with a connection pool swaps this for transaction-bound queries.
  */
-export function preparedPerConnection<T>(build: (db: DbOrTx) => T): (db: DbOrTx) => T {
+export function preparedPerConnection<D extends DbOrTx, T>(build: (db: D) => T): (db: D) => T {
   const cache = new WeakMap<object, T>();
   return (db) => {
     const session = (db as unknown as { session?: object }).session;

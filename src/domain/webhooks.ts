@@ -428,15 +428,7 @@ function prepareHotPath(db: Db) {
       .prepare(),
   };
 }
-const hotPaths = new WeakMap<Db, ReturnType<typeof prepareHotPath>>();
-function hotPath(db: Db) {
-  let statements = hotPaths.get(db);
-  if (!statements) {
-    statements = prepareHotPath(db);
-    hotPaths.set(db, statements);
-  }
-  return statements;
-}
+const hotPath = preparedPerConnection(prepareHotPath);
 
 // ── Attempts ────────────────────────────────────────────────────────────────────────────────────
 
