@@ -7,11 +7,13 @@
  *
  * Exits 0 when the ledger is exact, 1 otherwise. test/messages-crash.test.ts runs a small version.
  */
+
 import { Database } from "bun:sqlite";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Subprocess, spawn } from "bun";
+import { freePort } from "./bench/support";
 
 const root = join(import.meta.dir, "..");
 const bun = join(root, "node_modules", ".bin", "bun");
@@ -38,13 +40,6 @@ export interface CrashTestResult {
   /** Sends whose outcome a kill left unknown, settled by asking the carrier (no second hand-off). */
   reconciled: number;
   seconds: number;
-}
-
-async function freePort(): Promise<number> {
-  const server = Bun.serve({ port: 0, fetch: () => new Response("") });
-  const port = server.port as number;
-  server.stop(true);
-  return port;
 }
 
 interface Child {

@@ -13,7 +13,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Subprocess, spawn } from "bun";
-import { startHelloServer, wrk } from "./support";
+import { freePort, startHelloServer, wrk } from "./support";
 
 const root = join(import.meta.dir, "..", "..");
 const binary = join(root, "dist", "outreach");
@@ -21,13 +21,6 @@ const PIPELINE_MESSAGES = Number(process.env.BENCH_MESSAGES ?? 100_000);
 const THREADS = Number(process.env.BENCH_THREADS ?? 100_000);
 const MESSAGES_PER_THREAD = 10;
 const FROM = "+14155550100";
-
-async function freePort(): Promise<number> {
-  const server = Bun.serve({ port: 0, fetch: () => new Response("") });
-  const port = server.port as number;
-  server.stop(true);
-  return port;
-}
 
 interface Child {
   proc: Subprocess;

@@ -72,20 +72,8 @@ export const OPS = [
 ] as const;
 export type Op = (typeof OPS)[number];
 
-const TEXT_OPS: Op[] = [
-  "eq",
-  "neq",
-  "in",
-  "not_in",
-  "contains",
-  "starts_with",
-  "gt",
-  "gte",
-  "lt",
-  "lte",
-  "exists",
-  "not_exists",
-];
+const DATE_ONLY_OPS: Op[] = ["within_last_days", "before", "after"];
+const TEXT_OPS: Op[] = OPS.filter((op) => !DATE_ONLY_OPS.includes(op));
 const BOOL_OPS: Op[] = ["eq", "neq"];
 const DATE_OPS: Op[] = ["eq", "neq", "gt", "gte", "lt", "lte", "within_last_days", "before", "after"];
 
