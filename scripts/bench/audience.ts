@@ -11,54 +11,23 @@
  *        PART=import|segments to run one half.  USE_BINARY=1 runs dist/outreach instead of src.
  */
 import { Database } from "bun:sqlite";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { spawn } from "bun";
 import { migrate } from "../../src/db/migrate";
-import { binary, freePort, root, rssMb, waitForHealth } from "./support";
+import { binary, rssMb, type StartedServer, startBinary } from "./support";
 
 const N = Number(process.env.N ?? 1_000_000);
 const PART = process.env.PART ?? "all";
 const MAX_PART_BYTES = 19 * 1024 * 1024;
 const DAY = 86_400_000;
 
-interface Server {
-  pid: number;
-  url: string;
-  key: string;
-  workspaceId: string;
-  dbPath: string;
-  stop(): Promise<void>;
-}
+type Server = StartedServer;
 
-async function startServer(dbPath: string): Promise<Server> {
-  const port = await freePort();
-  const useBinary = process.env.USE_BINARY === "1" && existsSync(binary);
-  const cmd = useBinary
-    ? [binary, "serve", "--port", String(port), "--db", dbPath]
-    : [process.execPath, "run", join(root, "src/main.ts"), "serve", "--port", String(port), "--db", dbPath];
-  const logPath = `${dbPath}.log`;
-  const proc = spawn(cmd, {
-    cwd: root,
-    env: { ...process.env, RATE_LIMIT_RPS: "0", LOG_LEVEL: "warn" },
-    stdout: Bun.file(logPath),
-    stderr: "inherit",
-  });
-  const url = `http://127.0.0.1:${port}`;
-  await waitForHealth(url, 20_000);
-  const announced = readFileSync(logPath, "utf8");
-  return {
-    pid: proc.pid,
-    url,
-    key: announced.match(/opk_[0-9A-Za-z]{36}/)?.[0] ?? "",
-    workspaceId: announced.match(/\(([0-9a-f-]{36})\)/)?.[1] ?? "",
-    dbPath,
-    async stop() {
-      proc.kill("SIGTERM");
-      await proc.exited;
-    },
-  };
+/** The server under test: dist/outreach with USE_BINARY=1 (when built), else the source. */
+function startServer(dbPath: string): Promise<Server> {
+  const fromSource = !(process.env.USE_BINARY === "1" && existsSync(binary));
+  return startBinary({ dbPath, fromSource, env: { LOG_LEVEL: "warn" } });
 }
 
 function api(server: Server, method: string, path: string, body?: unknown) {
@@ -137,11 +106,11 @@ async function benchImport() {
   // The server.
   const server = await startServer(join(dir, "server.db"));
   await Bun.sleep(500);
-  const rssBefore = rssMb(server.pid);
+  const rssBefore = rssMb(server.proc.pid);
   let rssPeak = rssBefore;
   const sampler = setInterval(() => {
     try {
-      rssPeak = Math.max(rssPeak, rssMb(server.pid));
+      rssPeak = Math.max(rssPeak, rssMb(server.proc.pid));
     } catch {
       // process gone
     }
@@ -162,7 +131,7 @@ async function benchImport() {
   }
   const httpSecs = (performance.now() - t1) / 1000;
   clearInterval(sampler);
-  rssPeak = Math.max(rssPeak, rssMb(server.pid));
+  rssPeak = Math.max(rssPeak, rssMb(server.proc.pid));
   await server.stop();
   rmSync(dir, { recursive: true, force: true });
   if (created !== N || errors !== 0)

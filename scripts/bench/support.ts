@@ -38,20 +38,24 @@ export interface StartedServer {
   stop(): Promise<void>;
 }
 
-/** Starts `dist/outreach serve` on a temp database (or `dbPath`) and waits for /healthz. */
+/**
+ * Starts `dist/outreach serve` (or, with `fromSource`, `bun run src/main.ts serve`) on a temp
+ * database (or `dbPath`) and waits for /healthz.
+ */
 export async function startBinary(
-  options: { dbPath?: string; env?: Record<string, string> } = {},
+  options: { dbPath?: string; env?: Record<string, string>; fromSource?: boolean } = {},
 ): Promise<StartedServer> {
   const port = await freePort();
   const dbPath = options.dbPath ?? join(mkdtempSync(join(tmpdir(), "outreach-bench-")), "bench.db");
   const logPath = `${dbPath}.log`;
-  const proc = spawn([binary, "serve", "--port", String(port), "--db", dbPath], {
+  const program = options.fromSource ? [process.execPath, "run", join(root, "src/main.ts")] : [binary];
+  const proc = spawn([...program, "serve", "--port", String(port), "--db", dbPath], {
     env: { ...process.env, RATE_LIMIT_RPS: "0", LOG_LEVEL: "warn", ...options.env },
     stdout: Bun.file(logPath),
     stderr: "inherit",
   });
   const url = `http://127.0.0.1:${port}`;
-  await waitForHealth(url, 10_000);
+  await waitForHealth(url, 20_000);
   const announced = readFileSync(logPath, "utf8");
   return {
     proc,
