@@ -46,7 +46,9 @@ export const API_DESCRIPTION = `Self-hosted outreach platform API.
 
 /** Builds the HTTP application on its dependencies; tests build it on a temp database. */
 export function createApp(deps: AppDeps) {
-  return new Elysia({ name: "outreach", normalize: "typebox" })
+  // normalize: false: bodies and answers are validated as they are, never rewritten to fit their
+  // schemas; answers are kept to their schemas by closed response schemas (src/http/schemas.ts).
+  return new Elysia({ name: "outreach", normalize: false })
     .use(
       openapi({
         path: "/openapi",

@@ -10,7 +10,7 @@ import {
 } from "../domain/contacts";
 import { workspaceOf } from "../http/context";
 import { paginationQuery, parsePagination } from "../http/pagination";
-import { listEnvelope, Ok, READ_ERRORS, responses, WRITE_ERRORS } from "../http/schemas";
+import { Body, listEnvelope, Ok, READ_ERRORS, responses, WRITE_ERRORS } from "../http/schemas";
 import { ContactSchema, DeletedEnvelope, FieldsInput, NullableText } from "./audience-schemas";
 import { contactImportRoutes } from "./contact-import";
 
@@ -24,7 +24,7 @@ const ContactBody = {
   fields: FieldsInput,
 };
 
-const CreateBody = t.Object(
+const CreateBody = Body(
   {
     phone_number: t.String({
       description: "E.164, 10-digit or 11-digit US number; stored as E.164",
@@ -35,7 +35,7 @@ const CreateBody = t.Object(
   { description: "A new contact" },
 );
 
-const PatchBody = t.Object(
+const PatchBody = Body(
   {
     phone_number: t.Optional(t.String({ description: "New phone number (must stay unique)" })),
     ...ContactBody,

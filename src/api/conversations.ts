@@ -5,6 +5,7 @@ import { MAX_BODY_LENGTH, replyToConversation } from "../domain/messages";
 import { workspaceOf } from "../http/context";
 import { paginationQuery, parsePagination } from "../http/pagination";
 import {
+  Body,
   listEnvelope,
   NullableTimestamp,
   Ok,
@@ -116,7 +117,7 @@ export function conversationsRoutes(deps: AppDeps) {
       },
       {
         params: Id,
-        body: t.Object({
+        body: Body({
           body: t.String({
             minLength: 1,
             maxLength: MAX_BODY_LENGTH,
@@ -147,7 +148,7 @@ export function conversationsRoutes(deps: AppDeps) {
       },
       {
         params: Id,
-        body: t.Object({
+        body: Body({
           status: t.Optional(t.String({ description: "open | closed", examples: ["closed"] })),
           assigned_to: t.Optional(
             t.Union([t.String({ maxLength: 200 }), t.Null()], {

@@ -13,7 +13,7 @@ import {
 } from "../domain/lists";
 import { workspaceOf } from "../http/context";
 import { paginationQuery, parsePagination } from "../http/pagination";
-import { listEnvelope, Ok, READ_ERRORS, responses, Timestamp, WRITE_ERRORS } from "../http/schemas";
+import { Body, listEnvelope, Ok, READ_ERRORS, responses, Timestamp, WRITE_ERRORS } from "../http/schemas";
 import { ContactSchema, DeletedEnvelope } from "./audience-schemas";
 
 export const ListSchema = t.Object(
@@ -35,7 +35,7 @@ const IdParams = t.Object({ id: t.String({ description: "List id" }) });
 const Name = t.String({ minLength: 1, maxLength: 200, description: "List name (1–200)" });
 const Description = t.String({ maxLength: 2000, description: "Description (max 2000)" });
 
-const MembershipBody = t.Object(
+const MembershipBody = Body(
   {
     contact_ids: t.Optional(
       t.Array(t.String({ description: "Contact id" }), {
@@ -79,7 +79,7 @@ export function listRoutes(deps: AppDeps) {
         list: createList(deps.db, workspaceOf(request), body, deps.clock.now()),
       }),
       {
-        body: t.Object({ name: Name, description: t.Optional(Description) }, { description: "A new list" }),
+        body: Body({ name: Name, description: t.Optional(Description) }, { description: "A new list" }),
         detail: { tags: ["Lists"], summary: "Create a list" },
         response: responses(ListEnvelope, WRITE_ERRORS),
       },
@@ -104,7 +104,7 @@ export function listRoutes(deps: AppDeps) {
       }),
       {
         params: IdParams,
-        body: t.Object(
+        body: Body(
           { name: t.Optional(Name), description: t.Optional(Description) },
           { description: "Both optional; membership is unchanged" },
         ),

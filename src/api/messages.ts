@@ -4,6 +4,7 @@ import { getMessage, listMessages, MAX_BODY_LENGTH, sendOneOffMessage } from "..
 import { workspaceOf } from "../http/context";
 import { paginationQuery, parsePagination } from "../http/pagination";
 import {
+  Body,
   Enum,
   listEnvelope,
   NullableTimestamp,
@@ -48,7 +49,7 @@ export const MessageSchema = t.Object(
   { description: "An SMS message" },
 );
 
-const SendBody = t.Object(
+const SendBody = Body(
   {
     to: t.String({
       maxLength: 64,

@@ -11,6 +11,7 @@ import {
 import { workspaceOf } from "../http/context";
 import { paginationQuery, parsePagination } from "../http/pagination";
 import {
+  Body,
   Deleted,
   Enum,
   listEnvelope,
@@ -70,7 +71,7 @@ const DailyLimit = t.Integer({
   description: "Sends allowed per local day (0–1000000); null = no cap",
 });
 
-const OrderBody = t.Object(
+const OrderBody = Body(
   {
     number: t.Optional(
       t.String({
@@ -94,7 +95,7 @@ const OrderBody = t.Object(
   { description: "`number` or `numbers` is required" },
 );
 
-const PatchBody = t.Object(
+const PatchBody = Body(
   {
     pool_id: t.Optional(
       Nullable(

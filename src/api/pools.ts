@@ -11,7 +11,16 @@ import {
 } from "../domain/pools";
 import { workspaceOf } from "../http/context";
 import { paginationQuery, parsePagination } from "../http/pagination";
-import { Deleted, listEnvelope, Ok, READ_ERRORS, responses, Timestamp, WRITE_ERRORS } from "../http/schemas";
+import {
+  Body,
+  Deleted,
+  listEnvelope,
+  Ok,
+  READ_ERRORS,
+  responses,
+  Timestamp,
+  WRITE_ERRORS,
+} from "../http/schemas";
 
 export const PoolSchema = t.Object(
   {
@@ -28,7 +37,7 @@ const Description = t.Union([t.String({ maxLength: 2000 }), t.Null()], {
   description: "What the pool is for (max 2000)",
 });
 
-const CreateBody = t.Object(
+const CreateBody = Body(
   {
     name: t.String({
       minLength: 1,
@@ -41,7 +50,7 @@ const CreateBody = t.Object(
   { description: "A new pool" },
 );
 
-const PatchBody = t.Object(
+const PatchBody = Body(
   {
     name: t.Optional(t.String({ minLength: 1, maxLength: 200, description: "Pool name (max 200)" })),
     description: t.Optional(Description),
@@ -49,7 +58,7 @@ const PatchBody = t.Object(
   { description: "Fields to change; others stay as they are" },
 );
 
-const NumberIdsBody = t.Object(
+const NumberIdsBody = Body(
   {
     number_ids: t.Array(t.String({ maxLength: 64 }), {
       maxItems: 1000,

@@ -5,7 +5,16 @@ import { checkSandboxInbound, findInboundByCarrierId } from "../domain/inbound";
 import { messageJson } from "../domain/messages";
 import { workspaceOf } from "../http/context";
 import { paginationQuery, parsePagination } from "../http/pagination";
-import { listEnvelope, Ok, READ_ERRORS, responses, Timestamp, Uuid, WRITE_ERRORS } from "../http/schemas";
+import {
+  Body,
+  listEnvelope,
+  Ok,
+  READ_ERRORS,
+  responses,
+  Timestamp,
+  Uuid,
+  WRITE_ERRORS,
+} from "../http/schemas";
 import { AppError, notFound } from "../lib/errors";
 import { MessageSchema } from "./messages";
 
@@ -41,7 +50,7 @@ export function sandboxRoutes(deps: AppDeps) {
         return { ok: true as const, message: messageJson(stored) };
       },
       {
-        body: t.Object({
+        body: Body({
           from: t.String({ maxLength: 64, description: "The handset's number", examples: ["+14155550123"] }),
           to: t.String({
             maxLength: 64,

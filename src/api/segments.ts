@@ -15,7 +15,7 @@ import {
 import { workspaceOf } from "../http/context";
 import { registerReadOnlyPost } from "../http/conventions";
 import { paginationQuery, parsePagination } from "../http/pagination";
-import { listEnvelope, Ok, READ_ERRORS, responses, Timestamp, WRITE_ERRORS } from "../http/schemas";
+import { Body, listEnvelope, Ok, READ_ERRORS, responses, Timestamp, WRITE_ERRORS } from "../http/schemas";
 import { ContactSchema, DeletedEnvelope } from "./audience-schemas";
 
 registerReadOnlyPost("/v1/segments/preview");
@@ -98,7 +98,7 @@ export function segmentRoutes(deps: AppDeps) {
         return { ok: true as const, count: total, sample: rows.map(contactJson) };
       },
       {
-        body: t.Object({ rules: Rules }, { description: "Rules to try without saving" }),
+        body: Body({ rules: Rules }, { description: "Rules to try without saving" }),
         detail: {
           tags: ["Segments"],
           summary: "Preview rules",
@@ -123,7 +123,7 @@ export function segmentRoutes(deps: AppDeps) {
         segment: segmentJson(createSegment(deps.db, workspaceOf(request), body, deps.clock.now())),
       }),
       {
-        body: t.Object(
+        body: Body(
           { name: Name, description: t.Optional(Description), rules: Rules },
           { description: "A new segment" },
         ),
@@ -151,7 +151,7 @@ export function segmentRoutes(deps: AppDeps) {
       }),
       {
         params: IdParams,
-        body: t.Object(
+        body: Body(
           { name: t.Optional(Name), description: t.Optional(Description), rules: t.Optional(Rules) },
           { description: "Fields to change" },
         ),

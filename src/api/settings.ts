@@ -2,7 +2,7 @@ import { Elysia, t } from "elysia";
 import type { AppDeps } from "../app";
 import { getSettings, updateSettings } from "../domain/settings";
 import { workspaceOf } from "../http/context";
-import { Ok, READ_ERRORS, responses, WRITE_ERRORS } from "../http/schemas";
+import { Body, Ok, READ_ERRORS, responses, WRITE_ERRORS } from "../http/schemas";
 
 const Hour = (description: string) => t.Integer({ minimum: 0, maximum: 23, description });
 
@@ -36,7 +36,7 @@ export const SettingsSchema = t.Object(
 
 const Text = (description: string, maxLength = 2000) => t.String({ description, maxLength });
 
-const SettingsPatchBody = t.Object(
+const SettingsPatchBody = Body(
   {
     name: t.Optional(t.String({ minLength: 1, maxLength: 200, description: "Workspace name" })),
     timezone: t.Optional(t.String({ maxLength: 100, description: "IANA zone" })),

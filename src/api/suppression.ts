@@ -9,7 +9,16 @@ import {
 } from "../domain/suppression";
 import { workspaceOf } from "../http/context";
 import { paginationQuery, parsePagination } from "../http/pagination";
-import { Enum, listEnvelope, Ok, READ_ERRORS, responses, Timestamp, WRITE_ERRORS } from "../http/schemas";
+import {
+  Body,
+  Enum,
+  listEnvelope,
+  Ok,
+  READ_ERRORS,
+  responses,
+  Timestamp,
+  WRITE_ERRORS,
+} from "../http/schemas";
 import { invalid } from "../lib/errors";
 import { DeletedEnvelope } from "./audience-schemas";
 
@@ -69,7 +78,7 @@ export function suppressionRoutes(deps: AppDeps) {
         ),
       }),
       {
-        body: t.Object(
+        body: Body(
           {
             phone_number: t.String({
               description: "E.164, 10- or 11-digit US number",

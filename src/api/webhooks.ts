@@ -16,6 +16,7 @@ import {
 import { workspaceOf } from "../http/context";
 import { paginationQuery, parsePagination } from "../http/pagination";
 import {
+  Body,
   Enum,
   listEnvelope,
   Ok,
@@ -106,7 +107,7 @@ const UrlField = t.String({
 });
 const DescriptionField = t.Union([t.String({ maxLength: 2000 }), t.Null()], { description: "Free text" });
 
-const CreateBody = t.Object(
+const CreateBody = Body(
   {
     url: UrlField,
     events: EventsField,
@@ -116,7 +117,7 @@ const CreateBody = t.Object(
   { description: "New subscription" },
 );
 
-const PatchBody = t.Object(
+const PatchBody = Body(
   {
     url: t.Optional(UrlField),
     events: t.Optional(EventsField),

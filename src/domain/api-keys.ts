@@ -1,6 +1,7 @@
 import type { Database } from "bun:sqlite";
 import { and, desc, eq, isNull, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../db/client";
+import { createCommitWatch } from "../db/commit-watch";
 import { type ApiKeyRow, apiKeys, workspaces } from "../db/schema";
 import { AppError, notFound } from "../lib/errors";
 import { newId } from "../lib/ids";
@@ -138,14 +139,14 @@ export function createKeyAuthenticator(db: Db, sqlite: Database) {
     .set({ lastUsedAt: sql`${sql.placeholder("now")}` })
     .where(eq(apiKeys.id, sql.placeholder("id")))
     .prepare();
-  // Storage-specific: SQLite tells each connection whether others committed since it last asked.
-  const dataVersion = sqlite.prepare<{ data_version: number }, []>("PRAGMA data_version");
+  // Changes whenever another connection or process commits (a revoke by the CLI, say).
+  const othersCommitted = createCommitWatch(sqlite);
   const cache = new Map<string, CachedKey>();
   keyCaches.add(cache);
-  let seenVersion = dataVersion.get()?.data_version ?? 0;
+  let seenVersion = othersCommitted();
 
   return function authenticate(presented: string, now = Date.now()): AuthenticatedKey | null {
-    const version = dataVersion.get()?.data_version ?? 0;
+    const version = othersCommitted();
     if (version !== seenVersion) {
       cache.clear();
       seenVersion = version;

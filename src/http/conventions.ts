@@ -83,7 +83,13 @@ export function createFrontDoor(deps: ConventionDeps, handle: Handle) {
 
   function finish(request: Request, state: RequestState, response: Response, path: string): Response {
     for (const name in state.headers) response.headers.set(name, state.headers[name]);
-    const route = response.status === 404 ? "unmatched" : path.replace(UUID_SEGMENT_RE, "/:id");
+    // Ids become `:id` (a label per route, not per resource); a path with no "-" has no UUID in it.
+    const route =
+      response.status === 404
+        ? "unmatched"
+        : path.includes("-")
+          ? path.replace(UUID_SEGMENT_RE, "/:id")
+          : path;
     deps.metrics.record(request.method, route, response.status, (performance.now() - state.startedAt) / 1000);
     return response;
   }
