@@ -1,6 +1,6 @@
 import { Elysia, t } from "elysia";
 import type { AppDeps } from "../app";
-import { getMessage, listMessages, MAX_BODY_LENGTH, sendOneOffMessage } from "../domain/messages";
+import { getMessage, listMessages, MAX_BODY_LENGTH, submitOneOffMessage } from "../domain/messages";
 import { workspaceOf } from "../http/context";
 import { paginationQuery, parsePagination } from "../http/pagination";
 import {
@@ -79,9 +79,11 @@ export function messagesRoutes(deps: AppDeps) {
   return new Elysia({ name: "messages" })
     .post(
       "/v1/messages",
-      ({ request, body }) => ({
+      async ({ request, body }) => ({
         ok: true as const,
-        message: sendOneOffMessage(deps.db, workspaceOf(request), body, deps.clock.now()),
+        // Group commit: the sends of one event-loop turn share a transaction (one savepoint each)
+        // and are answered after it commits.
+        message: await submitOneOffMessage(deps.db, workspaceOf(request), body, deps.clock.now()),
       }),
       {
         body: SendBody,

@@ -85,6 +85,20 @@ export function findConversation(db: DbOrTx, workspaceId: string, id: string): C
 const threadStatements = preparedPerConnection((db) => {
   const id = sql.placeholder("id");
   return {
+    // Two lookups instead of one sorted by "open first": each is a plain index search, while
+    // the sort needed a temporary b-tree per call (~10 µs on every send).
+    open: db
+      .select()
+      .from(conversations)
+      .where(
+        and(
+          eq(conversations.workspaceId, sql.placeholder("workspaceId")),
+          eq(conversations.contactId, sql.placeholder("contactId")),
+          eq(conversations.status, "open"),
+        ),
+      )
+      .limit(1)
+      .prepare(),
     latest: db
       .select()
       .from(conversations)
@@ -94,7 +108,7 @@ const threadStatements = preparedPerConnection((db) => {
           eq(conversations.contactId, sql.placeholder("contactId")),
         ),
       )
-      .orderBy(sql`${conversations.status} = 'open' DESC`, desc(conversations.createdAt))
+      .orderBy(desc(conversations.createdAt))
       .limit(1)
       .prepare(),
     reopen: db
@@ -125,8 +139,9 @@ export function threadForContact(
   options: { reopen: boolean; now: number /** Owner of a thread created here. */; agentId?: string | null },
 ): ConversationRow {
   const statements = threadStatements(tx);
+  const open = statements.open.get({ workspaceId, contactId });
+  if (open) return open;
   const latest = statements.latest.get({ workspaceId, contactId });
-  if (latest?.status === "open") return latest;
   if (latest && options.reopen) {
     statements.reopen.run({ id: latest.id, now: options.now });
     return { ...latest, status: "open", updatedAt: options.now };

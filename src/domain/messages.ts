@@ -7,7 +7,8 @@ import {
   type OutboundSms,
   type StatusUpdate,
 } from "../carriers/carrier";
-import type { Db, DbOrTx } from "../db/client";
+import type { Db, DbOrTx, Tx } from "../db/client";
+import { groupCommit } from "../db/group-commit";
 import { messageStatements } from "../db/message-statements";
 import { preparedPerConnection, rowPlaceholders } from "../db/prepared";
 import { type ContactRow, contacts, conversations, type MessageRow, messages, numbers } from "../db/schema";
@@ -207,6 +208,32 @@ export function assertCanSendTo(db: DbOrTx, workspaceId: string, phone: string) 
  * message PENDING and enqueue its send. Nothing is written when any check fails.
  */
 export function sendOneOffMessage(db: Db, workspaceId: string, input: OneOffInput, now = Date.now()) {
+  const checked = checkOneOff(input);
+  return db.transaction((tx) => acceptOneOff(tx, workspaceId, checked, now));
+}
+
+/**
+ * `sendOneOffMessage` through the group commit (src/db/group-commit.ts): the same checks and
+ * writes, in a savepoint of a transaction shared with the other sends of this event-loop turn;
+ * settles after the commit. Input errors throw at once, before anything is queued.
+ */
+export function submitOneOffMessage(
+  db: Db,
+  workspaceId: string,
+  input: OneOffInput,
+  now = Date.now(),
+): Promise<{ id: string; status: string }> {
+  const checked = checkOneOff(input);
+  return groupCommit(db, (tx) => acceptOneOff(tx, workspaceId, checked, now));
+}
+
+interface CheckedOneOff {
+  to: string;
+  from: string | undefined;
+  body: string;
+}
+
+function checkOneOff(input: OneOffInput): CheckedOneOff {
   const to = normalizePhone(input.to);
   if (!to) throw invalid("to must be a valid phone number");
   checkBody(input.body);
@@ -215,24 +242,26 @@ export function sendOneOffMessage(db: Db, workspaceId: string, input: OneOffInpu
     from = normalizePhone(input.from) ?? undefined;
     if (!from) throw invalid("from must be a valid phone number");
   }
-  return db.transaction((tx) => {
-    const sender = resolveSender(tx, workspaceId, from, now);
-    assertCanSendTo(tx, workspaceId, to);
-    if (!reserveDailySend(tx, sender, now)) throw invalid("from has reached its daily_limit");
-    const { contact } = ensureContact(tx, workspaceId, to, "api", now);
-    const conversation = threadForContact(tx, workspaceId, contact.id, { reopen: true, now });
-    const row = queueOutboundMessage(tx, {
-      workspaceId,
-      contact,
-      conversationId: conversation.id,
-      numberId: sender.id,
-      from: sender.number,
-      body: input.body,
-      sender: "human",
-      now,
-    });
-    return { id: row.id, status: row.status };
+  return { to, from, body: input.body };
+}
+
+function acceptOneOff(tx: Tx, workspaceId: string, input: CheckedOneOff, now: number) {
+  const sender = resolveSender(tx, workspaceId, input.from, now);
+  assertCanSendTo(tx, workspaceId, input.to);
+  if (!reserveDailySend(tx, sender, now)) throw invalid("from has reached its daily_limit");
+  const { contact } = ensureContact(tx, workspaceId, input.to, "api", now);
+  const conversation = threadForContact(tx, workspaceId, contact.id, { reopen: true, now });
+  const row = queueOutboundMessage(tx, {
+    workspaceId,
+    contact,
+    conversationId: conversation.id,
+    numberId: sender.id,
+    from: sender.number,
+    body: input.body,
+    sender: "human",
+    now,
   });
+  return { id: row.id, status: row.status };
 }
 
 // ---------------------------------------------------------------------------------------------

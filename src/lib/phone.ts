@@ -7,6 +7,19 @@ import { parsePhoneNumberFromString } from "libphonenumber-js";
  */
 export function normalizePhone(input: unknown): string | null {
   if (typeof input !== "string") return null;
+  // Parsing costs tens of µs; the same numbers come back again and again (sends, inbound, imports).
+  const known = normalized.get(input);
+  if (known !== undefined) return known;
+  const result = parsePhone(input);
+  if (normalized.size >= NORMALIZED_CACHE_SIZE) normalized.clear();
+  normalized.set(input, result);
+  return result;
+}
+
+const NORMALIZED_CACHE_SIZE = 50_000;
+const normalized = new Map<string, string | null>();
+
+function parsePhone(input: string): string | null {
   const trimmed = input.trim();
   if (!trimmed || trimmed.length > 32 || /[a-z]/i.test(trimmed.replace(/^tel:/i, ""))) return null;
   const parsed = parsePhoneNumberFromString(trimmed.replace(/^tel:/i, ""), "US");

@@ -1,0 +1,84 @@
+import { afterAll, beforeAll, describe, expect, it } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { sql } from "drizzle-orm";
+import { type DbHandle, openDatabase } from "../src/db/client";
+import { groupCommit } from "../src/db/group-commit";
+import { startTestServer, type TestServer } from "./support/server";
+
+describe("groupCommit", () => {
+  let dir: string;
+  let handle: DbHandle;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), "outreach-group-"));
+    handle = openDatabase(join(dir, "g.db"));
+    handle.sqlite.exec("CREATE TABLE t (x INTEGER NOT NULL)");
+  });
+  afterAll(() => {
+    handle.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const rows = () => handle.sqlite.query("SELECT x FROM t ORDER BY x").values().flat();
+
+  it("runs the writes of one turn in one transaction; a failing write rolls back alone", async () => {
+    const insert = (x: number) => (tx: Parameters<Parameters<typeof groupCommit>[1]>[0]) => {
+      tx.run(sql`INSERT INTO t (x) VALUES (${x})`);
+      return x;
+    };
+    const failing = groupCommit(handle.db, (tx) => {
+      tx.run(sql`INSERT INTO t (x) VALUES (2)`);
+      throw new Error("refused");
+    });
+    const outcomes = await Promise.allSettled([
+      groupCommit(handle.db, insert(1)),
+      failing,
+      groupCommit(handle.db, insert(3)),
+    ]);
+    expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+    expect((outcomes[1] as PromiseRejectedResult).reason.message).toBe("refused");
+    expect(rows()).toEqual([1, 3]);
+  });
+
+  it("answers nobody before the commit: the rows are readable when the promise settles", async () => {
+    const value = await groupCommit(handle.db, (tx) => {
+      tx.run(sql`INSERT INTO t (x) VALUES (4)`);
+      return "done";
+    });
+    expect(value).toBe("done");
+    const other = openDatabase(join(dir, "g.db"));
+    expect(other.sqlite.query("SELECT count(*) AS n FROM t WHERE x = 4").get()).toEqual({ n: 1 });
+    other.close();
+  });
+});
+
+describe("POST /v1/messages under concurrency", () => {
+  let s: TestServer;
+  beforeAll(async () => {
+    s = await startTestServer({}, { WORKER: "false" });
+    expect((await s.api("POST", "/v1/numbers", { number: "+14155550100" })).status).toBe(200);
+    expect((await s.api("POST", "/v1/suppression", { phone_number: "+14155559999" })).status).toBe(200);
+  });
+  afterAll(() => s.stop());
+
+  it("accepts each send on its own: refused ones record nothing, the rest are all recorded", async () => {
+    const sends = Array.from({ length: 40 }, (_, i) =>
+      s.api("POST", "/v1/messages", {
+        to: i % 4 === 0 ? "+14155559999" : `+1415555${String(2000 + i)}`,
+        body: `hello ${i}`,
+      }),
+    );
+    const answers = await Promise.all(sends);
+    const accepted = answers.filter((a) => a.status === 200);
+    const refused = answers.filter((a) => a.status === 422);
+    expect(accepted.length).toBe(30);
+    expect(refused.length).toBe(10);
+    for (const r of refused) expect(r.body).toEqual({ ok: false, error: "Recipient is suppressed" });
+    const listed = await s.api("GET", "/v1/messages?limit=200");
+    expect(listed.body.total).toBe(30);
+    expect(new Set(listed.body.messages.map((m: { id: string }) => m.id))).toEqual(
+      new Set(accepted.map((a) => a.body.message.id)),
+    );
+  });
+});
