@@ -114,8 +114,9 @@ interface CachedKey extends AuthenticatedKey {
 /**
  * Resolves a presented key to its workspace. Resolutions are cached, but the cache can never
  * serve a stale answer: it is emptied whenever SQLite's `data_version` shows that another
- * connection (a CLI `keys revoke`, another server process) committed anything, and whenever this
- * process revokes a key or renames a workspace (`invalidateKeyCache`). Only live keys are cached
+ * connection (a CLI `keys revoke`, another server process) committed anything — checked before
+ * any request of an event-loop turn is answered — and whenever this process revokes a key or
+ * renames a workspace (`invalidateKeyCache`). Only live keys are cached
  * (nothing is remembered about a wrong key). Returns null for anything that is not a live key.
  */
 export function createKeyAuthenticator(db: Db, sqlite: Database) {
@@ -144,12 +145,24 @@ export function createKeyAuthenticator(db: Db, sqlite: Database) {
   const cache = new Map<string, CachedKey>();
   keyCaches.add(cache);
   let seenVersion = othersCommitted();
+  // Asked once per event-loop turn, by the turn's first request. The requests of a turn are the
+  // ones the poll that started it found waiting, so each of them was sent before that first check:
+  // a revoke that finished before a request was sent is always seen by it, and one that finishes
+  // later raced with the requests of the turn. setImmediate runs before the next poll.
+  let checkedThisTurn = false;
+  const nextTurn = () => {
+    checkedThisTurn = false;
+  };
 
   return function authenticate(presented: string, now = Date.now()): AuthenticatedKey | null {
-    const version = othersCommitted();
-    if (version !== seenVersion) {
-      cache.clear();
-      seenVersion = version;
+    if (!checkedThisTurn) {
+      checkedThisTurn = true;
+      setImmediate(nextTurn);
+      const version = othersCommitted();
+      if (version !== seenVersion) {
+        cache.clear();
+        seenVersion = version;
+      }
     }
     // Keyed by the presented key itself: a hit skips the checksum and the hash; a miss pays both.
     let entry = cache.get(presented);
