@@ -37,7 +37,8 @@ export const conversations = sqliteTable(
     updatedAt: updatedAtColumn(),
   },
   (t) => [
-    index("conversations_workspace_last_idx").on(t.workspaceId, t.lastMessageAt, t.id),
+    // Inbox order; search_key at the end lets a search walk the inbox from the index alone.
+    index("conversations_workspace_inbox_idx").on(t.workspaceId, t.lastMessageAt, t.id, t.searchKey),
     index("conversations_workspace_contact_idx").on(t.workspaceId, t.contactId, t.status),
     index("conversations_workspace_status_idx").on(t.workspaceId, t.status, t.lastMessageAt),
     uniqueIndex("conversations_search_key_idx").on(t.searchKey),
