@@ -20,7 +20,7 @@ import { webhooksRoutes } from "./api/webhooks";
 import type { Carrier } from "./carriers/carrier";
 import type { Config } from "./config";
 import type { Db } from "./db/client";
-import { createFrontDoor, httpErrors } from "./http/conventions";
+import { bodylessRoutes, createFrontDoor, httpErrors } from "./http/conventions";
 import { HttpMetrics } from "./http/metrics";
 import { ErrorBody } from "./http/schemas";
 import type { Clock } from "./lib/time";
@@ -102,6 +102,13 @@ export function createFetchHandler(deps: AppDeps) {
       sqlite: deps.sqlite,
       metrics: deps.metrics,
       rateLimit: { rps: deps.config.rateLimitRps, burst: deps.config.rateLimitBurst },
+      takesNoBody: bodylessRoutes(
+        app.routes.map((route) => ({
+          method: route.method,
+          path: route.path,
+          hasBody: Boolean((route.hooks as { body?: unknown } | undefined)?.body),
+        })),
+      ),
     },
     // `fetch`, not `handle`: it answers a sync route synchronously.
     (request) => app.fetch(request),

@@ -331,6 +331,15 @@ describe("CARRIER=twilio over HTTP", () => {
     return { status: response.status, body: await response.json().catch(() => null) };
   }
 
+  it("has no sandbox: 404 before the body is looked at", async () => {
+    for (const body of [{}, { from: "+14155550123", to: "+14155550100", body: "hi" }]) {
+      const r = await s.api("POST", "/v1/sandbox/inbound", body);
+      expect(r.status).toBe(404);
+      expect(r.body).toEqual({ ok: false, error: "Not found" });
+    }
+    expect((await s.api("GET", "/v1/sandbox/outbox")).status).toBe(404);
+  });
+
   it("searches, orders and releases numbers through Twilio", async () => {
     const available = await s.api("GET", "/v1/numbers/available?area_code=808&limit=3");
     expect(available.status).toBe(200);

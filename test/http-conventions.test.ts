@@ -202,6 +202,53 @@ describe("parsePagination", () => {
     expect(() => parsePagination({ limit: "-1" })).toThrow("limit must be a non-negative integer");
     expect(() => parsePagination({ offset: "1.5" })).toThrow("offset must be a non-negative integer");
   });
+
+  it("clamps an integer of any size instead of refusing it", () => {
+    expect(parsePagination({ limit: "99999999999999999999999" }).limit).toBe(200);
+    expect(parsePagination({ offset: "99999999999999999999999" }).offset).toBe(Number.MAX_SAFE_INTEGER);
+  });
+});
+
+describe("forward compatibility", () => {
+  it("ignores query parameters a route does not declare", async () => {
+    for (const path of ["/v1/numbers?foo=1", "/v1/messages?foo=1", "/v1/contacts?future=x&limit=5"]) {
+      const r = await s.api("GET", path);
+      expect(r.status).toBe(200);
+    }
+    const huge = await s.api("GET", "/v1/messages?limit=99999999999999999999999");
+    expect(huge.status).toBe(200);
+    expect(huge.body.limit).toBe(200);
+  });
+
+  it("ignores any body sent to an endpoint that takes none", async () => {
+    for (const [raw, type] of [
+      ["{bad", "application/json"],
+      ["hello", "text/plain"],
+      ["null", "application/json"],
+    ]) {
+      const pool = await s.api("POST", "/v1/pools", { name: `bodyless ${raw}` });
+      const r = await s.api("DELETE", `/v1/pools/${pool.body.pool.id}`, undefined, {
+        raw,
+        headers: { "content-type": type },
+      });
+      expect(r.status).toBe(200);
+      expect(r.body).toEqual({ ok: true, deleted: true });
+    }
+    // An endpoint that does take a body still refuses a malformed one.
+    const pool = await s.api("POST", "/v1/pools", { name: "with body" });
+    const patched = await s.api("PATCH", `/v1/pools/${pool.body.pool.id}`, undefined, {
+      raw: "{bad",
+      headers: { "content-type": "application/json" },
+    });
+    expect(patched.status).toBe(400);
+  });
+
+  it("words a nullable field's error after its type", async () => {
+    const long = await s.api("POST", "/v1/pools", { name: "p", description: "x".repeat(2001) });
+    expect(long.body).toEqual({ ok: false, error: "description is too long (max 2000)" });
+    const number = await s.api("POST", "/v1/pools", { name: "p", description: 123 });
+    expect(number.body).toEqual({ ok: false, error: "description must be a string" });
+  });
 });
 
 describe("Idempotency-Key after a crash", () => {

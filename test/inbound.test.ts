@@ -197,6 +197,24 @@ describe("CTIA keywords", () => {
   });
 });
 
+describe("keyword replies and the daily cap", () => {
+  it("count against the number's daily_limit, and still go out from a number at its cap", async () => {
+    const capped = "+14155550130";
+    const ordered = await s.api("POST", "/v1/numbers", { number: capped, daily_limit: 1 });
+    const id = ordered.body.ordered.id;
+    expect(
+      (await s.api("POST", "/v1/messages", { to: "+14155556400", from: capped, body: "hi" })).status,
+    ).toBe(200);
+    const full = await s.api("POST", "/v1/messages", { to: "+14155556400", from: capped, body: "again" });
+    expect(full.body).toEqual({ ok: false, error: "from has reached its daily_limit" });
+    await s.api("POST", "/v1/sandbox/inbound", { from: "+14155556400", to: capped, body: "HELP" });
+    await s.api("POST", "/v1/sandbox/inbound", { from: "+14155556401", to: capped, body: "STOP" });
+    expect(await settledOutboxTo("+14155556401")).toHaveLength(1);
+    expect(await settledOutboxTo("+14155556400")).toHaveLength(2);
+    expect((await s.api("GET", `/v1/numbers/${id}`)).body.number.sent_today).toBe(3);
+  });
+});
+
 describe("POST /v1/sandbox/inbound", () => {
   it("answers 422 'to is not a number of this workspace' for a number it does not own", async () => {
     const answer = await s.api("POST", "/v1/sandbox/inbound", {

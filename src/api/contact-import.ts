@@ -3,7 +3,7 @@ import type { AppDeps } from "../app";
 import { importContactsCsv, importContactsJson } from "../domain/contact-import";
 import { workspaceOf } from "../http/context";
 import { IMPORT_BODY_LIMIT, registerBodyLimit, registerStreamingRoute } from "../http/conventions";
-import { Ok, responses, WRITE_ERRORS } from "../http/schemas";
+import { Ok, Query, responses, WRITE_ERRORS } from "../http/schemas";
 import { AppError, invalid } from "../lib/errors";
 
 const IMPORT_PATH = "/v1/contacts/import";
@@ -94,7 +94,7 @@ export function contactImportRoutes(deps: AppDeps) {
       throw new AppError("invalid_json", "Content-Type must be text/csv or application/json");
     },
     {
-      query: t.Object({
+      query: Query({
         list_id: t.Optional(t.String({ description: "Add every imported contact to this list" })),
       }),
       detail: {

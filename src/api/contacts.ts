@@ -10,7 +10,7 @@ import {
 } from "../domain/contacts";
 import { workspaceOf } from "../http/context";
 import { paginationQuery, parsePagination } from "../http/pagination";
-import { Body, listEnvelope, Ok, READ_ERRORS, responses, WRITE_ERRORS } from "../http/schemas";
+import { Body, listEnvelope, Ok, Query, READ_ERRORS, responses, WRITE_ERRORS } from "../http/schemas";
 import { ContactSchema, DeletedEnvelope, FieldsInput, NullableText } from "./audience-schemas";
 import { contactImportRoutes } from "./contact-import";
 
@@ -59,7 +59,7 @@ export function contactRoutes(deps: AppDeps) {
         return { ok: true as const, contacts: rows.map(contactJson), total, ...page };
       },
       {
-        query: t.Object({
+        query: Query({
           ...paginationQuery,
           q: t.Optional(t.String({ description: "Matches first name, last name, phone number or email" })),
         }),

@@ -9,6 +9,7 @@ import {
   listEnvelope,
   NullableTimestamp,
   Ok,
+  Query,
   READ_ERRORS,
   responses,
   Timestamp,
@@ -61,7 +62,7 @@ export function conversationsRoutes(deps: AppDeps) {
         }),
       }),
       {
-        query: t.Object({
+        query: Query({
           ...paginationQuery,
           filter: t.Optional(
             t.String({

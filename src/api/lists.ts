@@ -13,7 +13,16 @@ import {
 } from "../domain/lists";
 import { workspaceOf } from "../http/context";
 import { paginationQuery, parsePagination } from "../http/pagination";
-import { Body, listEnvelope, Ok, READ_ERRORS, responses, Timestamp, WRITE_ERRORS } from "../http/schemas";
+import {
+  Body,
+  listEnvelope,
+  Ok,
+  Query,
+  READ_ERRORS,
+  responses,
+  Timestamp,
+  WRITE_ERRORS,
+} from "../http/schemas";
 import { ContactSchema, DeletedEnvelope } from "./audience-schemas";
 
 export const ListSchema = t.Object(
@@ -64,7 +73,7 @@ export function listRoutes(deps: AppDeps) {
         return { ok: true as const, lists, total, ...page };
       },
       {
-        query: t.Object({
+        query: Query({
           ...paginationQuery,
           q: t.Optional(t.String({ description: "Matches the list name" })),
         }),
@@ -141,7 +150,7 @@ export function listRoutes(deps: AppDeps) {
       },
       {
         params: IdParams,
-        query: t.Object(paginationQuery),
+        query: Query(paginationQuery),
         detail: { tags: ["Lists"], summary: "List a list's contacts (newest contact first)" },
         response: responses(MembersEnvelope, [...READ_ERRORS, 404, 422]),
       },

@@ -9,6 +9,7 @@ import {
   listEnvelope,
   NullableTimestamp,
   Ok,
+  Query,
   READ_ERRORS,
   responses,
   Timestamp,
@@ -115,7 +116,7 @@ export function messagesRoutes(deps: AppDeps) {
         ...listMessages(deps.db, workspaceOf(request), { ...query, ...parsePagination(query) }),
       }),
       {
-        query: t.Object({
+        query: Query({
           ...paginationQuery,
           status: t.Optional(
             t.String({

@@ -16,6 +16,7 @@ import {
   Enum,
   listEnvelope,
   Ok,
+  Query,
   READ_ERRORS,
   responses,
   Timestamp,
@@ -138,7 +139,7 @@ export function numbersRoutes(deps: AppDeps) {
         numbers: await searchAvailableNumbers(deps.db, deps.carrier, query),
       }),
       {
-        query: t.Object({
+        query: Query({
           country: t.Optional(t.String({ description: "ISO country code (default US)", examples: ["US"] })),
           area_code: t.Optional(t.String({ description: "Three-digit area code", examples: ["415"] })),
           contains: t.Optional(
@@ -206,7 +207,7 @@ export function numbersRoutes(deps: AppDeps) {
         return { ok: true as const, numbers, total, ...page };
       },
       {
-        query: t.Object({
+        query: Query({
           ...paginationQuery,
           status: t.Optional(t.String({ description: "active (default) | released" })),
           pool_id: t.Optional(t.String({ description: "Only numbers of this pool" })),

@@ -16,6 +16,7 @@ import {
   Deleted,
   listEnvelope,
   Ok,
+  Query,
   READ_ERRORS,
   responses,
   Timestamp,
@@ -82,7 +83,7 @@ export function poolsRoutes(deps: AppDeps) {
         return { ok: true as const, pools, total, ...page };
       },
       {
-        query: t.Object({ ...paginationQuery }),
+        query: Query({ ...paginationQuery }),
         detail: {
           tags: ["Pools"],
           summary: "List pools (newest first)",

@@ -15,7 +15,16 @@ import {
 import { workspaceOf } from "../http/context";
 import { registerReadOnlyPost } from "../http/conventions";
 import { paginationQuery, parsePagination } from "../http/pagination";
-import { Body, listEnvelope, Ok, READ_ERRORS, responses, Timestamp, WRITE_ERRORS } from "../http/schemas";
+import {
+  Body,
+  listEnvelope,
+  Ok,
+  Query,
+  READ_ERRORS,
+  responses,
+  Timestamp,
+  WRITE_ERRORS,
+} from "../http/schemas";
 import { ContactSchema, DeletedEnvelope } from "./audience-schemas";
 
 registerReadOnlyPost("/v1/segments/preview");
@@ -75,7 +84,7 @@ export function segmentRoutes(deps: AppDeps) {
         return { ok: true as const, segments: rows.map((r) => segmentJson(r)), total, ...page };
       },
       {
-        query: t.Object({ ...paginationQuery, q: t.Optional(t.String({ description: "Matches the name" })) }),
+        query: Query({ ...paginationQuery, q: t.Optional(t.String({ description: "Matches the name" })) }),
         detail: { tags: ["Segments"], summary: "List segments (newest first)" },
         response: responses(listEnvelope("segments", SegmentSchema, "Segments, newest first"), [
           ...READ_ERRORS,
@@ -182,7 +191,7 @@ export function segmentRoutes(deps: AppDeps) {
       },
       {
         params: IdParams,
-        query: t.Object(paginationQuery),
+        query: Query(paginationQuery),
         detail: {
           tags: ["Segments"],
           summary: "The contacts matching a segment now",

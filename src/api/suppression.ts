@@ -14,6 +14,7 @@ import {
   Enum,
   listEnvelope,
   Ok,
+  Query,
   READ_ERRORS,
   responses,
   Timestamp,
@@ -60,7 +61,7 @@ export function suppressionRoutes(deps: AppDeps) {
         return { ok: true as const, suppressions: rows.map(suppressionJson), total, ...page };
       },
       {
-        query: t.Object({
+        query: Query({
           ...paginationQuery,
           q: t.Optional(t.String({ description: "Matches digits of the phone number" })),
           reason: t.Optional(t.String({ description: "manual | opt_out | carrier | complaint" })),

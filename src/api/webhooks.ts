@@ -20,6 +20,7 @@ import {
   Enum,
   listEnvelope,
   Ok,
+  Query,
   READ_ERRORS,
   responses,
   Timestamp,
@@ -178,7 +179,7 @@ export function webhooksRoutes(deps: AppDeps) {
           ...listWebhooks(deps.db, workspaceOf(request), parsePagination(query)),
         }),
         {
-          query: t.Object(paginationQuery),
+          query: Query(paginationQuery),
           detail: { tags: TAGS, summary: "List webhook subscriptions" },
           response: responses(
             listEnvelope("webhooks", WebhookSchema, "Webhook subscriptions, newest first"),
@@ -276,7 +277,7 @@ export function webhooksRoutes(deps: AppDeps) {
         }),
         {
           params: IdParams,
-          query: t.Object(paginationQuery),
+          query: Query(paginationQuery),
           detail: {
             tags: TAGS,
             summary: "Delivery log",

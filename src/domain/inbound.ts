@@ -201,8 +201,9 @@ function applyKeyword(tx: DbOrTx, input: KeywordInput): KeywordKind | null {
   if (!settings) return keyword;
   const reply = (body: string, optOutConfirmation = false) => {
     if (!body.trim()) return;
-    // Compliance replies count against the cap but are never held back by it.
-    reserveDailySend(tx, input.numberId, now);
+    // Compliance replies count against the cap (every outbound SMS does) but are never held back
+    // by it: a STOP confirmation or help reply goes out even from a number at its cap.
+    reserveDailySend(tx, input.numberId, now, { evenOverCap: true });
     queueOutboundMessage(tx, {
       workspaceId,
       contact,

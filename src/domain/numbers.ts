@@ -581,16 +581,21 @@ export function resolveSender(
  * only raised while it is under the cap. Returns false (nothing counted) when the number is at its
  * cap. Call it in the transaction that accepts the send.
  */
-export function reserveDailySend(tx: DbOrTx, sender: NumberRow | string, now = Date.now()): boolean {
+export function reserveDailySend(
+  tx: DbOrTx,
+  sender: NumberRow | string,
+  now = Date.now(),
+  options: { evenOverCap?: boolean } = {},
+): boolean {
   const statements = senderStatements(tx);
   const row = typeof sender === "string" ? statements.byId.get({ id: sender }) : sender;
   if (!row) return false;
-  if (row.dailyLimit !== null && row.dailyLimit <= 0) return false;
+  const capped = row.dailyLimit !== null && !options.evenOverCap;
+  if (capped && (row.dailyLimit as number) <= 0) return false;
   const usage = { numberId: row.id, workspaceId: row.workspaceId, day: localDay(row.timezone, now) };
-  const inserted =
-    row.dailyLimit === null
-      ? statements.reserveUncapped.all(usage)
-      : statements.reserveCapped.all({ ...usage, limit: row.dailyLimit });
+  const inserted = !capped
+    ? statements.reserveUncapped.all(usage)
+    : statements.reserveCapped.all({ ...usage, limit: row.dailyLimit as number });
   return inserted.length > 0;
 }
 

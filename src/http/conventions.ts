@@ -38,6 +38,22 @@ export interface ConventionDeps {
   sqlite: Database;
   metrics: HttpMetrics;
   rateLimit: { rps: number; burst: number };
+  /** True for a write route that declares no body (API.md: such endpoints ignore one). */
+  takesNoBody?: (method: string, path: string) => boolean;
+}
+
+/**
+ * Matches requests against the write routes that declare no body, from the app's route table
+ * (`:param` segments match any one segment).
+ */
+export function bodylessRoutes(routes: { method: string; path: string; hasBody: boolean }[]) {
+  const patterns = routes
+    .filter((route) => WRITE_METHODS.has(route.method) && !route.hasBody && route.path.startsWith("/v1/"))
+    .map((route) => ({
+      method: route.method,
+      re: new RegExp(`^${route.path.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace(/:[^/]+/g, "[^/]+")}$`),
+    }));
+  return (method: string, path: string) => patterns.some((p) => p.method === method && p.re.test(path));
 }
 
 const WRITE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
@@ -155,6 +171,13 @@ export function createFrontDoor(deps: ConventionDeps, handle: Handle) {
   async function withBody(request: Request, state: RequestState, path: string): Promise<Response> {
     const method = request.method;
     const fail = (error: AppError) => finish(request, state, errorResponse(error), path);
+    if (deps.takesNoBody?.(method, path)) {
+      // A route that declares no body ignores one, whatever it is (API.md §1).
+      const headers = new Headers(request.headers);
+      headers.delete("content-type");
+      headers.delete("content-length");
+      return withParsedBody(request, new Request(request.url, { method, headers }), "", state, path);
+    }
     // 4. Body: at most the route's limit, JSON, an object (an empty body is {}).
     const limit = bodyLimits.get(path) ?? JSON_BODY_LIMIT;
     if (Number(request.headers.get("content-length") ?? 0) > limit) {
@@ -180,11 +203,23 @@ export function createFrontDoor(deps: ConventionDeps, handle: Handle) {
         return fail(new AppError("validation", "body must be a JSON object"));
       }
     }
-    state.rawBody = text;
     const headers = new Headers(request.headers);
     headers.set("content-type", "application/json");
     headers.delete("content-length");
-    const forwarded = new Request(request.url, { method, headers, body });
+    return withParsedBody(request, new Request(request.url, { method, headers, body }), text, state, path);
+  }
+
+  /** Idempotency-Key for writes (on the raw body text), then the route. */
+  function withParsedBody(
+    request: Request,
+    forwarded: Request,
+    text: string,
+    state: RequestState,
+    path: string,
+  ): Response | Promise<Response> {
+    const method = request.method;
+    const fail = (error: AppError) => finish(request, state, errorResponse(error), path);
+    state.rawBody = text;
 
     // 5. Idempotency-Key: replay the first answer; refuse the key for a different request.
     const key = request.headers.get("idempotency-key");

@@ -63,9 +63,13 @@ function typeOf(schema: TypeboxIssue["schema"]): string | undefined {
  */
 export function validationMessage(issue: TypeboxIssue, root = "body"): string {
   const field = fieldName(issue.path, root);
-  const { schema, value } = issue;
+  const { value } = issue;
+  let { schema } = issue;
   if (value === undefined) return `${field} is required`;
   if (typeof schema.error === "string") return `${field} ${schema.error}`;
+  // A nullable field (`T | null`) that is not null fails on T: word the message after T.
+  const notNull = schema.anyOf?.filter((s) => s.type !== "null");
+  if (notNull?.length === 1 && notNull.length < (schema.anyOf?.length ?? 0)) schema = notNull[0];
   const literals = literalValues(schema);
   if (literals) return `${field} must be one of ${literals.join(", ")}`;
   const type = typeOf(schema);

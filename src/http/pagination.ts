@@ -23,9 +23,8 @@ export interface Page {
 function nonNegativeInteger(name: string, raw: string | undefined, fallback: number): number {
   if (raw === undefined || raw === "") return fallback;
   if (!/^\d+$/.test(raw.trim())) throw invalid(`${name} must be a non-negative integer`);
-  const n = Number(raw);
-  if (!Number.isSafeInteger(n)) throw invalid(`${name} must be a non-negative integer`);
-  return n;
+  // Digits only: a valid integer, however large (limit clamps to 200; a huge offset is past the end).
+  return Math.min(Number(raw), Number.MAX_SAFE_INTEGER);
 }
 
 /** limit/offset from a query: default 50, clamped to 200; junk or negatives → 422. */

@@ -73,6 +73,13 @@ export function Body<T extends TProperties>(properties: T, options: ObjectOption
   return t.Object(properties, { ...options, additionalProperties: true });
 }
 
+/**
+ * Query parameters: like `Body`, parameters a route does not declare are ignored, not refused.
+ */
+export function Query<T extends TProperties>(properties: T, options: ObjectOptions = {}) {
+  return t.Object(properties, { ...options, additionalProperties: true });
+}
+
 /** Errors every authenticated read can answer. */
 export const READ_ERRORS = [401, 429];
 /** Errors every authenticated write can answer. */
