@@ -243,6 +243,25 @@ describe("forward compatibility", () => {
     expect(patched.status).toBe(400);
   });
 
+  it("refuses a body nested absurdly deep with 422, not a 500", async () => {
+    const deep = `{"name":${"[".repeat(5000)}${"]".repeat(5000)}}`;
+    const r = await s.api("POST", "/v1/lists", undefined, {
+      raw: deep,
+      headers: { "content-type": "application/json" },
+    });
+    expect(r.status).toBe(422);
+    expect(r.body).toEqual({ ok: false, error: "body is nested too deeply (max 100 levels)" });
+    const shallow = await s.api("POST", "/v1/lists", { name: [[["x"]]] });
+    expect(shallow.body).toEqual({ ok: false, error: "name must be a string" });
+  });
+
+  it("labels answers given before routing as rejected in /metrics, whatever the path", async () => {
+    for (let i = 0; i < 3; i++) await s.api("GET", `/v1/made-up-${i}`, undefined, { key: null });
+    const text = await (await fetch(`${s.url}/metrics`)).text();
+    expect(text).not.toContain("made-up");
+    expect(text).toContain('route="rejected",status="401"');
+  });
+
   it("words a nullable field's error after its type", async () => {
     const long = await s.api("POST", "/v1/pools", { name: "p", description: "x".repeat(2001) });
     expect(long.body).toEqual({ ok: false, error: "description is too long (max 2000)" });

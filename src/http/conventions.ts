@@ -70,6 +70,23 @@ function needsKey(path: string): boolean {
   return (path.startsWith("/v1/") || path === "/api/public/me") && !PUBLIC_PATHS.has(path);
 }
 
+/** No request body of the API nests anywhere near this; validating thousands of levels overflows the stack. */
+const MAX_BODY_DEPTH = 100;
+
+/** True when objects/arrays in `value` nest more than `max` levels (iterative: no recursion to overflow). */
+function nestedDeeperThan(value: object, max: number): boolean {
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop() as [unknown, number];
+    if (node === null || typeof node !== "object") continue;
+    if (depth > max) return true;
+    for (const child of Array.isArray(node) ? node : Object.values(node)) {
+      if (child !== null && typeof child === "object") stack.push([child, depth + 1]);
+    }
+  }
+  return false;
+}
+
 function isJsonContentType(contentType: string | null): boolean {
   if (!contentType) return false;
   const type = contentType.split(";")[0].trim().toLowerCase();
@@ -97,11 +114,22 @@ export function createFrontDoor(deps: ConventionDeps, handle: Handle) {
   const authenticate = createKeyAuthenticator(deps.db, deps.sqlite);
   const buckets = new TokenBuckets(deps.rateLimit.rps, deps.rateLimit.burst);
 
-  function finish(request: Request, state: RequestState, response: Response, path: string): Response {
+  /**
+   * Headers and metrics on the way out. `rejected`: answered by the front door before routing (no
+   * key, rate limit, scope, bad body) — labelled as such, so made-up paths add no metric series.
+   */
+  function finish(
+    request: Request,
+    state: RequestState,
+    response: Response,
+    path: string,
+    rejected = false,
+  ): Response {
     for (const name in state.headers) response.headers.set(name, state.headers[name]);
     // Ids become `:id` (a label per route, not per resource); a path with no "-" has no UUID in it.
-    const route =
-      response.status === 404
+    const route = rejected
+      ? "rejected"
+      : response.status === 404
         ? "unmatched"
         : path.includes("-")
           ? path.replace(UUID_SEGMENT_RE, "/:id")
@@ -170,7 +198,7 @@ export function createFrontDoor(deps: ConventionDeps, handle: Handle) {
   /** Body checks and Idempotency-Key for writes: the only part that has to wait for the request. */
   async function withBody(request: Request, state: RequestState, path: string): Promise<Response> {
     const method = request.method;
-    const fail = (error: AppError) => finish(request, state, errorResponse(error), path);
+    const fail = (error: AppError) => finish(request, state, errorResponse(error), path, true);
     if (deps.takesNoBody?.(method, path)) {
       // A route that declares no body ignores one, whatever it is (API.md §1).
       const headers = new Headers(request.headers);
@@ -202,6 +230,9 @@ export function createFrontDoor(deps: ConventionDeps, handle: Handle) {
       if (value === null || typeof value !== "object" || Array.isArray(value)) {
         return fail(new AppError("validation", "body must be a JSON object"));
       }
+      if (nestedDeeperThan(value, MAX_BODY_DEPTH)) {
+        return fail(new AppError("validation", `body is nested too deeply (max ${MAX_BODY_DEPTH} levels)`));
+      }
     }
     const headers = new Headers(request.headers);
     headers.set("content-type", "application/json");
@@ -218,7 +249,7 @@ export function createFrontDoor(deps: ConventionDeps, handle: Handle) {
     path: string,
   ): Response | Promise<Response> {
     const method = request.method;
-    const fail = (error: AppError) => finish(request, state, errorResponse(error), path);
+    const fail = (error: AppError) => finish(request, state, errorResponse(error), path, true);
     state.rawBody = text;
 
     // 5. Idempotency-Key: replay the first answer; refuse the key for a different request.
@@ -255,7 +286,7 @@ export function createFrontDoor(deps: ConventionDeps, handle: Handle) {
     const method = request.method;
 
     if (needsKey(path)) {
-      const fail = (error: AppError) => finish(request, state, errorResponse(error), path);
+      const fail = (error: AppError) => finish(request, state, errorResponse(error), path, true);
       // 1. Authentication: a live key, read from the database (see createKeyAuthenticator).
       const header = request.headers.get("authorization");
       const presented = header?.startsWith("Bearer ") ? header.slice(7).trim() : null;
