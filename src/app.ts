@@ -1,5 +1,4 @@
 import type { Database } from "bun:sqlite";
-import { openapi } from "@elysiajs/openapi";
 import { Elysia } from "elysia";
 import { carrierCallbackRoutes } from "./api/carrier-callbacks";
 import { contactRoutes } from "./api/contacts";
@@ -9,6 +8,7 @@ import { listRoutes } from "./api/lists";
 import { meRoutes } from "./api/me";
 import { messagesRoutes } from "./api/messages";
 import { numbersRoutes } from "./api/numbers";
+import { openApiRoutes } from "./api/openapi";
 import { plannedRoutes } from "./api/planned";
 import { poolsRoutes } from "./api/pools";
 import { sandboxRoutes } from "./api/sandbox";
@@ -48,26 +48,7 @@ export const API_DESCRIPTION = `Self-hosted outreach platform API.
 export function createApp(deps: AppDeps) {
   // normalize: false: bodies and answers are validated as they are, never rewritten to fit their
   // schemas; answers are kept to their schemas by closed response schemas (src/http/schemas.ts).
-  return new Elysia({ name: "outreach", normalize: false })
-    .use(
-      openapi({
-        path: "/openapi",
-        specPath: "/v1/openapi.json",
-        provider: null,
-        exclude: { paths: ["/docs", "/openapi", "/v1/openapi.json"] },
-        documentation: {
-          info: { title: "outreach API", version: "1.0.0", description: API_DESCRIPTION },
-          components: {
-            securitySchemes: { bearer: { type: "http", scheme: "bearer", description: "API key `opk_...`" } },
-            schemas: {
-              ErrorBody: ErrorBody as unknown as Record<string, unknown>,
-              ...eventComponentSchemas(),
-            },
-          },
-          security: [{ bearer: [] }],
-        },
-      }),
-    )
+  const app = new Elysia({ name: "outreach", normalize: false })
     .use(httpErrors())
     .use(systemRoutes(deps))
     .use(docsRoutes())
@@ -85,6 +66,19 @@ export function createApp(deps: AppDeps) {
     .use(carrierCallbackRoutes(deps))
     .use(webhooksRoutes(deps))
     .use(plannedRoutes());
+  return app.use(
+    openApiRoutes(() => app, {
+      info: { title: "outreach API", version: "1.0.0", description: API_DESCRIPTION },
+      components: {
+        securitySchemes: { bearer: { type: "http", scheme: "bearer", description: "API key `opk_...`" } },
+        schemas: {
+          ErrorBody: ErrorBody as unknown as Record<string, unknown>,
+          ...eventComponentSchemas(),
+        },
+      },
+      security: [{ bearer: [] }],
+    }),
+  );
 }
 
 export type App = ReturnType<typeof createApp>;

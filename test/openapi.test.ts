@@ -138,4 +138,29 @@ describe("GET /v1/openapi.json", () => {
     }
     expect(missing).toEqual([]);
   });
+
+  it("types integers as integers (no string half with an integer default)", () => {
+    const numericStrings: string[] = [];
+    const walk = (node: Json, at: string) => {
+      if (!node || typeof node !== "object") return;
+      if (node.type === "string" && ["integer", "numeric"].includes(node.format)) numericStrings.push(at);
+      for (const [key, value] of Object.entries(node)) walk(value, `${at}/${key}`);
+    };
+    walk(doc, "#");
+    expect(numericStrings).toEqual([]);
+  });
+
+  it("leaves the public endpoints without security and offers Idempotency-Key on every POST", () => {
+    expect(doc.paths["/healthz"].get.security).toEqual([]);
+    expect(doc.paths["/metrics"].get.security).toEqual([]);
+    const posts = operations().filter(({ method }) => method === "post");
+    expect(posts.length).toBeGreaterThan(10);
+    const without = posts
+      .filter(
+        ({ op }) =>
+          !(op.parameters ?? []).some((p: Json) => p.in === "header" && p.name === "Idempotency-Key"),
+      )
+      .map(({ name }) => name);
+    expect(without).toEqual([]);
+  });
 });

@@ -1,0 +1,95 @@
+import { toOpenAPISchema } from "@elysiajs/openapi";
+import { type AnyElysia, Elysia } from "elysia";
+
+// biome-ignore lint/suspicious/noExplicitAny: walks an arbitrary JSON document
+type Json = any;
+
+const OPENAPI_VERSION = "3.1.2";
+/** Answer without an API key: no `security` on their operations. */
+const PUBLIC_PATHS = ["/healthz", "/metrics"];
+const EXCLUDED_PATHS = ["/docs", "/v1/openapi.json"];
+
+const IDEMPOTENCY_KEY = {
+  name: "Idempotency-Key",
+  in: "header",
+  required: false,
+  description:
+    "Replays the first answer (status and body) for 24 h; the same key with another body or path is 409.",
+  schema: { type: "string", minLength: 1, maxLength: 255 },
+};
+
+/**
+ * GET /v1/openapi.json: the document generated from the route schemas (`@elysiajs/openapi`'s
+ * generator), finished by `finishDocument`. Built on first request and again when routes change.
+ */
+export function openApiRoutes(getApp: () => AnyElysia, documentation: Json) {
+  let cached: { routes: number; doc: Json } | null = null;
+  return new Elysia({ name: "openapi-document" }).get(
+    "/v1/openapi.json",
+    () => {
+      const app = getApp();
+      if (!cached || cached.routes !== app.routes.length) {
+        const generated = toOpenAPISchema(
+          app,
+          { paths: EXCLUDED_PATHS },
+          undefined,
+          undefined,
+          OPENAPI_VERSION,
+        );
+        cached = {
+          routes: app.routes.length,
+          doc: finishDocument({
+            ...documentation,
+            openapi: OPENAPI_VERSION,
+            paths: generated.paths,
+            components: {
+              ...documentation.components,
+              schemas: { ...generated.components?.schemas, ...documentation.components?.schemas },
+            },
+          }),
+        };
+      }
+      return cached.doc;
+    },
+    { detail: { hide: true } },
+  );
+}
+
+/**
+ * What the generator does not say on its own: public operations have no security, every POST
+ * takes `Idempotency-Key`, and integers are integers (Elysia's `t.Integer` also accepts a numeric
+ * string, which the generator renders as an `anyOf` whose string half has an integer default — a
+ * schema validators reject).
+ */
+export function finishDocument(doc: Json): Json {
+  for (const [path, item] of Object.entries(doc.paths ?? {}) as [string, Json][]) {
+    for (const [method, op] of Object.entries(item) as [string, Json][]) {
+      if (!op || typeof op !== "object") continue;
+      if (PUBLIC_PATHS.includes(path)) op.security = [];
+      if (method === "post") {
+        op.parameters = [
+          ...(op.parameters ?? []).filter((p: Json) => p.name !== IDEMPOTENCY_KEY.name),
+          IDEMPOTENCY_KEY,
+        ];
+      }
+    }
+  }
+  return collapseNumericStrings(doc);
+}
+
+function collapseNumericStrings(node: Json): Json {
+  if (Array.isArray(node)) return node.map(collapseNumericStrings);
+  if (!node || typeof node !== "object") return node;
+  const out: Json = {};
+  for (const [key, value] of Object.entries(node)) out[key] = collapseNumericStrings(value);
+  const members = out.anyOf;
+  if (Array.isArray(members) && members.length === 2) {
+    const text = members.find((m: Json) => m?.type === "string" && ["integer", "numeric"].includes(m.format));
+    const number = members.find((m: Json) => m?.type === "integer" || m?.type === "number");
+    if (text && number) {
+      const { anyOf: _dropped, ...rest } = out;
+      return { ...rest, ...number };
+    }
+  }
+  return out;
+}
