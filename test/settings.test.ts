@@ -95,4 +95,20 @@ describe("rate limiting", () => {
     const { key } = limited.newKey(["read"]);
     expect((await limited.api("GET", "/v1/me", undefined, { key })).status).toBe(200);
   });
+
+  it("limits requests without a live key per client address, with the headers on every answer", async () => {
+    const answers = [];
+    for (let i = 0; i < 4; i++)
+      answers.push(await limited.api("GET", "/v1/me", undefined, { key: `opk_wrong${i}` }));
+    expect(answers.map((a) => a.status)).toEqual([401, 401, 401, 429]);
+    expect(answers[0].headers.get("x-ratelimit-limit")).toBe("3");
+    expect(answers[0].headers.get("x-ratelimit-remaining")).toBe("2");
+    expect(answers[3].body).toEqual({ ok: false, error: "Rate limit exceeded", retry_after: 1 });
+    // The same address's bucket covers the public endpoints; a live key still has its own.
+    const health = await fetch(`${limited.url}/healthz`);
+    expect(health.status).toBe(429);
+    expect(health.headers.get("x-ratelimit-limit")).toBe("3");
+    const { key } = limited.newKey(["read"]);
+    expect((await limited.api("GET", "/v1/me", undefined, { key })).status).toBe(200);
+  });
 });

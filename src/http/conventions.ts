@@ -87,6 +87,22 @@ function nestedDeeperThan(value: object, max: number): boolean {
   return false;
 }
 
+/** What Bun.serve passes as the fetch handler's second argument, as far as it is used here. */
+interface AddressSource {
+  requestIP(request: Request): { address: string } | null;
+}
+
+/** Public paths that share the per-address bucket (carrier callbacks are signed, not limited). */
+const ADDRESS_LIMITED_PATHS = new Set(["/healthz", "/metrics", "/v1/openapi.json", "/docs"]);
+
+function addressOf(request: Request, server: AddressSource | undefined): string {
+  try {
+    return server?.requestIP(request)?.address ?? "unknown";
+  } catch {
+    return "unknown";
+  }
+}
+
 function isJsonContentType(contentType: string | null): boolean {
   if (!contentType) return false;
   const type = contentType.split(";")[0].trim().toLowerCase();
@@ -278,12 +294,32 @@ export function createFrontDoor(deps: ConventionDeps, handle: Handle) {
     return dispatch(request, forwarded, state, path);
   }
 
-  return function frontDoor(request: Request): Response | Promise<Response> {
+  return function frontDoor(request: Request, server?: AddressSource): Response | Promise<Response> {
     const incoming = request.headers.get("x-request-id");
     const id = incoming && REQUEST_ID_RE.test(incoming) ? incoming : crypto.randomUUID();
     const state: RequestState = { id, startedAt: performance.now(), headers: { "x-request-id": id } };
     const path = pathOf(request.url);
     const method = request.method;
+
+    /** Takes a token from `bucket`; sets the X-RateLimit headers; the 429 answer when it is empty. */
+    const limit = (bucket: string): Response | null => {
+      if (!buckets.enabled) return null;
+      const decision = buckets.take(bucket);
+      state.headers["x-ratelimit-limit"] = String(decision.limit);
+      state.headers["x-ratelimit-remaining"] = String(decision.remaining);
+      state.headers["x-ratelimit-reset"] = String(decision.resetSec);
+      if (decision.allowed) return null;
+      const error = new AppError("rate_limited", "Rate limit exceeded", {
+        retry_after: decision.retryAfterSec,
+      });
+      return finish(request, state, errorResponse(error), path, true);
+    };
+
+    // Public endpoints (health, metrics, the API reference) are limited per client address.
+    if (ADDRESS_LIMITED_PATHS.has(path)) {
+      const limited = limit(`address:${addressOf(request, server)}`);
+      if (limited) return limited;
+    }
 
     if (needsKey(path)) {
       const fail = (error: AppError) => finish(request, state, errorResponse(error), path, true);
@@ -291,21 +327,16 @@ export function createFrontDoor(deps: ConventionDeps, handle: Handle) {
       const header = request.headers.get("authorization");
       const presented = header?.startsWith("Bearer ") ? header.slice(7).trim() : null;
       const auth = presented ? authenticate(presented) : null;
-      if (!auth) return fail(new AppError("unauthorized", UNAUTHORIZED_MESSAGE));
+      if (!auth) {
+        // Without a live key the bucket is the client's address: guessing keys is rate limited too.
+        const limited = limit(`address:${addressOf(request, server)}`);
+        return limited ?? fail(new AppError("unauthorized", UNAUTHORIZED_MESSAGE));
+      }
       state.auth = auth;
 
       // 2. Rate limit per key.
-      if (buckets.enabled) {
-        const decision = buckets.take(auth.keyId);
-        state.headers["x-ratelimit-limit"] = String(decision.limit);
-        state.headers["x-ratelimit-remaining"] = String(decision.remaining);
-        state.headers["x-ratelimit-reset"] = String(decision.resetSec);
-        if (!decision.allowed) {
-          return fail(
-            new AppError("rate_limited", "Rate limit exceeded", { retry_after: decision.retryAfterSec }),
-          );
-        }
-      }
+      const limited = limit(auth.keyId);
+      if (limited) return limited;
 
       // 3. Write scope.
       if (
