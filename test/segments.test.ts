@@ -164,9 +164,40 @@ describe("POST /v1/segments/preview", () => {
       expect(r.status).toBe(501);
       expect(r.body).toEqual({
         ok: false,
-        error: "Segment rules on clicked and conversion activity are not available yet",
+        error: "Not implemented yet in this version: segment rules on clicked and conversion activity",
       });
     }
+  });
+
+  it("reports a 422 elsewhere in the tree before the 501", async () => {
+    const r = await s.api("POST", "/v1/segments/preview", {
+      rules: {
+        all: [
+          { event: "clicked", op: "any_within_days", value: 30 },
+          { field: "zzz", op: "eq", value: 1 },
+        ],
+      },
+    });
+    expect(r.status).toBe(422);
+    expect(r.body.error).toStartWith("rules.all[1].field must be one of");
+  });
+
+  it("refuses a node that is two kinds at once", async () => {
+    const r = await s.api("POST", "/v1/segments/preview", {
+      rules: { field: "opted_in", op: "eq", value: true, all: [] },
+    });
+    expect(r.status).toBe(422);
+    expect(r.body.error).toBe(
+      "rules must have exactly one of all, any, not, field, in_list, not_in_list, event",
+    );
+  });
+
+  it("validates rules before looking the segment up", async () => {
+    const r = await s.api("PATCH", "/v1/segments/01936f8e-7c1a-7a3b-9f00-2d5e8c1b4a77", {
+      rules: { all: [{ field: "opted_in", op: "bogus", value: 1 }] },
+    });
+    expect(r.status).toBe(422);
+    expect(r.body.error).toStartWith("rules.all[0].op must be one of");
   });
 });
 

@@ -109,7 +109,8 @@ export type Rule =
 const isObject = (v: unknown): v is Record<string, unknown> =>
   v !== null && typeof v === "object" && !Array.isArray(v);
 
-const NOT_AVAILABLE = "Segment rules on clicked and conversion activity are not available yet";
+const NOT_AVAILABLE = "Not implemented yet in this version: segment rules on clicked and conversion activity";
+const NODE_KINDS = ["all", "any", "not", "field", "in_list", "not_in_list", "event"] as const;
 
 /**
  * Validates a rule tree. Every message names the path of the bad node (`rules.all[1].op must be
@@ -126,11 +127,15 @@ export function parseRules(
 ): Rule {
   let conditions = 0;
   const listIds = new Map<string, string>();
+  /** A clicked/conversion rule was found: 501, but only once the whole tree is otherwise valid. */
+  let unavailable = false;
 
   const tooDeep = () => invalid(`rules must not be nested deeper than ${MAX_DEPTH} levels`);
   /** `depth`: how many groups enclose `node` (0 at the root). */
   const walk = (node: unknown, at: string, depth: number): Rule => {
     if (!isObject(node)) throw invalid(`${at} must be an object`);
+    if (NODE_KINDS.filter((kind) => kind in node).length > 1)
+      throw invalid(`${at} must have exactly one of ${NODE_KINDS.join(", ")}`);
     if ("all" in node || "any" in node || "not" in node) {
       if (depth + 1 > MAX_DEPTH) throw tooDeep();
     }
@@ -152,7 +157,7 @@ export function parseRules(
     }
     if ("event" in node) return activity(node, at);
     if ("field" in node) return condition(node, at);
-    throw invalid(`${at} must have one of all, any, not, field, in_list, not_in_list, event`);
+    throw invalid(`${at} must have one of ${NODE_KINDS.join(", ")}`);
   };
 
   const activity = (node: Record<string, unknown>, at: string): Rule => {
@@ -166,7 +171,7 @@ export function parseRules(
     if (days === undefined) throw invalid(`${at}.value is required`);
     if (typeof days !== "number" || !Number.isInteger(days) || days < 0 || days > 36500)
       throw invalid(`${at}.value must be an integer between 0 and 36500`);
-    if (event === "clicked" || event === "conversion") throw new AppError("not_implemented", NOT_AVAILABLE);
+    if (event === "clicked" || event === "conversion") unavailable = true;
     return {
       kind: "activity",
       event: event as "inbound" | "outbound",
@@ -208,7 +213,11 @@ export function parseRules(
   };
 
   const rule = walk(input, path, 0);
-  if (options.checkLists === false) return rule;
+  const notImplemented = () => new AppError("not_implemented", NOT_AVAILABLE);
+  if (options.checkLists === false) {
+    if (unavailable) throw notImplemented();
+    return rule;
+  }
   for (const [id, at] of listIds) {
     const found =
       isUuid(id) &&
@@ -219,6 +228,7 @@ export function parseRules(
         .get();
     if (!found) throw invalid(`${at} does not exist`);
   }
+  if (unavailable) throw notImplemented();
   return rule;
 }
 
@@ -648,8 +658,9 @@ export function updateSegment(
   now = Date.now(),
 ): SegmentRow {
   return db.transaction((tx) => {
-    const row = requireSegment(tx, workspaceId, id);
+    // Validation (422) before the lookup (404), as everywhere.
     if (patch.rules !== undefined) parseRules(tx, workspaceId, patch.rules);
+    const row = requireSegment(tx, workspaceId, id);
     const changes: Partial<SegmentRow> = { updatedAt: now };
     if (patch.name !== undefined) changes.name = patch.name;
     if (patch.description !== undefined) changes.description = patch.description;
