@@ -20,6 +20,29 @@ function countContacts(workspaceId: string) {
   return s.server.handle.db.select().from(contacts).where(eq(contacts.workspaceId, workspaceId)).all().length;
 }
 
+describe("POST /v1/contacts/import with Idempotency-Key", () => {
+  it("replays the first answer for the same upload and refuses the key for another", async () => {
+    const ws = s.newWorkspace();
+    const send = (text: string) =>
+      s.api("POST", "/v1/contacts/import", undefined, {
+        key: ws.key,
+        raw: text,
+        headers: { "content-type": "text/csv", "idempotency-key": "import-1" },
+      });
+    const text = "phone_number,first_name\n+12025550181,Ada\n+12025550182,Alan\n";
+    const first = await send(text);
+    expect(first.body).toEqual({ ok: true, created: 2, updated: 0, skipped: 0, errors: [] });
+    const again = await send(text);
+    expect(again.status).toBe(200);
+    expect(again.body).toEqual(first.body);
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    const other = await send("phone_number\n+12025550183\n");
+    expect(other.status).toBe(409);
+    expect(other.body).toEqual({ ok: false, error: "Idempotency-Key was used with a different request" });
+    expect(countContacts(ws.workspaceId)).toBe(2);
+  });
+});
+
 describe("POST /v1/contacts/import (CSV)", () => {
   it("imports rows, maps columns, puts unknown columns in fields and reports bad rows by line number", async () => {
     const ws = s.newWorkspace();

@@ -256,6 +256,28 @@ export function createFrontDoor(deps: ConventionDeps, handle: Handle) {
     return withParsedBody(request, new Request(request.url, { method, headers, body }), text, state, path);
   }
 
+  /** A streaming route's body, read whole (within the route's limit) so Idempotency-Key can apply. */
+  async function withWholeUpload(request: Request, state: RequestState, path: string): Promise<Response> {
+    const limit = bodyLimits.get(path) ?? JSON_BODY_LIMIT;
+    const tooLarge = () =>
+      finish(
+        request,
+        state,
+        errorResponse(new AppError("payload_too_large", `Request body is too large (max ${limit} bytes)`)),
+        path,
+        true,
+      );
+    if (Number(request.headers.get("content-length") ?? 0) > limit) return tooLarge();
+    const bytes = await request.arrayBuffer();
+    if (bytes.byteLength > limit) return tooLarge();
+    const forwarded = new Request(request.url, {
+      method: request.method,
+      headers: request.headers,
+      body: bytes,
+    });
+    return withParsedBody(request, forwarded, new TextDecoder().decode(bytes), state, path);
+  }
+
   /** Idempotency-Key for writes (on the raw body text), then the route. */
   function withParsedBody(
     request: Request,
@@ -350,8 +372,12 @@ export function createFrontDoor(deps: ConventionDeps, handle: Handle) {
       }
     }
 
-    if (WRITE_METHODS.has(method) && !streamingRoutes.has(`${method} ${path}`))
-      return withBody(request, state, path);
+    if (WRITE_METHODS.has(method)) {
+      if (!streamingRoutes.has(`${method} ${path}`)) return withBody(request, state, path);
+      // A streamed upload with Idempotency-Key is read whole first: the key is bound to its bytes.
+      if (method === "POST" && state.auth && request.headers.get("idempotency-key") !== null)
+        return withWholeUpload(request, state, path);
+    }
     setState(request, state);
     return dispatch(request, request, state, path);
   };
