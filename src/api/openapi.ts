@@ -1,5 +1,6 @@
 import { toOpenAPISchema } from "@elysiajs/openapi";
 import { type AnyElysia, Elysia } from "elysia";
+import { ERROR_STATUSES_KEYWORD, errorResponseDoc } from "../http/schemas";
 
 // biome-ignore lint/suspicious/noExplicitAny: walks an arbitrary JSON document
 type Json = any;
@@ -56,7 +57,8 @@ export function openApiRoutes(getApp: () => AnyElysia, documentation: Json) {
 }
 
 /**
- * What the generator does not say on its own: public operations have no security, every POST
+ * What the generator does not say on its own: each route's error responses (carried in its 200
+ * schema, see `responses`), public operations have no security, every POST
  * takes `Idempotency-Key`, and integers are integers (Elysia's `t.Integer` also accepts a numeric
  * string, which the generator renders as an `anyOf` whose string half has an integer default — a
  * schema validators reject).
@@ -65,6 +67,14 @@ export function finishDocument(doc: Json): Json {
   for (const [path, item] of Object.entries(doc.paths ?? {}) as [string, Json][]) {
     for (const [method, op] of Object.entries(item) as [string, Json][]) {
       if (!op || typeof op !== "object") continue;
+      for (const response of Object.values(op.responses ?? {}) as Json[]) {
+        for (const media of Object.values(response?.content ?? {}) as Json[]) {
+          const statuses = media?.schema?.[ERROR_STATUSES_KEYWORD];
+          if (!Array.isArray(statuses)) continue;
+          delete media.schema[ERROR_STATUSES_KEYWORD];
+          for (const status of statuses) op.responses[String(status)] ??= errorResponseDoc(status);
+        }
+      }
       if (PUBLIC_PATHS.includes(path)) op.security = [];
       if (method === "post") {
         op.parameters = [

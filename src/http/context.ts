@@ -5,8 +5,8 @@ import { AppError } from "../lib/errors";
 export interface RequestState {
   id: string;
   startedAt: number;
-  /** Headers every response to this request carries (request id, rate-limit). */
-  headers: Record<string, string>;
+  /** The X-RateLimit-* headers for this request's bucket, when rate limiting is on. */
+  rate?: { limit: string; remaining: string; reset: string };
   auth?: AuthenticatedKey;
   /** Raw body text, kept for the idempotency fingerprint. */
   rawBody?: string;

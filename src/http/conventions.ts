@@ -141,7 +141,13 @@ export function createFrontDoor(deps: ConventionDeps, handle: Handle) {
     path: string,
     rejected = false,
   ): Response {
-    for (const name in state.headers) response.headers.set(name, state.headers[name]);
+    const headers = response.headers;
+    headers.set("x-request-id", state.id);
+    if (state.rate) {
+      headers.set("x-ratelimit-limit", state.rate.limit);
+      headers.set("x-ratelimit-remaining", state.rate.remaining);
+      headers.set("x-ratelimit-reset", state.rate.reset);
+    }
     // Ids become `:id` (a label per route, not per resource); a path with no "-" has no UUID in it.
     const route = rejected
       ? "rejected"
@@ -316,48 +322,52 @@ export function createFrontDoor(deps: ConventionDeps, handle: Handle) {
     return dispatch(request, forwarded, state, path);
   }
 
+  /** An answer the front door gives itself, before routing. */
+  function reject(request: Request, state: RequestState, path: string, error: AppError): Response {
+    return finish(request, state, errorResponse(error), path, true);
+  }
+
+  /** Takes a token from `bucket` (X-RateLimit headers on the answer); the 429 when it is empty. */
+  function limit(request: Request, state: RequestState, path: string, bucket: string): Response | null {
+    if (!buckets.enabled) return null;
+    const decision = buckets.take(bucket);
+    state.rate = {
+      limit: String(decision.limit),
+      remaining: String(decision.remaining),
+      reset: String(decision.resetSec),
+    };
+    if (decision.allowed) return null;
+    const retry_after = decision.retryAfterSec;
+    return reject(request, state, path, new AppError("rate_limited", "Rate limit exceeded", { retry_after }));
+  }
+
   return function frontDoor(request: Request, server?: AddressSource): Response | Promise<Response> {
     const incoming = request.headers.get("x-request-id");
     const id = incoming && REQUEST_ID_RE.test(incoming) ? incoming : crypto.randomUUID();
-    const state: RequestState = { id, startedAt: performance.now(), headers: { "x-request-id": id } };
+    const state: RequestState = { id, startedAt: performance.now() };
     const path = pathOf(request.url);
     const method = request.method;
 
-    /** Takes a token from `bucket`; sets the X-RateLimit headers; the 429 answer when it is empty. */
-    const limit = (bucket: string): Response | null => {
-      if (!buckets.enabled) return null;
-      const decision = buckets.take(bucket);
-      state.headers["x-ratelimit-limit"] = String(decision.limit);
-      state.headers["x-ratelimit-remaining"] = String(decision.remaining);
-      state.headers["x-ratelimit-reset"] = String(decision.resetSec);
-      if (decision.allowed) return null;
-      const error = new AppError("rate_limited", "Rate limit exceeded", {
-        retry_after: decision.retryAfterSec,
-      });
-      return finish(request, state, errorResponse(error), path, true);
-    };
-
     // Public endpoints (health, metrics, the API reference) are limited per client address.
     if (ADDRESS_LIMITED_PATHS.has(path)) {
-      const limited = limit(`address:${addressOf(request, server)}`);
+      const limited = limit(request, state, path, `address:${addressOf(request, server)}`);
       if (limited) return limited;
     }
 
     if (needsKey(path)) {
-      const fail = (error: AppError) => finish(request, state, errorResponse(error), path, true);
       // 1. Authentication: a live key, read from the database (see createKeyAuthenticator).
       const header = request.headers.get("authorization");
       const presented = header?.startsWith("Bearer ") ? header.slice(7).trim() : null;
       const auth = presented ? authenticate(presented) : null;
       if (!auth) {
         // Without a live key the bucket is the client's address: guessing keys is rate limited too.
-        const limited = limit(`address:${addressOf(request, server)}`);
-        return limited ?? fail(new AppError("unauthorized", UNAUTHORIZED_MESSAGE));
+        const limited = limit(request, state, path, `address:${addressOf(request, server)}`);
+        return limited ?? reject(request, state, path, new AppError("unauthorized", UNAUTHORIZED_MESSAGE));
       }
       state.auth = auth;
 
       // 2. Rate limit per key.
-      const limited = limit(auth.keyId);
+      const limited = limit(request, state, path, auth.keyId);
       if (limited) return limited;
 
       // 3. Write scope.
@@ -366,7 +376,10 @@ export function createFrontDoor(deps: ConventionDeps, handle: Handle) {
         !auth.scopes.includes("write") &&
         !(method === "POST" && readOnlyPosts.has(path))
       ) {
-        return fail(
+        return reject(
+          request,
+          state,
+          path,
           new AppError("forbidden", "This API key cannot create and edit.", { required_scope: "write" }),
         );
       }

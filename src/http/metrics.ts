@@ -7,7 +7,7 @@ const BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5
 interface RouteStats {
   /** Requests by status. */
   statuses: Map<number, number>;
-  /** Histogram: requests at or under each bucket bound. */
+  /** Histogram: requests per bucket (not cumulative; render sums them). */
   counts: number[];
   sum: number;
   count: number;
@@ -29,7 +29,10 @@ export class HttpMetrics {
       routes.set(route, stats);
     }
     stats.statuses.set(status, (stats.statuses.get(status) ?? 0) + 1);
-    for (let i = 0; i < BUCKETS.length; i++) if (seconds <= BUCKETS[i]) stats.counts[i]++;
+    // Counted in the first bucket it fits (render adds them up, as Prometheus buckets are cumulative).
+    let i = 0;
+    while (i < BUCKETS.length && seconds > BUCKETS[i]) i++;
+    if (i < BUCKETS.length) stats.counts[i]++;
     stats.sum += seconds;
     stats.count++;
   }
@@ -55,8 +58,10 @@ export class HttpMetrics {
     for (const [method, routes] of this.byMethod) {
       for (const [route, h] of routes) {
         const labels = `method="${method}",route="${esc(route)}"`;
+        let cumulative = 0;
         BUCKETS.forEach((le, i) => {
-          lines.push(`outreach_http_request_duration_seconds_bucket{${labels},le="${le}"} ${h.counts[i]}`);
+          cumulative += h.counts[i];
+          lines.push(`outreach_http_request_duration_seconds_bucket{${labels},le="${le}"} ${cumulative}`);
         });
         lines.push(`outreach_http_request_duration_seconds_bucket{${labels},le="+Inf"} ${h.count}`);
         lines.push(`outreach_http_request_duration_seconds_sum{${labels}} ${h.sum}`);

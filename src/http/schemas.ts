@@ -30,17 +30,26 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   503: "A provider (the carrier) is unavailable; nothing was changed, try again later",
 };
 
+/** Schema keyword carrying a route's error statuses to the OpenAPI document (src/api/openapi.ts). */
+export const ERROR_STATUSES_KEYWORD = "x-error-statuses";
+
 /**
- * Response schemas for a route: the 200 body plus the error statuses it can answer, for the
- * OpenAPI document. (Errors bypass response validation: they are built by the error hook.)
- * The 200 body is closed (see `closed`): a handler that returns a field its schema does not
- * declare fails with a logged 500 instead of leaking it.
+ * Response schema of a route: the 200 body, closed (see `closed`: a handler that returns a field
+ * its schema does not declare fails with a logged 500 instead of leaking it), plus the error
+ * statuses it can answer. Errors are built by the error hook and never validated, so they are not
+ * declared to Elysia — a route with one response schema answers through Elysia's compact path —
+ * but carried in `x-error-statuses` and written out as responses by the OpenAPI document.
  */
 export function responses(ok: TSchema, errors: number[] = [401]) {
-  const out: Record<number, TSchema> = { 200: closed(ok) };
-  for (const status of errors)
-    out[status] = t.Object(ErrorBody.properties, { description: ERROR_DESCRIPTIONS[status] });
-  return out;
+  return { 200: { ...closed(ok), [ERROR_STATUSES_KEYWORD]: errors } as TSchema };
+}
+
+/** The error response of the OpenAPI document for `status`. */
+export function errorResponseDoc(status: number) {
+  return {
+    description: ERROR_DESCRIPTIONS[status] ?? "Error",
+    content: { "application/json": { schema: { $ref: "#/components/schemas/ErrorBody" } } },
+  };
 }
 
 /**
