@@ -164,9 +164,9 @@ describe("POST /v1/numbers", () => {
     }
   });
 
-  it("answers 422 for a negative or non-integer daily_limit", async () => {
+  it("answers 422 for a negative or non-integer daily_limit, a numeric string included", async () => {
     const message = "daily_limit must be an integer between 0 and 1000000, or null";
-    for (const daily_limit of [-1, 1.5, "ten"]) {
+    for (const daily_limit of [-1, 1.5, "ten", "5"]) {
       const res = await order(await availableNumber(), { daily_limit });
       expect(res.status).toBe(422);
       expect(res.body).toEqual({ ok: false, error: message });

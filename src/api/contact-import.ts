@@ -3,7 +3,7 @@ import type { AppDeps } from "../app";
 import { importContactsCsv, importContactsJson } from "../domain/contact-import";
 import { workspaceOf } from "../http/context";
 import { IMPORT_BODY_LIMIT, registerBodyLimit, registerStreamingRoute } from "../http/conventions";
-import { Ok, Query, responses, WRITE_ERRORS } from "../http/schemas";
+import { Int, Ok, Query, responses, WRITE_ERRORS } from "../http/schemas";
 import { AppError, invalid } from "../lib/errors";
 
 const IMPORT_PATH = "/v1/contacts/import";
@@ -12,12 +12,12 @@ registerBodyLimit(IMPORT_PATH, IMPORT_BODY_LIMIT);
 
 const ImportEnvelope = t.Object({
   ok: Ok,
-  created: t.Integer({ description: "Contacts created" }),
-  updated: t.Integer({ description: "Existing contacts (or earlier rows of this import) changed by a row" }),
-  skipped: t.Integer({ description: "Rows that matched a contact and changed nothing" }),
+  created: Int({ description: "Contacts created" }),
+  updated: Int({ description: "Existing contacts (or earlier rows of this import) changed by a row" }),
+  skipped: Int({ description: "Rows that matched a contact and changed nothing" }),
   errors: t.Array(
     t.Object({
-      row: t.Integer({
+      row: Int({
         description: "CSV: line number in the file (header = 1). JSON: 1-based position in contacts",
       }),
       error: t.String({

@@ -15,6 +15,7 @@ import { workspaceOf } from "../http/context";
 import { paginationQuery, parsePagination } from "../http/pagination";
 import {
   Body,
+  Int,
   listEnvelope,
   Ok,
   Query,
@@ -30,7 +31,7 @@ export const ListSchema = t.Object(
     id: t.String({ description: "List id (UUID)" }),
     name: t.String({ description: "List name" }),
     description: t.String({ description: "Description (empty string when none)" }),
-    contacts: t.Integer({ description: "Member count" }),
+    contacts: Int({ description: "Member count" }),
     created_at: Timestamp("When the list was created"),
   },
   { description: "A static group of contacts" },
@@ -173,8 +174,8 @@ export function listRoutes(deps: AppDeps) {
         response: responses(
           t.Object({
             ok: Ok,
-            added: t.Integer({ description: "Contacts newly added" }),
-            skipped: t.Integer({ description: "Ids or numbers not added (unknown, or already members)" }),
+            added: Int({ description: "Contacts newly added" }),
+            skipped: Int({ description: "Ids or numbers not added (unknown, or already members)" }),
           }),
           [...WRITE_ERRORS, 404],
         ),
@@ -190,10 +191,10 @@ export function listRoutes(deps: AppDeps) {
         params: IdParams,
         body: MembershipBody,
         detail: { tags: ["Lists"], summary: "Remove contacts from a list" },
-        response: responses(
-          t.Object({ ok: Ok, removed: t.Integer({ description: "Memberships removed" }) }),
-          [...WRITE_ERRORS, 404],
-        ),
+        response: responses(t.Object({ ok: Ok, removed: Int({ description: "Memberships removed" }) }), [
+          ...WRITE_ERRORS,
+          404,
+        ]),
       },
     );
 }

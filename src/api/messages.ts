@@ -6,6 +6,7 @@ import { paginationQuery, parsePagination } from "../http/pagination";
 import {
   Body,
   Enum,
+  Int,
   listEnvelope,
   NullableTimestamp,
   Ok,
@@ -33,7 +34,7 @@ export const MessageSchema = t.Object(
       description: "PENDING → QUEUED → SENT → DELIVERED | UNDELIVERED | FAILED; inbound: RECEIVED",
       examples: ["DELIVERED"],
     }),
-    segments: t.Integer({ description: "SMS segments the body is billed as" }),
+    segments: Int({ description: "SMS segments the body is billed as" }),
     encoding: Enum(
       ["GSM-7", "UCS-2"],
       "Character set the body needs: GSM-7 (160 chars a segment) or UCS-2 (70)",

@@ -14,6 +14,7 @@ import {
   Body,
   Deleted,
   Enum,
+  Int,
   listEnvelope,
   Ok,
   Query,
@@ -34,8 +35,8 @@ export const NumberSchema = t.Object(
     id: t.String({ description: "Number id (UUID)" }),
     number: t.String({ description: "E.164 phone number", examples: ["+14155550123"] }),
     pool_id: Nullable(t.String(), "Pool the number rotates in, or null"),
-    daily_limit: Nullable(t.Integer(), "Sends allowed per local day of the number; null = no cap"),
-    sent_today: t.Integer({
+    daily_limit: Nullable(Int(), "Sends allowed per local day of the number; null = no cap"),
+    sent_today: Int({
       description: "Sends counted against daily_limit in the number's current local day",
     }),
     agent_id: Nullable(t.String(), "Agent answering on this number, or null"),
@@ -66,7 +67,7 @@ const AvailableNumberSchema = t.Object(
 );
 
 const DAILY_LIMIT_ERROR = "must be an integer between 0 and 1000000, or null";
-const DailyLimit = t.Integer({
+const DailyLimit = Int({
   minimum: 0,
   maximum: 1_000_000,
   description: "Sends allowed per local day (0–1000000); null = no cap",
@@ -122,8 +123,8 @@ const OrderEnvelope = t.Object({
     description:
       "With `number`: the number's record (null when it was skipped). With `numbers`: the records newly ordered.",
   }),
-  added: t.Integer({ description: "Numbers newly ordered (charged)" }),
-  skipped: t.Integer({
+  added: Int({ description: "Numbers newly ordered (charged)" }),
+  skipped: Int({
     description:
       "Numbers not ordered: already in this or another workspace, or not available (never charged)",
   }),

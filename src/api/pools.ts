@@ -14,6 +14,7 @@ import { paginationQuery, parsePagination } from "../http/pagination";
 import {
   Body,
   Deleted,
+  Int,
   listEnvelope,
   Ok,
   Query,
@@ -28,7 +29,7 @@ export const PoolSchema = t.Object(
     id: t.String({ description: "Pool id (UUID)" }),
     name: t.String({ description: "Pool name", examples: ["East coast"] }),
     description: t.Union([t.String(), t.Null()], { description: "What the pool is for" }),
-    numbers: t.Integer({ description: "Count of active numbers in the pool" }),
+    numbers: Int({ description: "Count of active numbers in the pool" }),
     created_at: Timestamp("When the pool was created"),
   },
   { description: "A set of sending numbers bulk sends rotate across" },
@@ -166,8 +167,8 @@ export function poolsRoutes(deps: AppDeps) {
         response: responses(
           t.Object({
             ok: Ok,
-            added: t.Integer({ description: "Numbers moved into the pool" }),
-            skipped: t.Integer({ description: "Ids not added (unknown, released, or already in the pool)" }),
+            added: Int({ description: "Numbers moved into the pool" }),
+            skipped: Int({ description: "Ids not added (unknown, released, or already in the pool)" }),
           }),
           [...WRITE_ERRORS, 404],
         ),
@@ -190,7 +191,7 @@ export function poolsRoutes(deps: AppDeps) {
         response: responses(
           t.Object({
             ok: Ok,
-            removed: t.Integer({ description: "Numbers taken out of the pool" }),
+            removed: Int({ description: "Numbers taken out of the pool" }),
           }),
           [...WRITE_ERRORS, 404],
         ),

@@ -17,6 +17,7 @@ import { registerReadOnlyPost } from "../http/conventions";
 import { paginationQuery, parsePagination } from "../http/pagination";
 import {
   Body,
+  Int,
   listEnvelope,
   Ok,
   Query,
@@ -63,7 +64,7 @@ const SegmentFields = {
 };
 export const SegmentSchema = t.Object(SegmentFields, { description: "A live, rule-based audience" });
 const SegmentWithCount = t.Object(
-  { ...SegmentFields, count: t.Integer({ description: "Contacts matching right now" }) },
+  { ...SegmentFields, count: Int({ description: "Contacts matching right now" }) },
   { description: "A segment with its live member count" },
 );
 
@@ -116,7 +117,7 @@ export function segmentRoutes(deps: AppDeps) {
         response: responses(
           t.Object({
             ok: Ok,
-            count: t.Integer({ description: "Contacts matching" }),
+            count: Int({ description: "Contacts matching" }),
             sample: t.Array(ContactSchema, {
               description: `Up to ${SAMPLE_SIZE} matching contacts, newest first`,
             }),

@@ -2,9 +2,9 @@ import { Elysia, t } from "elysia";
 import type { AppDeps } from "../app";
 import { getSettings, updateSettings } from "../domain/settings";
 import { workspaceOf } from "../http/context";
-import { Body, Ok, READ_ERRORS, responses, WRITE_ERRORS } from "../http/schemas";
+import { Body, Int, Ok, READ_ERRORS, responses, WRITE_ERRORS } from "../http/schemas";
 
-const Hour = (description: string) => t.Integer({ minimum: 0, maximum: 23, description });
+const Hour = (description: string) => Int({ minimum: 0, maximum: 23, description });
 
 const QuietHours = t.Object(
   {

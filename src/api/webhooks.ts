@@ -18,6 +18,7 @@ import { paginationQuery, parsePagination } from "../http/pagination";
 import {
   Body,
   Enum,
+  Int,
   listEnvelope,
   Ok,
   Query,
@@ -71,11 +72,11 @@ const DeliverySchema = t.Object(
     id: Uuid("Delivery id (one event to this endpoint; use it to replay)"),
     event: t.String({ description: "Event kind", examples: ["webhook.test"] }),
     status: Enum(["succeeded", "failed"], "succeeded: the receiver answered 2xx; failed: anything else"),
-    response_status: t.Union([t.Integer(), t.Null()], {
+    response_status: t.Union([Int(), t.Null()], {
       description: "Receiver's HTTP status; null when it did not answer (refused, timed out, blocked)",
     }),
-    duration_ms: t.Integer({ description: "Time the attempt took" }),
-    attempt: t.Integer({ description: "Attempt number of this delivery (1 = first)" }),
+    duration_ms: Int({ description: "Time the attempt took" }),
+    attempt: Int({ description: "Attempt number of this delivery (1 = first)" }),
     created_at: Timestamp("When the attempt started"),
   },
   { description: "One delivery attempt" },

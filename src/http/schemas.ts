@@ -1,5 +1,18 @@
-import type { ObjectOptions, TArray, TObject, TProperties } from "@sinclair/typebox";
+import {
+  type IntegerOptions,
+  type ObjectOptions,
+  type TArray,
+  type TObject,
+  type TProperties,
+  Type,
+} from "@sinclair/typebox";
 import { type TSchema, t } from "elysia";
+
+/**
+ * An integer, strictly: Elysia's `t.Integer` also accepts numeric strings ("5") and decodes them;
+ * the contract says integer, so a string is a 422 like any other wrong type.
+ */
+export const Int = (options?: IntegerOptions) => Type.Integer(options);
 
 /** `{ok:false, error}` as every error answers; some carry extra keys (see API.md §1). */
 export const ErrorBody = t.Object(
@@ -12,7 +25,7 @@ export const ErrorBody = t.Object(
     required_scope: t.Optional(
       t.String({ description: "On 403: the scope the key lacks", examples: ["write"] }),
     ),
-    retry_after: t.Optional(t.Integer({ description: "On 429: seconds to wait" })),
+    retry_after: t.Optional(Int({ description: "On 429: seconds to wait" })),
     contact_id: t.Optional(t.String({ description: "On 409 for a duplicate contact: the existing contact" })),
   },
   { description: "Error envelope" },
@@ -120,9 +133,9 @@ export function Enum<const T extends readonly [string, ...string[]]>(values: T, 
 
 /** `total`, `limit`, `offset` of every list answer. */
 export const PageFields = {
-  total: t.Integer({ description: "Items matching, over all pages" }),
-  limit: t.Integer({ description: "Page size used" }),
-  offset: t.Integer({ description: "Items skipped" }),
+  total: Int({ description: "Items matching, over all pages" }),
+  limit: Int({ description: "Page size used" }),
+  offset: Int({ description: "Items skipped" }),
 };
 
 /** `{ok:true, <name>:[item...], total, limit, offset}`, the answer of every list endpoint. */
