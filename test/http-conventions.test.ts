@@ -137,6 +137,26 @@ describe("Idempotency-Key", () => {
     expect(other.body).toEqual({ ok: false, error: "Idempotency-Key was used with a different request" });
   });
 
+  it("binds the key to the JSON value, not its spelling", async () => {
+    const headers = { "content-type": "application/json", "idempotency-key": `k-${crypto.randomUUID()}` };
+    const first = await s.api("POST", "/v1/lists", undefined, {
+      raw: '{"name":"Spelled","description":"d"}',
+      headers,
+    });
+    expect(first.status).toBe(200);
+    const respelled = await s.api("POST", "/v1/lists", undefined, {
+      raw: '{ "description" : "d",\n  "name" : "Spelled" }',
+      headers,
+    });
+    expect(respelled.headers.get("idempotent-replayed")).toBe("true");
+    expect(respelled.body).toEqual(first.body);
+    const changed = await s.api("POST", "/v1/lists", undefined, {
+      raw: '{"name":"Spelled","description":"e"}',
+      headers,
+    });
+    expect(changed.status).toBe(409);
+  });
+
   it("keeps keys per workspace", async () => {
     const key = `k-${crypto.randomUUID()}`;
     const other = s.newWorkspace();

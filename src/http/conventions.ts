@@ -87,6 +87,18 @@ function nestedDeeperThan(value: object, max: number): boolean {
   return false;
 }
 
+/** JSON with object keys sorted at every level: one spelling per value. */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  if (value !== null && typeof value === "object") {
+    const entries = Object.keys(value)
+      .sort()
+      .map((key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`);
+    return `{${entries.join(",")}}`;
+  }
+  return JSON.stringify(value) ?? "null";
+}
+
 /** What Bun.serve passes as the fetch handler's second argument, as far as it is used here. */
 interface AddressSource {
   requestIP(request: Request): { address: string } | null;
@@ -237,13 +249,13 @@ export function createFrontDoor(deps: ConventionDeps, handle: Handle) {
     if (text.length > limit)
       return fail(new AppError("payload_too_large", `Request body is too large (max ${limit} bytes)`));
     let body = text;
+    let value: unknown = {};
     if (text.trim() === "") {
       body = "{}";
     } else {
       if (!isJsonContentType(request.headers.get("content-type"))) {
         return fail(new AppError("invalid_json", "Invalid JSON body"));
       }
-      let value: unknown;
       try {
         value = JSON.parse(text);
       } catch {
@@ -259,7 +271,16 @@ export function createFrontDoor(deps: ConventionDeps, handle: Handle) {
     const headers = new Headers(request.headers);
     headers.set("content-type", "application/json");
     headers.delete("content-length");
-    return withParsedBody(request, new Request(request.url, { method, headers, body }), text, state, path);
+    // The key is bound to the JSON value, not its spelling: key order and spacing do not matter.
+    const fingerprintOf = () => canonicalJson(value);
+    return withParsedBody(
+      request,
+      new Request(request.url, { method, headers, body }),
+      text,
+      state,
+      path,
+      fingerprintOf,
+    );
   }
 
   /** A streaming route's body, read whole (within the route's limit) so Idempotency-Key can apply. */
@@ -291,6 +312,8 @@ export function createFrontDoor(deps: ConventionDeps, handle: Handle) {
     text: string,
     state: RequestState,
     path: string,
+    /** What the Idempotency-Key is bound to; the raw text unless given. */
+    fingerprintOf: () => string = () => text,
   ): Response | Promise<Response> {
     const method = request.method;
     const fail = (error: AppError) => finish(request, state, errorResponse(error), path, true);
@@ -302,7 +325,7 @@ export function createFrontDoor(deps: ConventionDeps, handle: Handle) {
       if (key.length === 0 || key.length > 255) {
         return fail(new AppError("validation", "Idempotency-Key must be 1 to 255 characters"));
       }
-      const fingerprint = createHash("sha256").update(`${method}\n${path}\n${text}`).digest("hex");
+      const fingerprint = createHash("sha256").update(`${method}\n${path}\n${fingerprintOf()}`).digest("hex");
       const claim = claimIdempotencyKey(deps.db, state.auth.workspaceId, key, fingerprint);
       if (claim.kind === "replay") {
         const replay = new Response(claim.body, {
