@@ -103,7 +103,8 @@ describe("GET /v1/openapi.json", () => {
     const missing: string[] = [];
     for (const { name, op } of operations()) {
       if (typeof op.summary !== "string" || op.summary.trim() === "") missing.push(`${name}: summary`);
-      if (!okSchema(op)) missing.push(`${name}: 200 schema`);
+      // Parts not built yet answer 501 only (and say so).
+      if (!op["x-planned"] && !okSchema(op)) missing.push(`${name}: 200 schema`);
     }
     expect(missing).toEqual([]);
   });
@@ -162,5 +163,13 @@ describe("GET /v1/openapi.json", () => {
       )
       .map(({ name }) => name);
     expect(without).toEqual([]);
+  });
+
+  it("lists the parts not built yet, answering 501", () => {
+    for (const path of ["/v1/campaigns", "/v1/agents", "/v1/conversion"]) {
+      const op = doc.paths[path]?.post;
+      expect(op?.["x-planned"]).toBe(true);
+      expect(op.responses["501"]).toBeDefined();
+    }
   });
 });

@@ -1,6 +1,7 @@
 import { toOpenAPISchema } from "@elysiajs/openapi";
 import { type AnyElysia, Elysia } from "elysia";
 import { ERROR_STATUSES_KEYWORD, errorResponseDoc } from "../http/schemas";
+import { PLANNED } from "./planned";
 
 // biome-ignore lint/suspicious/noExplicitAny: walks an arbitrary JSON document
 type Json = any;
@@ -64,6 +65,7 @@ export function openApiRoutes(getApp: () => AnyElysia, documentation: Json) {
  * schema validators reject).
  */
 export function finishDocument(doc: Json): Json {
+  addPlanned(doc);
   for (const [path, item] of Object.entries(doc.paths ?? {}) as [string, Json][]) {
     for (const [method, op] of Object.entries(item) as [string, Json][]) {
       if (!op || typeof op !== "object") continue;
@@ -85,6 +87,25 @@ export function finishDocument(doc: Json): Json {
     }
   }
   return collapseNumericStrings(doc);
+}
+
+/** The parts of the API not built yet, as what they answer today: 501 under every path of theirs. */
+function addPlanned(doc: Json) {
+  for (const { prefix, name } of PLANNED) {
+    const operation = (method: string) => ({
+      tags: ["Not built yet"],
+      summary: `${name}: not implemented yet`,
+      description: `Every ${method} under \`${prefix}\` answers 501 \`Not implemented yet in this version: ${name} (${prefix})\` (after the API key, and the write scope for writes, are checked).`,
+      "x-planned": true,
+      responses: Object.fromEntries(
+        (method === "GET" ? [401, 429, 501] : [401, 403, 429, 501]).map((status) => [
+          String(status),
+          errorResponseDoc(status),
+        ]),
+      ),
+    });
+    doc.paths[prefix] ??= { get: operation("GET"), post: operation("POST") };
+  }
 }
 
 function collapseNumericStrings(node: Json): Json {

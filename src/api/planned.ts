@@ -6,7 +6,7 @@ import { AppError } from "../lib/errors";
  * 501 with what is missing (after authentication, like every /v1 route) instead of a bare 404,
  * so a client can tell "not built yet" from "no such thing".
  */
-const PLANNED: { prefix: string; name: string }[] = [
+export const PLANNED: { prefix: string; name: string }[] = [
   { prefix: "/v1/conversion", name: "Server-side conversions" },
   { prefix: "/v1/conversions", name: "Conversions" },
   { prefix: "/v1/agents", name: "AI agents" },

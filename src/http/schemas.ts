@@ -39,6 +39,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   409: "State conflict, or Idempotency-Key reuse",
   413: "Body too large",
   422: "Validation failed (`<field> is required`, `<field> must be ...`)",
+  501: "Not built in this version (`Not implemented yet in this version: <part> (<path>)`)",
   429: "Rate limited (`Rate limit exceeded`, with Retry-After)",
   503: "A provider (the carrier) is unavailable; nothing was changed, try again later",
 };
