@@ -99,6 +99,9 @@ export async function startServer(
       port: config.port,
       hostname: config.host,
       maxRequestBodySize: 64 * 1024 * 1024,
+      // Longer than anything a request may wait for (a webhook test waits up to 15 s for the
+      // receiver); Bun's default of 10 s would cut such a request off without an answer.
+      idleTimeout: 60,
       fetch,
       error(error) {
         log.error("unhandled server error", { error: String(error) });

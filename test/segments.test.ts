@@ -268,6 +268,19 @@ describe("segment rules: bad input", () => {
     });
   }
 
+  it("answers 422 for names every JavaScript object has (constructor, __proto__, toString) as fields", async () => {
+    for (const field of ["constructor", "__proto__", "toString", "hasOwnProperty"]) {
+      const preview = await s.api("POST", "/v1/segments/preview", { rules: { field, op: "eq", value: "x" } });
+      expect(preview.status).toBe(422);
+      expect(preview.body.error).toStartWith("rules.field must be one of");
+      const created = await s.api("POST", "/v1/segments", {
+        name: field,
+        rules: { all: [{ field, op: "eq", value: 1 }] },
+      });
+      expect(created.status).toBe(422);
+    }
+  });
+
   it("answers 422 for rules nested deeper than 10 groups, and accepts 10", async () => {
     const nest = (levels: number) => {
       let rules: unknown = { field: "first_name", op: "exists" };

@@ -85,7 +85,7 @@ export function contactImportRoutes(deps: AppDeps) {
         const o = body as Record<string, unknown>;
         if (o.contacts === undefined) throw invalid("contacts is required");
         if (!Array.isArray(o.contacts)) throw invalid("contacts must be an array");
-        const result = importContactsJson(deps.db, workspaceId, o.contacts, {
+        const result = await importContactsJson(deps.db, workspaceId, o.contacts, {
           listId: listIdOf(o.list_id ?? query.list_id),
           now,
         });

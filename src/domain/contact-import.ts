@@ -41,7 +41,8 @@ export interface ImportOptions {
 
 /** At most this many row errors are listed; the counts stay exact. */
 export const MAX_REPORTED_ERRORS = 1000;
-const DEFAULT_BATCH = 2000;
+/** Rows per transaction: big enough for throughput, small enough that a batch never holds the server long. */
+const DEFAULT_BATCH = 1000;
 
 /** One contact as read from a CSV line or a JSON item, before validation. */
 interface RawRow {
@@ -423,10 +424,14 @@ class Importer {
     if (this.result.errors.length < MAX_REPORTED_ERRORS) this.result.errors.push(error);
   }
 
+  /** Batches written so far. */
+  flushes = 0;
+
   flush() {
     const batch = this.pending;
     this.pending = [];
     if (batch.length === 0) return;
+    this.flushes++;
     const good: CleanRow[] = [];
     for (const item of batch) {
       if ("error" in item) this.fail(item);
@@ -585,7 +590,10 @@ export async function importContactsCsv(
     if (options.maxBytes !== undefined && bytes > options.maxBytes) {
       throw new AppError("payload_too_large", `Request body is too large (max ${options.maxBytes} bytes)`);
     }
+    const flushedBefore = importer.flushes;
     take(reader.push(decoder.decode(chunk, { stream: true })));
+    // A batch was written: let the server answer other requests before the next one.
+    if (importer.flushes !== flushedBefore) await yieldToEventLoop();
   }
   take(reader.push(decoder.decode()));
   take(reader.end());
@@ -599,19 +607,23 @@ export async function importContactsCsv(
  * Imports `{contacts:[{phone_number, first_name, ..., fields}]}` items; `row` in errors is the
  * item's 1-based position in the array.
  */
-export function importContactsJson(
+export async function importContactsJson(
   db: Db,
   workspaceId: string,
   items: unknown[],
   options: ImportOptions = {},
-): ImportResult {
+): Promise<ImportResult> {
   checkList(db, workspaceId, options.listId);
   const importer = new Importer(db, workspaceId, options);
-  items.forEach((item, index) => {
+  const batchSize = options.batchSize ?? DEFAULT_BATCH;
+  for (let index = 0; index < items.length; index++) {
+    // Between batches, let the server answer other requests.
+    if (index > 0 && index % batchSize === 0) await yieldToEventLoop();
+    const item = items[index];
     const row = index + 1;
     if (item === null || typeof item !== "object" || Array.isArray(item)) {
       importer.add({ row, error: "contact must be an object" });
-      return;
+      continue;
     }
     const o = item as Record<string, unknown>;
     importer.add({
@@ -625,8 +637,10 @@ export function importContactsJson(
       timezone: o.timezone,
       fields: o.fields,
     });
-  });
+  }
   importer.flush();
   options.onProgress?.(importer.rows, 0);
   return importer.result;
 }
+
+const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));

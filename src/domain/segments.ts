@@ -192,7 +192,8 @@ export function parseRules(
       kind = "custom";
       allowed = [...OPS];
     } else {
-      const spec = COLUMNS[field];
+      // Own keys only: "constructor", "__proto__" and the like are not fields.
+      const spec = Object.hasOwn(COLUMNS, field) ? COLUMNS[field] : undefined;
       if (!spec) throw invalid(`${at}.field must be one of ${FIELD_NAMES.join(", ")} or fields.<key>`);
       kind = spec.kind;
       allowed = spec.kind === "text" ? TEXT_OPS : spec.kind === "bool" ? BOOL_OPS : DATE_OPS;
