@@ -116,6 +116,15 @@ describe("POST /v1/contacts", () => {
     }
   });
 
+  it("answers 422 for a custom field named __proto__ (it would not be a field)", async () => {
+    const r = await s.api("POST", "/v1/contacts", undefined, {
+      raw: '{"phone_number":"+12025550177","fields":{"__proto__":{"x":1},"plan":"pro"}}',
+      headers: { "content-type": "application/json" },
+    });
+    expect(r.status).toBe(422);
+    expect(r.body).toEqual({ ok: false, error: "fields.__proto__ is not a valid field name" });
+  });
+
   it("answers 403 for a read-only key", async () => {
     const { key } = s.newKey(["read"]);
     const r = await s.api("POST", "/v1/contacts", { phone_number: phone() }, { key });

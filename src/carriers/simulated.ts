@@ -229,7 +229,7 @@ export class SimulatedCarrier implements Carrier {
       const number = `+1${area}${rest}`;
       if (number.endsWith(SIMULATED_MAGIC.unavailableSuffix) || seen.has(number)) continue;
       seen.add(number);
-      const place = type === "local" ? AREA_PLACES[area] : undefined;
+      const place = type === "local" && Object.hasOwn(AREA_PLACES, area) ? AREA_PLACES[area] : undefined;
       out.push({
         number,
         region: place?.[0] ?? null,

@@ -241,7 +241,8 @@ function planHeader(header: string[]): HeaderPlan {
   const columns: HeaderPlan["columns"] = header.map((raw) => {
     const name = raw.trim();
     const canonical = name.toLowerCase().replace(/[\s-]+/g, "_");
-    const column = HEADER_ALIASES[canonical];
+    // Own keys only: a header named "constructor" or "__proto__" is a custom field, not a column.
+    const column = Object.hasOwn(HEADER_ALIASES, canonical) ? HEADER_ALIASES[canonical] : undefined;
     if (column && !seen.has(column)) {
       seen.add(column);
       return { kind: "column", column };

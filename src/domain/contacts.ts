@@ -121,7 +121,8 @@ export interface ContactInput {
 
 /** A custom field key usable in `fields` and in segment rules (`fields.<key>`). */
 export function isFieldKey(key: string): boolean {
-  return FIELD_KEY_RE.test(key);
+  // "__proto__" would set an object's prototype instead of a field.
+  return FIELD_KEY_RE.test(key) && key !== "__proto__";
 }
 
 /** Checks a custom `fields` object: scalar values, sane keys. `prefix` names the field in errors. */
