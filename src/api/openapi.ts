@@ -1,5 +1,6 @@
 import { toOpenAPISchema } from "@elysiajs/openapi";
 import { type AnyElysia, Elysia } from "elysia";
+import { needsKey } from "../http/conventions";
 import { ERROR_STATUSES_KEYWORD, errorResponseDoc } from "../http/schemas";
 import { PLANNED } from "./planned";
 
@@ -7,8 +8,6 @@ import { PLANNED } from "./planned";
 type Json = any;
 
 const OPENAPI_VERSION = "3.1.2";
-/** Answer without an API key: no `security` on their operations. */
-const PUBLIC_PATHS = ["/healthz", "/metrics"];
 const EXCLUDED_PATHS = ["/docs", "/v1/openapi.json"];
 
 const IDEMPOTENCY_KEY = {
@@ -77,7 +76,8 @@ export function finishDocument(doc: Json): Json {
           for (const status of statuses) op.responses[String(status)] ??= errorResponseDoc(status);
         }
       }
-      if (PUBLIC_PATHS.includes(path)) op.security = [];
+      // Answered without an API key (health, metrics, signed carrier callbacks): no bearer security.
+      if (!needsKey(path)) op.security = [];
       if (method === "post") {
         op.parameters = [
           ...(op.parameters ?? []).filter((p: Json) => p.name !== IDEMPOTENCY_KEY.name),

@@ -53,14 +53,11 @@ export function searchConversations(
   const keys = matchingThreadKeys(db, query);
   if (keys.size === 0) return { rows: [], total: 0 };
   const inbox = and(eq(conversations.workspaceId, input.workspaceId), input.where);
+  // `+workspace_id`: look threads up by key rather than walk the workspace's index.
+  const inWorkspace = sql`+${conversations.workspaceId} = ${input.workspaceId}`;
 
   if (keys.size <= (input.smallMatchSet ?? SMALL_MATCH_SET)) {
-    // `+workspace_id`: look the matches up by key rather than walk the workspace's index.
-    const matches = and(
-      sql`+${conversations.workspaceId} = ${input.workspaceId}`,
-      input.where,
-      inArray(conversations.searchKey, [...keys]),
-    );
+    const matches = and(inWorkspace, input.where, inArray(conversations.searchKey, [...keys]));
     const total = db.select({ n: count() }).from(conversations).where(matches).get()?.n ?? 0;
     if (total === 0 || input.offset >= total) return { rows: [], total };
     const rows = db
@@ -93,12 +90,7 @@ export function searchConversations(
     db
       .select()
       .from(conversations)
-      .where(
-        and(
-          sql`+${conversations.workspaceId} = ${input.workspaceId}`,
-          inArray(conversations.searchKey, page),
-        ),
-      )
+      .where(and(inWorkspace, inArray(conversations.searchKey, page)))
       .all()
       .map((row) => [row.searchKey, row]),
   );

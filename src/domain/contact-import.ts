@@ -616,10 +616,13 @@ export async function importContactsJson(
 ): Promise<ImportResult> {
   checkList(db, workspaceId, options.listId);
   const importer = new Importer(db, workspaceId, options);
-  const batchSize = options.batchSize ?? DEFAULT_BATCH;
+  let flushed = 0;
   for (let index = 0; index < items.length; index++) {
-    // Between batches, let the server answer other requests.
-    if (index > 0 && index % batchSize === 0) await yieldToEventLoop();
+    // A batch was written: let the server answer other requests before the next one.
+    if (importer.flushes !== flushed) {
+      flushed = importer.flushes;
+      await yieldToEventLoop();
+    }
     const item = items[index];
     const row = index + 1;
     if (item === null || typeof item !== "object" || Array.isArray(item)) {

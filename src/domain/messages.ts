@@ -203,19 +203,12 @@ export function assertCanSendTo(db: DbOrTx, workspaceId: string, phone: string) 
 }
 
 /**
- * POST /v1/messages: one SMS now. In one transaction: resolve the sender, check opt-out and
+ * POST /v1/messages: one SMS now. In one savepoint: resolve the sender, check opt-out and
  * suppression, create the contact and conversation if new, reserve the daily cap, record the
- * message PENDING and enqueue its send. Nothing is written when any check fails.
- */
-export function sendOneOffMessage(db: Db, workspaceId: string, input: OneOffInput, now = Date.now()) {
-  const checked = checkOneOff(input);
-  return db.transaction((tx) => acceptOneOff(tx, workspaceId, checked, now));
-}
-
-/**
- * `sendOneOffMessage` through the group commit (src/db/group-commit.ts): the same checks and
- * writes, in a savepoint of a transaction shared with the other sends of this event-loop turn;
- * settles after the commit. Input errors throw at once, before anything is queued.
+ * message PENDING and enqueue its send; nothing is written when any check fails. The savepoint is
+ * part of a transaction shared with the other sends of this event-loop turn (the group commit,
+ * src/db/group-commit.ts), and the promise settles after its commit. Input errors throw at once,
+ * before anything is queued.
  */
 export function submitOneOffMessage(
   db: Db,

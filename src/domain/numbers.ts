@@ -579,7 +579,8 @@ export function resolveSender(
 /**
  * Counts one send against the number's daily_limit in its local day, atomically: the counter is
  * only raised while it is under the cap. Returns false (nothing counted) when the number is at its
- * cap. Call it in the transaction that accepts the send.
+ * cap; `evenOverCap` counts it regardless (compliance replies). Call it in the transaction that
+ * accepts the send.
  */
 export function reserveDailySend(
   tx: DbOrTx,
@@ -590,12 +591,13 @@ export function reserveDailySend(
   const statements = senderStatements(tx);
   const row = typeof sender === "string" ? statements.byId.get({ id: sender }) : sender;
   if (!row) return false;
-  const capped = row.dailyLimit !== null && !options.evenOverCap;
-  if (capped && (row.dailyLimit as number) <= 0) return false;
+  const limit = options.evenOverCap ? null : row.dailyLimit;
+  if (limit !== null && limit <= 0) return false;
   const usage = { numberId: row.id, workspaceId: row.workspaceId, day: localDay(row.timezone, now) };
-  const inserted = !capped
-    ? statements.reserveUncapped.all(usage)
-    : statements.reserveCapped.all({ ...usage, limit: row.dailyLimit as number });
+  const inserted =
+    limit === null
+      ? statements.reserveUncapped.all(usage)
+      : statements.reserveCapped.all({ ...usage, limit });
   return inserted.length > 0;
 }
 

@@ -214,12 +214,7 @@ export function parseRules(
   };
 
   const rule = walk(input, path, 0);
-  const notImplemented = () => new AppError("not_implemented", NOT_AVAILABLE);
-  if (options.checkLists === false) {
-    if (unavailable) throw notImplemented();
-    return rule;
-  }
-  for (const [id, at] of listIds) {
+  for (const [id, at] of options.checkLists === false ? [] : listIds) {
     const found =
       isUuid(id) &&
       db
@@ -229,7 +224,7 @@ export function parseRules(
         .get();
     if (!found) throw invalid(`${at} does not exist`);
   }
-  if (unavailable) throw notImplemented();
+  if (unavailable) throw new AppError("not_implemented", NOT_AVAILABLE);
   return rule;
 }
 

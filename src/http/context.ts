@@ -8,8 +8,6 @@ export interface RequestState {
   /** The X-RateLimit-* headers for this request's bucket, when rate limiting is on. */
   rate?: { limit: string; remaining: string; reset: string };
   auth?: AuthenticatedKey;
-  /** Raw body text, kept for the idempotency fingerprint. */
-  rawBody?: string;
   /** Idempotency record this request owns (inserted pending, completed with the response). */
   idempotencyKey?: string;
 }

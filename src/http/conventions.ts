@@ -66,9 +66,13 @@ function pathOf(url: string): string {
   return end === -1 ? url.slice(start) : url.slice(start, end);
 }
 
-function needsKey(path: string): boolean {
+/** Paths answered only with an API key (everything under /v1 but the OpenAPI document, and /api/public/me). */
+export function needsKey(path: string): boolean {
   return (path.startsWith("/v1/") || path === "/api/public/me") && !PUBLIC_PATHS.has(path);
 }
+
+const tooLarge = (limit: number) =>
+  new AppError("payload_too_large", `Request body is too large (max ${limit} bytes)`);
 
 /** No request body of the API nests anywhere near this; validating thousands of levels overflows the stack. */
 const MAX_BODY_DEPTH = 100;
@@ -232,7 +236,7 @@ export function createFrontDoor(deps: ConventionDeps, handle: Handle) {
   /** Body checks and Idempotency-Key for writes: the only part that has to wait for the request. */
   async function withBody(request: Request, state: RequestState, path: string): Promise<Response> {
     const method = request.method;
-    const fail = (error: AppError) => finish(request, state, errorResponse(error), path, true);
+    const fail = (error: AppError) => reject(request, state, path, error);
     if (deps.takesNoBody?.(method, path)) {
       // A route that declares no body ignores one, whatever it is (API.md §1).
       const headers = new Headers(request.headers);
@@ -242,12 +246,9 @@ export function createFrontDoor(deps: ConventionDeps, handle: Handle) {
     }
     // 4. Body: at most the route's limit, JSON, an object (an empty body is {}).
     const limit = bodyLimits.get(path) ?? JSON_BODY_LIMIT;
-    if (Number(request.headers.get("content-length") ?? 0) > limit) {
-      return fail(new AppError("payload_too_large", `Request body is too large (max ${limit} bytes)`));
-    }
+    if (Number(request.headers.get("content-length") ?? 0) > limit) return fail(tooLarge(limit));
     const text = await request.text();
-    if (text.length > limit)
-      return fail(new AppError("payload_too_large", `Request body is too large (max ${limit} bytes)`));
+    if (text.length > limit) return fail(tooLarge(limit));
     let body = text;
     let value: unknown = {};
     if (text.trim() === "") {
@@ -286,17 +287,10 @@ export function createFrontDoor(deps: ConventionDeps, handle: Handle) {
   /** A streaming route's body, read whole (within the route's limit) so Idempotency-Key can apply. */
   async function withWholeUpload(request: Request, state: RequestState, path: string): Promise<Response> {
     const limit = bodyLimits.get(path) ?? JSON_BODY_LIMIT;
-    const tooLarge = () =>
-      finish(
-        request,
-        state,
-        errorResponse(new AppError("payload_too_large", `Request body is too large (max ${limit} bytes)`)),
-        path,
-        true,
-      );
-    if (Number(request.headers.get("content-length") ?? 0) > limit) return tooLarge();
+    if (Number(request.headers.get("content-length") ?? 0) > limit)
+      return reject(request, state, path, tooLarge(limit));
     const bytes = await request.arrayBuffer();
-    if (bytes.byteLength > limit) return tooLarge();
+    if (bytes.byteLength > limit) return reject(request, state, path, tooLarge(limit));
     const forwarded = new Request(request.url, {
       method: request.method,
       headers: request.headers,
@@ -316,8 +310,7 @@ export function createFrontDoor(deps: ConventionDeps, handle: Handle) {
     fingerprintOf: () => string = () => text,
   ): Response | Promise<Response> {
     const method = request.method;
-    const fail = (error: AppError) => finish(request, state, errorResponse(error), path, true);
-    state.rawBody = text;
+    const fail = (error: AppError) => reject(request, state, path, error);
 
     // 5. Idempotency-Key: replay the first answer; refuse the key for a different request.
     const key = request.headers.get("idempotency-key");
