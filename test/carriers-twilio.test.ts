@@ -1,6 +1,6 @@
 /**
  * The Twilio adapter against a Prism mock of Twilio's published OpenAPI document
- * (`shared/vendor/twilio_api_v2010.json`): every request the adapter makes must validate against
+ * (vendored with its licence in `test/fixtures/vendor/twilio_api_v2010.json`): every request the adapter makes must validate against
  * the contract (Prism reports request violations as 4xx or in `sl-violations`; both fail the test).
  */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
@@ -13,7 +13,7 @@ import { mapTwilioStatus, TwilioCarrier, twilioSignature } from "../src/carriers
 import { startTestServer, type TestServer } from "./support/server";
 
 const ROOT = resolve(import.meta.dir, "..");
-const SPEC = process.env.TWILIO_OPENAPI_SPEC ?? resolve(ROOT, "../shared/vendor/twilio_api_v2010.json");
+const SPEC = resolve(ROOT, "test/fixtures/vendor/twilio_api_v2010.json");
 const ACCOUNT_SID = "AC0123456789abcdef0123456789abcdef";
 const AUTH_TOKEN = "test-auth-token-0123456789";
 const CALLBACK_BASE = "https://hooks.example.test";
@@ -84,9 +84,7 @@ function expectOnContract(from: number) {
 
 beforeAll(async () => {
   if (!existsSync(SPEC)) {
-    throw new Error(
-      `Twilio OpenAPI document not found at ${SPEC}: set TWILIO_OPENAPI_SPEC or put shared/vendor beside the repository`,
-    );
+    throw new Error(`Twilio OpenAPI document not found at ${SPEC}`);
   }
   const bin = join(ROOT, "node_modules/.bin/prism");
   if (!existsSync(bin)) throw new Error(`Prism is not installed (${bin}): run npm install`);
