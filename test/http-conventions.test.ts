@@ -292,7 +292,7 @@ describe("forward compatibility", () => {
 
 describe("Idempotency-Key after a crash", () => {
   it("answers 409 while a claim is in flight, and lets the key be claimed again once the claim is stale", async () => {
-    const { claimIdempotencyKey } = await import("../src/domain/idempotency");
+    const { claimIdempotencyKey } = await import("../src/domain/workspace/idempotency");
     const db = s.server.handle.db;
     const key = `k-${crypto.randomUUID()}`;
     const now = Date.now();

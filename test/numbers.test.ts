@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { eq } from "drizzle-orm";
 import { numberDailyUsage } from "../src/db/schema";
-import { localDay, reserveDailySend, resolveSender } from "../src/domain/numbers";
+import { localDay, reserveDailySend, resolveSender } from "../src/domain/messaging/numbers";
 import { startTestServer, type TestServer } from "./support/server";
 
 let s: TestServer;

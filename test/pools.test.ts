@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { and, eq } from "drizzle-orm";
 import { numberDailyUsage, poolStickySenders } from "../src/db/schema";
-import { localDay, nextLocalMidnight } from "../src/domain/numbers";
-import { pickSender } from "../src/domain/senders";
+import { localDay, nextLocalMidnight } from "../src/domain/messaging/numbers";
+import { pickSender } from "../src/domain/messaging/senders";
 import { startTestServer, type TestServer } from "./support/server";
 
 let s: TestServer;

@@ -7,10 +7,10 @@ import { type DbHandle, openDatabase } from "../src/db/client";
 import { searchConversations } from "../src/db/message-search";
 import { migrate } from "../src/db/migrate";
 import { conversations } from "../src/db/schema";
-import { ensureContact } from "../src/domain/contacts";
-import { threadForContact } from "../src/domain/conversations";
-import { queueOutboundMessage } from "../src/domain/messages";
-import { createWorkspace } from "../src/domain/workspaces";
+import { ensureContact } from "../src/domain/audience/contacts";
+import { threadForContact } from "../src/domain/messaging/conversations";
+import { queueOutboundMessage } from "../src/domain/messaging/messages";
+import { createWorkspace } from "../src/domain/workspace/workspaces";
 
 let dir: string;
 let handle: DbHandle;

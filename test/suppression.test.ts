@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
-import { canSendTo } from "../src/domain/suppression";
+import { canSendTo } from "../src/domain/audience/suppression";
 import { startTestServer, type TestServer } from "./support/server";
 
 let s: TestServer;

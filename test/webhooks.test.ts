@@ -6,7 +6,7 @@ import { Webhook } from "standardwebhooks";
 import { loadConfig } from "../src/config";
 import { events, jobs, webhookDeliveries } from "../src/db/schema";
 import { emitEvent, emitEvents } from "../src/domain/events";
-import { RETRY_SCHEDULE_MS } from "../src/domain/webhooks";
+import { RETRY_SCHEDULE_MS } from "../src/domain/webhooks/webhooks";
 import { jobHandlers } from "../src/jobs/handlers";
 import { enqueueJob } from "../src/jobs/queue";
 import { createWorker } from "../src/jobs/worker";

@@ -18,7 +18,7 @@ import { count, eq } from "drizzle-orm";
 import { openDatabase } from "../../src/db/client";
 import { webhookAttempts, webhookDeliveries } from "../../src/db/schema";
 import { emitEvent } from "../../src/domain/events";
-import { createWebhook } from "../../src/domain/webhooks";
+import { createWebhook } from "../../src/domain/webhooks/webhooks";
 import { prepareDatabase } from "../../src/server";
 
 const root = join(import.meta.dir, "..", "..");

@@ -1,6 +1,6 @@
 import { Elysia, t } from "elysia";
 import type { AppDeps } from "../app";
-import { importContactsCsv, importContactsJson } from "../domain/contact-import";
+import { importContactsCsv, importContactsJson } from "../domain/audience/contact-import";
 import { workspaceOf } from "../http/context";
 import { IMPORT_BODY_LIMIT, registerBodyLimit, registerStreamingRoute } from "../http/conventions";
 import { Int, Ok, Query, responses, WRITE_ERRORS } from "../http/schemas";

@@ -7,7 +7,7 @@ import {
   getContact,
   listContacts,
   updateContact,
-} from "../domain/contacts";
+} from "../domain/audience/contacts";
 import { workspaceOf } from "../http/context";
 import { paginationQuery, parsePagination } from "../http/pagination";
 import { Body, listEnvelope, Ok, Query, READ_ERRORS, responses, WRITE_ERRORS } from "../http/schemas";

@@ -1,7 +1,7 @@
 import { Elysia, t } from "elysia";
 import type { AppDeps } from "../app";
-import { getConversation, listConversations, updateConversation } from "../domain/conversations";
-import { MAX_BODY_LENGTH, replyToConversation } from "../domain/messages";
+import { getConversation, listConversations, updateConversation } from "../domain/messaging/conversations";
+import { MAX_BODY_LENGTH, replyToConversation } from "../domain/messaging/messages";
 import { workspaceOf } from "../http/context";
 import { paginationQuery, parsePagination } from "../http/pagination";
 import {

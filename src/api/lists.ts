@@ -1,6 +1,6 @@
 import { Elysia, t } from "elysia";
 import type { AppDeps } from "../app";
-import { contactJson } from "../domain/contacts";
+import { contactJson } from "../domain/audience/contacts";
 import {
   addMembers,
   createList,
@@ -10,7 +10,7 @@ import {
   listMemberContacts,
   removeMembers,
   updateList,
-} from "../domain/lists";
+} from "../domain/audience/lists";
 import { workspaceOf } from "../http/context";
 import { paginationQuery, parsePagination } from "../http/pagination";
 import {

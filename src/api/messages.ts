@@ -1,6 +1,6 @@
 import { Elysia, t } from "elysia";
 import type { AppDeps } from "../app";
-import { getMessage, listMessages, MAX_BODY_LENGTH, submitOneOffMessage } from "../domain/messages";
+import { getMessage, listMessages, MAX_BODY_LENGTH, submitOneOffMessage } from "../domain/messaging/messages";
 import { workspaceOf } from "../http/context";
 import { paginationQuery, parsePagination } from "../http/pagination";
 import {

@@ -7,7 +7,7 @@ import {
   releaseNumber,
   searchAvailableNumbers,
   updateNumber,
-} from "../domain/numbers";
+} from "../domain/messaging/numbers";
 import { workspaceOf } from "../http/context";
 import { paginationQuery, parsePagination } from "../http/pagination";
 import {

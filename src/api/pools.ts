@@ -8,7 +8,7 @@ import {
   listPools,
   removeNumbersFromPool,
   updatePool,
-} from "../domain/pools";
+} from "../domain/messaging/pools";
 import { workspaceOf } from "../http/context";
 import { paginationQuery, parsePagination } from "../http/pagination";
 import {

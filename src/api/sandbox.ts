@@ -1,8 +1,8 @@
 import { Elysia, t } from "elysia";
 import type { AppDeps } from "../app";
 import { isSimulated, listSandboxSends } from "../carriers";
-import { checkSandboxInbound, findInboundByCarrierId } from "../domain/inbound";
-import { messageJson } from "../domain/messages";
+import { checkSandboxInbound, findInboundByCarrierId } from "../domain/messaging/inbound";
+import { messageJson } from "../domain/messaging/messages";
 import { workspaceOf } from "../http/context";
 import { paginationQuery, parsePagination } from "../http/pagination";
 import {

@@ -1,6 +1,6 @@
 import { Elysia, t } from "elysia";
 import type { AppDeps } from "../app";
-import { contactJson } from "../domain/contacts";
+import { contactJson } from "../domain/audience/contacts";
 import {
   createSegment,
   deleteSegment,
@@ -11,7 +11,7 @@ import {
   segmentJson,
   segmentRule,
   updateSegment,
-} from "../domain/segments";
+} from "../domain/audience/segments";
 import { workspaceOf } from "../http/context";
 import { registerReadOnlyPost } from "../http/conventions";
 import { paginationQuery, parsePagination } from "../http/pagination";

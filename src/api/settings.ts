@@ -1,6 +1,6 @@
 import { Elysia, t } from "elysia";
 import type { AppDeps } from "../app";
-import { getSettings, updateSettings } from "../domain/settings";
+import { getSettings, updateSettings } from "../domain/workspace/settings";
 import { workspaceOf } from "../http/context";
 import { Body, Int, Ok, READ_ERRORS, responses, WRITE_ERRORS } from "../http/schemas";
 

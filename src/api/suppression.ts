@@ -6,7 +6,7 @@ import {
   getSuppression,
   listSuppressions,
   suppressionJson,
-} from "../domain/suppression";
+} from "../domain/audience/suppression";
 import { workspaceOf } from "../http/context";
 import { paginationQuery, parsePagination } from "../http/pagination";
 import {

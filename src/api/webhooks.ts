@@ -12,7 +12,7 @@ import {
   rotateWebhookSecret,
   sendTestEvent,
   updateWebhook,
-} from "../domain/webhooks";
+} from "../domain/webhooks/webhooks";
 import { workspaceOf } from "../http/context";
 import { paginationQuery, parsePagination } from "../http/pagination";
 import {

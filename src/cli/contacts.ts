@@ -4,7 +4,7 @@ import { dbPathFrom } from "../config";
 import { openDatabase } from "../db/client";
 import { migrate } from "../db/migrate";
 import { workspaces } from "../db/schema";
-import { importContactsCsv } from "../domain/contact-import";
+import { importContactsCsv } from "../domain/audience/contact-import";
 import { type ParsedArgs, requireFlag, UsageError } from "./args";
 
 /** A one-line progress bar on stderr (only when stderr is a terminal, else a line every 5%). */

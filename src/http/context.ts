@@ -1,4 +1,4 @@
-import type { AuthenticatedKey } from "../domain/api-keys";
+import type { AuthenticatedKey } from "../domain/workspace/api-keys";
 import { AppError } from "../lib/errors";
 
 /** What the HTTP layer learns about a request as it passes through the hooks. */

@@ -2,8 +2,12 @@ import type { Database } from "bun:sqlite";
 import { createHash } from "node:crypto";
 import { Elysia } from "elysia";
 import type { Db } from "../db/client";
-import { createKeyAuthenticator } from "../domain/api-keys";
-import { claimIdempotencyKey, releaseIdempotencyKey, storeIdempotentResponse } from "../domain/idempotency";
+import { createKeyAuthenticator } from "../domain/workspace/api-keys";
+import {
+  claimIdempotencyKey,
+  releaseIdempotencyKey,
+  storeIdempotentResponse,
+} from "../domain/workspace/idempotency";
 import { AppError } from "../lib/errors";
 import { log } from "../lib/log";
 import { type RequestState, setState, stateOf } from "./context";

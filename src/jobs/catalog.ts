@@ -9,9 +9,9 @@ import type { Clock } from "../lib/time";
 export interface JobPayloads {
   /** Deletes finished jobs and expired idempotency records. */
   "maintenance.prune": { now?: number };
-  /** Hands one outbound message to the carrier (src/domain/messages.ts). */
+  /** Hands one outbound message to the carrier (src/domain/messaging/messages.ts). */
   "messages.send": { message_id: string; opt_out_confirmation?: boolean };
-  /** One attempt of one webhook delivery; `retry` is 0 for the first (src/domain/webhooks.ts). */
+  /** One attempt of one webhook delivery; `retry` is 0 for the first (src/domain/webhooks/webhooks.ts). */
   "webhook.deliver": { deliveryId: string; retry: number };
 }
 

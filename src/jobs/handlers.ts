@@ -1,7 +1,7 @@
 import { and, eq, inArray, lt } from "drizzle-orm";
 import { idempotencyKeys, jobs } from "../db/schema";
-import { sendMessageJob } from "../domain/messages";
-import { deliverWebhookJob, pruneWebhookLog } from "../domain/webhooks";
+import { sendMessageJob } from "../domain/messaging/messages";
+import { deliverWebhookJob, pruneWebhookLog } from "../domain/webhooks/webhooks";
 import { JOB_POLICIES, type JobHandler, type JobKind, type JobPayloads, type RegisteredJob } from "./catalog";
 
 const DAY_MS = 86_400_000;

@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Config, loadConfig } from "../../src/config";
-import { createApiKey, type Scope } from "../../src/domain/api-keys";
-import { createWorkspace } from "../../src/domain/workspaces";
+import { createApiKey, type Scope } from "../../src/domain/workspace/api-keys";
+import { createWorkspace } from "../../src/domain/workspace/workspaces";
 import { type RunningServer, startServer } from "../../src/server";
 
 export interface TestServer {

@@ -1,11 +1,11 @@
 import { and, count, desc, eq, like, sql } from "drizzle-orm";
-import type { Db, DbOrTx } from "../db/client";
-import { preparedPerConnection } from "../db/prepared";
-import { contacts, type SuppressionRow, suppressions } from "../db/schema";
-import { conflict, invalid, notFound } from "../lib/errors";
-import { isUuid, newId } from "../lib/ids";
-import { normalizePhone } from "../lib/phone";
-import { toIso } from "../lib/time";
+import type { Db, DbOrTx } from "../../db/client";
+import { preparedPerConnection } from "../../db/prepared";
+import { contacts, type SuppressionRow, suppressions } from "../../db/schema";
+import { conflict, invalid, notFound } from "../../lib/errors";
+import { isUuid, newId } from "../../lib/ids";
+import { normalizePhone } from "../../lib/phone";
+import { toIso } from "../../lib/time";
 
 export type SendBlock = "opted_out" | "suppressed";
 

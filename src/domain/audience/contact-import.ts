@@ -1,13 +1,13 @@
 import { and, eq, sql } from "drizzle-orm";
-import type { Db, Tx } from "../db/client";
-import { type ContactRow, contacts, listMembers } from "../db/schema";
-import { timezoneForPhone } from "../lib/area-codes";
-import { AppError, invalid } from "../lib/errors";
-import { newId } from "../lib/ids";
-import { normalizePhone } from "../lib/phone";
-import { isTimeZone } from "../lib/time";
+import type { Db, Tx } from "../../db/client";
+import { type ContactRow, contacts, listMembers } from "../../db/schema";
+import { timezoneForPhone } from "../../lib/area-codes";
+import { AppError, invalid } from "../../lib/errors";
+import { newId } from "../../lib/ids";
+import { normalizePhone } from "../../lib/phone";
+import { isTimeZone } from "../../lib/time";
+import { emitEvents } from "../events";
 import { checkContactScalars, contactJson, mergeFields } from "./contacts";
-import { emitEvents } from "./events";
 import { getListRow } from "./lists";
 
 /**

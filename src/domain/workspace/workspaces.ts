@@ -1,7 +1,7 @@
 import { asc, count, eq } from "drizzle-orm";
-import type { DbOrTx } from "../db/client";
-import { type WorkspaceRow, workspaces } from "../db/schema";
-import { newId } from "../lib/ids";
+import type { DbOrTx } from "../../db/client";
+import { type WorkspaceRow, workspaces } from "../../db/schema";
+import { newId } from "../../lib/ids";
 
 export const DEFAULT_HELP_REPLY = "Reply STOP to unsubscribe. Msg & data rates may apply.";
 export const DEFAULT_OPT_OUT_REPLY =

@@ -1,6 +1,6 @@
 import { and, eq, lt } from "drizzle-orm";
-import type { Db } from "../db/client";
-import { idempotencyKeys } from "../db/schema";
+import type { Db } from "../../db/client";
+import { idempotencyKeys } from "../../db/schema";
 
 const TTL_MS = 86_400_000;
 /**

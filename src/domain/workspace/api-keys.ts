@@ -1,11 +1,11 @@
 import type { Database } from "bun:sqlite";
 import { and, desc, eq, isNull, sql } from "drizzle-orm";
-import type { Db, DbOrTx } from "../db/client";
-import { createCommitWatch } from "../db/commit-watch";
-import { type ApiKeyRow, apiKeys, workspaces } from "../db/schema";
-import { AppError, notFound } from "../lib/errors";
-import { newId } from "../lib/ids";
-import { generateApiKey, hashApiKey, isWellFormedApiKey, sameDigest } from "../lib/keys";
+import type { Db, DbOrTx } from "../../db/client";
+import { createCommitWatch } from "../../db/commit-watch";
+import { type ApiKeyRow, apiKeys, workspaces } from "../../db/schema";
+import { AppError, notFound } from "../../lib/errors";
+import { newId } from "../../lib/ids";
+import { generateApiKey, hashApiKey, isWellFormedApiKey, sameDigest } from "../../lib/keys";
 
 export const SCOPES = ["read", "write"] as const;
 export type Scope = (typeof SCOPES)[number];

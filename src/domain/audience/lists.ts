@@ -1,11 +1,11 @@
 import { and, count, desc, eq, inArray, sql } from "drizzle-orm";
-import type { Db, DbOrTx } from "../db/client";
-import { likeInsensitive } from "../db/dialect";
-import { type ContactRow, contacts, type ListRow, listMembers, lists } from "../db/schema";
-import { invalid, notFound } from "../lib/errors";
-import { isUuid, newId } from "../lib/ids";
-import { normalizePhone } from "../lib/phone";
-import { toIso } from "../lib/time";
+import type { Db, DbOrTx } from "../../db/client";
+import { likeInsensitive } from "../../db/dialect";
+import { type ContactRow, contacts, type ListRow, listMembers, lists } from "../../db/schema";
+import { invalid, notFound } from "../../lib/errors";
+import { isUuid, newId } from "../../lib/ids";
+import { normalizePhone } from "../../lib/phone";
+import { toIso } from "../../lib/time";
 import { ensureContact, escapeLike } from "./contacts";
 
 /** The List as the API returns it (seed "List"). */

@@ -1,8 +1,8 @@
 import { eq } from "drizzle-orm";
-import type { Db } from "../db/client";
-import { type WorkspaceRow, workspaces } from "../db/schema";
-import { invalid, notFound } from "../lib/errors";
-import { isTimeZone } from "../lib/time";
+import type { Db } from "../../db/client";
+import { type WorkspaceRow, workspaces } from "../../db/schema";
+import { invalid, notFound } from "../../lib/errors";
+import { isTimeZone } from "../../lib/time";
 import { invalidateKeyCache } from "./api-keys";
 
 export interface WorkspaceSettings {

@@ -1,7 +1,7 @@
 import { and, asc, eq } from "drizzle-orm";
-import type { DbOrTx } from "../db/client";
-import { type NumberRow, numbers, poolStickySenders } from "../db/schema";
-import { areaCodeOf } from "../lib/phone";
+import type { DbOrTx } from "../../db/client";
+import { type NumberRow, numbers, poolStickySenders } from "../../db/schema";
+import { areaCodeOf } from "../../lib/phone";
 import { nextLocalMidnight, reserveDailySend, usageToday } from "./numbers";
 
 export type PickedSender =

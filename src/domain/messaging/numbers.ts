@@ -5,9 +5,9 @@ import {
   CarrierUnavailableError,
   type NumberSearch,
   type NumberType,
-} from "../carriers/carrier";
-import type { Db, DbOrTx } from "../db/client";
-import { preparedPerConnection } from "../db/prepared";
+} from "../../carriers/carrier";
+import type { Db, DbOrTx } from "../../db/client";
+import { preparedPerConnection } from "../../db/prepared";
 import {
   type NumberRow,
   numberDailyUsage,
@@ -15,13 +15,13 @@ import {
   poolStickySenders,
   pools,
   workspaces,
-} from "../db/schema";
-import { timezoneForPhone } from "../lib/area-codes";
-import { AppError, conflict, invalid, notFound } from "../lib/errors";
-import { isUuid, newId } from "../lib/ids";
-import { log } from "../lib/log";
-import { normalizePhone } from "../lib/phone";
-import { registerDefaultNumberCheck } from "./settings";
+} from "../../db/schema";
+import { timezoneForPhone } from "../../lib/area-codes";
+import { AppError, conflict, invalid, notFound } from "../../lib/errors";
+import { isUuid, newId } from "../../lib/ids";
+import { log } from "../../lib/log";
+import { normalizePhone } from "../../lib/phone";
+import { registerDefaultNumberCheck } from "../workspace/settings";
 
 /** A number as the API shows it (API.md §3 Numbers). */
 export interface PhoneNumberRecord {

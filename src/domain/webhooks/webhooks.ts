@@ -1,6 +1,6 @@
 import { and, asc, count, desc, eq, isNull, lt, ne, sql } from "drizzle-orm";
-import type { Db, DbOrTx } from "../db/client";
-import { preparedPerConnection } from "../db/prepared";
+import type { Db, DbOrTx } from "../../db/client";
+import { preparedPerConnection } from "../../db/prepared";
 import {
   events,
   type WebhookAttemptRow,
@@ -9,18 +9,18 @@ import {
   webhookAttempts,
   webhookDeliveries,
   webhooks,
-} from "../db/schema";
-import type { JobHandler, JobPayloads } from "../jobs/catalog";
-import { enqueueJob } from "../jobs/queue";
-import { invalid, notFound } from "../lib/errors";
-import { isUuid, newId } from "../lib/ids";
-import { log } from "../lib/log";
-import { type Clock, toIso } from "../lib/time";
-import { postWebhook, type WebhookResponse } from "../webhooks/deliver";
-import { type EventType, isEventType } from "../webhooks/events";
-import { generateWebhookSecret, webhookHeaders } from "../webhooks/sign";
-import { checkWebhookUrl } from "../webhooks/targets";
-import { type EmittedEvent, onEventsEmitted } from "./events";
+} from "../../db/schema";
+import type { JobHandler, JobPayloads } from "../../jobs/catalog";
+import { enqueueJob } from "../../jobs/queue";
+import { invalid, notFound } from "../../lib/errors";
+import { isUuid, newId } from "../../lib/ids";
+import { log } from "../../lib/log";
+import { type Clock, toIso } from "../../lib/time";
+import { postWebhook, type WebhookResponse } from "../../webhooks/deliver";
+import { type EventType, isEventType } from "../../webhooks/events";
+import { generateWebhookSecret, webhookHeaders } from "../../webhooks/sign";
+import { checkWebhookUrl } from "../../webhooks/targets";
+import { type EmittedEvent, onEventsEmitted } from "../events";
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;

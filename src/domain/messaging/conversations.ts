@@ -1,12 +1,12 @@
 import { and, count, desc, eq, isNotNull, isNull, type SQL, sql } from "drizzle-orm";
-import type { Db, DbOrTx } from "../db/client";
-import { searchConversations } from "../db/message-search";
-import { preparedPerConnection, rowPlaceholders } from "../db/prepared";
-import { type ConversationRow, conversations, type MessageRow, messages } from "../db/schema";
-import { invalid, notFound } from "../lib/errors";
-import { isUuid, newId } from "../lib/ids";
-import { toIso } from "../lib/time";
-import { emitEvent } from "./events";
+import type { Db, DbOrTx } from "../../db/client";
+import { searchConversations } from "../../db/message-search";
+import { preparedPerConnection, rowPlaceholders } from "../../db/prepared";
+import { type ConversationRow, conversations, type MessageRow, messages } from "../../db/schema";
+import { invalid, notFound } from "../../lib/errors";
+import { isUuid, newId } from "../../lib/ids";
+import { toIso } from "../../lib/time";
+import { emitEvent } from "../events";
 
 export const CONVERSATION_FILTERS = [
   "all",

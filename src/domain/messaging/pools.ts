@@ -1,8 +1,8 @@
 import { and, count, desc, eq, inArray, isNull, ne, or } from "drizzle-orm";
-import type { Db, DbOrTx } from "../db/client";
-import { numbers, type PoolRow, poolStickySenders, pools } from "../db/schema";
-import { notFound } from "../lib/errors";
-import { isUuid, newId } from "../lib/ids";
+import type { Db, DbOrTx } from "../../db/client";
+import { numbers, type PoolRow, poolStickySenders, pools } from "../../db/schema";
+import { notFound } from "../../lib/errors";
+import { isUuid, newId } from "../../lib/ids";
 
 /** A pool as the API shows it: `numbers` is the count of active numbers in it. */
 export interface PoolRecord {

@@ -1,14 +1,14 @@
 import { and, count, desc, eq, or, type SQL, sql } from "drizzle-orm";
-import type { Db, DbOrTx } from "../db/client";
-import { likeInsensitive } from "../db/dialect";
-import { preparedPerConnection, rowPlaceholders } from "../db/prepared";
-import { type ContactRow, contacts } from "../db/schema";
-import { timezoneForPhone } from "../lib/area-codes";
-import { conflict, invalid, notFound } from "../lib/errors";
-import { isUuid, newId } from "../lib/ids";
-import { normalizePhone } from "../lib/phone";
-import { isTimeZone, toIso } from "../lib/time";
-import { emitEvent } from "./events";
+import type { Db, DbOrTx } from "../../db/client";
+import { likeInsensitive } from "../../db/dialect";
+import { preparedPerConnection, rowPlaceholders } from "../../db/prepared";
+import { type ContactRow, contacts } from "../../db/schema";
+import { timezoneForPhone } from "../../lib/area-codes";
+import { conflict, invalid, notFound } from "../../lib/errors";
+import { isUuid, newId } from "../../lib/ids";
+import { normalizePhone } from "../../lib/phone";
+import { isTimeZone, toIso } from "../../lib/time";
+import { emitEvent } from "../events";
 
 /** The Contact as the API returns it (API.md §3 Contacts). */
 export interface ContactJson {

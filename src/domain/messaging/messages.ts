@@ -6,26 +6,33 @@ import {
   type InboundSms,
   type OutboundSms,
   type StatusUpdate,
-} from "../carriers/carrier";
-import type { Db, DbOrTx, Tx } from "../db/client";
-import { groupCommit } from "../db/group-commit";
-import { messageStatements } from "../db/message-statements";
-import { preparedPerConnection, rowPlaceholders } from "../db/prepared";
-import { type ContactRow, contacts, conversations, type MessageRow, messages, numbers } from "../db/schema";
-import type { JobContext, JobPayloads } from "../jobs/catalog";
-import { RescheduleJob } from "../jobs/catalog";
-import { enqueueJob } from "../jobs/queue";
-import { invalid, notFound } from "../lib/errors";
-import { isUuid, newId } from "../lib/ids";
-import { log } from "../lib/log";
-import { normalizePhone } from "../lib/phone";
-import { smsShape } from "../lib/sms-encoding";
-import { toIso } from "../lib/time";
-import { ensureContact } from "./contacts";
+} from "../../carriers/carrier";
+import type { Db, DbOrTx, Tx } from "../../db/client";
+import { groupCommit } from "../../db/group-commit";
+import { messageStatements } from "../../db/message-statements";
+import { preparedPerConnection, rowPlaceholders } from "../../db/prepared";
+import {
+  type ContactRow,
+  contacts,
+  conversations,
+  type MessageRow,
+  messages,
+  numbers,
+} from "../../db/schema";
+import type { JobContext, JobPayloads } from "../../jobs/catalog";
+import { RescheduleJob } from "../../jobs/catalog";
+import { enqueueJob } from "../../jobs/queue";
+import { invalid, notFound } from "../../lib/errors";
+import { isUuid, newId } from "../../lib/ids";
+import { log } from "../../lib/log";
+import { normalizePhone } from "../../lib/phone";
+import { smsShape } from "../../lib/sms-encoding";
+import { toIso } from "../../lib/time";
+import { ensureContact } from "../audience/contacts";
+import { canSendTo } from "../audience/suppression";
+import { emitEvent } from "../events";
 import { findConversation, type MessageSender, threadForContact, touchConversation } from "./conversations";
-import { emitEvent } from "./events";
 import { reserveDailySend, resolveSender } from "./numbers";
-import { canSendTo } from "./suppression";
 
 export const MESSAGE_STATUSES = [
   "PENDING",

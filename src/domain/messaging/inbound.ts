@@ -1,6 +1,6 @@
 import { and, eq } from "drizzle-orm";
-import type { InboundSms } from "../carriers/carrier";
-import type { Db, DbOrTx } from "../db/client";
+import type { InboundSms } from "../../carriers/carrier";
+import type { Db, DbOrTx } from "../../db/client";
 import {
   type ContactRow,
   type ConversationRow,
@@ -10,18 +10,18 @@ import {
   numbers,
   suppressions,
   workspaces,
-} from "../db/schema";
-import { invalid } from "../lib/errors";
-import { newId } from "../lib/ids";
-import { log } from "../lib/log";
-import { normalizePhone } from "../lib/phone";
-import { smsShape } from "../lib/sms-encoding";
-import { contactJson, ensureContact } from "./contacts";
+} from "../../db/schema";
+import { invalid } from "../../lib/errors";
+import { newId } from "../../lib/ids";
+import { log } from "../../lib/log";
+import { normalizePhone } from "../../lib/phone";
+import { smsShape } from "../../lib/sms-encoding";
+import { contactJson, ensureContact } from "../audience/contacts";
+import { addSuppression } from "../audience/suppression";
+import { emitEvent } from "../events";
 import { flagNeedsAttention, threadForContact, touchConversation } from "./conversations";
-import { emitEvent } from "./events";
 import { messageJson, queueOutboundMessage } from "./messages";
 import { reserveDailySend } from "./numbers";
-import { addSuppression } from "./suppression";
 
 /** CTIA keywords, matched against the whole trimmed body, case-insensitively (API.md §3). */
 export const OPT_OUT_KEYWORDS = [

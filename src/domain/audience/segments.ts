@@ -17,8 +17,8 @@ import {
   sql,
 } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
-import type { Db, DbOrTx } from "../db/client";
-import { jsonField, jsonNumber, likeInsensitive } from "../db/dialect";
+import type { Db, DbOrTx } from "../../db/client";
+import { jsonField, jsonNumber, likeInsensitive } from "../../db/dialect";
 import {
   audienceVersions,
   type ContactRow,
@@ -28,11 +28,11 @@ import {
   messages,
   type SegmentRow,
   segments,
-} from "../db/schema";
-import { AppError, invalid, notFound } from "../lib/errors";
-import { isUuid, newId } from "../lib/ids";
-import { normalizePhone } from "../lib/phone";
-import { toIso } from "../lib/time";
+} from "../../db/schema";
+import { AppError, invalid, notFound } from "../../lib/errors";
+import { isUuid, newId } from "../../lib/ids";
+import { normalizePhone } from "../../lib/phone";
+import { toIso } from "../../lib/time";
 import { escapeLike, isFieldKey } from "./contacts";
 
 /**
