@@ -24,7 +24,8 @@ import {
   Timestamp,
   WRITE_ERRORS,
 } from "../http/schemas";
-import { ContactSchema, DeletedEnvelope } from "./audience-schemas";
+import { ContactSchema } from "./audience-schemas";
+import { resourceRoutes } from "./resource-routes";
 
 export const ListSchema = t.Object(
   {
@@ -37,8 +38,8 @@ export const ListSchema = t.Object(
   { description: "A static group of contacts" },
 );
 
-const ListEnvelope = t.Object({ ok: Ok, list: ListSchema });
-const ListsEnvelope = listEnvelope("lists", ListSchema, "Lists, newest first");
+const _ListEnvelope = t.Object({ ok: Ok, list: ListSchema });
+const _ListsEnvelope = listEnvelope("lists", ListSchema, "Lists, newest first");
 const MembersEnvelope = listEnvelope("contacts", ContactSchema, "Members of the list, newest contact first");
 const IdParams = t.Object({ id: t.String({ description: "List id" }) });
 
@@ -66,81 +67,49 @@ const MembershipBody = Body(
 // /v1/lists – static groups of contacts and their membership.
 export function listRoutes(deps: AppDeps) {
   return new Elysia({ name: "lists" })
-    .get(
-      "/v1/lists",
-      ({ request, query }) => {
-        const page = parsePagination(query);
-        const { lists, total } = listLists(deps.db, workspaceOf(request), { q: query.q, ...page });
-        return { ok: true as const, lists, total, ...page };
-      },
-      {
-        query: Query({
-          ...paginationQuery,
-          q: t.Optional(t.String({ description: "Matches the list name" })),
-        }),
-        detail: { tags: ["Lists"], summary: "List lists (newest first)" },
-        response: responses(ListsEnvelope, [...READ_ERRORS, 422]),
-      },
-    )
-    .post(
-      "/v1/lists",
-      ({ request, body }) => ({
-        ok: true as const,
-        list: createList(deps.db, workspaceOf(request), body, deps.clock.now()),
-      }),
-      {
-        body: Body({ name: Name, description: t.Optional(Description) }, { description: "A new list" }),
-        detail: { tags: ["Lists"], summary: "Create a list" },
-        response: responses(ListEnvelope, WRITE_ERRORS),
-      },
-    )
-    .get(
-      "/v1/lists/:id",
-      ({ request, params }) => ({
-        ok: true as const,
-        list: getList(deps.db, workspaceOf(request), params.id),
-      }),
-      {
-        params: IdParams,
-        detail: { tags: ["Lists"], summary: "Get a list" },
-        response: responses(ListEnvelope, [...READ_ERRORS, 404]),
-      },
-    )
-    .patch(
-      "/v1/lists/:id",
-      ({ request, params, body }) => ({
-        ok: true as const,
-        list: updateList(deps.db, workspaceOf(request), params.id, body, deps.clock.now()),
-      }),
-      {
-        params: IdParams,
-        body: Body(
-          { name: t.Optional(Name), description: t.Optional(Description) },
-          { description: "Both optional; membership is unchanged" },
-        ),
-        detail: {
-          tags: ["Lists"],
-          summary: "Rename or re-describe a list",
-          description: "Renaming or re-describing a list leaves its membership unchanged.",
+    .use(
+      resourceRoutes(
+        deps,
+        {
+          path: "/v1/lists",
+          tag: "Lists",
+          one: "list",
+          many: "lists",
+          item: ListSchema,
+          idDescription: "List id",
         },
-        response: responses(ListEnvelope, [...WRITE_ERRORS, 404]),
-      },
-    )
-    .delete(
-      "/v1/lists/:id",
-      ({ request, params }) => {
-        deleteList(deps.db, workspaceOf(request), params.id);
-        return { ok: true as const, deleted: true as const };
-      },
-      {
-        params: IdParams,
-        detail: {
-          tags: ["Lists"],
-          summary: "Delete a list",
-          description: "Removes the list and its memberships; the contacts stay.",
+        {
+          list: {
+            summary: "List lists (newest first)",
+            query: { q: t.Optional(t.String({ description: "Matches the list name" })) },
+            itemsDescription: "Lists, newest first",
+            run: (workspaceId, query, page) => {
+              const { lists, total } = listLists(deps.db, workspaceId, { q: query.q, ...page });
+              return { items: lists, total };
+            },
+          },
+          create: {
+            summary: "Create a list",
+            body: Body({ name: Name, description: t.Optional(Description) }, { description: "A new list" }),
+            run: (workspaceId, body, now) => createList(deps.db, workspaceId, body, now),
+          },
+          get: { summary: "Get a list", run: (workspaceId, id) => getList(deps.db, workspaceId, id) },
+          update: {
+            summary: "Rename or re-describe a list",
+            description: "Renaming or re-describing a list leaves its membership unchanged.",
+            body: Body(
+              { name: t.Optional(Name), description: t.Optional(Description) },
+              { description: "Both optional; membership is unchanged" },
+            ),
+            run: (workspaceId, id, body, now) => updateList(deps.db, workspaceId, id, body, now),
+          },
+          delete: {
+            summary: "Delete a list",
+            description: "Removes the list and its memberships; the contacts stay.",
+            run: (workspaceId, id) => deleteList(deps.db, workspaceId, id),
+          },
         },
-        response: responses(DeletedEnvelope, [...WRITE_ERRORS, 404]),
-      },
+      ),
     )
     .get(
       "/v1/lists/:id/contacts",

@@ -9,13 +9,11 @@ import {
   updateNumber,
 } from "../domain/messaging/numbers";
 import { workspaceOf } from "../http/context";
-import { paginationQuery, parsePagination } from "../http/pagination";
 import {
   Body,
   Deleted,
   Enum,
   Int,
-  listEnvelope,
   Ok,
   Query,
   READ_ERRORS,
@@ -23,6 +21,7 @@ import {
   Timestamp,
   WRITE_ERRORS,
 } from "../http/schemas";
+import { resourceRoutes } from "./resource-routes";
 
 const Nullable = <T extends Parameters<typeof t.Union>[0][number]>(
   schema: T,
@@ -115,8 +114,6 @@ const PatchBody = Body(
 );
 
 const IdParams = t.Object({ id: t.String({ description: "Number id" }) });
-const NumberEnvelope = t.Object({ ok: Ok, number: NumberSchema });
-const NumbersEnvelope = listEnvelope("numbers", NumberSchema, "Numbers, newest first");
 const OrderEnvelope = t.Object({
   ok: Ok,
   ordered: t.Union([NumberSchema, t.Null(), t.Array(NumberSchema)], {
@@ -194,58 +191,50 @@ export function numbersRoutes(deps: AppDeps) {
         response: responses(OrderEnvelope, [...WRITE_ERRORS, 503]),
       },
     )
-    .get(
-      "/v1/numbers",
-      ({ request, query }) => {
-        const page = parsePagination(query);
-        const { numbers, total } = listNumbers(
-          deps.db,
-          workspaceOf(request),
-          { status: query.status, pool_id: query.pool_id },
-          page,
-          deps.clock.now(),
-        );
-        return { ok: true as const, numbers, total, ...page };
-      },
-      {
-        query: Query({
-          ...paginationQuery,
-          status: t.Optional(t.String({ description: "active (default) | released" })),
-          pool_id: t.Optional(t.String({ description: "Only numbers of this pool" })),
-        }),
-        detail: { tags: ["Numbers"], summary: "List numbers (newest first)" },
-        response: responses(NumbersEnvelope, [...READ_ERRORS, 422]),
-      },
-    )
-    .get(
-      "/v1/numbers/:id",
-      ({ request, params }) => ({
-        ok: true as const,
-        number: getNumber(deps.db, workspaceOf(request), params.id, deps.clock.now()),
-      }),
-      {
-        params: IdParams,
-        detail: { tags: ["Numbers"], summary: "Get a number" },
-        response: responses(NumberEnvelope, [...READ_ERRORS, 404]),
-      },
-    )
-    .patch(
-      "/v1/numbers/:id",
-      ({ request, params, body }) => ({
-        ok: true as const,
-        number: updateNumber(deps.db, workspaceOf(request), params.id, body, deps.clock.now()),
-      }),
-      {
-        params: IdParams,
-        body: PatchBody,
-        detail: {
-          tags: ["Numbers"],
-          summary: "Update a number",
-          description:
-            "Partial update. 422 `pool_id does not exist`; 409 `Number is released`. `default: true` sets `settings.default_number_id`.",
+    .use(
+      resourceRoutes(
+        deps,
+        {
+          path: "/v1/numbers",
+          tag: "Numbers",
+          one: "number",
+          many: "numbers",
+          item: NumberSchema,
+          idDescription: "Number id",
         },
-        response: responses(NumberEnvelope, [...WRITE_ERRORS, 404, 409]),
-      },
+        {
+          list: {
+            summary: "List numbers (newest first)",
+            query: {
+              status: t.Optional(t.String({ description: "active (default) | released" })),
+              pool_id: t.Optional(t.String({ description: "Only numbers of this pool" })),
+            },
+            itemsDescription: "Numbers, newest first",
+            run: (workspaceId, query, page) => {
+              const { numbers, total } = listNumbers(
+                deps.db,
+                workspaceId,
+                { status: query.status, pool_id: query.pool_id },
+                page,
+                deps.clock.now(),
+              );
+              return { items: numbers, total };
+            },
+          },
+          get: {
+            summary: "Get a number",
+            run: (workspaceId, id, now) => getNumber(deps.db, workspaceId, id, now),
+          },
+          update: {
+            summary: "Update a number",
+            description:
+              "Partial update. 422 `pool_id does not exist`; 409 `Number is released`. `default: true` sets `settings.default_number_id`.",
+            errors: [409],
+            body: PatchBody,
+            run: (workspaceId, id, body, now) => updateNumber(deps.db, workspaceId, id, body, now),
+          },
+        },
+      ),
     )
     .delete(
       "/v1/numbers/:id",

@@ -10,19 +10,8 @@ import {
   updatePool,
 } from "../domain/messaging/pools";
 import { workspaceOf } from "../http/context";
-import { paginationQuery, parsePagination } from "../http/pagination";
-import {
-  Body,
-  Deleted,
-  Int,
-  listEnvelope,
-  Ok,
-  Query,
-  READ_ERRORS,
-  responses,
-  Timestamp,
-  WRITE_ERRORS,
-} from "../http/schemas";
+import { Body, Int, Ok, responses, Timestamp, WRITE_ERRORS } from "../http/schemas";
+import { resourceRoutes } from "./resource-routes";
 
 export const PoolSchema = t.Object(
   {
@@ -71,83 +60,49 @@ const NumberIdsBody = Body(
 );
 
 const IdParams = t.Object({ id: t.String({ description: "Pool id" }) });
-const PoolEnvelope = t.Object({ ok: Ok, pool: PoolSchema });
 
 // /v1/pools – CRUD of number pools and their membership. Rotation happens in pickSender.
 export function poolsRoutes(deps: AppDeps) {
   return new Elysia({ name: "pools" })
-    .get(
-      "/v1/pools",
-      ({ request, query }) => {
-        const page = parsePagination(query);
-        const { pools, total } = listPools(deps.db, workspaceOf(request), page);
-        return { ok: true as const, pools, total, ...page };
-      },
-      {
-        query: Query({ ...paginationQuery }),
-        detail: {
-          tags: ["Pools"],
-          summary: "List pools (newest first)",
-          description: "Each with its `numbers` count.",
+    .use(
+      resourceRoutes(
+        deps,
+        {
+          path: "/v1/pools",
+          tag: "Pools",
+          one: "pool",
+          many: "pools",
+          item: PoolSchema,
+          idDescription: "Pool id",
         },
-        response: responses(
-          listEnvelope("pools", PoolSchema, "Pools, newest first, each with its `numbers` count"),
-          [...READ_ERRORS, 422],
-        ),
-      },
-    )
-    .post(
-      "/v1/pools",
-      ({ request, body }) => ({
-        ok: true as const,
-        pool: createPool(deps.db, workspaceOf(request), body, deps.clock.now()),
-      }),
-      {
-        body: CreateBody,
-        detail: { tags: ["Pools"], summary: "Create a pool" },
-        response: responses(PoolEnvelope, WRITE_ERRORS),
-      },
-    )
-    .get(
-      "/v1/pools/:id",
-      ({ request, params }) => ({
-        ok: true as const,
-        pool: getPool(deps.db, workspaceOf(request), params.id),
-      }),
-      {
-        params: IdParams,
-        detail: { tags: ["Pools"], summary: "Get a pool" },
-        response: responses(PoolEnvelope, [...READ_ERRORS, 404]),
-      },
-    )
-    .patch(
-      "/v1/pools/:id",
-      ({ request, params, body }) => ({
-        ok: true as const,
-        pool: updatePool(deps.db, workspaceOf(request), params.id, body, deps.clock.now()),
-      }),
-      {
-        params: IdParams,
-        body: PatchBody,
-        detail: { tags: ["Pools"], summary: "Update a pool" },
-        response: responses(PoolEnvelope, [...WRITE_ERRORS, 404]),
-      },
-    )
-    .delete(
-      "/v1/pools/:id",
-      ({ request, params }) => {
-        deletePool(deps.db, workspaceOf(request), params.id, deps.clock.now());
-        return { ok: true as const, deleted: true as const };
-      },
-      {
-        params: IdParams,
-        detail: {
-          tags: ["Pools"],
-          summary: "Delete a pool",
-          description: "Its numbers are not released: they stay in the workspace with no pool.",
+        {
+          list: {
+            summary: "List pools (newest first)",
+            description: "Each with its `numbers` count.",
+            itemsDescription: "Pools, newest first, each with its `numbers` count",
+            run: (workspaceId, _query, page) => {
+              const { pools, total } = listPools(deps.db, workspaceId, page);
+              return { items: pools, total };
+            },
+          },
+          create: {
+            summary: "Create a pool",
+            body: CreateBody,
+            run: (workspaceId, body, now) => createPool(deps.db, workspaceId, body, now),
+          },
+          get: { summary: "Get a pool", run: (workspaceId, id) => getPool(deps.db, workspaceId, id) },
+          update: {
+            summary: "Update a pool",
+            body: PatchBody,
+            run: (workspaceId, id, body, now) => updatePool(deps.db, workspaceId, id, body, now),
+          },
+          delete: {
+            summary: "Delete a pool",
+            description: "Its numbers are not released: they stay in the workspace with no pool.",
+            run: (workspaceId, id, now) => deletePool(deps.db, workspaceId, id, now),
+          },
         },
-        response: responses(t.Object({ ok: Ok, deleted: Deleted }), [...WRITE_ERRORS, 404]),
-      },
+      ),
     )
     .post(
       "/v1/pools/:id/numbers",

@@ -26,7 +26,8 @@ import {
   Timestamp,
   WRITE_ERRORS,
 } from "../http/schemas";
-import { ContactSchema, DeletedEnvelope } from "./audience-schemas";
+import { ContactSchema } from "./audience-schemas";
+import { resourceRoutes } from "./resource-routes";
 
 registerReadOnlyPost("/v1/segments/preview");
 
@@ -77,21 +78,58 @@ const SAMPLE_SIZE = 10;
 // /v1/segments – live audiences; members are computed on every read.
 export function segmentRoutes(deps: AppDeps) {
   return new Elysia({ name: "segments" })
-    .get(
-      "/v1/segments",
-      ({ request, query }) => {
-        const page = parsePagination(query);
-        const { rows, total } = listSegments(deps.db, workspaceOf(request), { q: query.q, ...page });
-        return { ok: true as const, segments: rows.map((r) => segmentJson(r)), total, ...page };
-      },
-      {
-        query: Query({ ...paginationQuery, q: t.Optional(t.String({ description: "Matches the name" })) }),
-        detail: { tags: ["Segments"], summary: "List segments (newest first)" },
-        response: responses(listEnvelope("segments", SegmentSchema, "Segments, newest first"), [
-          ...READ_ERRORS,
-          422,
-        ]),
-      },
+    .use(
+      resourceRoutes(
+        deps,
+        {
+          path: "/v1/segments",
+          tag: "Segments",
+          one: "segment",
+          many: "segments",
+          item: SegmentSchema,
+          idDescription: "Segment id",
+        },
+        {
+          list: {
+            summary: "List segments (newest first)",
+            query: { q: t.Optional(t.String({ description: "Matches the name" })) },
+            itemsDescription: "Segments, newest first",
+            run: (workspaceId, query, page) => {
+              const { rows, total } = listSegments(deps.db, workspaceId, { q: query.q, ...page });
+              return { items: rows.map((r) => segmentJson(r)), total };
+            },
+          },
+          create: {
+            summary: "Create a segment",
+            errors: [501],
+            body: Body(
+              { name: Name, description: t.Optional(Description), rules: Rules },
+              { description: "A new segment" },
+            ),
+            run: (workspaceId, body, now) => segmentJson(createSegment(deps.db, workspaceId, body, now)),
+          },
+          get: {
+            summary: "Get a segment with its live count",
+            item: SegmentWithCount,
+            errors: [422],
+            run: (workspaceId, id, now) => getSegment(deps.db, workspaceId, id, now),
+          },
+          update: {
+            summary: "Update a segment",
+            errors: [501],
+            body: Body(
+              { name: t.Optional(Name), description: t.Optional(Description), rules: t.Optional(Rules) },
+              { description: "Fields to change" },
+            ),
+            run: (workspaceId, id, body, now) =>
+              segmentJson(updateSegment(deps.db, workspaceId, id, body, now)),
+          },
+          delete: {
+            summary: "Delete a segment",
+            run: (workspaceId, id) => deleteSegment(deps.db, workspaceId, id),
+          },
+        },
+      ),
     )
     .post(
       "/v1/segments/preview",
@@ -124,61 +162,6 @@ export function segmentRoutes(deps: AppDeps) {
           }),
           [...WRITE_ERRORS, 501],
         ),
-      },
-    )
-    .post(
-      "/v1/segments",
-      ({ request, body }) => ({
-        ok: true as const,
-        segment: segmentJson(createSegment(deps.db, workspaceOf(request), body, deps.clock.now())),
-      }),
-      {
-        body: Body(
-          { name: Name, description: t.Optional(Description), rules: Rules },
-          { description: "A new segment" },
-        ),
-        detail: { tags: ["Segments"], summary: "Create a segment" },
-        response: responses(t.Object({ ok: Ok, segment: SegmentSchema }), [...WRITE_ERRORS, 501]),
-      },
-    )
-    .get(
-      "/v1/segments/:id",
-      ({ request, params }) => ({
-        ok: true as const,
-        segment: getSegment(deps.db, workspaceOf(request), params.id, deps.clock.now()),
-      }),
-      {
-        params: IdParams,
-        detail: { tags: ["Segments"], summary: "Get a segment with its live count" },
-        response: responses(t.Object({ ok: Ok, segment: SegmentWithCount }), [...READ_ERRORS, 404, 422]),
-      },
-    )
-    .patch(
-      "/v1/segments/:id",
-      ({ request, params, body }) => ({
-        ok: true as const,
-        segment: segmentJson(updateSegment(deps.db, workspaceOf(request), params.id, body, deps.clock.now())),
-      }),
-      {
-        params: IdParams,
-        body: Body(
-          { name: t.Optional(Name), description: t.Optional(Description), rules: t.Optional(Rules) },
-          { description: "Fields to change" },
-        ),
-        detail: { tags: ["Segments"], summary: "Update a segment" },
-        response: responses(t.Object({ ok: Ok, segment: SegmentSchema }), [...WRITE_ERRORS, 404, 501]),
-      },
-    )
-    .delete(
-      "/v1/segments/:id",
-      ({ request, params }) => {
-        deleteSegment(deps.db, workspaceOf(request), params.id);
-        return { ok: true as const, deleted: true as const };
-      },
-      {
-        params: IdParams,
-        detail: { tags: ["Segments"], summary: "Delete a segment" },
-        response: responses(DeletedEnvelope, [...WRITE_ERRORS, 404]),
       },
     )
     .get(

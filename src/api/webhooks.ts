@@ -30,6 +30,7 @@ import {
 } from "../http/schemas";
 import { log } from "../lib/log";
 import { EVENT_TYPES } from "../webhooks/events";
+import { resourceRoutes } from "./resource-routes";
 
 const TAGS = ["Webhooks"];
 const NOT_FOUND = 404;
@@ -135,7 +136,7 @@ const DeliveryParams = t.Object({
   delivery_id: t.String({ description: "Delivery id (or the id of one of its attempts)" }),
 });
 
-const WebhookEnvelope = t.Object({ ok: Ok, webhook: WebhookSchema });
+const _WebhookEnvelope = t.Object({ ok: Ok, webhook: WebhookSchema });
 const SecretEnvelope = t.Object({ ok: Ok, webhook: WebhookWithSecret });
 const DeliveryEnvelope = t.Object({ ok: Ok, delivery: DeliverySchema });
 
@@ -154,6 +155,47 @@ export function webhooksRoutes(deps: AppDeps) {
   }
   return (
     new Elysia({ name: "webhooks" })
+      // GET /v1/webhooks, GET|PATCH|DELETE /v1/webhooks/{id}
+      .use(
+        resourceRoutes(
+          deps,
+          {
+            path: "/v1/webhooks",
+            tag: "Webhooks",
+            one: "webhook",
+            many: "webhooks",
+            item: WebhookSchema,
+            idDescription: "Subscription id",
+          },
+          {
+            list: {
+              summary: "List webhook subscriptions",
+              itemsDescription: "Webhook subscriptions, newest first",
+              run: (workspaceId, _query, page) => {
+                const { webhooks, total } = listWebhooks(deps.db, workspaceId, page);
+                return { items: webhooks, total };
+              },
+            },
+            get: {
+              summary: "Get a webhook subscription",
+              run: (workspaceId, id) => getWebhook(deps.db, workspaceId, id),
+            },
+            update: {
+              summary: "Update a webhook subscription",
+              description: "Partial update.",
+              body: PatchBody,
+              run: (workspaceId, id, body, now) => updateWebhook(deps.db, workspaceId, id, body, now),
+            },
+            delete: {
+              summary: "Delete a webhook subscription",
+              description:
+                "Answers the deleted subscription. Its delivery log and pending deliveries go with it.",
+              answers: "item",
+              run: (workspaceId, id) => deleteWebhook(deps.db, workspaceId, id),
+            },
+          },
+        ),
+      )
       // POST /v1/webhooks – subscribe a URL to events
       .post(
         "/v1/webhooks",
@@ -170,67 +212,6 @@ export function webhooksRoutes(deps: AppDeps) {
               "Answers the subscription with its signing `secret` (shown only here and on rotate-secret). Unknown event kinds answer 422 naming them.",
           },
           response: responses(SecretEnvelope, WRITE_ERRORS),
-        },
-      )
-      // GET /v1/webhooks – subscriptions, newest first
-      .get(
-        "/v1/webhooks",
-        ({ request, query }) => ({
-          ok: true as const,
-          ...listWebhooks(deps.db, workspaceOf(request), parsePagination(query)),
-        }),
-        {
-          query: Query(paginationQuery),
-          detail: { tags: TAGS, summary: "List webhook subscriptions" },
-          response: responses(
-            listEnvelope("webhooks", WebhookSchema, "Webhook subscriptions, newest first"),
-            [...READ_ERRORS, 422],
-          ),
-        },
-      )
-      // GET /v1/webhooks/{id} – one subscription
-      .get(
-        "/v1/webhooks/:id",
-        ({ request, params }) => ({
-          ok: true as const,
-          webhook: getWebhook(deps.db, workspaceOf(request), params.id),
-        }),
-        {
-          params: IdParams,
-          detail: { tags: TAGS, summary: "Get a webhook subscription" },
-          response: responses(WebhookEnvelope, [...READ_ERRORS, NOT_FOUND]),
-        },
-      )
-      // PATCH /v1/webhooks/{id} – change url, events, description or enabled
-      .patch(
-        "/v1/webhooks/:id",
-        ({ request, params, body }) => ({
-          ok: true as const,
-          webhook: updateWebhook(deps.db, workspaceOf(request), params.id, body, deps.clock.now()),
-        }),
-        {
-          params: IdParams,
-          body: PatchBody,
-          detail: { tags: TAGS, summary: "Update a webhook subscription", description: "Partial update." },
-          response: responses(WebhookEnvelope, [...WRITE_ERRORS, NOT_FOUND]),
-        },
-      )
-      // DELETE /v1/webhooks/{id} – unsubscribe; pending deliveries are dropped
-      .delete(
-        "/v1/webhooks/:id",
-        ({ request, params }) => ({
-          ok: true as const,
-          webhook: deleteWebhook(deps.db, workspaceOf(request), params.id),
-        }),
-        {
-          params: IdParams,
-          detail: {
-            tags: TAGS,
-            summary: "Delete a webhook subscription",
-            description:
-              "Answers the deleted subscription. Its delivery log and pending deliveries go with it.",
-          },
-          response: responses(WebhookEnvelope, [...WRITE_ERRORS, NOT_FOUND]),
         },
       )
       // POST /v1/webhooks/{id}/rotate-secret – new secret; the old one also signs for 24 h
