@@ -68,7 +68,15 @@ export function createApp(deps: AppDeps) {
     .use(plannedRoutes());
   return app.use(
     openApiRoutes(() => app, {
-      info: { title: "outreach API", version: "1.0.0", description: API_DESCRIPTION },
+      info: {
+        title: "outreach API",
+        version: "1.0.0",
+        description: API_DESCRIPTION,
+        // Self-hosted: whoever runs the server answers for it; there is no vendor address.
+        contact: { name: "The operator of this outreach server" },
+      },
+      // Relative: the server the document was fetched from, whatever name it was reached by.
+      servers: [{ url: "/", description: "This server" }],
       components: {
         securitySchemes: { bearer: { type: "http", scheme: "bearer", description: "API key `opk_...`" } },
         schemas: {

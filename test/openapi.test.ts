@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { startTestServer, type TestServer } from "./support/server";
 
 // The OpenAPI document is generated from the route schemas; these checks keep it complete:
-// every field described, every operation summarised with a 200 schema, 401 declared under /v1.
+// every field described, every operation named, tagged and summarised with a 200 schema, 401
+// declared under /v1, integers typed as integers. Spectral's lint is test/openapi-lint.test.ts.
 
 // biome-ignore lint/suspicious/noExplicitAny: walks an arbitrary JSON document
 type Json = any;
@@ -28,9 +29,14 @@ interface Operation {
   op: Json;
 }
 
-function operations(): Operation[] {
+/** Every operation of `paths` (and of `webhooks` with `withWebhooks`). */
+function operations(withWebhooks = false): Operation[] {
   const out: Operation[] = [];
-  for (const [path, item] of Object.entries(doc.paths as Record<string, Json>)) {
+  const items = Object.entries({ ...doc.paths, ...(withWebhooks ? doc.webhooks : {}) } as Record<
+    string,
+    Json
+  >);
+  for (const [path, item] of items) {
     if (SKIPPED_PATHS.has(path)) continue;
     for (const method of METHODS) {
       const op = item[method];
@@ -140,6 +146,104 @@ describe("GET /v1/openapi.json", () => {
     expect(missing).toEqual([]);
   });
 
+  it("names every operation with a unique, readable operationId", () => {
+    const all = operations(true);
+    const ids = all.map(({ op }) => op.operationId);
+    expect(ids.filter((id) => typeof id !== "string" || !/^[a-z][A-Za-z0-9]*$/.test(id))).toEqual([]);
+    expect(ids.filter((id, i) => ids.indexOf(id) !== i)).toEqual([]);
+    // Set on the route (`detail.operationId`), not left to the generator (`getV1PoolsById`).
+    expect(ids.filter((id) => /V1|By[A-Z]/.test(id))).toEqual([]);
+    const idOf = (method: string, path: string) => doc.paths[path][method].operationId;
+    expect(idOf("get", "/v1/pools")).toBe("listPools");
+    expect(idOf("post", "/v1/pools")).toBe("createPool");
+    expect(idOf("get", "/v1/pools/{id}")).toBe("getPool");
+    expect(idOf("patch", "/v1/pools/{id}")).toBe("updatePool");
+    expect(idOf("delete", "/v1/pools/{id}")).toBe("deletePool");
+    expect(idOf("get", "/v1/segments/{id}/members")).toBe("listSegmentMembers");
+    expect(idOf("get", "/v1/webhooks/{id}/deliveries")).toBe("listWebhookDeliveries");
+    expect(idOf("post", "/v1/messages")).toBe("sendMessage");
+    expect(idOf("get", "/v1/me")).toBe("getMe");
+    expect(idOf("get", "/healthz")).toBe("getHealth");
+    expect(idOf("post", "/v1/campaigns")).toBe("postCampaignsPlanned");
+    expect(doc.webhooks["message.sent"].post.operationId).toBe("messageSentEvent");
+  });
+
+  it("tags every operation with a declared, described tag, and uses every declared tag", () => {
+    const declared = new Map((doc.tags as Json[]).map((tag) => [tag.name, tag.description]));
+    expect([...declared.values()].filter((d) => typeof d !== "string" || d.trim() === "")).toEqual([]);
+    const used = new Set<string>();
+    const undeclared: string[] = [];
+    for (const { name, op } of operations(true)) {
+      if (!Array.isArray(op.tags) || op.tags.length === 0) undeclared.push(`${name}: no tag`);
+      for (const tag of op.tags ?? []) {
+        used.add(tag);
+        if (!declared.has(tag)) undeclared.push(`${name}: ${tag}`);
+      }
+    }
+    expect(undeclared).toEqual([]);
+    expect([...declared.keys()].filter((tag) => !used.has(tag))).toEqual([]);
+  });
+
+  it("gives every operation, public and planned ones too, a description and a success response", () => {
+    const missing: string[] = [];
+    for (const { name, op } of operations(true)) {
+      if (typeof op.description !== "string" || op.description.trim() === "")
+        missing.push(`${name}: description`);
+      if (!Object.keys(op.responses ?? {}).some((status) => /^2\d\d$/.test(status)))
+        missing.push(`${name}: 2xx response`);
+    }
+    expect(missing).toEqual([]);
+  });
+
+  it("types integer query parameters as integers", () => {
+    const strings: string[] = [];
+    for (const { name, op } of operations()) {
+      for (const p of (op.parameters ?? []) as Json[]) {
+        if (p.in === "query" && ["limit", "offset"].includes(p.name) && p.schema?.type !== "integer")
+          strings.push(`${name} ${p.name}: ${p.schema?.type}`);
+      }
+    }
+    expect(strings).toEqual([]);
+    const limit = doc.paths["/v1/contacts"].get.parameters.find((p: Json) => p.name === "limit");
+    expect(limit.schema).toMatchObject({ type: "integer", minimum: 0, default: 50, examples: [50] });
+    const available = doc.paths["/v1/numbers/available"].get.parameters.find((p: Json) => p.name === "limit");
+    expect(available.schema).toMatchObject({ type: "integer", minimum: 1, default: 20 });
+  });
+
+  it("still answers junk integers with 422 and the field named, and clamps huge ones", async () => {
+    for (const [path, error] of [
+      ["/v1/contacts?limit=abc", "limit must be a non-negative integer"],
+      ["/v1/contacts?limit=-1", "limit must be a non-negative integer"],
+      ["/v1/lists?offset=1.5", "offset must be a non-negative integer"],
+      ["/v1/numbers/available?limit=0", "limit must be a positive integer"],
+    ]) {
+      const r = await s.api("GET", path);
+      expect([path, r.status, r.body]).toEqual([path, 422, { ok: false, error }]);
+    }
+    const huge = await s.api("GET", "/v1/contacts?limit=99999999999999999999999&offset=10");
+    expect([huge.status, huge.body.limit, huge.body.offset]).toEqual([200, 200, 10]);
+  });
+
+  it("declares the server it is fetched from, and who answers for it", () => {
+    expect(doc.servers).toEqual([{ url: "/", description: "This server" }]);
+    expect(doc.info.contact.name).toBeTruthy();
+  });
+
+  it("publishes every event kind as a webhook with its payload schema and signature headers", () => {
+    for (const [type, item] of Object.entries(doc.webhooks as Record<string, Json>)) {
+      const op = item.post;
+      const ref = op.requestBody.content["application/json"].schema.$ref;
+      expect(doc.components.schemas[ref.replace("#/components/schemas/", "")]).toBeDefined();
+      expect(op.parameters.map((p: Json) => p.name)).toEqual([
+        "webhook-id",
+        "webhook-timestamp",
+        "webhook-signature",
+      ]);
+      expect(op.summary).toBe(type);
+    }
+    expect(Object.keys(doc.webhooks)).toContain("message.received");
+  });
+
   it("types integers as integers (no string half with an integer default)", () => {
     const numericStrings: string[] = [];
     const walk = (node: Json, at: string) => {
@@ -151,10 +255,18 @@ describe("GET /v1/openapi.json", () => {
     expect(numericStrings).toEqual([]);
   });
 
-  it("leaves the public endpoints without security and offers Idempotency-Key on every POST", () => {
+  it("leaves the public endpoints without security and offers Idempotency-Key on every POST with a key", () => {
     expect(doc.paths["/healthz"].get.security).toEqual([]);
     expect(doc.paths["/metrics"].get.security).toEqual([]);
-    const posts = operations().filter(({ method }) => method === "post");
+    // Carrier callbacks: signed by the carrier, no key, so no Idempotency-Key either.
+    const inbound = doc.paths["/carriers/twilio/inbound"].post;
+    expect(inbound.security).toEqual([]);
+    expect(inbound.parameters ?? []).toEqual([]);
+    expect(inbound.responses["401"].description).toContain("Invalid signature");
+    expect(Object.keys(inbound.responses["200"].content)).toEqual(["text/xml"]);
+    const posts = operations().filter(
+      ({ path, method }) => method === "post" && !path.startsWith("/carriers/"),
+    );
     expect(posts.length).toBeGreaterThan(10);
     const without = posts
       .filter(

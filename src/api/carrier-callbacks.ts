@@ -48,7 +48,13 @@ export function carrierCallbackRoutes(deps: AppDeps) {
         return { ok: true as const };
       },
       {
-        detail: { tags: ["Carrier callbacks"], summary: "Message status callback (signed by the carrier)" },
+        detail: {
+          tags: ["Carrier callbacks"],
+          operationId: "receiveTwilioStatusCallback",
+          summary: "Message status callback (signed by the carrier)",
+          description:
+            "Twilio posts each status change of a message sent through it here (`?message_id=<id>`, form-encoded, signed with `X-Twilio-Signature`). A genuine report moves the message along its lifecycle (a repeated or late report changes nothing) and emits `message.sent`, `message.delivered` or `message.failed`; a report about nothing of ours is acknowledged and ignored. A forged call answers 401 and changes nothing.",
+        },
         response: responses(t.Object({ ok: Ok }), [401]),
       },
     )
@@ -65,10 +71,18 @@ export function carrierCallbackRoutes(deps: AppDeps) {
         });
       },
       {
-        detail: { tags: ["Carrier callbacks"], summary: "Inbound SMS webhook (signed by the carrier)" },
+        detail: {
+          tags: ["Carrier callbacks"],
+          operationId: "receiveTwilioInboundMessage",
+          summary: "Inbound SMS webhook (signed by the carrier)",
+          description:
+            "Twilio posts every SMS sent to one of the workspace's numbers here (the number's SMS URL, set when it is ordered; form-encoded, signed with `X-Twilio-Signature`). The message runs the inbound path: contact and thread, CTIA keywords (STOP, START, HELP), needs_attention and `message.received`. A forged call answers 401 and changes nothing.",
+        },
         response: responses(
           t.String({
-            description: "Empty TwiML (text/xml): replies are sent by the API, not by the carrier",
+            description: "Empty TwiML: replies are sent by the API, not by the carrier",
+            contentMediaType: "text/xml",
+            examples: ['<?xml version="1.0" encoding="UTF-8"?><Response></Response>'],
           }),
           [401],
         ),

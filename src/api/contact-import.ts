@@ -99,6 +99,7 @@ export function contactImportRoutes(deps: AppDeps) {
       }),
       detail: {
         tags: ["Contacts"],
+        operationId: "importContacts",
         summary: "Import contacts (CSV or JSON)",
         requestBody: {
           required: true,

@@ -58,6 +58,8 @@ export function contactRoutes(deps: AppDeps) {
       {
         list: {
           summary: "List contacts (newest first)",
+          description:
+            "`q` matches first name, last name, phone number or email, case-insensitively; paginated with `limit` and `offset`.",
           query: {
             q: t.Optional(t.String({ description: "Matches first name, last name, phone number or email" })),
           },
@@ -77,6 +79,7 @@ export function contactRoutes(deps: AppDeps) {
         },
         get: {
           summary: "Get a contact",
+          description: "The contact with its consent (`opted_in`), timezone and custom `fields`.",
           run: (workspaceId, id) => contactJson(getContact(deps.db, workspaceId, id)),
         },
         update: {

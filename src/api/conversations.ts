@@ -76,6 +76,7 @@ export function conversationsRoutes(deps: AppDeps) {
         }),
         detail: {
           tags: ["Conversations"],
+          operationId: "listConversations",
           summary: "List inbox threads",
           description: "Most recently active first. Unknown `filter` → 422.",
         },
@@ -95,6 +96,7 @@ export function conversationsRoutes(deps: AppDeps) {
         params: Id,
         detail: {
           tags: ["Conversations"],
+          operationId: "getConversation",
           summary: "Get a thread with all its messages",
           description: "Messages oldest first.",
         },
@@ -128,6 +130,7 @@ export function conversationsRoutes(deps: AppDeps) {
         }),
         detail: {
           tags: ["Conversations"],
+          operationId: "replyToConversation",
           summary: "Reply as the team",
           description:
             "Sends from the number the thread last used (else the default), pauses the thread's agent and clears needs_attention. Opted-out or suppressed contact → 422.",
@@ -158,7 +161,12 @@ export function conversationsRoutes(deps: AppDeps) {
           ),
           needs_attention: t.Optional(t.Boolean({ description: "Set or clear the attention flag" })),
         }),
-        detail: { tags: ["Conversations"], summary: "Triage a thread", description: "Partial update." },
+        detail: {
+          tags: ["Conversations"],
+          operationId: "updateConversation",
+          summary: "Triage a thread",
+          description: "Partial update.",
+        },
         response: responses(
           t.Object({
             ok: Ok,

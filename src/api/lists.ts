@@ -81,6 +81,8 @@ export function listRoutes(deps: AppDeps) {
         {
           list: {
             summary: "List lists (newest first)",
+            description:
+              "Each list with its member count (`contacts`). `q` matches the name, case-insensitively.",
             query: { q: t.Optional(t.String({ description: "Matches the list name" })) },
             itemsDescription: "Lists, newest first",
             run: (workspaceId, query, page) => {
@@ -90,10 +92,17 @@ export function listRoutes(deps: AppDeps) {
           },
           create: {
             summary: "Create a list",
+            description:
+              "An empty list; fill it with `POST /v1/lists/{id}/contacts` (or the `list_id` of an import).",
             body: Body({ name: Name, description: t.Optional(Description) }, { description: "A new list" }),
             run: (workspaceId, body, now) => createList(deps.db, workspaceId, body, now),
           },
-          get: { summary: "Get a list", run: (workspaceId, id) => getList(deps.db, workspaceId, id) },
+          get: {
+            summary: "Get a list",
+            description:
+              "The list with its member count (`contacts`); its members are `GET /v1/lists/{id}/contacts`.",
+            run: (workspaceId, id) => getList(deps.db, workspaceId, id),
+          },
           update: {
             summary: "Rename or re-describe a list",
             description: "Renaming or re-describing a list leaves its membership unchanged.",
@@ -121,7 +130,13 @@ export function listRoutes(deps: AppDeps) {
       {
         params: IdParams,
         query: Query(paginationQuery),
-        detail: { tags: ["Lists"], summary: "List a list's contacts (newest contact first)" },
+        detail: {
+          tags: ["Lists"],
+          operationId: "listListContacts",
+          summary: "List a list's contacts (newest contact first)",
+          description:
+            "The members of the list, paginated with `limit` and `offset`, as full contact records.",
+        },
         response: responses(MembersEnvelope, [...READ_ERRORS, 404, 422]),
       },
     )
@@ -136,6 +151,7 @@ export function listRoutes(deps: AppDeps) {
         body: MembershipBody,
         detail: {
           tags: ["Lists"],
+          operationId: "addListContacts",
           summary: "Add contacts to a list",
           description:
             "Unknown or foreign `contact_ids`, and contacts already in the list, count in `skipped`. A phone number with no contact yet creates it (source `api`).",
@@ -159,7 +175,13 @@ export function listRoutes(deps: AppDeps) {
       {
         params: IdParams,
         body: MembershipBody,
-        detail: { tags: ["Lists"], summary: "Remove contacts from a list" },
+        detail: {
+          tags: ["Lists"],
+          operationId: "removeListContacts",
+          summary: "Remove contacts from a list",
+          description:
+            "Takes the contacts (by id or phone number) out of the list; `removed` counts the memberships that existed. The contacts themselves stay.",
+        },
         response: responses(t.Object({ ok: Ok, removed: Int({ description: "Memberships removed" }) }), [
           ...WRITE_ERRORS,
           404,

@@ -28,6 +28,7 @@ export function meRoutes() {
       {
         detail: {
           tags: ["Auth"],
+          operationId: "getMe",
           summary: "Who am I",
           description: "Resolves the bearer key to its workspace and scopes.",
         },
@@ -60,6 +61,7 @@ export function meRoutes() {
       {
         detail: {
           tags: ["Auth"],
+          operationId: "getPublicMe",
           summary: "Legacy health check",
           description: "Same bearer header; answers the workspace only.",
         },

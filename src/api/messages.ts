@@ -91,6 +91,7 @@ export function messagesRoutes(deps: AppDeps) {
         body: SendBody,
         detail: {
           tags: ["Messages"],
+          operationId: "sendMessage",
           summary: "Send one SMS",
           description:
             "Validates, checks opt-out and suppression (again at send time), creates the contact and conversation if new, and queues a durable send. 422: `to must be a valid phone number`, `Recipient has opted out`, `Recipient is suppressed`, `No sending number: order one with POST /v1/numbers`, `from is not a number of this workspace`, `from has reached its daily_limit`.",
@@ -129,7 +130,12 @@ export function messagesRoutes(deps: AppDeps) {
           campaign_id: t.Optional(t.String({ description: "Only this campaign's messages" })),
           conversation_id: t.Optional(t.String({ description: "Only this thread's messages" })),
         }),
-        detail: { tags: ["Messages"], summary: "List messages", description: "Newest first." },
+        detail: {
+          tags: ["Messages"],
+          operationId: "listMessages",
+          summary: "List messages",
+          description: "Newest first.",
+        },
         response: responses(listEnvelope("messages", MessageSchema, "Messages, newest first"), [
           ...READ_ERRORS,
           422,
@@ -144,7 +150,13 @@ export function messagesRoutes(deps: AppDeps) {
       }),
       {
         params: t.Object({ id: t.String({ description: "Message id" }) }),
-        detail: { tags: ["Messages"], summary: "Get a message" },
+        detail: {
+          tags: ["Messages"],
+          operationId: "getMessage",
+          summary: "Get a message",
+          description:
+            "One message of the workspace, outbound or inbound, with its current status and the carrier's error when it failed. 404 for an id of another workspace.",
+        },
         response: responses(t.Object({ ok: Ok, message: MessageSchema }), [...READ_ERRORS, 404]),
       },
     );

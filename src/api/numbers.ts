@@ -14,6 +14,7 @@ import {
   Deleted,
   Enum,
   Int,
+  IntegerQuery,
   Ok,
   Query,
   READ_ERRORS,
@@ -144,10 +145,16 @@ export function numbersRoutes(deps: AppDeps) {
             t.String({ description: "Digits the number must contain", examples: ["555"] }),
           ),
           type: t.Optional(t.String({ description: "local (default) | toll_free" })),
-          limit: t.Optional(t.String({ description: "How many (default 20, max 50)" })),
+          limit: IntegerQuery({
+            description: "How many (default 20, values above 50 are clamped)",
+            minimum: 1,
+            default: 20,
+            example: 20,
+          }),
         }),
         detail: {
           tags: ["Numbers"],
+          operationId: "searchAvailableNumbers",
           summary: "Search numbers available to order",
           description:
             "Numbers held by any workspace of this server are left out. 503 `Carrier unavailable: try again later` when the carrier is down.",
@@ -178,6 +185,7 @@ export function numbersRoutes(deps: AppDeps) {
         body: OrderBody,
         detail: {
           tags: ["Numbers"],
+          operationId: "orderNumbers",
           summary: "Order numbers",
           description: [
             "Orders `number`, or each of `numbers`, from the carrier (charged). `added` counts numbers newly",
@@ -205,6 +213,8 @@ export function numbersRoutes(deps: AppDeps) {
         {
           list: {
             summary: "List numbers (newest first)",
+            description:
+              "Active numbers unless `status=released`; `pool_id` keeps one pool's. Each with its `daily_limit` and what it has sent in its local day (`sent_today`).",
             query: {
               status: t.Optional(t.String({ description: "active (default) | released" })),
               pool_id: t.Optional(t.String({ description: "Only numbers of this pool" })),
@@ -223,6 +233,8 @@ export function numbersRoutes(deps: AppDeps) {
           },
           get: {
             summary: "Get a number",
+            description:
+              "The number with its pool, daily cap and `sent_today`, whether it is the default, and its status (released numbers stay readable).",
             run: (workspaceId, id, now) => getNumber(deps.db, workspaceId, id, now),
           },
           update: {
@@ -247,6 +259,7 @@ export function numbersRoutes(deps: AppDeps) {
         params: IdParams,
         detail: {
           tags: ["Numbers"],
+          operationId: "releaseNumber",
           summary: "Release a number",
           description:
             "Releases the number at the carrier; it stays readable with `status: released`, leaves its pool's sticky assignments and stops being the default. 409 `Number is already released`; 503 when the carrier is down (nothing changed).",

@@ -1,14 +1,97 @@
 import { toOpenAPISchema } from "@elysiajs/openapi";
 import { type AnyElysia, Elysia } from "elysia";
 import { needsKey } from "../http/conventions";
-import { ERROR_STATUSES_KEYWORD, errorResponseDoc } from "../http/schemas";
+import { ERROR_STATUSES_KEYWORD, errorResponseDoc, QUERY_INTEGER_KEYWORD } from "../http/schemas";
+import { EVENT_SUMMARIES, EVENT_TYPES, eventSchemaName } from "../webhooks/events";
 import { PLANNED } from "./planned";
 
 // biome-ignore lint/suspicious/noExplicitAny: walks an arbitrary JSON document
 type Json = any;
 
 const OPENAPI_VERSION = "3.1.2";
-const EXCLUDED_PATHS = ["/docs", "/v1/openapi.json"];
+const EXCLUDED_PATHS = ["/docs", "/docs/scalar.js", "/v1/openapi.json"];
+
+/** The reference's sections, in reading order; every operation's tag is one of these. */
+export const TAGS: { name: string; description: string }[] = [
+  {
+    name: "Auth",
+    description:
+      "Who a key is. Every request under `/v1` sends `Authorization: Bearer opk_...`; keys are made with `outreach keys create` and carry the scopes `read` and `write`.",
+  },
+  {
+    name: "Settings",
+    description:
+      "The workspace's settings: name, timezone, default sending number, keyword replies and quiet hours.",
+  },
+  {
+    name: "Contacts",
+    description:
+      "The people a workspace reaches, unique by phone number (E.164), with custom `fields`; created one by one or imported from CSV or JSON.",
+  },
+  { name: "Lists", description: "Static groups of contacts, filled and emptied by id or phone number." },
+  {
+    name: "Segments",
+    description:
+      "Live audiences defined by rules over contact fields, list membership and activity; counted and listed at the time of asking.",
+  },
+  {
+    name: "Suppression",
+    description:
+      "Phone numbers never to be messaged: added by hand, by STOP keywords and by carrier reports. A suppressed number is refused by every send.",
+  },
+  {
+    name: "Messages",
+    description:
+      "One-off SMS and the record of every message sent or received, with its status lifecycle (`PENDING → QUEUED → SENT → DELIVERED | UNDELIVERED | FAILED`; inbound `RECEIVED`).",
+  },
+  {
+    name: "Conversations",
+    description:
+      "The inbox: one thread per contact, with triage (open or closed, assignee, needs attention) and replies from the team.",
+  },
+  {
+    name: "Numbers",
+    description:
+      "Phone numbers the workspace sends from: searched and ordered at the carrier, capped per day, released.",
+  },
+  {
+    name: "Pools",
+    description: "Groups of numbers a send rotates across (sticky sender per contact, daily caps respected).",
+  },
+  {
+    name: "Webhooks",
+    description:
+      "Subscriptions that receive events as signed HTTP POSTs (Standard Webhooks), with retries, a delivery log and replay.",
+  },
+  {
+    name: "Webhook events",
+    description:
+      "What a subscription receives: one signed POST per event, `{type, timestamp, data}`, with the headers `webhook-id`, `webhook-timestamp` and `webhook-signature`.",
+  },
+  {
+    name: "Sandbox",
+    description:
+      "The simulated carrier (`CARRIER=simulated`): inject inbound messages and read every hand-off it accepted, with no network.",
+  },
+  {
+    name: "Carrier callbacks",
+    description:
+      "Called by the carrier, not by API clients: delivery reports and inbound messages. No API key; the carrier's signature is checked and a forged call answers 401.",
+  },
+  { name: "System", description: "Health check and Prometheus metrics, without an API key." },
+  {
+    name: "Not built yet",
+    description:
+      "Parts of the API this version does not have. Every method under their paths answers 501 (after the API key, and the write scope for writes, are checked), so a client can tell them from an unknown path.",
+  },
+];
+
+const pascal = (words: string) =>
+  words
+    .split(/[^A-Za-z0-9]+/)
+    .filter(Boolean)
+    .map((word) => word.charAt(0).toUpperCase() + word.slice(1))
+    .join("");
 
 const IDEMPOTENCY_KEY = {
   name: "Idempotency-Key",
@@ -42,6 +125,7 @@ export function openApiRoutes(getApp: () => AnyElysia, documentation: Json) {
           doc: finishDocument({
             ...documentation,
             openapi: OPENAPI_VERSION,
+            tags: TAGS,
             paths: generated.paths,
             components: {
               ...documentation.components,
@@ -57,28 +141,44 @@ export function openApiRoutes(getApp: () => AnyElysia, documentation: Json) {
 }
 
 /**
- * What the generator does not say on its own: each route's error responses (carried in its 200
- * schema, see `responses`), public operations have no security, every POST
- * takes `Idempotency-Key`, and integers are integers (Elysia's `t.Integer` also accepts a numeric
- * string, which the generator renders as an `anyOf` whose string half has an integer default — a
- * schema validators reject).
+ * What the generator does not say on its own: each operation's error responses (carried in its 200 schema, see `responses`), public operations have no security and
+ * no Idempotency-Key (a 401 there is a bad carrier signature), every other POST takes
+ * `Idempotency-Key`, integer query parameters are integers (`IntegerQuery`), text answers carry
+ * their media type (`contentMediaType`), and integers are integers (Elysia's `t.Integer` also
+ * accepts a numeric string, which the generator renders as an `anyOf` whose string half has an
+ * integer default — a schema validators reject). Then the parts not built yet and the events.
  */
 export function finishDocument(doc: Json): Json {
   addPlanned(doc);
   for (const [path, item] of Object.entries(doc.paths ?? {}) as [string, Json][]) {
     for (const [method, op] of Object.entries(item) as [string, Json][]) {
       if (!op || typeof op !== "object") continue;
-      for (const response of Object.values(op.responses ?? {}) as Json[]) {
+      const isPublic = !needsKey(path);
+      for (const [status, response] of Object.entries(op.responses ?? {}) as [string, Json][]) {
         for (const media of Object.values(response?.content ?? {}) as Json[]) {
           const statuses = media?.schema?.[ERROR_STATUSES_KEYWORD];
           if (!Array.isArray(statuses)) continue;
           delete media.schema[ERROR_STATUSES_KEYWORD];
-          for (const status of statuses) op.responses[String(status)] ??= errorResponseDoc(status);
+          for (const error of statuses) op.responses[String(error)] ??= errorResponseDoc(error);
+        }
+        // The generator's placeholder for a 200 whose schema has no description of its own.
+        if (response?.description === `Response for status ${status}`) response.description = "Success";
+        const text = response?.content?.["text/plain"];
+        if (status.startsWith("2") && text?.schema?.contentMediaType) {
+          response.content = { [text.schema.contentMediaType]: text };
         }
       }
-      // Answered without an API key (health, metrics, signed carrier callbacks): no bearer security.
-      if (!needsKey(path)) op.security = [];
-      if (method === "post") {
+      op.parameters = op.parameters?.map(integerQueryParameter);
+      if (isPublic) {
+        // Answered without an API key (health, metrics, signed carrier callbacks): no bearer security.
+        op.security = [];
+        if (op.responses?.["401"]) {
+          op.responses["401"] = {
+            ...op.responses["401"],
+            description: "The carrier's signature is missing or does not match (`Invalid signature`)",
+          };
+        }
+      } else if (method === "post") {
         op.parameters = [
           ...(op.parameters ?? []).filter((p: Json) => p.name !== IDEMPOTENCY_KEY.name),
           IDEMPOTENCY_KEY,
@@ -86,25 +186,94 @@ export function finishDocument(doc: Json): Json {
       }
     }
   }
+  addWebhooks(doc);
   return collapseNumericStrings(doc);
+}
+
+/** A query parameter declared with `IntegerQuery`: the integer it stands for. */
+function integerQueryParameter(parameter: Json): Json {
+  const integer = parameter?.schema?.[QUERY_INTEGER_KEYWORD];
+  if (!integer) return parameter;
+  return { ...parameter, schema: { type: "integer", description: parameter.schema.description, ...integer } };
 }
 
 /** The parts of the API not built yet, as what they answer today: 501 under every path of theirs. */
 function addPlanned(doc: Json) {
   for (const { prefix, name } of PLANNED) {
     const operation = (method: string) => ({
+      operationId: `${method.toLowerCase()}${pascal(prefix.replace(/^\/v1\//, ""))}Planned`,
       tags: ["Not built yet"],
       summary: `${name}: not implemented yet`,
       description: `Every ${method} under \`${prefix}\` answers 501 \`Not implemented yet in this version: ${name} (${prefix})\` (after the API key, and the write scope for writes, are checked).`,
       "x-planned": true,
-      responses: Object.fromEntries(
-        (method === "GET" ? [401, 429, 501] : [401, 403, 429, 501]).map((status) => [
-          String(status),
-          errorResponseDoc(status),
-        ]),
-      ),
+      responses: {
+        // Declared so the operation is complete; this version never answers it.
+        "200": {
+          description: `Not answered by this version: ${name} is not built yet, so every call answers 501.`,
+        },
+        ...Object.fromEntries(
+          (method === "GET" ? [401, 429, 501] : [401, 403, 429, 501]).map((status) => [
+            String(status),
+            errorResponseDoc(status),
+          ]),
+        ),
+      },
     });
     doc.paths[prefix] ??= { get: operation("GET"), post: operation("POST") };
+  }
+}
+
+const WEBHOOK_HEADERS = [
+  {
+    name: "webhook-id",
+    description: "The event id: the same on every retry, so a receiver can de-duplicate on it",
+    example: "01936f8e-7c1a-7a3b-9f00-2d5e8c1b4a77",
+  },
+  {
+    name: "webhook-timestamp",
+    description: "When this attempt was signed, in seconds since the Unix epoch",
+    example: "1795381605",
+  },
+  {
+    name: "webhook-signature",
+    description:
+      '`v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">` keyed with the subscription\'s secret; two space-separated signatures for 24 h after a rotation',
+    example: "v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=",
+  },
+].map(({ name, description, example }) => ({
+  name,
+  in: "header",
+  required: true,
+  description,
+  schema: { type: "string", examples: [example] },
+}));
+
+/** What a webhook subscription receives: one signed POST per event kind of the catalogue. */
+function addWebhooks(doc: Json) {
+  doc.webhooks = {};
+  for (const type of EVENT_TYPES) {
+    const name = eventSchemaName(type);
+    doc.webhooks[type] = {
+      post: {
+        operationId: name.charAt(0).toLowerCase() + name.slice(1),
+        tags: ["Webhook events"],
+        summary: type,
+        description: `${EVENT_SUMMARIES[type]} Sent to every enabled subscription whose \`events\` include \`${type}\` or \`*\`, signed per Standard Webhooks.`,
+        security: [],
+        parameters: WEBHOOK_HEADERS,
+        requestBody: {
+          required: true,
+          content: { "application/json": { schema: { $ref: `#/components/schemas/${name}` } } },
+        },
+        responses: {
+          "200": {
+            description:
+              "Any 2xx acknowledges the event. Anything else (3xx are not followed), no answer within `WEBHOOK_TIMEOUT_MS` (15 s by default) or a dropped connection is retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (±20 %, at least the receiver's `Retry-After`).",
+          },
+          "410": { description: "Gone: disables the subscription at once; nothing more is sent to it." },
+        },
+      },
+    };
   }
 }
 

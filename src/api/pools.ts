@@ -87,12 +87,19 @@ export function poolsRoutes(deps: AppDeps) {
           },
           create: {
             summary: "Create a pool",
+            description: "An empty pool; move numbers into it with `POST /v1/pools/{id}/numbers`.",
             body: CreateBody,
             run: (workspaceId, body, now) => createPool(deps.db, workspaceId, body, now),
           },
-          get: { summary: "Get a pool", run: (workspaceId, id) => getPool(deps.db, workspaceId, id) },
+          get: {
+            summary: "Get a pool",
+            description: "The pool with `numbers`, the count of its active numbers.",
+            run: (workspaceId, id) => getPool(deps.db, workspaceId, id),
+          },
           update: {
             summary: "Update a pool",
+            description:
+              "Partial update of the name and description; its numbers are changed with `/v1/pools/{id}/numbers`.",
             body: PatchBody,
             run: (workspaceId, id, body, now) => updatePool(deps.db, workspaceId, id, body, now),
           },
@@ -115,6 +122,7 @@ export function poolsRoutes(deps: AppDeps) {
         body: NumberIdsBody,
         detail: {
           tags: ["Pools"],
+          operationId: "addPoolNumbers",
           summary: "Add numbers to a pool",
           description:
             "Moves numbers into the pool (out of any other). Unknown, foreign or released ids and numbers already in the pool are counted in `skipped`.",
@@ -140,6 +148,7 @@ export function poolsRoutes(deps: AppDeps) {
         body: NumberIdsBody,
         detail: {
           tags: ["Pools"],
+          operationId: "removePoolNumbers",
           summary: "Remove numbers from a pool",
           description: "The numbers stay in the workspace with no pool.",
         },

@@ -71,6 +71,7 @@ export function sandboxRoutes(deps: AppDeps) {
           }),
           detail: {
             tags: ["Sandbox"],
+            operationId: "simulateInboundMessage",
             summary: "Inject an inbound SMS (simulated carrier only)",
             description:
               "Runs the real inbound path: threading, needs_attention, CTIA keywords, events. 422 `to is not a number of this workspace`.",
@@ -90,6 +91,7 @@ export function sandboxRoutes(deps: AppDeps) {
           query: Query({ ...paginationQuery }),
           detail: {
             tags: ["Sandbox"],
+            operationId: "listSandboxOutbox",
             summary: "Hand-offs the simulated carrier accepted",
             description:
               "One row per hand-off (a duplicate send shows twice), newest first; survives restarts.",

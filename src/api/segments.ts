@@ -92,6 +92,8 @@ export function segmentRoutes(deps: AppDeps) {
         {
           list: {
             summary: "List segments (newest first)",
+            description:
+              "`q` matches the name. Member counts are not computed here: get a segment for its live `count`.",
             query: { q: t.Optional(t.String({ description: "Matches the name" })) },
             itemsDescription: "Segments, newest first",
             run: (workspaceId, query, page) => {
@@ -101,6 +103,8 @@ export function segmentRoutes(deps: AppDeps) {
           },
           create: {
             summary: "Create a segment",
+            description:
+              "The rules are checked and compiled before anything is saved: a malformed rule is 422 naming its path, a list it names must exist, and `clicked`/`conversion` activity answers 501 in this version. Members are never stored; every read computes them.",
             errors: [501],
             body: Body(
               { name: Name, description: t.Optional(Description), rules: Rules },
@@ -110,12 +114,16 @@ export function segmentRoutes(deps: AppDeps) {
           },
           get: {
             summary: "Get a segment with its live count",
+            description:
+              "`count` is the number of contacts matching the rules right now, computed on this call.",
             item: SegmentWithCount,
             errors: [422],
             run: (workspaceId, id, now) => getSegment(deps.db, workspaceId, id, now),
           },
           update: {
             summary: "Update a segment",
+            description:
+              "Partial update. New `rules` are checked like on create and apply from the next read; there is no stored membership to rebuild.",
             errors: [501],
             body: Body(
               { name: t.Optional(Name), description: t.Optional(Description), rules: t.Optional(Rules) },
@@ -126,6 +134,7 @@ export function segmentRoutes(deps: AppDeps) {
           },
           delete: {
             summary: "Delete a segment",
+            description: "Removes the segment only; the contacts it matched are not touched.",
             run: (workspaceId, id) => deleteSegment(deps.db, workspaceId, id),
           },
         },
@@ -149,6 +158,7 @@ export function segmentRoutes(deps: AppDeps) {
         body: Body({ rules: Rules }, { description: "Rules to try without saving" }),
         detail: {
           tags: ["Segments"],
+          operationId: "previewSegment",
           summary: "Preview rules",
           description: `How many contacts match, and the ${SAMPLE_SIZE} newest of them. A read-only key may call it.`,
         },
@@ -178,6 +188,7 @@ export function segmentRoutes(deps: AppDeps) {
         query: Query(paginationQuery),
         detail: {
           tags: ["Segments"],
+          operationId: "listSegmentMembers",
           summary: "The contacts matching a segment now",
           description: "Computed live on every call, newest contact first. `limit` default 50, max 200.",
         },

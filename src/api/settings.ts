@@ -70,7 +70,13 @@ export function settingsRoutes(deps: AppDeps) {
       "/v1/settings",
       ({ request }) => ({ ok: true as const, settings: getSettings(deps.db, workspaceOf(request)) }),
       {
-        detail: { tags: ["Settings"], summary: "Get workspace settings" },
+        detail: {
+          tags: ["Settings"],
+          operationId: "getSettings",
+          summary: "Get workspace settings",
+          description:
+            "The settings of the key's workspace as they are now: name, timezone, default sending number, conversion tracking, the HELP, STOP and START keyword replies and quiet hours.",
+        },
         response: responses(SettingsEnvelope, READ_ERRORS),
       },
     )
@@ -82,7 +88,12 @@ export function settingsRoutes(deps: AppDeps) {
       }),
       {
         body: SettingsPatchBody,
-        detail: { tags: ["Settings"], summary: "Update workspace settings", description: "Partial update." },
+        detail: {
+          tags: ["Settings"],
+          operationId: "updateSettings",
+          summary: "Update workspace settings",
+          description: "Partial update.",
+        },
         response: responses(SettingsEnvelope, WRITE_ERRORS),
       },
     );

@@ -48,6 +48,8 @@ export function suppressionRoutes(deps: AppDeps) {
       {
         list: {
           summary: "List suppressed numbers (newest first)",
+          description:
+            "`q` matches digits of the phone number; `reason` keeps one reason (another value is 422 naming the allowed ones).",
           query: {
             q: t.Optional(t.String({ description: "Matches digits of the phone number" })),
             reason: t.Optional(t.String({ description: "manual | opt_out | carrier | complaint" })),
@@ -87,6 +89,7 @@ export function suppressionRoutes(deps: AppDeps) {
         },
         get: {
           summary: "Get a suppression entry",
+          description: "The suppressed number, why (`reason`) and where the entry came from (`source`).",
           run: (workspaceId, id) => suppressionJson(getSuppression(deps.db, workspaceId, id)),
         },
         delete: {

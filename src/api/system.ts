@@ -19,6 +19,7 @@ export function systemRoutes(deps: AppDeps) {
       {
         detail: {
           tags: ["System"],
+          operationId: "getHealth",
           summary: "Health check",
           description: "No auth. 200 when the database answers, 503 otherwise.",
         },
@@ -50,6 +51,7 @@ export function systemRoutes(deps: AppDeps) {
       {
         detail: {
           tags: ["System"],
+          operationId: "getMetrics",
           summary: "Prometheus metrics",
           description: "No auth. Requests by route/status, latency histogram, job queue depth.",
         },

@@ -170,6 +170,8 @@ export function webhooksRoutes(deps: AppDeps) {
           {
             list: {
               summary: "List webhook subscriptions",
+              description:
+                "Newest first, with their events and whether they are enabled. Secrets are never listed: they are shown on create and rotate-secret only.",
               itemsDescription: "Webhook subscriptions, newest first",
               run: (workspaceId, _query, page) => {
                 const { webhooks, total } = listWebhooks(deps.db, workspaceId, page);
@@ -178,6 +180,8 @@ export function webhooksRoutes(deps: AppDeps) {
             },
             get: {
               summary: "Get a webhook subscription",
+              description:
+                "Its URL, events, description and whether it is enabled; the delivery log is `GET /v1/webhooks/{id}/deliveries`. The secret is not shown.",
               run: (workspaceId, id) => getWebhook(deps.db, workspaceId, id),
             },
             update: {
@@ -207,6 +211,7 @@ export function webhooksRoutes(deps: AppDeps) {
           body: CreateBody,
           detail: {
             tags: TAGS,
+            operationId: "createWebhook",
             summary: "Create a webhook subscription",
             description:
               "Answers the subscription with its signing `secret` (shown only here and on rotate-secret). Unknown event kinds answer 422 naming them.",
@@ -225,6 +230,7 @@ export function webhooksRoutes(deps: AppDeps) {
           params: IdParams,
           detail: {
             tags: TAGS,
+            operationId: "rotateWebhookSecret",
             summary: "Rotate the signing secret",
             description:
               "Answers the new `secret`. For 24 h every delivery carries two signatures in `webhook-signature` (new and previous secret, space-separated), so receivers can switch without dropping events.",
@@ -243,6 +249,7 @@ export function webhooksRoutes(deps: AppDeps) {
           params: IdParams,
           detail: {
             tags: TAGS,
+            operationId: "testWebhook",
             summary: "Send a test event",
             description:
               'Delivers a signed `webhook.test` once, synchronously (not retried), and answers the attempt: a receiver that answers 500 gives `{ok:true, delivery:{status:"failed", response_status:500}}`.',
@@ -262,6 +269,7 @@ export function webhooksRoutes(deps: AppDeps) {
           query: Query(paginationQuery),
           detail: {
             tags: TAGS,
+            operationId: "listWebhookDeliveries",
             summary: "Delivery log",
             description:
               "Every attempt to this endpoint, newest first: receiver status, the first 2 KiB of its answer, duration, and the error when it did not answer. `id` is the delivery (replay it with …/deliveries/{id}/retry).",
@@ -289,6 +297,7 @@ export function webhooksRoutes(deps: AppDeps) {
           params: DeliveryParams,
           detail: {
             tags: TAGS,
+            operationId: "retryWebhookDelivery",
             summary: "Replay a delivery",
             description:
               "Sends the delivery's event again now (same `webhook-id`, fresh timestamp and signature) and answers the attempt. A 2xx marks the delivery succeeded and ends its retry schedule.",

@@ -1,18 +1,18 @@
-import { t } from "elysia";
 import { invalid } from "../lib/errors";
+import { IntegerQuery } from "./schemas";
 
 export const MAX_LIMIT = 200;
 export const DEFAULT_LIMIT = 50;
 
-/** Query schema fragment for list endpoints; values are checked by `parsePagination`. */
+/** Query schema fragment for list endpoints (integers in the document); checked by `parsePagination`. */
 export const paginationQuery = {
-  limit: t.Optional(
-    t.String({
-      description: `Items per page (default ${DEFAULT_LIMIT}, values above ${MAX_LIMIT} are clamped)`,
-      examples: ["50"],
-    }),
-  ),
-  offset: t.Optional(t.String({ description: "Items to skip (default 0)", examples: ["0"] })),
+  limit: IntegerQuery({
+    description: `Items per page (default ${DEFAULT_LIMIT}, values above ${MAX_LIMIT} are clamped)`,
+    minimum: 0,
+    default: DEFAULT_LIMIT,
+    example: DEFAULT_LIMIT,
+  }),
+  offset: IntegerQuery({ description: "Items to skip (default 0)", minimum: 0, default: 0, example: 0 }),
 };
 
 export interface Page {

@@ -58,6 +58,30 @@ export function responses(ok: TSchema, errors: number[] = [401]) {
   return { 200: { ...closed(ok), [ERROR_STATUSES_KEYWORD]: errors } as TSchema };
 }
 
+/** Schema keyword carrying the integer a query parameter is documented as (src/api/openapi.ts). */
+export const QUERY_INTEGER_KEYWORD = "x-query-integer";
+
+/**
+ * An optional integer query parameter: declared `integer` in the OpenAPI document (so a generated
+ * client passes a number), taken as text by the route and checked by its handler, which answers
+ * junk with the contract's wording (`limit must be a non-negative integer`) and clamps values that
+ * are too large instead of refusing them — neither of which a typebox integer does.
+ */
+export function IntegerQuery(options: {
+  description: string;
+  minimum: number;
+  default: number;
+  example: number;
+}) {
+  const { description, minimum, example } = options;
+  return t.Optional(
+    t.String({
+      description,
+      [QUERY_INTEGER_KEYWORD]: { minimum, default: options.default, examples: [example] },
+    }),
+  );
+}
+
 /** The error response of the OpenAPI document for `status`. */
 export function errorResponseDoc(status: number) {
   return {

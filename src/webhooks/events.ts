@@ -26,6 +26,33 @@ export const EVENT_TYPES = [
 
 export type EventType = (typeof EVENT_TYPES)[number];
 
+/**
+ * When each kind is emitted, as the OpenAPI document's `webhooks` section tells receivers. Kinds
+ * of parts not built yet are in the catalogue (subscriptions may name them) but never emitted.
+ */
+export const EVENT_SUMMARIES: Record<EventType, string> = {
+  "message.sent": "An outbound message was handed to the carrier (status SENT).",
+  "message.delivered": "The carrier confirmed delivery of an outbound message (status DELIVERED).",
+  "message.failed":
+    "An outbound message failed (status FAILED or UNDELIVERED); `error_code` and `error_message` say why.",
+  "message.received": "An inbound message arrived from a contact (status RECEIVED).",
+  "contact.created": "A contact was created: by the API, an import, or a first inbound message.",
+  "contact.opted_out": "A contact opted out, e.g. by a STOP keyword or `opted_in: false` on the contact.",
+  "contact.opted_in": "A contact opted back in, e.g. by a START keyword or `opted_in: true` on the contact.",
+  "conversation.needs_attention": "A thread started to need a person (flagged once until it is cleared).",
+  "call.completed": "A call ended. Not emitted by this version: calls are not built yet.",
+  "campaign.started": "A campaign started sending. Not emitted by this version: campaigns are not built yet.",
+  "campaign.completed":
+    "A campaign finished sending. Not emitted by this version: campaigns are not built yet.",
+  "conversion.recorded":
+    "A conversion was recorded. Not emitted by this version: conversions are not built yet.",
+  "link.clicked": "A tracked link was clicked. Not emitted by this version: offers are not built yet.",
+  "flow.completed": "A contact finished a flow. Not emitted by this version: flows are not built yet.",
+  "agent.handoff":
+    "An agent handed a thread to a person. Not emitted by this version: agents are not built yet.",
+  "webhook.test": "Sent once, on demand, by `POST /v1/webhooks/{id}/test`; never retried.",
+};
+
 export function isEventType(value: string): value is EventType {
   return (EVENT_TYPES as readonly string[]).includes(value);
 }
