@@ -1,48 +1,109 @@
+import { createHash } from "node:crypto";
+// Scalar's standalone API reference (one self-contained script), embedded in the compiled binary.
+import scalarScript from "@scalar/api-reference/browser/standalone.js" with { type: "file" };
 import { Elysia } from "elysia";
 
-// GET /docs – a self-contained API reference rendered from /v1/openapi.json (works offline).
+export const DOCS_SCRIPT_PATH = "/docs/scalar.js";
+
+/**
+ * Scalar's settings for a server that may have no internet: nothing is fetched from anywhere but
+ * this server. Its default fonts come from fonts.scalar.com and its AI agent talks to
+ * api.scalar.com, so both are off; there is no request proxy (try-it calls this server directly,
+ * same origin), and no "Open API Client" button (it links to client.scalar.com with this
+ * document's address; each operation's "Test Request" opens the same client inside the page). The
+ * try-it sends the key as `Authorization: Bearer opk_...` (the document's `bearer` scheme). The
+ * page's Content-Security-Policy holds the browser to the same.
+ */
+const CONFIGURATION = {
+  url: "/v1/openapi.json",
+  metaData: { title: "outreach API reference" },
+  withDefaultFonts: false,
+  telemetry: false,
+  agent: { disabled: true },
+  hideClientButton: true,
+  showDeveloperTools: "never",
+  documentDownloadType: "json",
+  authentication: { preferredSecurityScheme: "bearer" },
+  persistAuth: false,
+  showOperationId: true,
+  orderSchemaPropertiesBy: "preserve",
+  defaultHttpClient: { targetKey: "shell", clientKey: "curl" },
+};
+
+const BOOT = `Scalar.createApiReference("#app", ${JSON.stringify(CONFIGURATION)});`;
+
 const PAGE = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>outreach API reference</title>
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<style>
-body{font:15px/1.5 system-ui,sans-serif;margin:0;color:#1d2330;background:#f7f8fa}
-header{background:#1d2330;color:#fff;padding:16px 24px}header h1{margin:0;font-size:20px}
-main{max-width:1000px;margin:0 auto;padding:16px 24px}
-.tag{margin-top:28px;font-size:18px;border-bottom:1px solid #d5d9e0}
-details{background:#fff;border:1px solid #e1e4ea;border-radius:6px;margin:8px 0}
-summary{cursor:pointer;padding:8px 12px;font-family:ui-monospace,monospace}
-.m{display:inline-block;min-width:64px;font-weight:600}.GET{color:#1a7f37}.POST{color:#0969da}.PATCH{color:#9a6700}.DELETE{color:#cf222e}
-.body{padding:0 12px 12px}pre{background:#f3f4f6;padding:8px;overflow:auto;font-size:12px}
-</style></head><body><header><h1>outreach API reference</h1>
-<div>Authenticate with <code>Authorization: Bearer opk_…</code>. Machine-readable: <a style="color:#9cf" href="/v1/openapi.json">/v1/openapi.json</a></div></header>
-<main id="root">Loading…</main>
-<script>
-fetch('/v1/openapi.json').then(r=>r.json()).then(doc=>{
-  const root=document.getElementById('root');root.textContent='';
-  const byTag={};
-  for(const [path,ops] of Object.entries(doc.paths||{}))for(const [method,op] of Object.entries(ops)){
-    const tag=(op.tags&&op.tags[0])||'Other';(byTag[tag]=byTag[tag]||[]).push({path,method:method.toUpperCase(),op});}
-  for(const tag of Object.keys(byTag).sort()){
-    const h=document.createElement('h2');h.className='tag';h.textContent=tag;root.appendChild(h);
-    for(const {path,method,op} of byTag[tag]){
-      const d=document.createElement('details');const s=document.createElement('summary');
-      const m=document.createElement('span');m.className='m '+method;m.textContent=method;s.appendChild(m);
-      s.appendChild(document.createTextNode(' '+path+(op.summary?' — '+op.summary:'')));d.appendChild(s);
-      const b=document.createElement('div');b.className='body';
-      if(op.description){const p=document.createElement('p');p.textContent=op.description;b.appendChild(p);}
-      const pre=document.createElement('pre');pre.textContent=JSON.stringify({parameters:op.parameters,requestBody:op.requestBody,responses:op.responses},null,2);
-      b.appendChild(pre);d.appendChild(b);root.appendChild(d);}
-  }
-}).catch(e=>{document.getElementById('root').textContent='Could not load the OpenAPI document: '+e});
-</script></body></html>`;
+<meta name="viewport" content="width=device-width, initial-scale=1"><link rel="icon" href="data:,"></head>
+<body>
+<noscript>This reference needs JavaScript. The document it renders: <a href="/v1/openapi.json">/v1/openapi.json</a>.</noscript>
+<div id="app"></div>
+<script src="${DOCS_SCRIPT_PATH}"></script>
+<script>${BOOT}</script>
+</body></html>`;
 
+/** Only this server: scripts (the embedded one and the boot line), requests, fonts and images. */
+const CONTENT_SECURITY_POLICY = [
+  "default-src 'self'",
+  `script-src 'self' 'sha256-${createHash("sha256").update(BOOT).digest("base64")}'`,
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data: blob:",
+  "font-src 'self' data:",
+  "connect-src 'self'",
+  "worker-src 'self' blob:",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'self'",
+].join("; ");
+
+/** The script, gzipped once on first demand (3.5 MB → about 1 MB), and its validator. */
+let compressed: { gzip: Uint8Array<ArrayBuffer>; etag: string } | null = null;
+async function compressedScript() {
+  if (!compressed) {
+    const bytes = await Bun.file(scalarScript).bytes();
+    compressed = {
+      gzip: Bun.gzipSync(bytes) as Uint8Array<ArrayBuffer>,
+      etag: `"${createHash("sha256").update(bytes).digest("base64url").slice(0, 22)}"`,
+    };
+  }
+  return compressed;
+}
+
+// GET /docs – the interactive API reference (Scalar), rendered in the browser from /v1/openapi.json.
+// GET /docs/scalar.js – its script, served from the binary (no CDN: works on an air-gapped box).
 export function docsRoutes() {
-  return new Elysia({ name: "docs" }).get(
-    "/docs",
-    ({ set }) => {
-      set.headers["content-type"] = "text/html; charset=utf-8";
-      return PAGE;
-    },
-    { detail: { hide: true } },
-  );
+  return new Elysia({ name: "docs" })
+    .get(
+      "/docs",
+      () =>
+        new Response(PAGE, {
+          headers: {
+            "content-type": "text/html; charset=utf-8",
+            "content-security-policy": CONTENT_SECURITY_POLICY,
+            "cache-control": "no-cache",
+          },
+        }),
+      { detail: { hide: true } },
+    )
+    .get(
+      DOCS_SCRIPT_PATH,
+      async ({ request }) => {
+        const { gzip, etag } = await compressedScript();
+        const headers: Record<string, string> = {
+          "content-type": "text/javascript; charset=utf-8",
+          // Revalidated daily; an upgraded binary with another Scalar has another ETag.
+          "cache-control": "public, max-age=86400",
+          etag,
+          vary: "accept-encoding",
+        };
+        if (request.headers.get("if-none-match") === etag)
+          return new Response(null, { status: 304, headers });
+        if (/\bgzip\b/.test(request.headers.get("accept-encoding") ?? "")) {
+          return new Response(gzip, { headers: { ...headers, "content-encoding": "gzip" } });
+        }
+        return new Response(Bun.file(scalarScript), { headers });
+      },
+      { detail: { hide: true } },
+    );
 }
