@@ -367,6 +367,68 @@ describe("decideSend: DST changes, midnight, zones", () => {
   }
 });
 
+describe("decideSend: a deferral ends on the first allowed minute (random cases)", () => {
+  it("is open at `until` and closed at every minute before it", () => {
+    let seed = 20260617;
+    const random = () => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+      return seed / 2_147_483_648;
+    };
+    const pick = <T>(list: readonly T[]): T => list[Math.floor(random() * list.length)];
+    const areaCodes = [
+      "212",
+      "305",
+      "504",
+      "205",
+      "214",
+      "601",
+      "503",
+      "860",
+      "808",
+      "416",
+      "850",
+      "801",
+      "533",
+      "709",
+    ];
+    const zones = [
+      null,
+      null,
+      "America/New_York",
+      "Asia/Tokyo",
+      "America/St_Johns",
+      "Australia/Lord_Howe",
+      "Asia/Kathmandu",
+    ];
+    const from = Date.parse("2026-01-01T00:00:00Z");
+    let deferrals = 0;
+    for (let i = 0; i < 200; i++) {
+      const input: SendInput = {
+        ...base,
+        channel: pick(["sms", "voice"] as const),
+        kind: pick(["marketing", "marketing", "reply"] as const),
+        phone: `+1${pick(areaCodes)}5550100`,
+        timezone: pick(zones),
+        quiet_hours:
+          random() < 0.5
+            ? { enabled: true, start_hour: 21, end_hour: 8 }
+            : { enabled: true, start_hour: Math.floor(random() * 24), end_hour: Math.floor(random() * 24) },
+        state_rules: random() < 0.8,
+      };
+      const now = from + Math.floor(random() * 730 * 24 * 60) * MINUTE + Math.floor(random() * MINUTE);
+      const decision = decideSend(input, now);
+      if (decision.action !== "defer" || decision.reasons.includes("no_window")) continue;
+      deferrals++;
+      expect(decideSend(input, decision.until)).toEqual({ action: "send" });
+      for (let t = now; t < decision.until; t = Math.floor(t / MINUTE) * MINUTE + MINUTE) {
+        if (decideSend(input, t).action === "send")
+          throw new Error(`open at ${iso(t)} before ${iso(decision.until)}`);
+      }
+    }
+    expect(deferrals).toBeGreaterThan(40);
+  });
+});
+
 describe("decideSend: fail closed when the zone or the state is unknown", () => {
   it("an unknown +1 area code is read in every zone from Newfoundland to Samoa with every state row", () => {
     // Summer: Newfoundland 9:00–20:00 NDT is 11:30–22:30Z, Samoa 9:00–20:00 is 20:00–07:00Z.
