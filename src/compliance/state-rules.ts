@@ -1,0 +1,215 @@
+/**
+ * The built-in US state send-time table: one row per state with a rule stricter than (or beside)
+ * the federal 8:00–21:00 (47 CFR 64.1200(c)(1)). Data only: a correction to a rule touches this
+ * file and nothing else. Not legal advice; a summary of public sources as of 2026.
+ *
+ * Every row is applied while `state_rules` is on, by the state of the recipient's area code.
+ * Rows whose reach to texts is unclear are applied to texts anyway (fail closed: a wrong deferral
+ * costs a delay, a wrong send $500–$1,500). Hours are read in the recipient's local time unless
+ * the row names a zone.
+ */
+import { FEDERAL_HOLIDAYS, type HolidayId } from "./holidays";
+
+/** Does the row reach this channel? `unclear` rows are applied like `yes`. */
+export type Reach = "yes" | "unclear" | "no";
+
+/** Allowed local hours of one weekday, [from, to) in whole hours; null: no sends that day. */
+export type DayHours = readonly [from: number, to: number] | null;
+
+export interface StateRule {
+  /** USPS code. */
+  state: string;
+  /** Allowed hours per weekday, Sunday first (7 entries). */
+  hours: readonly DayHours[];
+  /** Holidays on which nothing is sent (dates and observed dates), in the rule's local time. */
+  holidays: readonly HolidayId[];
+  /** Most marketing messages per rolling window, or null. */
+  cap: { max_messages: number; window_hours: number } | null;
+  /** Reach to texts and to calls. */
+  sms: Reach;
+  voice: Reach;
+  /** Read the hours in this zone instead of the recipient's local time (Mississippi: Central). */
+  zone: string | null;
+  /** Where the rule comes from. */
+  source: string;
+  /** Specifics and what the table does not model. */
+  note: string;
+}
+
+const daily = (from: number, to: number): DayHours[] => Array.from({ length: 7 }, () => [from, to] as const);
+const exceptSunday = (from: number, to: number): DayHours[] => [null, ...daily(from, to).slice(1)];
+
+/** The table. Order: as in the facts sheet (capped states first). */
+export const STATE_RULES: readonly StateRule[] = [
+  {
+    state: "FL",
+    hours: daily(8, 20),
+    holidays: [],
+    cap: { max_messages: 3, window_hours: 24 },
+    sms: "yes",
+    voice: "yes",
+    zone: null,
+    source:
+      "Florida Telephone Solicitation Act, Fla. Stat. 501.059; hours and cap in 501.616 (flsenate.gov Bill 2021/1120)",
+    note: "Cap: 3 messages on the same subject per rolling 24 h; every marketing send is counted (the subject is not known).",
+  },
+  {
+    state: "OK",
+    hours: daily(8, 20),
+    holidays: [],
+    cap: { max_messages: 3, window_hours: 24 },
+    sms: "yes",
+    voice: "yes",
+    zone: null,
+    source: "Oklahoma Telephone Solicitation Act (2022)",
+    note: "Cap: 3 per rolling 24 h on the same subject; every marketing send is counted.",
+  },
+  {
+    state: "MD",
+    hours: daily(8, 20),
+    holidays: [],
+    cap: { max_messages: 3, window_hours: 24 },
+    sms: "yes",
+    voice: "yes",
+    zone: null,
+    source: "Maryland Stop the Spam Calls Act (texts since 2024-01-01)",
+    note: "Cap: 3 per rolling 24 h on the same subject; every marketing send is counted.",
+  },
+  {
+    state: "OR",
+    hours: daily(8, 20),
+    holidays: [],
+    cap: { max_messages: 3, window_hours: 24 },
+    sms: "yes",
+    voice: "yes",
+    zone: null,
+    source: "Oregon HB 3865 (texts since 2026-01-01)",
+    note: "Cap: 3 per rolling 24 h unless the recipient bought in the last 18 months; the exemption is not modelled (fail closed).",
+  },
+  {
+    state: "CT",
+    hours: daily(9, 20),
+    holidays: [],
+    cap: null,
+    sms: "yes",
+    voice: "yes",
+    zone: null,
+    source: "Connecticut SB 1058 (texts since 2023-10-01)",
+    note: "",
+  },
+  {
+    state: "TX",
+    hours: [[12, 21], ...daily(9, 21).slice(1)],
+    holidays: [],
+    cap: null,
+    sms: "yes",
+    voice: "yes",
+    zone: null,
+    source: "Texas SB 140 (in force 2025-09-01)",
+    note: "9:00–21:00 Monday to Saturday, 12:00–21:00 on Sunday.",
+  },
+  {
+    state: "VA",
+    hours: daily(8, 21),
+    holidays: [],
+    cap: null,
+    sms: "yes",
+    voice: "yes",
+    zone: null,
+    source: "Va. Code 59.1-514; SB 1339",
+    note: "A STOP is honoured for 10 years from 2026: that is the caller's suppression, not a send-time rule.",
+  },
+  {
+    state: "LA",
+    hours: exceptSunday(8, 20),
+    holidays: [
+      ...FEDERAL_HOLIDAYS,
+      "battle_of_new_orleans",
+      "mardi_gras",
+      "good_friday",
+      "huey_p_long_day",
+      "all_saints_day",
+    ],
+    cap: null,
+    sms: "unclear",
+    voice: "yes",
+    zone: null,
+    source: "La. R.S. 45:811 (hours, Sundays, holidays); holidays of La. R.S. 1:55",
+    note:
+      "Texts: unclear (the statute speaks of dialers and operators), applied. Holidays: the federal ones and " +
+      "the statewide days of La. R.S. 1:55 (Battle of New Orleans, Mardi Gras, Good Friday, Huey P. Long Day, " +
+      "All Saints' Day); Baton Rouge's Inauguration Day is not modelled. A governor-declared emergency bans " +
+      "solicitations: stop the state with `paused_states`.",
+  },
+  {
+    state: "AL",
+    hours: exceptSunday(8, 20),
+    holidays: [...FEDERAL_HOLIDAYS, "mardi_gras", "confederate_memorial_day", "jefferson_davis_birthday"],
+    cap: null,
+    sms: "unclear",
+    voice: "yes",
+    zone: null,
+    source: "Ala. Admin. Code r. 770-X-5-.17; state holidays of Ala. Code 1-3-8",
+    note:
+      "Texts: unclear, applied. Holidays: federal and state (Ala. Code 1-3-8: Confederate Memorial Day, " +
+      "Jefferson Davis' Birthday, Mardi Gras, which is a holiday in Baldwin and Mobile counties only: applied " +
+      "statewide).",
+  },
+  {
+    state: "MS",
+    hours: exceptSunday(8, 20),
+    holidays: [],
+    cap: null,
+    sms: "yes",
+    voice: "yes",
+    zone: "America/Chicago",
+    source: "Miss. Code 77-3-723",
+    note: "The statute says Central time: the hours are read in America/Chicago whatever the contact's zone.",
+  },
+  {
+    state: "NJ",
+    hours: daily(8, 21),
+    holidays: [],
+    cap: null,
+    sms: "unclear",
+    voice: "yes",
+    zone: null,
+    source: "N.J.S.A. 56:8-128",
+    note: "Texts: unclear, applied.",
+  },
+  {
+    state: "UT",
+    hours: exceptSunday(8, 21),
+    holidays: [...FEDERAL_HOLIDAYS, "pioneer_day"],
+    cap: null,
+    sms: "unclear",
+    voice: "yes",
+    zone: null,
+    source: "Utah Code 13-25a-103; legal holidays of Utah Code 63G-1-301",
+    note:
+      "No Sundays or legal holidays without the recipient's consent; consent is not modelled (fail closed). " +
+      "Texts: unclear, applied.",
+  },
+  {
+    state: "WA",
+    hours: daily(8, 20),
+    holidays: [],
+    cap: null,
+    sms: "unclear",
+    voice: "yes",
+    zone: null,
+    source: "RCW 80.36.390",
+    note: "Texts: unclear, applied.",
+  },
+  {
+    state: "GA",
+    hours: daily(8, 21),
+    holidays: [],
+    cap: null,
+    sms: "no",
+    voice: "yes",
+    zone: null,
+    source: "O.C.G.A. 46-5-27",
+    note: "Voice only.",
+  },
+];

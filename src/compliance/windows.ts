@@ -1,0 +1,263 @@
+/**
+ * Send windows: hour rules read on a wall clock, and the search for the next instant at which
+ * every rule is open in every zone it is read in.
+ *
+ * A rule is an allowed-hours mask per weekday (bit h set: h:00–h:59 allowed) plus holidays on
+ * which the whole day is closed. Rules are whole hours, so a window opens on an hour of some
+ * zone's wall clock; the search jumps from one opening to the next instead of walking minutes.
+ */
+import { HolidayCalendar, type HolidayId } from "./holidays";
+import type { StateRule } from "./state-rules";
+import {
+  DAY_MS,
+  HOUR_MS,
+  instantOfWallTime,
+  MINUTE_MS,
+  wallTime,
+  weekdayOfDay,
+  zoneOffset,
+} from "./zone-clock";
+
+/** Why a send waits: which rule closed the window while it waited. */
+export type DeferReason =
+  | "quiet_hours"
+  | `state_hours:${string}`
+  | `sunday:${string}`
+  | `holiday:${string}`
+  | "no_window";
+
+/** An hour rule, compiled once and shared. */
+export interface HourRule {
+  /** Allowed hours per weekday (Sunday first) as 24-bit masks. */
+  readonly masks: readonly number[];
+  readonly holidays: HolidayCalendar | null;
+  /** Read in this zone instead of the recipient's local zones. */
+  readonly zone: string | null;
+  /** [zone] when zone is set (kept to avoid an array per check). */
+  readonly ownZones: readonly string[] | null;
+  readonly hoursReason: DeferReason;
+  /** Reason when a whole Sunday is closed (no-Sunday states), else null (hoursReason is used). */
+  readonly sundayReason: DeferReason | null;
+  readonly holidayReason: DeferReason | null;
+}
+
+const ALL_HOURS = 0xffffff;
+
+function hoursMask(from: number, to: number): number {
+  let mask = 0;
+  for (let hour = from; hour < to; hour++) mask |= 1 << hour;
+  return mask;
+}
+
+/**
+ * Quiet hours as a rule: quiet from `start_hour` to `end_hour` (21 → 8 means sends 8:00–20:59);
+ * a window across midnight the other way (1 → 6) works too; start = end means no quiet hours.
+ * Returns null when nothing is quiet.
+ */
+export function quietHoursRule(
+  startHour: number,
+  endHour: number,
+  zone: string | null = null,
+): HourRule | null {
+  const start = Math.trunc(startHour);
+  const end = Math.trunc(endHour);
+  const simple = zone === null && start >= 0 && start < 24 && end >= 0 && end < 24;
+  const key = simple ? start * 24 + end : `${start}:${end}:${zone}`;
+  const cached = simple ? quietRulesByHours[key as number] : quietRulesByKey.get(key as string);
+  if (cached !== undefined) return cached;
+  let quiet = 0;
+  if (start !== end) {
+    for (let hour = 0; hour < 24; hour++) {
+      const isQuiet = start < end ? hour >= start && hour < end : hour >= start || hour < end;
+      if (isQuiet) quiet |= 1 << hour;
+    }
+  }
+  const allowed = ALL_HOURS & ~quiet;
+  const rule: HourRule | null =
+    allowed === ALL_HOURS
+      ? null
+      : Object.freeze({
+          masks: Object.freeze(Array.from({ length: 7 }, () => allowed)),
+          holidays: null,
+          zone,
+          ownZones: zone === null ? null : Object.freeze([zone]),
+          hoursReason: "quiet_hours" as const,
+          sundayReason: null,
+          holidayReason: null,
+        });
+  if (simple) quietRulesByHours[key as number] = rule;
+  else {
+    if (quietRulesByKey.size > 1000) quietRulesByKey.clear();
+    quietRulesByKey.set(key as string, rule);
+  }
+  return rule;
+}
+const quietRulesByHours: (HourRule | null | undefined)[] = [];
+const quietRulesByKey = new Map<string, HourRule | null>();
+
+const calendars = new Map<string, HolidayCalendar>();
+function calendarOf(ids: readonly HolidayId[]): HolidayCalendar | null {
+  if (ids.length === 0) return null;
+  const key = [...new Set(ids)].sort().join(",");
+  let calendar = calendars.get(key);
+  if (!calendar) {
+    calendar = new HolidayCalendar(key.split(",") as HolidayId[]);
+    calendars.set(key, calendar);
+  }
+  return calendar;
+}
+
+/** A state row as an hour rule; `label` names it in reasons (the state, or "unknown"). */
+export function stateHourRule(rule: StateRule, label = rule.state): HourRule {
+  return Object.freeze({
+    masks: Object.freeze(rule.hours.map((day) => (day ? hoursMask(day[0], day[1]) : 0))),
+    holidays: calendarOf(rule.holidays),
+    zone: rule.zone,
+    ownZones: rule.zone === null ? null : Object.freeze([rule.zone]),
+    hoursReason: `state_hours:${label}` as const,
+    sundayReason: rule.hours[0] === null ? (`sunday:${label}` as const) : null,
+    holidayReason: rule.holidays.length > 0 ? (`holiday:${label}` as const) : null,
+  });
+}
+
+/**
+ * Several state rows as one rule that is open only when all of them are (hours intersected,
+ * holidays united); rows with their own zone are kept as separate rules. Used when the state is
+ * unknown: the number could be in any of them.
+ */
+export function strictestHourRules(rules: readonly StateRule[], label: string): HourRule[] {
+  const local = rules.filter((rule) => rule.zone === null);
+  const combined: HourRule[] = rules
+    .filter((rule) => rule.zone !== null)
+    .map((rule) => stateHourRule(rule, label));
+  if (local.length > 0) {
+    const masks = Array.from({ length: 7 }, (_, weekday) =>
+      local.reduce((mask, rule) => {
+        const day = rule.hours[weekday];
+        return mask & (day ? hoursMask(day[0], day[1]) : 0);
+      }, ALL_HOURS),
+    );
+    const holidays = local.flatMap((rule) => rule.holidays);
+    combined.unshift(
+      Object.freeze({
+        masks: Object.freeze(masks),
+        holidays: calendarOf(holidays),
+        zone: null,
+        ownZones: null,
+        hoursReason: `state_hours:${label}` as const,
+        sundayReason: masks[0] === 0 ? (`sunday:${label}` as const) : null,
+        holidayReason: holidays.length > 0 ? (`holiday:${label}` as const) : null,
+      }),
+    );
+  }
+  return combined;
+}
+
+/** Why `rule` is closed at a wall time, or null when it is open. */
+function closedBy(rule: HourRule, day: number, hour: number): DeferReason | null {
+  if (rule.holidays?.has(day)) return rule.holidayReason;
+  const weekday = weekdayOfDay(day);
+  const mask = rule.masks[weekday];
+  if ((mask >>> hour) & 1) return null;
+  return weekday === 0 && mask === 0 && rule.sundayReason ? rule.sundayReason : rule.hoursReason;
+}
+
+/** How far ahead the search looks before it gives up (no window). */
+export const SEARCH_HORIZON_MS = 14 * DAY_MS;
+
+function addReason(reasons: DeferReason[], reason: DeferReason): void {
+  if (!reasons.includes(reason)) reasons.push(reason);
+}
+
+/**
+ * The first instant after `at` at which `rule`, read in `zone`, opens; `at` must be closed.
+ * Adds the reasons of the whole days it skips (Sundays, holidays); the reason it is closed at `at`
+ * is the caller's. Null when it stays closed past the horizon.
+ */
+function nextOpening(rule: HourRule, zone: string, at: number, reasons: DeferReason[]): number | null {
+  const wall = wallTime(zone, at);
+  let day = Math.floor(wall / DAY_MS);
+  let hour = Math.floor((wall - day * DAY_MS) / HOUR_MS);
+  const lastDay = day + SEARCH_HORIZON_MS / DAY_MS;
+  for (; day <= lastDay; day++, hour = 0) {
+    if (rule.holidays?.has(day)) {
+      addReason(reasons, rule.holidayReason!);
+      continue;
+    }
+    const weekday = weekdayOfDay(day);
+    const mask = rule.masks[weekday];
+    // First allowed hour at or after `hour` (the hour `at` is in is closed, so this is later).
+    const open = mask & ~((1 << hour) - 1);
+    if (open === 0) {
+      addReason(
+        reasons,
+        weekday === 0 && mask === 0 && rule.sundayReason ? rule.sundayReason : rule.hoursReason,
+      );
+      continue;
+    }
+    const openHour = 31 - Math.clz32(open & -open);
+    const instant = instantOfWallTime(zone, day * DAY_MS + openHour * HOUR_MS, at);
+    return instant > at ? instant : at + MINUTE_MS;
+  }
+  return null;
+}
+
+/** Rules to satisfy: each read in the local zones, or in its own zone when it has one. */
+export interface WindowPlan {
+  /** The recipient's local zones (from localTimeFor). */
+  zones: readonly string[];
+  rules: readonly HourRule[];
+}
+
+/** When sends may go: `at` (= from when open now) and why it waits; at null: no window within the horizon. */
+export interface WindowAnswer {
+  at: number | null;
+  reasons: DeferReason[];
+}
+
+const OPEN_NOW_REASONS = Object.freeze([]) as unknown as DeferReason[]; // shared: never mutated
+
+/**
+ * The earliest instant ≥ `from` at which every rule of the plan is open in every zone it is read
+ * in. Exact across DST changes (a window opening inside a spring-forward gap opens at the gap's
+ * end), midnight, Sundays and holidays.
+ */
+export function findWindow(plan: WindowPlan, from: number): WindowAnswer {
+  const { zones, rules } = plan;
+  if (rules.length === 0) return { at: from, reasons: OPEN_NOW_REASONS };
+  let reasons: DeferReason[] | null = null;
+  let at = from;
+  for (let round = 0; round < 1000; round++) {
+    let next = at;
+    for (const rule of rules) {
+      const ruleZones = rule.ownZones ?? zones;
+      if (ruleZones.length === 0) {
+        // No local time is known: nothing can be checked, so nothing is sent.
+        reasons ??= [];
+        addReason(reasons, rule.hoursReason);
+        addReason(reasons, "no_window");
+        return { at: null, reasons };
+      }
+      for (const zone of ruleZones) {
+        const wall = at + zoneOffset(zone, at);
+        const day = Math.floor(wall / DAY_MS);
+        const reason = closedBy(rule, day, Math.floor((wall - day * DAY_MS) / HOUR_MS));
+        if (reason === null) continue;
+        reasons ??= [];
+        addReason(reasons, reason);
+        const opening = nextOpening(rule, zone, at, reasons);
+        if (opening === null) {
+          addReason(reasons, "no_window");
+          return { at: null, reasons };
+        }
+        if (opening > next) next = opening;
+      }
+    }
+    if (next === at) return { at, reasons: reasons ?? OPEN_NOW_REASONS };
+    at = next;
+    if (at - from > SEARCH_HORIZON_MS) break;
+  }
+  reasons ??= [];
+  addReason(reasons, "no_window");
+  return { at: null, reasons };
+}
