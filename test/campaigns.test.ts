@@ -363,6 +363,29 @@ describe("POST /v1/campaigns/{id}/launch", () => {
     expect((completed[0].data as Json).id).toBe(c.id);
   });
 
+  it("resolves a large audience in chunks and sends exactly one message per recipient", async () => {
+    const w = workspace();
+    await w.number();
+    const count = 2_050; // more than one resolution chunk (2,000)
+    const people = Array.from({ length: count }, (_, i) => ({
+      phone_number: `+1312555${String(i).padStart(4, "0")}`,
+      timezone: DAY,
+    }));
+    const imported = await w.api("POST", "/v1/contacts/import", { contacts: people });
+    expect(imported.body.created).toBe(count);
+    const everyone = (await w.api("POST", "/v1/segments", { name: "All", rules: { all: [] } })).body.segment
+      .id;
+    const c = await w.campaign({ audience: { segment_ids: [everyone] } });
+    await w.api("POST", `/v1/campaigns/${c.id}/launch`);
+    const done = await eventually(
+      async () => (await w.api("GET", `/v1/campaigns/${c.id}`)).body.campaign,
+      (x) => x.status === "completed" && x.stats.sent === count,
+      1200,
+    );
+    expect(done.stats).toMatchObject({ recipients: count, sent: count });
+    expect((await w.api("GET", "/v1/sandbox/outbox?limit=1")).body.total).toBe(count);
+  }, 30_000);
+
   it("never exceeds a pool number's daily_limit: capped sends wait", async () => {
     const w = workspace();
     const n = await w.number({ daily_limit: 2 });

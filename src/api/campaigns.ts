@@ -281,7 +281,9 @@ const Preview = t.Object(
         description: "Content lint warnings (empty until the compliance module is in)",
       },
     ),
-    contacts: t.Array(PreviewContact, { description: "This page of the audience, in contact-id order" }),
+    contacts: t.Array(PreviewContact, {
+      description: "This page of the audience, in the order recipients are resolved (created_at, id)",
+    }),
     ...PageFields,
   },
   { description: "The dry run" },

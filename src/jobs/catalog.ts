@@ -14,7 +14,7 @@ export interface JobPayloads {
   /** Starts a scheduled campaign at its send_at (src/domain/campaigns/dispatch.ts). */
   "campaigns.start": { campaign_id: string };
   /** Writes one chunk of a launched campaign's recipients, then queues the next chunk. */
-  "campaigns.resolve": { campaign_id: string; after: string | null };
+  "campaigns.resolve": { campaign_id: string; after: { created_at: number; id: string } | null };
   /** Hands a campaign's due recipients to the send queue, batch by batch; `generation` stops stale runs. */
   "campaigns.dispatch": { campaign_id: string; generation: number };
   /** One attempt of one webhook delivery; `retry` is 0 for the first (src/domain/webhooks/webhooks.ts). */

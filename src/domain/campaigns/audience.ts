@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, inArray, or, type SQL, sql } from "drizzle-orm";
+import { and, asc, eq, inArray, or, type SQL, sql } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
 import {
   type CampaignAudience,
@@ -57,22 +57,32 @@ export function audienceHasAnyone(tx: DbOrTx, workspaceId: string, audience: Cam
   );
 }
 
+/** Where a resolution walk stopped: the last contact written (its created_at and id). */
+export interface AudienceCursor {
+  created_at: number;
+  id: string;
+}
+
 /**
- * One page of the audience in contact-id order (the order recipients are resolved and handed
- * off in), starting after `afterId`. Segments are evaluated at `at` (the launch).
+ * One page of the audience in (created_at, id) order — the order recipients are resolved in —
+ * starting after `after`. The walk is a range of the index (workspace_id, created_at, id), so
+ * every chunk costs its own size, not the workspace's. Segments are evaluated at `at` (the launch).
  */
 export function audiencePage(
   tx: DbOrTx,
   campaign: CampaignRow,
   at: number,
-  page: { afterId?: string | null; limit: number; offset?: number },
+  page: { after?: AudienceCursor | null; limit: number; offset?: number },
 ): ContactRow[] {
   const where = audienceCondition(tx, campaign.workspaceId, campaign.audience, at);
+  const after = page.after
+    ? sql`(${contacts.createdAt}, ${contacts.id}) > (${page.after.created_at}, ${page.after.id})`
+    : undefined;
   return tx
     .select()
     .from(contacts)
-    .where(page.afterId ? and(where, gt(contacts.id, page.afterId)) : where)
-    .orderBy(asc(contacts.id))
+    .where(after ? and(where, after) : where)
+    .orderBy(asc(contacts.createdAt), asc(contacts.id))
     .limit(page.limit)
     .offset(page.offset ?? 0)
     .all();

@@ -169,8 +169,8 @@ export function startScheduledJob(payload: JobPayloads["campaigns.start"], ctx: 
 }
 
 /**
- * `campaigns.resolve`: writes the recipients of the next RESOLVE_CHUNK audience contacts (by id,
- * after `after`) and queues the following chunk in the same transaction as its own completion, so
+ * `campaigns.resolve`: writes the recipients of the next RESOLVE_CHUNK audience contacts (in
+ * (created_at, id) order, after `after`) and queues the following chunk in the same transaction as its own completion, so
  * a crash replays at most one chunk (its rows are ignored as duplicates). The last chunk stamps
  * `resolved_at`. Segments are evaluated as of the launch.
  */
@@ -180,7 +180,7 @@ export function resolveRecipientsJob(payload: JobPayloads["campaigns.resolve"], 
     const row = loadCampaign(tx, payload.campaign_id);
     if (!row || (row.status !== "active" && row.status !== "paused") || row.resolvedAt !== null) return;
     const page = audiencePage(tx, row, row.launchedAt ?? now, {
-      afterId: payload.after,
+      after: payload.after,
       limit: RESOLVE_CHUNK,
     });
     writeRecipients(tx, row, page, now);
@@ -188,7 +188,10 @@ export function resolveRecipientsJob(payload: JobPayloads["campaigns.resolve"], 
       enqueueJob(
         tx,
         "campaigns.resolve",
-        { campaign_id: row.id, after: page[page.length - 1].id },
+        {
+          campaign_id: row.id,
+          after: { created_at: page[page.length - 1].createdAt, id: page[page.length - 1].id },
+        },
         { workspaceId: row.workspaceId, now },
       );
     } else {
