@@ -3,6 +3,7 @@ import { createCarrier, loadCarrierSettings } from "./carriers";
 import type { Carrier } from "./carriers/carrier";
 import type { Config } from "./config";
 import { type DbHandle, openDatabase } from "./db/client";
+import { startSearchIndexer } from "./db/message-search";
 import { migrate } from "./db/migrate";
 import { receiveInbound } from "./domain/messaging/inbound";
 import { startMessaging } from "./domain/messaging/messages";
@@ -128,6 +129,7 @@ export async function startServer(
   // Delivery reports are background work: only the process that runs jobs makes them.
   if (config.workerEnabled) carrier.start();
   const scheduler = config.workerEnabled ? startScheduler(handle.db) : null;
+  const searchIndexer = startSearchIndexer(handle.db);
 
   let closing: Promise<void> | null = null;
   return {
@@ -139,6 +141,7 @@ export async function startServer(
     shutdown() {
       closing ??= (async () => {
         scheduler?.stop();
+        searchIndexer.stop();
         await http.stop();
         await carrier.stop();
         await worker?.stop(config.shutdownGraceSec * 1000);

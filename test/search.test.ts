@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { eq } from "drizzle-orm";
 import { type DbHandle, openDatabase } from "../src/db/client";
-import { searchConversations } from "../src/db/message-search";
+import { drainSearchBacklog, searchConversations, startSearchIndexer } from "../src/db/message-search";
 import { migrate } from "../src/db/migrate";
 import { conversations } from "../src/db/schema";
 import { ensureContact } from "../src/domain/audience/contacts";
@@ -88,4 +88,78 @@ describe("searchConversations", () => {
       ).toEqual({ rows: [], total: 0 });
     });
   }
+});
+
+describe("search indexing off the sending transaction", () => {
+  const indexRows = () =>
+    handle.sqlite.query("SELECT count(*) AS n FROM conversation_search").get() as { n: number };
+  const backlog = () =>
+    (handle.sqlite.query("SELECT count(*) AS n FROM search_backlog").get() as { n: number }).n;
+  const find = (text: string) => searchConversations(handle.db, { workspaceId, text, limit: 50, offset: 0 });
+
+  function send(phone: string, body: string, now: number) {
+    return handle.db.transaction((tx) => {
+      const { contact } = ensureContact(tx, workspaceId, phone, "api", now);
+      const thread = threadForContact(tx, workspaceId, contact.id, { reopen: true, now });
+      const message = queueOutboundMessage(tx, {
+        workspaceId,
+        contact,
+        conversationId: thread.id,
+        numberId: null,
+        from: "+14155550100",
+        body,
+        sender: "human",
+        now,
+      });
+      return { contact, thread, message };
+    });
+  }
+
+  it("writes only the backlog while sending; the index gets the rows when drained", () => {
+    drainSearchBacklog(handle.db, 1e9);
+    const before = indexRows().n;
+    send("+14155557001", "Parcel tracking quokka", 1_800_000_100_000);
+    expect(backlog()).toBe(2); // the new thread's contact label and its message
+    expect(indexRows().n).toBe(before);
+    expect(drainSearchBacklog(handle.db, 1e9)).toBe(2);
+    expect(backlog()).toBe(0);
+    expect(indexRows().n).toBe(before + 2);
+    expect(find("quokka").total).toBe(1);
+    expect(find("5557001").total).toBe(1);
+  });
+
+  it("a search sees messages written just before it (it drains first)", () => {
+    const { thread } = send("+14155557002", "Wombat delivery window", 1_800_000_200_000);
+    expect(backlog()).toBeGreaterThan(0);
+    expect(find("wombat").rows.map((r) => r.id)).toEqual([thread.id]);
+    expect(backlog()).toBe(0);
+  });
+
+  it("keeps one label per thread when the contact is renamed before the drain", () => {
+    const { contact } = send("+14155557003", "Hello numbat", 1_800_000_300_000);
+    handle.sqlite.run("UPDATE contacts SET first_name = 'Zebedee' WHERE id = ?", [contact.id]);
+    drainSearchBacklog(handle.db, 1e9);
+    expect(find("zebedee").total).toBe(1);
+    expect(find("numbat").total).toBe(1);
+  });
+
+  it("drops backlog rows of messages deleted before the drain", () => {
+    const { message } = send("+14155557004", "Platypus cancelled", 1_800_000_400_000);
+    handle.sqlite.run("DELETE FROM messages WHERE id = ?", [message.id]);
+    drainSearchBacklog(handle.db, 1e9);
+    expect(backlog()).toBe(0);
+    expect(find("platypus").total).toBe(0);
+  });
+
+  it("the server's indexer drains the backlog without a search", async () => {
+    send("+14155557005", "Echidna", 1_800_000_500_000);
+    const indexer = startSearchIndexer(handle.db, 50);
+    try {
+      const deadline = Date.now() + 10_000;
+      while (backlog() > 0 && Date.now() < deadline) await Bun.sleep(20);
+      expect(backlog()).toBe(0);
+    } finally {
+      indexer.stop();
+    }
+  });
 });

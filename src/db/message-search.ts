@@ -1,4 +1,5 @@
 import { and, count, desc, eq, inArray, type SQL, sql } from "drizzle-orm";
+import { log } from "../lib/log";
 import type { Db } from "./client";
 import { type ConversationRow, conversations } from "./schema";
 
@@ -8,6 +9,11 @@ import { type ConversationRow, conversations } from "./schema";
  * for its contact (first/last name, phone digit suffixes), rowid = `search_key * 2^20 + n`, so
  * `rowid >> 20` names the thread without reading any stored text. Another dialect swaps this
  * module (e.g. a tsvector index).
+ *
+ * Indexing is kept off the sending transaction (migration 0011): inserting a thread or a message
+ * only notes it in `search_backlog`; `drainSearchBacklog` writes the index in batches. Every server
+ * drains about once a second (`startSearchIndexer`) and a search drains what is left first, so a
+ * search sees every message written before it.
  */
 
 /**
@@ -50,6 +56,7 @@ export function searchConversations(
 ): { rows: ConversationRow[]; total: number } {
   const query = ftsQuery(input.text);
   if (!query) return { rows: [], total: 0 };
+  drainSearchBacklog(db, SEARCH_DRAIN_LIMIT);
   const keys = matchingThreadKeys(db, query);
   if (keys.size === 0) return { rows: [], total: 0 };
   const inbox = and(eq(conversations.workspaceId, input.workspaceId), input.where);
@@ -106,4 +113,101 @@ function matchingThreadKeys(db: Db, query: string): Set<number> {
   );
   for (let i = 0; i < found.length; i++) keys.add(found[i][0]);
   return keys;
+}
+
+/** Rows of the backlog indexed per transaction: small enough not to hold the event loop long. */
+const DRAIN_BATCH = 500;
+/**
+ * Most backlog rows a search indexes before it reads. The periodic drain keeps the backlog far
+ * below this; after a long outage of it, a search answers without the newest rows rather than
+ * stall, and they become searchable as the drain catches up.
+ */
+const SEARCH_DRAIN_LIMIT = 20_000;
+const THREAD_SPAN = 1_048_576;
+
+/** The thread's contact label as the index keeps it: names and the phone's digit suffixes. */
+function contactLabel(firstName: string | null, lastName: string | null, phone: string): string {
+  const digits = phone.replace(/[+ ]/g, "");
+  const suffixes: string[] = [digits];
+  for (let from = 1; from <= 10; from++) suffixes.push(digits.slice(from));
+  return `${firstName ?? ""} ${lastName ?? ""} ${suffixes.join(" ")}`;
+}
+
+/**
+ * Writes up to `limit` rows of `search_backlog` into the index, oldest first, in transactions of
+ * DRAIN_BATCH rows (IMMEDIATE, so two servers draining at once take turns instead of indexing a
+ * row twice). Returns how many backlog rows were consumed. Rows whose thread or message was
+ * deleted meanwhile are dropped.
+ */
+export function drainSearchBacklog(db: Db, limit = DRAIN_BATCH): number {
+  let consumed = 0;
+  while (consumed < limit) {
+    const batch = Math.min(DRAIN_BATCH, limit - consumed);
+    const done = db.transaction(
+      (tx) => {
+        const rows = tx.values<[number, number, number]>(
+          sql`SELECT seq, kind, ref FROM search_backlog ORDER BY seq LIMIT ${batch}`,
+        );
+        for (const [, kind, ref] of rows) {
+          if (kind === 0) {
+            const [thread] = tx.values<[number, string | null, string | null, string]>(
+              sql`SELECT cv.search_key, c.first_name, c.last_name, c.phone_number
+                  FROM conversations cv JOIN contacts c ON c.id = cv.contact_id WHERE cv.rowid = ${ref}`,
+            );
+            if (!thread) continue;
+            // A contact edited before this drain may have written the label already: replace it.
+            const [key, firstName, lastName, phone] = thread;
+            tx.run(sql`DELETE FROM conversation_search WHERE rowid = ${key * THREAD_SPAN}`);
+            tx.run(
+              sql`INSERT INTO conversation_search (rowid, text, message_id)
+                  VALUES (${key * THREAD_SPAN}, ${contactLabel(firstName, lastName, phone)}, NULL)`,
+            );
+          } else {
+            tx.run(
+              sql`INSERT INTO conversation_search (rowid, text, message_id)
+                  SELECT coalesce(
+                      (SELECT max(s.rowid) FROM conversation_search s
+                       WHERE s.rowid BETWEEN cv.search_key * ${THREAD_SPAN} AND cv.search_key * ${THREAD_SPAN} + ${THREAD_SPAN - 1}),
+                      cv.search_key * ${THREAD_SPAN}
+                    ) + 1, m.body, m.id
+                  FROM messages m JOIN conversations cv ON cv.id = m.conversation_id WHERE m.rowid = ${ref}`,
+            );
+          }
+        }
+        if (rows.length) tx.run(sql`DELETE FROM search_backlog WHERE seq <= ${rows[rows.length - 1][0]}`);
+        return rows.length;
+      },
+      { behavior: "immediate" },
+    );
+    consumed += done;
+    if (done < batch) break;
+  }
+  return consumed;
+}
+
+/**
+ * Drains the backlog about once a second, a batch per event-loop turn so requests interleave.
+ * Every server runs one; nothing depends on it for correctness (a search drains first).
+ */
+export function startSearchIndexer(db: Db, intervalMs = 1000): { stop(): void } {
+  let stopped = false;
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  const tick = () => {
+    if (stopped) return;
+    let more = false;
+    try {
+      more = drainSearchBacklog(db, DRAIN_BATCH) === DRAIN_BATCH;
+    } catch (error) {
+      // Busy (another server is draining) or a closing database: the next tick tries again.
+      log.debug("search backlog drain deferred", { error: String(error) });
+    }
+    timer = setTimeout(tick, more ? 0 : intervalMs);
+  };
+  timer = setTimeout(tick, intervalMs);
+  return {
+    stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+    },
+  };
 }
