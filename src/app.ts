@@ -1,5 +1,6 @@
 import type { Database } from "bun:sqlite";
 import { Elysia } from "elysia";
+import { campaignsRoutes } from "./api/campaigns";
 import { carrierCallbackRoutes } from "./api/carrier-callbacks";
 import { contactRoutes } from "./api/contacts";
 import { conversationsRoutes } from "./api/conversations";
@@ -65,6 +66,7 @@ export function createApp(deps: AppDeps) {
     .use(sandboxRoutes(deps))
     .use(carrierCallbackRoutes(deps))
     .use(webhooksRoutes(deps))
+    .use(campaignsRoutes(deps))
     .use(plannedRoutes());
   return app.use(
     openApiRoutes(() => app, {

@@ -315,6 +315,6 @@ describe("parts of the specification not built yet", () => {
     });
     const flowStats = await s.api("GET", "/v1/flows/01936f8e-7c1a-7a3b-9f00-2d5e8c1b4a77/stats");
     expect(flowStats.status).toBe(501);
-    expect((await s.api("GET", "/v1/campaigns", undefined, { key: null })).status).toBe(401);
+    expect((await s.api("GET", "/v1/flows", undefined, { key: null })).status).toBe(401);
   });
 });

@@ -47,6 +47,9 @@ export const MessageSchema = t.Object(
     created_at: Timestamp("When the message was accepted or received"),
     sent_at: NullableTimestamp("When the carrier accepted it"),
     delivered_at: NullableTimestamp("When the handset got it"),
+    send_at: NullableTimestamp(
+      "Deferred by quiet hours until this instant (API.md §6.1); null unless deferred. Campaign sends are deferred on their recipient row (GET /v1/campaigns/{id}/recipients) and the message is written when it is due, so theirs stay null",
+    ),
   },
   { description: "An SMS message" },
 );

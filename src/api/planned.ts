@@ -12,7 +12,6 @@ export const PLANNED: { prefix: string; name: string }[] = [
   { prefix: "/v1/agents", name: "AI agents" },
   { prefix: "/v1/voices", name: "Voices" },
   { prefix: "/v1/calls", name: "Calls" },
-  { prefix: "/v1/campaigns", name: "Campaigns" },
   { prefix: "/v1/flows", name: "Flows" },
   { prefix: "/v1/offers", name: "Offers" },
   { prefix: "/v1/analytics", name: "Analytics" },
@@ -20,7 +19,7 @@ export const PLANNED: { prefix: string; name: string }[] = [
   { prefix: "/v1/short-codes", name: "Short-code requests" },
 ];
 
-// /v1/conversion, /v1/agents, /v1/campaigns, ... – 501 until they are built.
+// /v1/conversion, /v1/agents, /v1/flows, ... – 501 until they are built.
 export function plannedRoutes() {
   const app = new Elysia({ name: "planned" });
   for (const { prefix, name } of PLANNED) {

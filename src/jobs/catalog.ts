@@ -11,6 +11,12 @@ export interface JobPayloads {
   "maintenance.prune": { now?: number };
   /** Hands one outbound message to the carrier (src/domain/messaging/messages.ts). */
   "messages.send": { message_id: string; opt_out_confirmation?: boolean };
+  /** Starts a scheduled campaign at its send_at (src/domain/campaigns/dispatch.ts). */
+  "campaigns.start": { campaign_id: string };
+  /** Writes one chunk of a launched campaign's recipients, then queues the next chunk. */
+  "campaigns.resolve": { campaign_id: string; after: { created_at: number; id: string } | null };
+  /** Hands a campaign's due recipients to the send queue, batch by batch; `generation` stops stale runs. */
+  "campaigns.dispatch": { campaign_id: string; generation: number };
   /** One attempt of one webhook delivery; `retry` is 0 for the first (src/domain/webhooks/webhooks.ts). */
   "webhook.deliver": { deliveryId: string; retry: number };
 }
@@ -40,6 +46,11 @@ export const JOB_POLICIES: Record<JobKind, JobPolicy> = {
   // takes well under it. ~25 attempts with backoff capped at 10 min keep a send QUEUED through a
   // few hours of carrier outage before it is reported FAILED.
   "messages.send": { maxAttempts: 25, timeoutMs: 12_000, backoffMs: exponentialBackoff(2_000, 600_000) },
+  // Campaign steps are short transactions that reschedule themselves; the lease is how soon a step
+  // orphaned by a crash runs again.
+  "campaigns.start": { maxAttempts: 10, timeoutMs: 30_000, backoffMs: exponentialBackoff(1_000, 60_000) },
+  "campaigns.resolve": { maxAttempts: 10, timeoutMs: 30_000, backoffMs: exponentialBackoff(1_000, 60_000) },
+  "campaigns.dispatch": { maxAttempts: 10, timeoutMs: 30_000, backoffMs: exponentialBackoff(1_000, 60_000) },
   // The webhook retry schedule lives in the delivery records (each retry is its own job); this
   // policy only covers a handler that could not record its attempt. Lease > the 15 s HTTP timeout.
   "webhook.deliver": { maxAttempts: 5, timeoutMs: 60_000, backoffMs: exponentialBackoff(1_000, 60_000) },

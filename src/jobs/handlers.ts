@@ -1,5 +1,6 @@
 import { and, eq, inArray, lt } from "drizzle-orm";
 import { idempotencyKeys, jobs } from "../db/schema";
+import { dispatchCampaignJob, resolveRecipientsJob, startScheduledJob } from "../domain/campaigns/dispatch";
 import { sendMessageJob } from "../domain/messaging/messages";
 import { deliverWebhookJob, pruneWebhookLog } from "../domain/webhooks/webhooks";
 import { JOB_POLICIES, type JobHandler, type JobKind, type JobPayloads, type RegisteredJob } from "./catalog";
@@ -30,6 +31,9 @@ const HANDLERS: { [K in JobKind]: JobHandler<JobPayloads[K]> } = {
   "maintenance.prune": pruneMaintenance,
   "messages.send": sendMessageJob,
   "webhook.deliver": deliverWebhookJob,
+  "campaigns.start": startScheduledJob,
+  "campaigns.resolve": resolveRecipientsJob,
+  "campaigns.dispatch": dispatchCampaignJob,
 };
 
 /** Every catalogued kind with its handler and policy, as the worker takes them. */

@@ -85,6 +85,7 @@ export const MessageEventData = Type.Object(
     created_at: Time("Created"),
     sent_at: NullableTime("Handed to the carrier"),
     delivered_at: NullableTime("Delivery confirmed"),
+    send_at: NullableTime("Deferred until (quiet hours); null unless deferred"),
   },
   { description: "The Message record" },
 );

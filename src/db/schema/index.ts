@@ -1,6 +1,8 @@
 // Every table, one file each. drizzle-kit reads this module to generate migrations.
 export * from "./api-keys";
 export * from "./audience-versions";
+export * from "./campaign-recipients";
+export * from "./campaigns";
 export * from "./contacts";
 export * from "./conversations";
 export * from "./events";

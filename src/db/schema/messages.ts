@@ -35,6 +35,8 @@ export const messages = sqliteTable(
      * attempt asks the carrier for the send by our id instead of sending again.
      */
     handoffStartedAt: timestampColumn("handoff_started_at"),
+    /** Deferred (quiet hours) until this instant; null unless deferred (API.md §6.1). */
+    sendAt: timestampColumn("send_at"),
     createdAt: createdAtColumn(),
     sentAt: timestampColumn("sent_at"),
     deliveredAt: timestampColumn("delivered_at"),

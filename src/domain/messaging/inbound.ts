@@ -132,6 +132,7 @@ export function receiveInbound(db: Db, sms: InboundSms, now = Date.now()): Messa
       errorCode: null,
       errorMessage: null,
       handoffStartedAt: null,
+      sendAt: null,
       createdAt: now,
       sentAt: null,
       deliveredAt: null,

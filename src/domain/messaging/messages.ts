@@ -76,6 +76,7 @@ export interface MessageJson {
   created_at: string;
   sent_at: string | null;
   delivered_at: string | null;
+  send_at: string | null;
 }
 
 export function messageJson(row: MessageRow): MessageJson {
@@ -96,6 +97,7 @@ export function messageJson(row: MessageRow): MessageJson {
     created_at: toIso(row.createdAt) as string,
     sent_at: toIso(row.sentAt),
     delivered_at: toIso(row.deliveredAt),
+    send_at: toIso(row.sendAt),
   };
 }
 
@@ -174,6 +176,7 @@ export function queueOutboundMessage(tx: DbOrTx, input: OutboundInput): MessageR
     errorCode: null,
     errorMessage: null,
     handoffStartedAt: null,
+    sendAt: null,
     createdAt: input.now,
     sentAt: null,
     deliveredAt: null,

@@ -1,0 +1,455 @@
+import { Elysia, t } from "elysia";
+import type { AppDeps } from "../app";
+import {
+  CAMPAIGN_STATUSES,
+  cancelCampaign,
+  createCampaign,
+  deleteCampaign,
+  getCampaign,
+  launchCampaign,
+  listCampaigns,
+  pauseCampaign,
+  resumeCampaign,
+  updateCampaign,
+} from "../domain/campaigns/campaigns";
+import { listRecipients, previewCampaign, RECIPIENT_OUTCOMES } from "../domain/campaigns/preview";
+import { workspaceOf } from "../http/context";
+import { paginationQuery, parsePagination } from "../http/pagination";
+import {
+  Body,
+  Enum,
+  Int,
+  listEnvelope,
+  NullableTimestamp,
+  Ok,
+  PageFields,
+  Query,
+  READ_ERRORS,
+  responses,
+  Timestamp,
+  Uuid,
+  WRITE_ERRORS,
+} from "../http/schemas";
+import { resourceRoutes } from "./resource-routes";
+
+const NullableString = (description: string) => t.Union([t.String(), t.Null()], { description });
+const NullableInt = (description: string) => t.Union([Int(), t.Null()], { description });
+const Ids = (description: string) =>
+  t.Array(t.String({ maxLength: 64 }), { maxItems: 10_000, description: `${description} (max 10,000)` });
+
+const Audience = t.Object(
+  {
+    list_ids: Ids("Lists whose members are in the audience"),
+    segment_ids: Ids("Segments whose members (evaluated at launch) are in the audience"),
+    contact_ids: Ids("Individual contacts in the audience"),
+    exclude_list_ids: Ids("Lists whose members are left out"),
+  },
+  {
+    description: "Who the campaign goes to: lists ∪ segments ∪ contacts, minus excluded lists, de-duplicated",
+  },
+);
+
+const Variant = t.Object(
+  {
+    name: t.String({ description: "Variant name, unique in the campaign", examples: ["A"] }),
+    body: t.String({ description: "Text of this variant (merge fields allowed)" }),
+    weight: t.Number({ description: "Relative weight (> 0)", examples: [50] }),
+  },
+  { description: "An A/B variant" },
+);
+
+const Message = t.Object(
+  {
+    body: NullableString(
+      "Text with merge fields: {{first_name}}, {{last_name}}, {{fields.x}}, {{offer_url}}, with fallbacks {{first_name|there}}",
+    ),
+    variants: t.Union([t.Array(Variant), t.Null()], {
+      description:
+        "A/B variants; each recipient gets one, chosen deterministically from contact id + campaign id by weight",
+    }),
+  },
+  { description: "What an SMS campaign says" },
+);
+
+const QuietHours = t.Object(
+  {
+    enabled: t.Boolean({ description: "Quiet hours apply" }),
+    start_hour: Int({ description: "Quiet from this local hour (0–23)" }),
+    end_hour: Int({ description: "Until this local hour (0–23)" }),
+  },
+  { description: "The campaign's own quiet hours, replacing the workspace's" },
+);
+
+const VariantStats = t.Object(
+  {
+    name: t.String({ description: "Variant name" }),
+    recipients: Int({ description: "Recipients given this variant" }),
+    sent: Int({ description: "Of them, messages that reached the carrier" }),
+    delivered: Int({ description: "Of them, delivered" }),
+    replied: Int({ description: "Of them, replied within 7 days" }),
+    clicked: Int({ description: "Always 0 until offers and tracked links exist" }),
+    conversions: Int({ description: "Always 0 until attribution exists" }),
+    revenue: t.Number({ description: "Always 0 until attribution exists" }),
+  },
+  { description: "Per-variant results" },
+);
+
+const Stats = t.Object(
+  {
+    recipients: Int({ description: "Audience after de-duplication, suppressed included" }),
+    queued: Int({ description: "Waiting to be handed to the carrier" }),
+    deferred: Int({ description: "Waiting for quiet hours to end or a daily_limit to reset" }),
+    sent: Int({ description: "Messages that reached the carrier (cumulative; delivered ⊆ sent)" }),
+    delivered: Int({ description: "Delivered" }),
+    failed: Int({ description: "Failed or undelivered" }),
+    suppressed: Int({ description: "Skipped recipients (suppressed, opted out, no sending number ...)" }),
+    replied: Int({
+      description: "Recipients who sent an inbound message within 7 days of the campaign message",
+    }),
+    opted_out: Int({ description: "Recipients who opted out within 7 days of the campaign message" }),
+    clicked: Int({ description: "Always 0 until offers and tracked links exist" }),
+    conversions: Int({ description: "Always 0 until attribution exists" }),
+    revenue: t.Number({ description: "Always 0 until attribution exists" }),
+    variants: t.Array(VariantStats, { description: "Per-variant results (empty without variants)" }),
+  },
+  { description: "Headline results, counted from the recipients" },
+);
+
+export const CampaignSchema = t.Object(
+  {
+    id: Uuid("Campaign id"),
+    name: t.String({ description: "Name" }),
+    campaign_type: Enum(["sms", "voice"], "sms or voice (voice campaigns cannot be launched yet)"),
+    status: Enum(
+      CAMPAIGN_STATUSES,
+      "draft → scheduled → active ⇄ paused → completed; any non-final → canceled",
+    ),
+    audience: Audience,
+    message: t.Union([Message, t.Null()], { description: "SMS content" }),
+    say: NullableString("Voice: text to speak"),
+    agent_id: NullableString("Voice: the agent that calls"),
+    from: NullableString("Fixed sending number (E.164)"),
+    pool_id: NullableString("Pool the sends rotate across"),
+    offer_id: NullableString("Offer behind {{offer_url}}"),
+    send_at: NullableTimestamp("When a scheduled campaign starts"),
+    quiet_hours: t.Union([QuietHours, t.Null()], { description: "Own quiet hours; null = the workspace's" }),
+    throttle_per_minute: NullableInt("Most hand-offs per minute; null = no limit"),
+    created_at: Timestamp("Created"),
+    updated_at: Timestamp("Last changed"),
+    launched_at: NullableTimestamp("Became active"),
+    completed_at: NullableTimestamp("Every recipient handed off or skipped"),
+    canceled_at: NullableTimestamp("Canceled"),
+    stats: Stats,
+  },
+  { description: "A bulk SMS (or voice) send" },
+);
+
+const AudienceInput = Body(
+  {
+    list_ids: t.Optional(Ids("List ids")),
+    segment_ids: t.Optional(Ids("Segment ids")),
+    contact_ids: t.Optional(Ids("Contact ids")),
+    exclude_list_ids: t.Optional(Ids("Lists to leave out")),
+  },
+  { description: "Who the campaign goes to; ids must be the workspace's (422 naming the path)" },
+);
+
+const MessageInput = t.Union(
+  [
+    Body(
+      {
+        body: t.Optional(
+          t.Union([t.String({ maxLength: 1600 }), t.Null()], {
+            description: "Text (max 1600) with merge fields",
+          }),
+        ),
+        variants: t.Optional(
+          t.Union(
+            [
+              t.Array(
+                Body({
+                  name: t.String({ maxLength: 200, description: "Variant name" }),
+                  body: t.String({ maxLength: 1600, description: "Variant text" }),
+                  weight: t.Number({ description: "Weight (> 0)" }),
+                }),
+                { description: "A/B variants (1–10)" },
+              ),
+              t.Null(),
+            ],
+            { description: "A/B variants" },
+          ),
+        ),
+      },
+      { description: "SMS content: `body`, or `variants`" },
+    ),
+    t.Null(),
+  ],
+  { description: "SMS content" },
+);
+
+// Checked in the domain (`quiet_hours.start_hour must be an integer between 0 and 23`): inside a
+// nullable object the framework could only say `quiet_hours must be an object`.
+const Hour = (description: string) => t.Optional(t.Unknown({ description: `Integer ${description}` }));
+
+const configFields = {
+  campaign_type: t.Optional(Enum(["sms", "voice"], "sms (default) or voice")),
+  audience: t.Optional(AudienceInput),
+  message: t.Optional(MessageInput),
+  say: t.Optional(
+    t.Union([t.String({ maxLength: 2000 }), t.Null()], { description: "Voice: text to speak" }),
+  ),
+  agent_id: t.Optional(
+    t.Union([t.String({ maxLength: 64 }), t.Null()], {
+      description: "Voice: agent id (agents are not built yet, so none exists)",
+    }),
+  ),
+  from: t.Optional(
+    t.Union([t.String({ maxLength: 64 }), t.Null()], { description: "A sending number of the workspace" }),
+  ),
+  pool_id: t.Optional(
+    t.Union([t.String({ maxLength: 64 }), t.Null()], { description: "A pool with active numbers" }),
+  ),
+  offer_id: t.Optional(
+    t.Union([t.String({ maxLength: 64 }), t.Null()], {
+      description: "Offer id (offers are not built yet, so none exists)",
+    }),
+  ),
+  send_at: t.Optional(
+    t.Union([t.String({ maxLength: 64 }), t.Null()], {
+      description: "ISO 8601 time in the future: launch schedules the campaign for then",
+    }),
+  ),
+  quiet_hours: t.Optional(
+    t.Union(
+      [
+        Body({
+          enabled: t.Optional(t.Unknown({ description: "Boolean, default true" })),
+          start_hour: Hour("0–23, default 21"),
+          end_hour: Hour("0–23, default 8"),
+        }),
+        t.Null(),
+      ],
+      { description: "Own quiet hours; null = the workspace's" },
+    ),
+  ),
+  throttle_per_minute: t.Optional(
+    t.Union([Int({ minimum: 1 }), t.Null()], { description: "Most hand-offs per minute (≥ 1)" }),
+  ),
+};
+
+const CreateBody = Body(
+  { name: t.String({ minLength: 1, maxLength: 200, description: "Name (max 200)" }), ...configFields },
+  { description: "A new campaign (a draft)" },
+);
+const PatchBody = Body(
+  {
+    name: t.Optional(t.String({ minLength: 1, maxLength: 200, description: "Name (max 200)" })),
+    ...configFields,
+  },
+  { description: "Fields to change; the result is validated whole" },
+);
+
+const IdParams = t.Object({ id: t.String({ description: "Campaign id" }) });
+const CampaignEnvelope = t.Object({ ok: Ok, campaign: CampaignSchema });
+
+const PreviewContact = t.Object({
+  contact_id: Uuid("Contact"),
+  phone_number: t.String({ description: "E.164" }),
+  outcome: Enum(["send", "defer", "skip"], "What would happen now"),
+  reason: NullableString("Why deferred or skipped (quiet_hours, daily_limit, suppressed, opted_out, ...)"),
+  send_at: NullableTimestamp("When it would be sent"),
+  from: NullableString("The number sender rotation would pick"),
+  body: NullableString("The merged text"),
+  variant: NullableString("The A/B variant"),
+});
+const Preview = t.Object(
+  {
+    recipients: Int({ description: "Audience after de-duplication" }),
+    sendable: Int({ description: "Would be sent at the start" }),
+    deferred: Int({ description: "Would wait for quiet hours to end" }),
+    skipped: t.Record(t.String(), Int(), { description: "Skipped counts by reason" }),
+    starts_at: Timestamp("When sending would start (send_at, or now)"),
+    estimated_completion_at: Timestamp(
+      "Estimate of the last hand-off: the throttle (or a nominal 1,000/s) over the sendable recipients, after the last deferral",
+    ),
+    warnings: t.Array(
+      t.Object({
+        code: t.String({ description: "Lint code" }),
+        message: t.String({ description: "What to fix" }),
+      }),
+      {
+        description: "Content lint warnings (empty until the compliance module is in)",
+      },
+    ),
+    contacts: t.Array(PreviewContact, {
+      description: "This page of the audience, in the order recipients are resolved (created_at, id)",
+    }),
+    ...PageFields,
+  },
+  { description: "The dry run" },
+);
+const Recipient = t.Object({
+  contact_id: Uuid("Contact"),
+  phone_number: t.String({ description: "E.164 at launch" }),
+  outcome: Enum(RECIPIENT_OUTCOMES, "queued | deferred | sent | delivered | failed | skipped"),
+  reason: NullableString("Why deferred, skipped or failed"),
+  send_at: NullableTimestamp("Deferred until (quiet hours or daily_limit)"),
+  message_id: NullableString("The message written for it"),
+  call_id: NullableString("The call (voice campaigns; not built yet)"),
+  variant: NullableString("The A/B variant"),
+});
+
+const ACTIONS = [
+  [
+    "launch",
+    launchCampaign,
+    "Launch a campaign",
+    "draft → active (or scheduled when send_at is in the future). The audience is resolved in batches by durable jobs and handed to the send queue at the moment of sending (quiet hours, pool rotation, daily_limit, throttle). 409 `Campaign is not in draft`; 422 for an empty audience or ids deleted since; 501 for voice campaigns (calls are not built yet). A refused launch changes nothing. Emits `campaign.started`.",
+    [409, 501],
+  ],
+  [
+    "pause",
+    pauseCampaign,
+    "Pause a campaign",
+    "active → paused: no new hand-offs (within a second). 409 `Campaign is not active`.",
+    [409],
+  ],
+  ["resume", resumeCampaign, "Resume a campaign", "paused → active. 409 `Campaign is not paused`.", [409]],
+  [
+    "cancel",
+    cancelCampaign,
+    "Cancel a campaign",
+    "Any non-final state → canceled, for good; messages already queued still go out. 409 `Campaign is already completed` / `canceled`.",
+    [409],
+  ],
+] as const;
+
+// /v1/campaigns – CRUD, control, preview and recipients of campaigns (src/domain/campaigns).
+export function campaignsRoutes(deps: AppDeps) {
+  const app = new Elysia({ name: "campaigns" }).use(
+    resourceRoutes(
+      deps,
+      {
+        path: "/v1/campaigns",
+        tag: "Campaigns",
+        one: "campaign",
+        many: "campaigns",
+        item: CampaignSchema,
+        idDescription: "Campaign id",
+      },
+      {
+        list: {
+          summary: "List campaigns (newest first)",
+          description: "Filters: `status`, `q` (name contains).",
+          itemsDescription: "Campaigns, newest first",
+          query: {
+            status: t.Optional(t.String({ description: `One of ${CAMPAIGN_STATUSES.join(", ")}` })),
+            q: t.Optional(t.String({ description: "Name contains (case-insensitive)" })),
+          },
+          run: (workspaceId, query, page) => {
+            const { campaigns, total } = listCampaigns(deps.db, workspaceId, query, page);
+            return { items: campaigns, total };
+          },
+        },
+        create: {
+          summary: "Create a campaign (draft)",
+          description:
+            "Validated whole: every id in the body must be the workspace's (422 `audience.list_ids[0] does not exist`, `pool_id does not exist`, `from is not a number of this workspace`; offers and agents are not built, so any `offer_id`/`agent_id` does not exist), `send_at` in the future, hours 0–23, throttle ≥ 1, a pool with active numbers, variant weights > 0, known merge fields (`message.body has an unknown merge field {{favourite_color}}`). Voice campaigns need `say` or `agent_id`.",
+          body: CreateBody,
+          run: (workspaceId, body, now) => createCampaign(deps.db, workspaceId, body, now),
+        },
+        get: {
+          summary: "Get a campaign",
+          description: "The configuration and `stats` (counted from the recipients through an index).",
+          run: (workspaceId, id) => getCampaign(deps.db, workspaceId, id),
+        },
+        update: {
+          summary: "Update a draft or scheduled campaign",
+          description:
+            "409 `Campaign is <status>: only draft or scheduled campaigns can be changed` otherwise.",
+          errors: [409],
+          body: PatchBody,
+          run: (workspaceId, id, body, now) => updateCampaign(deps.db, workspaceId, id, body, now),
+        },
+        delete: {
+          summary: "Delete a draft",
+          description: "409 `Campaign is not in draft` otherwise (cancel a launched campaign instead).",
+          errors: [409],
+          run: (workspaceId, id) => deleteCampaign(deps.db, workspaceId, id),
+        },
+      },
+    ),
+  );
+  for (const [action, run, summary, description, errors] of ACTIONS) {
+    app.post(
+      `/v1/campaigns/:id/${action}`,
+      ({ request, params }) => ({
+        ok: true as const,
+        campaign: run(deps.db, workspaceOf(request), params.id, deps.clock.now()),
+      }),
+      {
+        params: IdParams,
+        detail: { tags: ["Campaigns"], operationId: `${action}Campaign`, summary, description },
+        response: responses(CampaignEnvelope, [...WRITE_ERRORS, 404, ...errors]),
+      },
+    );
+  }
+  return app
+    .get(
+      "/v1/campaigns/:id/preview",
+      ({ request, params, query }) => ({
+        ok: true as const,
+        preview: previewCampaign(
+          deps.db,
+          workspaceOf(request),
+          params.id,
+          parsePagination(query),
+          deps.clock.now(),
+        ),
+      }),
+      {
+        params: IdParams,
+        query: Query({ ...paginationQuery }),
+        detail: {
+          tags: ["Campaigns"],
+          operationId: "previewCampaign",
+          summary: "Dry run of a campaign",
+          description:
+            "In any state; writes nothing. Each contact of the page is planned by the same function as the real run (audience, variant, merge, sender rotation, send-time decision), so preview and run agree; totals cover the whole audience.",
+        },
+        response: responses(t.Object({ ok: Ok, preview: Preview }), [...READ_ERRORS, 404, 422]),
+      },
+    )
+    .get(
+      "/v1/campaigns/:id/recipients",
+      ({ request, params, query }) => ({
+        ok: true as const,
+        ...listRecipients(
+          deps.db,
+          workspaceOf(request),
+          params.id,
+          { outcome: query.outcome },
+          parsePagination(query),
+        ),
+      }),
+      {
+        params: IdParams,
+        query: Query({
+          ...paginationQuery,
+          outcome: t.Optional(t.String({ description: `One of ${RECIPIENT_OUTCOMES.join(", ")}` })),
+        }),
+        detail: {
+          tags: ["Campaigns"],
+          operationId: "listCampaignRecipients",
+          summary: "Recipients of a launched campaign",
+          description:
+            "In contact-id order, filtered by `outcome`; each with its reason, send_at, message_id and variant.",
+        },
+        response: responses(listEnvelope("recipients", Recipient, "Recipients in contact-id order"), [
+          ...READ_ERRORS,
+          404,
+          422,
+        ]),
+      },
+    );
+}

@@ -1,0 +1,180 @@
+import { and, eq, gte, inArray, isNull, sql } from "drizzle-orm";
+import type { DbOrTx } from "../../db/client";
+import { type CampaignRow, campaignRecipients } from "../../db/schema";
+import { onEventEmitted } from "../events";
+
+/** A window after the campaign message in which an inbound reply or opt-out counts for it. */
+export const REPLY_WINDOW_MS = 7 * 86_400_000;
+
+export interface VariantStats {
+  name: string;
+  recipients: number;
+  sent: number;
+  delivered: number;
+  replied: number;
+  clicked: number;
+  conversions: number;
+  revenue: number;
+}
+
+export interface CampaignStats {
+  recipients: number;
+  queued: number;
+  deferred: number;
+  sent: number;
+  delivered: number;
+  failed: number;
+  suppressed: number;
+  replied: number;
+  opted_out: number;
+  clicked: number;
+  conversions: number;
+  revenue: number;
+  variants: VariantStats[];
+}
+
+/**
+ * `stats` (API.md §3, §5): one grouped count over the covering index
+ * (campaign_id, outcome, variant, handed_off_at, replied_at, opted_out_at), never the table.
+ * `sent` counts every recipient whose message reached the carrier (delivered ⊆ sent);
+ * `suppressed` counts skipped recipients. Clicks, conversions and revenue are 0 until offers and
+ * attribution exist.
+ */
+export function campaignStats(db: DbOrTx, campaign: Pick<CampaignRow, "id" | "message">): CampaignStats {
+  const rows = db
+    .select({
+      outcome: campaignRecipients.outcome,
+      variant: campaignRecipients.variant,
+      n: sql<number>`count(*)`,
+      sent: sql<number>`count(${campaignRecipients.handedOffAt})`,
+      replied: sql<number>`count(${campaignRecipients.repliedAt})`,
+      optedOut: sql<number>`count(${campaignRecipients.optedOutAt})`,
+    })
+    .from(campaignRecipients)
+    .where(eq(campaignRecipients.campaignId, campaign.id))
+    .groupBy(campaignRecipients.outcome, campaignRecipients.variant)
+    .all();
+  const stats: CampaignStats = {
+    recipients: 0,
+    queued: 0,
+    deferred: 0,
+    sent: 0,
+    delivered: 0,
+    failed: 0,
+    suppressed: 0,
+    replied: 0,
+    opted_out: 0,
+    clicked: 0,
+    conversions: 0,
+    revenue: 0,
+    variants: [],
+  };
+  const variants = new Map<string, VariantStats>();
+  for (const v of campaign.message?.variants ?? []) {
+    variants.set(v.name, {
+      name: v.name,
+      recipients: 0,
+      sent: 0,
+      delivered: 0,
+      replied: 0,
+      clicked: 0,
+      conversions: 0,
+      revenue: 0,
+    });
+  }
+  for (const row of rows) {
+    const n = Number(row.n);
+    stats.recipients += n;
+    stats.sent += Number(row.sent);
+    stats.replied += Number(row.replied);
+    stats.opted_out += Number(row.optedOut);
+    if (row.outcome === "queued") stats.queued += n;
+    else if (row.outcome === "deferred") stats.deferred += n;
+    else if (row.outcome === "delivered") stats.delivered += n;
+    else if (row.outcome === "failed") stats.failed += n;
+    else if (row.outcome === "skipped") stats.suppressed += n;
+    const variant = row.variant === null ? undefined : variants.get(row.variant);
+    if (variant) {
+      variant.recipients += n;
+      variant.sent += Number(row.sent);
+      variant.replied += Number(row.replied);
+      if (row.outcome === "delivered") variant.delivered += n;
+    }
+  }
+  stats.variants = [...variants.values()];
+  return stats;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Recipient outcomes follow their message, and replies/opt-outs are credited, in the transaction
+// of the event that reports them (src/domain/events.ts listeners).
+
+const BEFORE_SENT = ["queued", "deferred"];
+const BEFORE_FINAL = ["queued", "deferred", "sent"];
+
+interface MessageData {
+  id: string;
+  contact_id: string | null;
+  campaign_id: string | null;
+  sent_at: string | null;
+  error_code: string | null;
+}
+
+onEventEmitted((tx, event) => {
+  switch (event.type) {
+    case "message.sent":
+    case "message.delivered":
+    case "message.failed": {
+      const data = event.data as MessageData;
+      if (!data.campaign_id || !data.contact_id) return;
+      const outcome =
+        event.type === "message.sent" ? "sent" : event.type === "message.delivered" ? "delivered" : "failed";
+      const sentAt = data.sent_at ? Date.parse(data.sent_at) : null;
+      tx.update(campaignRecipients)
+        .set({
+          outcome,
+          reason: outcome === "failed" ? data.error_code : null,
+          handedOffAt: sql`coalesce(${campaignRecipients.handedOffAt}, ${sentAt})`,
+        })
+        .where(
+          and(
+            eq(campaignRecipients.campaignId, data.campaign_id),
+            eq(campaignRecipients.contactId, data.contact_id),
+            eq(campaignRecipients.messageId, data.id),
+            inArray(campaignRecipients.outcome, outcome === "sent" ? BEFORE_SENT : BEFORE_FINAL),
+          ),
+        )
+        .run();
+      return;
+    }
+    case "message.received": {
+      const data = event.data as MessageData;
+      if (data.contact_id) credit(tx, event.workspaceId, data.contact_id, "repliedAt", event.createdAt);
+      return;
+    }
+    case "contact.opted_out":
+      credit(tx, event.workspaceId, (event.data as { id: string }).id, "optedOutAt", event.createdAt);
+      return;
+  }
+});
+
+/** Marks the contact's campaign messages of the last 7 days as replied to / opted out of. */
+function credit(
+  tx: DbOrTx,
+  workspaceId: string,
+  contactId: string,
+  column: "repliedAt" | "optedOutAt",
+  now: number,
+) {
+  tx.update(campaignRecipients)
+    .set({ [column]: now })
+    .where(
+      and(
+        eq(campaignRecipients.workspaceId, workspaceId),
+        eq(campaignRecipients.contactId, contactId),
+        isNull(campaignRecipients[column]),
+        gte(campaignRecipients.handedOffAt, now - REPLY_WINDOW_MS),
+      ),
+    )
+    .run();
+}

@@ -1,0 +1,486 @@
+import { afterAll, beforeAll, describe, expect, it } from "bun:test";
+import { and, eq } from "drizzle-orm";
+import { events } from "../src/db/schema";
+import { eventually } from "./support/messaging";
+import { startTestServer, type TestServer } from "./support/server";
+
+let s: TestServer;
+beforeAll(async () => {
+  s = await startTestServer({}, { SIMULATED_DELIVERY_MS: "20" });
+});
+afterAll(() => s.stop());
+
+// biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON answers
+type Json = any;
+
+/** An Etc/GMT zone where the local hour is `hour` right now (Etc/GMT-5 is UTC+5). */
+function zoneAtLocalHour(hour: number): string {
+  let offset = hour - new Date().getUTCHours();
+  if (offset < -12) offset += 24;
+  if (offset > 14) offset -= 24;
+  return offset === 0 ? "Etc/GMT" : offset > 0 ? `Etc/GMT-${offset}` : `Etc/GMT+${-offset}`;
+}
+const DAY = zoneAtLocalHour(12);
+const NIGHT = zoneAtLocalHour(3);
+
+let phoneSeq = 1000;
+const newPhone = () => `+1212555${String(phoneSeq++).padStart(4, "0")}`;
+
+/** A fresh workspace with helpers bound to its key. */
+function workspace(name = "Campaigns") {
+  const ws = s.newWorkspace(name);
+  const api = (method: string, path: string, body?: unknown) => s.api(method, path, body, { key: ws.key });
+  const contact = async (extra: Record<string, unknown> = {}) => {
+    const res = await api("POST", "/v1/contacts", { phone_number: newPhone(), timezone: DAY, ...extra });
+    expect(res.status).toBe(200);
+    return res.body.contact as Json;
+  };
+  const list = async (contactIds: string[]) => {
+    const res = await api("POST", "/v1/lists", { name: `List ${phoneSeq}` });
+    await api("POST", `/v1/lists/${res.body.list.id}/contacts`, { contact_ids: contactIds });
+    return res.body.list.id as string;
+  };
+  let numberSeq = 0;
+  const number = async (extra: Record<string, unknown> = {}) => {
+    const available = await api("GET", "/v1/numbers/available?area_code=212&limit=50");
+    for (const candidate of available.body.numbers.slice(numberSeq)) {
+      numberSeq++;
+      const res = await api("POST", "/v1/numbers", { number: candidate.number, ...extra });
+      if (res.body.added === 1) return res.body.ordered as Json;
+    }
+    throw new Error("no number available");
+  };
+  const outbox = async () => (await api("GET", "/v1/sandbox/outbox?limit=200")).body.sends as Json[];
+  const campaign = async (body: Record<string, unknown>) => {
+    const res = await api("POST", "/v1/campaigns", {
+      name: "Spring",
+      message: { body: "Hi {{first_name|there}}" },
+      ...body,
+    });
+    expect(res.status).toBe(200);
+    return res.body.campaign as Json;
+  };
+  return { ...ws, api, contact, list, number, outbox, campaign };
+}
+
+const emptyStats = {
+  recipients: 0,
+  queued: 0,
+  deferred: 0,
+  sent: 0,
+  delivered: 0,
+  failed: 0,
+  suppressed: 0,
+  replied: 0,
+  opted_out: 0,
+  clicked: 0,
+  conversions: 0,
+  revenue: 0,
+  variants: [],
+};
+
+describe("POST /v1/campaigns and GET /v1/campaigns/{id}", () => {
+  it("creates a draft and answers it as the seed shows, with configuration and stats", async () => {
+    const w = workspace();
+    const c = await w.contact();
+    const listId = await w.list([c.id]);
+    const created = await w.campaign({ audience: { list_ids: [listId] }, throttle_per_minute: 10 });
+    const got = await w.api("GET", `/v1/campaigns/${created.id}`);
+    expect(got.status).toBe(200);
+    expect(got.body.ok).toBe(true);
+    expect(got.body.campaign).toMatchObject({
+      id: created.id,
+      name: "Spring",
+      campaign_type: "sms",
+      status: "draft",
+      audience: { list_ids: [listId], segment_ids: [], contact_ids: [], exclude_list_ids: [] },
+      message: { body: "Hi {{first_name|there}}", variants: null },
+      throttle_per_minute: 10,
+      quiet_hours: null,
+      launched_at: null,
+      stats: emptyStats,
+    });
+    expect(got.body.campaign.created_at).toMatch(/Z$/);
+  });
+
+  it("lists newest first, filters by status and q, and hides other workspaces", async () => {
+    const w = workspace();
+    const first = await w.campaign({ name: "Alpha sale" });
+    const second = await w.campaign({ name: "Beta sale" });
+    const all = await w.api("GET", "/v1/campaigns");
+    expect(all.body.campaigns.map((c: Json) => c.id)).toEqual([second.id, first.id]);
+    expect(all.body.total).toBe(2);
+    expect((await w.api("GET", "/v1/campaigns?q=alpha")).body.campaigns.map((c: Json) => c.id)).toEqual([
+      first.id,
+    ]);
+    expect((await w.api("GET", "/v1/campaigns?status=active")).body.total).toBe(0);
+    expect((await w.api("GET", "/v1/campaigns?status=bogus")).status).toBe(422);
+    const other = workspace("Other");
+    expect((await other.api("GET", "/v1/campaigns")).body.total).toBe(0);
+    expect((await other.api("GET", `/v1/campaigns/${first.id}`)).status).toBe(404);
+    expect((await other.api("PATCH", `/v1/campaigns/${first.id}`, { name: "x" })).status).toBe(404);
+    expect((await other.api("POST", `/v1/campaigns/${first.id}/launch`)).status).toBe(404);
+  });
+
+  it("patches and deletes a draft", async () => {
+    const w = workspace();
+    const c = await w.campaign({});
+    const patched = await w.api("PATCH", `/v1/campaigns/${c.id}`, {
+      name: "Renamed",
+      quiet_hours: { start_hour: 20 },
+    });
+    expect(patched.status).toBe(200);
+    expect(patched.body.campaign).toMatchObject({
+      name: "Renamed",
+      quiet_hours: { enabled: true, start_hour: 20, end_hour: 8 },
+    });
+    expect((await w.api("DELETE", `/v1/campaigns/${c.id}`)).body).toEqual({ ok: true, deleted: true });
+    expect((await w.api("GET", `/v1/campaigns/${c.id}`)).status).toBe(404);
+  });
+
+  it("answers 422 naming the field for every bad input, and stores nothing", async () => {
+    const w = workspace();
+    const other = workspace("Foreign");
+    const foreignContact = await other.contact();
+    const foreignList = await other.list([foreignContact.id]);
+    const emptyPool = (await w.api("POST", "/v1/pools", { name: "Empty" })).body.pool.id;
+    const segmentRes = await other.api("POST", "/v1/segments", { name: "S", rules: { all: [] } });
+    const cases: [Record<string, unknown>, string][] = [
+      [{ name: undefined }, "name is required"],
+      [{ audience: { list_ids: [foreignList] } }, "audience.list_ids[0] does not exist"],
+      [{ audience: { list_ids: ["nope"] } }, "audience.list_ids[0] does not exist"],
+      [{ audience: { segment_ids: [segmentRes.body.segment.id] } }, "audience.segment_ids[0] does not exist"],
+      [{ audience: { contact_ids: [foreignContact.id] } }, "audience.contact_ids[0] does not exist"],
+      [{ audience: { exclude_list_ids: [foreignList] } }, "audience.exclude_list_ids[0] does not exist"],
+      [{ pool_id: "01936f8e-7c1a-7a3b-9f00-2d5e8c1b4a77" }, "pool_id does not exist"],
+      [{ pool_id: emptyPool }, "pool_id has no active numbers"],
+      [{ from: "+12125550000" }, "from is not a number of this workspace"],
+      [{ from: "abc" }, "from must be a valid phone number"],
+      [{ offer_id: "01936f8e-7c1a-7a3b-9f00-2d5e8c1b4a77" }, "offer_id does not exist"],
+      [{ send_at: "tomorrow" }, "send_at must be an ISO 8601 timestamp (e.g. 2026-11-21T21:06:45Z)"],
+      [{ send_at: "2020-01-01T00:00:00Z" }, "send_at must be in the future"],
+      [{ quiet_hours: { start_hour: 24 } }, "quiet_hours.start_hour must be an integer between 0 and 23"],
+      [{ quiet_hours: { end_hour: -1 } }, "quiet_hours.end_hour must be an integer between 0 and 23"],
+      [{ quiet_hours: { start_hour: 7.5 } }, "quiet_hours.start_hour must be an integer between 0 and 23"],
+      [{ throttle_per_minute: -5 }, "throttle_per_minute must be at least 1"],
+      [{ throttle_per_minute: 1.5 }, "throttle_per_minute must be an integer"],
+      [
+        { message: { body: "Hi {{favourite_color}}" } },
+        "message.body has an unknown merge field {{favourite_color}}",
+      ],
+      [
+        { message: { body: "Go {{offer_url}}" } },
+        "message.body uses {{offer_url}} but the campaign has no offer_id",
+      ],
+      [{ message: null }, "message.body is required"],
+      [
+        {
+          message: {
+            variants: [
+              { name: "A", body: "a", weight: 1 },
+              { name: "B", body: "b", weight: 0 },
+            ],
+          },
+        },
+        "message.variants[1].weight must be a positive number",
+      ],
+      [{ campaign_type: "voice", message: null }, "say or agent_id is required for a voice campaign"],
+      [
+        { campaign_type: "voice", agent_id: "01936f8e-7c1a-7a3b-9f00-2d5e8c1b4a77" },
+        "agent_id does not exist",
+      ],
+      [{ campaign_type: "fax" }, "campaign_type must be one of sms, voice"],
+    ];
+    for (const [body, error] of cases) {
+      const res = await w.api("POST", "/v1/campaigns", { name: "Bad", message: { body: "Hi" }, ...body });
+      expect({ body, status: res.status, error: res.body.error }).toEqual({ body, status: 422, error });
+    }
+    expect((await w.api("GET", "/v1/campaigns")).body.total).toBe(0);
+    const fine = await w.api("POST", "/v1/campaigns", {
+      name: "Fields",
+      message: { body: "{{first_name}} {{last_name|friend}} {{fields.plan}} {{ email }}" },
+    });
+    expect(fine.status).toBe(200);
+  });
+});
+
+describe("POST /v1/campaigns/{id}/launch", () => {
+  it("sends once per contact across lists and segments, skips suppressed and opted-out ones, defers the night-time one; the preview agrees", async () => {
+    const w = workspace();
+    await w.number();
+    await w.number();
+    const pool = (await w.api("POST", "/v1/pools", { name: "P" })).body.pool.id;
+    const numbers = (await w.api("GET", "/v1/numbers")).body.numbers as Json[];
+    for (const n of numbers) await w.api("PATCH", `/v1/numbers/${n.id}`, { pool_id: pool });
+    const ann = await w.contact({ first_name: "Ann" });
+    const bob = await w.contact({ first_name: "Bob", fields: { plan: "pro" } });
+    const dup = await w.contact({ first_name: "Dup" });
+    const quiet = await w.contact({ first_name: "Zed" });
+    const suppressed = await w.contact();
+    const optedOut = await w.contact({ opted_in: false });
+    const night = await w.contact({ first_name: "Nia", timezone: NIGHT });
+    const excluded = await w.contact();
+    await w.api("POST", "/v1/suppression", { phone_number: suppressed.phone_number, reason: "complaint" });
+    const listA = await w.list([ann.id, dup.id, suppressed.id, excluded.id]);
+    const listB = await w.list([dup.id, optedOut.id, night.id]);
+    const exclude = await w.list([excluded.id]);
+    const segment = (
+      await w.api("POST", "/v1/segments", {
+        name: "Pro",
+        rules: { field: "fields.plan", op: "eq", value: "pro" },
+      })
+    ).body.segment.id;
+    const c = await w.campaign({
+      audience: {
+        list_ids: [listA, listB],
+        segment_ids: [segment],
+        contact_ids: [quiet.id],
+        exclude_list_ids: [exclude],
+      },
+      pool_id: pool,
+    });
+
+    const preview = (await w.api("GET", `/v1/campaigns/${c.id}/preview`)).body.preview;
+    expect(preview).toMatchObject({
+      recipients: 7,
+      sendable: 4,
+      deferred: 1,
+      skipped: { suppressed: 1, opted_out: 1 },
+    });
+    expect(preview.contacts).toHaveLength(7);
+    const byContact = new Map(preview.contacts.map((p: Json) => [p.contact_id, p]));
+    expect(byContact.get(ann.id)).toMatchObject({ outcome: "send", body: "Hi Ann" });
+    expect(byContact.get(night.id)).toMatchObject({ outcome: "defer", reason: "quiet_hours" });
+    expect(byContact.get(suppressed.id)).toMatchObject({ outcome: "skip", reason: "suppressed" });
+    expect(byContact.get(optedOut.id)).toMatchObject({ outcome: "skip", reason: "opted_out" });
+    expect(byContact.has(excluded.id)).toBe(false);
+    // The preview wrote nothing.
+    expect((await w.api("GET", `/v1/campaigns/${c.id}`)).body.campaign.status).toBe("draft");
+
+    const launched = await w.api("POST", `/v1/campaigns/${c.id}/launch`);
+    expect(launched.status).toBe(200);
+    expect(launched.body.campaign.status).toBe("active");
+    const stats = await eventually(
+      async () => (await w.api("GET", `/v1/campaigns/${c.id}`)).body.campaign.stats,
+      (st) => st.delivered === 4,
+    );
+    expect(stats).toMatchObject({
+      recipients: 7,
+      sent: 4,
+      delivered: 4,
+      suppressed: 2,
+      deferred: 1,
+      queued: 0,
+    });
+    const sends = await w.outbox();
+    expect(sends.map((x: Json) => x.to).sort()).toEqual(
+      [ann, bob, dup, quiet].map((x) => x.phone_number).sort(),
+    );
+
+    // Preview versus the real run: same outcome, body and sender per contact.
+    const recipients = (await w.api("GET", `/v1/campaigns/${c.id}/recipients`)).body.recipients as Json[];
+    expect(recipients).toHaveLength(7);
+    const outcomeOf = { send: "delivered", defer: "deferred", skip: "skipped" } as Record<string, string>;
+    for (const r of recipients) {
+      const planned = byContact.get(r.contact_id) as Json;
+      expect({ id: r.contact_id, outcome: r.outcome }).toEqual({
+        id: r.contact_id,
+        outcome: outcomeOf[planned.outcome],
+      });
+      const sent = sends.find((x: Json) => x.to === r.phone_number);
+      if (planned.outcome === "send")
+        expect({ from: sent.from, body: sent.body }).toEqual({ from: planned.from, body: planned.body });
+      else expect(sent).toBeUndefined();
+    }
+    const nightRow = recipients.find((r) => r.contact_id === night.id);
+    expect(nightRow.reason).toBe("quiet_hours");
+    expect(Date.parse(nightRow.send_at)).toBeGreaterThan(Date.now() + 3 * 3600_000);
+    expect((await w.api("GET", `/v1/campaigns/${c.id}/recipients?outcome=skipped`)).body.total).toBe(2);
+    expect((await w.api("GET", `/v1/campaigns/${c.id}/recipients?outcome=nope`)).status).toBe(422);
+    // Waiting for the night-time contact: still active.
+    expect((await w.api("GET", `/v1/campaigns/${c.id}`)).body.campaign.status).toBe("active");
+    const started = s.server.handle.db
+      .select()
+      .from(events)
+      .where(and(eq(events.workspaceId, w.workspaceId), eq(events.type, "campaign.started")))
+      .all();
+    expect(started).toHaveLength(1);
+  });
+
+  it("completes with campaign.completed, counts replies, and splits variants by weight", async () => {
+    const w = workspace();
+    const number = await w.number();
+    const people = [];
+    for (let i = 0; i < 6; i++) people.push(await w.contact({ first_name: `P${i}` }));
+    const c = await w.campaign({
+      message: {
+        variants: [
+          { name: "A", body: "A {{first_name}}", weight: 1 },
+          { name: "B", body: "B {{first_name}}", weight: 1 },
+        ],
+      },
+      audience: { contact_ids: people.map((p) => p.id) },
+    });
+    await w.api("POST", `/v1/campaigns/${c.id}/launch`);
+    const done = await eventually(
+      async () => (await w.api("GET", `/v1/campaigns/${c.id}`)).body.campaign,
+      (x) => x.status === "completed" && x.stats.delivered === 6,
+    );
+    expect(done.completed_at).toMatch(/Z$/);
+    const variants = done.stats.variants as Json[];
+    expect(variants.map((v) => v.name)).toEqual(["A", "B"]);
+    expect(variants[0].recipients + variants[1].recipients).toBe(6);
+    const sends = await w.outbox();
+    expect(sends).toHaveLength(6);
+    const recipients = (await w.api("GET", `/v1/campaigns/${c.id}/recipients`)).body.recipients as Json[];
+    for (const r of recipients) {
+      const person = people.find((p) => p.id === r.contact_id);
+      expect(sends.find((x: Json) => x.to === r.phone_number).body).toBe(`${r.variant} ${person.first_name}`);
+    }
+    await s.api(
+      "POST",
+      "/v1/sandbox/inbound",
+      { from: people[0].phone_number, to: number.number, body: "thanks" },
+      { key: w.key },
+    );
+    await s.api(
+      "POST",
+      "/v1/sandbox/inbound",
+      { from: people[1].phone_number, to: number.number, body: "STOP" },
+      { key: w.key },
+    );
+    const after = await eventually(
+      async () => (await w.api("GET", `/v1/campaigns/${c.id}`)).body.campaign.stats,
+      (st) => st.opted_out === 1,
+    );
+    expect(after).toMatchObject({ replied: 2, opted_out: 1 });
+    const completed = s.server.handle.db
+      .select()
+      .from(events)
+      .where(and(eq(events.workspaceId, w.workspaceId), eq(events.type, "campaign.completed")))
+      .all();
+    expect(completed).toHaveLength(1);
+    expect((completed[0].data as Json).id).toBe(c.id);
+  });
+
+  it("resolves a large audience in chunks and sends exactly one message per recipient", async () => {
+    const w = workspace();
+    await w.number();
+    const count = 2_050; // more than one resolution chunk (2,000)
+    const people = Array.from({ length: count }, (_, i) => ({
+      phone_number: `+1312555${String(i).padStart(4, "0")}`,
+      timezone: DAY,
+    }));
+    const imported = await w.api("POST", "/v1/contacts/import", { contacts: people });
+    expect(imported.body.created).toBe(count);
+    const everyone = (await w.api("POST", "/v1/segments", { name: "All", rules: { all: [] } })).body.segment
+      .id;
+    const c = await w.campaign({ audience: { segment_ids: [everyone] } });
+    await w.api("POST", `/v1/campaigns/${c.id}/launch`);
+    const done = await eventually(
+      async () => (await w.api("GET", `/v1/campaigns/${c.id}`)).body.campaign,
+      (x) => x.status === "completed" && x.stats.sent === count,
+      1200,
+    );
+    expect(done.stats).toMatchObject({ recipients: count, sent: count });
+    expect((await w.api("GET", "/v1/sandbox/outbox?limit=1")).body.total).toBe(count);
+  }, 30_000);
+
+  it("never exceeds a pool number's daily_limit: capped sends wait", async () => {
+    const w = workspace();
+    const n = await w.number({ daily_limit: 2 });
+    const pool = (await w.api("POST", "/v1/pools", { name: "Capped" })).body.pool.id;
+    await w.api("PATCH", `/v1/numbers/${n.id}`, { pool_id: pool });
+    const people = [];
+    for (let i = 0; i < 4; i++) people.push(await w.contact());
+    const c = await w.campaign({ audience: { contact_ids: people.map((p) => p.id) }, pool_id: pool });
+    await w.api("POST", `/v1/campaigns/${c.id}/launch`);
+    const stats = await eventually(
+      async () => (await w.api("GET", `/v1/campaigns/${c.id}`)).body.campaign.stats,
+      (st) => st.delivered === 2 && st.deferred === 2,
+    );
+    expect(stats).toMatchObject({ recipients: 4, sent: 2, deferred: 2 });
+    const deferred = (await w.api("GET", `/v1/campaigns/${c.id}/recipients?outcome=deferred`)).body
+      .recipients;
+    expect(deferred.map((r: Json) => r.reason)).toEqual(["daily_limit", "daily_limit"]);
+    await Bun.sleep(300);
+    expect(await w.outbox()).toHaveLength(2);
+    expect((await w.api("GET", `/v1/numbers/${n.id}`)).body.number.sent_today).toBe(2);
+  });
+
+  it("refuses an empty audience (422, draft unchanged), wrong states (409) and voice launches (501)", async () => {
+    const w = workspace();
+    await w.number();
+    const emptyList = await w.list([]);
+    const c = await w.campaign({ audience: { list_ids: [emptyList] } });
+    const empty = await w.api("POST", `/v1/campaigns/${c.id}/launch`);
+    expect(empty.status).toBe(422);
+    expect(empty.body.error).toBe("audience is empty: no contact is in its lists, segments or contact_ids");
+    expect((await w.api("GET", `/v1/campaigns/${c.id}`)).body.campaign.status).toBe("draft");
+    expect((await w.api("POST", `/v1/campaigns/${c.id}/pause`)).body).toEqual({
+      ok: false,
+      error: "Campaign is not active",
+    });
+    expect((await w.api("POST", `/v1/campaigns/${c.id}/resume`)).status).toBe(409);
+    const voice = await w.campaign({ campaign_type: "voice", say: "Hello", message: null });
+    const launched = await w.api("POST", `/v1/campaigns/${voice.id}/launch`);
+    expect(launched.status).toBe(501);
+    expect(launched.body.error).toBe(
+      "Not implemented yet in this version: launching voice campaigns (calls)",
+    );
+    const canceled = await w.api("POST", `/v1/campaigns/${c.id}/cancel`);
+    expect(canceled.body.campaign.status).toBe("canceled");
+    expect((await w.api("POST", `/v1/campaigns/${c.id}/launch`)).body).toEqual({
+      ok: false,
+      error: "Campaign is not in draft",
+    });
+    expect((await w.api("POST", `/v1/campaigns/${c.id}/cancel`)).body.error).toBe(
+      "Campaign is already canceled",
+    );
+    expect((await w.api("PATCH", `/v1/campaigns/${c.id}`, { name: "x" })).status).toBe(409);
+    expect((await w.api("DELETE", `/v1/campaigns/${c.id}`)).body.error).toBe("Campaign is not in draft");
+  });
+
+  it("pauses, resumes and cancels: throttle_per_minute holds hand-offs, cancel stops for good", async () => {
+    const w = workspace();
+    await w.number();
+    const people = [];
+    for (let i = 0; i < 3; i++) people.push(await w.contact());
+    const c = await w.campaign({
+      audience: { contact_ids: people.map((p) => p.id) },
+      throttle_per_minute: 1,
+    });
+    await w.api("POST", `/v1/campaigns/${c.id}/launch`);
+    await eventually(
+      async () => (await w.outbox()).length,
+      (n) => n === 1,
+    );
+    expect((await w.api("POST", `/v1/campaigns/${c.id}/pause`)).body.campaign.status).toBe("paused");
+    expect((await w.api("POST", `/v1/campaigns/${c.id}/launch`)).status).toBe(409);
+    expect((await w.api("POST", `/v1/campaigns/${c.id}/resume`)).body.campaign.status).toBe("active");
+    expect((await w.api("POST", `/v1/campaigns/${c.id}/cancel`)).body.campaign.status).toBe("canceled");
+    await Bun.sleep(400);
+    expect(await w.outbox()).toHaveLength(1);
+    const stats = (await w.api("GET", `/v1/campaigns/${c.id}`)).body.campaign.stats;
+    expect(stats).toMatchObject({ recipients: 3, sent: 1, queued: 2 });
+  });
+
+  it("schedules a campaign whose send_at is in the future and starts it then", async () => {
+    const w = workspace();
+    await w.number();
+    const person = await w.contact();
+    const c = await w.campaign({
+      audience: { contact_ids: [person.id] },
+      send_at: new Date(Date.now() + 1500).toISOString(),
+    });
+    const launched = await w.api("POST", `/v1/campaigns/${c.id}/launch`);
+    expect(launched.body.campaign.status).toBe("scheduled");
+    expect((await w.api("PATCH", `/v1/campaigns/${c.id}`, { name: "Later" })).status).toBe(200);
+    const done = await eventually(
+      async () => (await w.api("GET", `/v1/campaigns/${c.id}`)).body.campaign,
+      (x) => x.status === "completed",
+    );
+    expect(done.name).toBe("Later");
+    expect(await w.outbox()).toHaveLength(1);
+  });
+});
