@@ -164,7 +164,8 @@ describe("GET /v1/openapi.json", () => {
     expect(idOf("post", "/v1/messages")).toBe("sendMessage");
     expect(idOf("get", "/v1/me")).toBe("getMe");
     expect(idOf("get", "/healthz")).toBe("getHealth");
-    expect(idOf("post", "/v1/campaigns")).toBe("postCampaignsPlanned");
+    expect(idOf("post", "/v1/campaigns")).toBe("createCampaign");
+    expect(idOf("post", "/v1/flows")).toBe("postFlowsPlanned");
     expect(doc.webhooks["message.sent"].post.operationId).toBe("messageSentEvent");
   });
 

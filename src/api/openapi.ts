@@ -59,6 +59,11 @@ export const TAGS: { name: string; description: string }[] = [
     description: "Groups of numbers a send rotates across (sticky sender per contact, daily caps respected).",
   },
   {
+    name: "Campaigns",
+    description:
+      "Bulk SMS to lists, segments and contacts: launched, paused, resumed or canceled; every recipient sent, deferred by the send-time rules or skipped with a reason, with a dry-run preview and live stats.",
+  },
+  {
     name: "Webhooks",
     description:
       "Subscriptions that receive events as signed HTTP POSTs (Standard Webhooks), with retries, a delivery log and replay.",
