@@ -26,8 +26,13 @@ const STATEMENT_CACHE_SIZE = 2000;
  * STATEMENT_CACHE_SIZE are dropped), so a query shape is compiled once per connection. Safe because
  * SQLite calls are synchronous: a statement is never used by two callers at once (no code here
  * holds an open `iterate()` across another query of the same text).
+ *
+ * Answers a function that finalizes the cached statements. It runs before the connection closes:
+ * with a statement left unfinalized, `close()` leaves the connection open, and Bun checkpoints it
+ * when the process exits, holding the WAL write lock meanwhile, so the writes of a server on the
+ * same file fail with "database is locked" while a CLI command ends.
  */
-function cacheCompiledStatements(sqlite: Database) {
+function cacheCompiledStatements(sqlite: Database): () => void {
   const compile = sqlite.prepare.bind(sqlite);
   const cache = new Map<string, ReturnType<Database["prepare"]>>();
   sqlite.prepare = ((sql: string, ...rest: unknown[]) => {
@@ -42,6 +47,10 @@ function cacheCompiledStatements(sqlite: Database) {
     cache.set(sql, statement);
     return statement;
   }) as Database["prepare"];
+  return () => {
+    for (const statement of cache.values()) statement.finalize();
+    cache.clear();
+  };
 }
 
 /**
@@ -95,7 +104,14 @@ export function openDatabase(path: string, options: { readonly?: boolean } = {})
     }
     throw new DatabaseOpenError(`cannot open database ${path}: ${message}`);
   }
-  cacheCompiledStatements(sqlite);
+  const finalizeStatements = cacheCompiledStatements(sqlite);
   const db = drizzle({ client: sqlite, schema });
-  return { db, sqlite, close: () => sqlite.close() };
+  return {
+    db,
+    sqlite,
+    close: () => {
+      finalizeStatements();
+      sqlite.close();
+    },
+  };
 }
