@@ -1,5 +1,5 @@
 import { Database } from "bun:sqlite";
-import { mkdirSync } from "node:fs";
+import { mkdirSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import { drizzle } from "drizzle-orm/bun-sqlite";
 import * as schema from "./schema";
@@ -53,6 +53,42 @@ function cacheCompiledStatements(sqlite: Database): () => void {
   };
 }
 
+/** The open failure as one line for the operator. */
+function openError(path: string, error: unknown): DatabaseOpenError {
+  const message = (error as Error).message;
+  if (/not a database|file is encrypted/i.test(message)) {
+    return new DatabaseOpenError(`${path} is not an SQLite database`);
+  }
+  if (/readonly|read-only/i.test(message)) {
+    return new DatabaseOpenError(`${path} is read-only: the server needs to write to it (check permissions)`);
+  }
+  return new DatabaseOpenError(`cannot open database ${path}: ${message}`);
+}
+
+/** Opens the file and reads its schema once: a file that is not SQLite fails here, clearly. */
+function connect(path: string, options: { readonly?: boolean }): Database {
+  let sqlite: Database;
+  try {
+    sqlite = new Database(path, options.readonly ? { readonly: true } : { create: true, readwrite: true });
+  } catch (error) {
+    throw new DatabaseOpenError(`cannot open database ${path}: ${(error as Error).message}`);
+  }
+  try {
+    sqlite.exec("PRAGMA busy_timeout = 5000");
+    sqlite.query("SELECT count(*) FROM sqlite_master").get();
+  } catch (error) {
+    sqlite.close();
+    throw openError(path, error);
+  }
+  return sqlite;
+}
+
+/** Which file a path names right now (device and inode), or undefined when there is none. */
+function fileIdentity(path: string): string | undefined {
+  const stat = statSync(path, { throwIfNoEntry: false });
+  return stat ? `${stat.dev}:${stat.ino}` : undefined;
+}
+
 /**
  * Opens the SQLite file with the pragmas the service relies on: WAL (readers never block the
  * writer), synchronous=NORMAL (durable across process crashes), foreign keys, and a busy timeout
@@ -67,13 +103,16 @@ export function openDatabase(path: string, options: { readonly?: boolean } = {})
     }
   }
   let sqlite: Database;
-  try {
-    sqlite = new Database(path, options.readonly ? { readonly: true } : { create: true, readwrite: true });
-  } catch (error) {
-    throw new DatabaseOpenError(`cannot open database ${path}: ${(error as Error).message}`);
+  for (let attempt = 1; ; attempt++) {
+    const before = path === ":memory:" ? undefined : fileIdentity(path);
+    sqlite = connect(path, options);
+    // `outreach restore` renames the restored file onto the path while it holds the old file
+    // locked, so a process that opened the path just before the rename got the old file and was
+    // held at its first read until the rename was done. Nothing has been written yet: open again.
+    if (before === undefined || before === fileIdentity(path) || attempt === 3) break;
+    sqlite.close();
   }
   try {
-    sqlite.exec("PRAGMA busy_timeout = 5000");
     if (!options.readonly) {
       sqlite.exec("PRAGMA journal_mode = WAL");
       sqlite.exec("PRAGMA synchronous = NORMAL");
@@ -82,8 +121,6 @@ export function openDatabase(path: string, options: { readonly?: boolean } = {})
       sqlite.exec("PRAGMA wal_autocheckpoint = 10000");
     }
     sqlite.exec("PRAGMA foreign_keys = ON");
-    // Touch the schema so a file that is not SQLite fails here, with a clear message.
-    sqlite.query("SELECT count(*) FROM sqlite_master").get();
     if (!options.readonly) {
       // A write probe (rewrites the header with its own value): a read-only file fails here, at
       // start, instead of on the first write.
@@ -93,16 +130,7 @@ export function openDatabase(path: string, options: { readonly?: boolean } = {})
     }
   } catch (error) {
     sqlite.close();
-    const message = (error as Error).message;
-    if (/not a database|file is encrypted/i.test(message)) {
-      throw new DatabaseOpenError(`${path} is not an SQLite database`);
-    }
-    if (/readonly|read-only/i.test(message)) {
-      throw new DatabaseOpenError(
-        `${path} is read-only: the server needs to write to it (check permissions)`,
-      );
-    }
-    throw new DatabaseOpenError(`cannot open database ${path}: ${message}`);
+    throw openError(path, error);
   }
   const finalizeStatements = cacheCompiledStatements(sqlite);
   const db = drizzle({ client: sqlite, schema });
