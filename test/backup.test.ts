@@ -23,11 +23,17 @@ import { openDatabase } from "../src/db/client";
 
 const main = join(import.meta.dir, "..", "src", "main.ts");
 let dir: string;
+/** Every server started here, so that none outlives a failed test. */
+const servers: Subprocess[] = [];
 
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), "outreach-backup-"));
 });
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+afterAll(async () => {
+  for (const proc of servers) proc.kill("SIGKILL");
+  await Promise.all(servers.map((proc) => proc.exited));
+  rmSync(dir, { recursive: true, force: true });
+});
 
 /** Runs the CLI as a child process without blocking this one (servers keep being served). */
 async function cli(args: string[]) {
@@ -71,6 +77,7 @@ async function serve(db: string): Promise<ServerProcess> {
     stdout: "pipe",
     stderr: "pipe",
   });
+  servers.push(proc);
   const reader = proc.stdout.getReader();
   let out = "";
   while (!/listening on http:\/\/localhost:\d+/.test(out)) {
