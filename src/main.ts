@@ -4,9 +4,11 @@
  * Run `outreach help` for the list.
  */
 import { type ParsedArgs, parseArgs, requireFlag, UsageError } from "./cli/args";
+import { runBackupCommand, runRestoreCommand } from "./cli/backup";
 import { runContactsCommand } from "./cli/contacts";
 import { ConfigError, dbPathFrom, loadConfig } from "./config";
 import { DatabaseOpenError, openDatabase } from "./db/client";
+import { DatabaseFileError } from "./db/database-file";
 import { migrate } from "./db/migrate";
 import { createApiKey, listApiKeys, revokeApiKey, SCOPES, type Scope } from "./domain/workspace/api-keys";
 import { createWorkspace, listWorkspaces } from "./domain/workspace/workspaces";
@@ -26,6 +28,8 @@ Usage:
   outreach keys list --workspace ID [--db PATH] [--json]
   outreach keys revoke KEY_ID [--db PATH] [--json]
   outreach contacts import FILE.csv --workspace ID [--list ID] [--db PATH] [--json]
+  outreach backup --out FILE [--force] [--db PATH] [--json]
+  outreach restore FILE [--db PATH] [--json]
 
 --db defaults to $OUTREACH_DB, else ./data/outreach.db. See README.md for every setting.`;
 
@@ -163,6 +167,10 @@ async function run(argv: string[]): Promise<number> {
     }
     case "contacts":
       return runContactsCommand(sub, positionals, flags);
+    case "backup":
+      return runBackupCommand(positionals, flags);
+    case "restore":
+      return runRestoreCommand(positionals, flags);
     default:
       throw new UsageError(`unknown command "${command}"\n\n${HELP}`);
   }
@@ -177,7 +185,11 @@ run(process.argv.slice(2)).then(
       console.error(`outreach: ${error.message}`);
       process.exit(2);
     }
-    if (error instanceof DatabaseOpenError || error instanceof StartupError) {
+    if (
+      error instanceof DatabaseOpenError ||
+      error instanceof StartupError ||
+      error instanceof DatabaseFileError
+    ) {
       console.error(`outreach: ${error.message}`);
       process.exit(1);
     }

@@ -1,5 +1,5 @@
 /** Flags that never take a value. */
-const BOOLEAN_FLAGS = new Set(["json", "help", "no-worker"]);
+const BOOLEAN_FLAGS = new Set(["json", "help", "no-worker", "force"]);
 
 export interface ParsedArgs {
   positionals: string[];

@@ -1,5 +1,5 @@
 import { Database } from "bun:sqlite";
-import { mkdirSync } from "node:fs";
+import { mkdirSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import { drizzle } from "drizzle-orm/bun-sqlite";
 import * as schema from "./schema";
@@ -26,8 +26,13 @@ const STATEMENT_CACHE_SIZE = 2000;
  * STATEMENT_CACHE_SIZE are dropped), so a query shape is compiled once per connection. Safe because
  * SQLite calls are synchronous: a statement is never used by two callers at once (no code here
  * holds an open `iterate()` across another query of the same text).
+ *
+ * Answers a function that finalizes the cached statements. It runs before the connection closes:
+ * with a statement left unfinalized, `close()` leaves the connection open, and Bun checkpoints it
+ * when the process exits, holding the WAL write lock meanwhile, so the writes of a server on the
+ * same file fail with "database is locked" while a CLI command ends.
  */
-function cacheCompiledStatements(sqlite: Database) {
+function cacheCompiledStatements(sqlite: Database): () => void {
   const compile = sqlite.prepare.bind(sqlite);
   const cache = new Map<string, ReturnType<Database["prepare"]>>();
   sqlite.prepare = ((sql: string, ...rest: unknown[]) => {
@@ -42,6 +47,46 @@ function cacheCompiledStatements(sqlite: Database) {
     cache.set(sql, statement);
     return statement;
   }) as Database["prepare"];
+  return () => {
+    for (const statement of cache.values()) statement.finalize();
+    cache.clear();
+  };
+}
+
+/** The open failure as one line for the operator. */
+function openError(path: string, error: unknown): DatabaseOpenError {
+  const message = (error as Error).message;
+  if (/not a database|file is encrypted/i.test(message)) {
+    return new DatabaseOpenError(`${path} is not an SQLite database`);
+  }
+  if (/readonly|read-only/i.test(message)) {
+    return new DatabaseOpenError(`${path} is read-only: the server needs to write to it (check permissions)`);
+  }
+  return new DatabaseOpenError(`cannot open database ${path}: ${message}`);
+}
+
+/** Opens the file and reads its schema once: a file that is not SQLite fails here, clearly. */
+function connect(path: string, options: { readonly?: boolean }): Database {
+  let sqlite: Database;
+  try {
+    sqlite = new Database(path, options.readonly ? { readonly: true } : { create: true, readwrite: true });
+  } catch (error) {
+    throw new DatabaseOpenError(`cannot open database ${path}: ${(error as Error).message}`);
+  }
+  try {
+    sqlite.exec("PRAGMA busy_timeout = 5000");
+    sqlite.query("SELECT count(*) FROM sqlite_master").get();
+  } catch (error) {
+    sqlite.close();
+    throw openError(path, error);
+  }
+  return sqlite;
+}
+
+/** Which file a path names right now (device and inode), or undefined when there is none. */
+function fileIdentity(path: string): string | undefined {
+  const stat = statSync(path, { throwIfNoEntry: false });
+  return stat ? `${stat.dev}:${stat.ino}` : undefined;
 }
 
 /**
@@ -58,13 +103,16 @@ export function openDatabase(path: string, options: { readonly?: boolean } = {})
     }
   }
   let sqlite: Database;
-  try {
-    sqlite = new Database(path, options.readonly ? { readonly: true } : { create: true, readwrite: true });
-  } catch (error) {
-    throw new DatabaseOpenError(`cannot open database ${path}: ${(error as Error).message}`);
+  for (let attempt = 1; ; attempt++) {
+    const before = path === ":memory:" ? undefined : fileIdentity(path);
+    sqlite = connect(path, options);
+    // `outreach restore` renames the restored file onto the path while it holds the old file
+    // locked, so a process that opened the path just before the rename got the old file and was
+    // held at its first read until the rename was done. Nothing has been written yet: open again.
+    if (before === undefined || before === fileIdentity(path) || attempt === 3) break;
+    sqlite.close();
   }
   try {
-    sqlite.exec("PRAGMA busy_timeout = 5000");
     if (!options.readonly) {
       sqlite.exec("PRAGMA journal_mode = WAL");
       sqlite.exec("PRAGMA synchronous = NORMAL");
@@ -73,8 +121,6 @@ export function openDatabase(path: string, options: { readonly?: boolean } = {})
       sqlite.exec("PRAGMA wal_autocheckpoint = 10000");
     }
     sqlite.exec("PRAGMA foreign_keys = ON");
-    // Touch the schema so a file that is not SQLite fails here, with a clear message.
-    sqlite.query("SELECT count(*) FROM sqlite_master").get();
     if (!options.readonly) {
       // A write probe (rewrites the header with its own value): a read-only file fails here, at
       // start, instead of on the first write.
@@ -84,18 +130,16 @@ export function openDatabase(path: string, options: { readonly?: boolean } = {})
     }
   } catch (error) {
     sqlite.close();
-    const message = (error as Error).message;
-    if (/not a database|file is encrypted/i.test(message)) {
-      throw new DatabaseOpenError(`${path} is not an SQLite database`);
-    }
-    if (/readonly|read-only/i.test(message)) {
-      throw new DatabaseOpenError(
-        `${path} is read-only: the server needs to write to it (check permissions)`,
-      );
-    }
-    throw new DatabaseOpenError(`cannot open database ${path}: ${message}`);
+    throw openError(path, error);
   }
-  cacheCompiledStatements(sqlite);
+  const finalizeStatements = cacheCompiledStatements(sqlite);
   const db = drizzle({ client: sqlite, schema });
-  return { db, sqlite, close: () => sqlite.close() };
+  return {
+    db,
+    sqlite,
+    close: () => {
+      finalizeStatements();
+      sqlite.close();
+    },
+  };
 }
