@@ -53,6 +53,18 @@ function cacheCompiledStatements(sqlite: Database): () => void {
   };
 }
 
+/**
+ * Transactions begin IMMEDIATE (take the write lock at BEGIN) unless a caller asks otherwise. A
+ * deferred transaction that reads, then writes, cannot wait for the lock: when another process
+ * (a second server, a CLI command) committed in between, SQLite fails the write at once with
+ * "database is locked" instead of applying the busy timeout. Starting with the lock makes the
+ * busy timeout apply, so processes sharing the file take turns. Savepoints are unaffected.
+ */
+function writeTransactionsFirst(db: Db) {
+  const begin = db.transaction.bind(db);
+  db.transaction = ((work, config) => begin(work, { behavior: "immediate", ...config })) as Db["transaction"];
+}
+
 /** The open failure as one line for the operator. */
 function openError(path: string, error: unknown): DatabaseOpenError {
   const message = (error as Error).message;
@@ -134,6 +146,7 @@ export function openDatabase(path: string, options: { readonly?: boolean } = {})
   }
   const finalizeStatements = cacheCompiledStatements(sqlite);
   const db = drizzle({ client: sqlite, schema });
+  writeTransactionsFirst(db);
   return {
     db,
     sqlite,
