@@ -4,11 +4,13 @@ import { campaignsRoutes } from "./api/campaigns";
 import { carrierCallbackRoutes } from "./api/carrier-callbacks";
 import { contactRoutes } from "./api/contacts";
 import { conversationsRoutes } from "./api/conversations";
+import { conversionsRoutes } from "./api/conversions";
 import { docsRoutes } from "./api/docs";
 import { listRoutes } from "./api/lists";
 import { meRoutes } from "./api/me";
 import { messagesRoutes } from "./api/messages";
 import { numbersRoutes } from "./api/numbers";
+import { offersRoutes } from "./api/offers";
 import { openApiRoutes } from "./api/openapi";
 import { plannedRoutes } from "./api/planned";
 import { poolsRoutes } from "./api/pools";
@@ -17,6 +19,7 @@ import { segmentRoutes } from "./api/segments";
 import { settingsRoutes } from "./api/settings";
 import { suppressionRoutes } from "./api/suppression";
 import { systemRoutes } from "./api/system";
+import { trackingRoutes } from "./api/tracking";
 import { webhooksRoutes } from "./api/webhooks";
 import type { Carrier } from "./carriers/carrier";
 import type { Config } from "./config";
@@ -67,6 +70,9 @@ export function createApp(deps: AppDeps) {
     .use(carrierCallbackRoutes(deps))
     .use(webhooksRoutes(deps))
     .use(campaignsRoutes(deps))
+    .use(conversionsRoutes(deps))
+    .use(offersRoutes(deps))
+    .use(trackingRoutes(deps))
     .use(plannedRoutes());
   return app.use(
     openApiRoutes(() => app, {

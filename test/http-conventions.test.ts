@@ -307,11 +307,11 @@ describe("Idempotency-Key after a crash", () => {
 
 describe("parts of the specification not built yet", () => {
   it("answer 501 naming what is missing, after authentication", async () => {
-    const conversion = await s.api("POST", "/v1/conversion", { txn: "t1", phone: "+12125550100" });
-    expect(conversion.status).toBe(501);
-    expect(conversion.body).toEqual({
+    const calls = await s.api("POST", "/v1/calls", { to: "+12125550100", say: "Hi" });
+    expect(calls.status).toBe(501);
+    expect(calls.body).toEqual({
       ok: false,
-      error: "Not implemented yet in this version: Server-side conversions (/v1/conversion)",
+      error: "Not implemented yet in this version: Calls (/v1/calls)",
     });
     const flowStats = await s.api("GET", "/v1/flows/01936f8e-7c1a-7a3b-9f00-2d5e8c1b4a77/stats");
     expect(flowStats.status).toBe(501);

@@ -22,6 +22,8 @@ describe("GET /v1/settings", () => {
         opt_out_reply: expect.any(String),
         opt_in_reply: expect.any(String),
         quiet_hours: { enabled: true, start_hour: 21, end_hour: 8 },
+        costs: { sms_segment: 0.0079, call_minute: 0.014, currency: "USD" },
+        public_id: expect.stringMatching(/^ws_[0-9a-z]{20}$/),
       },
     });
   });
@@ -67,6 +69,41 @@ describe("PATCH /v1/settings", () => {
     await s.api("PATCH", "/v1/settings", { help_reply: "Other help" }, { key: other.key });
     const mine = await s.api("GET", "/v1/settings");
     expect(mine.body.settings.help_reply).not.toBe("Other help");
+  });
+});
+
+describe("settings.costs and public_id", () => {
+  it("changes costs field by field, upper-cases the currency, and keeps public_id read-only", async () => {
+    const before = await s.api("GET", "/v1/settings");
+    const r = await s.api("PATCH", "/v1/settings", {
+      costs: { sms_segment: 0.01, currency: "eur" },
+      public_id: "ws_mine",
+    });
+    expect(r.status).toBe(200);
+    expect(r.body.settings.costs).toEqual({ sms_segment: 0.01, call_minute: 0.014, currency: "EUR" });
+    expect(r.body.settings.public_id).toBe(before.body.settings.public_id);
+    await s.api("PATCH", "/v1/settings", { costs: { sms_segment: 0.0079, currency: "USD" } });
+  });
+
+  it("answers 422 naming the cost field for bad costs, and changes nothing", async () => {
+    for (const [costs, error] of [
+      [{ sms_segment: -1 }, "costs.sms_segment must be between 0 and 100"],
+      [{ call_minute: "x" }, "costs.call_minute must be a number"],
+      [{ currency: "E1" }, "costs.currency must be a three-letter currency code (ISO 4217)"],
+    ] as const) {
+      const r = await s.api("PATCH", "/v1/settings", { costs });
+      expect(r.status).toBe(422);
+      expect(r.body.error).toBe(error);
+    }
+    expect((await s.api("GET", "/v1/settings")).body.settings.costs.sms_segment).toBe(0.0079);
+  });
+
+  it("gives each workspace its own public id", async () => {
+    const other = s.newWorkspace("Other");
+    const mine = (await s.api("GET", "/v1/settings")).body.settings.public_id;
+    const theirs = (await s.api("GET", "/v1/settings", undefined, { key: other.key })).body.settings
+      .public_id;
+    expect(theirs).not.toBe(mine);
   });
 });
 

@@ -64,6 +64,21 @@ export const TAGS: { name: string; description: string }[] = [
       "Bulk SMS to lists, segments and contacts: launched, paused, resumed or canceled; every recipient sent, deferred by the send-time rules or skipped with a reason, with a dry-run preview and live stats.",
   },
   {
+    name: "Offers",
+    description:
+      "Destinations behind tracked links: each has its own link, and `{{offer_url}}` in a campaign gives every recipient a link of their own.",
+  },
+  {
+    name: "Tracking",
+    description:
+      "Public endpoints a browser calls, without an API key and limited per address: tracked links (`/r/<code>`, a click then a 302), the tracking script `/t.js` and its reports.",
+  },
+  {
+    name: "Conversions",
+    description:
+      "Server-side conversions, matched to a contact by the strongest identifier and credited to the contact's last click within 30 days.",
+  },
+  {
     name: "Webhooks",
     description:
       "Subscriptions that receive events as signed HTTP POSTs (Standard Webhooks), with retries, a delivery log and replay.",

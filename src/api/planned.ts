@@ -7,13 +7,10 @@ import { AppError } from "../lib/errors";
  * so a client can tell "not built yet" from "no such thing".
  */
 export const PLANNED: { prefix: string; name: string }[] = [
-  { prefix: "/v1/conversion", name: "Server-side conversions" },
-  { prefix: "/v1/conversions", name: "Conversions" },
   { prefix: "/v1/agents", name: "AI agents" },
   { prefix: "/v1/voices", name: "Voices" },
   { prefix: "/v1/calls", name: "Calls" },
   { prefix: "/v1/flows", name: "Flows" },
-  { prefix: "/v1/offers", name: "Offers" },
   { prefix: "/v1/analytics", name: "Analytics" },
   { prefix: "/v1/10dlc", name: "10DLC registration" },
   { prefix: "/v1/short-codes", name: "Short-code requests" },

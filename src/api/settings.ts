@@ -30,6 +30,19 @@ export const SettingsSchema = t.Object(
     opt_out_reply: t.String({ description: "Confirmation sent once on STOP" }),
     opt_in_reply: t.String({ description: "Confirmation sent on START" }),
     quiet_hours: QuietHours,
+    costs: t.Object(
+      {
+        sms_segment: t.Number({ description: "Cost of one SMS segment", examples: [0.0079] }),
+        call_minute: t.Number({ description: "Cost of one call minute", examples: [0.014] }),
+        currency: t.String({ description: "ISO 4217 currency of the costs", examples: ["USD"] }),
+      },
+      { description: "What sends cost, for analytics cost and ROI" },
+    ),
+    public_id: t.String({
+      description:
+        'Public id of the workspace for the tracking script: `<script src="…/t.js?w=<public_id>">`',
+      examples: ["ws_k3j9x0q2m8v7c1b5n4z6"],
+    }),
   },
   { description: "Workspace settings" },
 );
@@ -57,6 +70,20 @@ const SettingsPatchBody = Body(
         { description: "Quiet hours for bulk sends; given fields change" },
       ),
     ),
+    costs: t.Optional(
+      t.Object(
+        {
+          sms_segment: t.Optional(
+            t.Number({ minimum: 0, maximum: 100, description: "Cost of one SMS segment (0–100)" }),
+          ),
+          call_minute: t.Optional(
+            t.Number({ minimum: 0, maximum: 100, description: "Cost of one call minute (0–100)" }),
+          ),
+          currency: t.Optional(t.String({ maxLength: 3, description: "ISO 4217 currency (three letters)" })),
+        },
+        { description: "Costs for analytics; given fields change" },
+      ),
+    ),
   },
   { description: "Fields to change; others stay as they are" },
 );
@@ -75,7 +102,7 @@ export function settingsRoutes(deps: AppDeps) {
           operationId: "getSettings",
           summary: "Get workspace settings",
           description:
-            "The settings of the key's workspace as they are now: name, timezone, default sending number, conversion tracking, the HELP, STOP and START keyword replies and quiet hours.",
+            "The settings of the key's workspace as they are now: name, timezone, default sending number, conversion tracking, the HELP, STOP and START keyword replies, quiet hours, costs and the public id of the tracking script.",
         },
         response: responses(SettingsEnvelope, READ_ERRORS),
       },

@@ -113,7 +113,12 @@ interface AddressSource {
 }
 
 /** Public paths that share the per-address bucket (carrier callbacks are signed, not limited). */
-const ADDRESS_LIMITED_PATHS = new Set(["/healthz", "/metrics", "/v1/openapi.json", "/docs"]);
+const ADDRESS_LIMITED_PATHS = new Set(["/healthz", "/metrics", "/v1/openapi.json", "/docs", "/t.js"]);
+
+/** Tracked links (`/r/<code>`) and tracking reports (`/t/...`): public, limited per address. */
+function isAddressLimited(path: string): boolean {
+  return ADDRESS_LIMITED_PATHS.has(path) || path.startsWith("/r/") || path.startsWith("/t/");
+}
 
 function addressOf(request: Request, server: AddressSource | undefined): string {
   try {
@@ -169,13 +174,16 @@ export function createFrontDoor(deps: ConventionDeps, handle: Handle) {
       headers.set("x-ratelimit-reset", state.rate.reset);
     }
     // Ids become `:id` (a label per route, not per resource); a path with no "-" has no UUID in it.
+    // Tracked links are one series, not one per code.
     const route = rejected
       ? "rejected"
-      : response.status === 404
-        ? "unmatched"
-        : path.includes("-")
-          ? path.replace(UUID_SEGMENT_RE, "/:id")
-          : path;
+      : path.startsWith("/r/")
+        ? "/r/:code"
+        : response.status === 404
+          ? "unmatched"
+          : path.includes("-")
+            ? path.replace(UUID_SEGMENT_RE, "/:id")
+            : path;
     deps.metrics.record(request.method, route, response.status, (performance.now() - state.startedAt) / 1000);
     return response;
   }
@@ -369,7 +377,7 @@ export function createFrontDoor(deps: ConventionDeps, handle: Handle) {
     const method = request.method;
 
     // Public endpoints (health, metrics, the API reference) are limited per client address.
-    if (ADDRESS_LIMITED_PATHS.has(path)) {
+    if (isAddressLimited(path)) {
       const limited = limit(request, state, path, `address:${addressOf(request, server)}`);
       if (limited) return limited;
     }

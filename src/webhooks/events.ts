@@ -44,9 +44,8 @@ export const EVENT_SUMMARIES: Record<EventType, string> = {
   "campaign.started": "A campaign started sending. Not emitted by this version: campaigns are not built yet.",
   "campaign.completed":
     "A campaign finished sending. Not emitted by this version: campaigns are not built yet.",
-  "conversion.recorded":
-    "A conversion was recorded. Not emitted by this version: conversions are not built yet.",
-  "link.clicked": "A tracked link was clicked. Not emitted by this version: offers are not built yet.",
+  "conversion.recorded": "A conversion was recorded by `POST /v1/conversion` (not for a duplicate `txn`).",
+  "link.clicked": "A tracked link (`/r/<code>`) was followed and redirected.",
   "flow.completed": "A contact finished a flow. Not emitted by this version: flows are not built yet.",
   "agent.handoff":
     "An agent handed a thread to a person. Not emitted by this version: agents are not built yet.",
@@ -122,6 +121,8 @@ export const ConversionEventData = Type.Object(
     offer_id: NullableId("Attributed offer"),
     message_id: NullableId("Attributed message"),
     click_id: NullableId("Attributed click"),
+    agent_id: NullableId("Attributed agent"),
+    flow_id: NullableId("Attributed flow"),
     created_at: Time("Recorded"),
   },
   { description: "The conversion record" },

@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import { index, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import {
   boolColumn,
@@ -32,6 +33,8 @@ export const contacts = sqliteTable(
     uniqueIndex("contacts_workspace_phone_idx").on(t.workspaceId, t.phoneNumber),
     index("contacts_workspace_created_idx").on(t.workspaceId, t.createdAt, t.id),
     index("contacts_workspace_email_idx").on(t.workspaceId, t.email),
+    // Conversions match an email case-insensitively (POST /v1/conversion).
+    index("contacts_workspace_email_lower_idx").on(t.workspaceId, sql`lower(email)`),
     index("contacts_workspace_external_idx").on(t.workspaceId, t.externalId),
   ],
 );

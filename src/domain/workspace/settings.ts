@@ -1,9 +1,18 @@
-import { eq } from "drizzle-orm";
-import type { Db } from "../../db/client";
+import { and, eq, isNull } from "drizzle-orm";
+import type { Db, DbOrTx } from "../../db/client";
 import { type WorkspaceRow, workspaces } from "../../db/schema";
 import { invalid, notFound } from "../../lib/errors";
 import { isTimeZone } from "../../lib/time";
+import { checkCurrency } from "../attribution/values";
 import { invalidateKeyCache } from "./api-keys";
+import { newPublicId } from "./workspaces";
+
+/** A cost per unit: finite, 0 to 100. */
+function checkCost(value: number, field: string): number {
+  if (!Number.isFinite(value) || value < 0 || value > 100)
+    throw invalid(`${field} must be a number between 0 and 100`);
+  return value;
+}
 
 export interface WorkspaceSettings {
   name: string;
@@ -14,10 +23,15 @@ export interface WorkspaceSettings {
   opt_out_reply: string;
   opt_in_reply: string;
   quiet_hours: { enabled: boolean; start_hour: number; end_hour: number };
+  /** What sends cost, for analytics cost and ROI (API.md §6.5). */
+  costs: { sms_segment: number; call_minute: number; currency: string };
+  /** The id the tracking script names the workspace by (`/t.js?w=`); read-only. */
+  public_id: string;
 }
 
-export type SettingsPatch = Partial<Omit<WorkspaceSettings, "quiet_hours">> & {
+export type SettingsPatch = Partial<Omit<WorkspaceSettings, "quiet_hours" | "costs" | "public_id">> & {
   quiet_hours?: Partial<WorkspaceSettings["quiet_hours"]>;
+  costs?: Partial<WorkspaceSettings["costs"]>;
 };
 
 export function settingsOf(row: WorkspaceRow): WorkspaceSettings {
@@ -34,13 +48,29 @@ export function settingsOf(row: WorkspaceRow): WorkspaceSettings {
       start_hour: row.quietStartHour,
       end_hour: row.quietEndHour,
     },
+    costs: { sms_segment: row.costSmsSegment, call_minute: row.costCallMinute, currency: row.costCurrency },
+    public_id: row.publicId ?? "",
   };
+}
+
+/**
+ * The workspace's row with a public id: a workspace made before public ids existed gets one the
+ * first time its settings are read (the id is only ever shown there).
+ */
+function withPublicId(db: DbOrTx, row: WorkspaceRow): WorkspaceRow {
+  if (row.publicId) return row;
+  const publicId = newPublicId();
+  db.update(workspaces)
+    .set({ publicId })
+    .where(and(eq(workspaces.id, row.id), isNull(workspaces.publicId)))
+    .run();
+  return db.select().from(workspaces).where(eq(workspaces.id, row.id)).get() ?? { ...row, publicId };
 }
 
 export function getSettings(db: Db, workspaceId: string): WorkspaceSettings {
   const row = db.select().from(workspaces).where(eq(workspaces.id, workspaceId)).get();
   if (!row) throw notFound();
-  return settingsOf(row);
+  return settingsOf(withPublicId(db, row));
 }
 
 /**
@@ -84,8 +114,14 @@ export function updateSettings(
     if (patch.quiet_hours?.enabled !== undefined) changes.quietHoursEnabled = patch.quiet_hours.enabled;
     if (patch.quiet_hours?.start_hour !== undefined) changes.quietStartHour = patch.quiet_hours.start_hour;
     if (patch.quiet_hours?.end_hour !== undefined) changes.quietEndHour = patch.quiet_hours.end_hour;
+    if (patch.costs?.sms_segment !== undefined)
+      changes.costSmsSegment = checkCost(patch.costs.sms_segment, "costs.sms_segment");
+    if (patch.costs?.call_minute !== undefined)
+      changes.costCallMinute = checkCost(patch.costs.call_minute, "costs.call_minute");
+    if (patch.costs?.currency !== undefined)
+      changes.costCurrency = checkCurrency(patch.costs.currency, "costs.currency");
     tx.update(workspaces).set(changes).where(eq(workspaces.id, workspaceId)).run();
     if (changes.name !== undefined) invalidateKeyCache();
-    return settingsOf({ ...row, ...changes });
+    return settingsOf(withPublicId(tx, { ...row, ...changes }));
   });
 }

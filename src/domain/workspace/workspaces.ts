@@ -8,6 +8,18 @@ export const DEFAULT_OPT_OUT_REPLY =
   "You have been unsubscribed and will receive no further messages. Reply START to resubscribe.";
 export const DEFAULT_OPT_IN_REPLY = "You have been resubscribed. Reply STOP to unsubscribe.";
 
+/** `settings.costs` of a new workspace (API.md §6.5). */
+export const DEFAULT_COSTS = { sms_segment: 0.0079, call_minute: 0.014, currency: "USD" };
+
+/**
+ * The id public pages name a workspace by (`/t.js?w=`): `ws_` and 20 random base-36 characters,
+ * unrelated to the workspace id, which stays out of page sources.
+ */
+export function newPublicId(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(20));
+  return `ws_${Array.from(bytes, (b) => (b % 36).toString(36)).join("")}`;
+}
+
 /** Creates a workspace with default settings. */
 export function createWorkspace(db: DbOrTx, input: { name: string; now?: number }): WorkspaceRow {
   const now = input.now ?? Date.now();
@@ -23,6 +35,10 @@ export function createWorkspace(db: DbOrTx, input: { name: string; now?: number 
     quietHoursEnabled: true,
     quietStartHour: 21,
     quietEndHour: 8,
+    publicId: newPublicId(),
+    costSmsSegment: DEFAULT_COSTS.sms_segment,
+    costCallMinute: DEFAULT_COSTS.call_minute,
+    costCurrency: DEFAULT_COSTS.currency,
     createdAt: now,
     updatedAt: now,
   };

@@ -1,0 +1,167 @@
+import { Elysia, t } from "elysia";
+import type { AppDeps } from "../app";
+import { recordClick } from "../domain/attribution/clicks";
+import {
+  createOffer,
+  deleteOffer,
+  findOffer,
+  listOffers,
+  OFFER_STATUSES,
+  offerJson,
+  updateOffer,
+} from "../domain/attribution/offers";
+import { MAX_VALUE } from "../domain/attribution/values";
+import { Body, Enum, Timestamp, Uuid } from "../http/schemas";
+import { resourceRoutes } from "./resource-routes";
+
+export const OfferSchema = t.Object(
+  {
+    id: Uuid("Offer id"),
+    name: t.String({ description: "Offer name", examples: ["Spring sale"] }),
+    destination_url: t.String({
+      description: "Where a click lands",
+      examples: ["https://shop.example.com/spring?utm_source=sms"],
+    }),
+    value: t.Union([t.Number(), t.Null()], { description: "Nominal value of a conversion", examples: [49] }),
+    currency: t.String({ description: "ISO 4217", examples: ["USD"] }),
+    status: Enum(OFFER_STATUSES, "active, or paused (its links answer 404)"),
+    tracking_url: t.String({
+      description:
+        "The offer's own tracked link (`<PUBLIC_URL>/r/<code>`); campaign messages get per-recipient links",
+      examples: ["https://outreach.example.com/r/Xb3k9QaZ"],
+    }),
+    created_at: Timestamp("Created"),
+  },
+  { description: "A destination with conversion attribution" },
+);
+
+const Value = t.Union([t.Number({ minimum: 0, maximum: MAX_VALUE }), t.Null()], {
+  description: `Nominal value of a conversion (0 to ${MAX_VALUE}), or null`,
+});
+const Url = t.String({
+  minLength: 1,
+  maxLength: 2000,
+  description: "http or https URL, not a link-local or cloud-metadata address (max 2000)",
+  examples: ["https://shop.example.com/spring?utm_source=sms"],
+});
+const Currency = t.String({
+  maxLength: 3,
+  description: "ISO 4217, three letters; default USD",
+  examples: ["USD"],
+});
+
+const CreateBody = Body(
+  {
+    name: t.String({
+      minLength: 1,
+      maxLength: 200,
+      description: "Offer name (max 200)",
+      examples: ["Spring sale"],
+    }),
+    destination_url: Url,
+    value: t.Optional(Value),
+    currency: t.Optional(Currency),
+    status: t.Optional(Enum(OFFER_STATUSES, "active (default) or paused")),
+  },
+  { description: "A new offer" },
+);
+
+const PatchBody = Body(
+  {
+    name: t.Optional(t.String({ minLength: 1, maxLength: 200, description: "Offer name (max 200)" })),
+    destination_url: t.Optional(Url),
+    value: t.Optional(Value),
+    currency: t.Optional(Currency),
+    status: t.Optional(Enum(OFFER_STATUSES, "active or paused")),
+  },
+  { description: "Fields to change; others stay as they are" },
+);
+
+const NOT_FOUND_PAGE = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Link not found</title><meta name="viewport" content="width=device-width,initial-scale=1"></head><body style="font-family:system-ui,sans-serif;margin:3rem auto;max-width:32rem;padding:0 1rem"><h1>Link not found</h1><p>This link does not exist or is no longer active.</p></body></html>`;
+
+function notFoundPage(): Response {
+  return new Response(NOT_FOUND_PAGE, {
+    status: 404,
+    headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" },
+  });
+}
+
+// /v1/offers – CRUD of offers; GET /r/{code} – a tracked link (public): click, then 302.
+export function offersRoutes(deps: AppDeps) {
+  const publicUrl = deps.config.publicUrl;
+  return new Elysia({ name: "offers" })
+    .use(
+      resourceRoutes(
+        deps,
+        {
+          path: "/v1/offers",
+          tag: "Offers",
+          one: "offer",
+          many: "offers",
+          item: OfferSchema,
+          idDescription: "Offer id",
+        },
+        {
+          list: {
+            summary: "List offers (newest first)",
+            description: "Filter: `status` (active, paused).",
+            itemsDescription: "Offers, newest first",
+            query: { status: t.Optional(t.String({ description: "active | paused" })) },
+            run: (workspaceId, query, page) => {
+              const { offers, total } = listOffers(deps.db, workspaceId, query, page, publicUrl);
+              return { items: offers, total };
+            },
+          },
+          create: {
+            summary: "Create an offer",
+            description:
+              "`tracking_url` is the offer's own link; `{{offer_url}}` in a campaign body becomes a per-recipient link to it. 422 `destination_url must be an http or https URL`, `destination_url must not point to a link-local or cloud metadata address`.",
+            body: CreateBody,
+            run: (workspaceId, body, now) => createOffer(deps.db, workspaceId, body, publicUrl, now),
+          },
+          get: {
+            summary: "Get an offer",
+            description: "The offer with its `tracking_url`.",
+            run: (workspaceId, id) => offerJson(findOffer(deps.db, workspaceId, id), publicUrl),
+          },
+          update: {
+            summary: "Update an offer",
+            description: "Partial update; `status: paused` makes every link of the offer answer 404.",
+            body: PatchBody,
+            run: (workspaceId, id, body, now) => updateOffer(deps.db, workspaceId, id, body, publicUrl, now),
+          },
+          delete: {
+            summary: "Delete an offer",
+            description: "Its links answer 404 from now on; recorded clicks and conversions keep its id.",
+            run: (workspaceId, id) => deleteOffer(deps.db, workspaceId, id),
+          },
+        },
+      ),
+    )
+    .get(
+      "/r/:code",
+      async ({ params }) => {
+        const location = await recordClick(deps.db, params.code, deps.clock.now());
+        if (!location) return notFoundPage();
+        return new Response(null, {
+          status: 302,
+          headers: { location, "cache-control": "no-store", "referrer-policy": "no-referrer" },
+        });
+      },
+      {
+        params: t.Object({ code: t.String({ description: "Link code" }) }),
+        detail: {
+          tags: ["Tracking"],
+          operationId: "followTrackedLink",
+          summary: "Follow a tracked link",
+          description:
+            "Public, rate limited per address. Records a click (event `link.clicked`) and answers 302 to the offer's destination with `vcx=<click id>` appended to its own query string. An unknown code or a paused offer answers a 404 page and redirects nowhere.",
+          responses: {
+            302: { description: "Redirect to the destination with `vcx` appended" },
+            404: { description: "Unknown code or paused offer (an HTML page)" },
+            429: { description: "Rate limited (per address)" },
+          },
+        },
+      },
+    );
+}

@@ -1,0 +1,346 @@
+import { and, count, desc, eq, gte, sql } from "drizzle-orm";
+import type { Db, DbOrTx } from "../../db/client";
+import { groupCommit } from "../../db/group-commit";
+import { preparedPerConnection, rowPlaceholders } from "../../db/prepared";
+import {
+  type ClickRow,
+  type ConversionRow,
+  clicks,
+  contacts,
+  conversions,
+  workspaces,
+} from "../../db/schema";
+import { AppError, invalid } from "../../lib/errors";
+import { isUuid, newId } from "../../lib/ids";
+import { normalizePhone } from "../../lib/phone";
+import { toIso } from "../../lib/time";
+import { emitEvent } from "../events";
+import { clickById } from "./clicks";
+import { checkCurrency, checkEventName, checkValue } from "./values";
+import { visitorOf } from "./visitors";
+
+/** Last click within this window before a conversion is credited (API.md §3 Offers & tracking). */
+export const ATTRIBUTION_WINDOW_MS = 30 * 86_400_000;
+
+export const IDENTIFIERS = ["vcx", "vid", "external_id", "phone", "email"] as const;
+
+export interface ConversionInput {
+  txn: string;
+  value?: number | null;
+  currency?: string;
+  event?: string;
+  email?: string;
+  phone?: string;
+  external_id?: string;
+  vid?: string;
+  vcx?: string;
+}
+
+/** The seed's Conversion response: the only success body without `ok`. */
+export interface ConversionOutcome {
+  recorded: true;
+  duplicate: boolean;
+  contact_id: string | null;
+}
+
+/** The conversion record (API.md §5 conversions list, `conversion.recorded` data). */
+export interface ConversionJson {
+  id: string;
+  txn: string;
+  event: string;
+  value: number | null;
+  currency: string;
+  contact_id: string;
+  campaign_id: string | null;
+  offer_id: string | null;
+  message_id: string | null;
+  click_id: string | null;
+  agent_id: string | null;
+  flow_id: string | null;
+  created_at: string;
+}
+
+export function conversionJson(row: ConversionRow): ConversionJson {
+  return {
+    id: row.id,
+    txn: row.txn,
+    event: row.event,
+    value: row.value,
+    currency: row.currency,
+    contact_id: row.contactId,
+    campaign_id: row.campaignId,
+    offer_id: row.offerId,
+    message_id: row.messageId,
+    click_id: row.clickId,
+    agent_id: row.agentId,
+    flow_id: row.flowId,
+    created_at: toIso(row.createdAt) as string,
+  };
+}
+
+export const NO_IDENTIFIER = "At least one identifier is required (vcx, vid, external_id, phone, email)";
+export const NO_MATCH = "No contact matched the identifiers";
+export const TRACKING_DISABLED = "Conversion tracking is disabled for this workspace";
+const EMAIL_RE = /^[^\s@]+@[^\s@]+$/;
+
+const trackingFlag = preparedPerConnection((db: DbOrTx) =>
+  db
+    .select({ enabled: workspaces.conversionTrackingEnabled })
+    .from(workspaces)
+    .where(eq(workspaces.id, sql.placeholder("id")))
+    .prepare(),
+);
+
+/** 403 `Conversion tracking is disabled for this workspace` when settings turn it off. */
+export function assertTrackingEnabled(db: DbOrTx, workspaceId: string) {
+  if (trackingFlag(db).get({ id: workspaceId })?.enabled === false)
+    throw new AppError("forbidden", TRACKING_DISABLED);
+}
+
+/** Identifiers as given, checked and normalised; absent or empty ones are left out. */
+export interface Identifiers {
+  vcx?: string;
+  vid?: string;
+  external_id?: string;
+  phone?: string;
+  email?: string;
+}
+
+const present = (v: unknown): v is string => typeof v === "string" && v.trim() !== "";
+
+/** Checks the identifiers' shapes (422 naming the field); phone becomes E.164. */
+export function checkIdentifiers(input: Partial<Record<(typeof IDENTIFIERS)[number], unknown>>): Identifiers {
+  const out: Identifiers = {};
+  if (present(input.vcx)) {
+    if (!isUuid(input.vcx.trim())) throw invalid("vcx must be a click id (a UUID from a tracked link)");
+    out.vcx = input.vcx.trim().toLowerCase();
+  }
+  if (present(input.vid)) {
+    if (!isUuid(input.vid.trim()))
+      throw invalid("vid must be a visitor id (a UUID from the tracking script)");
+    out.vid = input.vid.trim().toLowerCase();
+  }
+  if (present(input.external_id)) out.external_id = input.external_id;
+  if (present(input.phone)) {
+    const e164 = normalizePhone(input.phone);
+    if (!e164) throw invalid("phone must be a valid phone number");
+    out.phone = e164;
+  }
+  if (present(input.email)) {
+    const email = input.email.trim();
+    if (!EMAIL_RE.test(email)) throw invalid("email must be a valid email address");
+    out.email = email;
+  }
+  return out;
+}
+
+const contactByExternalId = preparedPerConnection((db: DbOrTx) =>
+  db
+    .select({ id: contacts.id })
+    .from(contacts)
+    .where(
+      and(eq(contacts.workspaceId, sql.placeholder("ws")), eq(contacts.externalId, sql.placeholder("value"))),
+    )
+    .orderBy(contacts.createdAt)
+    .limit(1)
+    .prepare(),
+);
+const contactByPhone = preparedPerConnection((db: DbOrTx) =>
+  db
+    .select({ id: contacts.id })
+    .from(contacts)
+    .where(
+      and(
+        eq(contacts.workspaceId, sql.placeholder("ws")),
+        eq(contacts.phoneNumber, sql.placeholder("value")),
+      ),
+    )
+    .prepare(),
+);
+const contactByEmail = preparedPerConnection((db: DbOrTx) =>
+  db
+    .select({ id: contacts.id })
+    .from(contacts)
+    // lower(email) is indexed (contacts_workspace_email_lower_idx).
+    .where(
+      and(
+        eq(contacts.workspaceId, sql.placeholder("ws")),
+        sql`lower(email) = lower(${sql.placeholder("value")})`,
+      ),
+    )
+    .orderBy(contacts.createdAt)
+    .limit(1)
+    .prepare(),
+);
+
+/**
+ * The contact the identifiers name, strongest first (`vcx vid external_id phone email`): the first
+ * that resolves to a contact of the workspace wins. Also answers the click the visitor evidence
+ * points at (the `vcx` click, or the visitor's landing click), for attribution.
+ */
+export function resolveContact(
+  db: DbOrTx,
+  workspaceId: string,
+  ids: Identifiers,
+): { contactId: string | null; click: ClickRow | null } {
+  let evidence: ClickRow | null = null;
+  if (ids.vcx) {
+    const click = clickById(db, ids.vcx);
+    if (click && click.workspaceId === workspaceId) {
+      evidence = click;
+      if (click.contactId) return { contactId: click.contactId, click };
+    }
+  }
+  if (ids.vid) {
+    const visitor = visitorOf(db, workspaceId, ids.vid);
+    if (visitor) {
+      const click = visitor.clickId ? clickById(db, visitor.clickId) : undefined;
+      if (click && click.workspaceId === workspaceId) evidence ??= click;
+      if (visitor.contactId) return { contactId: visitor.contactId, click: evidence };
+    }
+  }
+  const lookups: [string | undefined, typeof contactByPhone][] = [
+    [ids.external_id, contactByExternalId],
+    [ids.phone, contactByPhone],
+    [ids.email, contactByEmail],
+  ];
+  for (const [value, lookup] of lookups) {
+    if (value === undefined) continue;
+    const found = lookup(db).get({ ws: workspaceId, value });
+    if (found) return { contactId: found.id, click: evidence };
+  }
+  return { contactId: null, click: evidence };
+}
+
+const latestClickOf = preparedPerConnection((db: DbOrTx) =>
+  db
+    .select()
+    .from(clicks)
+    .where(
+      and(
+        eq(clicks.workspaceId, sql.placeholder("ws")),
+        eq(clicks.contactId, sql.placeholder("contact")),
+        gte(clicks.createdAt, sql.placeholder("since")),
+      ),
+    )
+    .orderBy(desc(clicks.createdAt))
+    .limit(1)
+    .prepare(),
+);
+
+/**
+ * Last click within 30 days: the contact's latest click, or the click the visitor came from
+ * when that one is later (a generic offer link knows no contact until the visitor is identified).
+ */
+export function attributedClick(
+  db: DbOrTx,
+  workspaceId: string,
+  contactId: string,
+  evidence: ClickRow | null,
+  now: number,
+): ClickRow | null {
+  const since = now - ATTRIBUTION_WINDOW_MS;
+  const latest = latestClickOf(db).get({ ws: workspaceId, contact: contactId, since }) ?? null;
+  const candidate =
+    evidence &&
+    evidence.createdAt >= since &&
+    evidence.createdAt <= now &&
+    (evidence.contactId ?? contactId) === contactId
+      ? evidence
+      : null;
+  if (!latest) return candidate;
+  if (!candidate) return latest;
+  return candidate.createdAt > latest.createdAt ? candidate : latest;
+}
+
+const conversionByTxn = preparedPerConnection((db: DbOrTx) =>
+  db
+    .select({ contactId: conversions.contactId })
+    .from(conversions)
+    .where(
+      and(eq(conversions.workspaceId, sql.placeholder("ws")), eq(conversions.txn, sql.placeholder("txn"))),
+    )
+    .prepare(),
+);
+const insertConversion = preparedPerConnection((db: DbOrTx) =>
+  db.insert(conversions).values(rowPlaceholders(conversions)).prepare(),
+);
+
+/**
+ * `POST /v1/conversion` (seed endpoint 1, API.md §3 Conversions): validates, then in one write
+ * (group commit) answers a duplicate `txn` with its original contact and writes nothing, or
+ * matches the contact, credits the last click within 30 days and records the conversion with
+ * `conversion.recorded`.
+ */
+export async function recordConversion(
+  db: Db,
+  workspaceId: string,
+  input: ConversionInput,
+  now = Date.now(),
+): Promise<ConversionOutcome> {
+  // 1. The body, whole, before anything is read or written.
+  const txn = typeof input.txn === "string" ? input.txn.trim() : "";
+  if (txn === "") throw invalid("txn is required");
+  if (txn.length > 255) throw invalid("txn is too long (max 255)");
+  const event = input.event === undefined ? "purchase" : checkEventName(input.event);
+  const value = input.value === undefined || input.value === null ? null : checkValue(input.value, "value");
+  const currency = input.currency === undefined ? "USD" : checkCurrency(input.currency, "currency");
+  const ids = checkIdentifiers(input);
+  if (Object.keys(ids).length === 0) throw invalid(NO_IDENTIFIER);
+
+  return groupCommit(db, (tx) => {
+    // 2. txn is the idempotency key, forever: a retry writes nothing.
+    const existing = conversionByTxn(tx).get({ ws: workspaceId, txn });
+    if (existing) return { recorded: true as const, duplicate: true, contact_id: existing.contactId };
+    // 3. The contact, strongest identifier first; never recorded against nobody.
+    const { contactId, click: evidence } = resolveContact(tx, workspaceId, ids);
+    if (!contactId) throw invalid(NO_MATCH);
+    // 4. Attribution and the record.
+    const click = attributedClick(tx, workspaceId, contactId, evidence, now);
+    const row: ConversionRow = {
+      id: newId(),
+      workspaceId,
+      txn,
+      event,
+      value,
+      currency,
+      contactId,
+      clickId: click?.id ?? null,
+      offerId: click?.offerId ?? null,
+      campaignId: click?.campaignId ?? null,
+      messageId: click?.messageId ?? null,
+      numberId: click?.numberId ?? null,
+      agentId: null,
+      flowId: null,
+      createdAt: now,
+    };
+    insertConversion(tx).run(row);
+    emitEvent(tx, workspaceId, "conversion.recorded", conversionJson(row), now);
+    return { recorded: true as const, duplicate: false, contact_id: contactId };
+  });
+}
+
+export function listConversions(
+  db: DbOrTx,
+  workspaceId: string,
+  filter: { contact_id?: string; campaign_id?: string; offer_id?: string; event?: string },
+  page: { limit: number; offset: number },
+): { conversions: ConversionJson[]; total: number } {
+  const where = and(
+    eq(conversions.workspaceId, workspaceId),
+    filter.contact_id !== undefined ? eq(conversions.contactId, filter.contact_id) : undefined,
+    filter.campaign_id !== undefined ? eq(conversions.campaignId, filter.campaign_id) : undefined,
+    filter.offer_id !== undefined ? eq(conversions.offerId, filter.offer_id) : undefined,
+    filter.event !== undefined ? eq(conversions.event, filter.event) : undefined,
+  );
+  const rows = db
+    .select()
+    .from(conversions)
+    .where(where)
+    .orderBy(desc(conversions.createdAt), desc(conversions.id))
+    .limit(page.limit)
+    .offset(page.offset)
+    .all();
+  const total = db.select({ n: count() }).from(conversions).where(where).get()?.n ?? 0;
+  return { conversions: rows.map(conversionJson), total };
+}

@@ -1,0 +1,216 @@
+import { and, count, desc, eq } from "drizzle-orm";
+import type { DbOrTx } from "../../db/client";
+import { type OfferRow, offers, trackedLinks } from "../../db/schema";
+import { invalid, notFound } from "../../lib/errors";
+import { isUuid, newId } from "../../lib/ids";
+import { toIso } from "../../lib/time";
+import { checkWebhookUrl } from "../../webhooks/targets";
+import { checkCurrency, checkValue } from "./values";
+
+/** The Offer as the API returns it (API.md §3 Offers & tracking). */
+export interface OfferJson {
+  id: string;
+  name: string;
+  destination_url: string;
+  value: number | null;
+  currency: string;
+  status: "active" | "paused";
+  tracking_url: string;
+  created_at: string;
+}
+
+export const OFFER_STATUSES = ["active", "paused"] as const;
+
+export interface OfferInput {
+  name?: string;
+  destination_url?: string;
+  value?: number | null;
+  currency?: string;
+  status?: (typeof OFFER_STATUSES)[number];
+}
+
+const CODE_ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+
+/**
+ * A random link code of `length` base62 characters (rejection sampling, so every character is
+ * equally likely). 10 characters ≈ 59 bits: not guessable, and short enough for an SMS.
+ */
+export function newLinkCode(length = 10): string {
+  const out: string[] = [];
+  while (out.length < length) {
+    for (const byte of crypto.getRandomValues(new Uint8Array(length * 2))) {
+      if (byte < 248 && out.length < length) out.push(CODE_ALPHABET[byte % 62]);
+    }
+  }
+  return out.join("");
+}
+
+/** `/r/<code>` under the server's public base URL (PUBLIC_URL). */
+export function trackingUrl(publicUrl: string, code: string): string {
+  return `${publicUrl}/r/${code}`;
+}
+
+export function offerJson(row: OfferRow, publicUrl: string): OfferJson {
+  return {
+    id: row.id,
+    name: row.name,
+    destination_url: row.destinationUrl,
+    value: row.value,
+    currency: row.currency,
+    status: row.status as OfferJson["status"],
+    tracking_url: trackingUrl(publicUrl, row.code),
+    created_at: toIso(row.createdAt) as string,
+  };
+}
+
+/**
+ * An offer's destination: an absolute http(s) URL without credentials that does not point at a
+ * link-local or cloud-metadata address (the webhook target rules; private addresses are allowed,
+ * a self-hosted landing page may live there). Returns the URL as given.
+ */
+export function checkDestinationUrl(raw: string): string {
+  const problem = checkWebhookUrl(raw, true);
+  if (problem) throw invalid(`destination_url ${problem}`);
+  return raw;
+}
+
+function checkInput(input: OfferInput) {
+  if (input.name !== undefined && input.name.trim() === "") throw invalid("name is required");
+  if (input.destination_url !== undefined) checkDestinationUrl(input.destination_url);
+  if (input.value !== undefined && input.value !== null) checkValue(input.value, "value");
+}
+
+export function createOffer(
+  db: DbOrTx,
+  workspaceId: string,
+  input: OfferInput & { name: string; destination_url: string },
+  publicUrl: string,
+  now = Date.now(),
+): OfferJson {
+  checkInput(input);
+  const row: OfferRow = {
+    id: newId(),
+    workspaceId,
+    name: input.name,
+    destinationUrl: input.destination_url,
+    value: input.value ?? null,
+    currency: input.currency === undefined ? "USD" : checkCurrency(input.currency, "currency"),
+    status: input.status ?? "active",
+    code: newLinkCode(8),
+    createdAt: now,
+    updatedAt: now,
+  };
+  db.transaction((tx) => {
+    tx.insert(offers).values(row).run();
+    // The offer's own link: a click on it knows the offer only.
+    tx.insert(trackedLinks).values({ code: row.code, workspaceId, offerId: row.id, createdAt: now }).run();
+  });
+  return offerJson(row, publicUrl);
+}
+
+/** The workspace's offer, or 404 (malformed, unknown or another workspace's id). */
+export function findOffer(db: DbOrTx, workspaceId: string, id: string): OfferRow {
+  if (!isUuid(id)) throw notFound();
+  const row = db
+    .select()
+    .from(offers)
+    .where(and(eq(offers.workspaceId, workspaceId), eq(offers.id, id)))
+    .get();
+  if (!row) throw notFound();
+  return row;
+}
+
+/** True when `id` is an offer of the workspace (a campaign's `offer_id`). */
+export function offerExists(db: DbOrTx, workspaceId: string, id: string): boolean {
+  if (!isUuid(id)) return false;
+  return (
+    db
+      .select({ id: offers.id })
+      .from(offers)
+      .where(and(eq(offers.workspaceId, workspaceId), eq(offers.id, id)))
+      .get() !== undefined
+  );
+}
+
+export function listOffers(
+  db: DbOrTx,
+  workspaceId: string,
+  filter: { status?: string },
+  page: { limit: number; offset: number },
+  publicUrl: string,
+): { offers: OfferJson[]; total: number } {
+  if (filter.status !== undefined && !(OFFER_STATUSES as readonly string[]).includes(filter.status))
+    throw invalid(`status must be one of ${OFFER_STATUSES.join(", ")}`);
+  const where = and(
+    eq(offers.workspaceId, workspaceId),
+    filter.status ? eq(offers.status, filter.status) : undefined,
+  );
+  const rows = db
+    .select()
+    .from(offers)
+    .where(where)
+    .orderBy(desc(offers.createdAt), desc(offers.id))
+    .limit(page.limit)
+    .offset(page.offset)
+    .all();
+  const total = db.select({ n: count() }).from(offers).where(where).get()?.n ?? 0;
+  return { offers: rows.map((row) => offerJson(row, publicUrl)), total };
+}
+
+export function updateOffer(
+  db: DbOrTx,
+  workspaceId: string,
+  id: string,
+  patch: OfferInput,
+  publicUrl: string,
+  now = Date.now(),
+): OfferJson {
+  return db.transaction((tx) => {
+    const row = findOffer(tx, workspaceId, id);
+    checkInput(patch);
+    const changes: Partial<OfferRow> = { updatedAt: now };
+    if (patch.name !== undefined) changes.name = patch.name;
+    if (patch.destination_url !== undefined) changes.destinationUrl = patch.destination_url;
+    if (patch.value !== undefined) changes.value = patch.value;
+    if (patch.currency !== undefined) changes.currency = checkCurrency(patch.currency, "currency");
+    if (patch.status !== undefined) changes.status = patch.status;
+    tx.update(offers).set(changes).where(eq(offers.id, row.id)).run();
+    return offerJson({ ...row, ...changes }, publicUrl);
+  });
+}
+
+/**
+ * Deletes an offer and its links (they answer 404 from now on); clicks and conversions already
+ * recorded keep its id.
+ */
+export function deleteOffer(db: DbOrTx, workspaceId: string, id: string): void {
+  db.transaction((tx) => {
+    const row = findOffer(tx, workspaceId, id);
+    tx.delete(trackedLinks)
+      .where(and(eq(trackedLinks.workspaceId, workspaceId), eq(trackedLinks.offerId, row.id)))
+      .run();
+    tx.delete(offers).where(eq(offers.id, row.id)).run();
+  });
+}
+
+/**
+ * A per-recipient link for a campaign message (`{{offer_url}}`): written in the transaction that
+ * writes the message, so a click knows its contact, campaign, message and sending number.
+ */
+export function createRecipientLink(
+  tx: DbOrTx,
+  link: {
+    workspaceId: string;
+    offerId: string;
+    contactId: string;
+    campaignId: string;
+    messageId: string;
+    numberId: string | null;
+    code: string;
+  },
+  now: number,
+) {
+  tx.insert(trackedLinks)
+    .values({ ...link, createdAt: now })
+    .run();
+}

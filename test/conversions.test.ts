@@ -1,0 +1,282 @@
+import { Database } from "bun:sqlite";
+import { afterAll, beforeAll, describe, expect, it } from "bun:test";
+import { startTestServer, type TestServer } from "./support/server";
+
+let s: TestServer;
+// biome-ignore lint/suspicious/noExplicitAny: JSON answers
+type Json = any;
+let ana: Json;
+let ben: Json;
+
+beforeAll(async () => {
+  s = await startTestServer();
+  ana = (
+    await s.api("POST", "/v1/contacts", {
+      phone_number: "+15125550101",
+      email: "Ana@Example.com",
+      external_id: "crm-1",
+      first_name: "Ana",
+    })
+  ).body.contact;
+  ben = (await s.api("POST", "/v1/contacts", { phone_number: "+15125550102", email: "ben@example.com" })).body
+    .contact;
+});
+afterAll(() => s.stop());
+
+const count = (table: string): number => {
+  const db = new Database(s.dbPath, { readonly: true });
+  try {
+    return (db.query(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
+  } finally {
+    db.close();
+  }
+};
+
+describe("POST /v1/conversion", () => {
+  it("records a conversion and answers the seed's body, nothing else", async () => {
+    const r = await s.api("POST", "/v1/conversion", {
+      txn: "order-1",
+      value: 49.9,
+      email: "ana@example.com",
+    });
+    expect(r.status).toBe(200);
+    expect(r.body).toEqual({ conversion: { recorded: true, duplicate: false, contact_id: ana.id } });
+    const list = await s.api("GET", `/v1/conversions?contact_id=${ana.id}`);
+    expect(list.body.conversions[0]).toMatchObject({
+      txn: "order-1",
+      event: "purchase",
+      value: 49.9,
+      currency: "USD",
+      contact_id: ana.id,
+      campaign_id: null,
+      offer_id: null,
+      message_id: null,
+      click_id: null,
+      agent_id: null,
+      flow_id: null,
+    });
+  });
+
+  it("is idempotent on txn forever: a retry writes nothing and answers duplicate with the original contact", async () => {
+    const before = count("conversions");
+    const events = count("events");
+    const r = await s.api("POST", "/v1/conversion", { txn: "order-1", value: 10, phone: "+15125550102" });
+    expect(r.status).toBe(200);
+    expect(r.body).toEqual({ conversion: { recorded: true, duplicate: true, contact_id: ana.id } });
+    expect(count("conversions")).toBe(before);
+    expect(count("events")).toBe(events);
+  });
+
+  it("keeps txn per workspace", async () => {
+    const other = s.newWorkspace("Other");
+    await s.api("POST", "/v1/contacts", { phone_number: "+15125550101" }, { key: other.key });
+    const r = await s.api(
+      "POST",
+      "/v1/conversion",
+      { txn: "order-1", phone: "5125550101" },
+      { key: other.key },
+    );
+    expect(r.body.conversion.duplicate).toBe(false);
+    expect(r.body.conversion.contact_id).not.toBe(ana.id);
+  });
+
+  it("tries identifiers strongest first: external_id beats phone beats email", async () => {
+    const byExternal = await s.api("POST", "/v1/conversion", {
+      txn: "s-1",
+      external_id: "crm-1",
+      phone: "+15125550102",
+      email: "ben@example.com",
+    });
+    expect(byExternal.body.conversion.contact_id).toBe(ana.id);
+    const byPhone = await s.api("POST", "/v1/conversion", {
+      txn: "s-2",
+      external_id: "nobody",
+      phone: "(512) 555-0102",
+      email: "ana@example.com",
+    });
+    expect(byPhone.body.conversion.contact_id).toBe(ben.id);
+    const byEmail = await s.api("POST", "/v1/conversion", {
+      txn: "s-3",
+      phone: "+15125550199",
+      email: "BEN@EXAMPLE.COM",
+    });
+    expect(byEmail.body.conversion.contact_id).toBe(ben.id);
+    const eleven = await s.api("POST", "/v1/conversion", { txn: "s-4", phone: "15125550101" });
+    expect(eleven.body.conversion.contact_id).toBe(ana.id);
+  });
+
+  it("falls through an unknown vcx and vid to the next identifier", async () => {
+    const r = await s.api("POST", "/v1/conversion", {
+      txn: "s-5",
+      vcx: "01936f8e-7c1a-7a3b-9f00-2d5e8c1b4a77",
+      vid: "01936f8e-7c1a-4a3b-9f00-2d5e8c1b4a77",
+      email: "ben@example.com",
+    });
+    expect(r.body.conversion.contact_id).toBe(ben.id);
+  });
+
+  it("takes lead, action and custom events, and upper-cases the currency", async () => {
+    for (const [event, txn] of [
+      ["lead", "e-1"],
+      ["action", "e-2"],
+      ["signup.completed-v2", "e-3"],
+    ]) {
+      const r = await s.api("POST", "/v1/conversion", {
+        txn,
+        event,
+        currency: "eur",
+        value: 0,
+        phone: "+15125550101",
+      });
+      expect(r.status).toBe(200);
+    }
+    const list = await s.api("GET", "/v1/conversions?event=signup.completed-v2");
+    expect(list.body.conversions).toHaveLength(1);
+    expect(list.body.conversions[0].currency).toBe("EUR");
+  });
+
+  const bad: [string, Json, string][] = [
+    ["no txn", { email: "ana@example.com" }, "txn is required"],
+    ["an empty txn", { txn: "  ", email: "ana@example.com" }, "txn is required"],
+    [
+      "no identifier",
+      { txn: "b-1" },
+      "At least one identifier is required (vcx, vid, external_id, phone, email)",
+    ],
+    [
+      "empty identifiers",
+      { txn: "b-1", email: "", phone: "" },
+      "At least one identifier is required (vcx, vid, external_id, phone, email)",
+    ],
+    ["no match", { txn: "b-1", email: "nobody@example.com" }, "No contact matched the identifiers"],
+    [
+      "a value that is not a number",
+      { txn: "b-1", value: "twelve", email: "ana@example.com" },
+      "value must be a number",
+    ],
+    [
+      "a negative value",
+      { txn: "b-1", value: -1, email: "ana@example.com" },
+      "value must be between 0 and 1000000000",
+    ],
+    [
+      "a huge value",
+      { txn: "b-1", value: 1e300, email: "ana@example.com" },
+      "value must be between 0 and 1000000000",
+    ],
+    [
+      "a currency of 4 letters",
+      { txn: "b-1", currency: "USDX", email: "ana@example.com" },
+      "currency is too long (max 3)",
+    ],
+    [
+      "a currency with digits",
+      { txn: "b-1", currency: "U5D", email: "ana@example.com" },
+      "currency must be a three-letter currency code (ISO 4217)",
+    ],
+    [
+      "an unknown event",
+      { txn: "b-1", event: "Purchase!", email: "ana@example.com" },
+      "event must be purchase, lead, action or a custom name",
+    ],
+    [
+      "a malformed vcx",
+      { txn: "b-1", vcx: "abc", email: "ana@example.com" },
+      "vcx must be a click id (a UUID from a tracked link)",
+    ],
+    [
+      "a malformed vid",
+      { txn: "b-1", vid: "abc", email: "ana@example.com" },
+      "vid must be a visitor id (a UUID from the tracking script)",
+    ],
+    ["a bad phone", { txn: "b-1", phone: "12" }, "phone must be a valid phone number"],
+    ["a bad email", { txn: "b-1", email: "nope" }, "email must be a valid email address"],
+  ];
+  for (const [what, body, error] of bad) {
+    it(`answers 422 for ${what} and writes nothing`, async () => {
+      const before = count("conversions");
+      const r = await s.api("POST", "/v1/conversion", body);
+      expect(r.status).toBe(422);
+      expect(r.body.ok).toBe(false);
+      expect(r.body.error).toStartWith(error);
+      expect(count("conversions")).toBe(before);
+    });
+  }
+
+  it("answers NaN and Infinity (not JSON) with 400, and 1e400 (Infinity once parsed) with 422", async () => {
+    const nan = await s.api("POST", "/v1/conversion", undefined, {
+      raw: '{"txn":"b-2","value":NaN,"email":"ana@example.com"}',
+      headers: { "content-type": "application/json" },
+    });
+    expect(nan.status).toBe(400);
+    const inf = await s.api("POST", "/v1/conversion", undefined, {
+      raw: '{"txn":"b-2","value":1e400,"email":"ana@example.com"}',
+      headers: { "content-type": "application/json" },
+    });
+    expect(inf.status).toBe(422);
+    expect(inf.body.error).toStartWith("value must be");
+  });
+
+  it("answers 403 without the write scope", async () => {
+    const read = s.newKey(["read"]);
+    const r = await s.api(
+      "POST",
+      "/v1/conversion",
+      { txn: "w-1", email: "ana@example.com" },
+      { key: read.key },
+    );
+    expect(r.status).toBe(403);
+    expect(r.body).toEqual({
+      ok: false,
+      error: "This API key cannot create and edit.",
+      required_scope: "write",
+    });
+  });
+
+  it("answers 403 when tracking is disabled, before looking at the body, and writes nothing", async () => {
+    const other = s.newWorkspace("Disabled");
+    await s.api("PATCH", "/v1/settings", { conversion_tracking_enabled: false }, { key: other.key });
+    for (const body of [{ txn: "d-1", email: "ana@example.com" }, {}]) {
+      const r = await s.api("POST", "/v1/conversion", body, { key: other.key });
+      expect(r.status).toBe(403);
+      expect(r.body).toEqual({ ok: false, error: "Conversion tracking is disabled for this workspace" });
+    }
+  });
+
+  it("emits conversion.recorded with the record, once", async () => {
+    await s.api("POST", "/v1/conversion", { txn: "ev-1", value: 5, email: "ben@example.com" });
+    await s.api("POST", "/v1/conversion", { txn: "ev-1", value: 5, email: "ben@example.com" });
+    const db = new Database(s.dbPath, { readonly: true });
+    const rows = db
+      .query("SELECT data FROM events WHERE type = 'conversion.recorded' AND data LIKE '%\"ev-1\"%'")
+      .all() as { data: string }[];
+    db.close();
+    expect(rows).toHaveLength(1);
+    expect(JSON.parse(rows[0].data)).toMatchObject({
+      txn: "ev-1",
+      value: 5,
+      contact_id: ben.id,
+      event: "purchase",
+    });
+  });
+});
+
+describe("GET /v1/conversions", () => {
+  it("lists newest first with filters and pagination", async () => {
+    const all = await s.api("GET", "/v1/conversions?limit=2");
+    expect(all.status).toBe(200);
+    expect(all.body.conversions).toHaveLength(2);
+    expect(all.body.total).toBeGreaterThan(5);
+    expect(all.body.limit).toBe(2);
+    const ben_ = await s.api("GET", `/v1/conversions?contact_id=${ben.id}`);
+    expect(ben_.body.conversions.every((c: Json) => c.contact_id === ben.id)).toBe(true);
+    const none = await s.api("GET", "/v1/conversions?campaign_id=01936f8e-7c1a-7a3b-9f00-2d5e8c1b4a77");
+    expect(none.body.total).toBe(0);
+  });
+
+  it("never shows another workspace's conversions", async () => {
+    const other = s.newWorkspace("Empty");
+    const r = await s.api("GET", "/v1/conversions", undefined, { key: other.key });
+    expect(r.body.total).toBe(0);
+  });
+});
