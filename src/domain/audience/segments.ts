@@ -22,14 +22,16 @@ import { jsonField, jsonNumber, likeInsensitive } from "../../db/dialect";
 import {
   audienceVersions,
   type ContactRow,
+  clicks,
   contacts,
+  conversions,
   listMembers,
   lists,
   messages,
   type SegmentRow,
   segments,
 } from "../../db/schema";
-import { AppError, invalid, notFound } from "../../lib/errors";
+import { invalid, notFound } from "../../lib/errors";
 import { isUuid, newId } from "../../lib/ids";
 import { normalizePhone } from "../../lib/phone";
 import { toIso } from "../../lib/time";
@@ -104,12 +106,11 @@ export type Rule =
   | { kind: "column"; field: string; op: Op; value: unknown }
   | { kind: "custom"; key: string; op: Op; value: unknown }
   | { kind: "list"; listId: string; member: boolean }
-  | { kind: "activity"; event: "inbound" | "outbound"; within: boolean; days: number };
+  | { kind: "activity"; event: (typeof ACTIVITY_EVENTS)[number]; within: boolean; days: number };
 
 const isObject = (v: unknown): v is Record<string, unknown> =>
   v !== null && typeof v === "object" && !Array.isArray(v);
 
-const NOT_AVAILABLE = "Not implemented yet in this version: segment rules on clicked and conversion activity";
 const NODE_KINDS = ["all", "any", "not", "field", "in_list", "not_in_list", "event"] as const;
 
 /**
@@ -127,8 +128,6 @@ export function parseRules(
 ): Rule {
   let conditions = 0;
   const listIds = new Map<string, string>();
-  /** A clicked/conversion rule was found: 501, but only once the whole tree is otherwise valid. */
-  let unavailable = false;
 
   const tooDeep = () => invalid(`rules must not be nested deeper than ${MAX_DEPTH} levels`);
   /** `depth`: how many groups enclose `node` (0 at the root). */
@@ -171,10 +170,9 @@ export function parseRules(
     if (days === undefined) throw invalid(`${at}.value is required`);
     if (typeof days !== "number" || !Number.isInteger(days) || days < 0 || days > 36500)
       throw invalid(`${at}.value must be an integer between 0 and 36500`);
-    if (event === "clicked" || event === "conversion") unavailable = true;
     return {
       kind: "activity",
-      event: event as "inbound" | "outbound",
+      event: event as (typeof ACTIVITY_EVENTS)[number],
       within: node.op === "any_within_days",
       days,
     };
@@ -224,7 +222,6 @@ export function parseRules(
         .get();
     if (!found) throw invalid(`${at} does not exist`);
   }
-  if (unavailable) throw new AppError("not_implemented", NOT_AVAILABLE);
   return rule;
 }
 
@@ -430,7 +427,14 @@ export function compileRule(rule: Rule, workspaceId: string, now: number): SQL {
       return rule.member ? exists : sql`NOT ${exists}`;
     }
     case "activity": {
-      const exists = sql`EXISTS (SELECT 1 FROM ${messages} WHERE ${messages.workspaceId} = ${workspaceId} AND ${messages.contactId} = ${contacts.id} AND ${messages.direction} = ${rule.event} AND ${messages.createdAt} >= ${now - rule.days * DAY_MS})`;
+      const since = now - rule.days * DAY_MS;
+      // Each through an index that starts (workspace_id, contact_id, ...).
+      const exists =
+        rule.event === "clicked"
+          ? sql`EXISTS (SELECT 1 FROM ${clicks} WHERE ${clicks.workspaceId} = ${workspaceId} AND ${clicks.contactId} = ${contacts.id} AND ${clicks.createdAt} >= ${since})`
+          : rule.event === "conversion"
+            ? sql`EXISTS (SELECT 1 FROM ${conversions} WHERE ${conversions.workspaceId} = ${workspaceId} AND ${conversions.contactId} = ${contacts.id} AND ${conversions.createdAt} >= ${since})`
+            : sql`EXISTS (SELECT 1 FROM ${messages} WHERE ${messages.workspaceId} = ${workspaceId} AND ${messages.contactId} = ${contacts.id} AND ${messages.direction} = ${rule.event} AND ${messages.createdAt} >= ${since})`;
       return rule.within ? exists : sql`NOT ${exists}`;
     }
   }

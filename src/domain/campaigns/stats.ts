@@ -1,6 +1,7 @@
 import { and, eq, gte, inArray, isNull, sql } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
 import { type CampaignRow, campaignRecipients } from "../../db/schema";
+import { campaignAttribution } from "../attribution/campaign-figures";
 import { onEventEmitted } from "../events";
 
 /** A window after the campaign message in which an inbound reply or opt-out counts for it. */
@@ -37,10 +38,13 @@ export interface CampaignStats {
  * `stats` (API.md §3, §5): one grouped count over the covering index
  * (campaign_id, outcome, variant, handed_off_at, replied_at, opted_out_at), never the table.
  * `sent` counts every recipient whose message reached the carrier (delivered ⊆ sent);
- * `suppressed` counts skipped recipients. Clicks, conversions and revenue are 0 until offers and
- * attribution exist.
+ * `suppressed` counts skipped recipients. Clicks, conversions and revenue come from attribution
+ * (src/domain/attribution/campaign-figures.ts); per variant they stay 0.
  */
-export function campaignStats(db: DbOrTx, campaign: Pick<CampaignRow, "id" | "message">): CampaignStats {
+export function campaignStats(
+  db: DbOrTx,
+  campaign: Pick<CampaignRow, "id" | "workspaceId" | "message">,
+): CampaignStats {
   const rows = db
     .select({
       outcome: campaignRecipients.outcome,
@@ -102,6 +106,7 @@ export function campaignStats(db: DbOrTx, campaign: Pick<CampaignRow, "id" | "me
     }
   }
   stats.variants = [...variants.values()];
+  Object.assign(stats, campaignAttribution(db, campaign.workspaceId, campaign.id));
   return stats;
 }
 

@@ -1,0 +1,339 @@
+import { Database } from "bun:sqlite";
+import { afterAll, beforeAll, describe, expect, it } from "bun:test";
+import { startTestServer, type TestServer } from "./support/server";
+
+// biome-ignore lint/suspicious/noExplicitAny: JSON answers
+type Json = any;
+let s: TestServer;
+let ana: Json;
+let offer: Json;
+let publicId: string;
+
+beforeAll(async () => {
+  s = await startTestServer({ publicUrl: "https://go.example.com" });
+  ana = (await s.api("POST", "/v1/contacts", { phone_number: "+15125550111", email: "ana@example.com" })).body
+    .contact;
+  offer = (
+    await s.api("POST", "/v1/offers", {
+      name: "Spring sale",
+      destination_url: "https://shop.example.com/spring?utm_source=sms&x=a%20b#top",
+      value: 49,
+      currency: "usd",
+    })
+  ).body.offer;
+  publicId = (await s.api("GET", "/v1/settings")).body.settings.public_id;
+});
+afterAll(() => s.stop());
+
+const query = <T>(text: string, ...params: (string | number)[]): T[] => {
+  const db = new Database(s.dbPath, { readonly: true });
+  try {
+    return db.query(text).all(...params) as T[];
+  } finally {
+    db.close();
+  }
+};
+const follow = (code: string, headers: Record<string, string> = {}) =>
+  fetch(`${s.url}/r/${code}`, { redirect: "manual", headers });
+const codeOf = (trackingUrl: string) => trackingUrl.split("/r/")[1];
+
+/** A per-recipient link as a campaign message carries it (written by the dispatcher in production). */
+function recipientLink(code: string, contactId: string, campaignId: string, messageId: string) {
+  const db = new Database(s.dbPath);
+  db.query(
+    "INSERT INTO tracked_links (code, workspace_id, offer_id, contact_id, campaign_id, message_id, number_id, created_at) VALUES (?, ?, ?, ?, ?, ?, NULL, ?)",
+  ).run(code, s.workspaceId, offer.id, contactId, campaignId, messageId, Date.now());
+  db.close();
+}
+
+describe("/v1/offers", () => {
+  it("creates an offer with its tracking_url under PUBLIC_URL", () => {
+    // A copy: bun's toMatchObject writes its asymmetric matchers into the object it checks.
+    expect({ ...offer }).toMatchObject({
+      name: "Spring sale",
+      value: 49,
+      currency: "USD",
+      status: "active",
+      tracking_url: expect.stringMatching(/^https:\/\/go\.example\.com\/r\/[0-9A-Za-z]{8}$/),
+    });
+  });
+
+  it("lists, gets, updates and deletes", async () => {
+    const made = (
+      await s.api("POST", "/v1/offers", { name: "Tmp", destination_url: "http://10.0.0.5/landing" })
+    ).body.offer;
+    expect((await s.api("GET", `/v1/offers/${made.id}`)).body.offer).toEqual(made);
+    const list = await s.api("GET", "/v1/offers?status=active");
+    expect(list.body.offers.map((o: Json) => o.id)).toContain(made.id);
+    const patched = await s.api("PATCH", `/v1/offers/${made.id}`, { status: "paused", name: "Tmp 2" });
+    expect(patched.body.offer).toMatchObject({
+      status: "paused",
+      name: "Tmp 2",
+      tracking_url: made.tracking_url,
+    });
+    expect((await s.api("DELETE", `/v1/offers/${made.id}`)).body).toEqual({ ok: true, deleted: true });
+    expect((await s.api("GET", `/v1/offers/${made.id}`)).status).toBe(404);
+    expect((await follow(codeOf(made.tracking_url))).status).toBe(404);
+  });
+
+  const bad: [string, Json, string][] = [
+    [
+      "a javascript: URL",
+      { name: "x", destination_url: "javascript:alert(1)" },
+      "destination_url must be an http or https URL",
+    ],
+    [
+      "an ftp URL",
+      { name: "x", destination_url: "ftp://example.com/" },
+      "destination_url must be an http or https URL",
+    ],
+    [
+      "a metadata address",
+      { name: "x", destination_url: "http://169.254.169.254/latest" },
+      "destination_url must not point to a link-local or cloud metadata address",
+    ],
+    [
+      "a metadata host",
+      { name: "x", destination_url: "http://metadata.google.internal/" },
+      "destination_url must not point to a link-local or cloud metadata address",
+    ],
+    [
+      "an IPv6 link-local address",
+      { name: "x", destination_url: "http://[fe80::1]/" },
+      "destination_url must not point to a link-local or cloud metadata address",
+    ],
+    ["not a URL", { name: "x", destination_url: "shop" }, "destination_url must be a valid URL"],
+    [
+      "credentials",
+      { name: "x", destination_url: "https://u:p@example.com/" },
+      "destination_url must not contain credentials",
+    ],
+    ["no name", { destination_url: "https://example.com/" }, "name is required"],
+    [
+      "a negative value",
+      { name: "x", destination_url: "https://example.com/", value: -5 },
+      "value must be between 0 and 1000000000",
+    ],
+    [
+      "a bad currency",
+      { name: "x", destination_url: "https://example.com/", currency: "1$" },
+      "currency must be a three-letter currency code (ISO 4217)",
+    ],
+    [
+      "a bad status",
+      { name: "x", destination_url: "https://example.com/", status: "live" },
+      "status must be one of active, paused",
+    ],
+  ];
+  for (const [what, body, error] of bad) {
+    it(`answers 422 for ${what}, writing nothing`, async () => {
+      const before = query<{ n: number }>("SELECT count(*) AS n FROM offers")[0].n;
+      const r = await s.api("POST", "/v1/offers", body);
+      expect(r.status).toBe(422);
+      expect(r.body.error).toBe(error);
+      expect(query<{ n: number }>("SELECT count(*) AS n FROM offers")[0].n).toBe(before);
+    });
+  }
+
+  it("keeps offers per workspace", async () => {
+    const other = s.newWorkspace("Other");
+    expect((await s.api("GET", `/v1/offers/${offer.id}`, undefined, { key: other.key })).status).toBe(404);
+    expect((await s.api("PATCH", `/v1/offers/${offer.id}`, { name: "x" }, { key: other.key })).status).toBe(
+      404,
+    );
+  });
+});
+
+describe("GET /r/{code}", () => {
+  it("records a click and redirects with vcx appended, keeping the destination's query and fragment", async () => {
+    const r = await follow(codeOf(offer.tracking_url));
+    expect(r.status).toBe(302);
+    const location = r.headers.get("location") as string;
+    expect(location).toMatch(
+      /^https:\/\/shop\.example\.com\/spring\?utm_source=sms&x=a%20b&vcx=[0-9a-f-]{36}#top$/,
+    );
+    const vcx = new URL(location).searchParams.get("vcx");
+    const rows = query<Json>("SELECT * FROM clicks WHERE id = ?", vcx as string);
+    expect(rows[0]).toMatchObject({ offer_id: offer.id, contact_id: null, workspace_id: s.workspaceId });
+    const events = query<{ data: string }>("SELECT data FROM events WHERE type = 'link.clicked'");
+    expect(events.map((e) => JSON.parse(e.data).click_id)).toContain(vcx);
+  });
+
+  it("answers a 404 page for an unknown code, a malformed one and a paused offer, never a redirect", async () => {
+    const paused = (
+      await s.api("POST", "/v1/offers", {
+        name: "P",
+        destination_url: "https://example.com/p",
+        status: "paused",
+      })
+    ).body.offer;
+    for (const code of ["ZZZZZZZZ", "..%2F..%2Fetc", "a", codeOf(paused.tracking_url)]) {
+      const r = await follow(code);
+      expect(r.status).toBe(404);
+      expect(r.headers.get("location")).toBeNull();
+      expect(r.headers.get("content-type")).toContain("text/html");
+    }
+    expect(query<{ n: number }>("SELECT count(*) AS n FROM clicks WHERE offer_id = ?", paused.id)[0].n).toBe(
+      0,
+    );
+  });
+
+  it("is rate limited per address", async () => {
+    const limited = await startTestServer({ rateLimitRps: 1, rateLimitBurst: 2 });
+    try {
+      const statuses = [];
+      for (let i = 0; i < 4; i++)
+        statuses.push((await fetch(`${limited.url}/r/ZZZZZZZZ`, { redirect: "manual" })).status);
+      expect(statuses).toEqual([404, 404, 429, 429]);
+      expect((await fetch(`${limited.url}/t/collect`, { method: "POST", body: "{}" })).status).toBe(429);
+    } finally {
+      await limited.stop();
+    }
+  });
+});
+
+describe("the tracking script and its reports", () => {
+  it("serves /t.js small (≤ 3 KB gzipped), gzipped on request, cacheable", async () => {
+    const plain = await fetch(`${s.url}/t.js?w=${publicId}`, { headers: { "accept-encoding": "identity" } });
+    expect(plain.status).toBe(200);
+    expect(plain.headers.get("content-type")).toContain("javascript");
+    const text = await plain.text();
+    expect(text).toContain("/t/collect");
+    const gzipped = Bun.gzipSync(new TextEncoder().encode(text));
+    expect(gzipped.length).toBeLessThanOrEqual(3072);
+    const etag = plain.headers.get("etag") as string;
+    expect((await fetch(`${s.url}/t.js`, { headers: { "if-none-match": etag } })).status).toBe(304);
+  });
+
+  it("answers OPTIONS and every report with 204 and CORS, whatever it carries", async () => {
+    const pre = await fetch(`${s.url}/t/collect`, {
+      method: "OPTIONS",
+      headers: { origin: "https://shop.example.com" },
+    });
+    expect(pre.status).toBe(204);
+    expect(pre.headers.get("access-control-allow-origin")).toBe("*");
+    for (const body of [
+      "",
+      "not json",
+      "[]",
+      '{"vid":"x"}',
+      JSON.stringify({ vid: crypto.randomUUID(), vcx: crypto.randomUUID() }),
+      "x".repeat(20_000),
+    ]) {
+      for (const path of ["/t/collect", "/t/identify"]) {
+        const r = await fetch(`${s.url}${path}`, {
+          method: "POST",
+          body,
+          headers: { "content-type": "text/plain" },
+        });
+        expect(r.status).toBe(204);
+        expect(r.headers.get("access-control-allow-origin")).toBe("*");
+        expect(await r.text()).toBe("");
+      }
+    }
+    expect(query<{ n: number }>("SELECT count(*) AS n FROM visitors")[0].n).toBe(0);
+  });
+});
+
+describe("attribution", () => {
+  it("a recipient link's click carries contact, campaign and message; vcx resolves the contact and is credited", async () => {
+    const campaignId = crypto.randomUUID();
+    const messageId = crypto.randomUUID();
+    recipientLink("AnaLink001", ana.id, campaignId, messageId);
+    const r = await follow("AnaLink001");
+    const vcx = new URL(r.headers.get("location") as string).searchParams.get("vcx") as string;
+    const conv = await s.api("POST", "/v1/conversion", {
+      txn: "a-1",
+      value: 20,
+      vcx,
+      email: "nobody@example.com",
+    });
+    expect(conv.body).toEqual({ conversion: { recorded: true, duplicate: false, contact_id: ana.id } });
+    const row = (await s.api("GET", `/v1/conversions?txn=a-1&contact_id=${ana.id}`)).body.conversions[0];
+    expect(row).toMatchObject({
+      click_id: vcx,
+      campaign_id: campaignId,
+      offer_id: offer.id,
+      message_id: messageId,
+    });
+    // A later conversion by email is credited to the same last click.
+    const later = await s.api("POST", "/v1/conversion", { txn: "a-2", email: "ANA@example.com" });
+    expect(later.body.conversion.contact_id).toBe(ana.id);
+    const row2 = (await s.api("GET", `/v1/conversions?contact_id=${ana.id}&limit=1`)).body.conversions[0];
+    expect(row2).toMatchObject({ txn: "a-2", click_id: vcx, campaign_id: campaignId });
+  });
+
+  it("a landing reported with vcx ties vid to the clicked contact; identify ties a generic link's visitor", async () => {
+    recipientLink("AnaLink002", ana.id, crypto.randomUUID(), crypto.randomUUID());
+    const vcx = new URL((await follow("AnaLink002")).headers.get("location") as string).searchParams.get(
+      "vcx",
+    );
+    const vid = crypto.randomUUID();
+    const collect = await fetch(`${s.url}/t/collect`, {
+      method: "POST",
+      headers: { "content-type": "text/plain" },
+      body: JSON.stringify({ vid, vcx, url: "https://shop.example.com/spring", w: publicId }),
+    });
+    expect(collect.status).toBe(204);
+    const conv = await s.api("POST", "/v1/conversion", { txn: "v-1", vid });
+    expect(conv.body.conversion.contact_id).toBe(ana.id);
+
+    // A generic link knows no contact; identify ties the visitor, and the conversion gets the click.
+    const ben = (
+      await s.api("POST", "/v1/contacts", { phone_number: "+15125550112", external_id: "crm-ben" })
+    ).body.contact;
+    const genericVcx = new URL(
+      (await follow(codeOf(offer.tracking_url))).headers.get("location") as string,
+    ).searchParams.get("vcx");
+    const benVid = crypto.randomUUID();
+    const post = (path: string, body: Json) =>
+      fetch(`${s.url}${path}`, {
+        method: "POST",
+        body: JSON.stringify(body),
+        headers: { "content-type": "text/plain" },
+      });
+    await post("/t/collect", { vid: benVid, vcx: genericVcx, w: publicId });
+    expect((await s.api("POST", "/v1/conversion", { txn: "v-2", vid: benVid })).status).toBe(422);
+    await post("/t/identify", { vid: benVid, w: "ws_wrongworkspace00000", external_id: "crm-ben" });
+    expect((await s.api("POST", "/v1/conversion", { txn: "v-2", vid: benVid })).status).toBe(422);
+    await post("/t/identify", { vid: benVid, w: publicId, external_id: "crm-ben" });
+    const conv2 = await s.api("POST", "/v1/conversion", { txn: "v-2", vid: benVid });
+    expect(conv2.body.conversion.contact_id).toBe(ben.id);
+    const row = (await s.api("GET", `/v1/conversions?contact_id=${ben.id}`)).body.conversions[0];
+    expect(row).toMatchObject({ click_id: genericVcx, offer_id: offer.id, campaign_id: null });
+  });
+
+  it("credits nothing for a click older than 30 days", async () => {
+    const eve = (await s.api("POST", "/v1/contacts", { phone_number: "+15125550113" })).body.contact;
+    recipientLink("EveLink001", eve.id, crypto.randomUUID(), crypto.randomUUID());
+    const vcx = new URL((await follow("EveLink001")).headers.get("location") as string).searchParams.get(
+      "vcx",
+    ) as string;
+    const db = new Database(s.dbPath);
+    db.query("UPDATE clicks SET created_at = ? WHERE id = ?").run(Date.now() - 31 * 86_400_000, vcx);
+    db.close();
+    const conv = await s.api("POST", "/v1/conversion", { txn: "old-1", vcx });
+    expect(conv.body.conversion.contact_id).toBe(eve.id);
+    const row = (await s.api("GET", `/v1/conversions?contact_id=${eve.id}`)).body.conversions[0];
+    expect(row).toMatchObject({ click_id: null, campaign_id: null, offer_id: null });
+  });
+
+  it("segment rules on clicked and conversion activity match", async () => {
+    await s.api("POST", "/v1/contacts", { phone_number: "+15125550114" });
+    const names = async (rule: Json) =>
+      (await s.api("POST", "/v1/segments/preview", { rules: { all: [rule] } })).body.sample
+        .map((c: Json) => c.phone_number)
+        .sort();
+    expect(await names({ event: "clicked", op: "any_within_days", value: 30 })).toEqual(["+15125550111"]);
+    expect(await names({ event: "clicked", op: "any_within_days", value: 60 })).toEqual([
+      "+15125550111",
+      "+15125550113",
+    ]);
+    expect(await names({ event: "conversion", op: "any_within_days", value: 1 })).toEqual([
+      "+15125550111",
+      "+15125550112",
+      "+15125550113",
+    ]);
+    expect(await names({ event: "conversion", op: "none_within_days", value: 1 })).toEqual(["+15125550114"]);
+  });
+});
