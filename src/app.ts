@@ -1,5 +1,6 @@
 import type { Database } from "bun:sqlite";
 import { Elysia } from "elysia";
+import { analyticsRoutes } from "./api/analytics";
 import { campaignsRoutes } from "./api/campaigns";
 import { carrierCallbackRoutes } from "./api/carrier-callbacks";
 import { contactRoutes } from "./api/contacts";
@@ -73,6 +74,7 @@ export function createApp(deps: AppDeps) {
     .use(conversionsRoutes(deps))
     .use(offersRoutes(deps))
     .use(trackingRoutes(deps))
+    .use(analyticsRoutes(deps))
     .use(plannedRoutes());
   return app.use(
     openApiRoutes(() => app, {

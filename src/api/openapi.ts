@@ -79,6 +79,11 @@ export const TAGS: { name: string; description: string }[] = [
       "Server-side conversions, matched to a contact by the strongest identifier and credited to the contact's last click within 30 days.",
   },
   {
+    name: "Analytics",
+    description:
+      "Figures over a window (default the last 30 days): totals, a metric per hour or day, campaigns with cost and ROI, sending numbers with their delivery rate.",
+  },
+  {
     name: "Webhooks",
     description:
       "Subscriptions that receive events as signed HTTP POSTs (Standard Webhooks), with retries, a delivery log and replay.",

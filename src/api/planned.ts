@@ -11,7 +11,6 @@ export const PLANNED: { prefix: string; name: string }[] = [
   { prefix: "/v1/voices", name: "Voices" },
   { prefix: "/v1/calls", name: "Calls" },
   { prefix: "/v1/flows", name: "Flows" },
-  { prefix: "/v1/analytics", name: "Analytics" },
   { prefix: "/v1/10dlc", name: "10DLC registration" },
   { prefix: "/v1/short-codes", name: "Short-code requests" },
 ];

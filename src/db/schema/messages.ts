@@ -49,6 +49,15 @@ export const messages = sqliteTable(
     index("messages_workspace_campaign_idx").on(t.workspaceId, t.campaignId),
     index("messages_workspace_status_idx").on(t.workspaceId, t.status, t.createdAt),
     index("messages_carrier_id_idx").on(t.carrierMessageId),
+    // Analytics (overview, timeseries, numbers) count from this index alone, never the table.
+    index("messages_workspace_analytics_idx").on(
+      t.workspaceId,
+      t.createdAt,
+      t.direction,
+      t.status,
+      t.numberId,
+      t.segments,
+    ),
   ],
 );
 

@@ -1,0 +1,341 @@
+import { and, eq, gte, inArray, isNotNull, lt, type SQL, sql } from "drizzle-orm";
+import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
+import type { Db, DbOrTx } from "../../db/client";
+import { campaigns, clicks, conversions, messages, numbers, suppressions } from "../../db/schema";
+import { invalid } from "../../lib/errors";
+import { toIso } from "../../lib/time";
+import { campaignStats } from "../campaigns/stats";
+import { getSettings } from "../workspace/settings";
+import { roundMoney } from "./campaign-figures";
+
+/**
+ * Analytics (API.md §3 Analytics, §5, §6.5). Every figure is counted over a window [from, to) of
+ * the record's creation time, from indexes that start with (workspace_id, created_at)
+ * (messages_workspace_analytics_idx covers every message column read). Buckets are UTC.
+ */
+const DAY_MS = 86_400_000;
+export const DEFAULT_WINDOW_MS = 30 * DAY_MS;
+export const METRICS = [
+  "sent",
+  "delivered",
+  "replies",
+  "opt_outs",
+  "clicks",
+  "conversions",
+  "revenue",
+] as const;
+export const INTERVALS = ["hour", "day"] as const;
+export type Metric = (typeof METRICS)[number];
+export type Interval = (typeof INTERVALS)[number];
+/** The most buckets one timeseries answers (hourly over about 83 days). */
+export const MAX_POINTS = 2000;
+
+const SENT = ["SENT", "DELIVERED", "UNDELIVERED"];
+const FAILED = ["FAILED", "UNDELIVERED"];
+
+export interface Window {
+  from: number;
+  to: number;
+}
+
+function parseDate(value: string | undefined, field: string): number | undefined {
+  if (value === undefined || value === "") return undefined;
+  // ISO 8601 dates or date-times only: Date.parse takes looser text too.
+  const ms = /^\d{4}-\d{2}-\d{2}([T ][\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.test(value)
+    ? Date.parse(value)
+    : Number.NaN;
+  if (!Number.isFinite(ms)) throw invalid(`${field} must be a date (ISO 8601)`);
+  return ms;
+}
+
+/** `from`/`to` (ISO 8601), by default the last 30 days; 422 naming the field when they do not hold. */
+export function parseWindow(query: { from?: string; to?: string }, now: number): Window {
+  const from = parseDate(query.from, "from");
+  const to = parseDate(query.to, "to");
+  const end = to ?? (from !== undefined ? Math.max(now, from) : now);
+  const start = from ?? end - DEFAULT_WINDOW_MS;
+  if (start > end) throw invalid("from must not be after to");
+  return { from: start, to: end };
+}
+
+const inWindow = (column: SQLiteColumn, window: Window) =>
+  and(gte(column, window.from), lt(column, window.to)) as SQL;
+
+function messageCounts(db: DbOrTx, workspaceId: string, window: Window) {
+  const rows = db
+    .select({ direction: messages.direction, status: messages.status, n: sql<number>`count(*)` })
+    .from(messages)
+    .where(and(eq(messages.workspaceId, workspaceId), inWindow(messages.createdAt, window)))
+    .groupBy(messages.direction, messages.status)
+    .all();
+  const out = { sent: 0, delivered: 0, failed: 0, inbound: 0 };
+  for (const row of rows) {
+    if (row.direction === "inbound") out.inbound += row.n;
+    else {
+      if (SENT.includes(row.status)) out.sent += row.n;
+      if (row.status === "DELIVERED") out.delivered += row.n;
+      if (FAILED.includes(row.status)) out.failed += row.n;
+    }
+  }
+  return out;
+}
+
+function optOuts(db: DbOrTx, workspaceId: string, window: Window): number {
+  return (
+    db
+      .select({ n: sql<number>`count(*)` })
+      .from(suppressions)
+      .where(
+        and(
+          eq(suppressions.workspaceId, workspaceId),
+          inWindow(suppressions.createdAt, window),
+          eq(suppressions.reason, "opt_out"),
+        ),
+      )
+      .get()?.n ?? 0
+  );
+}
+
+function clickCount(db: DbOrTx, workspaceId: string, window: Window): number {
+  return (
+    db
+      .select({ n: sql<number>`count(*)` })
+      .from(clicks)
+      .where(and(eq(clicks.workspaceId, workspaceId), inWindow(clicks.createdAt, window)))
+      .get()?.n ?? 0
+  );
+}
+
+function conversionTotals(db: DbOrTx, workspaceId: string, window: Window) {
+  const row = db
+    .select({ n: sql<number>`count(*)`, revenue: sql<number>`coalesce(sum(${conversions.value}), 0)` })
+    .from(conversions)
+    .where(and(eq(conversions.workspaceId, workspaceId), inWindow(conversions.createdAt, window)))
+    .get();
+  return { conversions: row?.n ?? 0, revenue: roundMoney(row?.revenue ?? 0) };
+}
+
+/** `GET /v1/analytics/overview`. */
+export function analyticsOverview(db: DbOrTx, workspaceId: string, window: Window) {
+  const counted = messageCounts(db, workspaceId, window);
+  const { conversions: converted, revenue } = conversionTotals(db, workspaceId, window);
+  return {
+    from: toIso(window.from) as string,
+    to: toIso(window.to) as string,
+    messages: counted,
+    replies: counted.inbound,
+    opt_outs: optOuts(db, workspaceId, window),
+    clicks: clickCount(db, workspaceId, window),
+    conversions: converted,
+    revenue,
+    // Calls are not built yet.
+    calls: { placed: 0, completed: 0 },
+  };
+}
+
+/** `GET /v1/analytics/timeseries`: one `{t, value}` per bucket of the window, zeros included. */
+export function analyticsTimeseries(
+  db: DbOrTx,
+  workspaceId: string,
+  query: { metric?: string; interval?: string },
+  window: Window,
+): { t: string; value: number }[] {
+  const metric = query.metric;
+  if (metric === undefined || metric === "") throw invalid("metric is required");
+  if (!(METRICS as readonly string[]).includes(metric))
+    throw invalid(`metric must be one of ${METRICS.join(", ")}`);
+  const interval = query.interval === undefined || query.interval === "" ? "day" : query.interval;
+  if (!(INTERVALS as readonly string[]).includes(interval))
+    throw invalid(`interval must be one of ${INTERVALS.join(", ")}`);
+  const size = interval === "hour" ? 3_600_000 : DAY_MS;
+  const first = Math.floor(window.from / size) * size;
+  const points = Math.max(1, Math.ceil((window.to - first) / size));
+  if (points > MAX_POINTS)
+    throw invalid(`from and to span ${points} ${interval}s; at most ${MAX_POINTS} points per series`);
+
+  const bucketOf = (column: SQLiteColumn) => sql<number>`(${column} / ${size}) * ${size}`;
+  let rows: { bucket: number; value: number }[];
+  if (metric === "sent" || metric === "delivered" || metric === "replies") {
+    const bucket = bucketOf(messages.createdAt);
+    const filter =
+      metric === "replies"
+        ? eq(messages.direction, "inbound")
+        : and(
+            eq(messages.direction, "outbound"),
+            inArray(messages.status, metric === "sent" ? SENT : ["DELIVERED"]),
+          );
+    rows = db
+      .select({ bucket, value: sql<number>`count(*)` })
+      .from(messages)
+      .where(and(eq(messages.workspaceId, workspaceId), inWindow(messages.createdAt, window), filter))
+      .groupBy(bucket)
+      .all();
+  } else if (metric === "opt_outs") {
+    const bucket = bucketOf(suppressions.createdAt);
+    rows = db
+      .select({ bucket, value: sql<number>`count(*)` })
+      .from(suppressions)
+      .where(
+        and(
+          eq(suppressions.workspaceId, workspaceId),
+          inWindow(suppressions.createdAt, window),
+          eq(suppressions.reason, "opt_out"),
+        ),
+      )
+      .groupBy(bucket)
+      .all();
+  } else if (metric === "clicks") {
+    const bucket = bucketOf(clicks.createdAt);
+    rows = db
+      .select({ bucket, value: sql<number>`count(*)` })
+      .from(clicks)
+      .where(and(eq(clicks.workspaceId, workspaceId), inWindow(clicks.createdAt, window)))
+      .groupBy(bucket)
+      .all();
+  } else {
+    const bucket = bucketOf(conversions.createdAt);
+    const value =
+      metric === "revenue" ? sql<number>`coalesce(sum(${conversions.value}), 0)` : sql<number>`count(*)`;
+    rows = db
+      .select({ bucket, value })
+      .from(conversions)
+      .where(and(eq(conversions.workspaceId, workspaceId), inWindow(conversions.createdAt, window)))
+      .groupBy(bucket)
+      .all();
+  }
+  const byBucket = new Map(rows.map((row) => [Number(row.bucket), Number(row.value)]));
+  const series: { t: string; value: number }[] = [];
+  for (let i = 0; i < points; i++) {
+    const t = first + i * size;
+    series.push({ t: toIso(t) as string, value: roundMoney(byBucket.get(t) ?? 0) });
+  }
+  return series;
+}
+
+/**
+ * `GET /v1/analytics/campaigns`: campaigns launched in the window, with their stats, cost
+ * (segments sent × `settings.costs.sms_segment`) and ROI ((revenue − cost) / cost, null at cost 0).
+ */
+export function analyticsCampaigns(db: Db, workspaceId: string, window: Window) {
+  const costs = getSettings(db, workspaceId).costs;
+  const rows = db
+    .select()
+    .from(campaigns)
+    .where(
+      and(
+        eq(campaigns.workspaceId, workspaceId),
+        isNotNull(campaigns.launchedAt),
+        gte(campaigns.launchedAt, window.from),
+        lt(campaigns.launchedAt, window.to),
+      ),
+    )
+    .orderBy(sql`${campaigns.launchedAt} DESC`)
+    .limit(1000)
+    .all();
+  return rows.map((row) => {
+    const stats = campaignStats(db, row);
+    const segmentsSent =
+      db
+        .select({ n: sql<number>`coalesce(sum(${messages.segments}), 0)` })
+        .from(messages)
+        .where(
+          and(
+            eq(messages.workspaceId, workspaceId),
+            eq(messages.campaignId, row.id),
+            inArray(messages.status, SENT),
+          ),
+        )
+        .get()?.n ?? 0;
+    const cost = roundMoney(segmentsSent * costs.sms_segment);
+    return {
+      campaign_id: row.id,
+      name: row.name,
+      recipients: stats.recipients,
+      sent: stats.sent,
+      delivered: stats.delivered,
+      replied: stats.replied,
+      opted_out: stats.opted_out,
+      clicked: stats.clicked,
+      conversions: stats.conversions,
+      revenue: stats.revenue,
+      cost,
+      roi: cost === 0 ? null : roundMoney((stats.revenue - cost) / cost),
+    };
+  });
+}
+
+const STOP_WORDS = ["STOP", "STOPALL", "UNSUBSCRIBE", "CANCEL", "END", "QUIT", "OPTOUT", "REVOKE"];
+
+/** `GET /v1/analytics/numbers`: per sending number, delivery rate (0–1) and replies in the window. */
+export function analyticsNumbers(db: DbOrTx, workspaceId: string, window: Window) {
+  const counts = db
+    .select({
+      numberId: messages.numberId,
+      direction: messages.direction,
+      status: messages.status,
+      n: sql<number>`count(*)`,
+    })
+    .from(messages)
+    .where(
+      and(
+        eq(messages.workspaceId, workspaceId),
+        inWindow(messages.createdAt, window),
+        isNotNull(messages.numberId),
+      ),
+    )
+    .groupBy(messages.numberId, messages.direction, messages.status)
+    .all();
+  const stops = db
+    .select({ numberId: messages.numberId, n: sql<number>`count(*)` })
+    .from(messages)
+    .where(
+      and(
+        eq(messages.workspaceId, workspaceId),
+        inWindow(messages.createdAt, window),
+        eq(messages.direction, "inbound"),
+        sql`upper(trim(${messages.body})) IN (${sql.join(
+          STOP_WORDS.map((w) => sql`${w}`),
+          sql`, `,
+        )})`,
+      ),
+    )
+    .groupBy(messages.numberId)
+    .all();
+  const owned = db
+    .select({ id: numbers.id, number: numbers.number })
+    .from(numbers)
+    .where(eq(numbers.workspaceId, workspaceId))
+    .all();
+  const rows = new Map(
+    owned.map((n) => [
+      n.id,
+      {
+        number_id: n.id,
+        number: n.number,
+        sent: 0,
+        delivered: 0,
+        failed: 0,
+        delivery_rate: 0,
+        replies: 0,
+        opt_outs: 0,
+      },
+    ]),
+  );
+  for (const c of counts) {
+    const row = rows.get(c.numberId as string);
+    if (!row) continue;
+    if (c.direction === "inbound") row.replies += c.n;
+    else {
+      if (SENT.includes(c.status)) row.sent += c.n;
+      if (c.status === "DELIVERED") row.delivered += c.n;
+      if (FAILED.includes(c.status)) row.failed += c.n;
+    }
+  }
+  for (const s of stops) {
+    const row = rows.get(s.numberId as string);
+    if (row) row.opt_outs = s.n;
+  }
+  for (const row of rows.values())
+    row.delivery_rate = row.sent === 0 ? 0 : roundMoney(row.delivered / row.sent);
+  return [...rows.values()].sort((a, b) => b.sent - a.sent || a.number.localeCompare(b.number));
+}

@@ -1,0 +1,133 @@
+import { Database } from "bun:sqlite";
+import { afterAll, beforeAll, describe, expect, it } from "bun:test";
+import { orderNumber } from "./support/messaging";
+import { startTestServer, type TestServer } from "./support/server";
+
+// biome-ignore lint/suspicious/noExplicitAny: JSON answers
+type Json = any;
+let s: TestServer;
+const DAY = 86_400_000;
+const now = Date.now();
+let numberId: string;
+
+beforeAll(async () => {
+  s = await startTestServer();
+  const available = (await s.api("GET", "/v1/numbers/available?area_code=512&limit=1")).body.numbers[0].number;
+  numberId = await orderNumber(s, available);
+  const contact = (await s.api("POST", "/v1/contacts", { phone_number: "+15125550191" })).body.contact;
+  // Messages seeded straight into the file: 3 delivered and 1 failed two days ago, 1 inbound today.
+  const db = new Database(s.dbPath);
+  const insert = db.query(
+    "INSERT INTO messages (id, workspace_id, direction, sender, from_number, to_number, body, status, segments, encoding, contact_id, number_id, created_at, updated_at) VALUES (?, ?, ?, 'api', '+15125550000', '+15125550191', 'hi', ?, 1, 'GSM-7', ?, ?, ?, ?)",
+  );
+  const seed = (direction: string, status: string, at: number) =>
+    insert.run(crypto.randomUUID(), s.workspaceId, direction, status, contact.id, numberId, at, at);
+  for (let i = 0; i < 3; i++) seed("outbound", "DELIVERED", now - 2 * DAY);
+  seed("outbound", "FAILED", now - 2 * DAY);
+  seed("inbound", "RECEIVED", now - 1000);
+  seed("outbound", "DELIVERED", now - 40 * DAY);
+  db.close();
+  await s.api("POST", "/v1/conversion", { txn: "t-1", value: 10.5, phone: "+15125550191" });
+  await s.api("POST", "/v1/conversion", { txn: "t-2", value: 4.5, phone: "+15125550191" });
+});
+afterAll(() => s.stop());
+
+describe("GET /v1/analytics/overview", () => {
+  it("counts the last 30 days by default and echoes the window", async () => {
+    const r = await s.api("GET", "/v1/analytics/overview");
+    expect(r.status).toBe(200);
+    const o = r.body.overview;
+    expect(o.messages).toEqual({ sent: 3, delivered: 3, failed: 1, inbound: 1 });
+    expect(o).toMatchObject({
+      replies: 1,
+      clicks: 0,
+      conversions: 2,
+      revenue: 15,
+      calls: { placed: 0, completed: 0 },
+    });
+    expect(Date.parse(o.to) - Date.parse(o.from)).toBe(30 * DAY);
+  });
+
+  it("takes from and to", async () => {
+    const from = new Date(now - 50 * DAY).toISOString();
+    const to = new Date(now - 30 * DAY).toISOString();
+    const r = await s.api("GET", `/v1/analytics/overview?from=${from}&to=${to}`);
+    expect(r.body.overview).toMatchObject({
+      from,
+      to,
+      conversions: 0,
+      messages: { sent: 1, delivered: 1, failed: 0, inbound: 0 },
+    });
+  });
+
+  for (const [q, error] of [
+    ["from=yesterday", "from must be a date (ISO 8601)"],
+    ["to=2026-13-45", "to must be a date (ISO 8601)"],
+    ["from=2026-02-01&to=2026-01-01", "from must not be after to"],
+  ]) {
+    it(`answers 422 for ${q}`, async () => {
+      const r = await s.api("GET", `/v1/analytics/overview?${q}`);
+      expect(r.status).toBe(422);
+      expect(r.body).toEqual({ ok: false, error });
+    });
+  }
+});
+
+describe("GET /v1/analytics/timeseries", () => {
+  it("answers one row per day, zeros included", async () => {
+    const r = await s.api("GET", "/v1/analytics/timeseries?metric=delivered&interval=day");
+    expect(r.status).toBe(200);
+    expect(r.body.series.length).toBeGreaterThanOrEqual(30);
+    expect(r.body.series.reduce((n: number, row: Json) => n + row.value, 0)).toBe(3);
+    const revenue = await s.api(
+      "GET",
+      `/v1/analytics/timeseries?metric=revenue&interval=hour&from=${new Date(now - DAY).toISOString()}`,
+    );
+    expect(revenue.body.series.length).toBeGreaterThanOrEqual(24);
+    expect(revenue.body.series.reduce((n: number, row: Json) => n + row.value, 0)).toBe(15);
+  });
+
+  for (const [q, error] of [
+    ["interval=day", "metric is required"],
+    [
+      "metric=likes",
+      "metric must be one of sent, delivered, replies, opt_outs, clicks, conversions, revenue",
+    ],
+    ["metric=sent&interval=week", "interval must be one of hour, day"],
+    ["metric=sent&interval=hour&from=2020-01-01", "from and to span"],
+  ]) {
+    it(`answers 422 for ${q}`, async () => {
+      const r = await s.api("GET", `/v1/analytics/timeseries?${q}`);
+      expect(r.status).toBe(422);
+      expect(r.body.error).toStartWith(error);
+    });
+  }
+});
+
+describe("GET /v1/analytics/numbers, campaigns and agents", () => {
+  it("gives each number its delivery rate as a fraction", async () => {
+    const r = await s.api("GET", "/v1/analytics/numbers");
+    expect(r.body.numbers[0]).toMatchObject({
+      number_id: numberId,
+      sent: 3,
+      delivered: 3,
+      failed: 1,
+      delivery_rate: 1,
+      replies: 1,
+    });
+  });
+
+  it("lists campaigns (none launched) and agents (none yet)", async () => {
+    expect((await s.api("GET", "/v1/analytics/campaigns")).body).toEqual({ ok: true, campaigns: [] });
+    expect((await s.api("GET", "/v1/analytics/agents")).body).toEqual({ ok: true, agents: [] });
+  });
+
+  it("never counts another workspace", async () => {
+    const other = s.newWorkspace("Other");
+    const r = await s.api("GET", "/v1/analytics/overview", undefined, { key: other.key });
+    expect(r.body.overview).toMatchObject({
+      conversions: 0,
+      messages: { sent: 0, delivered: 0, failed: 0, inbound: 0 },
+    });
+  });
+});
