@@ -12,7 +12,8 @@ let numberId: string;
 
 beforeAll(async () => {
   s = await startTestServer();
-  const available = (await s.api("GET", "/v1/numbers/available?area_code=512&limit=1")).body.numbers[0].number;
+  const available = (await s.api("GET", "/v1/numbers/available?area_code=512&limit=1")).body.numbers[0]
+    .number;
   numberId = await orderNumber(s, available);
   const contact = (await s.api("POST", "/v1/contacts", { phone_number: "+15125550191" })).body.contact;
   // Messages seeded straight into the file: 3 delivered and 1 failed two days ago, 1 inbound today.
