@@ -214,3 +214,18 @@ export function createRecipientLink(
     .values({ ...link, createdAt: now })
     .run();
 }
+
+/** PUBLIC_URL for links written outside a request (the campaign dispatcher); set at boot. */
+let linkBaseUrl = "http://localhost:3000";
+export function configureTrackedLinks(options: { publicUrl: string }) {
+  linkBaseUrl = options.publicUrl;
+}
+
+/**
+ * `{{offer_url}}` for one campaign recipient: a new code whose link row is written with the
+ * message (`createRecipientLink`). Returns the code and the URL to merge into the body.
+ */
+export function newRecipientLink(): { code: string; url: string } {
+  const code = newLinkCode();
+  return { code, url: trackingUrl(linkBaseUrl, code) };
+}

@@ -18,6 +18,7 @@ import { AppError, conflict, invalid, notFound } from "../../lib/errors";
 import { isUuid, newId } from "../../lib/ids";
 import { normalizePhone } from "../../lib/phone";
 import { toIso } from "../../lib/time";
+import { offerExists } from "../attribution/offers";
 import { escapeLike } from "../audience/contacts";
 import { emitEvent } from "../events";
 import { MAX_BODY_LENGTH } from "../messaging/messages";
@@ -216,8 +217,7 @@ function checkText(body: string, path: string) {
 /**
  * Checks a whole configuration against the workspace: the content the campaign type needs, merge
  * fields, and that every id in it is the workspace's (422 naming the path:
- * `audience.list_ids[0] does not exist`). Offers and agents are not built yet, so any `offer_id`
- * or `agent_id` does not exist.
+ * `audience.list_ids[0] does not exist`). Agents are not built yet, so any `agent_id` does not exist.
  */
 function checkConfig(db: DbOrTx, workspaceId: string, config: CampaignConfig) {
   if (config.campaignType === "sms") {
@@ -238,7 +238,8 @@ function checkConfig(db: DbOrTx, workspaceId: string, config: CampaignConfig) {
   checkIds(db, workspaceId, contacts, a.contact_ids, "audience.contact_ids");
   checkIds(db, workspaceId, lists, a.exclude_list_ids, "audience.exclude_list_ids");
   if (config.agentId !== null) throw invalid("agent_id does not exist");
-  if (config.offerId !== null) throw invalid("offer_id does not exist");
+  if (config.offerId !== null && !offerExists(db, workspaceId, config.offerId))
+    throw invalid("offer_id does not exist");
   if (config.fromNumber !== null && config.poolId !== null)
     throw invalid("from and pool_id cannot both be set: give one");
   if (config.fromNumber !== null) {

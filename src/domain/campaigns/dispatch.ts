@@ -13,6 +13,7 @@ import {
 import type { JobContext, JobPayloads } from "../../jobs/catalog";
 import { RescheduleJob } from "../../jobs/catalog";
 import { enqueueJob } from "../../jobs/queue";
+import { createRecipientLink, newRecipientLink } from "../attribution/offers";
 import { canSendTo } from "../audience/suppression";
 import { emitEvent } from "../events";
 import { threadForContact } from "../messaging/conversations";
@@ -66,13 +67,14 @@ export function quietHoursFor(tx: DbOrTx, campaign: CampaignRow): QuietHours {
 export function bodyFor(
   campaign: CampaignRow,
   contact: ContactRow,
+  extra: { offerUrl?: string } = {},
 ): { body: string; variant: string | null } {
   const variant = variantFor(campaign, contact.id);
   const template =
     variant !== null
       ? (campaign.message?.variants?.find((v) => v.name === variant)?.body ?? "")
       : (campaign.message?.body ?? campaign.say ?? "");
-  return { body: mergeBody(template, contact), variant };
+  return { body: mergeBody(template, contact, extra), variant };
 }
 
 /** The campaign's fixed sender (`from`, else the workspace default, else its oldest active number). */
@@ -269,13 +271,15 @@ export function dispatchStep(db: Db, payload: JobPayloads["campaigns.dispatch"],
           .run();
       } else {
         const conversation = threadForContact(tx, campaign.workspaceId, contact.id, { reopen: false, now });
+        // {{offer_url}}: a link of the recipient's own, written with the message.
+        const link = campaign.offerId ? newRecipientLink() : null;
         const message = queueOutboundMessage(tx, {
           workspaceId: campaign.workspaceId,
           contact,
           conversationId: conversation.id,
           numberId: plan.sender.id,
           from: plan.sender.number,
-          body: plan.body,
+          body: link ? bodyFor(campaign, contact, { offerUrl: link.url }).body : plan.body,
           sender: "campaign",
           campaignId: campaign.id,
           now,
@@ -284,6 +288,20 @@ export function dispatchStep(db: Db, payload: JobPayloads["campaigns.dispatch"],
           .set({ outcome: "queued", reason: null, messageId: message.id })
           .where(key)
           .run();
+        if (link && campaign.offerId)
+          createRecipientLink(
+            tx,
+            {
+              workspaceId: campaign.workspaceId,
+              offerId: campaign.offerId,
+              contactId: contact.id,
+              campaignId: campaign.id,
+              messageId: message.id,
+              numberId: plan.sender.id,
+              code: link.code,
+            },
+            now,
+          );
         handedOff++;
       }
     }

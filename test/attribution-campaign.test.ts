@@ -1,0 +1,100 @@
+import { afterAll, beforeAll, describe, expect, it } from "bun:test";
+import { eventually } from "./support/messaging";
+import { startTestServer, type TestServer } from "./support/server";
+
+// biome-ignore lint/suspicious/noExplicitAny: JSON answers
+type Json = any;
+let s: TestServer;
+beforeAll(async () => {
+  s = await startTestServer({ publicUrl: "https://go.example.com" }, { SIMULATED_DELIVERY_MS: "20" });
+});
+afterAll(() => s.stop());
+
+/** An Etc/GMT zone where the local hour is noon now, so quiet hours never defer the test. */
+function noonZone(): string {
+  let offset = 12 - new Date().getUTCHours();
+  if (offset < -12) offset += 24;
+  if (offset > 14) offset -= 24;
+  return offset === 0 ? "Etc/GMT" : offset > 0 ? `Etc/GMT-${offset}` : `Etc/GMT+${-offset}`;
+}
+
+describe("a campaign with {{offer_url}}", () => {
+  it("refuses an offer_id that is not an offer of the workspace", async () => {
+    const other = s.newWorkspace("Other");
+    const foreign = (
+      await s.api(
+        "POST",
+        "/v1/offers",
+        { name: "F", destination_url: "https://f.example.com/" },
+        { key: other.key },
+      )
+    ).body.offer;
+    const r = await s.api("POST", "/v1/campaigns", {
+      name: "X",
+      message: { body: "Go {{offer_url}}" },
+      offer_id: foreign.id,
+      audience: { contact_ids: [] },
+    });
+    expect(r.status).toBe(422);
+    expect(r.body.error).toBe("offer_id does not exist");
+  });
+
+  it("sends each recipient a link of their own; a click, then a conversion, are credited to campaign, offer and message", async () => {
+    const available = await s.api("GET", "/v1/numbers/available?area_code=212&limit=1");
+    await s.api("POST", "/v1/numbers", { number: available.body.numbers[0].number });
+    const contacts: Json[] = [];
+    for (const phone of ["+12125550301", "+12125550302"])
+      contacts.push(
+        (await s.api("POST", "/v1/contacts", { phone_number: phone, timezone: noonZone() })).body.contact,
+      );
+    const offer = (
+      await s.api("POST", "/v1/offers", {
+        name: "Spring",
+        destination_url: "https://shop.example.com/spring?src=sms",
+      })
+    ).body.offer;
+    const campaign = (
+      await s.api("POST", "/v1/campaigns", {
+        name: "Spring",
+        message: { body: "Spring sale: {{offer_url}}" },
+        offer_id: offer.id,
+        audience: { contact_ids: contacts.map((c) => c.id) },
+      })
+    ).body.campaign;
+    expect((await s.api("POST", `/v1/campaigns/${campaign.id}/launch`)).status).toBe(200);
+    const sends = await eventually(
+      async () => (await s.api("GET", "/v1/sandbox/outbox?limit=50")).body.sends as Json[],
+      (rows) => rows.length >= 2,
+    );
+    expect(sends).toHaveLength(2);
+    const links = sends.map((send) => send.body.match(/https:\/\/go\.example\.com\/r\/([0-9A-Za-z]+)/)?.[1]);
+    expect(links.every(Boolean)).toBe(true);
+    expect(new Set(links).size).toBe(2);
+
+    const first = sends.find((send) => send.to === "+12125550301") as Json;
+    const code = first.body.match(/\/r\/([0-9A-Za-z]+)/)[1];
+    const r = await fetch(`${s.url}/r/${code}`, { redirect: "manual" });
+    expect(r.status).toBe(302);
+    const location = new URL(r.headers.get("location") as string);
+    expect(location.searchParams.get("src")).toBe("sms");
+    const vcx = location.searchParams.get("vcx") as string;
+
+    const conv = await s.api("POST", "/v1/conversion", { txn: "c-1", value: 30, vcx });
+    expect(conv.body.conversion.contact_id).toBe(contacts[0].id);
+    const row = (await s.api("GET", `/v1/conversions?campaign_id=${campaign.id}`)).body.conversions[0];
+    expect(row).toMatchObject({
+      campaign_id: campaign.id,
+      offer_id: offer.id,
+      message_id: first.message_id,
+      click_id: vcx,
+    });
+
+    const stats = (await s.api("GET", `/v1/campaigns/${campaign.id}`)).body.campaign.stats;
+    expect(stats).toMatchObject({ clicked: 1, conversions: 1, revenue: 30 });
+    const analytics = (await s.api("GET", "/v1/analytics/campaigns")).body.campaigns;
+    const mine = analytics.find((c: Json) => c.campaign_id === campaign.id);
+    expect(mine).toMatchObject({ clicked: 1, conversions: 1, revenue: 30, sent: 2 });
+    expect(mine.cost).toBeCloseTo(2 * 0.0079, 6);
+    expect(mine.roi).toBeCloseTo((30 - 2 * 0.0079) / (2 * 0.0079), 3);
+  });
+});
