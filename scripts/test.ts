@@ -3,6 +3,7 @@
  * ends with one plain summary line (`tests: N passed, M failed`).
  */
 import { spawn, spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 
 const root = join(import.meta.dir, "..");
@@ -19,6 +20,10 @@ function step(name: string, command: string, args: string[]) {
 
 step("lint", bin("biome"), ["check", "."]);
 step("typecheck", bin("tsc"), ["--noEmit", "-p", "."]);
+
+// Browser tests (test/browser) need a Chromium; without one they skip, and say so in one line.
+const chromium = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+if (!existsSync(chromium)) console.log("browser tests SKIPPED: no chromium (apt-get install chromium)");
 
 // The suite's output is passed through as it comes and also read for the summary line.
 console.log("\n▶ tests: bun test");
