@@ -71,10 +71,12 @@ CREATE TABLE `visitors` (
 	PRIMARY KEY(`workspace_id`, `vid`)
 );
 --> statement-breakpoint
+DROP INDEX `contacts_workspace_external_idx`;--> statement-breakpoint
+CREATE INDEX `contacts_workspace_email_lower_idx` ON `contacts` (`workspace_id`,lower(email),`created_at`);--> statement-breakpoint
+CREATE INDEX `contacts_workspace_external_idx` ON `contacts` (`workspace_id`,`external_id`,`created_at`);--> statement-breakpoint
 ALTER TABLE `workspaces` ADD `public_id` text;--> statement-breakpoint
 ALTER TABLE `workspaces` ADD `cost_sms_segment` real DEFAULT 0.0079 NOT NULL;--> statement-breakpoint
 ALTER TABLE `workspaces` ADD `cost_call_minute` real DEFAULT 0.014 NOT NULL;--> statement-breakpoint
 ALTER TABLE `workspaces` ADD `cost_currency` text DEFAULT 'USD' NOT NULL;--> statement-breakpoint
 CREATE UNIQUE INDEX `workspaces_public_id_idx` ON `workspaces` (`public_id`);--> statement-breakpoint
-CREATE INDEX `contacts_workspace_email_lower_idx` ON `contacts` (`workspace_id`,lower(email));--> statement-breakpoint
 CREATE INDEX `messages_workspace_analytics_idx` ON `messages` (`workspace_id`,`created_at`,`direction`,`status`,`number_id`,`segments`);

@@ -33,9 +33,11 @@ export const contacts = sqliteTable(
     uniqueIndex("contacts_workspace_phone_idx").on(t.workspaceId, t.phoneNumber),
     index("contacts_workspace_created_idx").on(t.workspaceId, t.createdAt, t.id),
     index("contacts_workspace_email_idx").on(t.workspaceId, t.email),
-    // Conversions match an email case-insensitively (POST /v1/conversion).
-    index("contacts_workspace_email_lower_idx").on(t.workspaceId, sql`lower(email)`),
-    index("contacts_workspace_external_idx").on(t.workspaceId, t.externalId),
+    // Conversions match an email case-insensitively and an external id, oldest contact first
+    // (POST /v1/conversion): created_at in the index answers the ORDER BY, so the planner never
+    // walks contacts_workspace_created_idx over the whole workspace instead.
+    index("contacts_workspace_email_lower_idx").on(t.workspaceId, sql`lower(email)`, t.createdAt),
+    index("contacts_workspace_external_idx").on(t.workspaceId, t.externalId, t.createdAt),
   ],
 );
 
