@@ -41,6 +41,30 @@ describe("groupCommit", () => {
     expect(rows()).toEqual([1, 3]);
   });
 
+  it("keeps a write's own nested transaction inside its savepoint, committed or rolled back with it", async () => {
+    const nestedThenFail = groupCommit(handle.db, (tx) => {
+      tx.transaction((inner) => inner.run(sql`INSERT INTO t (x) VALUES (11)`));
+      tx.run(sql`INSERT INTO t (x) VALUES (12)`);
+      throw new Error("refused after nesting");
+    });
+    const nestedOk = groupCommit(handle.db, (tx) => {
+      tx.transaction((inner) => inner.run(sql`INSERT INTO t (x) VALUES (13)`));
+      try {
+        tx.transaction((inner) => {
+          inner.run(sql`INSERT INTO t (x) VALUES (14)`);
+          throw new Error("inner only");
+        });
+      } catch {
+        // the inner savepoint alone is undone
+      }
+      return "kept";
+    });
+    const outcomes = await Promise.allSettled([nestedThenFail, nestedOk]);
+    expect(outcomes.map((o) => o.status)).toEqual(["rejected", "fulfilled"]);
+    expect(rows().filter((x) => (x as number) > 10)).toEqual([13]);
+    handle.sqlite.exec("DELETE FROM t WHERE x > 10");
+  });
+
   it("answers nobody before the commit: the rows are readable when the promise settles", async () => {
     const value = await groupCommit(handle.db, (tx) => {
       tx.run(sql`INSERT INTO t (x) VALUES (4)`);

@@ -1,3 +1,4 @@
+import type { Database } from "bun:sqlite";
 import type { Db, Tx } from "./client";
 
 interface Pending {
@@ -31,6 +32,14 @@ export function groupCommit<T>(db: Db, work: (tx: Tx) => T): Promise<T> {
 function createGroupCommitter(db: Db) {
   let pending: Pending[] = [];
   let scheduled = false;
+  // Each write's savepoint, as two prepared statements on the connection: drizzle's nested
+  // `tx.transaction()` builds a transaction object and runs SAVEPOINT/RELEASE as new statements,
+  // about 20 µs a write; these cost about 1 µs. The write gets the group's transaction handle
+  // (one connection: its statements run inside the savepoint).
+  const sqlite = (db as unknown as { $client: Database }).$client;
+  const savepoint = sqlite.prepare("SAVEPOINT group_commit_write");
+  const release = sqlite.prepare("RELEASE group_commit_write");
+  const rollback = sqlite.prepare("ROLLBACK TO group_commit_write");
 
   function flush() {
     scheduled = false;
@@ -40,11 +49,19 @@ function createGroupCommitter(db: Db) {
     try {
       db.transaction((tx) => {
         for (const item of group) {
+          savepoint.run();
+          let value: unknown;
           try {
-            outcomes.push({ ok: true, value: tx.transaction((savepoint) => item.work(savepoint)) });
+            value = item.work(tx);
           } catch (error) {
+            // Undo this write only; RELEASE then ends its (now empty) savepoint.
+            rollback.run();
+            release.run();
             outcomes.push({ ok: false, value: error });
+            continue;
           }
+          release.run();
+          outcomes.push({ ok: true, value });
         }
       });
     } catch (error) {
