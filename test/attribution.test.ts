@@ -178,6 +178,37 @@ describe("GET /r/{code}", () => {
     );
   });
 
+  it("follows an offer's changes at once, though links are remembered between clicks", async () => {
+    const made = (
+      await s.api("POST", "/v1/offers", { name: "Fresh", destination_url: "https://example.com/a" })
+    ).body.offer;
+    const code = codeOf(made.tracking_url);
+    const locationOf = async () => {
+      const r = await follow(code);
+      return r.status === 302 ? new URL(r.headers.get("location") as string).pathname : r.status;
+    };
+    expect(await locationOf()).toBe("/a");
+    expect(await locationOf()).toBe("/a");
+    // Changed through the API (this process).
+    await s.api("PATCH", `/v1/offers/${made.id}`, { destination_url: "https://example.com/b" });
+    expect(await locationOf()).toBe("/b");
+    await s.api("PATCH", `/v1/offers/${made.id}`, { status: "paused" });
+    expect(await locationOf()).toBe(404);
+    await s.api("PATCH", `/v1/offers/${made.id}`, { status: "active" });
+    expect(await locationOf()).toBe("/b");
+    // Changed by another connection (a second process on the same file).
+    const other = new Database(s.dbPath);
+    other.query("UPDATE offers SET status = 'paused' WHERE id = ?").run(made.id);
+    expect(await locationOf()).toBe(404);
+    other
+      .query("UPDATE offers SET status = 'active', destination_url = 'https://example.com/c' WHERE id = ?")
+      .run(made.id);
+    other.close();
+    expect(await locationOf()).toBe("/c");
+    await s.api("DELETE", `/v1/offers/${made.id}`);
+    expect(await locationOf()).toBe(404);
+  });
+
   it("is rate limited per address", async () => {
     const limited = await startTestServer({ rateLimitRps: 1, rateLimitBurst: 2 });
     try {

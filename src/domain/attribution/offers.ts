@@ -5,6 +5,7 @@ import { invalid, notFound } from "../../lib/errors";
 import { isUuid, newId } from "../../lib/ids";
 import { toIso } from "../../lib/time";
 import { checkWebhookUrl } from "../../webhooks/targets";
+import { invalidateLinkCache } from "./clicks";
 import { checkCurrency, checkValue } from "./values";
 
 /** The Offer as the API returns it (API.md §3 Offers & tracking). */
@@ -165,7 +166,7 @@ export function updateOffer(
   publicUrl: string,
   now = Date.now(),
 ): OfferJson {
-  return db.transaction((tx) => {
+  const updated = db.transaction((tx) => {
     const row = findOffer(tx, workspaceId, id);
     checkInput(patch);
     const changes: Partial<OfferRow> = { updatedAt: now };
@@ -177,6 +178,9 @@ export function updateOffer(
     tx.update(offers).set(changes).where(eq(offers.id, row.id)).run();
     return offerJson({ ...row, ...changes }, publicUrl);
   });
+  // Its links answer with the new status and destination from the next click on.
+  invalidateLinkCache();
+  return updated;
 }
 
 /**
@@ -191,6 +195,7 @@ export function deleteOffer(db: DbOrTx, workspaceId: string, id: string): void {
       .run();
     tx.delete(offers).where(eq(offers.id, row.id)).run();
   });
+  invalidateLinkCache();
 }
 
 /**
