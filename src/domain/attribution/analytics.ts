@@ -1,10 +1,12 @@
 import { and, eq, gte, inArray, isNotNull, lt, type SQL, sql } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Db, DbOrTx } from "../../db/client";
+import { preparedPerConnection } from "../../db/prepared";
 import { campaigns, clicks, conversions, messages, numbers, suppressions } from "../../db/schema";
 import { invalid } from "../../lib/errors";
 import { toIso } from "../../lib/time";
 import { campaignStats } from "../campaigns/stats";
+import { MESSAGE_STATUSES } from "../messaging/messages";
 import { getSettings } from "../workspace/settings";
 import { roundMoney } from "./campaign-figures";
 
@@ -61,23 +63,54 @@ export function parseWindow(query: { from?: string; to?: string }, now: number):
 const inWindow = (column: SQLiteColumn, window: Window) =>
   and(gte(column, window.from), lt(column, window.to)) as SQL;
 
-function messageCounts(db: DbOrTx, workspaceId: string, window: Window) {
-  const rows = db
-    .select({ direction: messages.direction, status: messages.status, n: sql<number>`count(*)` })
+/**
+ * Messages by status are counted one status at a time, each a range of
+ * messages_workspace_status_idx (workspace_id, status, created_at): SQLite counts a range without
+ * reading the rows, about ten times faster than a GROUP BY over the window, which sorts every row
+ * into a temporary b-tree. RECEIVED is the status of inbound messages and of nothing else
+ * (src/domain/messaging/inbound.ts), so the status names the direction too.
+ */
+const countByStatus = preparedPerConnection((db: DbOrTx) =>
+  db
+    .select({ n: sql<number>`count(*)` })
     .from(messages)
-    .where(and(eq(messages.workspaceId, workspaceId), inWindow(messages.createdAt, window)))
-    .groupBy(messages.direction, messages.status)
-    .all();
-  const out = { sent: 0, delivered: 0, failed: 0, inbound: 0 };
-  for (const row of rows) {
-    if (row.direction === "inbound") out.inbound += row.n;
-    else {
-      if (SENT.includes(row.status)) out.sent += row.n;
-      if (row.status === "DELIVERED") out.delivered += row.n;
-      if (FAILED.includes(row.status)) out.failed += row.n;
-    }
-  }
-  return out;
+    .where(
+      and(
+        eq(messages.workspaceId, sql.placeholder("ws")),
+        eq(messages.status, sql.placeholder("status")),
+        gte(messages.createdAt, sql.placeholder("from")),
+        lt(messages.createdAt, sql.placeholder("to")),
+      ),
+    )
+    .prepare(),
+);
+
+function countMessages(
+  db: DbOrTx,
+  workspaceId: string,
+  statuses: readonly string[],
+  from: number,
+  to: number,
+) {
+  let n = 0;
+  for (const status of statuses) n += countByStatus(db).get({ ws: workspaceId, status, from, to })?.n ?? 0;
+  return n;
+}
+
+function messageCounts(db: DbOrTx, workspaceId: string, window: Window) {
+  const counted = new Map(
+    MESSAGE_STATUSES.map((status) => [
+      status as string,
+      countMessages(db, workspaceId, [status], window.from, window.to),
+    ]),
+  );
+  const total = (statuses: readonly string[]) => statuses.reduce((n, s) => n + (counted.get(s) ?? 0), 0);
+  return {
+    sent: total(SENT),
+    delivered: total(["DELIVERED"]),
+    failed: total(FAILED),
+    inbound: total(["RECEIVED"]),
+  };
 }
 
 function optOuts(db: DbOrTx, workspaceId: string, window: Window): number {
@@ -133,6 +166,33 @@ export function analyticsOverview(db: DbOrTx, workspaceId: string, window: Windo
   };
 }
 
+const clicksInRange = preparedPerConnection((db: DbOrTx) =>
+  db
+    .select({ n: sql<number>`count(*)`, revenue: sql<number>`0` })
+    .from(clicks)
+    .where(
+      and(
+        eq(clicks.workspaceId, sql.placeholder("ws")),
+        gte(clicks.createdAt, sql.placeholder("from")),
+        lt(clicks.createdAt, sql.placeholder("to")),
+      ),
+    )
+    .prepare(),
+);
+const conversionsInRange = preparedPerConnection((db: DbOrTx) =>
+  db
+    .select({ n: sql<number>`count(*)`, revenue: sql<number>`coalesce(sum(${conversions.value}), 0)` })
+    .from(conversions)
+    .where(
+      and(
+        eq(conversions.workspaceId, sql.placeholder("ws")),
+        gte(conversions.createdAt, sql.placeholder("from")),
+        lt(conversions.createdAt, sql.placeholder("to")),
+      ),
+    )
+    .prepare(),
+);
+
 /** `GET /v1/analytics/timeseries`: one `{t, value}` per bucket of the window, zeros included. */
 export function analyticsTimeseries(
   db: DbOrTx,
@@ -156,20 +216,15 @@ export function analyticsTimeseries(
   const bucketOf = (column: SQLiteColumn) => sql<number>`(${column} / ${size}) * ${size}`;
   let rows: { bucket: number; value: number }[];
   if (metric === "sent" || metric === "delivered" || metric === "replies") {
-    const bucket = bucketOf(messages.createdAt);
-    const filter =
-      metric === "replies"
-        ? eq(messages.direction, "inbound")
-        : and(
-            eq(messages.direction, "outbound"),
-            inArray(messages.status, metric === "sent" ? SENT : ["DELIVERED"]),
-          );
-    rows = db
-      .select({ bucket, value: sql<number>`count(*)` })
-      .from(messages)
-      .where(and(eq(messages.workspaceId, workspaceId), inWindow(messages.createdAt, window), filter))
-      .groupBy(bucket)
-      .all();
+    // One range count per bucket and status (see countByStatus): no sort of the window's rows.
+    const statuses = metric === "replies" ? ["RECEIVED"] : metric === "sent" ? SENT : ["DELIVERED"];
+    rows = [];
+    for (let i = 0; i < points; i++) {
+      const start = first + i * size;
+      const from = Math.max(start, window.from);
+      const to = Math.min(start + size, window.to);
+      if (from < to) rows.push({ bucket: start, value: countMessages(db, workspaceId, statuses, from, to) });
+    }
   } else if (metric === "opt_outs") {
     const bucket = bucketOf(suppressions.createdAt);
     rows = db
@@ -184,24 +239,19 @@ export function analyticsTimeseries(
       )
       .groupBy(bucket)
       .all();
-  } else if (metric === "clicks") {
-    const bucket = bucketOf(clicks.createdAt);
-    rows = db
-      .select({ bucket, value: sql<number>`count(*)` })
-      .from(clicks)
-      .where(and(eq(clicks.workspaceId, workspaceId), inWindow(clicks.createdAt, window)))
-      .groupBy(bucket)
-      .all();
   } else {
-    const bucket = bucketOf(conversions.createdAt);
-    const value =
-      metric === "revenue" ? sql<number>`coalesce(sum(${conversions.value}), 0)` : sql<number>`count(*)`;
-    rows = db
-      .select({ bucket, value })
-      .from(conversions)
-      .where(and(eq(conversions.workspaceId, workspaceId), inWindow(conversions.createdAt, window)))
-      .groupBy(bucket)
-      .all();
+    // Clicks and conversions: one range count (or sum) per bucket from the covering
+    // (workspace_id, created_at[, value]) index, as for messages.
+    const statement = metric === "clicks" ? clicksInRange(db) : conversionsInRange(db);
+    rows = [];
+    for (let i = 0; i < points; i++) {
+      const start = first + i * size;
+      const from = Math.max(start, window.from);
+      const to = Math.min(start + size, window.to);
+      if (from >= to) continue;
+      const row = statement.get({ ws: workspaceId, from, to });
+      rows.push({ bucket: start, value: (metric === "revenue" ? row?.revenue : row?.n) ?? 0 });
+    }
   }
   const byBucket = new Map(rows.map((row) => [Number(row.bucket), Number(row.value)]));
   const series: { t: string; value: number }[] = [];
