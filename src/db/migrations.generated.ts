@@ -12,6 +12,7 @@ import m9 from "../../migrations/0009_conversation_search.sql" with { type: "tex
 import m10 from "../../migrations/0010_conversation_inbox_index.sql" with { type: "text" };
 import m11 from "../../migrations/0011_search_backlog.sql" with { type: "text" };
 import m12 from "../../migrations/0012_campaigns.sql" with { type: "text" };
+import m13 from "../../migrations/0013_send_rules.sql" with { type: "text" };
 
 /** Migrations in the order they apply. */
 export const embeddedMigrations: { tag: string; sql: string }[] = [
@@ -28,4 +29,5 @@ export const embeddedMigrations: { tag: string; sql: string }[] = [
   { tag: "0010_conversation_inbox_index", sql: m10 },
   { tag: "0011_search_backlog", sql: m11 },
   { tag: "0012_campaigns", sql: m12 },
+  { tag: "0013_send_rules", sql: m13 },
 ];

@@ -1,28 +1,22 @@
-import { and, asc, eq, inArray, isNull, lte, sql } from "drizzle-orm";
+import { and, asc, eq, isNull, lte, or, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../db/client";
-import {
-  type CampaignRow,
-  type ContactRow,
-  campaignRecipients,
-  campaigns,
-  contacts,
-  type NumberRow,
-  numbers,
-  workspaces,
-} from "../../db/schema";
+import { type CampaignRow, campaignRecipients, campaigns, contacts } from "../../db/schema";
 import type { JobContext, JobPayloads } from "../../jobs/catalog";
 import { RescheduleJob } from "../../jobs/catalog";
 import { enqueueJob } from "../../jobs/queue";
-import { canSendTo } from "../audience/suppression";
 import { emitEvent } from "../events";
 import { threadForContact } from "../messaging/conversations";
-import { queueOutboundMessage } from "../messaging/messages";
-import { nextLocalMidnight, reserveDailySend } from "../messaging/numbers";
-import { pickSender } from "../messaging/senders";
-import { audiencePage, RESOLVE_CHUNK, variantFor, writeRecipients } from "./audience";
+import {
+  dropDeferredMessage,
+  queueOutboundMessage,
+  redeferMessage,
+  releaseDeferredMessage,
+} from "../messaging/messages";
+import { audiencePage, RESOLVE_CHUNK, writeRecipients } from "./audience";
 import { campaignJson, startCampaign } from "./campaigns";
-import { mergeBody } from "./merge";
-import { decideSend } from "./send-decision";
+import { planSend, recipientFacts, SenderBook, sendRulesFor } from "./send-plan";
+
+const NO_FACTS = { suppression: null, recentSends: [] };
 
 /** Recipients handed off per dispatcher transaction: small enough that a pause bites within a second. */
 export const DISPATCH_BATCH = 250;
@@ -30,124 +24,6 @@ export const DISPATCH_BATCH = 250;
 const RESOLVING_POLL_MS = 200;
 /** The longest the dispatcher sleeps, so a changed setting or a cap reset is noticed. */
 const MAX_SLEEP_MS = 60_000;
-
-/** What happens to one recipient now: the same answer for the real run and the preview. */
-export type SendPlan =
-  | { outcome: "send"; sender: NumberRow; body: string; variant: string | null }
-  | {
-      outcome: "defer";
-      reason: string;
-      sendAt: number;
-      variant: string | null;
-      body: string;
-      from: string | null;
-    }
-  | { outcome: "skip"; reason: string; variant: string | null };
-
-type QuietHours = { enabled: boolean; start_hour: number; end_hour: number };
-
-export function quietHoursFor(tx: DbOrTx, campaign: CampaignRow): QuietHours {
-  if (campaign.quietHours) return campaign.quietHours;
-  const ws = tx
-    .select({
-      enabled: workspaces.quietHoursEnabled,
-      start: workspaces.quietStartHour,
-      end: workspaces.quietEndHour,
-    })
-    .from(workspaces)
-    .where(eq(workspaces.id, campaign.workspaceId))
-    .get();
-  return ws
-    ? { enabled: ws.enabled, start_hour: ws.start, end_hour: ws.end }
-    : { enabled: true, start_hour: 21, end_hour: 8 };
-}
-
-/** The body a contact gets: its variant's, merged. */
-export function bodyFor(
-  campaign: CampaignRow,
-  contact: ContactRow,
-): { body: string; variant: string | null } {
-  const variant = variantFor(campaign, contact.id);
-  const template =
-    variant !== null
-      ? (campaign.message?.variants?.find((v) => v.name === variant)?.body ?? "")
-      : (campaign.message?.body ?? campaign.say ?? "");
-  return { body: mergeBody(template, contact), variant };
-}
-
-/** The campaign's fixed sender (`from`, else the workspace default, else its oldest active number). */
-function fixedSender(tx: DbOrTx, campaign: CampaignRow): NumberRow | undefined {
-  const active = and(eq(numbers.workspaceId, campaign.workspaceId), eq(numbers.status, "active"));
-  if (campaign.fromNumber)
-    return tx
-      .select()
-      .from(numbers)
-      .where(and(active, eq(numbers.number, campaign.fromNumber)))
-      .get();
-  const defaultId = tx
-    .select({ id: workspaces.defaultNumberId })
-    .from(workspaces)
-    .where(eq(workspaces.id, campaign.workspaceId))
-    .get()?.id;
-  const byDefault = defaultId
-    ? tx
-        .select()
-        .from(numbers)
-        .where(and(active, eq(numbers.id, defaultId)))
-        .get()
-    : undefined;
-  return (
-    byDefault ??
-    tx.select().from(numbers).where(active).orderBy(asc(numbers.createdAt), asc(numbers.id)).limit(1).get()
-  );
-}
-
-/**
- * Decides one recipient's send at `now`, in order: opt-out and suppression (skip), the send-time
- * rules (defer or skip), then the sender — pool rotation (sticky, least used, area code) or the
- * fixed sender — with one send reserved against its daily_limit; every number at its cap defers
- * to the next local day. Reservations and sticky senders are written in `tx`: the dispatcher
- * commits them with the message, the preview rolls them back.
- */
-export function planSend(
-  tx: DbOrTx,
-  campaign: CampaignRow,
-  contact: ContactRow,
-  quietHours: QuietHours,
-  now: number,
-): SendPlan {
-  const variant = variantFor(campaign, contact.id);
-  const permission = canSendTo(tx, campaign.workspaceId, contact.phoneNumber);
-  if (!permission.allowed) return { outcome: "skip", reason: permission.reason, variant };
-  const { body } = bodyFor(campaign, contact);
-  const decision = decideSend({
-    phoneNumber: contact.phoneNumber,
-    timezone: contact.timezone,
-    quietHours,
-    now,
-  });
-  if (decision.action === "skip") return { outcome: "skip", reason: decision.reason, variant };
-  if (decision.action === "defer")
-    return { outcome: "defer", reason: decision.reason, sendAt: decision.until, variant, body, from: null };
-  if (campaign.poolId) {
-    const picked = pickSender(tx, campaign.workspaceId, campaign.poolId, contact, now);
-    if (picked.sender) return { outcome: "send", sender: picked.sender, body, variant };
-    if (picked.retryAt === null) return { outcome: "skip", reason: "no_sending_number", variant };
-    return { outcome: "defer", reason: "daily_limit", sendAt: picked.retryAt, variant, body, from: null };
-  }
-  const sender = fixedSender(tx, campaign);
-  if (!sender) return { outcome: "skip", reason: "no_sending_number", variant };
-  if (!reserveDailySend(tx, sender, now))
-    return {
-      outcome: "defer",
-      reason: "daily_limit",
-      sendAt: nextLocalMidnight(sender.timezone, now),
-      variant,
-      body,
-      from: sender.number,
-    };
-  return { outcome: "send", sender, body, variant };
-}
 
 // ---------------------------------------------------------------------------------------------
 // Jobs.
@@ -206,11 +82,18 @@ export function dispatchCampaignJob(payload: JobPayloads["campaigns.dispatch"], 
   if (next !== null) throw new RescheduleJob(next);
 }
 
+/**
+ * Recipients not yet handed off: queued ones without a message, and deferred ones (with their
+ * waiting QUEUED message, or without one when no sender was known). The partial index
+ * campaign_recipients_pending_idx holds exactly these rows.
+ */
 const dueCondition = (campaignId: string) =>
   and(
     eq(campaignRecipients.campaignId, campaignId),
-    isNull(campaignRecipients.messageId),
-    inArray(campaignRecipients.outcome, ["queued", "deferred"]),
+    or(
+      and(isNull(campaignRecipients.messageId), eq(campaignRecipients.outcome, "queued")),
+      eq(campaignRecipients.outcome, "deferred"),
+    ),
   );
 
 /**
@@ -248,42 +131,79 @@ export function dispatchStep(db: Db, payload: JobPayloads["campaigns.dispatch"],
       .orderBy(asc(campaignRecipients.dueAt), asc(campaignRecipients.contactId))
       .limit(limit)
       .all();
-    const quietHours = quietHoursFor(tx, campaign);
+    const rules = sendRulesFor(tx, campaign);
+    const senders = new SenderBook(tx, campaign);
+    const present = due.flatMap((row) => (row.contact ? [row.contact] : []));
+    const facts = recipientFacts(tx, campaign.workspaceId, campaign.id, present, rules, now);
     let handedOff = 0;
     for (const { recipient, contact } of due) {
       const key = and(
         eq(campaignRecipients.campaignId, campaign.id),
         eq(campaignRecipients.contactId, recipient.contactId),
       );
-      if (!contact) {
-        tx.update(campaignRecipients).set({ outcome: "skipped", reason: "no_phone" }).where(key).run();
-        continue;
-      }
-      const plan = planSend(tx, campaign, contact, quietHours, now);
+      const waiting = recipient.messageId; // a deferred message written earlier
+      const plan = contact
+        ? planSend(tx, campaign, contact, facts.get(contact.id) ?? NO_FACTS, rules, senders, now)
+        : ({ outcome: "skip", reason: "no_phone", variant: recipient.variant } as const);
       if (plan.outcome === "skip") {
+        if (waiting) dropDeferredMessage(tx, waiting, plan.reason, `Not sent: ${plan.reason}`, now);
         tx.update(campaignRecipients).set({ outcome: "skipped", reason: plan.reason }).where(key).run();
       } else if (plan.outcome === "defer") {
+        // The contract's deferral (API.md §6.1): a QUEUED message with send_at, visible in
+        // GET /v1/messages, asked again when it comes due. Without any sender yet, the row waits alone.
+        let messageId = waiting;
+        if (waiting && plan.from) redeferMessage(tx, waiting, plan.sendAt, plan.from, now);
+        else if (!waiting && plan.from && contact) {
+          const conversation = threadForContact(tx, campaign.workspaceId, contact.id, { reopen: false, now });
+          messageId = queueOutboundMessage(tx, {
+            workspaceId: campaign.workspaceId,
+            contact,
+            conversationId: conversation.id,
+            numberId: null,
+            from: plan.from,
+            body: plan.body,
+            sender: "campaign",
+            campaignId: campaign.id,
+            deferredUntil: plan.sendAt,
+            now,
+          }).id;
+        }
         tx.update(campaignRecipients)
-          .set({ outcome: "deferred", reason: plan.reason, sendAt: plan.sendAt, dueAt: plan.sendAt })
+          .set({
+            outcome: "deferred",
+            reason: plan.reason,
+            sendAt: plan.sendAt,
+            dueAt: plan.sendAt,
+            messageId,
+          })
           .where(key)
           .run();
-      } else {
-        const conversation = threadForContact(tx, campaign.workspaceId, contact.id, { reopen: false, now });
-        const message = queueOutboundMessage(tx, {
-          workspaceId: campaign.workspaceId,
-          contact,
-          conversationId: conversation.id,
-          numberId: plan.sender.id,
-          from: plan.sender.number,
-          body: plan.body,
-          sender: "campaign",
-          campaignId: campaign.id,
-          now,
-        });
-        tx.update(campaignRecipients)
-          .set({ outcome: "queued", reason: null, messageId: message.id })
-          .where(key)
-          .run();
+      } else if (contact) {
+        let messageId = waiting;
+        if (waiting)
+          releaseDeferredMessage(tx, {
+            messageId: waiting,
+            workspaceId: campaign.workspaceId,
+            numberId: plan.sender.id,
+            from: plan.sender.number,
+            body: plan.body,
+            now,
+          });
+        else {
+          const conversation = threadForContact(tx, campaign.workspaceId, contact.id, { reopen: false, now });
+          messageId = queueOutboundMessage(tx, {
+            workspaceId: campaign.workspaceId,
+            contact,
+            conversationId: conversation.id,
+            numberId: plan.sender.id,
+            from: plan.sender.number,
+            body: plan.body,
+            sender: "campaign",
+            campaignId: campaign.id,
+            now,
+          }).id;
+        }
+        tx.update(campaignRecipients).set({ outcome: "queued", reason: null, messageId }).where(key).run();
         handedOff++;
       }
     }

@@ -1,4 +1,5 @@
 import { eq } from "drizzle-orm";
+import { STATE_CODES } from "../../compliance";
 import type { Db } from "../../db/client";
 import { type WorkspaceRow, workspaces } from "../../db/schema";
 import { invalid, notFound } from "../../lib/errors";
@@ -14,10 +15,16 @@ export interface WorkspaceSettings {
   opt_out_reply: string;
   opt_in_reply: string;
   quiet_hours: { enabled: boolean; start_hour: number; end_hour: number };
+  /** Apply the built-in US state table to marketing sends (API.md §6.1). */
+  state_rules: boolean;
+  frequency_cap: { enabled: boolean; max_messages: number; window_hours: number; apply_to_all: boolean };
+  /** States / provinces whose marketing sends are skipped as `state_paused`. */
+  paused_states: string[];
 }
 
-export type SettingsPatch = Partial<Omit<WorkspaceSettings, "quiet_hours">> & {
+export type SettingsPatch = Partial<Omit<WorkspaceSettings, "quiet_hours" | "frequency_cap">> & {
   quiet_hours?: Partial<WorkspaceSettings["quiet_hours"]>;
+  frequency_cap?: Partial<WorkspaceSettings["frequency_cap"]>;
 };
 
 export function settingsOf(row: WorkspaceRow): WorkspaceSettings {
@@ -34,6 +41,14 @@ export function settingsOf(row: WorkspaceRow): WorkspaceSettings {
       start_hour: row.quietStartHour,
       end_hour: row.quietEndHour,
     },
+    state_rules: row.stateRules,
+    frequency_cap: {
+      enabled: row.frequencyCapEnabled,
+      max_messages: row.frequencyCapMaxMessages,
+      window_hours: row.frequencyCapWindowHours,
+      apply_to_all: row.frequencyCapApplyToAll,
+    },
+    paused_states: row.pausedStates,
   };
 }
 
@@ -72,6 +87,16 @@ export function updateSettings(
         : "default_number_id does not exist";
       if (problem) throw invalid(problem);
     }
+    let pausedStates: string[] | undefined;
+    if (patch.paused_states !== undefined) {
+      pausedStates = [];
+      for (const [i, code] of patch.paused_states.entries()) {
+        const upper = code.trim().toUpperCase();
+        if (!STATE_CODES.has(upper))
+          throw invalid(`paused_states[${i}] must be a US state or Canadian province code (e.g. LA)`);
+        if (!pausedStates.includes(upper)) pausedStates.push(upper);
+      }
+    }
     const changes: Partial<WorkspaceRow> = { updatedAt: now };
     if (patch.name !== undefined) changes.name = patch.name;
     if (patch.timezone !== undefined) changes.timezone = patch.timezone;
@@ -84,6 +109,13 @@ export function updateSettings(
     if (patch.quiet_hours?.enabled !== undefined) changes.quietHoursEnabled = patch.quiet_hours.enabled;
     if (patch.quiet_hours?.start_hour !== undefined) changes.quietStartHour = patch.quiet_hours.start_hour;
     if (patch.quiet_hours?.end_hour !== undefined) changes.quietEndHour = patch.quiet_hours.end_hour;
+    if (patch.state_rules !== undefined) changes.stateRules = patch.state_rules;
+    const cap = patch.frequency_cap;
+    if (cap?.enabled !== undefined) changes.frequencyCapEnabled = cap.enabled;
+    if (cap?.max_messages !== undefined) changes.frequencyCapMaxMessages = cap.max_messages;
+    if (cap?.window_hours !== undefined) changes.frequencyCapWindowHours = cap.window_hours;
+    if (cap?.apply_to_all !== undefined) changes.frequencyCapApplyToAll = cap.apply_to_all;
+    if (pausedStates !== undefined) changes.pausedStates = pausedStates;
     tx.update(workspaces).set(changes).where(eq(workspaces.id, workspaceId)).run();
     if (changes.name !== undefined) invalidateKeyCache();
     return settingsOf({ ...row, ...changes });

@@ -23,6 +23,12 @@ export function createWorkspace(db: DbOrTx, input: { name: string; now?: number 
     quietHoursEnabled: true,
     quietStartHour: 21,
     quietEndHour: 8,
+    stateRules: true,
+    frequencyCapEnabled: true,
+    frequencyCapMaxMessages: 3,
+    frequencyCapWindowHours: 24,
+    frequencyCapApplyToAll: false,
+    pausedStates: [],
     createdAt: now,
     updatedAt: now,
   };
