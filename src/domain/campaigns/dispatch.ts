@@ -1,5 +1,6 @@
-import { and, asc, eq, isNull, lte, or, sql } from "drizzle-orm";
+import { and, asc, eq, lte, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../db/client";
+import { preparedPerConnection } from "../../db/prepared";
 import { type CampaignRow, campaignRecipients, campaigns, contacts } from "../../db/schema";
 import type { JobContext, JobPayloads } from "../../jobs/catalog";
 import { RescheduleJob } from "../../jobs/catalog";
@@ -84,17 +85,44 @@ export function dispatchCampaignJob(payload: JobPayloads["campaigns.dispatch"], 
 
 /**
  * Recipients not yet handed off: queued ones without a message, and deferred ones (with their
- * waiting QUEUED message, or without one when no sender was known). The partial index
- * campaign_recipients_pending_idx holds exactly these rows.
+ * waiting QUEUED message, or without one when no sender was known). Written with literals, as
+ * the partial index campaign_recipients_pending_idx is: SQLite uses a partial index only when the
+ * query repeats its WHERE, and a bound parameter in place of 'queued' does not (the step would
+ * then read and sort every recipient of the campaign).
  */
-const dueCondition = (campaignId: string) =>
-  and(
-    eq(campaignRecipients.campaignId, campaignId),
-    or(
-      and(isNull(campaignRecipients.messageId), eq(campaignRecipients.outcome, "queued")),
-      eq(campaignRecipients.outcome, "deferred"),
-    ),
+const PENDING = sql.raw(`((message_id IS NULL AND outcome = 'queued') OR outcome = 'deferred')`);
+const dueCondition = (campaignId: string) => and(eq(campaignRecipients.campaignId, campaignId), PENDING);
+
+/** A recipient's outcome after its step, one prepared update each (they run per recipient). */
+const outcomeStatements = preparedPerConnection((db: DbOrTx) => {
+  const key = and(
+    eq(campaignRecipients.campaignId, sql.placeholder("campaignId")),
+    eq(campaignRecipients.contactId, sql.placeholder("contactId")),
   );
+  return {
+    skipped: db
+      .update(campaignRecipients)
+      .set({ outcome: "skipped", reason: sql`${sql.placeholder("reason")}` })
+      .where(key)
+      .prepare(),
+    deferred: db
+      .update(campaignRecipients)
+      .set({
+        outcome: "deferred",
+        reason: sql`${sql.placeholder("reason")}`,
+        sendAt: sql`${sql.placeholder("sendAt")}`,
+        dueAt: sql`${sql.placeholder("sendAt")}`,
+        messageId: sql`${sql.placeholder("messageId")}`,
+      })
+      .where(key)
+      .prepare(),
+    queued: db
+      .update(campaignRecipients)
+      .set({ outcome: "queued", reason: null, messageId: sql`${sql.placeholder("messageId")}` })
+      .where(key)
+      .prepare(),
+  };
+});
 
 /**
  * One dispatcher step, in one transaction: for up to DISPATCH_BATCH due recipients (and what the
@@ -135,19 +163,17 @@ export function dispatchStep(db: Db, payload: JobPayloads["campaigns.dispatch"],
     const senders = new SenderBook(tx, campaign);
     const present = due.flatMap((row) => (row.contact ? [row.contact] : []));
     const facts = recipientFacts(tx, campaign.workspaceId, campaign.id, present, rules, now);
+    const outcomes = outcomeStatements(tx);
     let handedOff = 0;
     for (const { recipient, contact } of due) {
-      const key = and(
-        eq(campaignRecipients.campaignId, campaign.id),
-        eq(campaignRecipients.contactId, recipient.contactId),
-      );
+      const key = { campaignId: campaign.id, contactId: recipient.contactId };
       const waiting = recipient.messageId; // a deferred message written earlier
       const plan = contact
         ? planSend(tx, campaign, contact, facts.get(contact.id) ?? NO_FACTS, rules, senders, now)
         : ({ outcome: "skip", reason: "no_phone", variant: recipient.variant } as const);
       if (plan.outcome === "skip") {
         if (waiting) dropDeferredMessage(tx, waiting, plan.reason, `Not sent: ${plan.reason}`, now);
-        tx.update(campaignRecipients).set({ outcome: "skipped", reason: plan.reason }).where(key).run();
+        outcomes.skipped.run({ ...key, reason: plan.reason });
       } else if (plan.outcome === "defer") {
         // The contract's deferral (API.md §6.1): a QUEUED message with send_at, visible in
         // GET /v1/messages, asked again when it comes due. Without any sender yet, the row waits alone.
@@ -168,16 +194,12 @@ export function dispatchStep(db: Db, payload: JobPayloads["campaigns.dispatch"],
             now,
           }).id;
         }
-        tx.update(campaignRecipients)
-          .set({
-            outcome: "deferred",
-            reason: plan.reason,
-            sendAt: plan.sendAt,
-            dueAt: plan.sendAt,
-            messageId,
-          })
-          .where(key)
-          .run();
+        outcomes.deferred.run({
+          ...key,
+          reason: plan.reason,
+          sendAt: plan.sendAt,
+          messageId: messageId ?? null,
+        });
       } else if (contact) {
         let messageId = waiting;
         if (waiting)
@@ -203,7 +225,7 @@ export function dispatchStep(db: Db, payload: JobPayloads["campaigns.dispatch"],
             now,
           }).id;
         }
-        tx.update(campaignRecipients).set({ outcome: "queued", reason: null, messageId }).where(key).run();
+        outcomes.queued.run({ ...key, messageId: messageId ?? null });
         handedOff++;
       }
     }
