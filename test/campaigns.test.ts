@@ -503,6 +503,25 @@ describe("POST /v1/campaigns/{id}/launch", () => {
     expect(stats).toMatchObject({ recipients: 3, sent: 1, queued: 2 });
   });
 
+  it("previews again at once after a setting, the audience or the suppression list changes", async () => {
+    const w = workspace();
+    await w.number();
+    const a = await w.contact({ first_name: "A" });
+    const b = await w.contact({
+      first_name: "B",
+      phone_number: `+1504555${String(phoneSeq++).padStart(4, "0")}`,
+    });
+    const c = await w.campaign({ audience: { contact_ids: [a.id, b.id] } });
+    const preview = async () => (await w.api("GET", `/v1/campaigns/${c.id}/preview`)).body.preview as Json;
+    expect(await preview()).toMatchObject({ recipients: 2, sendable: 2, skipped: {} });
+    await w.api("PATCH", "/v1/settings", { paused_states: ["LA"] });
+    expect(await preview()).toMatchObject({ sendable: 1, skipped: { state_paused: 1 } });
+    await w.api("POST", "/v1/suppression", { phone_number: a.phone_number, reason: "manual" });
+    expect(await preview()).toMatchObject({ sendable: 0, skipped: { state_paused: 1, suppressed: 1 } });
+    await w.api("PATCH", `/v1/contacts/${b.id}`, { opted_in: false });
+    expect(await preview()).toMatchObject({ sendable: 0, skipped: { opted_out: 1, suppressed: 1 } });
+  });
+
   it("cancel fails the waiting message of a deferred recipient (campaign_canceled); it never goes", async () => {
     const w = workspace();
     await w.number();

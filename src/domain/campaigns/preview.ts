@@ -3,6 +3,7 @@ import { TransactionRollbackError } from "drizzle-orm/errors";
 import { capLookbackMs, type LintWarning, lintContent } from "../../compliance";
 import type { Db, DbOrTx } from "../../db/client";
 import {
+  audienceVersions,
   type CampaignRow,
   type ContactRow,
   campaignRecipients,
@@ -84,8 +85,16 @@ export function previewCampaign(
       : now;
   const rules = sendRulesFor(db, campaign);
 
-  // 1. Totals.
-  const totals = previewTotals(db, campaign, rules, startsAt);
+  // 1. Totals (cached briefly: see cachedTotals).
+  const totals = { ...cachedTotals(db, campaign, rules, startsAt, now) };
+  // Sends beyond the senders' remaining daily capacity wait for the next day, as in the run.
+  const capacity = dailyCapacity(db, campaign, startsAt);
+  if (capacity !== null && totals.sendable > capacity.left) {
+    const over = totals.sendable - capacity.left;
+    totals.sendable -= over;
+    totals.deferred += over;
+    totals.lastDeferral = Math.max(totals.lastDeferral, capacity.nextDay);
+  }
   const perMinute = campaign.throttlePerMinute ?? NOMINAL_PER_MINUTE;
   const estimatedCompletion = Math.max(
     startsAt + Math.ceil((totals.sendable / perMinute) * 60_000),
@@ -168,6 +177,56 @@ export function campaignWarnings(
     }
   }
   return warnings;
+}
+
+/**
+ * Totals read every contact of the audience (about a second per million), so they are kept for
+ * TOTALS_TTL_MS per campaign, and recomputed at once when anything they depend on changes besides
+ * the clock and other campaigns' sends: the campaign, the workspace's settings, the audience
+ * (contacts and list memberships, by the audience version the triggers bump) or the suppression
+ * list. Within those 30 s, a deferral boundary passing or another campaign's sends are not seen.
+ */
+const TOTALS_TTL_MS = 30_000;
+const totalsCache = new Map<string, { key: string; at: number; totals: Totals }>();
+const TOTALS_CACHE_LIMIT = 200;
+
+function cachedTotals(
+  db: Db,
+  campaign: CampaignRow,
+  rules: SendRules,
+  startsAt: number,
+  now: number,
+): Totals {
+  const version =
+    db
+      .select({ v: audienceVersions.version })
+      .from(audienceVersions)
+      .where(eq(audienceVersions.workspaceId, campaign.workspaceId))
+      .get()?.v ?? 0;
+  const blocked = db
+    .select({ n: count(), last: sql<number | null>`max(${suppressions.createdAt})` })
+    .from(suppressions)
+    .where(eq(suppressions.workspaceId, campaign.workspaceId))
+    .get();
+  const key = JSON.stringify([
+    campaign.updatedAt,
+    campaign.status,
+    rules,
+    version,
+    blocked?.n,
+    blocked?.last,
+    startsAt > now,
+  ]);
+  const hit = totalsCache.get(campaign.id);
+  if (hit && hit.key === key && now - hit.at < TOTALS_TTL_MS) return hit.totals;
+  const totals = previewTotals(db, campaign, rules, startsAt);
+  totalsCache.delete(campaign.id);
+  totalsCache.set(campaign.id, { key, at: now, totals });
+  if (totalsCache.size > TOTALS_CACHE_LIMIT) {
+    const oldest = totalsCache.keys().next().value;
+    if (oldest !== undefined) totalsCache.delete(oldest);
+  }
+  return totals;
 }
 
 /** The preview's totals; see previewCampaign. */
@@ -257,14 +316,6 @@ function previewTotals(db: Db, campaign: CampaignRow, rules: SendRules, at: numb
     }
   }
 
-  // Sends beyond the senders' remaining daily capacity wait for the next day, as in the run.
-  const capacity = dailyCapacity(db, campaign, at);
-  if (capacity !== null && totals.sendable > capacity.left) {
-    const over = totals.sendable - capacity.left;
-    totals.sendable -= over;
-    totals.deferred += over;
-    totals.lastDeferral = Math.max(totals.lastDeferral, capacity.nextDay);
-  }
   return totals;
 }
 
