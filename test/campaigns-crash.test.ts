@@ -6,7 +6,7 @@ describe("campaigns under SIGKILL", () => {
     "sends every sendable recipient exactly one message and completes, killed once between resolution chunks and once mid-dispatch",
     async () => {
       const result = await runCampaignCrashTest({ recipients: 2500, kills: 2 });
-      // The first kill lands after the first resolution chunk (2,000 of 2,500), the second after hand-offs began.
+      // The first kill lands after the first resolution chunk (500 of 2,500), the second after hand-offs began.
       expect(result.killedAt[0].resolved).toBeLessThan(2500);
       expect(result.killedAt[1].handoffs).toBeGreaterThan(0);
       expect(result).toMatchObject({

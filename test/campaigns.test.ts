@@ -404,7 +404,7 @@ describe("POST /v1/campaigns/{id}/launch", () => {
   it("resolves a large audience in chunks and sends exactly one message per recipient", async () => {
     const w = workspace();
     await w.number();
-    const count = 2_050; // more than one resolution chunk (2,000)
+    const count = 2_050; // several resolution chunks (500 each)
     const people = Array.from({ length: count }, (_, i) => ({
       phone_number: `+1312555${String(i).padStart(4, "0")}`,
       timezone: DAY,

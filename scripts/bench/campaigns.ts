@@ -217,10 +217,14 @@ if (run("accept")) {
     stdout: "pipe",
     stderr: "inherit",
   });
-  const lines = result.stdout
-    .toString()
-    .split("\n")
-    .filter((line) => /hello|accepted/i.test(line));
+  const lines = [
+    ...new Set(
+      result.stdout
+        .toString()
+        .split("\n")
+        .filter((line) => /hello|accepted/i.test(line)),
+    ),
+  ];
   out.push(
     "4. POST /v1/messages (scripts/bench/messaging.ts accept, target ≥ 0.06 × hello):",
     ...lines.map((l) => `   ${l.trim()}`),

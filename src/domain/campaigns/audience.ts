@@ -13,8 +13,8 @@ import {
 import { segmentWhere } from "../audience/segments";
 import { chooseVariant } from "./merge";
 
-/** Contacts read per resolution step: each step is one job and one transaction. */
-export const RESOLVE_CHUNK = 2000;
+/** Contacts read per resolution step: each step is one job and one transaction, short enough (tens of ms) not to hold other requests. */
+export const RESOLVE_CHUNK = 500;
 
 const FALSE = sql`1 = 0`;
 

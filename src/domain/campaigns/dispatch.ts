@@ -19,8 +19,8 @@ import { planSend, recipientFacts, SenderBook, sendRulesFor } from "./send-plan"
 
 const NO_FACTS = { suppression: null, recentSends: [] };
 
-/** Recipients handed off per dispatcher transaction: small enough that a pause bites within a second. */
-export const DISPATCH_BATCH = 250;
+/** Recipients handed off per dispatcher transaction: a step holds the event loop for tens of ms at most, and a pause bites at once. */
+export const DISPATCH_BATCH = 100;
 /** How often the dispatcher looks again while recipients are still being resolved. */
 const RESOLVING_POLL_MS = 200;
 /** The longest the dispatcher sleeps, so a changed setting or a cap reset is noticed. */
