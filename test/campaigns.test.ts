@@ -220,6 +220,26 @@ describe("POST /v1/campaigns/{id}/launch", () => {
     const optedOut = await w.contact({ opted_in: false });
     const night = await w.contact({ first_name: "Nia", timezone: NIGHT });
     const excluded = await w.contact();
+    // Florida (a capped state) with one marketing send already today, and Louisiana, paused.
+    const florida = await w.contact({
+      first_name: "Flo",
+      phone_number: `+1305555${String(phoneSeq++).padStart(4, "0")}`,
+    });
+    const louisiana = await w.contact({
+      first_name: "Lou",
+      phone_number: `+1504555${String(phoneSeq++).padStart(4, "0")}`,
+    });
+    const earlier = await w.campaign({ name: "Earlier", audience: { contact_ids: [florida.id] } });
+    await w.api("POST", `/v1/campaigns/${earlier.id}/launch`);
+    await eventually(
+      async () => (await w.api("GET", `/v1/campaigns/${earlier.id}`)).body.campaign.status,
+      (status) => status === "completed",
+    );
+    const rules = await w.api("PATCH", "/v1/settings", {
+      frequency_cap: { max_messages: 1 },
+      paused_states: ["LA"],
+    });
+    expect(rules.status).toBe(200);
     await w.api("POST", "/v1/suppression", { phone_number: suppressed.phone_number, reason: "complaint" });
     const listA = await w.list([ann.id, dup.id, suppressed.id, excluded.id]);
     const listB = await w.list([dup.id, optedOut.id, night.id]);
@@ -234,7 +254,7 @@ describe("POST /v1/campaigns/{id}/launch", () => {
       audience: {
         list_ids: [listA, listB],
         segment_ids: [segment],
-        contact_ids: [quiet.id],
+        contact_ids: [quiet.id, florida.id, louisiana.id],
         exclude_list_ids: [exclude],
       },
       pool_id: pool,
@@ -242,17 +262,20 @@ describe("POST /v1/campaigns/{id}/launch", () => {
 
     const preview = (await w.api("GET", `/v1/campaigns/${c.id}/preview`)).body.preview;
     expect(preview).toMatchObject({
-      recipients: 7,
+      recipients: 9,
       sendable: 4,
       deferred: 1,
-      skipped: { suppressed: 1, opted_out: 1 },
+      skipped: { suppressed: 1, opted_out: 1, frequency_cap: 1, state_paused: 1 },
     });
-    expect(preview.contacts).toHaveLength(7);
+    expect(preview.warnings.map((x: Json) => x.code)).toEqual(["no_opt_out_language"]);
+    expect(preview.contacts).toHaveLength(9);
     const byContact = new Map(preview.contacts.map((p: Json) => [p.contact_id, p]));
     expect(byContact.get(ann.id)).toMatchObject({ outcome: "send", body: "Hi Ann" });
     expect(byContact.get(night.id)).toMatchObject({ outcome: "defer", reason: "quiet_hours" });
     expect(byContact.get(suppressed.id)).toMatchObject({ outcome: "skip", reason: "suppressed" });
     expect(byContact.get(optedOut.id)).toMatchObject({ outcome: "skip", reason: "opted_out" });
+    expect(byContact.get(florida.id)).toMatchObject({ outcome: "skip", reason: "frequency_cap" });
+    expect(byContact.get(louisiana.id)).toMatchObject({ outcome: "skip", reason: "state_paused" });
     expect(byContact.has(excluded.id)).toBe(false);
     // The preview wrote nothing.
     expect((await w.api("GET", `/v1/campaigns/${c.id}`)).body.campaign.status).toBe("draft");
@@ -265,21 +288,24 @@ describe("POST /v1/campaigns/{id}/launch", () => {
       (st) => st.delivered === 4,
     );
     expect(stats).toMatchObject({
-      recipients: 7,
+      recipients: 9,
       sent: 4,
       delivered: 4,
-      suppressed: 2,
+      suppressed: 4,
       deferred: 1,
       queued: 0,
     });
-    const sends = await w.outbox();
-    expect(sends.map((x: Json) => x.to).sort()).toEqual(
-      [ann, bob, dup, quiet].map((x) => x.phone_number).sort(),
+    const sends = (await w.outbox()).filter(
+      (x: Json) => x.to !== florida.phone_number || x.body === "Hi Flo",
     );
+    expect(sends.map((x: Json) => x.to).sort()).toEqual(
+      [ann, bob, dup, quiet, florida].map((x) => x.phone_number).sort(),
+    );
+    const campaignSends = sends.filter((x: Json) => x.to !== florida.phone_number);
 
     // Preview versus the real run: same outcome, body and sender per contact.
     const recipients = (await w.api("GET", `/v1/campaigns/${c.id}/recipients`)).body.recipients as Json[];
-    expect(recipients).toHaveLength(7);
+    expect(recipients).toHaveLength(9);
     const outcomeOf = { send: "delivered", defer: "deferred", skip: "skipped" } as Record<string, string>;
     for (const r of recipients) {
       const planned = byContact.get(r.contact_id) as Json;
@@ -287,7 +313,7 @@ describe("POST /v1/campaigns/{id}/launch", () => {
         id: r.contact_id,
         outcome: outcomeOf[planned.outcome],
       });
-      const sent = sends.find((x: Json) => x.to === r.phone_number);
+      const sent = campaignSends.find((x: Json) => x.to === r.phone_number);
       if (planned.outcome === "send")
         expect({ from: sent.from, body: sent.body }).toEqual({ from: planned.from, body: planned.body });
       else expect(sent).toBeUndefined();
@@ -295,7 +321,19 @@ describe("POST /v1/campaigns/{id}/launch", () => {
     const nightRow = recipients.find((r) => r.contact_id === night.id);
     expect(nightRow.reason).toBe("quiet_hours");
     expect(Date.parse(nightRow.send_at)).toBeGreaterThan(Date.now() + 3 * 3600_000);
-    expect((await w.api("GET", `/v1/campaigns/${c.id}/recipients?outcome=skipped`)).body.total).toBe(2);
+    expect(nightRow.send_at).toBe((byContact.get(night.id) as Json).send_at);
+    // The deferral is a QUEUED message with send_at (API.md §6.1), the recipient's message_id.
+    const waiting = (await w.api("GET", `/v1/messages/${nightRow.message_id}`)).body.message;
+    expect(waiting).toMatchObject({
+      status: "QUEUED",
+      send_at: nightRow.send_at,
+      to: night.phone_number,
+      body: "Hi Nia",
+    });
+    const listed = (await w.api("GET", `/v1/messages?campaign_id=${c.id}&status=QUEUED`)).body
+      .messages as Json[];
+    expect(listed.map((m) => m.id)).toEqual([nightRow.message_id]);
+    expect((await w.api("GET", `/v1/campaigns/${c.id}/recipients?outcome=skipped`)).body.total).toBe(4);
     expect((await w.api("GET", `/v1/campaigns/${c.id}/recipients?outcome=nope`)).status).toBe(422);
     // Waiting for the night-time contact: still active.
     expect((await w.api("GET", `/v1/campaigns/${c.id}`)).body.campaign.status).toBe("active");
@@ -304,7 +342,7 @@ describe("POST /v1/campaigns/{id}/launch", () => {
       .from(events)
       .where(and(eq(events.workspaceId, w.workspaceId), eq(events.type, "campaign.started")))
       .all();
-    expect(started).toHaveLength(1);
+    expect(started.filter((e) => (e.data as Json).id === c.id)).toHaveLength(1);
   });
 
   it("completes with campaign.completed, counts replies, and splits variants by weight", async () => {
@@ -366,7 +404,7 @@ describe("POST /v1/campaigns/{id}/launch", () => {
   it("resolves a large audience in chunks and sends exactly one message per recipient", async () => {
     const w = workspace();
     await w.number();
-    const count = 2_050; // more than one resolution chunk (2,000)
+    const count = 2_050; // several resolution chunks (500 each)
     const people = Array.from({ length: count }, (_, i) => ({
       phone_number: `+1312555${String(i).padStart(4, "0")}`,
       timezone: DAY,
@@ -463,6 +501,44 @@ describe("POST /v1/campaigns/{id}/launch", () => {
     expect(await w.outbox()).toHaveLength(1);
     const stats = (await w.api("GET", `/v1/campaigns/${c.id}`)).body.campaign.stats;
     expect(stats).toMatchObject({ recipients: 3, sent: 1, queued: 2 });
+  });
+
+  it("previews again at once after a setting, the audience or the suppression list changes", async () => {
+    const w = workspace();
+    await w.number();
+    const a = await w.contact({ first_name: "A" });
+    const b = await w.contact({
+      first_name: "B",
+      phone_number: `+1504555${String(phoneSeq++).padStart(4, "0")}`,
+    });
+    const c = await w.campaign({ audience: { contact_ids: [a.id, b.id] } });
+    const preview = async () => (await w.api("GET", `/v1/campaigns/${c.id}/preview`)).body.preview as Json;
+    expect(await preview()).toMatchObject({ recipients: 2, sendable: 2, skipped: {} });
+    await w.api("PATCH", "/v1/settings", { paused_states: ["LA"] });
+    expect(await preview()).toMatchObject({ sendable: 1, skipped: { state_paused: 1 } });
+    await w.api("POST", "/v1/suppression", { phone_number: a.phone_number, reason: "manual" });
+    expect(await preview()).toMatchObject({ sendable: 0, skipped: { state_paused: 1, suppressed: 1 } });
+    await w.api("PATCH", `/v1/contacts/${b.id}`, { opted_in: false });
+    expect(await preview()).toMatchObject({ sendable: 0, skipped: { opted_out: 1, suppressed: 1 } });
+  });
+
+  it("cancel fails the waiting message of a deferred recipient (campaign_canceled); it never goes", async () => {
+    const w = workspace();
+    await w.number();
+    const night = await w.contact({ first_name: "Nia", timezone: NIGHT });
+    const c = await w.campaign({ audience: { contact_ids: [night.id] } });
+    await w.api("POST", `/v1/campaigns/${c.id}/launch`);
+    const [row] = await eventually(
+      async () => (await w.api("GET", `/v1/campaigns/${c.id}/recipients`)).body.recipients as Json[],
+      (rows) => rows[0]?.outcome === "deferred",
+    );
+    expect((await w.api("GET", `/v1/messages/${row.message_id}`)).body.message.status).toBe("QUEUED");
+    await w.api("POST", `/v1/campaigns/${c.id}/cancel`);
+    expect((await w.api("GET", `/v1/messages/${row.message_id}`)).body.message).toMatchObject({
+      status: "FAILED",
+      error_code: "campaign_canceled",
+    });
+    expect(await w.outbox()).toHaveLength(0);
   });
 
   it("schedules a campaign whose send_at is in the future and starts it then", async () => {

@@ -24,6 +24,9 @@ describe("GET /v1/settings", () => {
         quiet_hours: { enabled: true, start_hour: 21, end_hour: 8 },
         costs: { sms_segment: 0.0079, call_minute: 0.014, currency: "USD" },
         public_id: expect.stringMatching(/^ws_[0-9a-z]{20}$/),
+        state_rules: true,
+        frequency_cap: { enabled: true, max_messages: 3, window_hours: 24, apply_to_all: false },
+        paused_states: [],
       },
     });
   });
@@ -62,6 +65,59 @@ describe("PATCH /v1/settings", () => {
     expect(r.status).toBe(422);
     expect(r.body.ok).toBe(false);
     expect(r.body.error).toStartWith("default_number_id");
+  });
+
+  it("changes the sending rules: state_rules, frequency_cap (partially) and paused_states (upper-cased, once each)", async () => {
+    const w = s.newWorkspace("Rules");
+    const r = await s.api(
+      "PATCH",
+      "/v1/settings",
+      {
+        state_rules: false,
+        frequency_cap: { max_messages: 5, apply_to_all: true },
+        paused_states: ["la", "LA", "ON"],
+      },
+      { key: w.key },
+    );
+    expect(r.status).toBe(200);
+    expect(r.body.settings).toMatchObject({
+      state_rules: false,
+      frequency_cap: { enabled: true, max_messages: 5, window_hours: 24, apply_to_all: true },
+      paused_states: ["LA", "ON"],
+    });
+    expect((await s.api("GET", "/v1/settings", undefined, { key: w.key })).body.settings).toEqual(
+      r.body.settings,
+    );
+    const cleared = await s.api("PATCH", "/v1/settings", { paused_states: [] }, { key: w.key });
+    expect(cleared.body.settings.paused_states).toEqual([]);
+  });
+
+  it("answers 422 naming the field for bad sending rules, and changes nothing", async () => {
+    const w = s.newWorkspace("Bad rules");
+    const before = (await s.api("GET", "/v1/settings", undefined, { key: w.key })).body.settings;
+    const cases: [Record<string, unknown>, string][] = [
+      [{ state_rules: "yes" }, "state_rules"],
+      [{ frequency_cap: { max_messages: 0 } }, "frequency_cap.max_messages"],
+      [{ frequency_cap: { max_messages: 2.5 } }, "frequency_cap.max_messages"],
+      [{ frequency_cap: { window_hours: 0 } }, "frequency_cap.window_hours"],
+      [{ frequency_cap: { window_hours: 10_000 } }, "frequency_cap.window_hours"],
+      [{ frequency_cap: { enabled: "no" } }, "frequency_cap.enabled"],
+      [{ paused_states: "LA" }, "paused_states"],
+      [
+        { paused_states: ["LA", "ZZ"] },
+        "paused_states[1] must be a US state or Canadian province code (e.g. LA)",
+      ],
+      [{ paused_states: ["Louisiana"] }, "paused_states[0]"],
+    ];
+    for (const [body, error] of cases) {
+      const res = await s.api("PATCH", "/v1/settings", body, { key: w.key });
+      expect({ body, status: res.status, error: res.body.error }).toEqual({
+        body,
+        status: 422,
+        error: expect.stringContaining(error),
+      });
+    }
+    expect((await s.api("GET", "/v1/settings", undefined, { key: w.key })).body.settings).toEqual(before);
   });
 
   it("keeps workspaces apart", async () => {

@@ -48,7 +48,13 @@ export async function startBinary(
   const port = await freePort();
   const dbPath = options.dbPath ?? join(mkdtempSync(join(tmpdir(), "outreach-bench-")), "bench.db");
   const logPath = `${dbPath}.log`;
-  const program = options.fromSource ? [process.execPath, "run", join(root, "src/main.ts")] : [binary];
+  // BENCH_CPU_PROF=<dir> (from source only): a markdown CPU profile of the server, written on exit.
+  const profile = process.env.BENCH_CPU_PROF
+    ? ["--cpu-prof-md", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`]
+    : [];
+  const program = options.fromSource
+    ? [process.execPath, ...profile, "run", join(root, "src/main.ts")]
+    : [binary];
   const proc = spawn([...program, "serve", "--port", String(port), "--db", dbPath], {
     env: { ...process.env, RATE_LIMIT_RPS: "0", LOG_LEVEL: "warn", ...options.env },
     stdout: Bun.file(logPath),

@@ -256,9 +256,13 @@ const PreviewContact = t.Object({
   contact_id: Uuid("Contact"),
   phone_number: t.String({ description: "E.164" }),
   outcome: Enum(["send", "defer", "skip"], "What would happen now"),
-  reason: NullableString("Why deferred or skipped (quiet_hours, daily_limit, suppressed, opted_out, ...)"),
-  send_at: NullableTimestamp("When it would be sent"),
-  from: NullableString("The number sender rotation would pick"),
+  reason: NullableString(
+    "skip: suppressed | opted_out | frequency_cap | duplicate | no_phone | invalid_phone | state_paused (the compliance module's closed set). defer: the module's reasons joined with commas (quiet_hours, state_hours:FL, sunday:AL, holiday:UT, no_window), or daily_limit (every sender at its cap) or no_sending_number (no active number). null for send",
+  ),
+  send_at: NullableTimestamp("When it would be sent: the start, or the next allowed minute for a deferral"),
+  from: NullableString(
+    "The number sender rotation would pick (for a deferral: the one it would use now; it is picked again when the send goes)",
+  ),
   body: NullableString("The merged text"),
   variant: NullableString("The A/B variant"),
 });
@@ -266,8 +270,14 @@ const Preview = t.Object(
   {
     recipients: Int({ description: "Audience after de-duplication" }),
     sendable: Int({ description: "Would be sent at the start" }),
-    deferred: Int({ description: "Would wait for quiet hours to end" }),
-    skipped: t.Record(t.String(), Int(), { description: "Skipped counts by reason" }),
+    deferred: Int({
+      description:
+        "Would wait: outside the allowed hours (quiet hours, state rules), or beyond the senders' daily_limit capacity today",
+    }),
+    skipped: t.Record(t.String(), Int(), {
+      description:
+        "Skipped counts by reason (suppressed, opted_out, frequency_cap, no_phone, invalid_phone, state_paused). Every total is the compliance module's decision for each contact, as the run asks it: computed per group of contacts that share what it depends on, and per contact for those with recent marketing sends",
+    }),
     starts_at: Timestamp("When sending would start (send_at, or now)"),
     estimated_completion_at: Timestamp(
       "Estimate of the last hand-off: the throttle (or a nominal 1,000/s) over the sendable recipients, after the last deferral",
@@ -278,7 +288,8 @@ const Preview = t.Object(
         message: t.String({ description: "What to fix" }),
       }),
       {
-        description: "Content lint warnings (empty until the compliance module is in)",
+        description:
+          "Content lint of the body (or each variant, named): no_opt_out_language, public_url_shortener, unknown_merge_field, many_segments, shaft_content. Warnings never block; they appear here only (create and launch answer the Campaign record as the contract defines it)",
       },
     ),
     contacts: t.Array(PreviewContact, {
@@ -292,9 +303,15 @@ const Recipient = t.Object({
   contact_id: Uuid("Contact"),
   phone_number: t.String({ description: "E.164 at launch" }),
   outcome: Enum(RECIPIENT_OUTCOMES, "queued | deferred | sent | delivered | failed | skipped"),
-  reason: NullableString("Why deferred, skipped or failed"),
-  send_at: NullableTimestamp("Deferred until (quiet hours or daily_limit)"),
-  message_id: NullableString("The message written for it"),
+  reason: NullableString(
+    "skipped: the compliance module's reason (suppressed, opted_out, frequency_cap, no_phone, invalid_phone, state_paused); deferred: its reasons joined with commas (quiet_hours, state_hours:FL, ...), daily_limit or no_sending_number; failed: the message's error_code",
+  ),
+  send_at: NullableTimestamp(
+    "Deferred until this instant (the next allowed minute, or the senders' next day)",
+  ),
+  message_id: NullableString(
+    "The message written for it. A deferred recipient already has its message: QUEUED with the same send_at (API.md §6.1); when it comes due the rules are asked again and it is sent, deferred again, or FAILED with the skip reason as error_code",
+  ),
   call_id: NullableString("The call (voice campaigns; not built yet)"),
   variant: NullableString("The A/B variant"),
 });

@@ -48,7 +48,7 @@ export const MessageSchema = t.Object(
     sent_at: NullableTimestamp("When the carrier accepted it"),
     delivered_at: NullableTimestamp("When the handset got it"),
     send_at: NullableTimestamp(
-      "Deferred by quiet hours until this instant (API.md §6.1); null unless deferred. Campaign sends are deferred on their recipient row (GET /v1/campaigns/{id}/recipients) and the message is written when it is due, so theirs stay null",
+      "Deferred by the send-time rules (quiet hours, state rules, a sender's daily_limit) until this instant (API.md §6.1); null unless deferred. A deferred campaign send is written at once as a QUEUED message with send_at (the recipient's message_id); at send_at the rules are asked again: it goes (status moves on, send_at stays as when it was allowed to go), waits again (new send_at), or becomes FAILED with the skip reason as error_code (opted_out, frequency_cap, ...), or campaign_canceled",
     ),
   },
   { description: "An SMS message" },

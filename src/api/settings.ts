@@ -18,6 +18,34 @@ const QuietHours = t.Object(
   { description: "Quiet hours for bulk sends" },
 );
 
+const FrequencyCap = t.Object(
+  {
+    enabled: t.Boolean({ description: "Cap marketing sends per contact", default: true }),
+    max_messages: Int({
+      minimum: 1,
+      description: "Most marketing sends per contact in the window",
+      examples: [3],
+    }),
+    window_hours: Int({ minimum: 1, maximum: 720, description: "Rolling window in hours", examples: [24] }),
+    apply_to_all: t.Boolean({
+      description:
+        "true: every contact; false: only contacts of the capped states (FL, OK, MD, OR), and only with state_rules on",
+      default: false,
+    }),
+  },
+  {
+    description:
+      "Rolling cap on marketing sends (campaigns, later flows and agent follow-ups) per contact; replies and one-off sends are not counted. Over the cap: skipped as frequency_cap.",
+  },
+);
+
+const PausedStates = t.Array(t.String({ maxLength: 8, examples: ["LA"] }), {
+  maxItems: 100,
+  description:
+    "US state / territory or Canadian province codes (by the number's area code) whose marketing sends are stopped: skipped as state_paused. A +1 number whose area code is unknown is skipped too while any state is paused.",
+  examples: [["LA"]],
+});
+
 export const SettingsSchema = t.Object(
   {
     name: t.String({ description: "Workspace name", examples: ["Acme"] }),
@@ -43,6 +71,12 @@ export const SettingsSchema = t.Object(
         'Public id of the workspace for the tracking script: `<script src="…/t.js?w=<public_id>">`',
       examples: ["ws_k3j9x0q2m8v7c1b5n4z6"],
     }),
+    state_rules: t.Boolean({
+      description:
+        "Apply the built-in US state table to marketing sends (stricter hours, no-Sunday states, holidays, rolling caps), by the area code's state; the stricter rule wins",
+    }),
+    frequency_cap: FrequencyCap,
+    paused_states: PausedStates,
   },
   { description: "Workspace settings" },
 );
@@ -84,6 +118,19 @@ const SettingsPatchBody = Body(
         { description: "Costs for analytics; given fields change" },
       ),
     ),
+    state_rules: t.Optional(t.Boolean({ description: "Apply the built-in US state table" })),
+    frequency_cap: t.Optional(
+      t.Object(
+        {
+          enabled: t.Optional(t.Boolean({ description: "Cap marketing sends per contact" })),
+          max_messages: t.Optional(Int({ minimum: 1, description: "Most sends in the window (≥ 1)" })),
+          window_hours: t.Optional(Int({ minimum: 1, maximum: 720, description: "Window in hours (1–720)" })),
+          apply_to_all: t.Optional(t.Boolean({ description: "Cap everyone, not only capped states" })),
+        },
+        { description: "Frequency cap; given fields change" },
+      ),
+    ),
+    paused_states: t.Optional(PausedStates),
   },
   { description: "Fields to change; others stay as they are" },
 );
@@ -102,7 +149,7 @@ export function settingsRoutes(deps: AppDeps) {
           operationId: "getSettings",
           summary: "Get workspace settings",
           description:
-            "The settings of the key's workspace as they are now: name, timezone, default sending number, conversion tracking, the HELP, STOP and START keyword replies, quiet hours, costs and the public id of the tracking script.",
+            "The settings of the key's workspace as they are now: name, timezone, default sending number, conversion tracking, the HELP, STOP and START keyword replies, the sending rules of bulk paths (quiet hours, state rules, frequency cap, paused states), costs and the public id of the tracking script.",
         },
         response: responses(SettingsEnvelope, READ_ERRORS),
       },

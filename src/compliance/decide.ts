@@ -4,7 +4,7 @@
  * suppression, opt-out, settings and the contact's recent sends; they ask at the moment of sending
  * (not only at launch) and again when a deferral comes due.
  */
-import { regionOfAreaCode } from "../lib/area-code-regions";
+import { areaCodesWithRegion, regionOfAreaCode } from "../lib/area-code-regions";
 import { type LocalTime, localTimeFor, nanpAreaCode } from "./local-time";
 import { STATE_RULES, type StateRule } from "./state-rules";
 import {
@@ -320,6 +320,14 @@ export function decideSend(input: SendInput, now: number): SendDecision {
   if (at === now) return SEND;
   return { action: "defer", until: at, reasons: window.reasons };
 }
+
+/**
+ * Every state, territory and province code a number can be placed in (the codes `paused_states`
+ * may name): the regions of the area-code table, US and Canada.
+ */
+export const STATE_CODES: ReadonlySet<string> = new Set(
+  areaCodesWithRegion().flatMap((code) => regionOfAreaCode(code)?.regions ?? []),
+);
 
 function isPaused(state: NumberState, paused: readonly string[]): boolean {
   if (state.kind === "unknown") return true; // could be a paused state

@@ -18,6 +18,7 @@ export {
   type SendKind,
   SKIP_REASONS,
   type SkipReason,
+  STATE_CODES,
   type WindowInput,
 } from "./decide";
 export { HolidayCalendar, holidayIn, usFederalHolidays } from "./holidays";

@@ -13,6 +13,7 @@ import m10 from "../../migrations/0010_conversation_inbox_index.sql" with { type
 import m11 from "../../migrations/0011_search_backlog.sql" with { type: "text" };
 import m12 from "../../migrations/0012_campaigns.sql" with { type: "text" };
 import m13 from "../../migrations/0013_attribution.sql" with { type: "text" };
+import m14 from "../../migrations/0014_send_rules.sql" with { type: "text" };
 
 /** Migrations in the order they apply. */
 export const embeddedMigrations: { tag: string; sql: string }[] = [
@@ -30,4 +31,5 @@ export const embeddedMigrations: { tag: string; sql: string }[] = [
   { tag: "0011_search_backlog", sql: m11 },
   { tag: "0012_campaigns", sql: m12 },
   { tag: "0013_attribution", sql: m13 },
+  { tag: "0014_send_rules", sql: m14 },
 ];

@@ -1,5 +1,5 @@
 import { integer, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
-import { boolColumn, createdAtColumn, idColumn, updatedAtColumn } from "./columns";
+import { boolColumn, createdAtColumn, idColumn, jsonColumn, updatedAtColumn } from "./columns";
 
 /** A tenant. Every other row belongs to exactly one workspace; settings live on the row itself. */
 export const workspaces = sqliteTable(
@@ -18,6 +18,16 @@ export const workspaces = sqliteTable(
     quietHoursEnabled: boolColumn("quiet_hours_enabled").notNull().default(true),
     quietStartHour: integer("quiet_start_hour").notNull().default(21),
     quietEndHour: integer("quiet_end_hour").notNull().default(8),
+    /** Apply the built-in US state table (src/compliance/state-rules.ts) to marketing sends. */
+    stateRules: boolColumn("state_rules").notNull().default(true),
+    /** Rolling cap on marketing sends per contact (API.md §6.1). */
+    frequencyCapEnabled: boolColumn("frequency_cap_enabled").notNull().default(true),
+    frequencyCapMaxMessages: integer("frequency_cap_max_messages").notNull().default(3),
+    frequencyCapWindowHours: integer("frequency_cap_window_hours").notNull().default(24),
+    /** false: only contacts of capped states (with state_rules on); true: everyone. */
+    frequencyCapApplyToAll: boolColumn("frequency_cap_apply_to_all").notNull().default(false),
+    /** US state / Canadian province codes whose marketing sends are stopped (skipped as state_paused). */
+    pausedStates: jsonColumn<string[]>("paused_states").notNull().default([]),
     /**
      * The id a public page names the workspace by (`/t.js?w=<public id>`), never the workspace id.
      * Made with the workspace; a workspace from before it existed gets one the first time it is asked.

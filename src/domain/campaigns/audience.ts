@@ -1,4 +1,5 @@
 import { and, asc, eq, inArray, or, type SQL, sql } from "drizzle-orm";
+import { decideSend } from "../../compliance";
 import type { DbOrTx } from "../../db/client";
 import {
   type CampaignAudience,
@@ -7,13 +8,13 @@ import {
   campaignRecipients,
   contacts,
   listMembers,
+  suppressions,
 } from "../../db/schema";
 import { segmentWhere } from "../audience/segments";
-import { canSendTo } from "../audience/suppression";
 import { chooseVariant } from "./merge";
 
-/** Contacts read per resolution step: each step is one job and one transaction. */
-export const RESOLVE_CHUNK = 2000;
+/** Contacts read per resolution step: each step is one job and one transaction, short enough (tens of ms) not to hold other requests. */
+export const RESOLVE_CHUNK = 500;
 
 const FALSE = sql`1 = 0`;
 
@@ -94,11 +95,46 @@ export function variantFor(campaign: CampaignRow, contactId: string): string | n
   return variants?.length ? chooseVariant(variants, campaign.id, contactId).name : null;
 }
 
-/** Recipient rows for one page of contacts: suppressed and opted-out ones recorded as skipped. */
+/**
+ * Recipient rows for one page of contacts. What can never be sent is recorded as skipped at once
+ * with the compliance module's reason (suppressed, opted_out, no_phone, invalid_phone: the checks
+ * of every send kind); the rest is queued and decided in full at the moment of sending.
+ */
 export function writeRecipients(tx: DbOrTx, campaign: CampaignRow, page: ContactRow[], now: number) {
   if (page.length === 0) return;
+  const suppressed = new Map(
+    tx
+      .select({ phone: suppressions.phoneNumber, reason: suppressions.reason })
+      .from(suppressions)
+      .where(
+        and(
+          eq(suppressions.workspaceId, campaign.workspaceId),
+          inArray(
+            suppressions.phoneNumber,
+            page.map((c) => c.phoneNumber),
+          ),
+        ),
+      )
+      .all()
+      .map((row) => [row.phone, row.reason]),
+  );
   const rows = page.map((contact) => {
-    const permission = canSendTo(tx, campaign.workspaceId, contact.phoneNumber);
+    const reason = suppressed.get(contact.phoneNumber) ?? null;
+    const decision = decideSend(
+      {
+        channel: "sms",
+        kind: "transactional",
+        phone: contact.phoneNumber,
+        timezone: contact.timezone,
+        suppressed: reason !== null && reason !== "opt_out",
+        opted_out: !contact.optedIn || reason === "opt_out",
+      },
+      now,
+    );
+    const permission =
+      decision.action === "skip"
+        ? { allowed: false, reason: decision.reason }
+        : { allowed: true, reason: null };
     return {
       campaignId: campaign.id,
       contactId: contact.id,

@@ -1,4 +1,4 @@
-import { and, count, desc, eq, inArray, type SQL } from "drizzle-orm";
+import { and, count, desc, eq, inArray, isNull, type SQL } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../db/client";
 import { likeInsensitive } from "../../db/dialect";
 import {
@@ -6,9 +6,11 @@ import {
   type CampaignMessage,
   type CampaignQuietHours,
   type CampaignRow,
+  campaignRecipients,
   campaigns,
   contacts,
   lists,
+  messages,
   numbers,
   pools,
   segments,
@@ -512,7 +514,9 @@ export function resumeCampaign(db: Db, workspaceId: string, id: string, now = Da
 
 /**
  * POST /v1/campaigns/{id}/cancel: any non-final state → canceled, for good. Messages already
- * handed to the send queue still go out; recipients not handed off stay `queued` and never will be.
+ * handed to the send queue still go out; recipients not handed off stay `queued`/`deferred` and
+ * never will be; the deferred ones' waiting messages (QUEUED with send_at) become FAILED with
+ * error_code `campaign_canceled`, in one statement (no `message.failed` per message).
  */
 export function cancelCampaign(db: Db, workspaceId: string, id: string, now = Date.now()): CampaignJson {
   return db.transaction((tx) => {
@@ -522,6 +526,29 @@ export function cancelCampaign(db: Db, workspaceId: string, id: string, now = Da
     tx.update(campaigns)
       .set({ status: "canceled", canceledAt: now, updatedAt: now })
       .where(eq(campaigns.id, row.id))
+      .run();
+    tx.update(messages)
+      .set({
+        status: "FAILED",
+        errorCode: "campaign_canceled",
+        errorMessage: "Campaign canceled",
+        updatedAt: now,
+      })
+      .where(
+        and(
+          inArray(
+            messages.id,
+            tx
+              .select({ id: campaignRecipients.messageId })
+              .from(campaignRecipients)
+              .where(
+                and(eq(campaignRecipients.campaignId, row.id), eq(campaignRecipients.outcome, "deferred")),
+              ),
+          ),
+          eq(messages.status, "QUEUED"),
+          isNull(messages.handoffStartedAt),
+        ),
+      )
       .run();
     return campaignJson(tx, { ...row, status: "canceled", canceledAt: now, updatedAt: now });
   });

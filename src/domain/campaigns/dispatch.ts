@@ -1,155 +1,74 @@
-import { and, asc, eq, inArray, isNull, lte, sql } from "drizzle-orm";
+import { and, asc, eq, lte, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../db/client";
-import {
-  type CampaignRow,
-  type ContactRow,
-  campaignRecipients,
-  campaigns,
-  contacts,
-  type NumberRow,
-  numbers,
-  workspaces,
-} from "../../db/schema";
+import { preparedPerConnection } from "../../db/prepared";
+import { type CampaignRow, type ContactRow, campaignRecipients, campaigns, contacts } from "../../db/schema";
 import type { JobContext, JobPayloads } from "../../jobs/catalog";
 import { RescheduleJob } from "../../jobs/catalog";
 import { enqueueJob } from "../../jobs/queue";
 import { createRecipientLink, newRecipientLink } from "../attribution/offers";
-import { canSendTo } from "../audience/suppression";
 import { emitEvent } from "../events";
 import { threadForContact } from "../messaging/conversations";
-import { queueOutboundMessage } from "../messaging/messages";
-import { nextLocalMidnight, reserveDailySend } from "../messaging/numbers";
-import { pickSender } from "../messaging/senders";
-import { audiencePage, RESOLVE_CHUNK, variantFor, writeRecipients } from "./audience";
+import {
+  dropDeferredMessage,
+  queueOutboundMessage,
+  redeferMessage,
+  releaseDeferredMessage,
+} from "../messaging/messages";
+import { audiencePage, RESOLVE_CHUNK, writeRecipients } from "./audience";
 import { campaignJson, startCampaign } from "./campaigns";
-import { mergeBody } from "./merge";
-import { decideSend } from "./send-decision";
+import { bodyFor, planSend, recipientFacts, SenderBook, sendRulesFor } from "./send-plan";
 
-/** Recipients handed off per dispatcher transaction: small enough that a pause bites within a second. */
-export const DISPATCH_BATCH = 250;
+const NO_FACTS = { suppression: null, recentSends: [] };
+
+/**
+ * Writes one recipient's campaign message (sent now, or QUEUED until `deferredUntil`). With an
+ * offer, `{{offer_url}}` becomes a tracked link of the recipient's own, written with the message,
+ * so a click knows its contact, campaign, message and number.
+ */
+function writeCampaignMessage(
+  tx: DbOrTx,
+  campaign: CampaignRow,
+  contact: ContactRow,
+  input: { numberId: string | null; from: string; body: string; deferredUntil?: number },
+  now: number,
+): string {
+  const conversation = threadForContact(tx, campaign.workspaceId, contact.id, { reopen: false, now });
+  const link = campaign.offerId ? newRecipientLink() : null;
+  const message = queueOutboundMessage(tx, {
+    workspaceId: campaign.workspaceId,
+    contact,
+    conversationId: conversation.id,
+    numberId: input.numberId,
+    from: input.from,
+    body: link ? bodyFor(campaign, contact, { offerUrl: link.url }).body : input.body,
+    sender: "campaign",
+    campaignId: campaign.id,
+    ...(input.deferredUntil === undefined ? {} : { deferredUntil: input.deferredUntil }),
+    now,
+  });
+  if (link && campaign.offerId)
+    createRecipientLink(
+      tx,
+      {
+        workspaceId: campaign.workspaceId,
+        offerId: campaign.offerId,
+        contactId: contact.id,
+        campaignId: campaign.id,
+        messageId: message.id,
+        numberId: input.numberId,
+        code: link.code,
+      },
+      now,
+    );
+  return message.id;
+}
+
+/** Recipients handed off per dispatcher transaction: a step holds the event loop for tens of ms at most, and a pause bites at once. */
+export const DISPATCH_BATCH = 100;
 /** How often the dispatcher looks again while recipients are still being resolved. */
 const RESOLVING_POLL_MS = 200;
 /** The longest the dispatcher sleeps, so a changed setting or a cap reset is noticed. */
 const MAX_SLEEP_MS = 60_000;
-
-/** What happens to one recipient now: the same answer for the real run and the preview. */
-export type SendPlan =
-  | { outcome: "send"; sender: NumberRow; body: string; variant: string | null }
-  | {
-      outcome: "defer";
-      reason: string;
-      sendAt: number;
-      variant: string | null;
-      body: string;
-      from: string | null;
-    }
-  | { outcome: "skip"; reason: string; variant: string | null };
-
-type QuietHours = { enabled: boolean; start_hour: number; end_hour: number };
-
-export function quietHoursFor(tx: DbOrTx, campaign: CampaignRow): QuietHours {
-  if (campaign.quietHours) return campaign.quietHours;
-  const ws = tx
-    .select({
-      enabled: workspaces.quietHoursEnabled,
-      start: workspaces.quietStartHour,
-      end: workspaces.quietEndHour,
-    })
-    .from(workspaces)
-    .where(eq(workspaces.id, campaign.workspaceId))
-    .get();
-  return ws
-    ? { enabled: ws.enabled, start_hour: ws.start, end_hour: ws.end }
-    : { enabled: true, start_hour: 21, end_hour: 8 };
-}
-
-/** The body a contact gets: its variant's, merged. */
-export function bodyFor(
-  campaign: CampaignRow,
-  contact: ContactRow,
-  extra: { offerUrl?: string } = {},
-): { body: string; variant: string | null } {
-  const variant = variantFor(campaign, contact.id);
-  const template =
-    variant !== null
-      ? (campaign.message?.variants?.find((v) => v.name === variant)?.body ?? "")
-      : (campaign.message?.body ?? campaign.say ?? "");
-  return { body: mergeBody(template, contact, extra), variant };
-}
-
-/** The campaign's fixed sender (`from`, else the workspace default, else its oldest active number). */
-function fixedSender(tx: DbOrTx, campaign: CampaignRow): NumberRow | undefined {
-  const active = and(eq(numbers.workspaceId, campaign.workspaceId), eq(numbers.status, "active"));
-  if (campaign.fromNumber)
-    return tx
-      .select()
-      .from(numbers)
-      .where(and(active, eq(numbers.number, campaign.fromNumber)))
-      .get();
-  const defaultId = tx
-    .select({ id: workspaces.defaultNumberId })
-    .from(workspaces)
-    .where(eq(workspaces.id, campaign.workspaceId))
-    .get()?.id;
-  const byDefault = defaultId
-    ? tx
-        .select()
-        .from(numbers)
-        .where(and(active, eq(numbers.id, defaultId)))
-        .get()
-    : undefined;
-  return (
-    byDefault ??
-    tx.select().from(numbers).where(active).orderBy(asc(numbers.createdAt), asc(numbers.id)).limit(1).get()
-  );
-}
-
-/**
- * Decides one recipient's send at `now`, in order: opt-out and suppression (skip), the send-time
- * rules (defer or skip), then the sender — pool rotation (sticky, least used, area code) or the
- * fixed sender — with one send reserved against its daily_limit; every number at its cap defers
- * to the next local day. Reservations and sticky senders are written in `tx`: the dispatcher
- * commits them with the message, the preview rolls them back.
- */
-export function planSend(
-  tx: DbOrTx,
-  campaign: CampaignRow,
-  contact: ContactRow,
-  quietHours: QuietHours,
-  now: number,
-): SendPlan {
-  const variant = variantFor(campaign, contact.id);
-  const permission = canSendTo(tx, campaign.workspaceId, contact.phoneNumber);
-  if (!permission.allowed) return { outcome: "skip", reason: permission.reason, variant };
-  const { body } = bodyFor(campaign, contact);
-  const decision = decideSend({
-    phoneNumber: contact.phoneNumber,
-    timezone: contact.timezone,
-    quietHours,
-    now,
-  });
-  if (decision.action === "skip") return { outcome: "skip", reason: decision.reason, variant };
-  if (decision.action === "defer")
-    return { outcome: "defer", reason: decision.reason, sendAt: decision.until, variant, body, from: null };
-  if (campaign.poolId) {
-    const picked = pickSender(tx, campaign.workspaceId, campaign.poolId, contact, now);
-    if (picked.sender) return { outcome: "send", sender: picked.sender, body, variant };
-    if (picked.retryAt === null) return { outcome: "skip", reason: "no_sending_number", variant };
-    return { outcome: "defer", reason: "daily_limit", sendAt: picked.retryAt, variant, body, from: null };
-  }
-  const sender = fixedSender(tx, campaign);
-  if (!sender) return { outcome: "skip", reason: "no_sending_number", variant };
-  if (!reserveDailySend(tx, sender, now))
-    return {
-      outcome: "defer",
-      reason: "daily_limit",
-      sendAt: nextLocalMidnight(sender.timezone, now),
-      variant,
-      body,
-      from: sender.number,
-    };
-  return { outcome: "send", sender, body, variant };
-}
 
 // ---------------------------------------------------------------------------------------------
 // Jobs.
@@ -208,12 +127,46 @@ export function dispatchCampaignJob(payload: JobPayloads["campaigns.dispatch"], 
   if (next !== null) throw new RescheduleJob(next);
 }
 
-const dueCondition = (campaignId: string) =>
-  and(
-    eq(campaignRecipients.campaignId, campaignId),
-    isNull(campaignRecipients.messageId),
-    inArray(campaignRecipients.outcome, ["queued", "deferred"]),
+/**
+ * Recipients not yet handed off: queued ones without a message, and deferred ones (with their
+ * waiting QUEUED message, or without one when no sender was known). Written with literals, as
+ * the partial index campaign_recipients_pending_idx is: SQLite uses a partial index only when the
+ * query repeats its WHERE, and a bound parameter in place of 'queued' does not (the step would
+ * then read and sort every recipient of the campaign).
+ */
+const PENDING = sql.raw(`((message_id IS NULL AND outcome = 'queued') OR outcome = 'deferred')`);
+const dueCondition = (campaignId: string) => and(eq(campaignRecipients.campaignId, campaignId), PENDING);
+
+/** A recipient's outcome after its step, one prepared update each (they run per recipient). */
+const outcomeStatements = preparedPerConnection((db: DbOrTx) => {
+  const key = and(
+    eq(campaignRecipients.campaignId, sql.placeholder("campaignId")),
+    eq(campaignRecipients.contactId, sql.placeholder("contactId")),
   );
+  return {
+    skipped: db
+      .update(campaignRecipients)
+      .set({ outcome: "skipped", reason: sql`${sql.placeholder("reason")}` })
+      .where(key)
+      .prepare(),
+    deferred: db
+      .update(campaignRecipients)
+      .set({
+        outcome: "deferred",
+        reason: sql`${sql.placeholder("reason")}`,
+        sendAt: sql`${sql.placeholder("sendAt")}`,
+        dueAt: sql`${sql.placeholder("sendAt")}`,
+        messageId: sql`${sql.placeholder("messageId")}`,
+      })
+      .where(key)
+      .prepare(),
+    queued: db
+      .update(campaignRecipients)
+      .set({ outcome: "queued", reason: null, messageId: sql`${sql.placeholder("messageId")}` })
+      .where(key)
+      .prepare(),
+  };
+});
 
 /**
  * One dispatcher step, in one transaction: for up to DISPATCH_BATCH due recipients (and what the
@@ -250,58 +203,62 @@ export function dispatchStep(db: Db, payload: JobPayloads["campaigns.dispatch"],
       .orderBy(asc(campaignRecipients.dueAt), asc(campaignRecipients.contactId))
       .limit(limit)
       .all();
-    const quietHours = quietHoursFor(tx, campaign);
+    const rules = sendRulesFor(tx, campaign);
+    const senders = new SenderBook(tx, campaign);
+    const present = due.flatMap((row) => (row.contact ? [row.contact] : []));
+    const facts = recipientFacts(tx, campaign.workspaceId, campaign.id, present, rules, now);
+    const outcomes = outcomeStatements(tx);
     let handedOff = 0;
     for (const { recipient, contact } of due) {
-      const key = and(
-        eq(campaignRecipients.campaignId, campaign.id),
-        eq(campaignRecipients.contactId, recipient.contactId),
-      );
-      if (!contact) {
-        tx.update(campaignRecipients).set({ outcome: "skipped", reason: "no_phone" }).where(key).run();
-        continue;
-      }
-      const plan = planSend(tx, campaign, contact, quietHours, now);
+      const key = { campaignId: campaign.id, contactId: recipient.contactId };
+      const waiting = recipient.messageId; // a deferred message written earlier
+      const plan = contact
+        ? planSend(tx, campaign, contact, facts.get(contact.id) ?? NO_FACTS, rules, senders, now)
+        : ({ outcome: "skip", reason: "no_phone", variant: recipient.variant } as const);
       if (plan.outcome === "skip") {
-        tx.update(campaignRecipients).set({ outcome: "skipped", reason: plan.reason }).where(key).run();
+        if (waiting) dropDeferredMessage(tx, waiting, plan.reason, `Not sent: ${plan.reason}`, now);
+        outcomes.skipped.run({ ...key, reason: plan.reason });
       } else if (plan.outcome === "defer") {
-        tx.update(campaignRecipients)
-          .set({ outcome: "deferred", reason: plan.reason, sendAt: plan.sendAt, dueAt: plan.sendAt })
-          .where(key)
-          .run();
-      } else {
-        const conversation = threadForContact(tx, campaign.workspaceId, contact.id, { reopen: false, now });
-        // {{offer_url}}: a link of the recipient's own, written with the message.
-        const link = campaign.offerId ? newRecipientLink() : null;
-        const message = queueOutboundMessage(tx, {
-          workspaceId: campaign.workspaceId,
-          contact,
-          conversationId: conversation.id,
-          numberId: plan.sender.id,
-          from: plan.sender.number,
-          body: link ? bodyFor(campaign, contact, { offerUrl: link.url }).body : plan.body,
-          sender: "campaign",
-          campaignId: campaign.id,
-          now,
-        });
-        tx.update(campaignRecipients)
-          .set({ outcome: "queued", reason: null, messageId: message.id })
-          .where(key)
-          .run();
-        if (link && campaign.offerId)
-          createRecipientLink(
+        // The contract's deferral (API.md §6.1): a QUEUED message with send_at, visible in
+        // GET /v1/messages, asked again when it comes due. Without any sender yet, the row waits alone.
+        let messageId = waiting;
+        if (waiting && plan.from) redeferMessage(tx, waiting, plan.sendAt, plan.from, now);
+        else if (!waiting && plan.from && contact) {
+          messageId = writeCampaignMessage(
             tx,
-            {
-              workspaceId: campaign.workspaceId,
-              offerId: campaign.offerId,
-              contactId: contact.id,
-              campaignId: campaign.id,
-              messageId: message.id,
-              numberId: plan.sender.id,
-              code: link.code,
-            },
+            campaign,
+            contact,
+            { numberId: null, from: plan.from, body: plan.body, deferredUntil: plan.sendAt },
             now,
           );
+        }
+        outcomes.deferred.run({
+          ...key,
+          reason: plan.reason,
+          sendAt: plan.sendAt,
+          messageId: messageId ?? null,
+        });
+      } else if (contact) {
+        let messageId = waiting;
+        if (waiting)
+          releaseDeferredMessage(tx, {
+            messageId: waiting,
+            workspaceId: campaign.workspaceId,
+            numberId: plan.sender.id,
+            from: plan.sender.number,
+            // A body with a tracked link keeps its link: the one written at deferral.
+            body: campaign.offerId ? undefined : plan.body,
+            now,
+          });
+        else
+          messageId = writeCampaignMessage(
+            tx,
+            campaign,
+            contact,
+            { numberId: plan.sender.id, from: plan.sender.number, body: plan.body },
+            now,
+          );
+        outcomes.queued.run({ ...key, messageId: messageId ?? null });
         handedOff++;
       }
     }

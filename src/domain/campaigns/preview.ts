@@ -1,16 +1,37 @@
-import { and, asc, count, eq, type SQL, sql } from "drizzle-orm";
+import { and, asc, count, eq, inArray, type SQL, sql } from "drizzle-orm";
 import { TransactionRollbackError } from "drizzle-orm/errors";
-import type { Db } from "../../db/client";
-import { campaignRecipients, contacts, suppressions } from "../../db/schema";
+import { capLookbackMs, type LintWarning, lintContent } from "../../compliance";
+import type { Db, DbOrTx } from "../../db/client";
+import {
+  audienceVersions,
+  type CampaignRow,
+  type ContactRow,
+  campaignRecipients,
+  contacts,
+  messages,
+  numberDailyUsage,
+  numbers,
+  suppressions,
+} from "../../db/schema";
 import { invalid } from "../../lib/errors";
 import { toIso } from "../../lib/time";
+import { localDay, nextLocalMidnight } from "../messaging/numbers";
 import { audienceCondition, audiencePage } from "./audience";
 import { findCampaign } from "./campaigns";
-import { planSend, quietHoursFor } from "./dispatch";
-import { decideSend } from "./send-decision";
+import {
+  complianceDecision,
+  MARKETING_SENDERS,
+  planSend,
+  recipientFacts,
+  SenderBook,
+  type SendRules,
+  sendRulesFor,
+} from "./send-plan";
 
 /** Nominal hand-off rate for the completion estimate when the campaign sets no throttle. */
 const NOMINAL_PER_MINUTE = 60_000;
+/** Contacts with recent marketing sends are decided one by one, this many per batch. */
+const TOTALS_BATCH = 1000;
 
 export interface PreviewContact {
   contact_id: string;
@@ -23,12 +44,32 @@ export interface PreviewContact {
   variant: string | null;
 }
 
+interface Totals {
+  recipients: number;
+  sendable: number;
+  deferred: number;
+  skipped: Record<string, number>;
+  lastDeferral: number;
+}
+
 /**
- * GET /v1/campaigns/{id}/preview: a dry run of the campaign as if it were sent now, in any state.
- * The page of contacts is planned by `planSend`, the function the dispatcher uses, inside a
- * transaction that is rolled back (so sender rotation and daily caps are simulated exactly and
- * nothing is written). Totals count the whole audience with one grouped query: suppression and
- * opt-out per contact, the send-time decision once per (zone, area code) group.
+ * GET /v1/campaigns/{id}/preview: a dry run of the campaign as if it started now (or at its
+ * send_at), in any state, writing nothing.
+ *
+ * The page: each contact is planned by `planSend` — the dispatcher's own function, with facts
+ * (suppression, recent marketing sends) loaded in batch the same way — inside a transaction that
+ * is rolled back, so rotation and daily caps are simulated exactly.
+ *
+ * The totals: every contact gets the compliance module's decision (`complianceDecision`, the call
+ * `planSend` starts with), computed without reading a million rows into memory: one grouped query
+ * splits the audience by what the decision depends on — the zone, the number's area code (the
+ * whole number outside +1), its length and shape, the suppression reason, opted_in, and whether
+ * the contact has any marketing send in the caps' lookback. A group without recent sends gets the
+ * same answer for every member, so the module is asked once for it; contacts with recent sends
+ * are walked in batches and asked one by one with their send times. Then the senders' daily
+ * capacity (the pool's numbers, or the fixed sender) turns the sends beyond it into daily_limit
+ * deferrals, as the run would. At 1,000,000 contacts this is one index walk plus the
+ * module's answer per group (a few hundred groups) plus one per recently messaged contact.
  */
 export function previewCampaign(
   db: Db,
@@ -42,57 +83,22 @@ export function previewCampaign(
     campaign.status === "draft" || campaign.status === "scheduled"
       ? Math.max(campaign.sendAt ?? now, now)
       : now;
-  const quietHours = quietHoursFor(db, campaign);
-  const where = audienceCondition(db, workspaceId, campaign.audience, startsAt);
+  const rules = sendRulesFor(db, campaign);
 
-  // 1. Totals.
-  const blocked: SQL = sql`CASE WHEN ${contacts.optedIn} = 0 OR ${suppressions.reason} = 'opt_out' THEN 'opted_out' WHEN ${suppressions.reason} IS NOT NULL THEN 'suppressed' END`;
-  const groups = db
-    .select({
-      timezone: contacts.timezone,
-      phone: sql<string>`min(${contacts.phoneNumber})`,
-      area: sql<string>`substr(${contacts.phoneNumber}, 1, 5)`,
-      blocked: sql<string | null>`${blocked}`,
-      n: count(),
-    })
-    .from(contacts)
-    .leftJoin(
-      suppressions,
-      and(
-        eq(suppressions.workspaceId, contacts.workspaceId),
-        eq(suppressions.phoneNumber, contacts.phoneNumber),
-      ),
-    )
-    .where(where)
-    .groupBy(contacts.timezone, sql`substr(${contacts.phoneNumber}, 1, 5)`, blocked)
-    .all();
-  let recipients = 0;
-  let sendable = 0;
-  let deferred = 0;
-  let lastDeferral = startsAt;
-  const skipped: Record<string, number> = {};
-  for (const group of groups) {
-    recipients += group.n;
-    if (group.blocked) {
-      skipped[group.blocked] = (skipped[group.blocked] ?? 0) + group.n;
-      continue;
-    }
-    const decision = decideSend({
-      phoneNumber: group.phone,
-      timezone: group.timezone,
-      quietHours,
-      now: startsAt,
-    });
-    if (decision.action === "send") sendable += group.n;
-    else if (decision.action === "defer") {
-      deferred += group.n;
-      lastDeferral = Math.max(lastDeferral, decision.until);
-    } else skipped[decision.reason] = (skipped[decision.reason] ?? 0) + group.n;
+  // 1. Totals (cached briefly: see cachedTotals).
+  const totals = { ...cachedTotals(db, campaign, rules, startsAt, now) };
+  // Sends beyond the senders' remaining daily capacity wait for the next day, as in the run.
+  const capacity = dailyCapacity(db, campaign, startsAt);
+  if (capacity !== null && totals.sendable > capacity.left) {
+    const over = totals.sendable - capacity.left;
+    totals.sendable -= over;
+    totals.deferred += over;
+    totals.lastDeferral = Math.max(totals.lastDeferral, capacity.nextDay);
   }
   const perMinute = campaign.throttlePerMinute ?? NOMINAL_PER_MINUTE;
   const estimatedCompletion = Math.max(
-    startsAt + Math.ceil((sendable / perMinute) * 60_000),
-    deferred > 0 ? lastDeferral + Math.ceil((deferred / perMinute) * 60_000) : 0,
+    startsAt + Math.ceil((totals.sendable / perMinute) * 60_000),
+    totals.deferred > 0 ? totals.lastDeferral + Math.ceil((totals.deferred / perMinute) * 60_000) : 0,
   );
 
   // 2. The page, planned exactly as the dispatcher would, then rolled back.
@@ -100,8 +106,18 @@ export function previewCampaign(
   try {
     db.transaction((tx) => {
       const rows = audiencePage(tx, campaign, startsAt, { limit: page.limit, offset: page.offset });
+      const facts = recipientFacts(tx, workspaceId, campaign.id, rows, rules, startsAt);
+      const senders = new SenderBook(tx, campaign);
       for (const contact of rows) {
-        const plan = planSend(tx, campaign, contact, quietHours, startsAt);
+        const plan = planSend(
+          tx,
+          campaign,
+          contact,
+          facts.get(contact.id) ?? NO_FACTS,
+          rules,
+          senders,
+          startsAt,
+        );
         planned.push({
           contact_id: contact.id,
           phone_number: contact.phoneNumber,
@@ -121,19 +137,226 @@ export function previewCampaign(
   }
 
   return {
-    recipients,
-    sendable,
-    deferred,
-    skipped,
+    recipients: totals.recipients,
+    sendable: totals.sendable,
+    deferred: totals.deferred,
+    skipped: totals.skipped,
     starts_at: toIso(startsAt) as string,
     estimated_completion_at: toIso(estimatedCompletion) as string,
-    // Content lint belongs to the compliance module (API.md §6.1); none until it is merged.
-    warnings: [] as { code: string; message: string }[],
+    warnings: campaignWarnings(campaign),
     contacts: planned,
-    total: recipients,
+    total: totals.recipients,
     limit: page.limit,
     offset: page.offset,
   };
+}
+
+const NO_FACTS = { suppression: null, recentSends: [] };
+
+/**
+ * Content lint of the campaign's bodies (the message, or each variant's, named): warnings, never
+ * blocking. A campaign message is counted as a first marketing message (opt-out wording wanted).
+ */
+export function campaignWarnings(
+  campaign: Pick<CampaignRow, "message" | "say" | "campaignType">,
+): LintWarning[] {
+  if (campaign.campaignType !== "sms") return [];
+  const bodies: { label: string | null; body: string }[] = campaign.message?.variants?.length
+    ? campaign.message.variants.map((v) => ({ label: v.name, body: v.body }))
+    : campaign.message?.body
+      ? [{ label: null, body: campaign.message.body }]
+      : [];
+  const seen = new Set<string>();
+  const warnings: LintWarning[] = [];
+  for (const { label, body } of bodies) {
+    for (const warning of lintContent(body, { firstMarketingMessage: true })) {
+      const message = label === null ? warning.message : `Variant ${label}: ${warning.message}`;
+      if (seen.has(message)) continue;
+      seen.add(message);
+      warnings.push({ code: warning.code, message });
+    }
+  }
+  return warnings;
+}
+
+/**
+ * Totals read every contact of the audience (about a second per million), so they are kept for
+ * TOTALS_TTL_MS per campaign, and recomputed at once when anything they depend on changes besides
+ * the clock and other campaigns' sends: the campaign, the workspace's settings, the audience
+ * (contacts and list memberships, by the audience version the triggers bump) or the suppression
+ * list. Within those 30 s, a deferral boundary passing or another campaign's sends are not seen.
+ */
+const TOTALS_TTL_MS = 30_000;
+const totalsCache = new Map<string, { key: string; at: number; totals: Totals }>();
+const TOTALS_CACHE_LIMIT = 200;
+
+function cachedTotals(
+  db: Db,
+  campaign: CampaignRow,
+  rules: SendRules,
+  startsAt: number,
+  now: number,
+): Totals {
+  const version =
+    db
+      .select({ v: audienceVersions.version })
+      .from(audienceVersions)
+      .where(eq(audienceVersions.workspaceId, campaign.workspaceId))
+      .get()?.v ?? 0;
+  const blocked = db
+    .select({ n: count(), last: sql<number | null>`max(${suppressions.createdAt})` })
+    .from(suppressions)
+    .where(eq(suppressions.workspaceId, campaign.workspaceId))
+    .get();
+  const key = JSON.stringify([
+    campaign.updatedAt,
+    campaign.status,
+    rules,
+    version,
+    blocked?.n,
+    blocked?.last,
+    startsAt > now,
+  ]);
+  const hit = totalsCache.get(campaign.id);
+  if (hit && hit.key === key && now - hit.at < TOTALS_TTL_MS) return hit.totals;
+  const totals = previewTotals(db, campaign, rules, startsAt);
+  totalsCache.delete(campaign.id);
+  totalsCache.set(campaign.id, { key, at: now, totals });
+  if (totalsCache.size > TOTALS_CACHE_LIMIT) {
+    const oldest = totalsCache.keys().next().value;
+    if (oldest !== undefined) totalsCache.delete(oldest);
+  }
+  return totals;
+}
+
+/** The preview's totals; see previewCampaign. */
+function previewTotals(db: Db, campaign: CampaignRow, rules: SendRules, at: number): Totals {
+  const where = audienceCondition(db, campaign.workspaceId, campaign.audience, at);
+  const since = at - capLookbackMs({ frequency_cap: rules.frequencyCap });
+  const recent: SQL = sql`EXISTS (SELECT 1 FROM ${messages} WHERE ${messages.workspaceId} = ${campaign.workspaceId}
+    AND ${messages.contactId} = ${contacts.id} AND ${messages.direction} = 'outbound'
+    AND ${messages.createdAt} > ${since - 14 * 86_400_000} AND ${inArray(messages.sender, MARKETING_SENDERS)}
+    AND ${messages.status} != 'FAILED' AND ${messages.campaignId} IS NOT ${campaign.id})`;
+  const area: SQL = sql`CASE WHEN substr(${contacts.phoneNumber}, 1, 2) = '+1' THEN substr(${contacts.phoneNumber}, 1, 5) ELSE ${contacts.phoneNumber} END`;
+  const shape: SQL = sql`(${contacts.phoneNumber} GLOB '+[1-9]*' AND substr(${contacts.phoneNumber}, 2) NOT GLOB '*[^0-9]*')`;
+  const groups = db
+    .select({
+      timezone: contacts.timezone,
+      phone: sql<string>`min(${contacts.phoneNumber})`,
+      suppression: suppressions.reason,
+      optedIn: contacts.optedIn,
+      recent: sql<number>`${recent}`,
+      n: count(),
+    })
+    .from(contacts)
+    .leftJoin(
+      suppressions,
+      and(
+        eq(suppressions.workspaceId, contacts.workspaceId),
+        eq(suppressions.phoneNumber, contacts.phoneNumber),
+      ),
+    )
+    .where(where)
+    .groupBy(
+      contacts.timezone,
+      area,
+      sql`length(${contacts.phoneNumber})`,
+      shape,
+      suppressions.reason,
+      contacts.optedIn,
+      recent,
+    )
+    .all();
+
+  const totals: Totals = { recipients: 0, sendable: 0, deferred: 0, skipped: {}, lastDeferral: at };
+  const count1 = (decision: ReturnType<typeof complianceDecision>, n: number) => {
+    if (decision.action === "send") totals.sendable += n;
+    else if (decision.action === "defer") {
+      totals.deferred += n;
+      totals.lastDeferral = Math.max(totals.lastDeferral, decision.until);
+    } else totals.skipped[decision.reason] = (totals.skipped[decision.reason] ?? 0) + n;
+  };
+  let anyRecent = false;
+  for (const group of groups) {
+    totals.recipients += group.n;
+    if (group.recent) {
+      anyRecent = true;
+      continue;
+    }
+    const decision = complianceDecision(
+      { phoneNumber: group.phone, timezone: group.timezone, optedIn: group.optedIn },
+      { suppression: group.suppression, recentSends: [] },
+      rules,
+      at,
+    );
+    count1(decision, group.n);
+  }
+
+  // Contacts with recent marketing sends: one by one, in batches along the contacts index.
+  if (anyRecent) {
+    let after: { createdAt: number; id: string } | null = null;
+    for (;;) {
+      const cursor: SQL | undefined = after
+        ? sql`(${contacts.createdAt}, ${contacts.id}) > (${after.createdAt}, ${after.id})`
+        : undefined;
+      const batch: ContactRow[] = db
+        .select()
+        .from(contacts)
+        .where(and(where, recent, cursor))
+        .orderBy(asc(contacts.createdAt), asc(contacts.id))
+        .limit(TOTALS_BATCH)
+        .all();
+      if (batch.length === 0) break;
+      const facts = recipientFacts(db, campaign.workspaceId, campaign.id, batch, rules, at);
+      for (const contact of batch)
+        count1(complianceDecision(contact, facts.get(contact.id) ?? NO_FACTS, rules, at), 1);
+      const last = batch[batch.length - 1];
+      after = { createdAt: last.createdAt, id: last.id };
+      if (batch.length < TOTALS_BATCH) break;
+    }
+  }
+
+  return totals;
+}
+
+/**
+ * How many more sends the campaign's senders take today (null: no cap): the pool's active
+ * numbers, or the fixed sender; no sender at all is 0 (the sends wait as no_sending_number).
+ */
+function dailyCapacity(
+  db: DbOrTx,
+  campaign: CampaignRow,
+  at: number,
+): { left: number; nextDay: number } | null {
+  const senders = new SenderBook(db, campaign);
+  const rows = campaign.poolId
+    ? db
+        .select()
+        .from(numbers)
+        .where(
+          and(
+            eq(numbers.workspaceId, campaign.workspaceId),
+            eq(numbers.poolId, campaign.poolId),
+            eq(numbers.status, "active"),
+          ),
+        )
+        .all()
+    : [senders.fixedSender()].flatMap((row) => (row ? [row] : []));
+  if (rows.length === 0) return { left: 0, nextDay: at };
+  if (rows.some((row) => row.dailyLimit === null)) return null;
+  let left = 0;
+  for (const row of rows) {
+    const used =
+      db
+        .select({ count: numberDailyUsage.count })
+        .from(numberDailyUsage)
+        .where(
+          and(eq(numberDailyUsage.numberId, row.id), eq(numberDailyUsage.day, localDay(row.timezone, at))),
+        )
+        .get()?.count ?? 0;
+    left += Math.max(0, (row.dailyLimit ?? 0) - used);
+  }
+  return { left, nextDay: Math.min(...rows.map((row) => nextLocalMidnight(row.timezone, at))) };
 }
 
 export const RECIPIENT_OUTCOMES = ["queued", "deferred", "sent", "delivered", "failed", "skipped"] as const;

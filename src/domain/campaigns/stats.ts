@@ -1,5 +1,6 @@
-import { and, eq, gte, inArray, isNull, sql } from "drizzle-orm";
+import { and, eq, gte, isNull, sql } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
+import { preparedPerConnection } from "../../db/prepared";
 import { type CampaignRow, campaignRecipients } from "../../db/schema";
 import { campaignAttribution } from "../attribution/campaign-figures";
 import { onEventEmitted } from "../events";
@@ -114,8 +115,34 @@ export function campaignStats(
 // Recipient outcomes follow their message, and replies/opt-outs are credited, in the transaction
 // of the event that reports them (src/domain/events.ts listeners).
 
-const BEFORE_SENT = ["queued", "deferred"];
-const BEFORE_FINAL = ["queued", "deferred", "sent"];
+/**
+ * The recipient follows its message (one update per status event, so prepared once): `sent` from
+ * queued/deferred, `delivered`/`failed` from any of those or sent; the first hand-off time stays.
+ */
+const recipientStatements = preparedPerConnection((db: DbOrTx) => {
+  const key = and(
+    eq(campaignRecipients.campaignId, sql.placeholder("campaignId")),
+    eq(campaignRecipients.contactId, sql.placeholder("contactId")),
+    eq(campaignRecipients.messageId, sql.placeholder("messageId")),
+  );
+  const handedOffAt = sql`coalesce(${campaignRecipients.handedOffAt}, ${sql.placeholder("sentAt")})`;
+  return {
+    sent: db
+      .update(campaignRecipients)
+      .set({ outcome: "sent", reason: null, handedOffAt })
+      .where(and(key, sql`${campaignRecipients.outcome} IN ('queued', 'deferred')`))
+      .prepare(),
+    settled: db
+      .update(campaignRecipients)
+      .set({
+        outcome: sql`${sql.placeholder("outcome")}`,
+        reason: sql`${sql.placeholder("reason")}`,
+        handedOffAt,
+      })
+      .where(and(key, sql`${campaignRecipients.outcome} IN ('queued', 'deferred', 'sent')`))
+      .prepare(),
+  };
+});
 
 interface MessageData {
   id: string;
@@ -135,21 +162,16 @@ onEventEmitted((tx, event) => {
       const outcome =
         event.type === "message.sent" ? "sent" : event.type === "message.delivered" ? "delivered" : "failed";
       const sentAt = data.sent_at ? Date.parse(data.sent_at) : null;
-      tx.update(campaignRecipients)
-        .set({
+      const statements = recipientStatements(tx);
+      const key = { campaignId: data.campaign_id, contactId: data.contact_id, messageId: data.id };
+      if (outcome === "sent") statements.sent.run({ ...key, sentAt });
+      else
+        statements.settled.run({
+          ...key,
           outcome,
           reason: outcome === "failed" ? data.error_code : null,
-          handedOffAt: sql`coalesce(${campaignRecipients.handedOffAt}, ${sentAt})`,
-        })
-        .where(
-          and(
-            eq(campaignRecipients.campaignId, data.campaign_id),
-            eq(campaignRecipients.contactId, data.contact_id),
-            eq(campaignRecipients.messageId, data.id),
-            inArray(campaignRecipients.outcome, outcome === "sent" ? BEFORE_SENT : BEFORE_FINAL),
-          ),
-        )
-        .run();
+          sentAt,
+        });
       return;
     }
     case "message.received": {

@@ -143,6 +143,12 @@ export interface OutboundInput {
   /** Only the STOP confirmation: the one message allowed to an opted-out number. */
   optOutConfirmation?: boolean;
   runAt?: number;
+  /**
+   * Deferred by the send-time rules until this instant (API.md §6.1): the message is recorded
+   * QUEUED with `send_at` and no send job; its bulk path asks the rules again when it comes due and
+   * then releases it (releaseDeferredMessage) or drops it (dropDeferredMessage).
+   */
+  deferredUntil?: number;
   now: number;
 }
 
@@ -165,7 +171,7 @@ export function queueOutboundMessage(tx: DbOrTx, input: OutboundInput): MessageR
     fromNumber: input.from,
     toNumber: input.contact.phoneNumber,
     body: input.body,
-    status: "PENDING",
+    status: input.deferredUntil !== undefined ? "QUEUED" : "PENDING",
     segments: shape.segments,
     encoding: shape.encoding,
     contactId: input.contact.id,
@@ -176,7 +182,7 @@ export function queueOutboundMessage(tx: DbOrTx, input: OutboundInput): MessageR
     errorCode: null,
     errorMessage: null,
     handoffStartedAt: null,
-    sendAt: null,
+    sendAt: input.deferredUntil ?? null,
     createdAt: input.now,
     sentAt: null,
     deliveredAt: null,
@@ -184,6 +190,7 @@ export function queueOutboundMessage(tx: DbOrTx, input: OutboundInput): MessageR
   };
   insertMessage(tx).run(row);
   if (input.conversationId) touchConversation(tx, input.conversationId, input.now);
+  if (input.deferredUntil !== undefined) return row;
   const payload: JobPayloads["messages.send"] = { message_id: row.id };
   if (input.optOutConfirmation) payload.opt_out_confirmation = true;
   enqueueJob(tx, "messages.send", payload, {
@@ -192,6 +199,73 @@ export function queueOutboundMessage(tx: DbOrTx, input: OutboundInput): MessageR
     now: input.now,
   });
   return row;
+}
+
+/**
+ * A deferred message (QUEUED, `send_at` set, no job) comes due and may go: it takes its sender
+ * (picked now, with its daily send reserved by the caller) and today's merge of the body, keeps
+ * `send_at` (when it was allowed to go) and gets its send job, all in the caller's transaction.
+ */
+export function releaseDeferredMessage(
+  tx: DbOrTx,
+  input: {
+    messageId: string;
+    workspaceId: string;
+    numberId: string;
+    from: string;
+    /** The body merged again at release; absent keeps the one written at deferral (a tracked link). */
+    body?: string;
+    now: number;
+  },
+) {
+  const shape = input.body === undefined ? null : smsShape(input.body);
+  tx.update(messages)
+    .set({
+      numberId: input.numberId,
+      fromNumber: input.from,
+      ...(input.body !== undefined && shape
+        ? { body: input.body, segments: shape.segments, encoding: shape.encoding }
+        : {}),
+      updatedAt: input.now,
+    })
+    .where(and(eq(messages.id, input.messageId), eq(messages.status, "QUEUED")))
+    .run();
+  enqueueJob(
+    tx,
+    "messages.send",
+    { message_id: input.messageId },
+    { workspaceId: input.workspaceId, now: input.now },
+  );
+}
+
+/** A deferred message waits longer: new `send_at` (and the sender it would use now). */
+export function redeferMessage(tx: DbOrTx, messageId: string, sendAt: number, from: string, now: number) {
+  tx.update(messages)
+    .set({ sendAt, fromNumber: from, updatedAt: now })
+    .where(and(eq(messages.id, messageId), eq(messages.status, "QUEUED")))
+    .run();
+}
+
+/**
+ * A deferred message that will never go (the contact opted out, a cap or a paused state when it
+ * came due, or its campaign was canceled): FAILED with the reason as `error_code`, and
+ * `message.failed`. Nothing reached the carrier.
+ */
+export function dropDeferredMessage(
+  tx: DbOrTx,
+  messageId: string,
+  errorCode: string,
+  errorMessage: string,
+  now: number,
+) {
+  const current = tx.select().from(messages).where(eq(messages.id, messageId)).get();
+  if (current?.status !== "QUEUED" || current.handoffStartedAt !== null) return;
+  const next: MessageRow = { ...current, status: "FAILED", errorCode, errorMessage, updatedAt: now };
+  tx.update(messages)
+    .set({ status: "FAILED", errorCode, errorMessage, updatedAt: now })
+    .where(eq(messages.id, messageId))
+    .run();
+  emitEvent(tx, current.workspaceId, "message.failed", messageJson(next), now);
 }
 
 export interface OneOffInput {

@@ -1,4 +1,5 @@
 import { and, eq, isNull } from "drizzle-orm";
+import { STATE_CODES } from "../../compliance";
 import type { Db, DbOrTx } from "../../db/client";
 import { type WorkspaceRow, workspaces } from "../../db/schema";
 import { invalid, notFound } from "../../lib/errors";
@@ -27,11 +28,19 @@ export interface WorkspaceSettings {
   costs: { sms_segment: number; call_minute: number; currency: string };
   /** The id the tracking script names the workspace by (`/t.js?w=`); read-only. */
   public_id: string;
+  /** Apply the built-in US state table to marketing sends (API.md §6.1). */
+  state_rules: boolean;
+  frequency_cap: { enabled: boolean; max_messages: number; window_hours: number; apply_to_all: boolean };
+  /** States / provinces whose marketing sends are skipped as `state_paused`. */
+  paused_states: string[];
 }
 
-export type SettingsPatch = Partial<Omit<WorkspaceSettings, "quiet_hours" | "costs" | "public_id">> & {
+export type SettingsPatch = Partial<
+  Omit<WorkspaceSettings, "quiet_hours" | "costs" | "public_id" | "frequency_cap">
+> & {
   quiet_hours?: Partial<WorkspaceSettings["quiet_hours"]>;
   costs?: Partial<WorkspaceSettings["costs"]>;
+  frequency_cap?: Partial<WorkspaceSettings["frequency_cap"]>;
 };
 
 export function settingsOf(row: WorkspaceRow): WorkspaceSettings {
@@ -50,6 +59,14 @@ export function settingsOf(row: WorkspaceRow): WorkspaceSettings {
     },
     costs: { sms_segment: row.costSmsSegment, call_minute: row.costCallMinute, currency: row.costCurrency },
     public_id: row.publicId ?? "",
+    state_rules: row.stateRules,
+    frequency_cap: {
+      enabled: row.frequencyCapEnabled,
+      max_messages: row.frequencyCapMaxMessages,
+      window_hours: row.frequencyCapWindowHours,
+      apply_to_all: row.frequencyCapApplyToAll,
+    },
+    paused_states: row.pausedStates,
   };
 }
 
@@ -102,6 +119,16 @@ export function updateSettings(
         : "default_number_id does not exist";
       if (problem) throw invalid(problem);
     }
+    let pausedStates: string[] | undefined;
+    if (patch.paused_states !== undefined) {
+      pausedStates = [];
+      for (const [i, code] of patch.paused_states.entries()) {
+        const upper = code.trim().toUpperCase();
+        if (!STATE_CODES.has(upper))
+          throw invalid(`paused_states[${i}] must be a US state or Canadian province code (e.g. LA)`);
+        if (!pausedStates.includes(upper)) pausedStates.push(upper);
+      }
+    }
     const changes: Partial<WorkspaceRow> = { updatedAt: now };
     if (patch.name !== undefined) changes.name = patch.name;
     if (patch.timezone !== undefined) changes.timezone = patch.timezone;
@@ -120,6 +147,13 @@ export function updateSettings(
       changes.costCallMinute = checkCost(patch.costs.call_minute, "costs.call_minute");
     if (patch.costs?.currency !== undefined)
       changes.costCurrency = checkCurrency(patch.costs.currency, "costs.currency");
+    if (patch.state_rules !== undefined) changes.stateRules = patch.state_rules;
+    const cap = patch.frequency_cap;
+    if (cap?.enabled !== undefined) changes.frequencyCapEnabled = cap.enabled;
+    if (cap?.max_messages !== undefined) changes.frequencyCapMaxMessages = cap.max_messages;
+    if (cap?.window_hours !== undefined) changes.frequencyCapWindowHours = cap.window_hours;
+    if (cap?.apply_to_all !== undefined) changes.frequencyCapApplyToAll = cap.apply_to_all;
+    if (pausedStates !== undefined) changes.pausedStates = pausedStates;
     tx.update(workspaces).set(changes).where(eq(workspaces.id, workspaceId)).run();
     if (changes.name !== undefined) invalidateKeyCache();
     return settingsOf(withPublicId(tx, { ...row, ...changes }));

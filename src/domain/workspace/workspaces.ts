@@ -39,6 +39,12 @@ export function createWorkspace(db: DbOrTx, input: { name: string; now?: number 
     costSmsSegment: DEFAULT_COSTS.sms_segment,
     costCallMinute: DEFAULT_COSTS.call_minute,
     costCurrency: DEFAULT_COSTS.currency,
+    stateRules: true,
+    frequencyCapEnabled: true,
+    frequencyCapMaxMessages: 3,
+    frequencyCapWindowHours: 24,
+    frequencyCapApplyToAll: false,
+    pausedStates: [],
     createdAt: now,
     updatedAt: now,
   };

@@ -1,0 +1,326 @@
+import { and, asc, eq, inArray, ne, sql } from "drizzle-orm";
+import {
+  capLookbackMs,
+  DEFAULT_QUIET_HOURS,
+  decideSend,
+  type FrequencyCap,
+  type QuietHours,
+  type SendDecision,
+} from "../../compliance";
+import type { DbOrTx } from "../../db/client";
+import {
+  type CampaignRow,
+  type ContactRow,
+  messages,
+  type NumberRow,
+  numbers,
+  poolStickySenders,
+  suppressions,
+  workspaces,
+} from "../../db/schema";
+import { nextLocalMidnight, reserveDailySend } from "../messaging/numbers";
+import { pickSender } from "../messaging/senders";
+import { variantFor } from "./audience";
+import { mergeBody } from "./merge";
+
+/**
+ * The send-time rules of one campaign (API.md §6.1): the effective quiet hours (the campaign's own,
+ * else the workspace's) and the workspace's state_rules, frequency_cap and paused_states.
+ */
+export interface SendRules {
+  quietHours: QuietHours;
+  stateRules: boolean;
+  frequencyCap: FrequencyCap;
+  pausedStates: string[];
+}
+
+export function sendRulesFor(tx: DbOrTx, campaign: CampaignRow): SendRules {
+  const ws = tx.select().from(workspaces).where(eq(workspaces.id, campaign.workspaceId)).get();
+  const workspaceQuiet: QuietHours = ws
+    ? { enabled: ws.quietHoursEnabled, start_hour: ws.quietStartHour, end_hour: ws.quietEndHour }
+    : DEFAULT_QUIET_HOURS;
+  return {
+    quietHours: campaign.quietHours ?? workspaceQuiet,
+    stateRules: ws?.stateRules ?? true,
+    frequencyCap: {
+      enabled: ws?.frequencyCapEnabled ?? true,
+      max_messages: ws?.frequencyCapMaxMessages ?? 3,
+      window_hours: ws?.frequencyCapWindowHours ?? 24,
+      apply_to_all: ws?.frequencyCapApplyToAll ?? false,
+    },
+    pausedStates: ws?.pausedStates ?? [],
+  };
+}
+
+/** What the rules need to know about one recipient besides the contact row. */
+export interface RecipientFacts {
+  /** The number's suppression reason, if it is on the list. */
+  suppression: string | null;
+  /** Times of the contact's recent marketing sends (other campaigns, later flows). */
+  recentSends: number[];
+}
+
+/** Senders that make a marketing send (campaign, flow); replies and one-off API sends are not. */
+export const MARKETING_SENDERS = ["campaign", "flow"] as const;
+/** The longest a send can be deferred by the rules: an older message cannot be a recent send. */
+const LONGEST_DEFERRAL_MS = 14 * 86_400_000;
+
+/**
+ * Facts for a batch of contacts in two queries (not one per recipient): their suppression entries
+ * and their recent marketing sends — outbound messages of a marketing sender that did not fail,
+ * timed when they went (or will go: a deferred message counts at its send_at), within the
+ * lookback of the caps — leaving out `campaignId`'s own messages (one per contact per campaign).
+ */
+export function recipientFacts(
+  tx: DbOrTx,
+  workspaceId: string,
+  campaignId: string,
+  batch: readonly ContactRow[],
+  rules: SendRules,
+  now: number,
+): Map<string, RecipientFacts> {
+  const facts = new Map<string, RecipientFacts>();
+  if (batch.length === 0) return facts;
+  for (const contact of batch) facts.set(contact.id, { suppression: null, recentSends: [] });
+  const byPhone = new Map(batch.map((c) => [c.phoneNumber, c.id]));
+  const blocked = tx
+    .select({ phone: suppressions.phoneNumber, reason: suppressions.reason })
+    .from(suppressions)
+    .where(
+      and(eq(suppressions.workspaceId, workspaceId), inArray(suppressions.phoneNumber, [...byPhone.keys()])),
+    )
+    .all();
+  for (const row of blocked) {
+    const id = byPhone.get(row.phone);
+    const fact = id ? facts.get(id) : undefined;
+    if (fact) fact.suppression = row.reason;
+  }
+  const since = now - capLookbackMs({ frequency_cap: rules.frequencyCap });
+  const at = sql<number>`coalesce(${messages.sentAt}, ${messages.sendAt}, ${messages.createdAt})`;
+  const sends = tx
+    .select({ contactId: messages.contactId, at })
+    .from(messages)
+    .where(
+      and(
+        eq(messages.workspaceId, workspaceId),
+        inArray(messages.contactId, [...facts.keys()]),
+        eq(messages.direction, "outbound"),
+        sql`${messages.createdAt} > ${since - LONGEST_DEFERRAL_MS}`,
+        inArray(messages.sender, MARKETING_SENDERS),
+        ne(messages.status, "FAILED"),
+        sql`${messages.campaignId} IS NOT ${campaignId}`,
+        sql`${at} > ${since}`,
+      ),
+    )
+    .all();
+  for (const row of sends) if (row.contactId) facts.get(row.contactId)?.recentSends.push(row.at);
+  return facts;
+}
+
+/**
+ * The compliance module's answer for one campaign recipient at `now` (a marketing SMS): the same
+ * call for the run, the preview's page and the preview's totals.
+ */
+export function complianceDecision(
+  contact: Pick<ContactRow, "phoneNumber" | "timezone" | "optedIn">,
+  facts: RecipientFacts,
+  rules: SendRules,
+  now: number,
+): SendDecision {
+  return decideSend(
+    {
+      channel: "sms",
+      kind: "marketing",
+      phone: contact.phoneNumber,
+      timezone: contact.timezone,
+      suppressed: facts.suppression !== null && facts.suppression !== "opt_out",
+      opted_out: !contact.optedIn || facts.suppression === "opt_out",
+      quiet_hours: rules.quietHours,
+      state_rules: rules.stateRules,
+      frequency_cap: rules.frequencyCap,
+      paused_states: rules.pausedStates,
+      recent_sends: facts.recentSends,
+    },
+    now,
+  );
+}
+
+/** The body a contact gets: its variant's, merged. */
+export function bodyFor(
+  campaign: CampaignRow,
+  contact: ContactRow,
+  extra: { offerUrl?: string } = {},
+): { body: string; variant: string | null } {
+  const variant = variantFor(campaign, contact.id);
+  const template =
+    variant !== null
+      ? (campaign.message?.variants?.find((v) => v.name === variant)?.body ?? "")
+      : (campaign.message?.body ?? campaign.say ?? "");
+  return { body: mergeBody(template, contact, extra), variant };
+}
+
+/** What happens to one recipient now: the same answer for the real run and the preview. */
+export type SendPlan =
+  | { outcome: "send"; sender: NumberRow; body: string; variant: string | null }
+  | {
+      outcome: "defer";
+      /** Why it waits: the module's reasons joined with "," (quiet_hours, state_hours:FL, sunday:AL, ...), or daily_limit. */
+      reason: string;
+      sendAt: number;
+      variant: string | null;
+      body: string;
+      /** The number it would go from if it went now (re-picked when it goes), null when none. */
+      from: string | null;
+    }
+  | { outcome: "skip"; reason: string; variant: string | null };
+
+/**
+ * Senders of one dispatcher step (or preview page), looked up once: the campaign's fixed sender
+ * (`from`, else the workspace default, else its oldest active number) or its pool's numbers.
+ */
+export class SenderBook {
+  private fixed: NumberRow | null | undefined;
+  private poolFirst: NumberRow | null | undefined;
+  constructor(
+    private readonly tx: DbOrTx,
+    private readonly campaign: CampaignRow,
+  ) {}
+
+  fixedSender(): NumberRow | null {
+    if (this.fixed === undefined) this.fixed = lookupFixedSender(this.tx, this.campaign) ?? null;
+    return this.fixed;
+  }
+
+  /** The number a deferred send would use as things stand (the sticky one, else the pool's first). */
+  tentative(contactId: string): string | null {
+    const campaign = this.campaign;
+    if (!campaign.poolId) return this.fixedSender()?.number ?? null;
+    const sticky = this.tx
+      .select({ number: numbers.number })
+      .from(poolStickySenders)
+      .innerJoin(numbers, eq(numbers.id, poolStickySenders.numberId))
+      .where(
+        and(
+          eq(poolStickySenders.poolId, campaign.poolId),
+          eq(poolStickySenders.contactId, contactId),
+          eq(numbers.status, "active"),
+        ),
+      )
+      .get();
+    if (sticky) return sticky.number;
+    if (this.poolFirst === undefined)
+      this.poolFirst =
+        this.tx
+          .select()
+          .from(numbers)
+          .where(
+            and(
+              eq(numbers.workspaceId, campaign.workspaceId),
+              eq(numbers.poolId, campaign.poolId),
+              eq(numbers.status, "active"),
+            ),
+          )
+          .orderBy(asc(numbers.createdAt), asc(numbers.id))
+          .limit(1)
+          .get() ?? null;
+    return this.poolFirst?.number ?? null;
+  }
+}
+
+function lookupFixedSender(tx: DbOrTx, campaign: CampaignRow): NumberRow | undefined {
+  const active = and(eq(numbers.workspaceId, campaign.workspaceId), eq(numbers.status, "active"));
+  if (campaign.fromNumber)
+    return tx
+      .select()
+      .from(numbers)
+      .where(and(active, eq(numbers.number, campaign.fromNumber)))
+      .get();
+  const defaultId = tx
+    .select({ id: workspaces.defaultNumberId })
+    .from(workspaces)
+    .where(eq(workspaces.id, campaign.workspaceId))
+    .get()?.id;
+  const byDefault = defaultId
+    ? tx
+        .select()
+        .from(numbers)
+        .where(and(active, eq(numbers.id, defaultId)))
+        .get()
+    : undefined;
+  return (
+    byDefault ??
+    tx.select().from(numbers).where(active).orderBy(asc(numbers.createdAt), asc(numbers.id)).limit(1).get()
+  );
+}
+
+/** How long a send waits when the campaign has no active sending number (released since launch). */
+export const NO_SENDER_RETRY_MS = 15 * 60_000;
+
+/** No active number to send from: the send waits (never dropped) until one is added or the campaign is canceled. */
+function noSenderYet(variant: string | null, body: string, now: number): SendPlan {
+  return {
+    outcome: "defer",
+    reason: "no_sending_number",
+    sendAt: now + NO_SENDER_RETRY_MS,
+    variant,
+    body,
+    from: null,
+  };
+}
+
+/**
+ * Plans one recipient's send at `now`: the compliance module first (skip with its reason, or
+ * defer to the next allowed minute with its reasons), then the sender — pool rotation (sticky,
+ * least used, area code) or the fixed sender — with one send reserved against its daily_limit;
+ * every number at its cap defers (daily_limit) to the next local day. Reservations and sticky
+ * senders are written in `tx`: the dispatcher commits them with the message, the preview rolls
+ * them back. A contact deleted since resolution is skipped as no_phone.
+ */
+export function planSend(
+  tx: DbOrTx,
+  campaign: CampaignRow,
+  contact: ContactRow,
+  facts: RecipientFacts,
+  rules: SendRules,
+  senders: SenderBook,
+  now: number,
+): SendPlan {
+  const variant = variantFor(campaign, contact.id);
+  const decision = complianceDecision(contact, facts, rules, now);
+  if (decision.action === "skip") return { outcome: "skip", reason: decision.reason, variant };
+  const { body } = bodyFor(campaign, contact);
+  if (decision.action === "defer")
+    return {
+      outcome: "defer",
+      reason: decision.reasons.join(",") || "no_window",
+      sendAt: decision.until,
+      variant,
+      body,
+      from: senders.tentative(contact.id),
+    };
+  if (campaign.poolId) {
+    const picked = pickSender(tx, campaign.workspaceId, campaign.poolId, contact, now);
+    if (picked.sender) return { outcome: "send", sender: picked.sender, body, variant };
+    if (picked.retryAt === null) return noSenderYet(variant, body, now);
+    return {
+      outcome: "defer",
+      reason: "daily_limit",
+      sendAt: picked.retryAt,
+      variant,
+      body,
+      from: senders.tentative(contact.id),
+    };
+  }
+  const sender = senders.fixedSender();
+  if (!sender) return noSenderYet(variant, body, now);
+  if (!reserveDailySend(tx, sender, now))
+    return {
+      outcome: "defer",
+      reason: "daily_limit",
+      sendAt: nextLocalMidnight(sender.timezone, now),
+      variant,
+      body,
+      from: sender.number,
+    };
+  return { outcome: "send", sender, body, variant };
+}
