@@ -54,6 +54,18 @@ interface Child {
   url: string;
 }
 
+/**
+ * The first server on a fresh database, with the worker off (work waits in the queue), and the
+ * request headers carrying the bootstrap key it announced.
+ */
+async function startFirstChild(dbPath: string, dir: string) {
+  const logPath = join(dir, "serve-0.log");
+  const child = await startChild(dbPath, logPath, { WORKER: "false" });
+  const key = readFileSync(logPath, "utf8").match(/opk_[0-9A-Za-z]{36}/)?.[0];
+  if (!key) throw new Error("no bootstrap key announced");
+  return { child, headers: { authorization: `Bearer ${key}`, "content-type": "application/json" } };
+}
+
 async function startChild(dbPath: string, logPath: string, env: Record<string, string> = {}): Promise<Child> {
   const port = await freePort();
   const proc = spawn([bun, "run", "src/main.ts", "serve", "--port", String(port), "--db", dbPath], {
@@ -141,10 +153,7 @@ export async function runCrashTest(
   const dbPath = join(dir, "crash.db");
   try {
     // 1. Queue every message with the worker off, so all of them are waiting when sending starts.
-    let child = await startChild(dbPath, join(dir, "serve-0.log"), { WORKER: "false" });
-    const key = readFileSync(join(dir, "serve-0.log"), "utf8").match(/opk_[0-9A-Za-z]{36}/)?.[0];
-    if (!key) throw new Error("no bootstrap key announced");
-    const headers = { authorization: `Bearer ${key}`, "content-type": "application/json" };
+    let { child, headers } = await startFirstChild(dbPath, dir);
     const ordered = await fetch(`${child.url}/v1/numbers`, {
       method: "POST",
       headers,
@@ -298,10 +307,7 @@ export async function runCampaignCrashTest(
   const dbPath = join(dir, "crash.db");
   try {
     // 1. Audience and campaign, launched with the worker off: the resolve job waits in the queue.
-    let child = await startChild(dbPath, join(dir, "serve-0.log"), { WORKER: "false" });
-    const key = readFileSync(join(dir, "serve-0.log"), "utf8").match(/opk_[0-9A-Za-z]{36}/)?.[0];
-    if (!key) throw new Error("no bootstrap key announced");
-    const headers = { authorization: `Bearer ${key}`, "content-type": "application/json" };
+    let { child, headers } = await startFirstChild(dbPath, dir);
     const call = async (method: string, path: string, body?: unknown) => {
       const res = await fetch(`${child.url}${path}`, {
         method,

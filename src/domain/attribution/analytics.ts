@@ -166,32 +166,24 @@ export function analyticsOverview(db: DbOrTx, workspaceId: string, window: Windo
   };
 }
 
-const clicksInRange = preparedPerConnection((db: DbOrTx) =>
-  db
-    .select({ n: sql<number>`count(*)`, revenue: sql<number>`0` })
-    .from(clicks)
-    .where(
-      and(
-        eq(clicks.workspaceId, sql.placeholder("ws")),
-        gte(clicks.createdAt, sql.placeholder("from")),
-        lt(clicks.createdAt, sql.placeholder("to")),
-      ),
-    )
-    .prepare(),
-);
-const conversionsInRange = preparedPerConnection((db: DbOrTx) =>
-  db
-    .select({ n: sql<number>`count(*)`, revenue: sql<number>`coalesce(sum(${conversions.value}), 0)` })
-    .from(conversions)
-    .where(
-      and(
-        eq(conversions.workspaceId, sql.placeholder("ws")),
-        gte(conversions.createdAt, sql.placeholder("from")),
-        lt(conversions.createdAt, sql.placeholder("to")),
-      ),
-    )
-    .prepare(),
-);
+/** Rows of a workspace's `table` created in [from, to): their count and the sum of `value`. */
+const countInRange = (table: typeof clicks | typeof conversions, value: SQL) =>
+  preparedPerConnection((db: DbOrTx) =>
+    db
+      .select({ n: sql<number>`count(*)`, revenue: sql<number>`${value}` })
+      .from(table)
+      .where(
+        and(
+          eq(table.workspaceId, sql.placeholder("ws")),
+          gte(table.createdAt, sql.placeholder("from")),
+          lt(table.createdAt, sql.placeholder("to")),
+        ),
+      )
+      .prepare(),
+  );
+
+const clicksInRange = countInRange(clicks, sql`0`);
+const conversionsInRange = countInRange(conversions, sql`coalesce(sum(${conversions.value}), 0)`);
 
 /** `GET /v1/analytics/timeseries`: one `{t, value}` per bucket of the window, zeros included. */
 export function analyticsTimeseries(
