@@ -11,8 +11,9 @@
  *   order a number ending in 0000   "not available" (skipped, never charged)
  */
 import { createHash } from "node:crypto";
-import { and, asc, count, desc, eq, inArray, isNull, lte } from "drizzle-orm";
+import { and, asc, count, desc, eq, isNull, lte } from "drizzle-orm";
 import type { DbOrTx } from "../db/client";
+import { inJsonList } from "../db/dialect";
 import { type SandboxSendRow, sandboxSends } from "../db/schema";
 import { newId } from "../lib/ids";
 import { log } from "../lib/log";
@@ -192,7 +193,7 @@ export class SimulatedCarrier implements Carrier {
         .update(sandboxSends)
         .set({ deliveredAt: now })
         .where(
-          inArray(
+          inJsonList(
             sandboxSends.id,
             due.map((row) => row.id),
           ),

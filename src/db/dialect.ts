@@ -28,3 +28,13 @@ export function jsonComparable(value: unknown): unknown {
 export function likeInsensitive(expr: SQLiteColumn | SQL, pattern: string): SQL {
   return sql`(${expr} LIKE ${pattern} ESCAPE '\\')`;
 }
+
+/**
+ * `column IN (values)` with the list bound as one JSON parameter (PostgreSQL: `= ANY($1)`). The SQL
+ * text is the same whatever the list's length, so one compiled statement serves every call; drizzle's
+ * `inArray` spells a placeholder per value, and each length is a statement of its own (a list of
+ * 1,000 compiles to ~100 KB).
+ */
+export function inJsonList(column: SQLiteColumn | SQL, values: readonly (string | number)[]): SQL {
+  return sql`${column} IN (SELECT value FROM json_each(${JSON.stringify(values)}))`;
+}

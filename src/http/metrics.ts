@@ -13,9 +13,17 @@ interface RouteStats {
   count: number;
 }
 
+/**
+ * Series (method + route) kept at most. Routes are labels with ids replaced by `:id`, but a path
+ * that matches a route without being one of its ids (a 422 on `/v1/contacts/anything`) is its own
+ * label: past this many, further labels are counted under route `other`.
+ */
+export const MAX_ROUTE_SERIES = 1000;
+
 export class HttpMetrics {
   /** method → route → stats; nested so that recording a request builds no key string. */
   private readonly byMethod = new Map<string, Map<string, RouteStats>>();
+  private series = 0;
 
   record(method: string, route: string, status: number, seconds: number) {
     let routes = this.byMethod.get(method);
@@ -25,8 +33,13 @@ export class HttpMetrics {
     }
     let stats = routes.get(route);
     if (!stats) {
+      if (this.series >= MAX_ROUTE_SERIES && route !== "other") {
+        this.record(method, "other", status, seconds);
+        return;
+      }
       stats = { statuses: new Map(), counts: BUCKETS.map(() => 0), sum: 0, count: 0 };
       routes.set(route, stats);
+      this.series++;
     }
     stats.statuses.set(status, (stats.statuses.get(status) ?? 0) + 1);
     // Counted in the first bucket it fits (render adds them up, as Prometheus buckets are cumulative).

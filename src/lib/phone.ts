@@ -16,7 +16,11 @@ export function normalizePhone(input: unknown): string | null {
   return result;
 }
 
-const NORMALIZED_CACHE_SIZE = 50_000;
+/**
+ * Parsed numbers kept (emptied when full). Each entry is two short strings, ~150 bytes with the
+ * map's own share: 10,000 is ~1.5 MB, enough for the numbers a busy minute sees again.
+ */
+export const NORMALIZED_CACHE_SIZE = 10_000;
 const normalized = new Map<string, string | null>();
 
 function parsePhone(input: string): string | null {
