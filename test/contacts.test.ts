@@ -157,6 +157,48 @@ describe("GET /v1/contacts", () => {
     expect(page.body.contacts[0].first_name).toBe("Alan");
   });
 
+  it("keeps total exact through creates, imports, inbound from new numbers and deletes, per workspace", async () => {
+    const ws = s.newWorkspace();
+    const other = s.newWorkspace();
+    const total = async (key: string) =>
+      (await s.api("GET", "/v1/contacts?limit=1", undefined, { key })).body.total;
+    expect(await total(ws.key)).toBe(0);
+    const first = await s.api("POST", "/v1/contacts", { phone_number: "+12025550301" }, { key: ws.key });
+    await s.api("POST", "/v1/contacts", { phone_number: "+12025550302" }, { key: ws.key });
+    await s.api("POST", "/v1/contacts", { phone_number: "+12025550301" }, { key: other.key });
+    const imported = await s.api(
+      "POST",
+      "/v1/contacts/import",
+      {
+        contacts: [
+          { phone_number: "+12025550303" },
+          { phone_number: "+12025550302" },
+          { phone_number: "+12025550304" },
+        ],
+      },
+      { key: ws.key },
+    );
+    expect(imported.body).toMatchObject({ created: 2, skipped: 1 });
+    await s.api("POST", "/v1/numbers", { number: "+14155550190" }, { key: ws.key });
+    const inbound = await s.api(
+      "POST",
+      "/v1/sandbox/inbound",
+      { from: "+12025550305", to: "+14155550190", body: "hello" },
+      { key: ws.key },
+    );
+    expect(inbound.status).toBe(200);
+    expect(await total(ws.key)).toBe(5);
+    expect(await total(other.key)).toBe(1);
+    const removed = await s.api("DELETE", `/v1/contacts/${first.body.contact.id}`, undefined, {
+      key: ws.key,
+    });
+    expect(removed.status).toBe(200);
+    expect(await total(ws.key)).toBe(4);
+    const listed = await s.api("GET", "/v1/contacts?limit=200", undefined, { key: ws.key });
+    expect(listed.body.contacts).toHaveLength(4);
+    expect(await total(other.key)).toBe(1);
+  });
+
   it("answers 422 for a negative limit", async () => {
     const r = await s.api("GET", "/v1/contacts?limit=-1");
     expect(r.status).toBe(422);

@@ -211,6 +211,10 @@ describe("public endpoints", () => {
     expect(text).toMatch(/outreach_http_requests_total\{method="GET",route="\/v1\/me",status="200"\} \d+/);
     expect(text).toContain("outreach_http_request_duration_seconds_bucket");
     expect(text).toMatch(/outreach_jobs\{status="queued"\} \d+/);
+    const rss = Number(text.match(/outreach_process_memory_bytes\{kind="rss"\} (\d+)/)?.[1]);
+    const heapUsed = Number(text.match(/outreach_process_memory_bytes\{kind="heap_used"\} (\d+)/)?.[1]);
+    expect(rss).toBeGreaterThan(heapUsed);
+    expect(heapUsed).toBeGreaterThan(1_000_000);
   });
 });
 

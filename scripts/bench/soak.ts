@@ -189,12 +189,25 @@ const sampler = setInterval(() => {
     window.cpu.push(cpuSeconds(pid));
   }
 }, SAMPLE_MS);
-const progress = setInterval(() => {
+/** The server's own memory figures (GET /metrics): JavaScript heap used and reserved, external. */
+async function heapMb(): Promise<string> {
+  try {
+    const text = await (await fetch(`${base}/metrics`)).text();
+    const value = (kind: string) =>
+      Number(
+        text.match(new RegExp(`outreach_process_memory_bytes\\{kind="${kind}"\\} (\\d+)`))?.[1] ?? Number.NaN,
+      ) / 1048576;
+    return `heap ${value("heap_used").toFixed(0)}/${value("heap_total").toFixed(0)} MB, external ${value("external").toFixed(0)} MB`;
+  } catch {
+    return "heap –";
+  }
+}
+const progress = setInterval(async () => {
   const last = rssSamples[rssSamples.length - 1];
   const sent = windows.reduce((sum, w) => sum + w.requests, 0);
   const failed = windows.reduce((sum, w) => sum + w.errors, 0);
   console.error(
-    `  ${Math.round(elapsed())} s: ${sent} requests, ${failed} errors, RSS ${last.mb.toFixed(0)} MB`,
+    `  ${Math.round(elapsed())} s: ${sent} requests, ${failed} errors, RSS ${last.mb.toFixed(0)} MB, ${await heapMb()}`,
   );
 }, 30_000);
 

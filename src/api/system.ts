@@ -46,6 +46,12 @@ export function systemRoutes(deps: AppDeps) {
             label: "status",
             values: queueDepth(deps.db),
           },
+          {
+            name: "outreach_process_memory_bytes",
+            help: "Process memory: resident set, JavaScript heap used and reserved, and memory held outside the heap.",
+            label: "kind",
+            values: processMemory(),
+          },
         ]);
       },
       {
@@ -53,7 +59,8 @@ export function systemRoutes(deps: AppDeps) {
           tags: ["System"],
           operationId: "getMetrics",
           summary: "Prometheus metrics",
-          description: "No auth. Requests by route/status, latency histogram, job queue depth.",
+          description:
+            "No auth. Requests by route/status, latency histogram, job queue depth, process memory (resident, heap used, heap reserved, external).",
         },
         response: {
           200: t.String({
@@ -63,4 +70,9 @@ export function systemRoutes(deps: AppDeps) {
         },
       },
     );
+}
+
+function processMemory(): Record<string, number> {
+  const usage = process.memoryUsage();
+  return { rss: usage.rss, heap_used: usage.heapUsed, heap_total: usage.heapTotal, external: usage.external };
 }

@@ -14,6 +14,7 @@ import m11 from "../../migrations/0011_search_backlog.sql" with { type: "text" }
 import m12 from "../../migrations/0012_campaigns.sql" with { type: "text" };
 import m13 from "../../migrations/0013_attribution.sql" with { type: "text" };
 import m14 from "../../migrations/0014_send_rules.sql" with { type: "text" };
+import m15 from "../../migrations/0015_contact_count.sql" with { type: "text" };
 
 /** Migrations in the order they apply. */
 export const embeddedMigrations: { tag: string; sql: string }[] = [
@@ -32,4 +33,5 @@ export const embeddedMigrations: { tag: string; sql: string }[] = [
   { tag: "0012_campaigns", sql: m12 },
   { tag: "0013_attribution", sql: m13 },
   { tag: "0014_send_rules", sql: m14 },
+  { tag: "0015_contact_count", sql: m15 },
 ];

@@ -2,7 +2,7 @@ import { and, count, desc, eq, or, type SQL, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../db/client";
 import { likeInsensitive } from "../../db/dialect";
 import { preparedPerConnection, rowPlaceholders } from "../../db/prepared";
-import { type ContactRow, contacts } from "../../db/schema";
+import { audienceVersions, type ContactRow, contacts } from "../../db/schema";
 import { timezoneForPhone } from "../../lib/area-codes";
 import { conflict, invalid, notFound } from "../../lib/errors";
 import { isUuid, newId } from "../../lib/ids";
@@ -340,7 +340,14 @@ export function listContacts(
     .limit(options.limit)
     .offset(options.offset)
     .all();
-  const total = db.select({ n: count() }).from(contacts).where(where).get()?.n ?? 0;
+  // Without a search the total is the workspace's counter (kept by triggers), not a count of the index.
+  const total = options.q
+    ? (db.select({ n: count() }).from(contacts).where(where).get()?.n ?? 0)
+    : (db
+        .select({ n: audienceVersions.contactCount })
+        .from(audienceVersions)
+        .where(eq(audienceVersions.workspaceId, workspaceId))
+        .get()?.n ?? 0);
   return { rows, total };
 }
 
