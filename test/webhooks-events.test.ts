@@ -62,3 +62,46 @@ describe("events the domains emit, as delivered", () => {
     }
   });
 });
+
+describe("subscriptions follow endpoint changes at once", () => {
+  it("an endpoint created, narrowed, disabled and deleted between events gets exactly the events it wanted then", async () => {
+    const ws = s.newWorkspace();
+    const own = new Receiver();
+    try {
+      const create = (phone: string) =>
+        s.api("POST", "/v1/contacts", { phone_number: phone }, { key: ws.key });
+      const contactsSeen = () =>
+        own.received
+          .map((r) => JSON.parse(r.body) as { type: string; data: { phone_number?: string } })
+          .filter((p) => p.type === "contact.created")
+          .map((p) => p.data.phone_number);
+      const arrived = async (n: number) => {
+        for (let i = 0; i < 300 && contactsSeen().length < n; i++) await Bun.sleep(10);
+      };
+      await create("+14155550191"); // no endpoint yet: the workspace's (empty) subscriptions are remembered
+      const hook = await s.api(
+        "POST",
+        "/v1/webhooks",
+        { url: own.url("/h"), events: ["contact.created"] },
+        { key: ws.key },
+      );
+      await create("+14155550192");
+      await arrived(1);
+      const id = hook.body.webhook.id;
+      await s.api("PATCH", `/v1/webhooks/${id}`, { events: ["contact.opted_out"] }, { key: ws.key });
+      await create("+14155550193");
+      await s.api("PATCH", `/v1/webhooks/${id}`, { events: ["contact.created"] }, { key: ws.key });
+      await create("+14155550194");
+      await arrived(2);
+      await s.api("PATCH", `/v1/webhooks/${id}`, { enabled: false }, { key: ws.key });
+      await create("+14155550195");
+      await s.api("PATCH", `/v1/webhooks/${id}`, { enabled: true }, { key: ws.key });
+      await s.api("DELETE", `/v1/webhooks/${id}`, undefined, { key: ws.key });
+      await create("+14155550196");
+      await Bun.sleep(300);
+      expect(contactsSeen().sort()).toEqual(["+14155550192", "+14155550194"]);
+    } finally {
+      own.stop();
+    }
+  });
+});

@@ -15,3 +15,48 @@ export function createCommitWatch(sqlite: Database): () => number {
   const pragma = sqlite.prepare<{ data_version: number }, []>("PRAGMA data_version");
   return () => pragma.get()?.data_version ?? 0;
 }
+
+/**
+ * A map of values read from the database that is never stale: emptied when another connection or
+ * process commits (checked once per event-loop turn, as the API-key cache does) and by `clear()`,
+ * which whatever changes the cached rows in this process calls. Past `maxSize` entries it starts
+ * over. Used for rows read on hot paths and rarely written (tracked links, webhook subscriptions).
+ */
+export class CommitCheckedCache<K, V> {
+  private readonly entries = new Map<K, V>();
+  private readonly othersCommitted: () => number;
+  private seenVersion: number;
+  private checkedThisTurn = false;
+
+  constructor(
+    sqlite: Database,
+    private readonly maxSize: number,
+  ) {
+    this.othersCommitted = createCommitWatch(sqlite);
+    this.seenVersion = this.othersCommitted();
+  }
+
+  get(key: K): V | undefined {
+    if (!this.checkedThisTurn) {
+      this.checkedThisTurn = true;
+      setImmediate(() => {
+        this.checkedThisTurn = false;
+      });
+      const version = this.othersCommitted();
+      if (version !== this.seenVersion) {
+        this.entries.clear();
+        this.seenVersion = version;
+      }
+    }
+    return this.entries.get(key);
+  }
+
+  set(key: K, value: V) {
+    if (this.entries.size >= this.maxSize) this.entries.clear();
+    this.entries.set(key, value);
+  }
+
+  clear() {
+    this.entries.clear();
+  }
+}

@@ -15,6 +15,7 @@ import m12 from "../../migrations/0012_campaigns.sql" with { type: "text" };
 import m13 from "../../migrations/0013_attribution.sql" with { type: "text" };
 import m14 from "../../migrations/0014_send_rules.sql" with { type: "text" };
 import m15 from "../../migrations/0015_contact_count.sql" with { type: "text" };
+import m16 from "../../migrations/0016_events_undispatched_partial.sql" with { type: "text" };
 
 /** Migrations in the order they apply. */
 export const embeddedMigrations: { tag: string; sql: string }[] = [
@@ -34,4 +35,5 @@ export const embeddedMigrations: { tag: string; sql: string }[] = [
   { tag: "0013_attribution", sql: m13 },
   { tag: "0014_send_rules", sql: m14 },
   { tag: "0015_contact_count", sql: m15 },
+  { tag: "0016_events_undispatched_partial", sql: m16 },
 ];

@@ -26,14 +26,19 @@ export function onEventEmitted(listener: EventListener) {
 
 type BatchListener = (tx: DbOrTx, events: EmittedEvent[]) => void;
 const batchListeners: BatchListener[] = [];
+/** Whether a listener fans events out as they are emitted: then they are written dispatched. */
+let dispatchedOnEmit = false;
 
 /**
  * Like `onEventEmitted`, but called once per batch: `emitEvent` passes one event, `emitEvents` the
  * whole batch (a bulk import's contact.created events), so a listener can do its per-batch work
- * (e.g. look up subscriptions) once instead of once per event.
+ * (e.g. look up subscriptions) once instead of once per event. `dispatches: true` is the webhook
+ * fan-out: events are then written with `dispatched_at` set, in the transaction that fans them out,
+ * instead of written and then marked (the boot sweep only finds events written without it).
  */
-export function onEventsEmitted(listener: BatchListener) {
+export function onEventsEmitted(listener: BatchListener, options: { dispatches?: boolean } = {}) {
   batchListeners.push(listener);
+  if (options.dispatches) dispatchedOnEmit = true;
 }
 
 const insertEvent = preparedPerConnection((db) =>
@@ -45,6 +50,7 @@ const insertEvent = preparedPerConnection((db) =>
       type: sql.placeholder("type"),
       data: sql.placeholder("data"),
       createdAt: sql.placeholder("createdAt"),
+      dispatchedAt: sql.placeholder("dispatchedAt"),
     })
     .prepare(),
 );
@@ -55,7 +61,14 @@ const insertEvent = preparedPerConnection((db) =>
  */
 export function emitEvent(tx: DbOrTx, workspaceId: string, type: EventType, data: unknown, now = Date.now()) {
   const event: EmittedEvent = { id: newId(), workspaceId, type, data, createdAt: now };
-  insertEvent(tx).run({ id: event.id, workspaceId, type, data, createdAt: now });
+  insertEvent(tx).run({
+    id: event.id,
+    workspaceId,
+    type,
+    data,
+    createdAt: now,
+    dispatchedAt: dispatchedOnEmit ? now : null,
+  });
   for (const listener of listeners) listener(tx, event);
   for (const listener of batchListeners) listener(tx, [event]);
   return event;
@@ -77,7 +90,14 @@ export function emitEvents(
   const emitted: EmittedEvent[] = [];
   for (const data of items) {
     const event: EmittedEvent = { id: newId(), workspaceId, type, data, createdAt: now };
-    insert.run({ id: event.id, workspaceId, type, data, createdAt: now });
+    insert.run({
+      id: event.id,
+      workspaceId,
+      type,
+      data,
+      createdAt: now,
+      dispatchedAt: dispatchedOnEmit ? now : null,
+    });
     for (const listener of listeners) listener(tx, event);
     emitted.push(event);
   }

@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import { index, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import { createdAtColumn, idColumn, jsonColumn, timestampColumn, workspaceIdColumn } from "./columns";
 
@@ -17,7 +18,9 @@ export const events = sqliteTable(
   },
   (t) => [
     index("events_workspace_idx").on(t.workspaceId, t.createdAt),
-    index("events_undispatched_idx").on(t.dispatchedAt),
+    // Partial: events are written dispatched when the fan-out runs as they are emitted; only the
+    // boot sweep looks for the others.
+    index("events_undispatched_idx").on(t.createdAt).where(sql`dispatched_at IS NULL`),
   ],
 );
 

@@ -1,7 +1,7 @@
 import type { Database } from "bun:sqlite";
 import { eq, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../db/client";
-import { createCommitWatch } from "../../db/commit-watch";
+import { CommitCheckedCache } from "../../db/commit-watch";
 import { groupCommit } from "../../db/group-commit";
 import { preparedPerConnection, rowPlaceholders } from "../../db/prepared";
 import { type ClickRow, clicks, offers, trackedLinks } from "../../db/schema";
@@ -34,56 +34,35 @@ type Link = NonNullable<ReturnType<ReturnType<typeof findLink>["get"]>>;
 /** The most links remembered per database; past it the cache starts over. */
 const LINK_CACHE_SIZE = 50_000;
 
-interface LinkCache {
-  links: Map<string, Link>;
-  othersCommitted: () => number;
-  seenVersion: number;
-  checkedThisTurn: boolean;
-}
-const linkCaches = new WeakMap<Db, LinkCache>();
-const allLinkCaches = new Set<LinkCache>();
+const linkCaches = new WeakMap<Db, CommitCheckedCache<string, Link>>();
+const allLinkCaches = new Set<CommitCheckedCache<string, Link>>();
 
 /**
  * Forgets every remembered link: called by whatever changes an offer or deletes links in this
  * process (pausing an offer must stop its links at once).
  */
 export function invalidateLinkCache() {
-  for (const cache of allLinkCaches) cache.links.clear();
+  for (const cache of allLinkCaches) cache.clear();
 }
 
 /**
  * A link by its code, remembered per database: every click used to look its link and offer up
  * again. Only found links are remembered (an unknown code is looked up each time, so a link
  * written a moment ago is found). Never stale: emptied by `invalidateLinkCache` when this process
- * changes an offer, and when SQLite's `data_version` shows another connection or process
- * committed (checked once per event-loop turn, as the API-key cache does).
+ * changes an offer, and when another connection or process commits.
  */
 function linkByCode(db: Db, code: string): Link | undefined {
   let cache = linkCaches.get(db);
   if (!cache) {
-    const othersCommitted = createCommitWatch((db as unknown as { $client: Database }).$client);
-    cache = { links: new Map(), othersCommitted, seenVersion: othersCommitted(), checkedThisTurn: false };
+    cache = new CommitCheckedCache((db as unknown as { $client: Database }).$client, LINK_CACHE_SIZE);
     linkCaches.set(db, cache);
     allLinkCaches.add(cache);
   }
-  if (!cache.checkedThisTurn) {
-    const checked = cache;
-    checked.checkedThisTurn = true;
-    setImmediate(() => {
-      checked.checkedThisTurn = false;
-    });
-    const version = checked.othersCommitted();
-    if (version !== checked.seenVersion) {
-      checked.links.clear();
-      checked.seenVersion = version;
-    }
-  }
-  let link = cache.links.get(code);
+  let link = cache.get(code);
   if (!link) {
     link = findLink(db).get({ code });
     if (!link) return undefined;
-    if (cache.links.size >= LINK_CACHE_SIZE) cache.links.clear();
-    cache.links.set(code, link);
+    cache.set(code, link);
   }
   return link;
 }

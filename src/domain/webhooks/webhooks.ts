@@ -1,5 +1,7 @@
 import { and, asc, count, desc, eq, isNull, lt, ne, sql } from "drizzle-orm";
+import type { Database } from "bun:sqlite";
 import type { Db, DbOrTx } from "../../db/client";
+import { CommitCheckedCache } from "../../db/commit-watch";
 import { preparedPerConnection } from "../../db/prepared";
 import {
   events,
@@ -165,6 +167,7 @@ export function createWebhook(db: Db, workspaceId: string, input: WebhookInput, 
     updatedAt: now,
   };
   db.insert(webhooks).values(row).run();
+  forgetSubscriptions();
   return { ...webhookJson(row), secret: row.secret };
 }
 
@@ -194,7 +197,7 @@ export function updateWebhook(
   patch: Partial<WebhookInput>,
   now = Date.now(),
 ): WebhookJson {
-  return db.transaction((tx) => {
+  const updated = db.transaction((tx) => {
     const row = findWebhook(tx, workspaceId, id);
     const changes: Partial<WebhookRow> = { updatedAt: now };
     if (patch.url !== undefined) changes.url = checkUrl(db, patch.url);
@@ -210,11 +213,13 @@ export function updateWebhook(
     tx.update(webhooks).set(changes).where(eq(webhooks.id, row.id)).run();
     return webhookJson({ ...row, ...changes });
   });
+  forgetSubscriptions();
+  return updated;
 }
 
 /** Deletes a subscription with its delivery log; its pending deliveries are dropped. */
 export function deleteWebhook(db: Db, workspaceId: string, id: string): WebhookJson {
-  return db.transaction((tx) => {
+  const deleted = db.transaction((tx) => {
     const row = findWebhook(tx, workspaceId, id);
     tx.delete(webhookAttempts)
       .where(and(eq(webhookAttempts.workspaceId, workspaceId), eq(webhookAttempts.webhookId, id)))
@@ -225,6 +230,8 @@ export function deleteWebhook(db: Db, workspaceId: string, id: string): WebhookJ
     tx.delete(webhooks).where(eq(webhooks.id, row.id)).run();
     return webhookJson(row);
   });
+  forgetSubscriptions();
+  return deleted;
 }
 
 /** New secret now; the old one keeps signing (beside it) for 24 h. */
@@ -263,16 +270,14 @@ function payloadOf(type: string, createdAt: number, data: unknown): string {
  */
 function prepareFanOut(tx: DbOrTx) {
   const ph = sql.placeholder;
+  const subscriptions = new CommitCheckedCache<string, Subscription[]>(sqliteOf(tx), 10_000);
+  subscriptionCaches.add(subscriptions);
   return {
+    subscriptions,
     subscriptionsOf: tx
       .select({ id: webhooks.id, events: webhooks.events, createdAt: webhooks.createdAt })
       .from(webhooks)
       .where(and(eq(webhooks.workspaceId, ph("workspaceId")), eq(webhooks.enabled, true)))
-      .prepare(),
-    markDispatched: tx
-      .update(events)
-      .set({ dispatchedAt: sql`${ph("dispatchedAt")}` })
-      .where(eq(events.id, ph("id")))
       .prepare(),
     insertDelivery: tx
       .insert(webhookDeliveries)
@@ -294,9 +299,27 @@ function prepareFanOut(tx: DbOrTx) {
 }
 const fanOutStatementsFor = preparedPerConnection(prepareFanOut);
 
+interface Subscription {
+  id: string;
+  events: string[];
+  createdAt: number;
+}
 /**
- * Inserts a delivery and its first job for each enabled subscription that wants each event, and
- * marks the outbox rows dispatched. Subscriptions are looked up once per workspace per batch (a
+ * Enabled subscriptions per workspace, remembered per connection: every emitted event asks (two
+ * per message sent). Emptied by `forgetSubscriptions` when this process writes an endpoint, and
+ * when another connection or process commits.
+ */
+const subscriptionCaches = new Set<CommitCheckedCache<string, Subscription[]>>();
+function forgetSubscriptions() {
+  for (const cache of subscriptionCaches) cache.clear();
+}
+function sqliteOf(tx: DbOrTx): Database {
+  return (tx as unknown as { session: { client: Database } }).session.client;
+}
+
+/**
+ * Inserts a delivery and its first job for each enabled subscription that wants each event (the
+ * outbox rows are written dispatched, or claimed by the boot sweep). Subscriptions are looked up once per workspace per batch (a
  * bulk import emits thousands of events at once); a workspace without subscriptions costs one
  * indexed lookup. `createdBefore` limits the boot sweep to subscriptions that existed when the
  * event happened.
@@ -308,7 +331,11 @@ function fanOut(tx: DbOrTx, batch: EmittedEvent[], createdBefore?: number) {
   for (const event of batch) {
     let subscriptions = subscriptionsByWorkspace.get(event.workspaceId);
     if (!subscriptions) {
-      subscriptions = statements.subscriptionsOf.all({ workspaceId: event.workspaceId });
+      subscriptions = statements.subscriptions.get(event.workspaceId);
+      if (!subscriptions) {
+        subscriptions = statements.subscriptionsOf.all({ workspaceId: event.workspaceId });
+        statements.subscriptions.set(event.workspaceId, subscriptions);
+      }
       subscriptionsByWorkspace.set(event.workspaceId, subscriptions);
     }
     let payload: string | null = null;
@@ -338,11 +365,10 @@ function fanOut(tx: DbOrTx, batch: EmittedEvent[], createdBefore?: number) {
         },
       );
     }
-    statements.markDispatched.run({ id: event.id, dispatchedAt: event.createdAt });
   }
 }
 
-onEventsEmitted((tx, batch) => fanOut(tx, batch));
+onEventsEmitted((tx, batch) => fanOut(tx, batch), { dispatches: true });
 
 /**
  * Fans out outbox events that were written without the listener (e.g. by a process that did not
@@ -514,6 +540,7 @@ function markEndpointFailure(tx: DbOrTx, webhook: WebhookRow, response: WebhookR
       .set({ enabled: false, disabledReason, failingSince, updatedAt: now })
       .where(eq(webhooks.id, webhook.id))
       .run();
+    forgetSubscriptions();
   } else if (current.failingSince === null) {
     tx.update(webhooks).set({ failingSince }).where(eq(webhooks.id, webhook.id)).run();
   }
