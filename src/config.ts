@@ -30,6 +30,8 @@ export interface Config {
   webhookAllowPrivate: boolean;
   /** How long one webhook attempt may take before it counts as failed. */
   webhookTimeoutMs: number;
+  /** SQLite page cache of the server's connection, in MB (hot index pages stay in memory). */
+  sqliteCacheMb: number;
 }
 
 export class ConfigError extends Error {}
@@ -92,6 +94,7 @@ export function loadConfig(
     shutdownGraceSec: intFrom("SHUTDOWN_GRACE_SEC", env.SHUTDOWN_GRACE_SEC, 10, 0, 3600),
     webhookAllowPrivate: booleanFrom("WEBHOOK_ALLOW_PRIVATE", env.WEBHOOK_ALLOW_PRIVATE, true),
     webhookTimeoutMs: intFrom("WEBHOOK_TIMEOUT_MS", env.WEBHOOK_TIMEOUT_MS, 15_000, 100, 60_000),
+    sqliteCacheMb: intFrom("SQLITE_CACHE_MB", env.SQLITE_CACHE_MB, 16, 1, 4096),
   };
 }
 

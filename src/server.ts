@@ -32,10 +32,10 @@ export interface RunningServer {
  * database is empty (printed once, to stdout).
  */
 export function prepareDatabase(
-  config: Pick<Config, "dbPath">,
+  config: Pick<Config, "dbPath"> & Partial<Pick<Config, "sqliteCacheMb">>,
   announce: (text: string) => void = console.log,
 ): DbHandle {
-  const handle = openDatabase(config.dbPath);
+  const handle = openDatabase(config.dbPath, { cacheMb: config.sqliteCacheMb });
   try {
     const { applied } = migrate(handle.sqlite);
     if (applied.length) log.info("database migrated", { applied: applied.join(",") });

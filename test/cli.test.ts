@@ -173,6 +173,9 @@ describe("outreach serve refuses to start, clearly", () => {
     const result = cli(["serve", "--db", join(dir, "cfg.db")], { PORT: "http" });
     expect(result.code).toBe(2);
     expect(result.stderr).toBe('outreach: PORT must be an integer between 0 and 65535 (got "http")\n');
+    const cache = cli(["serve", "--db", join(dir, "cfg.db")], { SQLITE_CACHE_MB: "0" });
+    expect(cache.code).toBe(2);
+    expect(cache.stderr).toBe('outreach: SQLITE_CACHE_MB must be an integer between 1 and 4096 (got "0")\n');
   });
 });
 

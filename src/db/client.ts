@@ -118,7 +118,7 @@ function fileIdentity(path: string): string | undefined {
  * writer), synchronous=NORMAL (durable across process crashes), foreign keys, and a busy timeout
  * so the CLI and the server can share the file.
  */
-export function openDatabase(path: string, options: { readonly?: boolean } = {}): DbHandle {
+export function openDatabase(path: string, options: { readonly?: boolean; cacheMb?: number } = {}): DbHandle {
   if (path !== ":memory:") {
     try {
       mkdirSync(dirname(path), { recursive: true });
@@ -145,6 +145,10 @@ export function openDatabase(path: string, options: { readonly?: boolean } = {})
       sqlite.exec("PRAGMA wal_autocheckpoint = 10000");
     }
     sqlite.exec("PRAGMA foreign_keys = ON");
+    // The page cache (SQLite's default is 2 MB): a campaign's writes touch the same hot index
+    // pages of messages, jobs and recipients; measured 1,228 → 1,395 msg/s at 16 MB.
+    if (options.cacheMb !== undefined)
+      sqlite.exec(`PRAGMA cache_size = -${Math.round(options.cacheMb * 1024)}`);
     if (!options.readonly) {
       // A write probe (rewrites the header with its own value): a read-only file fails here, at
       // start, instead of on the first write.

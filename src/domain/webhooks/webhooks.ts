@@ -1,5 +1,5 @@
-import { and, asc, count, desc, eq, isNull, lt, ne, sql } from "drizzle-orm";
 import type { Database } from "bun:sqlite";
+import { and, asc, count, desc, eq, isNull, lt, ne, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../db/client";
 import { CommitCheckedCache } from "../../db/commit-watch";
 import { preparedPerConnection } from "../../db/prepared";
