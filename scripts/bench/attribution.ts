@@ -176,7 +176,7 @@ async function benchHttp(dir: string) {
     const hello = await startHelloServer();
     const baseline = wrk(hello.url, { seconds: SECONDS });
     await hello.stop();
-    server = await startBinary({ dbPath });
+    server = await startBinary({ dbPath, fromSource: process.env.BENCH_SOURCE === "1" });
     const redirects = wrk(`${server.url}/r/x`, { seconds: SECONDS, script: redirectScript });
     const converted = wrk(`${server.url}/v1/conversion`, {
       seconds: SECONDS,

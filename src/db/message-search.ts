@@ -30,18 +30,15 @@ function ftsQuery(text: string): string | null {
   return words.map((w) => `"${w}"*`).join(" ");
 }
 
-/** Up to this many matching threads a page is sorted from the matches; above, read in inbox order. */
+/** Up to this many matching index rows the thread keys are read into JavaScript; above, joined in SQL. */
 const SMALL_MATCH_SET = 2000;
 
 /**
  * Threads of the workspace matching `text` (every word a prefix of a word in the contact's name or
  * phone, or in one message) and `where`, most recently active first, with the total.
  *
- * The index is read once: the keys of every matching thread (all workspaces; rowids come in order,
- * so a thread's matches are adjacent). Few matches: count and sort just those threads. Many (a
- * common word): walk the workspace's inbox order on `conversations_workspace_inbox_idx`, which
- * carries each thread's key, counting the matches and keeping the requested page — one pass over
- * the index instead of a lookup per match and a second pass for the page.
+ * The index's matches are counted first (rowid >> 20 names the thread), then the threads of the
+ * workspace whose keys match are counted and the page is read in inbox order.
  */
 export function searchConversations(
   db: Db,
@@ -58,57 +55,51 @@ export function searchConversations(
   const query = ftsQuery(input.text);
   if (!query) return { rows: [], total: 0 };
   drainSearchBacklog(db, SEARCH_DRAIN_LIMIT);
-  const keys = matchingThreadKeys(db, query);
-  if (keys.size === 0) return { rows: [], total: 0 };
-  const inbox = and(eq(conversations.workspaceId, input.workspaceId), input.where);
-  // `+workspace_id`: look threads up by key rather than walk the workspace's index.
-  const inWorkspace = sql`+${conversations.workspaceId} = ${input.workspaceId}`;
-
-  if (keys.size <= (input.smallMatchSet ?? SMALL_MATCH_SET)) {
-    const matches = and(inWorkspace, input.where, inJsonList(conversations.searchKey, [...keys]));
-    const total = db.select({ n: count() }).from(conversations).where(matches).get()?.n ?? 0;
-    if (total === 0 || input.offset >= total) return { rows: [], total };
-    const rows = db
-      .select()
-      .from(conversations)
-      .where(matches)
-      .orderBy(desc(conversations.lastMessageAt), desc(conversations.id))
-      .limit(input.limit)
-      .offset(input.offset)
-      .all();
-    return { rows, total };
-  }
-
-  // The inbox's keys in order as one JSON array: one string and one array of numbers, where a row
-  // per thread is ~50 bytes of garbage each (~5 MB a search at 100,000 threads). SQLite keeps a
-  // FROM-subquery's ORDER BY when the outer query feeds an order-sensitive aggregate.
-  const ordered = db
-    .select({ key: conversations.searchKey })
+  const indexRows = matchingRowCount(db, query);
+  if (indexRows === 0) return { rows: [], total: 0 };
+  const small = indexRows <= (input.smallMatchSet ?? SMALL_MATCH_SET);
+  // Few matches: their thread keys as one JSON array, and the threads looked up by key
+  // (`+workspace_id`: not by walking the workspace's index). Many (a common word): the match is a
+  // subquery, so SQLite joins the index's thread keys to the threads itself and neither the keys
+  // nor the inbox order are carried into JavaScript (shipping both as JSON arrays cost ~40 MB of
+  // working memory at 60,000 messages, growing with the inbox; this costs ~8 MB).
+  const matching = small
+    ? and(
+        sql`+${conversations.workspaceId} = ${input.workspaceId}`,
+        inJsonList(conversations.searchKey, [...matchingThreadKeys(db, query)]),
+      )
+    : and(
+        eq(conversations.workspaceId, input.workspaceId),
+        sql`${conversations.searchKey} IN (SELECT rowid >> 20 FROM conversation_search WHERE conversation_search MATCH ${query})`,
+      );
+  const matches = and(matching, input.where);
+  const total = db.select({ n: count() }).from(conversations).where(matches).get()?.n ?? 0;
+  if (total === 0 || input.offset >= total) return { rows: [], total };
+  // Many matches: the page walks the inbox order and stops once it is full (`+search_key`: the
+  // keys are only checked, not used to look threads up and sort them all).
+  const page = small
+    ? matches
+    : and(
+        eq(conversations.workspaceId, input.workspaceId),
+        sql`+${conversations.searchKey} IN (SELECT rowid >> 20 FROM conversation_search WHERE conversation_search MATCH ${query})`,
+        input.where,
+      );
+  const rows = db
+    .select()
     .from(conversations)
-    .where(inbox)
-    .orderBy(desc(conversations.lastMessageAt), desc(conversations.id));
-  const walk = JSON.parse(
-    db.values<[string]>(sql`SELECT json_group_array(search_key) FROM (${ordered})`)[0][0],
-  ) as (number | null)[];
-  let total = 0;
-  const page: number[] = [];
-  for (let i = 0; i < walk.length; i++) {
-    const key = walk[i];
-    if (key === null || !keys.has(key)) continue;
-    if (total >= input.offset && page.length < input.limit) page.push(key);
-    total++;
-  }
-  if (page.length === 0) return { rows: [], total };
-  const byKey = new Map(
-    db
-      .select()
-      .from(conversations)
-      .where(and(inWorkspace, inJsonList(conversations.searchKey, page)))
-      .all()
-      .map((row) => [row.searchKey, row]),
-  );
-  const rows = page.map((key) => byKey.get(key)).filter((row): row is ConversationRow => row !== undefined);
+    .where(page)
+    .orderBy(desc(conversations.lastMessageAt), desc(conversations.id))
+    .limit(input.limit)
+    .offset(input.offset)
+    .all();
   return { rows, total };
+}
+
+/** How many rows of the index (messages and thread labels) match the FTS5 query. */
+function matchingRowCount(db: Db, query: string): number {
+  return db.values<[number]>(
+    sql`SELECT count(*) FROM conversation_search WHERE conversation_search MATCH ${query}`,
+  )[0][0];
 }
 
 /**
