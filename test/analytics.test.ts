@@ -132,3 +132,73 @@ describe("GET /v1/analytics/numbers, campaigns and agents", () => {
     });
   });
 });
+
+describe("message counts over whole days and partial edges", () => {
+  it("match a count of the messages themselves after inserts, status changes and deletes, whatever the window", async () => {
+    const ws = s.newWorkspace("Rollups");
+    const db = new Database(s.dbPath);
+    try {
+      const insert = db.query(
+        "INSERT INTO messages (id, workspace_id, direction, sender, from_number, to_number, body, status, segments, encoding, created_at, updated_at) VALUES (?, ?, ?, 'api', '+15125550000', '+15125550191', 'hi', ?, 1, 'GSM-7', ?, ?)",
+      );
+      const base = Math.floor(now / DAY) * DAY - 6 * DAY;
+      const statuses = ["PENDING", "SENT", "DELIVERED", "UNDELIVERED", "FAILED", "RECEIVED"];
+      const ids: string[] = [];
+      for (let i = 0; i < 240; i++) {
+        const id = crypto.randomUUID();
+        ids.push(id);
+        const at = base + i * 37 * 60_000 + (i % 7) * 1000; // every 37 minutes over ~6 days
+        const status = statuses[i % statuses.length];
+        insert.run(id, ws.workspaceId, status === "RECEIVED" ? "inbound" : "outbound", status, at, at);
+      }
+      // Status changes and deletes after the fact, as sends and retention do.
+      db.query(
+        "UPDATE messages SET status = 'DELIVERED' WHERE workspace_id = ? AND status = 'SENT' AND rowid % 2 = 0",
+      ).run(ws.workspaceId);
+      db.query("UPDATE messages SET status = 'SENT' WHERE workspace_id = ? AND status = 'PENDING'").run(
+        ws.workspaceId,
+      );
+      db.query("UPDATE messages SET body = 'edited' WHERE workspace_id = ?").run(ws.workspaceId);
+      for (const id of ids.slice(0, 240).filter((_, i) => i % 11 === 0))
+        db.query("DELETE FROM messages WHERE id = ?").run(id);
+      const truth = (from: number, to: number) => {
+        const count = (list: string[]) =>
+          (
+            db
+              .query(
+                `SELECT count(*) AS n FROM messages WHERE workspace_id = ? AND created_at >= ? AND created_at < ? AND status IN (${list.map(() => "?").join(",")})`,
+              )
+              .get(ws.workspaceId, from, to, ...list) as { n: number }
+          ).n;
+        return {
+          sent: count(["SENT", "DELIVERED", "UNDELIVERED"]),
+          delivered: count(["DELIVERED"]),
+          failed: count(["FAILED", "UNDELIVERED"]),
+          inbound: count(["RECEIVED"]),
+        };
+      };
+      const windows = [
+        [base, base + 6 * DAY], // whole days only
+        [base + 3 * 3_600_000, base + 5 * DAY + 7 * 3_600_000], // partial first and last days
+        [base + DAY + 1, base + DAY + 5 * 3_600_000], // inside one day
+        [base + 2 * DAY - 60_000, base + 2 * DAY + 60_000], // across one midnight
+        [base - 10 * DAY, base + 20 * DAY],
+      ];
+      for (const [from, to] of windows) {
+        const r = await s.api(
+          "GET",
+          `/v1/analytics/overview?from=${new Date(from).toISOString()}&to=${new Date(to).toISOString()}`,
+          undefined,
+          { key: ws.key },
+        );
+        expect(r.status).toBe(200);
+        expect(r.body.overview.messages).toEqual(truth(from, to));
+      }
+      const all = truth(base, base + 6 * DAY);
+      expect(all.sent).toBeGreaterThan(50);
+      expect(all.delivered).toBeGreaterThan(10);
+    } finally {
+      db.close();
+    }
+  });
+});

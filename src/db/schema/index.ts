@@ -12,6 +12,7 @@ export * from "./idempotency-keys";
 export * from "./jobs";
 export * from "./list-members";
 export * from "./lists";
+export * from "./message-daily-counts";
 export * from "./messages";
 export * from "./number-daily-usage";
 export * from "./numbers";

@@ -2,7 +2,15 @@ import { and, eq, gte, inArray, isNotNull, lt, type SQL, sql } from "drizzle-orm
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Db, DbOrTx } from "../../db/client";
 import { preparedPerConnection } from "../../db/prepared";
-import { campaigns, clicks, conversions, messages, numbers, suppressions } from "../../db/schema";
+import {
+  campaigns,
+  clicks,
+  conversions,
+  messageDailyCounts,
+  messages,
+  numbers,
+  suppressions,
+} from "../../db/schema";
 import { invalid } from "../../lib/errors";
 import { toIso } from "../../lib/time";
 import { campaignStats } from "../campaigns/stats";
@@ -13,7 +21,8 @@ import { roundMoney } from "./campaign-figures";
 /**
  * Analytics (API.md §3 Analytics, §5, §6.5). Every figure is counted over a window [from, to) of
  * the record's creation time, from indexes that start with (workspace_id, created_at)
- * (messages_workspace_analytics_idx covers every message column read). Buckets are UTC.
+ * (messages_workspace_analytics_idx covers every message column read), and messages of whole UTC
+ * days from message_daily_counts. Buckets are UTC.
  */
 const DAY_MS = 86_400_000;
 export const DEFAULT_WINDOW_MS = 30 * DAY_MS;
@@ -85,6 +94,26 @@ const countByStatus = preparedPerConnection((db: DbOrTx) =>
     .prepare(),
 );
 
+/** Messages of whole UTC days [fromDay, toDay) with one status, from the daily counts. */
+const countByStatusDaily = preparedPerConnection((db: DbOrTx) =>
+  db
+    .select({ n: sql<number>`coalesce(sum(${messageDailyCounts.n}), 0)` })
+    .from(messageDailyCounts)
+    .where(
+      and(
+        eq(messageDailyCounts.workspaceId, sql.placeholder("ws")),
+        eq(messageDailyCounts.status, sql.placeholder("status")),
+        gte(messageDailyCounts.day, sql.placeholder("fromDay")),
+        lt(messageDailyCounts.day, sql.placeholder("toDay")),
+      ),
+    )
+    .prepare(),
+);
+
+/**
+ * Messages created in [from, to) with any of `statuses`: the window's whole UTC days from
+ * message_daily_counts (kept by triggers), its partial first and last days as index ranges.
+ */
 function countMessages(
   db: DbOrTx,
   workspaceId: string,
@@ -92,8 +121,19 @@ function countMessages(
   from: number,
   to: number,
 ) {
+  const fromDay = Math.ceil(from / DAY_MS);
+  const toDay = Math.floor(to / DAY_MS);
+  const range = (status: string, a: number, b: number) =>
+    a < b ? (countByStatus(db).get({ ws: workspaceId, status, from: a, to: b })?.n ?? 0) : 0;
   let n = 0;
-  for (const status of statuses) n += countByStatus(db).get({ ws: workspaceId, status, from, to })?.n ?? 0;
+  for (const status of statuses) {
+    if (fromDay >= toDay) {
+      n += range(status, from, to);
+      continue;
+    }
+    n += countByStatusDaily(db).get({ ws: workspaceId, status, fromDay, toDay })?.n ?? 0;
+    n += range(status, from, fromDay * DAY_MS) + range(status, toDay * DAY_MS, to);
+  }
   return n;
 }
 
