@@ -1,3 +1,4 @@
+import type { Database } from "bun:sqlite";
 import { and, count, desc, eq, type SQL, sql } from "drizzle-orm";
 import { log } from "../lib/log";
 import type { Db } from "./client";
@@ -138,41 +139,35 @@ function contactLabel(firstName: string | null, lastName: string | null, phone: 
  * deleted meanwhile are dropped.
  */
 export function drainSearchBacklog(db: Db, limit = DRAIN_BATCH): number {
+  const statements = drainStatements(db);
   let consumed = 0;
   while (consumed < limit) {
     const batch = Math.min(DRAIN_BATCH, limit - consumed);
     const done = db.transaction(
-      (tx) => {
-        const rows = tx.values<[number, number, number]>(
-          sql`SELECT seq, kind, ref FROM search_backlog ORDER BY seq LIMIT ${batch}`,
-        );
+      () => {
+        const rows = statements.backlog.values(batch) as [number, number, number][];
         for (const [, kind, ref] of rows) {
           if (kind === 0) {
-            const [thread] = tx.values<[number, string | null, string | null, string]>(
-              sql`SELECT cv.search_key, c.first_name, c.last_name, c.phone_number
-                  FROM conversations cv JOIN contacts c ON c.id = cv.contact_id WHERE cv.rowid = ${ref}`,
-            );
+            const thread = statements.thread.values(ref)[0] as
+              | [number, string | null, string | null, string]
+              | undefined;
             if (!thread) continue;
             // A contact edited before this drain may have written the label already: replace it.
             const [key, firstName, lastName, phone] = thread;
-            tx.run(sql`DELETE FROM conversation_search WHERE rowid = ${key * THREAD_SPAN}`);
-            tx.run(
-              sql`INSERT INTO conversation_search (rowid, text, message_id)
-                  VALUES (${key * THREAD_SPAN}, ${contactLabel(firstName, lastName, phone)}, NULL)`,
-            );
+            statements.deleteRow.run(key * THREAD_SPAN);
+            statements.insertRow.run(key * THREAD_SPAN, contactLabel(firstName, lastName, phone), null);
           } else {
-            tx.run(
-              sql`INSERT INTO conversation_search (rowid, text, message_id)
-                  SELECT coalesce(
-                      (SELECT max(s.rowid) FROM conversation_search s
-                       WHERE s.rowid BETWEEN cv.search_key * ${THREAD_SPAN} AND cv.search_key * ${THREAD_SPAN} + ${THREAD_SPAN - 1}),
-                      cv.search_key * ${THREAD_SPAN}
-                    ) + 1, m.body, m.id
-                  FROM messages m JOIN conversations cv ON cv.id = m.conversation_id WHERE m.rowid = ${ref}`,
-            );
+            const message = statements.message.values(ref)[0] as [number, string, string] | undefined;
+            if (!message) continue;
+            const [key, body, id] = message;
+            const last = statements.lastInThread.values(
+              key * THREAD_SPAN,
+              key * THREAD_SPAN + THREAD_SPAN - 1,
+            )[0] as [number] | undefined;
+            statements.insertRow.run((last?.[0] ?? key * THREAD_SPAN) + 1, body, id);
           }
         }
-        if (rows.length) tx.run(sql`DELETE FROM search_backlog WHERE seq <= ${rows[rows.length - 1][0]}`);
+        if (rows.length) statements.consumed.run(rows[rows.length - 1][0]);
         return rows.length;
       },
       { behavior: "immediate" },
@@ -181,6 +176,39 @@ export function drainSearchBacklog(db: Db, limit = DRAIN_BATCH): number {
     if (done < batch) break;
   }
   return consumed;
+}
+
+/**
+ * The drain's statements, compiled once per connection (a drain runs them per backlog row; built
+ * through the query builder each time they cost more than the index writes themselves).
+ */
+const drainStatementsByDb = new WeakMap<Db, ReturnType<typeof prepareDrain>>();
+function drainStatements(db: Db) {
+  let found = drainStatementsByDb.get(db);
+  if (!found) {
+    found = prepareDrain((db as unknown as { $client: Database }).$client);
+    drainStatementsByDb.set(db, found);
+  }
+  return found;
+}
+function prepareDrain(sqlite: Database) {
+  return {
+    backlog: sqlite.prepare("SELECT seq, kind, ref FROM search_backlog ORDER BY seq LIMIT ?"),
+    thread: sqlite.prepare(
+      `SELECT cv.search_key, c.first_name, c.last_name, c.phone_number
+       FROM conversations cv JOIN contacts c ON c.id = cv.contact_id WHERE cv.rowid = ?`,
+    ),
+    message: sqlite.prepare(
+      "SELECT cv.search_key, m.body, m.id FROM messages m JOIN conversations cv ON cv.id = m.conversation_id WHERE m.rowid = ?",
+    ),
+    // The thread's last indexed row (its label or its newest message): the next message goes after it.
+    lastInThread: sqlite.prepare(
+      "SELECT rowid FROM conversation_search WHERE rowid BETWEEN ? AND ? ORDER BY rowid DESC LIMIT 1",
+    ),
+    deleteRow: sqlite.prepare("DELETE FROM conversation_search WHERE rowid = ?"),
+    insertRow: sqlite.prepare("INSERT INTO conversation_search (rowid, text, message_id) VALUES (?, ?, ?)"),
+    consumed: sqlite.prepare("DELETE FROM search_backlog WHERE seq <= ?"),
+  };
 }
 
 /**
