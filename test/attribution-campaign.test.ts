@@ -98,3 +98,64 @@ describe("a campaign with {{offer_url}}", () => {
     expect(mine.roi).toBeCloseTo((30 - 2 * 0.0079) / (2 * 0.0079), 3);
   });
 });
+
+describe("A/B variants with an offer", () => {
+  it("credit clicks, conversions and revenue to the variant each recipient got", async () => {
+    const ws = s.newWorkspace("Variants");
+    const call = (method: string, path: string, body?: unknown) => s.api(method, path, body, { key: ws.key });
+    const available = await call("GET", "/v1/numbers/available?area_code=646&limit=1");
+    await call("POST", "/v1/numbers", { number: available.body.numbers[0].number });
+    const contacts: Json[] = [];
+    for (let i = 0; i < 8; i++)
+      contacts.push(
+        (await call("POST", "/v1/contacts", { phone_number: `+1646555040${i}`, timezone: noonZone() })).body
+          .contact,
+      );
+    const offer = (
+      await call("POST", "/v1/offers", { name: "AB", destination_url: "https://ab.example.com/" })
+    ).body.offer;
+    const campaign = (
+      await call("POST", "/v1/campaigns", {
+        name: "AB",
+        message: {
+          body: "A {{offer_url}}",
+          variants: [
+            { name: "a", body: "Variant A {{offer_url}}", weight: 1 },
+            { name: "b", body: "Variant B {{offer_url}}", weight: 1 },
+          ],
+        },
+        offer_id: offer.id,
+        audience: { contact_ids: contacts.map((c) => c.id) },
+      })
+    ).body.campaign;
+    expect((await call("POST", `/v1/campaigns/${campaign.id}/launch`)).status).toBe(200);
+    const sends = await eventually(
+      async () => (await call("GET", "/v1/sandbox/outbox?limit=50")).body.sends as Json[],
+      (rows) => rows.length >= 8,
+    );
+    // Every recipient clicks; the A recipients also convert, for 10 each.
+    let expectedA = { clicked: 0, conversions: 0 };
+    let expectedB = 0;
+    for (const send of sends) {
+      const code = send.body.match(/\/r\/([0-9A-Za-z]+)/)[1];
+      const r = await fetch(`${s.url}/r/${code}`, { redirect: "manual" });
+      const vcx = new URL(r.headers.get("location") as string).searchParams.get("vcx");
+      if (send.body.startsWith("Variant A")) {
+        expectedA = { clicked: expectedA.clicked + 1, conversions: expectedA.conversions + 1 };
+        const converted = await call("POST", "/v1/conversion", { txn: `ab-${code}`, value: 10, vcx });
+        expect(converted.status).toBe(200);
+      } else expectedB++;
+    }
+    expect(expectedA.clicked).toBeGreaterThan(0);
+    expect(expectedB).toBeGreaterThan(0);
+    const stats = (await call("GET", `/v1/campaigns/${campaign.id}`)).body.campaign.stats;
+    const byName = new Map((stats.variants as Json[]).map((v) => [v.name, v]));
+    expect(byName.get("a")).toMatchObject({
+      clicked: expectedA.clicked,
+      conversions: expectedA.conversions,
+      revenue: 10 * expectedA.conversions,
+    });
+    expect(byName.get("b")).toMatchObject({ clicked: expectedB, conversions: 0, revenue: 0 });
+    expect(stats).toMatchObject({ clicked: 8, conversions: expectedA.conversions });
+  });
+});

@@ -1,6 +1,6 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
-import { clicks, conversions } from "../../db/schema";
+import { campaignRecipients, clicks, conversions } from "../../db/schema";
 
 /**
  * A campaign's `stats.clicked` (recipients who clicked its links at least once), `conversions`
@@ -28,6 +28,55 @@ export function campaignAttribution(
     conversions: Number(converted?.n ?? 0),
     revenue: roundMoney(Number(converted?.revenue ?? 0)),
   };
+}
+
+/**
+ * The same figures per A/B variant: clicks and conversions of the campaign joined to its
+ * recipients (campaign_recipients_campaign_contact_idx) by contact, grouped by the variant the
+ * recipient got.
+ */
+export function variantAttribution(
+  db: DbOrTx,
+  workspaceId: string,
+  campaignId: string,
+): Map<string, { clicked: number; conversions: number; revenue: number }> {
+  const byVariant = new Map<string, { clicked: number; conversions: number; revenue: number }>();
+  const entry = (variant: string) => {
+    let found = byVariant.get(variant);
+    if (!found) {
+      found = { clicked: 0, conversions: 0, revenue: 0 };
+      byVariant.set(variant, found);
+    }
+    return found;
+  };
+  const recipientOf = (contactId: typeof clicks.contactId | typeof conversions.contactId) =>
+    and(eq(campaignRecipients.campaignId, campaignId), eq(campaignRecipients.contactId, contactId));
+  const clickedRows = db
+    .select({ variant: campaignRecipients.variant, n: sql<number>`count(DISTINCT ${clicks.contactId})` })
+    .from(clicks)
+    .innerJoin(campaignRecipients, recipientOf(clicks.contactId))
+    .where(and(eq(clicks.workspaceId, workspaceId), eq(clicks.campaignId, campaignId)))
+    .groupBy(campaignRecipients.variant)
+    .all();
+  for (const row of clickedRows) if (row.variant !== null) entry(row.variant).clicked = Number(row.n);
+  const convertedRows = db
+    .select({
+      variant: campaignRecipients.variant,
+      n: sql<number>`count(*)`,
+      revenue: sql<number>`coalesce(sum(${conversions.value}), 0)`,
+    })
+    .from(conversions)
+    .innerJoin(campaignRecipients, recipientOf(conversions.contactId))
+    .where(and(eq(conversions.workspaceId, workspaceId), eq(conversions.campaignId, campaignId)))
+    .groupBy(campaignRecipients.variant)
+    .all();
+  for (const row of convertedRows) {
+    if (row.variant === null) continue;
+    const found = entry(row.variant);
+    found.conversions = Number(row.n);
+    found.revenue = roundMoney(Number(row.revenue));
+  }
+  return byVariant;
 }
 
 /** Sums of doubles to cents' precision and a little more (no 0.30000000000000004 in answers). */

@@ -2,7 +2,7 @@ import { and, eq, gte, isNull, sql } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
 import { preparedPerConnection } from "../../db/prepared";
 import { type CampaignRow, campaignRecipients } from "../../db/schema";
-import { campaignAttribution } from "../attribution/campaign-figures";
+import { campaignAttribution, variantAttribution } from "../attribution/campaign-figures";
 import { onEventEmitted } from "../events";
 
 /** A window after the campaign message in which an inbound reply or opt-out counts for it. */
@@ -40,7 +40,7 @@ export interface CampaignStats {
  * (campaign_id, outcome, variant, handed_off_at, replied_at, opted_out_at), never the table.
  * `sent` counts every recipient whose message reached the carrier (delivered ⊆ sent);
  * `suppressed` counts skipped recipients. Clicks, conversions and revenue come from attribution
- * (src/domain/attribution/campaign-figures.ts); per variant they stay 0.
+ * (src/domain/attribution/campaign-figures.ts), per variant by the recipient's variant.
  */
 export function campaignStats(
   db: DbOrTx,
@@ -104,6 +104,12 @@ export function campaignStats(
       variant.sent += Number(row.sent);
       variant.replied += Number(row.replied);
       if (row.outcome === "delivered") variant.delivered += n;
+    }
+  }
+  if (variants.size > 0) {
+    for (const [name, figures] of variantAttribution(db, campaign.workspaceId, campaign.id)) {
+      const variant = variants.get(name);
+      if (variant) Object.assign(variant, figures);
     }
   }
   stats.variants = [...variants.values()];
