@@ -233,10 +233,13 @@ function cachedTotals(
 function previewTotals(db: Db, campaign: CampaignRow, rules: SendRules, at: number): Totals {
   const where = audienceCondition(db, campaign.workspaceId, campaign.audience, at);
   const since = at - capLookbackMs({ frequency_cap: rules.frequencyCap });
-  const recent: SQL = sql`EXISTS (SELECT 1 FROM ${messages} WHERE ${messages.workspaceId} = ${campaign.workspaceId}
-    AND ${messages.contactId} = ${contacts.id} AND ${messages.direction} = 'outbound'
+  // Contacts with a marketing send in the lookback: one subquery over the window's messages (read
+  // once, then a lookup per contact), not a probe of the messages index per audience contact.
+  const recent: SQL = sql`${contacts.id} IN (SELECT ${messages.contactId} FROM ${messages}
+    WHERE ${messages.workspaceId} = ${campaign.workspaceId} AND ${messages.direction} = 'outbound'
     AND ${messages.createdAt} > ${since - 14 * 86_400_000} AND ${inArray(messages.sender, MARKETING_SENDERS)}
-    AND ${messages.status} != 'FAILED' AND ${messages.campaignId} IS NOT ${campaign.id})`;
+    AND ${messages.status} != 'FAILED' AND ${messages.campaignId} IS NOT ${campaign.id}
+    AND ${messages.contactId} IS NOT NULL)`;
   const area: SQL = sql`CASE WHEN substr(${contacts.phoneNumber}, 1, 2) = '+1' THEN substr(${contacts.phoneNumber}, 1, 5) ELSE ${contacts.phoneNumber} END`;
   const shape: SQL = sql`(${contacts.phoneNumber} GLOB '+[1-9]*' AND substr(${contacts.phoneNumber}, 2) NOT GLOB '*[^0-9]*')`;
   const groups = db
