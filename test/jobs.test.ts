@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { spawn } from "bun";
 import { eq } from "drizzle-orm";
@@ -9,7 +9,16 @@ import { migrate } from "../src/db/migrate";
 import { jobs } from "../src/db/schema";
 import type { JobPolicy, RegisteredJob } from "../src/jobs/catalog";
 import { RescheduleJob } from "../src/jobs/catalog";
-import { completeJob, enqueueAnyJob, failJob, getJob, leaseDueJobs, releaseLeases } from "../src/jobs/queue";
+import {
+  completeJob,
+  enqueueAnyJob,
+  expireLeasesOfGoneWorkers,
+  failJob,
+  getJob,
+  leaseDueJobs,
+  releaseLeases,
+  workerIdFor,
+} from "../src/jobs/queue";
 import { createWorker } from "../src/jobs/worker";
 
 let dir: string;
@@ -164,6 +173,70 @@ describe("worker", () => {
     // maxAttempts 1, yet it ran twice: the reschedule did not count.
     expect(rescheduled).toBe(2);
     expect(getJob(handle.db, rid)).toMatchObject({ status: "done", attempts: 1 });
+  });
+});
+
+describe("leases of stopped workers", () => {
+  /** A pid that existed a moment ago and no longer does. */
+  async function gonePid() {
+    const child = spawn(["true"]);
+    await child.exited;
+    return child.pid;
+  }
+  const longPolicy: JobPolicy = { maxAttempts: 3, timeoutMs: 3_600_000, backoffMs: () => 10 };
+  function leasedBy(workerId: string, kind = `g-${crypto.randomUUID()}`) {
+    const id = enqueueAnyJob(handle.db, kind, {}, longPolicy)!;
+    leaseDueJobs(handle.db, {
+      workerId,
+      limit: 1000,
+      kinds: [kind],
+      now: Date.now(),
+      policyOf: () => longPolicy,
+    });
+    expect(getJob(handle.db, id)).toMatchObject({ status: "running", lockedBy: workerId });
+    return { id, kind };
+  }
+
+  it("expire at once when their process on this machine is gone, and only then", async () => {
+    const host = hostname();
+    const alive = spawn(["sleep", "30"]);
+    try {
+      const gone = leasedBy(workerIdFor(host, await gonePid()));
+      const living = leasedBy(workerIdFor(host, alive.pid));
+      const elsewhere = leasedBy(workerIdFor("another-machine", await gonePid()));
+      const unnamed = leasedBy("w-custom");
+      const now = Date.now();
+      expect(expireLeasesOfGoneWorkers(handle.db, { host, now })).toBe(1);
+      expect(getJob(handle.db, gone.id)?.leaseUntil).toBe(now);
+      for (const kept of [living, elsewhere, unnamed])
+        expect(getJob(handle.db, kept.id)?.leaseUntil).toBeGreaterThan(now + 3_000_000);
+    } finally {
+      alive.kill();
+    }
+  });
+
+  it("a new worker runs a job whose worker was killed without waiting out its hour-long lease", async () => {
+    const { id, kind } = leasedBy(workerIdFor(hostname(), await gonePid()));
+    const ran: number[] = [];
+    const worker = createWorker({
+      db: handle.db,
+      pollMs: 5,
+      handlers: {
+        [kind]: {
+          policy: longPolicy,
+          handle: ((_p: unknown, ctx) => {
+            ran.push(ctx.job.attempts);
+          }) as RegisteredJob["handle"],
+        },
+      },
+    });
+    worker.start();
+    const deadline = Date.now() + 5000;
+    while (Date.now() < deadline && getJob(handle.db, id)?.status !== "done") await Bun.sleep(10);
+    await worker.stop();
+    // The killed worker's attempt counts, as an expired lease's does.
+    expect(ran).toEqual([2]);
+    expect(getJob(handle.db, id)).toMatchObject({ status: "done", attempts: 2 });
   });
 });
 

@@ -1,5 +1,6 @@
-import { and, eq, inArray, lt, lte, sql } from "drizzle-orm";
+import { and, eq, gt, inArray, lt, lte, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../db/client";
+import { inJsonList } from "../db/dialect";
 import { preparedPerConnection } from "../db/prepared";
 import { type JobRow, jobs } from "../db/schema";
 import { newId } from "../lib/ids";
@@ -252,6 +253,53 @@ export function releaseLeases(db: Db, workerId: string, now = Date.now()): numbe
     .returning({ id: jobs.id })
     .all();
   return released.length;
+}
+
+/**
+ * Worker ids name their machine and process (`worker-<host>-<pid>-<suffix>`), so a server can tell
+ * that a lease's holder on its own machine is gone (killed, crashed) instead of waiting out the
+ * lease: its jobs' leases expire now and they are taken again, the attempt counted as any expired
+ * lease's is. A holder whose process still exists, or on another machine, keeps its lease.
+ */
+export function workerIdFor(host: string, pid: number): string {
+  return `worker-${host}-${pid}-${crypto.randomUUID().slice(0, 8)}`;
+}
+
+const WORKER_ID_RE = /^worker-(.+)-(\d+)-[0-9a-f]{8}$/;
+
+/** Whether a process with this id exists (signal 0: a permission error still means it exists). */
+export function processExists(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+export function expireLeasesOfGoneWorkers(
+  db: Db,
+  input: { host: string; now: number; exists?: (pid: number) => boolean },
+): number {
+  const exists = input.exists ?? processExists;
+  const holders = db
+    .selectDistinct({ lockedBy: jobs.lockedBy })
+    .from(jobs)
+    .where(and(eq(jobs.status, "running"), gt(jobs.leaseUntil, input.now)))
+    .all();
+  const gone = holders.flatMap(({ lockedBy }) => {
+    const match = lockedBy ? WORKER_ID_RE.exec(lockedBy) : null;
+    if (!match || match[1] !== input.host) return [];
+    const pid = Number(match[2]);
+    return pid !== process.pid && !exists(pid) ? [lockedBy as string] : [];
+  });
+  if (gone.length === 0) return 0;
+  return db
+    .update(jobs)
+    .set({ leaseUntil: input.now, updatedAt: input.now })
+    .where(and(eq(jobs.status, "running"), inJsonList(jobs.lockedBy, gone)))
+    .returning({ id: jobs.id })
+    .all().length;
 }
 
 /** Queue depth by status, for /metrics. */

@@ -1,9 +1,19 @@
+import { hostname } from "node:os";
 import type { Db } from "../db/client";
 import type { JobRow } from "../db/schema";
 import { log } from "../lib/log";
 import { type Clock, systemClock } from "../lib/time";
 import { type JobContext, type RegisteredJob, RescheduleJob } from "./catalog";
-import { completeJob, failJob, leaseDueJobs, onJobEnqueued, releaseLeases, rescheduleJob } from "./queue";
+import {
+  completeJob,
+  expireLeasesOfGoneWorkers,
+  failJob,
+  leaseDueJobs,
+  onJobEnqueued,
+  releaseLeases,
+  rescheduleJob,
+  workerIdFor,
+} from "./queue";
 
 export interface WorkerOptions {
   db: Db;
@@ -25,6 +35,9 @@ export interface Worker {
   running(): number;
 }
 
+/** How often a worker looks for leases held by stopped workers of its machine. */
+const GONE_CHECK_MS = 10_000;
+
 /**
  * The in-process worker loop: leases due jobs, runs their handlers, and completes, retries or
  * kills them. Several processes can run workers on one database; leases keep them apart.
@@ -36,7 +49,11 @@ export function createWorker(options: WorkerOptions): Worker {
   // commits per message (measured: 1.8k → 2.1k msg/s end to end vs 32).
   const concurrency = options.concurrency ?? 128;
   const pollMs = options.pollMs ?? 250;
-  const id = options.workerId ?? `worker-${process.pid}-${crypto.randomUUID().slice(0, 8)}`;
+  const host = hostname();
+  const id = options.workerId ?? workerIdFor(host, process.pid);
+  // Leases held by workers of this machine whose process is gone (a kill -9 before a restart)
+  // expire at start and every GONE_CHECK_MS, instead of after their full timeout.
+  let goneCheckedAt = Number.NEGATIVE_INFINITY;
   const inFlight = new Set<Promise<void>>();
   let stopping = false;
   let started = false;
@@ -98,6 +115,12 @@ export function createWorker(options: WorkerOptions): Worker {
     wakeRequested = false;
     let next = pollMs;
     try {
+      const now = clock.now();
+      if (now - goneCheckedAt >= GONE_CHECK_MS) {
+        goneCheckedAt = now;
+        const expired = expireLeasesOfGoneWorkers(db, { host, now });
+        if (expired > 0) log.info("took back the leases of a stopped worker", { jobs: expired });
+      }
       const free = concurrency - inFlight.size;
       const leased =
         free > 0 ? leaseDueJobs(db, { workerId: id, limit: free, now: clock.now(), kinds, policyOf }) : [];
