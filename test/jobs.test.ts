@@ -359,6 +359,26 @@ describe("maintenance.prune", () => {
         },
       ])
       .run();
+    // Outbox: dispatched rows go after 7 days; never-dispatched ones stay for the boot sweep.
+    const { events } = await import("../src/db/schema");
+    const event = (ms: number, dispatched: boolean) => {
+      const id = Bun.randomUUIDv7("hex", ms);
+      handle.db
+        .insert(events)
+        .values({
+          id,
+          workspaceId: "w",
+          type: "contact.created",
+          data: {},
+          createdAt: ms,
+          dispatchedAt: dispatched ? ms : null,
+        })
+        .run();
+      return id;
+    };
+    const oldEvents = Array.from({ length: 3 }, () => event(now - 8 * day, true));
+    const oldUndispatched = event(now - 8 * day, false);
+    const recentEvent = event(now - 6 * day, true);
     const pruneId = enqueueJob(handle.db, "maintenance.prune", {})!;
     const worker = createWorker({ db: handle.db, handlers: jobHandlers(), pollMs: 5 });
     worker.start();
@@ -376,5 +396,42 @@ describe("maintenance.prune", () => {
       .map((k) => k.key);
     expect(keys).toContain("new");
     expect(keys).not.toContain("old");
+    const left = new Set(
+      handle.db
+        .select({ id: events.id })
+        .from(events)
+        .all()
+        .map((e) => e.id),
+    );
+    for (const id of oldEvents) expect(left.has(id)).toBe(false);
+    expect(left.has(oldUndispatched)).toBe(true);
+    expect(left.has(recentEvent)).toBe(true);
+  });
+});
+
+describe("pruneEvents", () => {
+  it("deletes a large old outbox in batches, every old dispatched row and nothing else", async () => {
+    const { events } = await import("../src/db/schema");
+    const { pruneEvents, EVENT_RETENTION_MS } = await import("../src/domain/events");
+    const now = Date.now();
+    const workspaceId = `w-${crypto.randomUUID()}`;
+    const insert = handle.sqlite.prepare(
+      "INSERT INTO events (id, workspace_id, type, data, created_at, dispatched_at) VALUES (?, ?, 'contact.created', '{}', ?, ?)",
+    );
+    handle.sqlite.transaction(() => {
+      for (let i = 0; i < 12_345; i++) {
+        const at = now - EVENT_RETENTION_MS - 1000 - i;
+        insert.run(Bun.randomUUIDv7("hex", at), workspaceId, at, at);
+      }
+      insert.run(Bun.randomUUIDv7("hex", now), workspaceId, now, now);
+    })();
+    expect(await pruneEvents(handle.db, now)).toBeGreaterThanOrEqual(12_345);
+    const left = handle.db
+      .select()
+      .from(events)
+      .all()
+      .filter((e) => e.workspaceId === workspaceId);
+    expect(left).toHaveLength(1);
+    expect(left[0].createdAt).toBe(now);
   });
 });

@@ -1,5 +1,5 @@
-import { sql } from "drizzle-orm";
-import type { DbOrTx } from "../db/client";
+import { and, isNotNull, lt, sql } from "drizzle-orm";
+import type { Db, DbOrTx } from "../db/client";
 import { preparedPerConnection } from "../db/prepared";
 import { events } from "../db/schema";
 import { newId } from "../lib/ids";
@@ -102,4 +102,39 @@ export function emitEvents(
     emitted.push(event);
   }
   for (const listener of batchListeners) listener(tx, emitted);
+}
+
+/** How long dispatched outbox rows are kept; webhook deliveries keep their own copy of the payload. */
+export const EVENT_RETENTION_MS = 7 * 86_400_000;
+/** Outbox rows deleted per transaction, so a first prune of a large outbox does not hold the server. */
+const PRUNE_BATCH = 5000;
+
+/**
+ * Deletes outbox rows that were dispatched and are older than EVENT_RETENTION_MS, PRUNE_BATCH at a
+ * time (the ids are UUID v7, so the oldest are a range of the primary key), yielding to the event
+ * loop between batches. Rows never dispatched are kept for the boot sweep. Returns how many went.
+ */
+export async function pruneEvents(db: Db, now: number): Promise<number> {
+  const cutoff = now - EVENT_RETENTION_MS;
+  const before = uuidV7Floor(cutoff);
+  let deleted = 0;
+  for (;;) {
+    const batch = db.transaction((tx) => {
+      const old = tx
+        .select({ id: events.id })
+        .from(events)
+        .where(and(lt(events.id, before), lt(events.createdAt, cutoff), isNotNull(events.dispatchedAt)))
+        .limit(PRUNE_BATCH);
+      return tx.delete(events).where(sql`${events.id} IN (${old})`).returning({ id: events.id }).all().length;
+    });
+    deleted += batch;
+    if (batch < PRUNE_BATCH) return deleted;
+    await Bun.sleep(0);
+  }
+}
+
+/** The smallest UUID v7 of millisecond `ms`: every id made before it sorts lower. */
+function uuidV7Floor(ms: number): string {
+  const hex = Math.max(0, Math.floor(ms)).toString(16).padStart(12, "0");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-0000-0000-000000000000`;
 }

@@ -1,6 +1,7 @@
 import { and, eq, inArray, lt } from "drizzle-orm";
 import { idempotencyKeys, jobs } from "../db/schema";
 import { dispatchCampaignJob, resolveRecipientsJob, startScheduledJob } from "../domain/campaigns/dispatch";
+import { pruneEvents } from "../domain/events";
 import { sendMessageJob } from "../domain/messaging/messages";
 import { deliverWebhookJob, pruneWebhookLog } from "../domain/webhooks/webhooks";
 import { JOB_POLICIES, type JobHandler, type JobKind, type JobPayloads, type RegisteredJob } from "./catalog";
@@ -8,11 +9,12 @@ import { JOB_POLICIES, type JobHandler, type JobKind, type JobPayloads, type Reg
 const DAY_MS = 86_400_000;
 
 /**
- * Deletes finished jobs after a day (dead ones after a week), idempotency records after 24 h, and
- * the webhook delivery log after 30 days.
+ * Deletes finished jobs after a day (dead ones after a week), idempotency records after 24 h,
+ * dispatched outbox events after 7 days, and the webhook delivery log after 30 days.
  */
-const pruneMaintenance: JobHandler<JobPayloads["maintenance.prune"]> = (_payload, ctx) => {
+const pruneMaintenance: JobHandler<JobPayloads["maintenance.prune"]> = async (_payload, ctx) => {
   const now = ctx.clock.now();
+  await pruneEvents(ctx.db, now);
   ctx.completeWith((tx) => {
     tx.delete(jobs)
       .where(and(eq(jobs.status, "done"), lt(jobs.finishedAt, now - DAY_MS)))
