@@ -159,3 +159,83 @@ describe("A/B variants with an offer", () => {
     expect(stats).toMatchObject({ clicked: 8, conversions: expectedA.conversions });
   });
 });
+
+describe("a deferred recipient with {{offer_url}}", () => {
+  it("keeps the tracked link written at deferral when the message is released, and a click finds that message", async () => {
+    const { dispatchStep } = await import("../src/domain/campaigns/dispatch");
+    const { campaigns, jobs } = await import("../src/db/schema");
+    const { and, eq, sql } = await import("drizzle-orm");
+    const ws = s.newWorkspace("Deferred");
+    const call = (method: string, path: string, body?: unknown) => s.api(method, path, body, { key: ws.key });
+    const available = await call("GET", "/v1/numbers/available?area_code=415&limit=1");
+    await call("POST", "/v1/numbers", { number: available.body.numbers[0].number });
+    // A zone where it is 03:00 now: inside quiet hours (8:00–21:00 allowed).
+    let offset = 3 - new Date().getUTCHours();
+    if (offset < -12) offset += 24;
+    if (offset > 14) offset -= 24;
+    const night = offset === 0 ? "Etc/GMT" : offset > 0 ? `Etc/GMT-${offset}` : `Etc/GMT+${-offset}`;
+    const contact = (await call("POST", "/v1/contacts", { phone_number: "+14155550471", timezone: night }))
+      .body.contact;
+    const offer = (
+      await call("POST", "/v1/offers", { name: "Night", destination_url: "https://n.example.com/" })
+    ).body.offer;
+    const campaign = (
+      await call("POST", "/v1/campaigns", {
+        name: "Night",
+        message: { body: "Night sale {{offer_url}}" },
+        offer_id: offer.id,
+        audience: { contact_ids: [contact.id] },
+      })
+    ).body.campaign;
+    expect((await call("POST", `/v1/campaigns/${campaign.id}/launch`)).status).toBe(200);
+    const [deferred] = await eventually(
+      async () =>
+        (await call("GET", `/v1/campaigns/${campaign.id}/recipients?outcome=deferred`)).body
+          .recipients as Json[],
+      (rows) => rows.length === 1 && rows[0].message_id !== null,
+    );
+    const waiting = (await call("GET", `/v1/messages/${deferred.message_id}`)).body.message;
+    expect(waiting.status).toBe("QUEUED");
+    const code = waiting.body.match(/\/r\/([0-9A-Za-z]+)/)[1];
+
+    // The window opens: the dispatcher's step at the recipient's send time releases the message.
+    const { db } = s.server.handle;
+    const row = db.select().from(campaigns).where(eq(campaigns.id, campaign.id)).get();
+    const sendAt = Date.parse(deferred.send_at);
+    dispatchStep(db, { campaign_id: campaign.id, generation: row?.dispatchGeneration ?? 0 }, sendAt + 1000);
+    const released = (await call("GET", `/v1/messages/${deferred.message_id}`)).body.message;
+    expect(released.body).toBe(waiting.body);
+    // Its send job is due at the step's (future) time: bring it to now, as if the hours had passed.
+    const due = db
+      .update(jobs)
+      .set({ runAt: Date.now() })
+      .where(
+        and(
+          eq(jobs.kind, "messages.send"),
+          sql`json_extract(${jobs.payload}, '$.message_id') = ${deferred.message_id}`,
+        ),
+      )
+      .returning({ id: jobs.id })
+      .all();
+    expect(due).toHaveLength(1);
+    const sends = await eventually(
+      async () => (await call("GET", "/v1/sandbox/outbox?limit=10")).body.sends as Json[],
+      (rows) => rows.length === 1,
+    );
+    expect(sends[0].message_id).toBe(deferred.message_id);
+    expect(sends[0].body).toBe(waiting.body);
+    const r = await fetch(`${s.url}/r/${code}`, { redirect: "manual" });
+    expect(r.status).toBe(302);
+    const vcx = new URL(r.headers.get("location") as string).searchParams.get("vcx");
+    const converted = await call("POST", "/v1/conversion", { txn: "night-1", value: 5, vcx });
+    expect(converted.status).toBe(200);
+    const listed = (await call("GET", `/v1/conversions?campaign_id=${campaign.id}`)).body
+      .conversions as Json[];
+    expect(listed).toHaveLength(1);
+    expect(listed[0]).toMatchObject({
+      message_id: deferred.message_id,
+      offer_id: offer.id,
+      contact_id: contact.id,
+    });
+  });
+});
