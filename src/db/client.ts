@@ -9,6 +9,11 @@ export type Db = ReturnType<typeof drizzle<typeof schema>>;
 export type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
 export type DbOrTx = Db | Tx;
 
+/** The bun:sqlite connection a drizzle database or transaction runs on. */
+export function sqliteOf(db: DbOrTx): Database {
+  return (db as unknown as { session: { client: Database } }).session.client;
+}
+
 export interface DbHandle {
   db: Db;
   sqlite: Database;

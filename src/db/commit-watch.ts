@@ -18,9 +18,14 @@ export function createCommitWatch(sqlite: Database): () => number {
 
 /**
  * A map of values read from the database that is never stale: emptied when another connection or
- * process commits (checked once per event-loop turn, as the API-key cache does) and by `clear()`,
- * which whatever changes the cached rows in this process calls. Past `maxSize` entries it starts
- * over. Used for rows read on hot paths and rarely written (tracked links, webhook subscriptions).
+ * process commits (checked once per event-loop turn) and by `clear()`, which whatever changes the
+ * cached rows in this process calls. Past `maxSize` entries it starts over. Used for rows read on
+ * hot paths and rarely written (API keys, tracked links, webhook subscriptions).
+ *
+ * Checked by the first `get` of each turn: the requests of a turn are the ones the poll that
+ * started it found waiting, so each was sent before that check; a change committed elsewhere before
+ * a request was sent is always seen by it, and one committed later raced with the requests of the
+ * turn. setImmediate runs before the next poll.
  */
 export class CommitCheckedCache<K, V> {
   private readonly entries = new Map<K, V>();

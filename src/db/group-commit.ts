@@ -1,5 +1,4 @@
-import type { Database } from "bun:sqlite";
-import type { Db, Tx } from "./client";
+import { type Db, sqliteOf, type Tx } from "./client";
 
 interface Pending {
   work: (tx: Tx) => unknown;
@@ -36,7 +35,7 @@ function createGroupCommitter(db: Db) {
   // `tx.transaction()` builds a transaction object and runs SAVEPOINT/RELEASE as new statements,
   // about 20 µs a write; these cost about 1 µs. The write gets the group's transaction handle
   // (one connection: its statements run inside the savepoint).
-  const sqlite = (db as unknown as { $client: Database }).$client;
+  const sqlite = sqliteOf(db);
   const savepoint = sqlite.prepare("SAVEPOINT group_commit_write");
   const release = sqlite.prepare("RELEASE group_commit_write");
   const rollback = sqlite.prepare("ROLLBACK TO group_commit_write");

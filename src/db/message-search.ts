@@ -1,8 +1,8 @@
-import type { Database } from "bun:sqlite";
 import { and, count, desc, eq, type SQL, sql } from "drizzle-orm";
 import { log } from "../lib/log";
-import type { Db } from "./client";
+import { type Db, sqliteOf } from "./client";
 import { inJsonList } from "./dialect";
+import { preparedPerConnection } from "./prepared";
 import { type ConversationRow, conversations } from "./schema";
 
 /**
@@ -182,16 +182,8 @@ export function drainSearchBacklog(db: Db, limit = DRAIN_BATCH): number {
  * The drain's statements, compiled once per connection (a drain runs them per backlog row; built
  * through the query builder each time they cost more than the index writes themselves).
  */
-const drainStatementsByDb = new WeakMap<Db, ReturnType<typeof prepareDrain>>();
-function drainStatements(db: Db) {
-  let found = drainStatementsByDb.get(db);
-  if (!found) {
-    found = prepareDrain((db as unknown as { $client: Database }).$client);
-    drainStatementsByDb.set(db, found);
-  }
-  return found;
-}
-function prepareDrain(sqlite: Database) {
+const drainStatements = preparedPerConnection((db: Db) => {
+  const sqlite = sqliteOf(db);
   return {
     backlog: sqlite.prepare("SELECT seq, kind, ref FROM search_backlog ORDER BY seq LIMIT ?"),
     thread: sqlite.prepare(
@@ -209,7 +201,7 @@ function prepareDrain(sqlite: Database) {
     insertRow: sqlite.prepare("INSERT INTO conversation_search (rowid, text, message_id) VALUES (?, ?, ?)"),
     consumed: sqlite.prepare("DELETE FROM search_backlog WHERE seq <= ?"),
   };
-}
+});
 
 /**
  * Drains the backlog about once a second, a batch per event-loop turn so requests interleave.

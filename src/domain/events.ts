@@ -61,17 +61,15 @@ const insertEvent = preparedPerConnection((db) =>
  */
 export function emitEvent(tx: DbOrTx, workspaceId: string, type: EventType, data: unknown, now = Date.now()) {
   const event: EmittedEvent = { id: newId(), workspaceId, type, data, createdAt: now };
-  insertEvent(tx).run({
-    id: event.id,
-    workspaceId,
-    type,
-    data,
-    createdAt: now,
-    dispatchedAt: dispatchedOnEmit ? now : null,
-  });
+  insertEvent(tx).run(outboxRow(event));
   for (const listener of listeners) listener(tx, event);
   for (const listener of batchListeners) listener(tx, [event]);
   return event;
+}
+
+/** An event's outbox row: written dispatched when the fan-out runs as it is emitted. */
+function outboxRow(event: EmittedEvent) {
+  return { ...event, dispatchedAt: dispatchedOnEmit ? event.createdAt : null };
 }
 
 /**
@@ -90,14 +88,7 @@ export function emitEvents(
   const emitted: EmittedEvent[] = [];
   for (const data of items) {
     const event: EmittedEvent = { id: newId(), workspaceId, type, data, createdAt: now };
-    insert.run({
-      id: event.id,
-      workspaceId,
-      type,
-      data,
-      createdAt: now,
-      dispatchedAt: dispatchedOnEmit ? now : null,
-    });
+    insert.run(outboxRow(event));
     for (const listener of listeners) listener(tx, event);
     emitted.push(event);
   }

@@ -255,12 +255,7 @@ export function releaseLeases(db: Db, workerId: string, now = Date.now()): numbe
   return released.length;
 }
 
-/**
- * Worker ids name their machine and process (`worker-<host>-<pid>-<suffix>`), so a server can tell
- * that a lease's holder on its own machine is gone (killed, crashed) instead of waiting out the
- * lease: its jobs' leases expire now and they are taken again, the attempt counted as any expired
- * lease's is. A holder whose process still exists, or on another machine, keeps its lease.
- */
+/** A worker's id names its machine and process: `worker-<host>-<pid>-<suffix>`. */
 export function workerIdFor(host: string, pid: number): string {
   return `worker-${host}-${pid}-${crypto.randomUUID().slice(0, 8)}`;
 }
@@ -268,7 +263,7 @@ export function workerIdFor(host: string, pid: number): string {
 const WORKER_ID_RE = /^worker-(.+)-(\d+)-[0-9a-f]{8}$/;
 
 /** Whether a process with this id exists (signal 0: a permission error still means it exists). */
-export function processExists(pid: number): boolean {
+function processExists(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
@@ -277,11 +272,13 @@ export function processExists(pid: number): boolean {
   }
 }
 
-export function expireLeasesOfGoneWorkers(
-  db: Db,
-  input: { host: string; now: number; exists?: (pid: number) => boolean },
-): number {
-  const exists = input.exists ?? processExists;
+/**
+ * Leases whose holder ran on this machine (`host`) and whose process is gone (killed, crashed)
+ * expire now instead of at their timeout, so their jobs are taken again at once, the attempt
+ * counted as any expired lease's is. A holder whose process still exists, or on another machine,
+ * keeps its lease. Returns how many leases expired.
+ */
+export function expireLeasesOfGoneWorkers(db: Db, input: { host: string; now: number }): number {
   const holders = db
     .selectDistinct({ lockedBy: jobs.lockedBy })
     .from(jobs)
@@ -291,7 +288,7 @@ export function expireLeasesOfGoneWorkers(
     const match = lockedBy ? WORKER_ID_RE.exec(lockedBy) : null;
     if (!match || match[1] !== input.host) return [];
     const pid = Number(match[2]);
-    return pid !== process.pid && !exists(pid) ? [lockedBy as string] : [];
+    return pid !== process.pid && !processExists(pid) ? [lockedBy as string] : [];
   });
   if (gone.length === 0) return 0;
   return db

@@ -122,8 +122,7 @@ export function createWorker(options: WorkerOptions): Worker {
         if (expired > 0) log.info("took back the leases of a stopped worker", { jobs: expired });
       }
       const free = concurrency - inFlight.size;
-      const leased =
-        free > 0 ? leaseDueJobs(db, { workerId: id, limit: free, now: clock.now(), kinds, policyOf }) : [];
+      const leased = free > 0 ? leaseDueJobs(db, { workerId: id, limit: free, now, kinds, policyOf }) : [];
       for (const job of leased) {
         const run = runJob(job).finally(() => {
           inFlight.delete(run);

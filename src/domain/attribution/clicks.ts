@@ -1,6 +1,5 @@
-import type { Database } from "bun:sqlite";
 import { eq, sql } from "drizzle-orm";
-import type { Db, DbOrTx } from "../../db/client";
+import { type Db, type DbOrTx, sqliteOf } from "../../db/client";
 import { CommitCheckedCache } from "../../db/commit-watch";
 import { groupCommit } from "../../db/group-commit";
 import { preparedPerConnection, rowPlaceholders } from "../../db/prepared";
@@ -54,7 +53,7 @@ export function invalidateLinkCache() {
 function linkByCode(db: Db, code: string): Link | undefined {
   let cache = linkCaches.get(db);
   if (!cache) {
-    cache = new CommitCheckedCache((db as unknown as { $client: Database }).$client, LINK_CACHE_SIZE);
+    cache = new CommitCheckedCache(sqliteOf(db), LINK_CACHE_SIZE);
     linkCaches.set(db, cache);
     allLinkCaches.add(cache);
   }

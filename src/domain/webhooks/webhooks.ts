@@ -1,6 +1,5 @@
-import type { Database } from "bun:sqlite";
 import { and, asc, count, desc, eq, isNull, lt, ne, sql } from "drizzle-orm";
-import type { Db, DbOrTx } from "../../db/client";
+import { type Db, type DbOrTx, sqliteOf } from "../../db/client";
 import { CommitCheckedCache } from "../../db/commit-watch";
 import { preparedPerConnection } from "../../db/prepared";
 import {
@@ -312,9 +311,6 @@ interface Subscription {
 const subscriptionCaches = new Set<CommitCheckedCache<string, Subscription[]>>();
 function forgetSubscriptions() {
   for (const cache of subscriptionCaches) cache.clear();
-}
-function sqliteOf(tx: DbOrTx): Database {
-  return (tx as unknown as { session: { client: Database } }).session.client;
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { Database } from "bun:sqlite";
 import { and, desc, eq, isNull, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../db/client";
-import { createCommitWatch } from "../../db/commit-watch";
+import { CommitCheckedCache } from "../../db/commit-watch";
 import { type ApiKeyRow, apiKeys, workspaces } from "../../db/schema";
 import { AppError, notFound } from "../../lib/errors";
 import { newId } from "../../lib/ids";
@@ -99,7 +99,7 @@ export interface AuthenticatedKey {
 const LAST_USED_GRANULARITY_MS = 60_000;
 
 /** Caches of live authenticators, cleared whenever this process changes keys or workspaces. */
-const keyCaches = new Set<Map<string, CachedKey>>();
+const keyCaches = new Set<CommitCheckedCache<string, CachedKey>>();
 
 /** Forgets every cached key resolution in this process (after a revocation or a rename). */
 export function invalidateKeyCache() {
@@ -140,30 +140,11 @@ export function createKeyAuthenticator(db: Db, sqlite: Database) {
     .set({ lastUsedAt: sql`${sql.placeholder("now")}` })
     .where(eq(apiKeys.id, sql.placeholder("id")))
     .prepare();
-  // Changes whenever another connection or process commits (a revoke by the CLI, say).
-  const othersCommitted = createCommitWatch(sqlite);
-  const cache = new Map<string, CachedKey>();
+  // Emptied whenever another connection or process commits (a revoke by the CLI, say).
+  const cache = new CommitCheckedCache<string, CachedKey>(sqlite, 10_000);
   keyCaches.add(cache);
-  let seenVersion = othersCommitted();
-  // Asked once per event-loop turn, by the turn's first request. The requests of a turn are the
-  // ones the poll that started it found waiting, so each of them was sent before that first check:
-  // a revoke that finished before a request was sent is always seen by it, and one that finishes
-  // later raced with the requests of the turn. setImmediate runs before the next poll.
-  let checkedThisTurn = false;
-  const nextTurn = () => {
-    checkedThisTurn = false;
-  };
 
   return function authenticate(presented: string, now = Date.now()): AuthenticatedKey | null {
-    if (!checkedThisTurn) {
-      checkedThisTurn = true;
-      setImmediate(nextTurn);
-      const version = othersCommitted();
-      if (version !== seenVersion) {
-        cache.clear();
-        seenVersion = version;
-      }
-    }
     // Keyed by the presented key itself: a hit skips the checksum and the hash; a miss pays both.
     let entry = cache.get(presented);
     if (!entry) {
@@ -172,7 +153,6 @@ export function createKeyAuthenticator(db: Db, sqlite: Database) {
       const row = byHash.get({ hash });
       if (!row || !sameDigest(row.hash, hash)) return null;
       entry = { ...row, scopes: row.scopes as Scope[] };
-      if (cache.size > 10_000) cache.clear();
       cache.set(presented, entry);
     }
     if (entry.lastUsedAt === null || now - entry.lastUsedAt > LAST_USED_GRANULARITY_MS) {
