@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { eventually } from "./support/messaging";
 import { startTestServer, type TestServer } from "./support/server";
+import { zoneAtLocalHour } from "./support/zones";
 
 // biome-ignore lint/suspicious/noExplicitAny: JSON answers
 type Json = any;
@@ -9,14 +10,6 @@ beforeAll(async () => {
   s = await startTestServer({ publicUrl: "https://go.example.com" }, { SIMULATED_DELIVERY_MS: "20" });
 });
 afterAll(() => s.stop());
-
-/** An Etc/GMT zone where the local hour is noon now, so quiet hours never defer the test. */
-function noonZone(): string {
-  let offset = 12 - new Date().getUTCHours();
-  if (offset < -12) offset += 24;
-  if (offset > 14) offset -= 24;
-  return offset === 0 ? "Etc/GMT" : offset > 0 ? `Etc/GMT-${offset}` : `Etc/GMT+${-offset}`;
-}
 
 describe("a campaign with {{offer_url}}", () => {
   it("refuses an offer_id that is not an offer of the workspace", async () => {
@@ -45,7 +38,8 @@ describe("a campaign with {{offer_url}}", () => {
     const contacts: Json[] = [];
     for (const phone of ["+12125550301", "+12125550302"])
       contacts.push(
-        (await s.api("POST", "/v1/contacts", { phone_number: phone, timezone: noonZone() })).body.contact,
+        (await s.api("POST", "/v1/contacts", { phone_number: phone, timezone: zoneAtLocalHour(12) })).body
+          .contact,
       );
     const offer = (
       await s.api("POST", "/v1/offers", {
@@ -108,8 +102,12 @@ describe("A/B variants with an offer", () => {
     const contacts: Json[] = [];
     for (let i = 0; i < 8; i++)
       contacts.push(
-        (await call("POST", "/v1/contacts", { phone_number: `+1646555040${i}`, timezone: noonZone() })).body
-          .contact,
+        (
+          await call("POST", "/v1/contacts", {
+            phone_number: `+1646555040${i}`,
+            timezone: zoneAtLocalHour(12),
+          })
+        ).body.contact,
       );
     const offer = (
       await call("POST", "/v1/offers", { name: "AB", destination_url: "https://ab.example.com/" })
@@ -169,11 +167,8 @@ describe("a deferred recipient with {{offer_url}}", () => {
     const call = (method: string, path: string, body?: unknown) => s.api(method, path, body, { key: ws.key });
     const available = await call("GET", "/v1/numbers/available?area_code=415&limit=1");
     await call("POST", "/v1/numbers", { number: available.body.numbers[0].number });
-    // A zone where it is 03:00 now: inside quiet hours (8:00–21:00 allowed).
-    let offset = 3 - new Date().getUTCHours();
-    if (offset < -12) offset += 24;
-    if (offset > 14) offset -= 24;
-    const night = offset === 0 ? "Etc/GMT" : offset > 0 ? `Etc/GMT-${offset}` : `Etc/GMT+${-offset}`;
+    // 03:00 local: inside quiet hours (8:00–21:00 allowed).
+    const night = zoneAtLocalHour(3);
     const contact = (await call("POST", "/v1/contacts", { phone_number: "+14155550471", timezone: night }))
       .body.contact;
     const offer = (

@@ -3,6 +3,7 @@ import { and, eq } from "drizzle-orm";
 import { events } from "../src/db/schema";
 import { eventually } from "./support/messaging";
 import { startTestServer, type TestServer } from "./support/server";
+import { zoneAtLocalHour } from "./support/zones";
 
 let s: TestServer;
 beforeAll(async () => {
@@ -13,13 +14,6 @@ afterAll(() => s.stop());
 // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON answers
 type Json = any;
 
-/** An Etc/GMT zone where the local hour is `hour` right now (Etc/GMT-5 is UTC+5). */
-function zoneAtLocalHour(hour: number): string {
-  let offset = hour - new Date().getUTCHours();
-  if (offset < -12) offset += 24;
-  if (offset > 14) offset -= 24;
-  return offset === 0 ? "Etc/GMT" : offset > 0 ? `Etc/GMT-${offset}` : `Etc/GMT+${-offset}`;
-}
 const DAY = zoneAtLocalHour(12);
 const NIGHT = zoneAtLocalHour(3);
 
