@@ -4,7 +4,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { eq } from "drizzle-orm";
 import { type DbHandle, openDatabase } from "../src/db/client";
-import { drainSearchBacklog, searchConversations, startSearchIndexer } from "../src/db/message-search";
+import {
+  drainSearchBacklog,
+  searchConversations,
+  startSearchIndexer,
+  workspaceHoldsEveryThread,
+} from "../src/db/message-search";
 import { migrate } from "../src/db/migrate";
 import { conversations } from "../src/db/schema";
 import { ensureContact } from "../src/domain/audience/contacts";
@@ -88,6 +93,118 @@ describe("searchConversations", () => {
       ).toEqual({ rows: [], total: 0 });
     });
   }
+});
+
+describe("searchConversations on a database with one workspace", () => {
+  // The many-matches path counts the index's thread keys alone when every thread is the workspace's.
+  let single: DbHandle;
+  let only: string;
+  beforeAll(() => {
+    single = openDatabase(join(dir, "single.db"));
+    migrate(single.sqlite);
+    only = createWorkspace(single.db, { name: "Only" }).id;
+    const saved = handle;
+    handle = single;
+    try {
+      seed(only, 40, 1_800_000_000_000, false);
+    } finally {
+      handle = saved;
+    }
+  });
+  afterAll(() => single.close());
+
+  it("counts the same total on both paths, with and without an inbox filter", () => {
+    expect(workspaceHoldsEveryThread(single.db, only)).toBe(true);
+    expect(workspaceHoldsEveryThread(single.db, "ws_other")).toBe(false);
+    for (const smallMatchSet of [0, 1e9]) {
+      const all = searchConversations(single.db, {
+        workspaceId: only,
+        text: "refund",
+        limit: 5,
+        offset: 0,
+        smallMatchSet,
+      });
+      expect(all.total).toBe(14);
+      expect(all.rows).toHaveLength(5);
+      // Two messages of one thread still count one thread.
+      const closed = searchConversations(single.db, {
+        workspaceId: only,
+        text: "refund",
+        where: eq(conversations.status, "closed"),
+        limit: 50,
+        offset: 0,
+        smallMatchSet,
+      });
+      expect(closed.total).toBe(7);
+    }
+  });
+
+  it("counts each thread once however many of its messages match", () => {
+    const thread = single.db.select().from(conversations).limit(1).get();
+    if (!thread) throw new Error("no thread");
+    single.db.transaction((tx) => {
+      const { contact } = ensureContact(tx, only, "+14155551000", "api", 1_800_000_500_000);
+      for (let i = 0; i < 3; i++)
+        queueOutboundMessage(tx, {
+          workspaceId: only,
+          contact,
+          conversationId: threadForContact(tx, only, contact.id, { reopen: true, now: 1_800_000_500_000 }).id,
+          numberId: null,
+          from: "+14155550100",
+          body: `Refund again ${i}`,
+          sender: "human",
+          now: 1_800_000_500_000 + i,
+        });
+    });
+    // +14155551000 is the first seeded contact, whose thread already matched: still 14 threads.
+    expect(
+      searchConversations(single.db, {
+        workspaceId: only,
+        text: "refund",
+        limit: 5,
+        offset: 0,
+        smallMatchSet: 0,
+      }).total,
+    ).toBe(14);
+  });
+
+  it("is not taken once another workspace has a thread", () => {
+    const other = createWorkspace(single.db, { name: "Second" }).id;
+    single.db.transaction((tx) => {
+      const now = 1_800_000_600_000;
+      const { contact } = ensureContact(tx, other, "+14155559999", "api", now);
+      const thread = threadForContact(tx, other, contact.id, { reopen: true, now });
+      queueOutboundMessage(tx, {
+        workspaceId: other,
+        contact,
+        conversationId: thread.id,
+        numberId: null,
+        from: "+14155550100",
+        body: "Refund elsewhere",
+        sender: "human",
+        now,
+      });
+    });
+    expect(workspaceHoldsEveryThread(single.db, only)).toBe(false);
+    expect(
+      searchConversations(single.db, {
+        workspaceId: only,
+        text: "refund",
+        limit: 5,
+        offset: 0,
+        smallMatchSet: 0,
+      }).total,
+    ).toBe(14);
+    expect(
+      searchConversations(single.db, {
+        workspaceId: other,
+        text: "refund",
+        limit: 5,
+        offset: 0,
+        smallMatchSet: 0,
+      }).total,
+    ).toBe(1);
+  });
 });
 
 describe("search indexing off the sending transaction", () => {

@@ -74,7 +74,13 @@ export function searchConversations(
         sql`${conversations.searchKey} IN (SELECT rowid >> 20 FROM conversation_search WHERE conversation_search MATCH ${query})`,
       );
   const matches = and(matching, input.where);
-  const total = db.select({ n: count() }).from(conversations).where(matches).get()?.n ?? 0;
+  // Many matches, no inbox filter, and every thread is the workspace's (an install with one
+  // workspace): the total is the index's distinct thread keys, counted without visiting the
+  // threads (~1.5 ms instead of ~6 ms for 4,000 of 22,000 threads).
+  const total =
+    !small && !input.where && workspaceHoldsEveryThread(db, input.workspaceId)
+      ? matchingThreadCount(db, query)
+      : (db.select({ n: count() }).from(conversations).where(matches).get()?.n ?? 0);
   if (total === 0 || input.offset >= total) return { rows: [], total };
   // Many matches: the page walks the inbox order and stops once it is full (`+search_key`: the
   // keys are only checked, not used to look threads up and sort them all).
@@ -101,6 +107,23 @@ function matchingRowCount(db: Db, query: string): number {
   return db.values<[number]>(
     sql`SELECT count(*) FROM conversation_search WHERE conversation_search MATCH ${query}`,
   )[0][0];
+}
+
+/** Threads with a row matching the FTS5 query (each thread's rows are one run of rowids). */
+function matchingThreadCount(db: Db, query: string): number {
+  return db.values<[number]>(
+    sql`SELECT count(DISTINCT rowid >> 20) FROM conversation_search WHERE conversation_search MATCH ${query}`,
+  )[0][0];
+}
+
+/**
+ * Whether every thread in the database belongs to the workspace: the smallest and the largest
+ * workspace id of the threads are both its own (two index seeks).
+ */
+export function workspaceHoldsEveryThread(db: Db, workspaceId: string): boolean {
+  const first = db.values<[string | null]>(sql`SELECT min(workspace_id) FROM conversations`)[0][0];
+  const last = db.values<[string | null]>(sql`SELECT max(workspace_id) FROM conversations`)[0][0];
+  return first === workspaceId && last === workspaceId;
 }
 
 /**
