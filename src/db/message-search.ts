@@ -56,6 +56,8 @@ export function searchConversations(
   const query = ftsQuery(input.text);
   if (!query) return { rows: [], total: 0 };
   drainSearchBacklog(db, SEARCH_DRAIN_LIMIT);
+  if (!input.where && workspaceHoldsEveryThread(db, input.workspaceId))
+    return searchWholeDatabase(db, query, input);
   const indexRows = matchingRowCount(db, query);
   if (indexRows === 0) return { rows: [], total: 0 };
   const small = indexRows <= (input.smallMatchSet ?? SMALL_MATCH_SET);
@@ -74,13 +76,7 @@ export function searchConversations(
         sql`${conversations.searchKey} IN (SELECT rowid >> 20 FROM conversation_search WHERE conversation_search MATCH ${query})`,
       );
   const matches = and(matching, input.where);
-  // Many matches, no inbox filter, and every thread is the workspace's (an install with one
-  // workspace): the total is the index's distinct thread keys, counted without visiting the
-  // threads (~1.5 ms instead of ~6 ms for 4,000 of 22,000 threads).
-  const total =
-    !small && !input.where && workspaceHoldsEveryThread(db, input.workspaceId)
-      ? matchingThreadCount(db, query)
-      : (db.select({ n: count() }).from(conversations).where(matches).get()?.n ?? 0);
+  const total = db.select({ n: count() }).from(conversations).where(matches).get()?.n ?? 0;
   if (total === 0 || input.offset >= total) return { rows: [], total };
   // Many matches: the page walks the inbox order and stops once it is full (`+search_key`: the
   // keys are only checked, not used to look threads up and sort them all).
@@ -109,11 +105,39 @@ function matchingRowCount(db: Db, query: string): number {
   )[0][0];
 }
 
-/** Threads with a row matching the FTS5 query (each thread's rows are one run of rowids). */
-function matchingThreadCount(db: Db, query: string): number {
-  return db.values<[number]>(
-    sql`SELECT count(DISTINCT rowid >> 20) FROM conversation_search WHERE conversation_search MATCH ${query}`,
+/**
+ * The search when every thread of the database is the workspace's (an install with one workspace)
+ * and no inbox filter applies: the index's distinct thread keys, read once as one JSON array, are
+ * both the total (without visiting the threads) and the page's key list. ~2.5 ms for 4,000 of
+ * 22,000 threads, where counting matches, counting threads and walking the page read the index
+ * three times (~4 ms).
+ */
+function searchWholeDatabase(
+  db: Db,
+  query: string,
+  input: { workspaceId: string; limit: number; offset: number; smallMatchSet?: number },
+): { rows: ConversationRow[]; total: number } {
+  const keys = db.values<[string]>(
+    sql`SELECT json_group_array(DISTINCT rowid >> 20) FROM conversation_search WHERE conversation_search MATCH ${query}`,
   )[0][0];
+  // A JSON array of integers: its length is one more than its commas.
+  const total = keys === "[]" ? 0 : (keys.match(/,/g)?.length ?? 0) + 1;
+  if (total === 0 || input.offset >= total) return { rows: [], total };
+  // Few threads: looked up by key and sorted (`+workspace_id`: not by walking the workspace's
+  // index). Many: the inbox order is walked until the page is full, the keys only checked.
+  const matching =
+    total <= (input.smallMatchSet ?? SMALL_MATCH_SET)
+      ? sql`+${conversations.workspaceId} = ${input.workspaceId} AND ${conversations.searchKey} IN (SELECT value FROM json_each(${keys}))`
+      : sql`${conversations.workspaceId} = ${input.workspaceId} AND +${conversations.searchKey} IN (SELECT value FROM json_each(${keys}))`;
+  const rows = db
+    .select()
+    .from(conversations)
+    .where(matching)
+    .orderBy(desc(conversations.lastMessageAt), desc(conversations.id))
+    .limit(input.limit)
+    .offset(input.offset)
+    .all();
+  return { rows, total };
 }
 
 /**
