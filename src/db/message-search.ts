@@ -1,7 +1,6 @@
-import { and, count, desc, eq, type SQL, sql } from "drizzle-orm";
+import { and, count, desc, type SQL, sql } from "drizzle-orm";
 import { log } from "../lib/log";
 import { type Db, sqliteOf } from "./client";
-import { inJsonList } from "./dialect";
 import { preparedPerConnection } from "./prepared";
 import { type ConversationRow, conversations } from "./schema";
 
@@ -38,8 +37,10 @@ const SMALL_MATCH_SET = 2000;
  * Threads of the workspace matching `text` (every word a prefix of a word in the contact's name or
  * phone, or in one message) and `where`, most recently active first, with the total.
  *
- * The index's matches are counted first (rowid >> 20 names the thread), then the threads of the
- * workspace whose keys match are counted and the page is read in inbox order.
+ * With one workspace in the database and no filter, the index's distinct thread keys (rowid >> 20
+ * names the thread) are read once and serve as both the total and the page's key list. Otherwise
+ * the index's matching rows are counted first, then the workspace's matching threads are counted
+ * and the page is read in inbox order.
  */
 export function searchConversations(
   db: Db,
@@ -56,46 +57,69 @@ export function searchConversations(
   const query = ftsQuery(input.text);
   if (!query) return { rows: [], total: 0 };
   drainSearchBacklog(db, SEARCH_DRAIN_LIMIT);
-  if (!input.where && workspaceHoldsEveryThread(db, input.workspaceId))
-    return searchWholeDatabase(db, query, input);
+  const smallMatchSet = input.smallMatchSet ?? SMALL_MATCH_SET;
+
+  if (!input.where && workspaceHoldsEveryThread(db, input.workspaceId)) {
+    // Every thread is the workspace's: the distinct keys are the total, without visiting the
+    // threads (~2.5 ms for 4,000 of 22,000 threads, where reading the index three times took ~4 ms).
+    const keys = matchingThreadKeys(db, query);
+    // A JSON array of integers: its length is one more than its commas.
+    const total = keys === "[]" ? 0 : (keys.match(/,/g)?.length ?? 0) + 1;
+    if (total === 0 || input.offset >= total) return { rows: [], total };
+    const keyList = sql`SELECT value FROM json_each(${keys})`;
+    return {
+      rows: page(
+        db,
+        input,
+        threadsWithKeys(input.workspaceId, keyList, total <= smallMatchSet ? "byKey" : "byInbox"),
+      ),
+      total,
+    };
+  }
+
   const indexRows = matchingRowCount(db, query);
   if (indexRows === 0) return { rows: [], total: 0 };
-  const small = indexRows <= (input.smallMatchSet ?? SMALL_MATCH_SET);
-  // Few matches: their thread keys as one JSON array, and the threads looked up by key
-  // (`+workspace_id`: not by walking the workspace's index). Many (a common word): the match is a
+  // Few matches: their thread keys as one JSON array. Many (a common word): the match is a
   // subquery, so SQLite joins the index's thread keys to the threads itself and neither the keys
   // nor the inbox order are carried into JavaScript (shipping both as JSON arrays cost ~40 MB of
   // working memory at 60,000 messages, growing with the inbox; this costs ~8 MB).
-  const matching = small
-    ? and(
-        sql`+${conversations.workspaceId} = ${input.workspaceId}`,
-        inJsonList(conversations.searchKey, [...matchingThreadKeys(db, query)]),
-      )
-    : and(
-        eq(conversations.workspaceId, input.workspaceId),
-        sql`${conversations.searchKey} IN (SELECT rowid >> 20 FROM conversation_search WHERE conversation_search MATCH ${query})`,
-      );
-  const matches = and(matching, input.where);
+  const small = indexRows <= smallMatchSet;
+  const keyList = small
+    ? sql`SELECT value FROM json_each(${matchingThreadKeys(db, query)})`
+    : sql`SELECT rowid >> 20 FROM conversation_search WHERE conversation_search MATCH ${query}`;
+  // Few: each thread looked up by key. Many: counted as the planner chooses, and the page walks the
+  // inbox order, stopping once it is full.
+  const matches = and(threadsWithKeys(input.workspaceId, keyList, small ? "byKey" : "either"), input.where);
   const total = db.select({ n: count() }).from(conversations).where(matches).get()?.n ?? 0;
   if (total === 0 || input.offset >= total) return { rows: [], total };
-  // Many matches: the page walks the inbox order and stops once it is full (`+search_key`: the
-  // keys are only checked, not used to look threads up and sort them all).
-  const page = small
+  const pageWhere = small
     ? matches
-    : and(
-        eq(conversations.workspaceId, input.workspaceId),
-        sql`+${conversations.searchKey} IN (SELECT rowid >> 20 FROM conversation_search WHERE conversation_search MATCH ${query})`,
-        input.where,
-      );
-  const rows = db
+    : and(threadsWithKeys(input.workspaceId, keyList, "byInbox"), input.where);
+  return { rows: page(db, input, pageWhere), total };
+}
+
+/**
+ * The workspace's threads whose key is in `keyList`, and how SQLite should find them: `byKey`
+ * looks each key up and then sorts (`+workspace_id`: not by walking the workspace's index), for few
+ * keys; `byInbox` walks the inbox order and only checks each thread's key (`+search_key`), stopping
+ * once a page is full; `either` leaves the choice to the planner (counting many).
+ */
+function threadsWithKeys(workspaceId: string, keyList: SQL, plan: "byKey" | "byInbox" | "either"): SQL {
+  const workspace = plan === "byKey" ? sql`+${conversations.workspaceId}` : sql`${conversations.workspaceId}`;
+  const key = plan === "byInbox" ? sql`+${conversations.searchKey}` : sql`${conversations.searchKey}`;
+  return sql`${workspace} = ${workspaceId} AND ${key} IN (${keyList})`;
+}
+
+/** One page of the matching threads, most recently active first. */
+function page(db: Db, input: { limit: number; offset: number }, where: SQL | undefined): ConversationRow[] {
+  return db
     .select()
     .from(conversations)
-    .where(page)
+    .where(where)
     .orderBy(desc(conversations.lastMessageAt), desc(conversations.id))
     .limit(input.limit)
     .offset(input.offset)
     .all();
-  return { rows, total };
 }
 
 /** How many rows of the index (messages and thread labels) match the FTS5 query. */
@@ -103,41 +127,6 @@ function matchingRowCount(db: Db, query: string): number {
   return db.values<[number]>(
     sql`SELECT count(*) FROM conversation_search WHERE conversation_search MATCH ${query}`,
   )[0][0];
-}
-
-/**
- * The search when every thread of the database is the workspace's (an install with one workspace)
- * and no inbox filter applies: the index's distinct thread keys, read once as one JSON array, are
- * both the total (without visiting the threads) and the page's key list. ~2.5 ms for 4,000 of
- * 22,000 threads, where counting matches, counting threads and walking the page read the index
- * three times (~4 ms).
- */
-function searchWholeDatabase(
-  db: Db,
-  query: string,
-  input: { workspaceId: string; limit: number; offset: number; smallMatchSet?: number },
-): { rows: ConversationRow[]; total: number } {
-  const keys = db.values<[string]>(
-    sql`SELECT json_group_array(DISTINCT rowid >> 20) FROM conversation_search WHERE conversation_search MATCH ${query}`,
-  )[0][0];
-  // A JSON array of integers: its length is one more than its commas.
-  const total = keys === "[]" ? 0 : (keys.match(/,/g)?.length ?? 0) + 1;
-  if (total === 0 || input.offset >= total) return { rows: [], total };
-  // Few threads: looked up by key and sorted (`+workspace_id`: not by walking the workspace's
-  // index). Many: the inbox order is walked until the page is full, the keys only checked.
-  const matching =
-    total <= (input.smallMatchSet ?? SMALL_MATCH_SET)
-      ? sql`+${conversations.workspaceId} = ${input.workspaceId} AND ${conversations.searchKey} IN (SELECT value FROM json_each(${keys}))`
-      : sql`${conversations.workspaceId} = ${input.workspaceId} AND +${conversations.searchKey} IN (SELECT value FROM json_each(${keys}))`;
-  const rows = db
-    .select()
-    .from(conversations)
-    .where(matching)
-    .orderBy(desc(conversations.lastMessageAt), desc(conversations.id))
-    .limit(input.limit)
-    .offset(input.offset)
-    .all();
-  return { rows, total };
 }
 
 /**
@@ -151,14 +140,13 @@ export function workspaceHoldsEveryThread(db: Db, workspaceId: string): boolean 
 }
 
 /**
- * Keys (`conversations.search_key`) of the threads with a row matching the FTS5 query, read as one
- * JSON array instead of a row per matching message.
+ * Keys (`conversations.search_key`) of the threads with a row matching the FTS5 query, each once,
+ * as one JSON array (bound back as a parameter, never parsed) instead of a row per matching message.
  */
-function matchingThreadKeys(db: Db, query: string): Set<number> {
-  const found = db.values<[string]>(
-    sql`SELECT json_group_array(rowid >> 20) FROM conversation_search WHERE conversation_search MATCH ${query}`,
+function matchingThreadKeys(db: Db, query: string): string {
+  return db.values<[string]>(
+    sql`SELECT json_group_array(DISTINCT rowid >> 20) FROM conversation_search WHERE conversation_search MATCH ${query}`,
   )[0][0];
-  return new Set(JSON.parse(found) as number[]);
 }
 
 /** Rows of the backlog indexed per transaction: small enough not to hold the event loop long. */
