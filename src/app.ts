@@ -1,5 +1,6 @@
 import type { Database } from "bun:sqlite";
 import { Elysia } from "elysia";
+import { agentsRoutes } from "./api/agents";
 import { analyticsRoutes } from "./api/analytics";
 import { campaignsRoutes } from "./api/campaigns";
 import { carrierCallbackRoutes } from "./api/carrier-callbacks";
@@ -67,6 +68,7 @@ export function createApp(deps: AppDeps) {
     .use(contactRoutes(deps))
     .use(messagesRoutes(deps))
     .use(conversationsRoutes(deps))
+    .use(agentsRoutes(deps))
     .use(sandboxRoutes(deps))
     .use(carrierCallbackRoutes(deps))
     .use(webhooksRoutes(deps))

@@ -32,6 +32,35 @@ export interface Config {
   webhookTimeoutMs: number;
   /** SQLite page cache of the server's connection, in MB (hot index pages stay in memory). */
   sqliteCacheMb: number;
+  /** OpenAI-compatible chat-completions server for SMS agents; null: the built-in offline engine. */
+  llm: LlmConfig | null;
+}
+
+export interface LlmConfig {
+  baseUrl: string;
+  apiKey: string | undefined;
+  model: string;
+  /** Model names per agent `model_tier`; a tier without one uses `model`. */
+  models: { fast?: string; balanced?: string; smart?: string };
+  timeoutMs: number;
+}
+
+function llmFrom(env: Record<string, string | undefined>): LlmConfig | null {
+  const baseUrl = env.LLM_BASE_URL?.trim();
+  if (!baseUrl) return null;
+  if (!/^https?:\/\//.test(baseUrl))
+    throw new ConfigError(`LLM_BASE_URL must be an http(s) URL (got "${baseUrl}")`);
+  const models: LlmConfig["models"] = {};
+  if (env.LLM_MODEL_FAST) models.fast = env.LLM_MODEL_FAST;
+  if (env.LLM_MODEL_BALANCED) models.balanced = env.LLM_MODEL_BALANCED;
+  if (env.LLM_MODEL_SMART) models.smart = env.LLM_MODEL_SMART;
+  return {
+    baseUrl,
+    apiKey: env.LLM_API_KEY || undefined,
+    model: env.LLM_MODEL || "gpt-4o-mini",
+    models,
+    timeoutMs: intFrom("LLM_TIMEOUT_MS", env.LLM_TIMEOUT_MS, 20_000, 100, 300_000),
+  };
 }
 
 export class ConfigError extends Error {}
@@ -95,6 +124,7 @@ export function loadConfig(
     webhookAllowPrivate: booleanFrom("WEBHOOK_ALLOW_PRIVATE", env.WEBHOOK_ALLOW_PRIVATE, true),
     webhookTimeoutMs: intFrom("WEBHOOK_TIMEOUT_MS", env.WEBHOOK_TIMEOUT_MS, 15_000, 100, 60_000),
     sqliteCacheMb: intFrom("SQLITE_CACHE_MB", env.SQLITE_CACHE_MB, 16, 1, 4096),
+    llm: llmFrom(env),
   };
 }
 

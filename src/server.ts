@@ -5,10 +5,12 @@ import type { Config } from "./config";
 import { type DbHandle, openDatabase } from "./db/client";
 import { startSearchIndexer } from "./db/message-search";
 import { migrate } from "./db/migrate";
+import { startAgents } from "./domain/agents/runtime";
 import { receiveInbound } from "./domain/messaging/inbound";
 import { startMessaging } from "./domain/messaging/messages";
 import { createApiKey } from "./domain/workspace/api-keys";
 import { countWorkspaces, createWorkspace } from "./domain/workspace/workspaces";
+import { createEngine } from "./engines";
 import { jobHandlers } from "./jobs/handlers";
 import { startScheduler } from "./jobs/scheduler";
 import { createWorker, type Worker } from "./jobs/worker";
@@ -86,6 +88,8 @@ export async function startServer(
   }
   // Send jobs hand off to this carrier; its status reports and inbound messages land in the database.
   startMessaging(handle.db, carrier, { onInbound: receiveInbound });
+  // SMS agents answer with the configured engine (LLM_BASE_URL), else the built-in offline one.
+  startAgents(handle.db, createEngine(config));
   const { fetch } = createFetchHandler({
     db: handle.db,
     sqlite: handle.sqlite,

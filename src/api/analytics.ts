@@ -1,6 +1,7 @@
 import { Elysia, t } from "elysia";
 import type { AppDeps } from "../app";
 import {
+  analyticsAgents,
   analyticsCampaigns,
   analyticsNumbers,
   analyticsOverview,
@@ -102,7 +103,7 @@ const AgentRow = t.Object(
   {
     agent_id: t.String({ description: "Agent id" }),
     name: t.String({ description: "Agent name" }),
-    conversations: Int({ description: "Conversations" }),
+    conversations: Int({ description: "Threads the agent took in the window" }),
     replies: Int({ description: "Replies sent" }),
     handoffs: Int({ description: "Handoffs" }),
     conversions: Int({ description: "Attributed conversions" }),
@@ -225,13 +226,17 @@ export function analyticsRoutes(deps: AppDeps) {
     )
     .get(
       "/v1/analytics/agents",
-      ({ query }) => {
-        windowOf(query);
-        return { ok: true as const, agents: [] };
-      },
+      ({ request, query }) => ({
+        ok: true as const,
+        agents: analyticsAgents(deps.db, workspaceOf(request), windowOf(query)),
+      }),
       {
         query: Query(WindowQuery),
-        detail: detail("getAnalyticsAgents", "Figures per agent", "Empty until agents exist."),
+        detail: detail(
+          "getAnalyticsAgents",
+          "Figures per agent",
+          "Every agent of the workspace: threads it took in the window (`conversations`), replies it sent, handoffs, and conversions attributed to it with their revenue.",
+        ),
         response: responses(
           t.Object({ ok: Ok, agents: t.Array(AgentRow, { description: "Agent rows" }) }),
           ERRORS,

@@ -24,7 +24,18 @@ const ConversationFields = {
   needs_attention: t.Boolean({ description: "A human should look: an inbound message no agent owns" }),
   assigned_to: t.Union([t.String(), t.Null()], { description: "Teammate the thread is assigned to" }),
   agent_id: t.Union([t.String(), t.Null()], { description: "AI agent that owns the thread" }),
-  agent_paused: t.Boolean({ description: "True once a human replied: the agent stays quiet" }),
+  agent_paused: t.Boolean({
+    description: "True once a human replied or the agent handed off: the agent stays quiet",
+  }),
+  agent_active: t.Boolean({
+    description: "An agent owns the thread and is answering it (false after a handoff or a human reply)",
+  }),
+  draft_reply: t.Union([t.String(), t.Null()], {
+    description: "An assist-mode agent's proposed answer, waiting for a person; null when none",
+  }),
+  intent: t.Union([t.String(), t.Null()], {
+    description: "The latest inbound message's intent as the agent classified it: none | low | medium | high",
+  }),
   last_message_at: NullableTimestamp("Time of the latest message"),
   created_at: Timestamp("When the thread started"),
 };
@@ -160,12 +171,19 @@ export function conversationsRoutes(deps: AppDeps) {
             }),
           ),
           needs_attention: t.Optional(t.Boolean({ description: "Set or clear the attention flag" })),
+          agent_id: t.Optional(
+            t.Union([t.String({ maxLength: 64 }), t.Null()], {
+              description:
+                "Give the thread to an SMS agent of the workspace (it answers from the next inbound message); null takes it away",
+            }),
+          ),
         }),
         detail: {
           tags: ["Conversations"],
           operationId: "updateConversation",
           summary: "Triage a thread",
-          description: "Partial update.",
+          description:
+            "Partial update. An unknown `agent_id` → 422 `agent_id does not exist`; a voice agent → 422.",
         },
         response: responses(
           t.Object({

@@ -23,7 +23,7 @@ export const ConversionSchema = t.Object(
     offer_id: NullableId("Offer of the attributed click"),
     message_id: NullableId("Message that carried the attributed link"),
     click_id: NullableId("The attributed click: the contact's last click within 30 days"),
-    agent_id: NullableId("Attributed agent (null until agents exist)"),
+    agent_id: NullableId("The SMS agent that recorded it (a `lead` from a conversion keyword or its goal)"),
     flow_id: NullableId("Attributed flow (null until flows exist)"),
     created_at: Timestamp("Recorded"),
   },

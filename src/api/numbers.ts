@@ -110,6 +110,13 @@ const PatchBody = Body(
     default: t.Optional(
       t.Boolean({ description: "true makes it the workspace's default sending number; false clears that" }),
     ),
+    agent_id: t.Optional(
+      Nullable(
+        t.String({ maxLength: 64 }),
+        "SMS agent that answers new threads on this number; null stops it",
+        "must be a string or null",
+      ),
+    ),
   },
   { description: "Fields to change; others stay as they are" },
 );
@@ -240,7 +247,7 @@ export function numbersRoutes(deps: AppDeps) {
           update: {
             summary: "Update a number",
             description:
-              "Partial update. 422 `pool_id does not exist`; 409 `Number is released`. `default: true` sets `settings.default_number_id`.",
+              "Partial update. 422 `pool_id does not exist`, `agent_id does not exist` or a voice agent; 409 `Number is released`. `default: true` sets `settings.default_number_id`.",
             errors: [409],
             body: PatchBody,
             run: (workspaceId, id, body, now) => updateNumber(deps.db, workspaceId, id, body, now),

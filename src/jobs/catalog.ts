@@ -17,6 +17,10 @@ export interface JobPayloads {
   "campaigns.resolve": { campaign_id: string; after: { created_at: number; id: string } | null };
   /** Hands a campaign's due recipients to the send queue, batch by batch; `generation` stops stale runs. */
   "campaigns.dispatch": { campaign_id: string; generation: number };
+  /** The reply an SMS agent owes on a thread, due at `due_at` (src/domain/agents/runtime.ts). */
+  "agents.reply": { conversation_id: string; due_at: number };
+  /** A follow-up after the agent's message at `after`, if the contact has stayed quiet. */
+  "agents.followup": { conversation_id: string; after: number };
   /** One attempt of one webhook delivery; `retry` is 0 for the first (src/domain/webhooks/webhooks.ts). */
   "webhook.deliver": { deliveryId: string; retry: number };
 }
@@ -51,6 +55,9 @@ export const JOB_POLICIES: Record<JobKind, JobPolicy> = {
   "campaigns.start": { maxAttempts: 10, timeoutMs: 30_000, backoffMs: exponentialBackoff(1_000, 60_000) },
   "campaigns.resolve": { maxAttempts: 10, timeoutMs: 30_000, backoffMs: exponentialBackoff(1_000, 60_000) },
   "campaigns.dispatch": { maxAttempts: 10, timeoutMs: 30_000, backoffMs: exponentialBackoff(1_000, 60_000) },
+  // The lease covers the engine's answer (an LLM's timeout and retries) and the write after it.
+  "agents.reply": { maxAttempts: 8, timeoutMs: 120_000, backoffMs: exponentialBackoff(2_000, 300_000) },
+  "agents.followup": { maxAttempts: 8, timeoutMs: 120_000, backoffMs: exponentialBackoff(2_000, 300_000) },
   // The webhook retry schedule lives in the delivery records (each retry is its own job); this
   // policy only covers a handler that could not record its attempt. Lease > the 15 s HTTP timeout.
   "webhook.deliver": { maxAttempts: 5, timeoutMs: 60_000, backoffMs: exponentialBackoff(1_000, 60_000) },

@@ -1,5 +1,6 @@
 import { and, eq, inArray, lt } from "drizzle-orm";
 import { idempotencyKeys, jobs } from "../db/schema";
+import { agentFollowupJob, agentReplyJob } from "../domain/agents/runtime";
 import { dispatchCampaignJob, resolveRecipientsJob, startScheduledJob } from "../domain/campaigns/dispatch";
 import { pruneEvents } from "../domain/events";
 import { sendMessageJob } from "../domain/messaging/messages";
@@ -36,6 +37,8 @@ const HANDLERS: { [K in JobKind]: JobHandler<JobPayloads[K]> } = {
   "campaigns.start": startScheduledJob,
   "campaigns.resolve": resolveRecipientsJob,
   "campaigns.dispatch": dispatchCampaignJob,
+  "agents.reply": agentReplyJob,
+  "agents.followup": agentFollowupJob,
 };
 
 /** Every catalogued kind with its handler and policy, as the worker takes them. */

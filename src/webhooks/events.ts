@@ -48,7 +48,7 @@ export const EVENT_SUMMARIES: Record<EventType, string> = {
   "link.clicked": "A tracked link (`/r/<code>`) was followed and redirected.",
   "flow.completed": "A contact finished a flow. Not emitted by this version: flows are not built yet.",
   "agent.handoff":
-    "An agent handed a thread to a person. Not emitted by this version: agents are not built yet.",
+    "An SMS agent handed a thread to a person (`{conversation_id, agent_id, contact_id, reason}`).",
   "webhook.test": "Sent once, on demand, by `POST /v1/webhooks/{id}/test`; never retried.",
 };
 

@@ -25,9 +25,13 @@ export const conversations = sqliteTable(
     assignedTo: text("assigned_to"),
     /** The AI agent that owns the thread, if any. */
     agentId: text("agent_id"),
-    /** True once a human replied: the agent stops answering on this thread. */
+    /** True once a human replied or the agent handed off: the agent stops answering on this thread. */
     agentPaused: boolColumn("agent_paused").notNull().default(false),
     lastMessageAt: timestampColumn("last_message_at"),
+    /** An assist-mode agent's proposed answer, waiting for a human (API.md §6.3); null when none. */
+    draftReply: text("draft_reply"),
+    /** The latest inbound message's intent as the agent classified it: none | low | medium | high. */
+    intent: text("intent"),
     /**
      * Numeric key of the thread in the search index (`conversation_search`, see
      * src/db/message-search.ts); set by a trigger on insert.

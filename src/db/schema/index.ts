@@ -1,4 +1,5 @@
 // Every table, one file each. drizzle-kit reads this module to generate migrations.
+export * from "./agents";
 export * from "./api-keys";
 export * from "./audience-versions";
 export * from "./campaign-recipients";

@@ -3,6 +3,8 @@ import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Db, DbOrTx } from "../../db/client";
 import { preparedPerConnection } from "../../db/prepared";
 import {
+  agents,
+  agentThreads,
   campaigns,
   clicks,
   conversions,
@@ -420,4 +422,89 @@ export function analyticsNumbers(db: DbOrTx, workspaceId: string, window: Window
   for (const row of rows.values())
     row.delivery_rate = row.sent === 0 ? 0 : roundMoney(row.delivered / row.sent);
   return [...rows.values()].sort((a, b) => b.sent - a.sent || a.number.localeCompare(b.number));
+}
+
+/**
+ * `GET /v1/analytics/agents`: per agent of the workspace, over the window — the threads it took
+ * (`conversations`), the replies it sent on them, its handoffs, and the conversions attributed to
+ * it with their revenue.
+ */
+export function analyticsAgents(db: DbOrTx, workspaceId: string, window: Window) {
+  const rows = new Map(
+    db
+      .select({ id: agents.id, name: agents.name })
+      .from(agents)
+      .where(eq(agents.workspaceId, workspaceId))
+      .all()
+      .map((a) => [
+        a.id,
+        {
+          agent_id: a.id,
+          name: a.name,
+          conversations: 0,
+          replies: 0,
+          handoffs: 0,
+          conversions: 0,
+          revenue: 0,
+        },
+      ]),
+  );
+  const threads = db
+    .select({
+      agentId: agentThreads.agentId,
+      n: sql<number>`count(*)`,
+      handoffs: sql<number>`sum(CASE WHEN ${agentThreads.handedOffAt} >= ${window.from} AND ${agentThreads.handedOffAt} < ${window.to} THEN 1 ELSE 0 END)`,
+    })
+    .from(agentThreads)
+    .where(and(eq(agentThreads.workspaceId, workspaceId), inWindow(agentThreads.createdAt, window)))
+    .groupBy(agentThreads.agentId)
+    .all();
+  for (const t of threads) {
+    const row = rows.get(t.agentId);
+    if (row) {
+      row.conversations = t.n;
+      row.handoffs = t.handoffs ?? 0;
+    }
+  }
+  const replies = db
+    .select({ agentId: agentThreads.agentId, n: sql<number>`count(*)` })
+    .from(messages)
+    .innerJoin(agentThreads, eq(agentThreads.conversationId, messages.conversationId))
+    .where(
+      and(
+        eq(messages.workspaceId, workspaceId),
+        inWindow(messages.createdAt, window),
+        eq(messages.sender, "agent"),
+      ),
+    )
+    .groupBy(agentThreads.agentId)
+    .all();
+  for (const r of replies) {
+    const row = rows.get(r.agentId);
+    if (row) row.replies = r.n;
+  }
+  const converted = db
+    .select({
+      agentId: conversions.agentId,
+      n: sql<number>`count(*)`,
+      revenue: sql<number>`coalesce(sum(${conversions.value}), 0)`,
+    })
+    .from(conversions)
+    .where(
+      and(
+        eq(conversions.workspaceId, workspaceId),
+        inWindow(conversions.createdAt, window),
+        isNotNull(conversions.agentId),
+      ),
+    )
+    .groupBy(conversions.agentId)
+    .all();
+  for (const c of converted) {
+    const row = c.agentId ? rows.get(c.agentId) : undefined;
+    if (row) {
+      row.conversions = c.n;
+      row.revenue = roundMoney(c.revenue);
+    }
+  }
+  return [...rows.values()];
 }

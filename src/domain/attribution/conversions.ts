@@ -344,3 +344,44 @@ export function listConversions(
   const total = db.select({ n: count() }).from(conversions).where(where).get()?.n ?? 0;
   return { conversions: rows.map(conversionJson), total };
 }
+
+/**
+ * A conversion an SMS agent records (API.md §6.3: a conversion keyword, or the goal reached with
+ * `conversion_on_agent_goal`): `event: lead`, attributed to the agent and to the contact's last
+ * click as any conversion is, once per `txn` (`agent:<conversation id>:<keyword|goal>`). Nothing
+ * is recorded while the workspace's conversion tracking is off. Runs in the caller's transaction.
+ */
+export function recordAgentConversion(
+  tx: DbOrTx,
+  input: { workspaceId: string; contactId: string; agentId: string; txn: string; now: number },
+): boolean {
+  const { workspaceId, contactId, txn, now } = input;
+  const tracking = tx
+    .select({ on: workspaces.conversionTrackingEnabled })
+    .from(workspaces)
+    .where(eq(workspaces.id, workspaceId))
+    .get();
+  if (!tracking?.on) return false;
+  if (conversionByTxn(tx).get({ ws: workspaceId, txn })) return false;
+  const click = attributedClick(tx, workspaceId, contactId, null, now);
+  const row: ConversionRow = {
+    id: newId(),
+    workspaceId,
+    txn,
+    event: "lead",
+    value: null,
+    currency: "USD",
+    contactId,
+    clickId: click?.id ?? null,
+    offerId: click?.offerId ?? null,
+    campaignId: click?.campaignId ?? null,
+    messageId: click?.messageId ?? null,
+    numberId: click?.numberId ?? null,
+    agentId: input.agentId,
+    flowId: null,
+    createdAt: now,
+  };
+  insertConversion(tx).run(row);
+  emitEvent(tx, workspaceId, "conversion.recorded", conversionJson(row), now);
+  return true;
+}

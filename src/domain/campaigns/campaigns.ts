@@ -20,6 +20,7 @@ import { AppError, conflict, invalid, notFound } from "../../lib/errors";
 import { isUuid, newId } from "../../lib/ids";
 import { normalizePhone } from "../../lib/phone";
 import { toIso } from "../../lib/time";
+import { agentForReference } from "../agents/agents";
 import { offerExists } from "../attribution/offers";
 import { escapeLike } from "../audience/contacts";
 import { emitEvent } from "../events";
@@ -219,7 +220,8 @@ function checkText(body: string, path: string) {
 /**
  * Checks a whole configuration against the workspace: the content the campaign type needs, merge
  * fields, and that every id in it is the workspace's (422 naming the path:
- * `audience.list_ids[0] does not exist`). Agents are not built yet, so any `agent_id` does not exist.
+ * `audience.list_ids[0] does not exist`). An SMS campaign's agent answers the replies (an SMS agent);
+ * a voice campaign's agent makes the calls (a voice agent).
  */
 function checkConfig(db: DbOrTx, workspaceId: string, config: CampaignConfig) {
   if (config.campaignType === "sms") {
@@ -239,7 +241,11 @@ function checkConfig(db: DbOrTx, workspaceId: string, config: CampaignConfig) {
   checkIds(db, workspaceId, segments, a.segment_ids, "audience.segment_ids");
   checkIds(db, workspaceId, contacts, a.contact_ids, "audience.contact_ids");
   checkIds(db, workspaceId, lists, a.exclude_list_ids, "audience.exclude_list_ids");
-  if (config.agentId !== null) throw invalid("agent_id does not exist");
+  if (config.agentId !== null) {
+    const agent = agentForReference(db, workspaceId, config.agentId, "agent_id");
+    if (agent.channel !== config.campaignType)
+      throw invalid(`agent_id must be ${config.campaignType === "sms" ? "an SMS" : "a voice"} agent`);
+  }
   if (config.offerId !== null && !offerExists(db, workspaceId, config.offerId))
     throw invalid("offer_id does not exist");
   if (config.fromNumber !== null && config.poolId !== null)

@@ -5,6 +5,7 @@ import { type CampaignRow, type ContactRow, campaignRecipients, campaigns, conta
 import type { JobContext, JobPayloads } from "../../jobs/catalog";
 import { RescheduleJob } from "../../jobs/catalog";
 import { enqueueJob } from "../../jobs/queue";
+import { handContactToAgent } from "../agents/runtime";
 import { createRecipientLink, newRecipientLink } from "../attribution/offers";
 import { emitEvent } from "../events";
 import { threadForContact } from "../messaging/conversations";
@@ -32,7 +33,16 @@ function writeCampaignMessage(
   input: { numberId: string | null; from: string; body: string; deferredUntil?: number },
   now: number,
 ): string {
-  const conversation = threadForContact(tx, campaign.workspaceId, contact.id, { reopen: false, now });
+  // With an agent, the campaign gives the recipient's thread to it: the agent answers the replies.
+  const conversation = campaign.agentId
+    ? handContactToAgent(tx, {
+        workspaceId: campaign.workspaceId,
+        contact,
+        agentId: campaign.agentId,
+        now,
+        greet: false,
+      })
+    : threadForContact(tx, campaign.workspaceId, contact.id, { reopen: false, now });
   const link = campaign.offerId ? newRecipientLink() : null;
   const message = queueOutboundMessage(tx, {
     workspaceId: campaign.workspaceId,

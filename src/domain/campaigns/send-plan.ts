@@ -35,12 +35,24 @@ export interface SendRules {
 }
 
 export function sendRulesFor(tx: DbOrTx, campaign: CampaignRow): SendRules {
-  const ws = tx.select().from(workspaces).where(eq(workspaces.id, campaign.workspaceId)).get();
+  return workspaceSendRules(tx, campaign.workspaceId, campaign.quietHours);
+}
+
+/**
+ * The workspace's send-time rules for any bulk path (campaigns, flows, agent follow-ups), with the
+ * path's own quiet hours replacing the workspace's when it has them.
+ */
+export function workspaceSendRules(
+  tx: DbOrTx,
+  workspaceId: string,
+  ownQuietHours: QuietHours | null,
+): SendRules {
+  const ws = tx.select().from(workspaces).where(eq(workspaces.id, workspaceId)).get();
   const workspaceQuiet: QuietHours = ws
     ? { enabled: ws.quietHoursEnabled, start_hour: ws.quietStartHour, end_hour: ws.quietEndHour }
     : DEFAULT_QUIET_HOURS;
   return {
-    quietHours: campaign.quietHours ?? workspaceQuiet,
+    quietHours: ownQuietHours ?? workspaceQuiet,
     stateRules: ws?.stateRules ?? true,
     frequencyCap: {
       enabled: ws?.frequencyCapEnabled ?? true,

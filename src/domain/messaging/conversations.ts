@@ -6,6 +6,7 @@ import { type ConversationRow, conversations, type MessageRow, messages } from "
 import { invalid, notFound } from "../../lib/errors";
 import { isUuid, newId } from "../../lib/ids";
 import { toIso } from "../../lib/time";
+import { smsAgentForReference } from "../agents/agents";
 import { emitEvent } from "../events";
 
 export const CONVERSATION_FILTERS = [
@@ -33,6 +34,9 @@ export interface ConversationJson {
   assigned_to: string | null;
   agent_id: string | null;
   agent_paused: boolean;
+  agent_active: boolean;
+  draft_reply: string | null;
+  intent: string | null;
   last_message_at: string | null;
   created_at: string;
 }
@@ -56,6 +60,9 @@ export function conversationJson(row: ConversationRow): ConversationJson {
     assigned_to: row.assignedTo,
     agent_id: row.agentId,
     agent_paused: row.agentPaused,
+    agent_active: row.agentId !== null && !row.agentPaused,
+    draft_reply: row.draftReply,
+    intent: row.intent,
     last_message_at: toIso(row.lastMessageAt),
     created_at: toIso(row.createdAt) as string,
   };
@@ -155,6 +162,8 @@ export function threadForContact(
     assignedTo: null,
     agentId: options.agentId ?? null,
     agentPaused: false,
+    draftReply: null,
+    intent: null,
     // Every thread is created with its first message: it sorts by that message from the start.
     lastMessageAt: options.now,
     searchKey: null,
@@ -192,7 +201,8 @@ const filterConditions: Record<ConversationFilter, SQL | undefined> = {
   needs_attention: eq(conversations.needsAttention, true),
   assigned: isNotNull(conversations.assignedTo),
   unassigned: isNull(conversations.assignedTo),
-  agent: isNotNull(conversations.agentId),
+  // Threads an agent is handling: it owns them and has not handed off or been paused by a reply.
+  agent: and(isNotNull(conversations.agentId), eq(conversations.agentPaused, false)),
 };
 
 /** Inbox threads, most recently active first, narrowed by `filter` and searched by `q`. */
@@ -250,6 +260,7 @@ export interface ConversationPatch {
   status?: string;
   assigned_to?: string | null;
   needs_attention?: boolean;
+  agent_id?: string | null;
 }
 
 /** Inbox triage: status, assignee and the attention flag. */
@@ -268,6 +279,13 @@ export function updateConversation(
     const set: Partial<ConversationRow> = { updatedAt: now };
     if (patch.status !== undefined) set.status = patch.status;
     if (patch.assigned_to !== undefined) set.assignedTo = patch.assigned_to;
+    if (patch.agent_id !== undefined) {
+      // Giving the thread to an agent (or another one) makes it active there; null takes it away.
+      if (patch.agent_id !== null) smsAgentForReference(tx, workspaceId, patch.agent_id, "agent_id");
+      set.agentId = patch.agent_id;
+      set.agentPaused = false;
+      set.draftReply = null;
+    }
     tx.update(conversations).set(set).where(eq(conversations.id, row.id)).run();
     if (patch.needs_attention === true) flagNeedsAttention(tx, row, now);
     else if (patch.needs_attention === false)

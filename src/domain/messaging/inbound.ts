@@ -5,6 +5,7 @@ import {
   type ContactRow,
   type ConversationRow,
   contacts,
+  conversations,
   type MessageRow,
   messages,
   numbers,
@@ -110,6 +111,14 @@ export function receiveInbound(db: Db, sms: InboundSms, now = Date.now()): Messa
       now,
       agentId: number.agentId,
     });
+    // A thread no agent owns (and none was stopped on) is answered by the number's agent.
+    if (conversation.agentId === null && number.agentId !== null && !conversation.agentPaused) {
+      tx.update(conversations)
+        .set({ agentId: number.agentId, updatedAt: now })
+        .where(eq(conversations.id, conversation.id))
+        .run();
+      conversation = { ...conversation, agentId: number.agentId };
+    }
 
     // 2. The message.
     const shape = smsShape(sms.body);

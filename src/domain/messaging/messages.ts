@@ -478,6 +478,7 @@ function pauseAgentAndClearAttention(tx: DbOrTx, conversationId: string, now: nu
     .set({
       needsAttention: false,
       agentPaused: row.agentId !== null ? true : row.agentPaused,
+      draftReply: null,
       updatedAt: now,
     })
     .where(eq(conversations.id, conversationId))

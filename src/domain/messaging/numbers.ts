@@ -21,6 +21,7 @@ import { AppError, conflict, invalid, notFound } from "../../lib/errors";
 import { isUuid, newId } from "../../lib/ids";
 import { log } from "../../lib/log";
 import { normalizePhone } from "../../lib/phone";
+import { smsAgentForReference } from "../agents/agents";
 import { registerDefaultNumberCheck } from "../workspace/settings";
 
 /** A number as the API shows it (API.md §3 Numbers). */
@@ -450,9 +451,10 @@ export interface NumberPatch {
   pool_id?: string | null;
   daily_limit?: number | null;
   default?: boolean;
+  agent_id?: string | null;
 }
 
-/** PATCH /v1/numbers/{id}: pool, daily cap, default flag. */
+/** PATCH /v1/numbers/{id}: pool, daily cap, default flag, answering agent. */
 export function updateNumber(
   db: Db,
   workspaceId: string,
@@ -470,8 +472,11 @@ export function updateNumber(
     ) {
       throw invalid("pool_id does not exist");
     }
+    if (patch.agent_id !== undefined && patch.agent_id !== null)
+      smsAgentForReference(tx, workspaceId, patch.agent_id, "agent_id");
     if (row.status !== "active") throw conflict("Number is released");
     const changes: Partial<NumberRow> = { updatedAt: now };
+    if (patch.agent_id !== undefined) changes.agentId = patch.agent_id;
     if (patch.pool_id !== undefined) changes.poolId = patch.pool_id;
     if (patch.daily_limit !== undefined) changes.dailyLimit = patch.daily_limit;
     tx.update(numbers).set(changes).where(eq(numbers.id, row.id)).run();

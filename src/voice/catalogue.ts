@@ -1,0 +1,29 @@
+/**
+ * The voices agents may speak with (`GET /v1/voices`, API.md §3 Voices). The simulated voice
+ * provider ships this fixed catalogue, so a voice agent can be configured and checked with no
+ * network; a real provider's catalogue replaces it when one is configured.
+ */
+export interface Voice {
+  voice_id: string;
+  name: string;
+  provider: string;
+  language: string;
+  gender: "female" | "male";
+}
+
+export const SIMULATED_VOICES: readonly Voice[] = [
+  { voice_id: "sim-ava", name: "Ava", provider: "simulated", language: "en-US", gender: "female" },
+  { voice_id: "sim-noah", name: "Noah", provider: "simulated", language: "en-US", gender: "male" },
+  { voice_id: "sim-grace", name: "Grace", provider: "simulated", language: "en-GB", gender: "female" },
+  { voice_id: "sim-oliver", name: "Oliver", provider: "simulated", language: "en-GB", gender: "male" },
+  { voice_id: "sim-lucia", name: "Lucía", provider: "simulated", language: "es-ES", gender: "female" },
+  { voice_id: "sim-mateo", name: "Mateo", provider: "simulated", language: "es-MX", gender: "male" },
+];
+
+export function listVoices(): readonly Voice[] {
+  return SIMULATED_VOICES;
+}
+
+export function findVoice(voiceId: string): Voice | undefined {
+  return SIMULATED_VOICES.find((v) => v.voice_id === voiceId);
+}
