@@ -35,6 +35,9 @@ describe("GET /v1/conversations", () => {
       assigned_to: null,
       agent_id: null,
       agent_paused: false,
+      agent_active: false,
+      draft_reply: null,
+      intent: null,
       last_message_at: expect.stringMatching(/Z$/),
       created_at: expect.stringMatching(/Z$/),
     });

@@ -91,8 +91,15 @@ describe("inbound messages", () => {
   it("give a new thread on an agent's number to that agent, without needs_attention", async () => {
     const agentNumber = "+14155550105";
     const numberId = await orderNumber(s, agentNumber);
-    const agentId = Bun.randomUUIDv7();
-    s.server.handle.db.update(numbers).set({ agentId }).where(eq(numbers.id, numberId)).run();
+    // An active agent that answers after a minute: the thread is its own, nobody needs to look.
+    const agentId = (
+      await s.api("POST", "/v1/agents", {
+        name: "Front desk",
+        system_prompt: "Answer questions.",
+        sms: { reply_delay_min_sec: 60, reply_delay_max_sec: 60 },
+      })
+    ).body.agent.id;
+    expect((await s.api("PATCH", `/v1/numbers/${numberId}`, { agent_id: agentId })).status).toBe(200);
     const answer = await s.api("POST", "/v1/sandbox/inbound", {
       from: "+14155550203",
       to: agentNumber,

@@ -241,6 +241,7 @@ export function agentsRoutes(deps: AppDeps) {
         {
           list: {
             summary: "List agents (newest first)",
+            description: "Filters: `status`, `channel`, and `q` (name contains).",
             query: {
               status: t.Optional(t.String({ description: "draft | active | paused" })),
               channel: t.Optional(t.String({ description: "sms | voice" })),
@@ -256,7 +257,11 @@ export function agentsRoutes(deps: AppDeps) {
             body: CreateBody,
             run: (workspaceId, body, now) => createAgent(deps.db, workspaceId, body, now),
           },
-          get: { summary: "Get an agent", run: (workspaceId, id) => getAgent(deps.db, workspaceId, id) },
+          get: {
+            summary: "Get an agent",
+            description: "The agent with its full `sms`, `voice` and `inbox` objects.",
+            run: (workspaceId, id) => getAgent(deps.db, workspaceId, id),
+          },
           update: {
             summary: "Update an agent",
             description: "Partial update; `sms`, `voice` and `inbox` are merged field by field.",

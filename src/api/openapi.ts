@@ -50,6 +50,11 @@ export const TAGS: { name: string; description: string }[] = [
       "The inbox: one thread per contact, with triage (open or closed, assignee, needs attention) and replies from the team.",
   },
   {
+    name: "Agents",
+    description:
+      "AI SMS agents that answer threads (reply loop, handoff to people, capture, conversions, follow-ups), their test chat, and the voices catalogue. Only `active` agents act; the engine is the built-in offline one unless `LLM_BASE_URL` names an OpenAI-compatible server.",
+  },
+  {
     name: "Numbers",
     description:
       "Phone numbers the workspace sends from: searched and ordered at the carrier, capped per day, released.",
