@@ -1,6 +1,7 @@
-import { and, count, desc, eq, like, type SQL } from "drizzle-orm";
+import { and, count, desc, eq, type SQL } from "drizzle-orm";
 import { isKnownZone } from "../../compliance/zone-clock";
 import type { Db, DbOrTx } from "../../db/client";
+import { likeInsensitive } from "../../db/dialect";
 import {
   type AgentRow,
   agents,
@@ -15,6 +16,7 @@ import { invalid, notFound } from "../../lib/errors";
 import { isUuid, newId } from "../../lib/ids";
 import { toIso } from "../../lib/time";
 import { findVoice } from "../../voice/catalogue";
+import { escapeLike } from "../audience/contacts";
 
 export const AGENT_STATUSES = ["draft", "active", "paused"] as const;
 export const AGENT_CHANNELS = ["sms", "voice"] as const;
@@ -244,7 +246,7 @@ const trimmedList = (values: string[]) => values.map((v) => v.trim()).filter((v)
  * Merges a body into the current configuration (nested objects field by field) and checks what the
  * schema cannot: reply delays in order, the quiet zone, and the voice rules.
  */
-function mergeConfig(db: DbOrTx, current: AgentJson, input: AgentInput): AgentJson {
+function mergeConfig(current: AgentJson, input: AgentInput): AgentJson {
   const next: AgentJson = {
     ...current,
     sms: { ...current.sms },
@@ -292,7 +294,6 @@ function mergeConfig(db: DbOrTx, current: AgentJson, input: AgentInput): AgentJs
     throw invalid("voice_id is not a known voice");
   }
   if (next.sms.link_domain_id !== null) throw invalid("sms.link_domain_id does not exist");
-  void db;
   return next;
 }
 
@@ -349,7 +350,7 @@ export function createAgent(db: Db, workspaceId: string, input: AgentInput, now 
       created_at: "",
       updated_at: "",
     };
-    const json = mergeConfig(tx, blank, input);
+    const json = mergeConfig(blank, input);
     const row = rowOf(json, workspaceId, now, now);
     tx.insert(agents).values(row).run();
     return agentJson(row);
@@ -377,7 +378,7 @@ export function listAgents(
       throw invalid(`channel must be one of ${AGENT_CHANNELS.join(", ")}`);
     conditions.push(eq(agents.channel, filters.channel));
   }
-  if (filters.q) conditions.push(like(agents.name, `%${filters.q.replace(/[%_\\]/g, "\\$&")}%`));
+  if (filters.q) conditions.push(likeInsensitive(agents.name, `%${escapeLike(filters.q)}%`));
   const where = and(...conditions);
   const rows = db
     .select()
@@ -400,7 +401,7 @@ export function updateAgent(
 ): AgentJson {
   return db.transaction((tx) => {
     const current = findAgent(tx, workspaceId, id);
-    const json = mergeConfig(tx, agentJson(current), input);
+    const json = mergeConfig(agentJson(current), input);
     // An agent answering on numbers or threads by SMS cannot become a voice agent under them.
     if (json.channel === "voice" && current.channel === "sms" && answersSms(tx, workspaceId, id))
       throw invalid("channel cannot be voice while the agent answers SMS on numbers, campaigns or threads");

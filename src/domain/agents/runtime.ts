@@ -9,7 +9,7 @@ import {
   contacts,
   conversations,
   messages,
-  numbers,
+  type NumberRow,
 } from "../../db/schema";
 import type { AgentEngine, EngineAnswer, EngineInput, EngineTurn } from "../../engines/llm";
 import { EngineUnavailableError } from "../../engines/llm";
@@ -24,7 +24,7 @@ import { complianceDecision, recipientFacts, workspaceSendRules } from "../campa
 import { emitEvent } from "../events";
 import { flagNeedsAttention, threadForContact } from "../messaging/conversations";
 import { type InboundContext, onInboundMessage } from "../messaging/inbound";
-import { queueOutboundMessage } from "../messaging/messages";
+import { queueOutboundMessage, threadNumber } from "../messaging/messages";
 import { reserveDailySend, resolveSender } from "../messaging/numbers";
 import { type AgentJson, agentJson, engineAgentOf } from "./agents";
 import {
@@ -412,8 +412,9 @@ function applyHandoff(
 }
 
 /**
- * Queues the agent's message on the thread from the number the contact last wrote to (else the
- * thread's last number, else the workspace default), counted against that number's daily cap.
+ * Queues the agent's message on the thread from the number the thread last used (the one the
+ * contact wrote to, when the latest message is theirs), else the workspace default, as a team
+ * reply does; counted against that number's daily cap.
  * Nothing is queued to an opted-out or suppressed contact, or when no number can send.
  */
 function sendAgentMessage(
@@ -424,24 +425,17 @@ function sendAgentMessage(
   now: number,
 ) {
   if (!canSendTo(tx, conversation.workspaceId, contact.phoneNumber).allowed) return false;
-  const last = tx
-    .select({ numberId: messages.numberId })
-    .from(messages)
-    .innerJoin(numbers, eq(numbers.id, messages.numberId))
-    .where(and(eq(messages.conversationId, conversation.id), eq(numbers.status, "active")))
-    .orderBy(desc(messages.createdAt))
-    .limit(1)
-    .get();
-  let sender = last?.numberId
-    ? tx.select().from(numbers).where(eq(numbers.id, last.numberId)).get()
-    : undefined;
-  if (!sender) {
-    try {
-      sender = resolveSender(tx, conversation.workspaceId, null, now);
-    } catch {
-      log.warn("agent reply not sent: no sending number", { conversation_id: conversation.id });
-      return false;
-    }
+  let sender: NumberRow;
+  try {
+    sender = resolveSender(
+      tx,
+      conversation.workspaceId,
+      threadNumber(tx, conversation.workspaceId, conversation.id),
+      now,
+    );
+  } catch {
+    log.warn("agent reply not sent: no sending number", { conversation_id: conversation.id });
+    return false;
   }
   if (!reserveDailySend(tx, sender, now)) {
     log.warn("agent reply not sent: the number is at its daily_limit", { conversation_id: conversation.id });

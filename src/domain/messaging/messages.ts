@@ -451,7 +451,7 @@ function contactOf(tx: DbOrTx, workspaceId: string, contactId: string): ContactR
 }
 
 /** The workspace number the thread last used (sent from or received on), if still active. */
-function threadNumber(tx: DbOrTx, workspaceId: string, conversationId: string): string | undefined {
+export function threadNumber(tx: DbOrTx, workspaceId: string, conversationId: string): string | undefined {
   const last = tx
     .select({ numberId: messages.numberId })
     .from(messages)
