@@ -2,6 +2,7 @@ import type { Database } from "bun:sqlite";
 import { Elysia } from "elysia";
 import { agentsRoutes } from "./api/agents";
 import { analyticsRoutes } from "./api/analytics";
+import { callsRoutes } from "./api/calls";
 import { campaignsRoutes } from "./api/campaigns";
 import { carrierCallbackRoutes } from "./api/carrier-callbacks";
 import { contactRoutes } from "./api/contacts";
@@ -30,6 +31,7 @@ import { bodylessRoutes, createFrontDoor, httpErrors } from "./http/conventions"
 import { HttpMetrics } from "./http/metrics";
 import { ErrorBody } from "./http/schemas";
 import type { Clock } from "./lib/time";
+import type { VoiceProvider } from "./voice/provider";
 import { eventComponentSchemas } from "./webhooks/events";
 
 export interface AppDeps {
@@ -40,6 +42,8 @@ export interface AppDeps {
   metrics: HttpMetrics;
   /** The carrier adapter picked by CARRIER (src/carriers). */
   carrier: Carrier;
+  /** The voice provider picked by VOICE (src/voice). */
+  voice: VoiceProvider;
 }
 
 export const API_DESCRIPTION = `Self-hosted outreach platform API.
@@ -67,6 +71,7 @@ export function createApp(deps: AppDeps) {
     .use(listRoutes(deps))
     .use(contactRoutes(deps))
     .use(messagesRoutes(deps))
+    .use(callsRoutes(deps))
     .use(conversationsRoutes(deps))
     .use(agentsRoutes(deps))
     .use(sandboxRoutes(deps))

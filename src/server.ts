@@ -6,6 +6,7 @@ import { type DbHandle, openDatabase } from "./db/client";
 import { startSearchIndexer } from "./db/message-search";
 import { migrate } from "./db/migrate";
 import { startAgents } from "./domain/agents/runtime";
+import { startCalls } from "./domain/calls/calls";
 import { receiveInbound } from "./domain/messaging/inbound";
 import { startMessaging } from "./domain/messaging/messages";
 import { createApiKey } from "./domain/workspace/api-keys";
@@ -16,6 +17,8 @@ import { startScheduler } from "./jobs/scheduler";
 import { createWorker, type Worker } from "./jobs/worker";
 import { log, setLogLevel } from "./lib/log";
 import { systemClock } from "./lib/time";
+import { createVoiceProvider, loadVoiceSettings } from "./voice";
+import type { VoiceProvider } from "./voice/provider";
 
 export class StartupError extends Error {}
 
@@ -72,16 +75,24 @@ export function prepareDatabase(
 /** boot: config → db → migrate → jobs → listen. */
 export async function startServer(
   config: Config,
-  options: { announce?: (text: string) => void } = {},
+  options: {
+    announce?: (text: string) => void;
+    /** Where adapter settings (CARRIER's and VOICE's) are read; default process.env. */
+    env?: Record<string, string | undefined>;
+  } = {},
 ): Promise<RunningServer> {
   setLogLevel(config.logLevel);
   // Carrier settings first: a bad one fails before the database is created or touched.
-  const carrierSettings = loadCarrierSettings(config);
+  const env = options.env ?? process.env;
+  const carrierSettings = loadCarrierSettings(config, env);
+  const voiceSettings = loadVoiceSettings(env);
   const handle = prepareDatabase(config, options.announce);
   const metrics = new HttpMetrics();
   let carrier: Carrier;
+  let voice: VoiceProvider;
   try {
     carrier = createCarrier(config, { db: handle.db, clock: systemClock }, carrierSettings);
+    voice = createVoiceProvider(voiceSettings, { db: handle.db, clock: systemClock });
   } catch (error) {
     handle.close();
     throw error;
@@ -90,6 +101,8 @@ export async function startServer(
   startMessaging(handle.db, carrier, { onInbound: receiveInbound });
   // SMS agents answer with the configured engine (LLM_BASE_URL), else the built-in offline one.
   startAgents(handle.db, createEngine(config));
+  // Agent calls go through the voice provider (VOICE), `say` calls through the carrier.
+  startCalls(handle.db, carrier, voice);
   const { fetch } = createFetchHandler({
     db: handle.db,
     sqlite: handle.sqlite,
@@ -97,6 +110,7 @@ export async function startServer(
     clock: systemClock,
     metrics,
     carrier,
+    voice,
   });
   let http: ReturnType<typeof Bun.serve>;
   try {
@@ -131,7 +145,10 @@ export async function startServer(
   const worker = config.workerEnabled ? createWorker({ db: handle.db, handlers: jobHandlers() }) : null;
   worker?.start();
   // Delivery reports are background work: only the process that runs jobs makes them.
-  if (config.workerEnabled) carrier.start();
+  if (config.workerEnabled) {
+    carrier.start();
+    voice.start();
+  }
   const scheduler = config.workerEnabled ? startScheduler(handle.db) : null;
   const searchIndexer = startSearchIndexer(handle.db);
 
@@ -148,6 +165,7 @@ export async function startServer(
         searchIndexer.stop();
         await http.stop();
         await carrier.stop();
+        await voice.stop();
         await worker?.stop(config.shutdownGraceSec * 1000);
         handle.close();
       })();

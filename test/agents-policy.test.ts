@@ -51,6 +51,7 @@ const agent = (
     },
     voice: {} as AgentJson["voice"],
     inbox: { mode: "auto", intent_threshold: "medium", suppress_keywords: [], ...inbox },
+    voice_sync: null,
     created_at: "",
     updated_at: "",
     ...rest,

@@ -2,14 +2,30 @@
  * The Twilio adapter against a Prism mock of Twilio's published OpenAPI document
  * (vendored with its licence in `test/fixtures/vendor/twilio_api_v2010.json`): every request the adapter makes must validate against
  * the contract (Prism reports request violations as 4xx or in `sl-violations`; both fail the test).
+ *
+ * Prism is given a copy of the document that spells out one default: the form encoding of
+ * CreateCall's array fields (StatusCallbackEvent, RecordingStatusCallbackEvent) is `style: form,
+ * explode: true`, i.e. the field repeated, which is OpenAPI's default for form bodies and how
+ * Twilio takes them. Prism 5 only reads a form field as an array when the document declares its
+ * encoding (without it every StatusCallbackEvent is refused as "must be array"), and even then it
+ * keeps the last of the repeated values, so the tests check the repetition themselves.
  */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
-import { existsSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
+import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { type Subprocess, spawn } from "bun";
 import { CarrierUnavailableError, type OutboundSms } from "../src/carriers/carrier";
-import { mapTwilioStatus, TwilioCarrier, twilioSignature } from "../src/carriers/twilio";
+import {
+  mapTwilioCallStatus,
+  mapTwilioStatus,
+  sayTwiml,
+  TWILIO_CALL_STATUS_PATH,
+  TwilioCarrier,
+  twilioSignature,
+} from "../src/carriers/twilio";
+import type { CallStatus, OutboundCall } from "../src/voice/provider";
 import { startTestServer, type TestServer } from "./support/server";
 
 const ROOT = resolve(import.meta.dir, "..");
@@ -22,6 +38,8 @@ interface Recorded {
   method: string;
   url: string;
   status: number;
+  /** The form body sent, if any. */
+  body: string | null;
   requestViolations: unknown[];
 }
 
@@ -38,6 +56,7 @@ async function freePort(): Promise<number> {
 }
 
 let prism: Subprocess | null = null;
+let specDir = "";
 let prismUrl = "";
 const recorded: Recorded[] = [];
 
@@ -49,6 +68,7 @@ const recordingFetch = (async (input: RequestInfo | URL, init?: RequestInit) => 
     method: init?.method ?? "GET",
     url: String(input),
     status: response.status,
+    body: typeof init?.body === "string" ? init.body : null,
     requestViolations: violations.filter((v) => v.location[0] === "request"),
   });
   return response;
@@ -88,9 +108,24 @@ beforeAll(async () => {
   }
   const bin = join(ROOT, "node_modules/.bin/prism");
   if (!existsSync(bin)) throw new Error(`Prism is not installed (${bin}): run npm install`);
+  // The document with CreateCall's array fields' form encoding (OpenAPI's default) made explicit.
+  const document = JSON.parse(readFileSync(SPEC, "utf8"));
+  const createCall =
+    document.paths["/2010-04-01/Accounts/{AccountSid}/Calls.json"].post.requestBody.content[
+      "application/x-www-form-urlencoded"
+    ];
+  createCall.encoding = Object.fromEntries(
+    Object.entries(createCall.schema.properties as Record<string, { type?: string }>)
+      .filter(([, property]) => property.type === "array")
+      .map(([name]) => [name, { style: "form", explode: true }]),
+  );
+  expect(Object.keys(createCall.encoding)).toContain("StatusCallbackEvent");
+  specDir = mkdtempSync(join(tmpdir(), "twilio-spec-"));
+  const spec = join(specDir, "twilio_api_v2010.json");
+  writeFileSync(spec, JSON.stringify(document));
   const port = await freePort();
   prismUrl = `http://127.0.0.1:${port}`;
-  prism = spawn([bin, "mock", "-h", "127.0.0.1", "-p", String(port), "-v", "warn", SPEC], {
+  prism = spawn([bin, "mock", "-h", "127.0.0.1", "-p", String(port), "-v", "warn", spec], {
     stdout: "ignore",
     stderr: "ignore",
   });
@@ -108,6 +143,7 @@ beforeAll(async () => {
 
 afterAll(() => {
   prism?.kill();
+  if (specDir) rmSync(specDir, { recursive: true, force: true });
 });
 
 const sms: OutboundSms = {
@@ -268,6 +304,257 @@ describe("Twilio adapter against Twilio's OpenAPI contract (Prism)", () => {
       "FAILED",
       null,
     ]);
+  });
+});
+
+const call: OutboundCall = {
+  callId: "0193bbbb-0000-7000-8000-000000000001",
+  workspaceId: "0193aaaa-0000-7000-8000-0000000000ff",
+  from: "+14155550100",
+  to: "+14155550123",
+  say: `Tom & Jerry's <"reminder">`,
+};
+
+describe("Twilio calls against Twilio's OpenAPI contract (Prism)", () => {
+  it("places a say call (Calls) with escaped TwiML, our callback URL and machine detection", async () => {
+    const from = recorded.length;
+    const result = await adapter().placeCall(call);
+    // The mock answers the contract's example: sid CAaaaa..., status completed, answered_by null.
+    expect(result).toEqual({ accepted: true, providerCallId: `CA${"a".repeat(32)}`, status: "COMPLETED" });
+    expectOnContract(from);
+    expect(recorded.slice(from).map((r) => r.method)).toEqual(["POST"]);
+    expect(recorded[from].url).toBe(`${prismUrl}/2010-04-01/Accounts/${ACCOUNT_SID}/Calls.json`);
+    const form = new URLSearchParams(recorded[from].body ?? "");
+    expect(form.get("To")).toBe(call.to);
+    expect(form.get("From")).toBe(call.from);
+    expect(form.get("Twiml")).toBe(
+      "<Response><Say>Tom &amp; Jerry&apos;s &lt;&quot;reminder&quot;&gt;</Say></Response>",
+    );
+    expect(form.get("StatusCallback")).toBe(
+      `${CALLBACK_BASE}${TWILIO_CALL_STATUS_PATH}?call_id=${call.callId}`,
+    );
+    expect(TWILIO_CALL_STATUS_PATH).toBe("/carriers/twilio/call-status");
+    // Repeated, one field per event (Prism only sees the last of them).
+    expect(form.getAll("StatusCallbackEvent")).toEqual(["initiated", "ringing", "answered", "completed"]);
+    expect(form.get("StatusCallbackMethod")).toBe("POST");
+    expect(form.get("MachineDetection")).toBe("Enable");
+  });
+
+  it("the mock really validates the Calls body (a repeated event field passes, a bad method does not)", async () => {
+    const post = (extra: [string, string][]) =>
+      recordingFetch(`${prismUrl}/2010-04-01/Accounts/${ACCOUNT_SID}/Calls.json`, {
+        method: "POST",
+        headers: {
+          authorization: `Basic ${Buffer.from(`${ACCOUNT_SID}:${AUTH_TOKEN}`).toString("base64")}`,
+          "content-type": "application/x-www-form-urlencoded",
+        },
+        body: new URLSearchParams([["To", call.to], ["From", call.from], ...extra]).toString(),
+      });
+    const good = await post([
+      ["StatusCallbackEvent", "initiated"],
+      ["StatusCallbackEvent", "completed"],
+    ]);
+    expect(good.status).toBe(201);
+    await good.body?.cancel();
+    const bad = await post([
+      ["StatusCallbackEvent", "completed"],
+      ["StatusCallbackMethod", "PUT"],
+    ]);
+    expect(bad.status).toBe(422);
+    await bad.body?.cancel();
+  });
+
+  it("escapes every XML special character of the text and drops control characters", () => {
+    expect(sayTwiml(`a&b<c>d"e'f\u0007g`)).toBe(
+      "<Response><Say>a&amp;b&lt;c&gt;d&quot;e&apos;fg</Say></Response>",
+    );
+    expect(sayTwiml("&amp;")).toBe("<Response><Say>&amp;amp;</Say></Response>");
+  });
+
+  it("looks a call up by listing Calls with To, From and StartTime>", async () => {
+    const from = recorded.length;
+    const since = Date.now() - 60_000;
+    const lookup = await adapter().lookupCall(call, since);
+    // The mock's example calls were created in 2019: not ours.
+    expect(lookup).toEqual({ found: false });
+    expectOnContract(from);
+    const url = new URL(recorded[from].url);
+    expect(url.pathname).toBe(`/2010-04-01/Accounts/${ACCOUNT_SID}/Calls.json`);
+    expect(url.searchParams.get("To")).toBe(call.to);
+    expect(url.searchParams.get("From")).toBe(call.from);
+    expect(url.searchParams.get("PageSize")).toBe("50");
+    // The document's name ("on or after") and date-time format; five minutes of clock skew.
+    const after = url.searchParams.get("StartTime>") ?? "";
+    expect(after).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/);
+    expect(Math.abs(Date.parse(after) - (since - 5 * 60_000))).toBeLessThan(1000);
+  });
+
+  it("finds a call created after `since` and maps its status with answered_by", async () => {
+    const from = recorded.length;
+    // The first example call: created Fri, 18 Oct 2019 17:00:00 +0000, completed, machine_start.
+    const lookup = await adapter().lookupCall(call, Date.parse("2019-10-18T17:03:00Z"));
+    expect(lookup).toEqual({ found: true, providerCallId: `CA${"a".repeat(32)}`, status: "VOICEMAIL" });
+    expectOnContract(from);
+  });
+
+  it("maps a 4xx refusal of a call to a rejected placement", async () => {
+    const refusing = Bun.serve({
+      port: 0,
+      fetch: () =>
+        Response.json(
+          { code: 21215, message: "Geographic permission is not enabled for this number.", status: 400 },
+          { status: 400 },
+        ),
+    });
+    try {
+      const result = await adapter(`http://127.0.0.1:${refusing.port}`, fetch).placeCall(call);
+      expect(result).toEqual({
+        accepted: false,
+        errorCode: "21215",
+        errorMessage: "Geographic permission is not enabled for this number.",
+      });
+    } finally {
+      refusing.stop(true);
+    }
+  });
+
+  it("maps network errors, 5xx, 429 and refused credentials on calls to CarrierUnavailableError", async () => {
+    const closed = await freePort();
+    await expect(adapter(`http://127.0.0.1:${closed}`, fetch).placeCall(call)).rejects.toBeInstanceOf(
+      CarrierUnavailableError,
+    );
+    await expect(
+      adapter(`http://127.0.0.1:${closed}`, fetch).lookupCall(call, Date.now()),
+    ).rejects.toBeInstanceOf(CarrierUnavailableError);
+    for (const status of [503, 429, 401]) {
+      const down = Bun.serve({ port: 0, fetch: () => new Response("{}", { status }) });
+      try {
+        await expect(adapter(`http://127.0.0.1:${down.port}`, fetch).placeCall(call)).rejects.toBeInstanceOf(
+          CarrierUnavailableError,
+        );
+      } finally {
+        down.stop(true);
+      }
+    }
+  });
+
+  it("orders a number and reports its capabilities (IncomingPhoneNumbers)", async () => {
+    const from = recorded.length;
+    const ordered = await adapter().orderNumber("+14155550123");
+    // The contract's example number: voice and MMS, no SMS.
+    expect(ordered).toEqual({
+      ok: true,
+      carrierNumberId: `PN${"a".repeat(32)}`,
+      capabilities: { sms: false, voice: true, mms: true },
+    });
+    expectOnContract(from);
+  });
+
+  it("reads upper-case capability keys and leaves absent capabilities out", async () => {
+    const answers = [
+      { sid: "PN1", capabilities: { SMS: true, Voice: false, MMS: true } },
+      { sid: "PN2", capabilities: null },
+    ];
+    const stub = Bun.serve({ port: 0, fetch: () => Response.json(answers.shift(), { status: 201 }) });
+    try {
+      const carrier = adapter(`http://127.0.0.1:${stub.port}`, fetch);
+      expect(await carrier.orderNumber("+14155550123")).toEqual({
+        ok: true,
+        carrierNumberId: "PN1",
+        capabilities: { sms: true, voice: false, mms: true },
+      });
+      expect(await carrier.orderNumber("+14155550124")).toEqual({ ok: true, carrierNumberId: "PN2" });
+    } finally {
+      stub.stop(true);
+    }
+  });
+
+  it("maps Twilio call statuses (and AnsweredBy) to ours", () => {
+    const table: [string, string | undefined, CallStatus | null][] = [
+      ["queued", undefined, "QUEUED"],
+      ["initiated", undefined, "QUEUED"],
+      ["ringing", undefined, "RINGING"],
+      ["in-progress", undefined, "IN_PROGRESS"],
+      ["in-progress", "machine_start", "IN_PROGRESS"],
+      ["completed", undefined, "COMPLETED"],
+      ["completed", "human", "COMPLETED"],
+      ["completed", "unknown", "COMPLETED"],
+      ["completed", "machine_start", "VOICEMAIL"],
+      ["completed", "machine_end_beep", "VOICEMAIL"],
+      ["completed", "machine_end_silence", "VOICEMAIL"],
+      ["completed", "machine_end_other", "VOICEMAIL"],
+      ["completed", "fax", "FAILED"],
+      ["busy", undefined, "BUSY"],
+      ["no-answer", undefined, "NO_ANSWER"],
+      ["failed", undefined, "FAILED"],
+      ["canceled", undefined, "FAILED"],
+      ["answered", undefined, null],
+      ["", undefined, null],
+    ];
+    expect(table.map(([status, answeredBy]) => mapTwilioCallStatus(status, answeredBy))).toEqual(
+      table.map(([, , expected]) => expected),
+    );
+  });
+});
+
+describe("Call status callbacks", () => {
+  const url = `${CALLBACK_BASE}${TWILIO_CALL_STATUS_PATH}?call_id=call-1`;
+  const signed = (params: Record<string, string>, token = AUTH_TOKEN) => ({
+    url,
+    headers: new Headers({ "x-twilio-signature": twilioSignature(token, url, params) }),
+    params,
+  });
+  const completed = {
+    CallSid: "CA123",
+    CallStatus: "completed",
+    AnsweredBy: "machine_end_beep",
+    CallDuration: "17",
+    Timestamp: "Tue, 31 Aug 2010 20:36:44 +0000",
+    To: "+14155550123",
+    From: "+14155550100",
+  };
+
+  it("parses a signed final status: duration, reason with AnsweredBy, end time, no transcript", () => {
+    expect(adapter().parseCallStatusCallback(signed(completed))).toEqual({
+      callId: "call-1",
+      providerCallId: "CA123",
+      status: "VOICEMAIL",
+      durationSec: 17,
+      endedReason: "completed:machine_end_beep",
+      endedAt: Date.parse("2010-08-31T20:36:44Z"),
+    });
+    const { AnsweredBy: _, ...human } = completed;
+    expect(
+      adapter().parseCallStatusCallback(signed({ ...human, CallStatus: "no-answer", CallDuration: "0" })),
+    ).toEqual({
+      callId: "call-1",
+      providerCallId: "CA123",
+      status: "NO_ANSWER",
+      durationSec: 0,
+      endedReason: "no-answer",
+      endedAt: Date.parse("2010-08-31T20:36:44Z"),
+    });
+  });
+
+  it("parses a signed progress status without end fields", () => {
+    const params = { CallSid: "CA123", CallStatus: "ringing", Timestamp: completed.Timestamp };
+    expect(adapter().parseCallStatusCallback(signed(params))).toEqual({
+      callId: "call-1",
+      providerCallId: "CA123",
+      status: "RINGING",
+    });
+  });
+
+  it("returns null for a forged or tampered signature, an unknown status or no CallSid", () => {
+    expect(adapter().parseCallStatusCallback(signed(completed, "wrong-token"))).toBeNull();
+    expect(adapter().parseCallStatusCallback({ url, headers: new Headers(), params: completed })).toBeNull();
+    const genuine = signed(completed);
+    expect(
+      adapter().parseCallStatusCallback({ ...genuine, params: { ...completed, CallStatus: "failed" } }),
+    ).toBeNull();
+    expect(adapter().parseCallStatusCallback(signed({ ...completed, CallStatus: "answered" }))).toBeNull();
+    const { CallSid: _, ...noSid } = completed;
+    expect(adapter().parseCallStatusCallback(signed(noSid))).toBeNull();
   });
 });
 

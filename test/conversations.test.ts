@@ -121,6 +121,7 @@ describe("GET /v1/conversations/{id}", () => {
         sender: "contact",
         body: "Is my order ready?",
         status: "RECEIVED",
+        call_id: null,
         created_at: expect.stringMatching(/Z$/),
       },
       {
@@ -129,6 +130,7 @@ describe("GET /v1/conversations/{id}", () => {
         sender: "human",
         body: "Yes, pick it up any time.",
         status: expect.any(String),
+        call_id: null,
         created_at: expect.stringMatching(/Z$/),
       },
     ]);

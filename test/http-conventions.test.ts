@@ -311,11 +311,11 @@ describe("Idempotency-Key after a crash", () => {
 
 describe("parts of the specification not built yet", () => {
   it("answer 501 naming what is missing, after authentication", async () => {
-    const calls = await s.api("POST", "/v1/calls", { to: "+12125550100", say: "Hi" });
-    expect(calls.status).toBe(501);
-    expect(calls.body).toEqual({
+    const flows = await s.api("POST", "/v1/flows", { name: "Welcome" });
+    expect(flows.status).toBe(501);
+    expect(flows.body).toEqual({
       ok: false,
-      error: "Not implemented yet in this version: Calls (/v1/calls)",
+      error: "Not implemented yet in this version: Flows (/v1/flows)",
     });
     const flowStats = await s.api("GET", "/v1/flows/01936f8e-7c1a-7a3b-9f00-2d5e8c1b4a77/stats");
     expect(flowStats.status).toBe(501);

@@ -283,7 +283,7 @@ describe("GET /v1/openapi.json", () => {
   });
 
   it("lists the parts not built yet, answering 501", () => {
-    for (const path of ["/v1/flows", "/v1/calls"]) {
+    for (const path of ["/v1/flows", "/v1/10dlc"]) {
       const op = doc.paths[path]?.post;
       expect(op?.["x-planned"]).toBe(true);
       expect(op.responses["501"]).toBeDefined();

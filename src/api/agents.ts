@@ -16,7 +16,8 @@ import { testChat } from "../domain/agents/test-chat";
 import { CREATIVITY, INTENTS, MODEL_TIERS, SENTIMENTS, TONES } from "../engines/llm";
 import { workspaceOf } from "../http/context";
 import { Body, Enum, Int, Ok, responses, Timestamp, Uuid, WRITE_ERRORS } from "../http/schemas";
-import { listVoices } from "../voice/catalogue";
+import { AppError } from "../lib/errors";
+import { VoiceUnavailableError } from "../voice/provider";
 import { resourceRoutes } from "./resource-routes";
 
 const MAX_PROMPT = 20_000;
@@ -179,6 +180,24 @@ export const AgentSchema = t.Object(
     sms: t.Object(smsFields, { description: "SMS behaviour, every field filled in" }),
     voice: t.Object(voiceFields, { description: "Voice build config, every field filled in" }),
     inbox: t.Object(inboxFields, { description: "Inbox routing, every field filled in" }),
+    voice_sync: t.Union(
+      [
+        t.Object(
+          {
+            provider: t.String({ description: "simulated or retell" }),
+            llm_id: t.String({ description: "The provider's LLM id (Retell: retell-llm)" }),
+            agent_id: t.String({ description: "The provider's agent id" }),
+            synced_at: Timestamp("When the agent was last synced"),
+          },
+          { description: "The voice provider's copy of this agent" },
+        ),
+        t.Null(),
+      ],
+      {
+        description:
+          "Voice agents: where the agent lives at the voice provider, synced on every create and update (a provider that is down answers 503 and nothing is written); null for SMS agents.",
+      },
+    ),
     created_at: Timestamp("When the agent was created"),
     updated_at: Timestamp("Last change"),
   },
@@ -255,7 +274,7 @@ export function agentsRoutes(deps: AppDeps) {
             description:
               "Seed endpoint 4. Defaults are filled in and returned (`sms`, `voice`, `inbox` whole). The quiet window starts as the workspace's quiet hours and zone. A voice agent needs `voice_id` (or `voice.voice_id`) from `GET /v1/voices`.",
             body: CreateBody,
-            run: (workspaceId, body, now) => createAgent(deps.db, workspaceId, body, now),
+            run: (workspaceId, body, now) => createAgent(deps.db, workspaceId, body, deps.voice, now),
           },
           get: {
             summary: "Get an agent",
@@ -266,7 +285,7 @@ export function agentsRoutes(deps: AppDeps) {
             summary: "Update an agent",
             description: "Partial update; `sms`, `voice` and `inbox` are merged field by field.",
             body: PatchBody,
-            run: (workspaceId, id, body, now) => updateAgent(deps.db, workspaceId, id, body, now),
+            run: (workspaceId, id, body, now) => updateAgent(deps.db, workspaceId, id, body, deps.voice, now),
           },
           delete: {
             summary: "Delete an agent",
@@ -296,16 +315,29 @@ export function agentsRoutes(deps: AppDeps) {
         response: responses(t.Object({ ok: Ok, reply: TestReply }), [...WRITE_ERRORS, 404]),
       },
     )
-    .get("/v1/voices", () => ({ ok: true as const, voices: [...listVoices()] }), {
-      detail: {
-        tags: ["Agents"],
-        operationId: "listVoices",
-        summary: "List voices",
-        description: "Voices a voice agent may use (the simulated provider's fixed catalogue).",
+    .get(
+      "/v1/voices",
+      async () => {
+        try {
+          return { ok: true as const, voices: await deps.voice.listVoices() };
+        } catch (error) {
+          if (error instanceof VoiceUnavailableError)
+            throw new AppError("unavailable", "Voice provider unavailable: try again later");
+          throw error;
+        }
       },
-      response: responses(
-        t.Object({ ok: Ok, voices: t.Array(Voice, { description: "Voices" }) }),
-        [401, 429],
-      ),
-    });
+      {
+        detail: {
+          tags: ["Agents"],
+          operationId: "listVoices",
+          summary: "List voices",
+          description:
+            "Voices a voice agent may use, from the voice provider: the simulated provider's fixed catalogue, or Retell's `/list-voices` with `VOICE=retell` (`voice_name` → `name`, `accent` → `language` when no language is given). 503 `Voice provider unavailable: try again later` when Retell cannot be reached.",
+        },
+        response: responses(
+          t.Object({ ok: Ok, voices: t.Array(Voice, { description: "Voices" }) }),
+          [401, 429, 503],
+        ),
+      },
+    );
 }

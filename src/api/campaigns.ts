@@ -115,6 +115,22 @@ const Stats = t.Object(
     }),
     revenue: t.Number({ description: "Their revenue" }),
     variants: t.Array(VariantStats, { description: "Per-variant results (empty without variants)" }),
+    calls: t.Optional(
+      t.Object(
+        {
+          placed: Int({ description: "Calls handed to the provider (any status past QUEUED)" }),
+          answered: Int({ description: "Calls that were answered (COMPLETED)" }),
+          voicemail: Int({ description: "Calls that reached voicemail" }),
+          no_answer: Int({ description: "Calls nobody answered" }),
+          busy: Int({ description: "Calls to a busy line" }),
+          failed: Int({ description: "Calls that failed or were refused" }),
+        },
+        {
+          description:
+            "Voice campaigns only: their calls by outcome (API.md §6.4). For a voice campaign `sent` counts calls placed and `delivered` calls answered or voicemail reached.",
+        },
+      ),
+    ),
   },
   { description: "Headline results, counted from the recipients" },
 );
@@ -123,7 +139,7 @@ export const CampaignSchema = t.Object(
   {
     id: Uuid("Campaign id"),
     name: t.String({ description: "Name" }),
-    campaign_type: Enum(["sms", "voice"], "sms or voice (voice campaigns cannot be launched yet)"),
+    campaign_type: Enum(["sms", "voice"], "sms or voice (calls: `say` or a voice `agent_id`)"),
     status: Enum(
       CAMPAIGN_STATUSES,
       "draft → scheduled → active ⇄ paused → completed; any non-final → canceled",

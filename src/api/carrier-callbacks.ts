@@ -1,15 +1,23 @@
 import { Elysia, t } from "elysia";
 import type { AppDeps } from "../app";
 import type { CallbackRequest } from "../carriers/carrier";
-import { TWILIO_INBOUND_PATH, TWILIO_STATUS_PATH } from "../carriers/twilio";
+import { TWILIO_CALL_STATUS_PATH, TWILIO_INBOUND_PATH, TWILIO_STATUS_PATH } from "../carriers/twilio";
+import { applyCallReports } from "../domain/calls/calls";
+import { acceptWebhookReceipt } from "../domain/calls/receipts";
 import { receiveInbound } from "../domain/messaging/inbound";
 import { applyStatusUpdates } from "../domain/messaging/messages";
 import { registerStreamingRoute } from "../http/conventions";
 import { Ok, responses } from "../http/schemas";
 import { AppError } from "../lib/errors";
+import { log } from "../lib/log";
+
+/** Where Retell posts call events (set as the agent's or account's webhook URL). */
+export const RETELL_WEBHOOK_PATH = "/carriers/retell/webhook";
 
 registerStreamingRoute("POST", TWILIO_STATUS_PATH);
 registerStreamingRoute("POST", TWILIO_INBOUND_PATH);
+registerStreamingRoute("POST", TWILIO_CALL_STATUS_PATH);
+registerStreamingRoute("POST", RETELL_WEBHOOK_PATH);
 
 const INVALID_SIGNATURE = new AppError("unauthorized", "Invalid signature");
 
@@ -86,6 +94,56 @@ export function carrierCallbackRoutes(deps: AppDeps) {
           }),
           [401],
         ),
+      },
+    )
+    .post(
+      TWILIO_CALL_STATUS_PATH,
+      async ({ request }) => {
+        const callback = await callbackOf(request, publicBase);
+        if (!deps.carrier.verifyCallback(callback)) throw INVALID_SIGNATURE;
+        const report = deps.carrier.parseCallStatusCallback(callback);
+        if (report) applyCallReports(deps.db, [report], deps.clock.now());
+        return { ok: true as const };
+      },
+      {
+        detail: {
+          tags: ["Carrier callbacks"],
+          operationId: "receiveTwilioCallStatusCallback",
+          summary: "Call status callback (signed by the carrier)",
+          description:
+            "Twilio posts each status change of a `say` call placed through it here (`?call_id=<id>`, form-encoded, signed with `X-Twilio-Signature`): initiated, ringing, answered, completed. A genuine report moves the call along its lifecycle (never back); the first final status adds the thread entry and emits `call.completed`. A report about no call of ours is acknowledged and ignored. A forged call answers 401 and changes nothing.",
+        },
+        response: responses(t.Object({ ok: Ok }), [401]),
+      },
+    )
+    .post(
+      RETELL_WEBHOOK_PATH,
+      async ({ request }) => {
+        const webhook = { rawBody: await request.text(), headers: request.headers };
+        const now = deps.clock.now();
+        if (!deps.voice.verifyWebhook(webhook, now)) throw INVALID_SIGNATURE;
+        // A genuine request seen before (the same signature) is a replay: refused, nothing changes.
+        if (!acceptWebhookReceipt(deps.db, request.headers.get("x-retell-signature") ?? "", now))
+          throw INVALID_SIGNATURE;
+        const report = deps.voice.parseWebhook(webhook);
+        if (report) {
+          const { unknown } = applyCallReports(deps.db, [report], now);
+          if (unknown)
+            log.info("retell webhook for an unknown call ignored", {
+              provider_call_id: report.providerCallId,
+            });
+        }
+        return { ok: true as const };
+      },
+      {
+        detail: {
+          tags: ["Carrier callbacks"],
+          operationId: "receiveRetellWebhook",
+          summary: "Retell call webhook (signed by Retell)",
+          description:
+            "With `VOICE=retell`, Retell posts `call_started`, `call_ended` and `call_analyzed` here, signed with `x-retell-signature: v=<ms>,d=<hex HMAC-SHA256(api key, body + ms)>`. A forged signature, one older or newer than 5 minutes, or a replay of an accepted request answers 401 and changes nothing. `call_ended`/`call_analyzed` fill status, duration, transcript, recording, summary, sentiment and `ended_reason` (Retell's `disconnection_reason`, mapped to our statuses). A webhook about an unknown call is acknowledged (200) and logged.",
+        },
+        response: responses(t.Object({ ok: Ok }), [401]),
       },
     );
 }

@@ -50,8 +50,16 @@ const ThreadMessage = t.Object(
       description: "contact | agent | human | campaign | flow | system",
       examples: ["contact"],
     }),
-    body: t.String({ description: "Message text" }),
-    status: t.String({ description: "Message status", examples: ["RECEIVED"] }),
+    body: t.String({
+      description: 'Message text; a call\'s entry says how the call went (its summary, or e.g. "No answer")',
+    }),
+    status: t.String({
+      description: "Message status; `CALL` for a call's entry in the thread (see `call_id`)",
+      examples: ["RECEIVED"],
+    }),
+    call_id: t.Union([t.String(), t.Null()], {
+      description: "The call this entry reports (one entry per finished call); null for SMS",
+    }),
     created_at: Timestamp("When it was sent or received"),
   },
   { description: "One message of the thread" },

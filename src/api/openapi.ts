@@ -45,6 +45,11 @@ export const TAGS: { name: string; description: string }[] = [
       "One-off SMS and the record of every message sent or received, with its status lifecycle (`PENDING → QUEUED → SENT → DELIVERED | UNDELIVERED | FAILED`; inbound `RECEIVED`).",
   },
   {
+    name: "Calls",
+    description:
+      "One-off voice calls — a voice agent through the voice provider (`VOICE=simulated|retell`) or text spoken through the carrier (`say`) — with their lifecycle (`QUEUED → RINGING → IN_PROGRESS → COMPLETED | BUSY | NO_ANSWER | FAILED | VOICEMAIL`), transcript, summary and recording.",
+  },
+  {
     name: "Conversations",
     description:
       "The inbox: one thread per contact, with triage (open or closed, assignee, needs attention) and replies from the team.",

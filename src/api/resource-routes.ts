@@ -128,10 +128,8 @@ export function resourceRoutes<
   if (create) {
     app.post(
       path,
-      ({ request, body }) => ({
-        ok: true as const,
-        [one]: create.run(workspaceOf(request), body as Static<C>, deps.clock.now()),
-      }),
+      ({ request, body }) =>
+        envelopeOf(one, create.run(workspaceOf(request), body as Static<C>, deps.clock.now())),
       {
         body: create.body,
         detail: detail(`create${one_}`, create),
@@ -156,10 +154,8 @@ export function resourceRoutes<
   if (update) {
     app.patch(
       `${path}/:id`,
-      ({ request, params, body }) => ({
-        ok: true as const,
-        [one]: update.run(workspaceOf(request), params.id, body as Static<U>, deps.clock.now()),
-      }),
+      ({ request, params, body }) =>
+        envelopeOf(one, update.run(workspaceOf(request), params.id, body as Static<U>, deps.clock.now())),
       {
         params,
         body: update.body,
@@ -190,4 +186,11 @@ export function resourceRoutes<
     );
   }
   return app;
+}
+
+/** `{ok, <one>: result}`, synchronously unless `run` answered a promise (e.g. a provider sync first). */
+function envelopeOf(one: string, result: unknown) {
+  return result instanceof Promise
+    ? result.then((value) => ({ ok: true as const, [one]: value }))
+    : { ok: true as const, [one]: result };
 }

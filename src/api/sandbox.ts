@@ -17,6 +17,7 @@ import {
   WRITE_ERRORS,
 } from "../http/schemas";
 import { AppError, notFound } from "../lib/errors";
+import { listSandboxCalls } from "../voice/simulated";
 import { MessageSchema } from "./messages";
 
 const SandboxSend = t.Object(
@@ -28,6 +29,21 @@ const SandboxSend = t.Object(
     accepted_at: Timestamp("When the simulated carrier accepted the hand-off"),
   },
   { description: "One hand-off the simulated carrier accepted" },
+);
+
+const SandboxCallSchema = t.Object(
+  {
+    call_id: t.String({ description: "Our call id" }),
+    line: t.String({ description: "voice (agent calls) or carrier (say calls)" }),
+    from: t.String({ description: "Calling number" }),
+    to: t.String({ description: "Called number" }),
+    status: t.String({ description: "The final status the line reports (or reported)" }),
+    accepted_at: t.String({ description: "When the line took the call" }),
+    reported_at: t.Union([t.String(), t.Null()], {
+      description: "When the final status was reported; null while pending",
+    }),
+  },
+  { description: "One placement on a simulated line" },
 );
 
 // POST /v1/sandbox/inbound – inject an inbound SMS; GET /v1/sandbox/outbox – the simulated
@@ -98,6 +114,29 @@ export function sandboxRoutes(deps: AppDeps) {
           },
           response: responses(
             listEnvelope("sends", SandboxSend, "Hand-offs the simulated carrier accepted, newest first"),
+            [...READ_ERRORS, 404, 422],
+          ),
+        },
+      )
+      .get(
+        "/v1/sandbox/calls",
+        ({ request, query }) => {
+          simulatedOnly();
+          const page = parsePagination(query);
+          const { calls, total } = listSandboxCalls(deps.db, workspaceOf(request), page);
+          return { ok: true as const, calls, total, ...page };
+        },
+        {
+          query: Query({ ...paginationQuery }),
+          detail: {
+            tags: ["Sandbox"],
+            operationId: "listSandboxCalls",
+            summary: "Calls the simulated lines placed",
+            description:
+              "One row per placement (a call placed twice shows twice), newest first, from the simulated voice provider (`line: voice`, agent calls) and the simulated carrier (`line: carrier`, say calls), with the outcome each will report or has reported; survives restarts.",
+          },
+          response: responses(
+            listEnvelope("calls", SandboxCallSchema, "Placements on the simulated lines, newest first"),
             [...READ_ERRORS, 404, 422],
           ),
         },

@@ -1,3 +1,5 @@
+import type { CallLookup, CallPlacement, CallReport, CallSinkSlot, OutboundCall } from "../voice/provider";
+
 /**
  * The carrier interface: everything the platform needs from a telecom provider. Adapters map
  * their own statuses and errors to these types and never import domain code.
@@ -23,7 +25,14 @@ export interface NumberSearch {
   limit: number;
 }
 
-export type OrderResult = { ok: true; carrierNumberId: string } | { ok: false; reason: string };
+export type OrderResult =
+  | {
+      ok: true;
+      carrierNumberId: string;
+      /** What the number can do, when the carrier says (absent: assumed SMS and voice). */
+      capabilities?: { sms: boolean; voice: boolean; mms: boolean };
+    }
+  | { ok: false; reason: string };
 
 export interface OutboundSms {
   /** Our message id: the adapter passes it to the carrier so a send can be found again. */
@@ -140,4 +149,15 @@ export interface Carrier {
   parseStatusCallback(request: CallbackRequest): StatusUpdate | null;
   /** Verifies and parses an inbound-message webhook; null when forged or incomplete. */
   parseInbound(request: CallbackRequest): InboundSms | null;
+  /** Where reports about `say` calls go (the calls domain attaches it at boot). */
+  readonly callSinks: CallSinkSlot;
+  /**
+   * Places one `say` call (text spoken to whoever answers). Throws CarrierUnavailableError for
+   * transient failures; a refusal for good is `{accepted: false}`.
+   */
+  placeCall(call: OutboundCall): Promise<CallPlacement>;
+  /** Finds an earlier placement of `call.callId` made at or after `since` (epoch ms). */
+  lookupCall(call: OutboundCall, since: number): Promise<CallLookup>;
+  /** Verifies and parses a call status callback; null when forged or not about a call of ours. */
+  parseCallStatusCallback(request: CallbackRequest): CallReport | null;
 }

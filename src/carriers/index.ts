@@ -30,7 +30,7 @@ function intFrom(name: string, raw: string | undefined, fallback: number): numbe
 }
 
 export type CarrierSettings =
-  | { carrier: "simulated"; deliveryDelayMs: number }
+  | { carrier: "simulated"; deliveryDelayMs: number; callMs: number }
   | {
       carrier: "twilio";
       accountSid: string;
@@ -69,6 +69,7 @@ export function loadCarrierSettings(
   return {
     carrier: "simulated",
     deliveryDelayMs: intFrom("SIMULATED_DELIVERY_MS", env.SIMULATED_DELIVERY_MS, 200),
+    callMs: intFrom("SIMULATED_CALL_MS", env.SIMULATED_CALL_MS, 2000),
   };
 }
 
@@ -82,7 +83,10 @@ export function createCarrier(
     const { carrier: _, ...options } = settings;
     return new TwilioCarrier(options);
   }
-  return new SimulatedCarrier(deps.db, deps.clock, { deliveryDelayMs: settings.deliveryDelayMs });
+  return new SimulatedCarrier(deps.db, deps.clock, {
+    deliveryDelayMs: settings.deliveryDelayMs,
+    callMs: settings.callMs,
+  });
 }
 
 /** True when the simulated carrier is active (the sandbox endpoints exist only then). */

@@ -9,6 +9,8 @@
  *   to +15005550004         accepted, then FAILED (blocked by the carrier)
  *   +15005550003 anywhere   carrier outage: send, order and release throw CarrierUnavailableError
  *   order a number ending in 0000   "not available" (skipped, never charged)
+ *   a number ending in 9999         has no voice capability (SMS only)
+ * `say` calls run on the simulated call line (src/voice/simulated.ts), with its magic numbers.
  */
 import { createHash } from "node:crypto";
 import { and, asc, count, desc, eq, isNull, lte } from "drizzle-orm";
@@ -18,6 +20,8 @@ import { type SandboxSendRow, sandboxSends } from "../db/schema";
 import { newId } from "../lib/ids";
 import { log } from "../lib/log";
 import type { Clock } from "../lib/time";
+import type { CallLookup, CallPlacement, CallReport, OutboundCall } from "../voice/provider";
+import { SimulatedCallLine } from "../voice/simulated";
 import {
   type AvailableNumber,
   type Carrier,
@@ -41,6 +45,8 @@ export const SIMULATED_MAGIC = {
   outage: "+15005550003",
   /** Ordering a number with this ending is refused as not available. */
   unavailableSuffix: "0000",
+  /** A number with this ending cannot place calls. */
+  smsOnlySuffix: "9999",
 } as const;
 
 export interface SimulatedCarrierOptions {
@@ -50,6 +56,8 @@ export interface SimulatedCarrierOptions {
   tickMs?: number;
   /** Most deliveries reported in one sink call. */
   batchSize?: number;
+  /** Time from placing a `say` call to its final report (default 2 s). */
+  callMs?: number;
 }
 
 const TOLL_FREE_PREFIXES = ["800", "833", "844", "855", "866", "877", "888"];
@@ -121,6 +129,8 @@ export function listSandboxSends(
 export class SimulatedCarrier implements Carrier {
   readonly name = "simulated" as const;
   readonly sinks = new CarrierSinkSlot();
+  /** `say` calls: the simulated call line of the carrier. */
+  readonly calls: SimulatedCallLine;
   private timer: ReturnType<typeof setTimeout> | null = null;
   private flushing: Promise<void> | null = null;
   private stopped = true;
@@ -136,6 +146,26 @@ export class SimulatedCarrier implements Carrier {
   ) {
     this.tickMs = options.tickMs ?? Math.max(5, Math.min(options.deliveryDelayMs, 50));
     this.batchSize = options.batchSize ?? 2000;
+    this.calls = new SimulatedCallLine(db, clock, "carrier", { callMs: options.callMs ?? 2000 });
+  }
+
+  get callSinks() {
+    return this.calls.sinks;
+  }
+
+  async placeCall(call: OutboundCall): Promise<CallPlacement> {
+    if (call.to === SIMULATED_MAGIC.outage || call.from === SIMULATED_MAGIC.outage)
+      throw new CarrierUnavailableError("simulated carrier outage");
+    return this.calls.place(call);
+  }
+
+  async lookupCall(call: OutboundCall): Promise<CallLookup> {
+    return this.calls.lookup(call.callId);
+  }
+
+  /** The simulated carrier makes no HTTP callbacks: call reports go straight to the call sink. */
+  parseCallStatusCallback(): CallReport | null {
+    return null;
   }
 
   attachSinks(sinks: CarrierSinks) {
@@ -147,10 +177,12 @@ export class SimulatedCarrier implements Carrier {
     if (!this.stopped) return;
     this.stopped = false;
     this.schedule();
+    this.calls.start();
   }
 
   async stop() {
     this.stopped = true;
+    await this.calls.stop();
     await this.writing;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
@@ -236,7 +268,7 @@ export class SimulatedCarrier implements Carrier {
         region: place?.[0] ?? null,
         locality: place?.[1] ?? null,
         type,
-        capabilities: { sms: true, voice: true, mms: type === "local" },
+        capabilities: simulatedCapabilities(number, type),
         monthly_cost: type === "local" ? 1.15 : 2.15,
       });
     }
@@ -248,7 +280,14 @@ export class SimulatedCarrier implements Carrier {
     if (number.endsWith(SIMULATED_MAGIC.unavailableSuffix)) {
       return { ok: false, reason: "Number is not available" };
     }
-    return { ok: true, carrierNumberId: `PN${digest("number", number).slice(0, 32)}` };
+    return {
+      ok: true,
+      carrierNumberId: `PN${digest("number", number).slice(0, 32)}`,
+      capabilities: simulatedCapabilities(
+        number,
+        TOLL_FREE_PREFIXES.includes(number.slice(2, 5)) ? "toll_free" : "local",
+      ),
+    };
   }
 
   async releaseNumber(number: string): Promise<void> {
@@ -373,6 +412,11 @@ export class SimulatedCarrier implements Carrier {
     await this.sinks.onInbound(inbound);
     return inbound;
   }
+}
+
+/** Every simulated number sends SMS; one ending in 9999 cannot place calls; MMS on local numbers. */
+function simulatedCapabilities(number: string, type: "local" | "toll_free") {
+  return { sms: true, voice: !number.endsWith(SIMULATED_MAGIC.smsOnlySuffix), mms: type === "local" };
 }
 
 function statusOfLedgerRow(row: SandboxSendRow): StatusUpdate {

@@ -1,18 +1,40 @@
 /**
- * Twilio over its REST API (2010-04-01), with `fetch`: Messages, IncomingPhoneNumbers and
+ * Twilio over its REST API (2010-04-01), with `fetch`: Messages, Calls, IncomingPhoneNumbers and
  * AvailablePhoneNumbers, form-encoded bodies, Basic auth with the account SID and auth token.
  * Requests follow Twilio's published OpenAPI document (tests run them against a Prism mock of it).
  *
- * Callbacks: Twilio posts message statuses to `<PUBLIC_URL>/carriers/twilio/status?message_id=<ours>`
- * and inbound SMS to `<PUBLIC_URL>/carriers/twilio/inbound`; both are verified with
- * `X-Twilio-Signature` (base64 HMAC-SHA1 of the URL followed by the sorted POST parameters).
+ * Callbacks: Twilio posts message statuses to `<PUBLIC_URL>/carriers/twilio/status?message_id=<ours>`,
+ * inbound SMS to `<PUBLIC_URL>/carriers/twilio/inbound` and the progress of `say` calls
+ * (initiated, ringing, answered, completed) to `<PUBLIC_URL>/carriers/twilio/call-status?call_id=<ours>`;
+ * all are verified with `X-Twilio-Signature` (base64 HMAC-SHA1 of the URL followed by the sorted
+ * POST parameters).
+ *
+ * `say` calls are placed with inline TwiML (`<Say>` of the XML-escaped text) and answering machine
+ * detection (`MachineDetection=Enable`), so a call that reached voicemail (`AnsweredBy=machine_*`)
+ * ends VOICEMAIL rather than COMPLETED.
  *
  * Limitation of `lookupSend`: Twilio cannot be queried by our message id, so a prior hand-off is
  * found by listing the most recent Messages with the same To and From and matching the body and
  * creation time; two identical bodies to the same recipient in that window cannot be told apart.
+ *
+ * Limitation of `lookupCall`: likewise Twilio cannot be queried by our call id (it only comes back
+ * in the status callback URL), so a prior placement is found by listing Calls with the same To and
+ * From that started on or after the placement's day (`StartTime>`, less five minutes of clock skew)
+ * and matching the creation time; two calls to the same recipient from the same number in that
+ * window cannot be told apart (the most recent is taken), and Twilio filters on the start time, so
+ * a call still queued (not yet dialled) may not be listed.
  */
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { log } from "../lib/log";
+import {
+  type CallLookup,
+  type CallPlacement,
+  type CallReport,
+  CallSinkSlot,
+  type CallStatus,
+  isFinalCallStatus,
+  type OutboundCall,
+} from "../voice/provider";
 import {
   type AvailableNumber,
   type CallbackRequest,
@@ -43,6 +65,10 @@ export interface TwilioOptions {
 
 export const TWILIO_STATUS_PATH = "/carriers/twilio/status";
 export const TWILIO_INBOUND_PATH = "/carriers/twilio/inbound";
+export const TWILIO_CALL_STATUS_PATH = "/carriers/twilio/call-status";
+
+/** The call progress events Twilio reports to the call status callback. */
+const CALL_STATUS_EVENTS = ["initiated", "ringing", "answered", "completed"] as const;
 
 /** US list prices (USD/month): the AvailablePhoneNumbers resource carries none. */
 const LIST_PRICE = { local: 1.15, toll_free: 2.15 } as const;
@@ -69,6 +95,53 @@ export function mapTwilioStatus(status: string): CarrierMessageStatus | null {
     default:
       return null;
   }
+}
+
+/**
+ * Twilio's call statuses mapped to ours; null for anything else (such a callback is ignored). A
+ * completed call answered by a machine (`AnsweredBy` `machine_start`, `machine_end_beep`, ... as
+ * answering machine detection reports it) reached voicemail; one answered by a fax failed.
+ */
+export function mapTwilioCallStatus(callStatus: string, answeredBy?: string | null): CallStatus | null {
+  switch (callStatus) {
+    case "queued":
+    case "initiated":
+      return "QUEUED";
+    case "ringing":
+      return "RINGING";
+    case "in-progress":
+      return "IN_PROGRESS";
+    case "completed":
+      if (answeredBy === "machine" || answeredBy?.startsWith("machine_")) return "VOICEMAIL";
+      if (answeredBy === "fax") return "FAILED";
+      return "COMPLETED";
+    case "busy":
+      return "BUSY";
+    case "no-answer":
+      return "NO_ANSWER";
+    case "failed":
+    case "canceled":
+      return "FAILED";
+    default:
+      return null;
+  }
+}
+
+const XML_ESCAPES: Record<string, string> = {
+  "&": "&amp;",
+  "<": "&lt;",
+  ">": "&gt;",
+  '"': "&quot;",
+  "'": "&apos;",
+};
+
+/** The TwiML of a `say` call: the text XML-escaped (control characters XML forbids dropped). */
+export function sayTwiml(text: string): string {
+  const escaped = text
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: XML 1.0 forbids these characters.
+    .replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F]/g, "")
+    .replace(/[&<>"']/g, (char) => XML_ESCAPES[char]);
+  return `<Response><Say>${escaped}</Say></Response>`;
 }
 
 /** base64(HMAC-SHA1(authToken, url + each POST parameter's key and value, keys sorted)). */
@@ -100,6 +173,24 @@ interface TwilioMessage {
   error_message?: string | null;
 }
 
+interface TwilioCall {
+  sid: string;
+  status: string;
+  answered_by?: string | null;
+  date_created?: string | null;
+}
+
+type Capabilities = { sms: boolean; voice: boolean; mms: boolean };
+
+/** Twilio spells capability keys in lower case in JSON and upper case (SMS, MMS) elsewhere. */
+function capabilitiesOf(caps: Record<string, boolean | undefined>): Capabilities {
+  return {
+    sms: Boolean(caps.sms ?? caps.SMS),
+    voice: Boolean(caps.voice ?? caps.Voice),
+    mms: Boolean(caps.mms ?? caps.MMS),
+  };
+}
+
 interface TwilioAvailableNumber {
   phone_number: string;
   region?: string | null;
@@ -112,6 +203,7 @@ type Answer<T> = { ok: true; status: number; data: T } | { ok: false; status: nu
 export class TwilioCarrier implements Carrier {
   readonly name = "twilio" as const;
   readonly sinks = new CarrierSinkSlot();
+  readonly callSinks = new CallSinkSlot();
   private readonly fetcher: typeof fetch;
   private readonly authHeader: string;
 
@@ -132,11 +224,14 @@ export class TwilioCarrier implements Carrier {
     return `/2010-04-01/Accounts/${this.options.accountSid}${rest}`;
   }
 
-  /** One REST call. Network errors, timeouts, 429 and 5xx → CarrierUnavailableError. */
+  /**
+   * One REST call. Network errors, timeouts, 401/403, 429 and 5xx → CarrierUnavailableError.
+   * `params` as pairs repeat a field (Twilio's list parameters, e.g. StatusCallbackEvent).
+   */
   private async call<T>(
     method: "GET" | "POST" | "DELETE",
     path: string,
-    params: Record<string, string> = {},
+    params: Record<string, string> | [string, string][] = {},
   ): Promise<Answer<T>> {
     const form = new URLSearchParams(params);
     let url = this.options.apiBase + path;
@@ -202,31 +297,31 @@ export class TwilioCarrier implements Carrier {
       params,
     );
     if (!answer.ok) return [];
-    return (answer.data?.available_phone_numbers ?? []).slice(0, search.limit).map((n) => {
-      const caps = n.capabilities ?? {};
-      return {
-        number: n.phone_number,
-        region: n.region ?? null,
-        locality: n.locality ?? null,
-        type,
-        capabilities: {
-          sms: Boolean(caps.sms ?? caps.SMS),
-          voice: Boolean(caps.voice ?? caps.Voice),
-          mms: Boolean(caps.mms ?? caps.MMS),
-        },
-        monthly_cost: LIST_PRICE[type],
-      };
-    });
+    return (answer.data?.available_phone_numbers ?? []).slice(0, search.limit).map((n) => ({
+      number: n.phone_number,
+      region: n.region ?? null,
+      locality: n.locality ?? null,
+      type,
+      capabilities: capabilitiesOf(n.capabilities ?? {}),
+      monthly_cost: LIST_PRICE[type],
+    }));
   }
 
   async orderNumber(number: string): Promise<OrderResult> {
-    const answer = await this.call<{ sid: string }>("POST", this.accountPath("/IncomingPhoneNumbers.json"), {
-      PhoneNumber: number,
-      SmsUrl: this.options.publicUrl + TWILIO_INBOUND_PATH,
-      SmsMethod: "POST",
-    });
+    const answer = await this.call<{ sid: string; capabilities?: Record<string, boolean> | null }>(
+      "POST",
+      this.accountPath("/IncomingPhoneNumbers.json"),
+      {
+        PhoneNumber: number,
+        SmsUrl: this.options.publicUrl + TWILIO_INBOUND_PATH,
+        SmsMethod: "POST",
+      },
+    );
     if (!answer.ok) return { ok: false, reason: answer.error.message ?? "Number is not available" };
-    return { ok: true, carrierNumberId: answer.data.sid };
+    const result: OrderResult = { ok: true, carrierNumberId: answer.data.sid };
+    // Absent (or null) capabilities: the caller assumes SMS and voice.
+    if (answer.data.capabilities) result.capabilities = capabilitiesOf(answer.data.capabilities);
+    return result;
   }
 
   async releaseNumber(number: string, carrierNumberId: string | null): Promise<void> {
@@ -323,5 +418,79 @@ export class TwilioCarrier implements Carrier {
     const sid = p.MessageSid ?? p.SmsSid;
     if (!sid || !p.From || !p.To) return null;
     return { carrierMessageId: sid, from: p.From, to: p.To, body: p.Body ?? "" };
+  }
+
+  callStatusCallbackUrl(callId: string): string {
+    return `${this.options.publicUrl}${TWILIO_CALL_STATUS_PATH}?call_id=${encodeURIComponent(callId)}`;
+  }
+
+  async placeCall(call: OutboundCall): Promise<CallPlacement> {
+    const params: [string, string][] = [
+      ["To", call.to],
+      ["From", call.from],
+      ["Twiml", sayTwiml(call.say ?? "")],
+      // Always our own route, carrying our call id (the status callback names it).
+      ["StatusCallback", this.callStatusCallbackUrl(call.callId)],
+      // A list parameter: Twilio takes each event as its own field.
+      ...CALL_STATUS_EVENTS.map((event): [string, string] => ["StatusCallbackEvent", event]),
+      ["StatusCallbackMethod", "POST"],
+      // AnsweredBy tells a person from voicemail (or a fax) in the status callbacks.
+      ["MachineDetection", "Enable"],
+    ];
+    const answer = await this.call<TwilioCall>("POST", this.accountPath("/Calls.json"), params);
+    if (!answer.ok) {
+      return {
+        accepted: false,
+        errorCode: String(answer.error.code ?? answer.status),
+        errorMessage: answer.error.message ?? "Rejected by Twilio",
+      };
+    }
+    return {
+      accepted: true,
+      providerCallId: answer.data.sid,
+      status: mapTwilioCallStatus(answer.data.status, answer.data.answered_by) ?? "QUEUED",
+    };
+  }
+
+  async lookupCall(call: OutboundCall, since: number): Promise<CallLookup> {
+    // Clocks differ: accept calls created up to five minutes before our placement began.
+    const earliest = since - 5 * 60_000;
+    const answer = await this.call<{ calls?: TwilioCall[] }>("GET", this.accountPath("/Calls.json"), {
+      To: call.to,
+      From: call.from,
+      // "Only include calls that started on or after this date" (the document's date-time format).
+      "StartTime>": `${new Date(earliest).toISOString().slice(0, 19)}Z`,
+      PageSize: "50",
+    });
+    if (!answer.ok) return { found: false };
+    const match = (answer.data?.calls ?? []).find((found) => {
+      const created = found.date_created ? Date.parse(found.date_created) : Number.NaN;
+      return Number.isNaN(created) || created >= earliest;
+    });
+    if (!match) return { found: false };
+    return {
+      found: true,
+      providerCallId: match.sid,
+      status: mapTwilioCallStatus(match.status, match.answered_by) ?? "QUEUED",
+    };
+  }
+
+  parseCallStatusCallback(request: CallbackRequest): CallReport | null {
+    if (!this.verifyCallback(request)) return null;
+    const p = request.params;
+    const answeredBy = p.AnsweredBy || undefined;
+    const status = p.CallStatus ? mapTwilioCallStatus(p.CallStatus, answeredBy) : null;
+    if (!p.CallSid || !status) return null;
+    const report: CallReport = { providerCallId: p.CallSid, status };
+    const callId = new URL(request.url).searchParams.get("call_id");
+    if (callId) report.callId = callId;
+    if (isFinalCallStatus(status)) {
+      const duration = p.CallDuration ? Number(p.CallDuration) : Number.NaN;
+      if (Number.isFinite(duration) && duration >= 0) report.durationSec = duration;
+      report.endedReason = answeredBy ? `${p.CallStatus}:${answeredBy}` : p.CallStatus;
+      const endedAt = p.Timestamp ? Date.parse(p.Timestamp) : Number.NaN;
+      if (!Number.isNaN(endedAt)) report.endedAt = endedAt;
+    }
+    return report;
   }
 }

@@ -18,6 +18,7 @@ import m15 from "../../migrations/0015_contact_count.sql" with { type: "text" };
 import m16 from "../../migrations/0016_events_undispatched_partial.sql" with { type: "text" };
 import m17 from "../../migrations/0017_message_daily_counts.sql" with { type: "text" };
 import m18 from "../../migrations/0018_agents.sql" with { type: "text" };
+import m19 from "../../migrations/0019_calls.sql" with { type: "text" };
 
 /** Migrations in the order they apply. */
 export const embeddedMigrations: { tag: string; sql: string }[] = [
@@ -40,4 +41,5 @@ export const embeddedMigrations: { tag: string; sql: string }[] = [
   { tag: "0016_events_undispatched_partial", sql: m16 },
   { tag: "0017_message_daily_counts", sql: m17 },
   { tag: "0018_agents", sql: m18 },
+  { tag: "0019_calls", sql: m19 },
 ];

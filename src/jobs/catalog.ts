@@ -21,6 +21,8 @@ export interface JobPayloads {
   "agents.reply": { conversation_id: string; due_at: number };
   /** A follow-up after the agent's message at `after`, if the contact has stayed quiet. */
   "agents.followup": { conversation_id: string; after: number };
+  /** Places one QUEUED call with its provider, exactly once (src/domain/calls/calls.ts). */
+  "calls.place": { call_id: string };
   /** One attempt of one webhook delivery; `retry` is 0 for the first (src/domain/webhooks/webhooks.ts). */
   "webhook.deliver": { deliveryId: string; retry: number };
 }
@@ -58,6 +60,9 @@ export const JOB_POLICIES: Record<JobKind, JobPolicy> = {
   // The lease covers the engine's answer (an LLM's timeout and retries) and the write after it.
   "agents.reply": { maxAttempts: 8, timeoutMs: 120_000, backoffMs: exponentialBackoff(2_000, 300_000) },
   "agents.followup": { maxAttempts: 8, timeoutMs: 120_000, backoffMs: exponentialBackoff(2_000, 300_000) },
+  // Like a send: the lease is how soon a placement orphaned by a crash is looked up again; ~20
+  // attempts with backoff capped at 10 min keep a call QUEUED through an hour or two of outage.
+  "calls.place": { maxAttempts: 20, timeoutMs: 30_000, backoffMs: exponentialBackoff(2_000, 600_000) },
   // The webhook retry schedule lives in the delivery records (each retry is its own job); this
   // policy only covers a handler that could not record its attempt. Lease > the 15 s HTTP timeout.
   "webhook.deliver": { maxAttempts: 5, timeoutMs: 60_000, backoffMs: exponentialBackoff(1_000, 60_000) },

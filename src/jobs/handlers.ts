@@ -1,6 +1,7 @@
 import { and, eq, inArray, lt } from "drizzle-orm";
 import { idempotencyKeys, jobs } from "../db/schema";
 import { agentFollowupJob, agentReplyJob } from "../domain/agents/runtime";
+import { placeCallJob } from "../domain/calls/calls";
 import { dispatchCampaignJob, resolveRecipientsJob, startScheduledJob } from "../domain/campaigns/dispatch";
 import { pruneEvents } from "../domain/events";
 import { sendMessageJob } from "../domain/messaging/messages";
@@ -39,6 +40,7 @@ const HANDLERS: { [K in JobKind]: JobHandler<JobPayloads[K]> } = {
   "campaigns.dispatch": dispatchCampaignJob,
   "agents.reply": agentReplyJob,
   "agents.followup": agentFollowupJob,
+  "calls.place": placeCallJob,
 };
 
 /** Every catalogued kind with its handler and policy, as the worker takes them. */

@@ -3,13 +3,9 @@
  * provider ships this fixed catalogue, so a voice agent can be configured and checked with no
  * network; a real provider's catalogue replaces it when one is configured.
  */
-export interface Voice {
-  voice_id: string;
-  name: string;
-  provider: string;
-  language: string;
-  gender: "female" | "male";
-}
+import type { Voice } from "./provider";
+
+export type { Voice };
 
 export const SIMULATED_VOICES: readonly Voice[] = [
   { voice_id: "sim-ava", name: "Ava", provider: "simulated", language: "en-US", gender: "female" },
@@ -19,11 +15,3 @@ export const SIMULATED_VOICES: readonly Voice[] = [
   { voice_id: "sim-lucia", name: "Lucía", provider: "simulated", language: "es-ES", gender: "female" },
   { voice_id: "sim-mateo", name: "Mateo", provider: "simulated", language: "es-MX", gender: "male" },
 ];
-
-export function listVoices(): readonly Voice[] {
-  return SIMULATED_VOICES;
-}
-
-export function findVoice(voiceId: string): Voice | undefined {
-  return SIMULATED_VOICES.find((v) => v.voice_id === voiceId);
-}

@@ -40,7 +40,8 @@ export const EVENT_SUMMARIES: Record<EventType, string> = {
   "contact.opted_out": "A contact opted out, e.g. by a STOP keyword or `opted_in: false` on the contact.",
   "contact.opted_in": "A contact opted back in, e.g. by a START keyword or `opted_in: true` on the contact.",
   "conversation.needs_attention": "A thread started to need a person (flagged once until it is cleared).",
-  "call.completed": "A call ended. Not emitted by this version: calls are not built yet.",
+  "call.completed":
+    "A call reached its final status (COMPLETED, BUSY, NO_ANSWER, FAILED or VOICEMAIL); data is the Call record, and `status` says how it ended. Emitted once per call, with the call's entry in the contact's thread.",
   "campaign.started": "A campaign started sending. Not emitted by this version: campaigns are not built yet.",
   "campaign.completed":
     "A campaign finished sending. Not emitted by this version: campaigns are not built yet.",
@@ -141,7 +142,7 @@ export const CallEventData = Type.Object(
     duration_sec: Type.Union([Type.Integer(), Type.Null()], { description: "Duration in seconds" }),
     transcript: Type.Array(
       Type.Object({
-        role: Type.String({ description: "agent or user" }),
+        role: Type.String({ description: "agent or contact" }),
         text: Type.String({ description: "What was said" }),
         at: Type.String({ description: "When" }),
       }),
@@ -149,8 +150,14 @@ export const CallEventData = Type.Object(
     ),
     recording_url: NullableString("Recording"),
     summary: NullableString("Summary"),
+    sentiment: Type.Optional(NullableString("The contact's sentiment: positive, neutral or negative")),
     ended_reason: NullableString("Why the call ended"),
+    say: Type.Optional(NullableString("The text spoken (say calls)")),
+    conversation_id: Type.Optional(NullableId("The contact's thread")),
+    campaign_id: Type.Optional(NullableId("The voice campaign")),
     created_at: Time("Created"),
+    started_at: Type.Optional(NullableString("When it was answered")),
+    ended_at: Type.Optional(NullableString("When it ended")),
   },
   { description: "The Call record", additionalProperties: true },
 );

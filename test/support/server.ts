@@ -54,7 +54,10 @@ export async function startTestServer(
     ...overrides,
   };
   let announced = "";
-  const server = await startServer(config, { announce: (text) => (announced += text) });
+  const server = await startServer(config, {
+    announce: (text) => (announced += text),
+    env: { ...process.env, ...env },
+  });
   const url = `http://127.0.0.1:${server.port}`;
   const { db } = server.handle;
   const bootstrapKey = announced.match(/opk_[0-9A-Za-z]{36}/)?.[0];

@@ -25,6 +25,8 @@ export const agents = sqliteTable(
     sms: jsonColumn<Record<string, unknown>>("sms").notNull(),
     voice: jsonColumn<Record<string, unknown>>("voice").notNull(),
     inbox: jsonColumn<Record<string, unknown>>("inbox").notNull(),
+    /** Voice agents: the voice provider's copy (provider, llm_id, agent_id, synced_at); null otherwise. */
+    voiceSync: jsonColumn<Record<string, unknown>>("voice_sync"),
     createdAt: createdAtColumn(),
     updatedAt: updatedAtColumn(),
   },

@@ -42,11 +42,11 @@ export const campaignRecipients = sqliteTable(
       t.repliedAt,
       t.optedOutAt,
     ),
-    // The dispatcher's queue: rows not yet handed off (queued without a message, or deferred with
+    // The dispatcher's queue: rows not yet handed off (queued without a message or call, or deferred with
     // or without their waiting QUEUED message), by due time; it shrinks as the run goes.
     index("campaign_recipients_pending_idx")
       .on(t.campaignId, t.dueAt, t.contactId)
-      .where(sql`(message_id IS NULL AND outcome = 'queued') OR outcome = 'deferred'`),
+      .where(sql`(message_id IS NULL AND call_id IS NULL AND outcome = 'queued') OR outcome = 'deferred'`),
     // Replies and opt-outs find the recipient rows of a contact.
     index("campaign_recipients_workspace_contact_idx").on(t.workspaceId, t.contactId),
   ],

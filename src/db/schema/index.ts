@@ -2,6 +2,7 @@
 export * from "./agents";
 export * from "./api-keys";
 export * from "./audience-versions";
+export * from "./calls";
 export * from "./campaign-recipients";
 export * from "./campaigns";
 export * from "./clicks";

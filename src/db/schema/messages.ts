@@ -25,6 +25,8 @@ export const messages = sqliteTable(
     contactId: text("contact_id"),
     conversationId: text("conversation_id"),
     campaignId: text("campaign_id"),
+    /** A call's entry in the thread (status CALL, not an SMS): the call it reports. */
+    callId: text("call_id"),
     /** The workspace number that sends (outbound) or received (inbound) the message. */
     numberId: text("number_id"),
     carrierMessageId: text("carrier_message_id"),

@@ -19,6 +19,8 @@ export const numbers = sqliteTable(
     dailyLimit: integer("daily_limit"),
     /** Agent answering on this number (set by the agents feature). */
     agentId: text("agent_id"),
+    /** Whether the number can place calls (from the carrier at order time). */
+    voiceCapable: integer("voice_capable", { mode: "boolean" }).notNull().default(true),
     /** active | released */
     status: text("status").notNull(),
     /** The carrier's id for the number (Twilio's IncomingPhoneNumber sid), when it has one. */

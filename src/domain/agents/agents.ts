@@ -12,10 +12,15 @@ import {
   workspaces,
 } from "../../db/schema";
 import type { EngineAgent, ModelTier, Tone } from "../../engines/llm";
-import { invalid, notFound } from "../../lib/errors";
+import { AppError, invalid, notFound } from "../../lib/errors";
 import { isUuid, newId } from "../../lib/ids";
 import { toIso } from "../../lib/time";
-import { findVoice } from "../../voice/catalogue";
+import {
+  type ProviderAgentRef,
+  type VoiceAgentSpec,
+  type VoiceProvider,
+  VoiceUnavailableError,
+} from "../../voice/provider";
 import { escapeLike } from "../audience/contacts";
 
 export const AGENT_STATUSES = ["draft", "active", "paused"] as const;
@@ -101,8 +106,18 @@ export interface AgentJson {
   sms: AgentSms;
   voice: AgentVoice;
   inbox: AgentInbox;
+  /** Voice agents: the voice provider's copy, as last synced; null for SMS agents. */
+  voice_sync: VoiceSync | null;
   created_at: string;
   updated_at: string;
+}
+
+/** Where a voice agent lives at the voice provider (API.md §6.4: synced on create and update). */
+export interface VoiceSync {
+  provider: string;
+  llm_id: string;
+  agent_id: string;
+  synced_at: string;
 }
 
 /** Defaults of API.md §6.3 (and Retell's for the voice fields). Quiet hours come from the workspace. */
@@ -186,6 +201,7 @@ export function agentJson(row: AgentRow): AgentJson {
     sms: row.sms as unknown as AgentSms,
     voice,
     inbox: row.inbox as unknown as AgentInbox,
+    voice_sync: row.channel === "voice" && row.voiceSync ? (row.voiceSync as unknown as VoiceSync) : null,
     created_at: toIso(row.createdAt) as string,
     updated_at: toIso(row.updatedAt) as string,
   };
@@ -206,6 +222,73 @@ export function engineAgentOf(agent: AgentJson): EngineAgent {
     modelTier: agent.model_tier,
     captureFields: agent.sms.capture_fields,
   };
+}
+
+/** What the voice provider needs of a voice agent, with the ids of its last sync. */
+export function voiceAgentSpec(agent: AgentJson, sync: Record<string, unknown> | null): VoiceAgentSpec {
+  const ref =
+    sync && typeof sync.llm_id === "string" && typeof sync.agent_id === "string"
+      ? { llm_id: sync.llm_id, agent_id: sync.agent_id }
+      : null;
+  return {
+    id: agent.id,
+    name: agent.name,
+    systemPrompt: agent.system_prompt,
+    goal: agent.goal,
+    greeting: agent.greeting,
+    guardrails: agent.sms.guardrails,
+    knowledge: agent.sms.knowledge,
+    tone: agent.sms.tone,
+    voice: agent.voice,
+    ref,
+  };
+}
+
+const VOICE_UNAVAILABLE = "Voice provider unavailable: try again later";
+
+/** The provider's voice ids, when the body or the agent makes voice_id matter; 503 when it cannot answer. */
+async function knownVoices(
+  provider: VoiceProvider,
+  input: AgentInput,
+  currentChannel: string | null,
+): Promise<ReadonlySet<string>> {
+  const matters =
+    input.channel === "voice" ||
+    (input.channel === undefined && currentChannel === "voice") ||
+    (input.voice_id !== undefined && input.voice_id !== null) ||
+    (input.voice?.voice_id !== undefined && input.voice.voice_id !== null);
+  if (!matters) return new Set();
+  try {
+    return new Set((await provider.listVoices()).map((v) => v.voice_id));
+  } catch (error) {
+    if (error instanceof VoiceUnavailableError) throw new AppError("unavailable", VOICE_UNAVAILABLE);
+    throw error;
+  }
+}
+
+/** Creates or updates the provider's copy of a voice agent; 503 (nothing written) when it is down. */
+async function syncVoiceAgent(
+  provider: VoiceProvider,
+  json: AgentJson,
+  previous: Record<string, unknown> | null,
+  now: number,
+): Promise<Record<string, unknown>> {
+  let ref: ProviderAgentRef;
+  try {
+    ref = await provider.syncAgent(
+      voiceAgentSpec(json, previous?.provider === provider.name ? previous : null),
+    );
+  } catch (error) {
+    if (error instanceof VoiceUnavailableError) throw new AppError("unavailable", VOICE_UNAVAILABLE);
+    throw error;
+  }
+  const sync: VoiceSync = {
+    provider: provider.name,
+    llm_id: ref.llm_id,
+    agent_id: ref.agent_id,
+    synced_at: toIso(now) as string,
+  };
+  return sync as unknown as Record<string, unknown>;
 }
 
 /** The agent of the workspace, or 404. */
@@ -246,7 +329,7 @@ const trimmedList = (values: string[]) => values.map((v) => v.trim()).filter((v)
  * Merges a body into the current configuration (nested objects field by field) and checks what the
  * schema cannot: reply delays in order, the quiet zone, and the voice rules.
  */
-function mergeConfig(current: AgentJson, input: AgentInput): AgentJson {
+function mergeConfig(current: AgentJson, input: AgentInput, voices: ReadonlySet<string>): AgentJson {
   const next: AgentJson = {
     ...current,
     sms: { ...current.sms },
@@ -289,8 +372,12 @@ function mergeConfig(current: AgentJson, input: AgentInput): AgentJson {
   if (!isKnownZone(next.sms.quiet_tz)) throw invalid("sms.quiet_tz must be a valid IANA time zone");
   if (next.channel === "voice") {
     if (!next.voice.voice_id) throw invalid("voice_id is required");
-    if (!findVoice(next.voice.voice_id)) throw invalid("voice_id is not a known voice");
-  } else if (next.voice.voice_id && !findVoice(next.voice.voice_id)) {
+    if (!voices.has(next.voice.voice_id)) throw invalid("voice_id is not a known voice");
+  } else if (
+    next.voice.voice_id &&
+    (input.voice_id || input.voice?.voice_id) &&
+    !voices.has(next.voice.voice_id)
+  ) {
     throw invalid("voice_id is not a known voice");
   }
   if (next.sms.link_domain_id !== null) throw invalid("sms.link_domain_id does not exist");
@@ -315,15 +402,27 @@ function rowOf(json: AgentJson, workspaceId: string, createdAt: number, now: num
     sms: json.sms as unknown as Record<string, unknown>,
     voice: json.voice as unknown as Record<string, unknown>,
     inbox: json.inbox as unknown as Record<string, unknown>,
+    voiceSync: null,
     createdAt,
     updatedAt: now,
   };
 }
 
-export function createAgent(db: Db, workspaceId: string, input: AgentInput, now = Date.now()): AgentJson {
+/**
+ * Creates an agent. A voice agent is checked against the provider's voices and synced to it
+ * first; the provider being down answers 503 and writes nothing.
+ */
+export async function createAgent(
+  db: Db,
+  workspaceId: string,
+  input: AgentInput,
+  voice: VoiceProvider,
+  now = Date.now(),
+): Promise<AgentJson> {
   if (input.name === undefined) throw invalid("name is required");
   if (input.system_prompt === undefined) throw invalid("system_prompt is required");
-  return db.transaction((tx) => {
+  const voices = await knownVoices(voice, input, null);
+  const json = db.transaction((tx) => {
     const ws = tx.select().from(workspaces).where(eq(workspaces.id, workspaceId)).get();
     const blank: AgentJson = {
       id: newId(),
@@ -347,14 +446,16 @@ export function createAgent(db: Db, workspaceId: string, input: AgentInput, now 
       },
       voice: { ...VOICE_DEFAULTS },
       inbox: { ...INBOX_DEFAULTS },
+      voice_sync: null,
       created_at: "",
       updated_at: "",
     };
-    const json = mergeConfig(blank, input);
-    const row = rowOf(json, workspaceId, now, now);
-    tx.insert(agents).values(row).run();
-    return agentJson(row);
+    return mergeConfig(blank, input, voices);
   });
+  const sync = json.channel === "voice" ? await syncVoiceAgent(voice, json, null, now) : null;
+  const row = { ...rowOf(json, workspaceId, now, now), voiceSync: sync };
+  db.insert(agents).values(row).run();
+  return agentJson(row);
 }
 
 export function getAgent(db: DbOrTx, workspaceId: string, id: string): AgentJson {
@@ -392,20 +493,35 @@ export function listAgents(
   return { items: rows.map(agentJson), total };
 }
 
-export function updateAgent(
+/**
+ * PATCH: merges the body into the agent. A voice agent is synced to the provider again before the
+ * write; the provider being down answers 503 and changes nothing.
+ */
+export async function updateAgent(
   db: Db,
   workspaceId: string,
   id: string,
   input: AgentInput,
+  voice: VoiceProvider,
   now = Date.now(),
-): AgentJson {
+): Promise<AgentJson> {
+  const before = findAgent(db, workspaceId, id);
+  const voices = await knownVoices(voice, input, before.channel);
+  const check = () =>
+    db.transaction((tx) => {
+      const current = findAgent(tx, workspaceId, id);
+      const json = mergeConfig(agentJson(current), input, voices);
+      // An agent answering on numbers or threads by SMS cannot become a voice agent under them.
+      if (json.channel === "voice" && current.channel === "sms" && answersSms(tx, workspaceId, id))
+        throw invalid("channel cannot be voice while the agent answers SMS on numbers, campaigns or threads");
+      return { current, json };
+    });
+  const { current, json } = check();
+  const sync = json.channel === "voice" ? await syncVoiceAgent(voice, json, current.voiceSync, now) : null;
   return db.transaction((tx) => {
-    const current = findAgent(tx, workspaceId, id);
-    const json = mergeConfig(agentJson(current), input);
-    // An agent answering on numbers or threads by SMS cannot become a voice agent under them.
-    if (json.channel === "voice" && current.channel === "sms" && answersSms(tx, workspaceId, id))
-      throw invalid("channel cannot be voice while the agent answers SMS on numbers, campaigns or threads");
-    const row = rowOf(json, workspaceId, current.createdAt, now);
+    // Deleted while the provider answered: nothing to update.
+    findAgent(tx, workspaceId, id);
+    const row = { ...rowOf(json, workspaceId, current.createdAt, now), voiceSync: sync };
     tx.update(agents).set(row).where(eq(agents.id, id)).run();
     return agentJson(row);
   });

@@ -16,13 +16,14 @@ import {
   segments,
 } from "../../db/schema";
 import { enqueueJob } from "../../jobs/queue";
-import { AppError, conflict, invalid, notFound } from "../../lib/errors";
+import { conflict, invalid, notFound } from "../../lib/errors";
 import { isUuid, newId } from "../../lib/ids";
 import { normalizePhone } from "../../lib/phone";
 import { toIso } from "../../lib/time";
 import { agentForReference } from "../agents/agents";
 import { offerExists } from "../attribution/offers";
 import { escapeLike } from "../audience/contacts";
+import { campaignCallStats, checkSay } from "../calls/calls";
 import { emitEvent } from "../events";
 import { MAX_BODY_LENGTH } from "../messaging/messages";
 import { audienceHasAnyone } from "./audience";
@@ -79,7 +80,10 @@ export function campaignJson(db: DbOrTx, row: CampaignRow): CampaignJson {
     launched_at: toIso(row.launchedAt),
     completed_at: toIso(row.completedAt),
     canceled_at: toIso(row.canceledAt),
-    stats: campaignStats(db, row),
+    stats:
+      row.campaignType === "voice"
+        ? { ...campaignStats(db, row), calls: campaignCallStats(db, row.workspaceId, row.id) }
+        : campaignStats(db, row),
   };
 }
 
@@ -235,6 +239,10 @@ function checkConfig(db: DbOrTx, workspaceId: string, config: CampaignConfig) {
     });
   } else if (config.say === null && config.agentId === null) {
     throw invalid("say or agent_id is required for a voice campaign");
+  } else if (config.say !== null && config.agentId !== null) {
+    throw invalid("say and agent_id cannot both be set for a voice campaign: choose one");
+  } else if (config.say !== null) {
+    checkSay(config.say);
   }
   const a = config.audience;
   checkIds(db, workspaceId, lists, a.list_ids, "audience.list_ids");
@@ -252,7 +260,7 @@ function checkConfig(db: DbOrTx, workspaceId: string, config: CampaignConfig) {
     throw invalid("from and pool_id cannot both be set: give one");
   if (config.fromNumber !== null) {
     const found = db
-      .select({ id: numbers.id })
+      .select({ id: numbers.id, voiceCapable: numbers.voiceCapable })
       .from(numbers)
       .where(
         and(
@@ -263,6 +271,8 @@ function checkConfig(db: DbOrTx, workspaceId: string, config: CampaignConfig) {
       )
       .get();
     if (!found) throw invalid("from is not a number of this workspace");
+    if (config.campaignType === "voice" && !found.voiceCapable)
+      throw invalid("from cannot place calls: the number has no voice capability");
   }
   if (config.poolId !== null) {
     checkIds(db, workspaceId, pools, [config.poolId], "pool_id", false);
@@ -274,10 +284,16 @@ function checkConfig(db: DbOrTx, workspaceId: string, config: CampaignConfig) {
           eq(numbers.workspaceId, workspaceId),
           eq(numbers.poolId, config.poolId),
           eq(numbers.status, "active"),
+          config.campaignType === "voice" ? eq(numbers.voiceCapable, true) : undefined,
         ),
       )
       .get();
-    if (!active?.n) throw invalid("pool_id has no active numbers");
+    if (!active?.n)
+      throw invalid(
+        config.campaignType === "voice"
+          ? "pool_id has no active voice-capable numbers"
+          : "pool_id has no active numbers",
+      );
   }
 }
 
@@ -440,8 +456,6 @@ export function deleteCampaign(db: Db, workspaceId: string, id: string): void {
 // ---------------------------------------------------------------------------------------------
 // Control: launch, pause, resume, cancel.
 
-const VOICE_NOT_BUILT = "Not implemented yet in this version: launching voice campaigns (calls)";
-
 /**
  * POST /v1/campaigns/{id}/launch: a draft whose `send_at` is in the future becomes `scheduled`
  * (a start job waits for it); otherwise it starts now. The configuration is checked again (ids
@@ -451,7 +465,6 @@ const VOICE_NOT_BUILT = "Not implemented yet in this version: launching voice ca
 export function launchCampaign(db: Db, workspaceId: string, id: string, now = Date.now()): CampaignJson {
   return db.transaction((tx) => {
     const row = findCampaign(tx, workspaceId, id);
-    if (row.campaignType === "voice") throw new AppError("not_implemented", VOICE_NOT_BUILT);
     if (row.status !== "draft") throw conflict("Campaign is not in draft");
     checkConfig(tx, workspaceId, row);
     if (!audienceHasAnyone(tx, workspaceId, row.audience, now))

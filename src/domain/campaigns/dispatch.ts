@@ -1,12 +1,20 @@
 import { and, asc, eq, lte, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../db/client";
 import { preparedPerConnection } from "../../db/prepared";
-import { type CampaignRow, type ContactRow, campaignRecipients, campaigns, contacts } from "../../db/schema";
+import {
+  type CampaignRow,
+  type ContactRow,
+  campaignRecipients,
+  campaigns,
+  contacts,
+  type NumberRow,
+} from "../../db/schema";
 import type { JobContext, JobPayloads } from "../../jobs/catalog";
 import { RescheduleJob } from "../../jobs/catalog";
 import { enqueueJob } from "../../jobs/queue";
 import { handContactToAgent } from "../agents/runtime";
 import { createRecipientLink, newRecipientLink } from "../attribution/offers";
+import { queueCall } from "../calls/calls";
 import { emitEvent } from "../events";
 import { threadForContact } from "../messaging/conversations";
 import {
@@ -71,6 +79,30 @@ function writeCampaignMessage(
       now,
     );
   return message.id;
+}
+
+/**
+ * Writes one recipient's call (QUEUED, with its `calls.place` job): the campaign's voice agent
+ * talks, else its `say` text is spoken. The finished call lands in the recipient's thread.
+ */
+function writeCampaignCall(
+  tx: DbOrTx,
+  campaign: CampaignRow,
+  contact: ContactRow,
+  sender: NumberRow,
+  now: number,
+): string {
+  const conversation = threadForContact(tx, campaign.workspaceId, contact.id, { reopen: false, now });
+  return queueCall(tx, {
+    workspaceId: campaign.workspaceId,
+    contact,
+    conversationId: conversation.id,
+    sender,
+    agentId: campaign.agentId,
+    say: campaign.agentId ? null : campaign.say,
+    campaignId: campaign.id,
+    now,
+  }).id;
 }
 
 /** Recipients handed off per dispatcher transaction: a step holds the event loop for tens of ms at most, and a pause bites at once. */
@@ -144,7 +176,9 @@ export function dispatchCampaignJob(payload: JobPayloads["campaigns.dispatch"], 
  * query repeats its WHERE, and a bound parameter in place of 'queued' does not (the step would
  * then read and sort every recipient of the campaign).
  */
-const PENDING = sql.raw(`((message_id IS NULL AND outcome = 'queued') OR outcome = 'deferred')`);
+const PENDING = sql.raw(
+  `((message_id IS NULL AND call_id IS NULL AND outcome = 'queued') OR outcome = 'deferred')`,
+);
 const dueCondition = (campaignId: string) => and(eq(campaignRecipients.campaignId, campaignId), PENDING);
 
 /** A recipient's outcome after its step, one prepared update each (they run per recipient). */
@@ -173,6 +207,11 @@ const outcomeStatements = preparedPerConnection((db: DbOrTx) => {
     queued: db
       .update(campaignRecipients)
       .set({ outcome: "queued", reason: null, messageId: sql`${sql.placeholder("messageId")}` })
+      .where(key)
+      .prepare(),
+    called: db
+      .update(campaignRecipients)
+      .set({ outcome: "queued", reason: null, callId: sql`${sql.placeholder("callId")}` })
       .where(key)
       .prepare(),
   };
@@ -233,7 +272,8 @@ export function dispatchStep(db: Db, payload: JobPayloads["campaigns.dispatch"],
         // GET /v1/messages, asked again when it comes due. Without any sender yet, the row waits alone.
         let messageId = waiting;
         if (waiting && plan.from) redeferMessage(tx, waiting, plan.sendAt, plan.from, now);
-        else if (!waiting && plan.from && contact) {
+        // A call waits as the recipient row alone: the call is written when it may be placed.
+        else if (!waiting && plan.from && contact && campaign.campaignType === "sms") {
           messageId = writeCampaignMessage(
             tx,
             campaign,
@@ -248,6 +288,10 @@ export function dispatchStep(db: Db, payload: JobPayloads["campaigns.dispatch"],
           sendAt: plan.sendAt,
           messageId: messageId ?? null,
         });
+      } else if (contact && campaign.campaignType === "voice") {
+        const callId = writeCampaignCall(tx, campaign, contact, plan.sender, now);
+        outcomes.called.run({ ...key, callId });
+        handedOff++;
       } else if (contact) {
         let messageId = waiting;
         if (waiting)

@@ -272,6 +272,7 @@ function previewTotals(db: Db, campaign: CampaignRow, rules: SendRules, at: numb
     .all();
 
   const totals: Totals = { recipients: 0, sendable: 0, deferred: 0, skipped: {}, lastDeferral: at };
+  const channel = campaign.campaignType === "voice" ? "voice" : "sms";
   const count1 = (decision: ReturnType<typeof complianceDecision>, n: number) => {
     if (decision.action === "send") totals.sendable += n;
     else if (decision.action === "defer") {
@@ -291,6 +292,7 @@ function previewTotals(db: Db, campaign: CampaignRow, rules: SendRules, at: numb
       { suppression: group.suppression, recentSends: [] },
       rules,
       at,
+      channel,
     );
     count1(decision, group.n);
   }
@@ -312,7 +314,7 @@ function previewTotals(db: Db, campaign: CampaignRow, rules: SendRules, at: numb
       if (batch.length === 0) break;
       const facts = recipientFacts(db, campaign.workspaceId, campaign.id, batch, rules, at);
       for (const contact of batch)
-        count1(complianceDecision(contact, facts.get(contact.id) ?? NO_FACTS, rules, at), 1);
+        count1(complianceDecision(contact, facts.get(contact.id) ?? NO_FACTS, rules, at, channel), 1);
       const last = batch[batch.length - 1];
       after = { createdAt: last.createdAt, id: last.id };
       if (batch.length < TOTALS_BATCH) break;

@@ -138,10 +138,11 @@ export function complianceDecision(
   facts: RecipientFacts,
   rules: SendRules,
   now: number,
+  channel: "sms" | "voice" = "sms",
 ): SendDecision {
   return decideSend(
     {
-      channel: "sms",
+      channel,
       kind: "marketing",
       phone: contact.phoneNumber,
       timezone: contact.timezone,
@@ -193,6 +194,7 @@ export type SendPlan =
 export class SenderBook {
   private fixed: NumberRow | null | undefined;
   private poolFirst: NumberRow | null | undefined;
+  private poolVoice: NumberRow | null | undefined;
   constructor(
     private readonly tx: DbOrTx,
     private readonly campaign: CampaignRow,
@@ -201,6 +203,50 @@ export class SenderBook {
   fixedSender(): NumberRow | null {
     if (this.fixed === undefined) this.fixed = lookupFixedSender(this.tx, this.campaign) ?? null;
     return this.fixed;
+  }
+
+  /**
+   * The number a voice campaign's call goes from: the contact's sticky pool number if it can place
+   * calls, else the pool's oldest voice-capable number; without a pool the fixed sender if it can.
+   * Calls are not SMS: no daily_limit is reserved.
+   */
+  voiceSender(contactId: string): NumberRow | null {
+    const campaign = this.campaign;
+    if (!campaign.poolId) {
+      const fixed = this.fixedSender();
+      return fixed?.voiceCapable ? fixed : null;
+    }
+    const sticky = this.tx
+      .select({ number: numbers })
+      .from(poolStickySenders)
+      .innerJoin(numbers, eq(numbers.id, poolStickySenders.numberId))
+      .where(
+        and(
+          eq(poolStickySenders.poolId, campaign.poolId),
+          eq(poolStickySenders.contactId, contactId),
+          eq(numbers.status, "active"),
+          eq(numbers.voiceCapable, true),
+        ),
+      )
+      .get();
+    if (sticky) return sticky.number;
+    if (this.poolVoice === undefined)
+      this.poolVoice =
+        this.tx
+          .select()
+          .from(numbers)
+          .where(
+            and(
+              eq(numbers.workspaceId, campaign.workspaceId),
+              eq(numbers.poolId, campaign.poolId),
+              eq(numbers.status, "active"),
+              eq(numbers.voiceCapable, true),
+            ),
+          )
+          .orderBy(asc(numbers.createdAt), asc(numbers.id))
+          .limit(1)
+          .get() ?? null;
+    return this.poolVoice;
   }
 
   /** The number a deferred send would use as things stand (the sticky one, else the pool's first). */
@@ -298,8 +344,10 @@ export function planSend(
   now: number,
 ): SendPlan {
   const variant = variantFor(campaign, contact.id);
-  const decision = complianceDecision(contact, facts, rules, now);
+  const voice = campaign.campaignType === "voice";
+  const decision = complianceDecision(contact, facts, rules, now, voice ? "voice" : "sms");
   if (decision.action === "skip") return { outcome: "skip", reason: decision.reason, variant };
+  if (voice) return planCall(campaign, contact, decision, senders, now);
   const { body } = bodyFor(campaign, contact);
   if (decision.action === "defer")
     return {
@@ -335,4 +383,31 @@ export function planSend(
       from: sender.number,
     };
   return { outcome: "send", sender, body, variant };
+}
+
+/**
+ * A voice campaign's recipient (the TCPA covers calls: the same rules, asked for the voice
+ * channel): defer with the module's reasons, else the call goes from a voice-capable number.
+ * `body` is what the call says (`say`; an agent call shows as empty).
+ */
+function planCall(
+  campaign: CampaignRow,
+  contact: ContactRow,
+  decision: Exclude<SendDecision, { action: "skip" }>,
+  senders: SenderBook,
+  now: number,
+): SendPlan {
+  const body = campaign.agentId ? "" : (campaign.say ?? "");
+  if (decision.action === "defer")
+    return {
+      outcome: "defer",
+      reason: decision.reasons.join(",") || "no_window",
+      sendAt: decision.until,
+      variant: null,
+      body,
+      from: senders.voiceSender(contact.id)?.number ?? null,
+    };
+  const sender = senders.voiceSender(contact.id);
+  if (!sender) return noSenderYet(null, body, now);
+  return { outcome: "send", sender, body, variant: null };
 }

@@ -33,6 +33,15 @@ export interface CampaignStats {
   conversions: number;
   revenue: number;
   variants: VariantStats[];
+  /** Voice campaigns: their calls by outcome (src/domain/calls/calls.ts campaignCallStats). */
+  calls?: {
+    placed: number;
+    answered: number;
+    voicemail: number;
+    no_answer: number;
+    busy: number;
+    failed: number;
+  };
 }
 
 /**
@@ -190,6 +199,37 @@ onEventEmitted((tx, event) => {
       return;
   }
 });
+
+/**
+ * A voice campaign's recipient follows its call: `sent` once the provider took it (the hand-off
+ * time stays), then `delivered` when answered or voicemail was reached, `failed` (reason the
+ * status, lower-cased) when busy, unanswered or failed.
+ */
+export function settleCallRecipient(
+  tx: DbOrTx,
+  call: { id: string; campaignId: string | null; contactId: string | null; status: string },
+  now: number,
+) {
+  if (!call.campaignId || !call.contactId || call.status === "QUEUED") return;
+  const reached = call.status === "COMPLETED" || call.status === "VOICEMAIL";
+  const final = reached || ["BUSY", "NO_ANSWER", "FAILED"].includes(call.status);
+  const outcome = !final ? "sent" : reached ? "delivered" : "failed";
+  tx.update(campaignRecipients)
+    .set({
+      outcome,
+      reason: outcome === "failed" ? call.status.toLowerCase() : null,
+      handedOffAt: sql`coalesce(${campaignRecipients.handedOffAt}, ${now})`,
+    })
+    .where(
+      and(
+        eq(campaignRecipients.campaignId, call.campaignId),
+        eq(campaignRecipients.contactId, call.contactId),
+        eq(campaignRecipients.callId, call.id),
+        sql`${campaignRecipients.outcome} IN ('queued', 'deferred', 'sent')`,
+      ),
+    )
+    .run();
+}
 
 /** Marks the contact's campaign messages of the last 7 days as replied to / opted out of. */
 function credit(

@@ -48,6 +48,8 @@ export interface ThreadMessageJson {
   sender: string;
   body: string;
   status: string;
+  /** A call's entry (status CALL): the call it reports; null for SMS. */
+  call_id: string | null;
   created_at: string;
 }
 
@@ -75,6 +77,7 @@ function threadMessageJson(row: MessageRow): ThreadMessageJson {
     sender: row.sender,
     body: row.body,
     status: row.status,
+    call_id: row.callId,
     created_at: toIso(row.createdAt) as string,
   };
 }

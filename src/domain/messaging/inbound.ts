@@ -136,6 +136,7 @@ export function receiveInbound(db: Db, sms: InboundSms, now = Date.now()): Messa
       contactId: contact.id,
       conversationId: conversation.id,
       campaignId: null,
+      callId: null,
       numberId: number.id,
       carrierMessageId: sms.carrierMessageId || null,
       errorCode: null,

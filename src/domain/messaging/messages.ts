@@ -1,4 +1,4 @@
-import { and, count, desc, eq, type SQL, sql } from "drizzle-orm";
+import { and, count, desc, eq, isNull, type SQL, sql } from "drizzle-orm";
 import {
   type Carrier,
   type CarrierMessageStatus,
@@ -177,6 +177,7 @@ export function queueOutboundMessage(tx: DbOrTx, input: OutboundInput): MessageR
     contactId: input.contact.id,
     conversationId: input.conversationId,
     campaignId: input.campaignId ?? null,
+    callId: null,
     numberId: input.numberId,
     carrierMessageId: null,
     errorCode: null,
@@ -351,7 +352,7 @@ export function getMessage(db: Db, workspaceId: string, id: string): MessageJson
     .from(messages)
     .where(and(eq(messages.workspaceId, workspaceId), eq(messages.id, id)))
     .get();
-  if (!row) throw notFound();
+  if (!row || row.callId !== null) throw notFound();
   return messageJson(row);
 }
 
@@ -367,7 +368,8 @@ export interface MessageFilters {
 
 /** Messages newest first, filtered by status, direction, contact, campaign or conversation. */
 export function listMessages(db: Db, workspaceId: string, filters: MessageFilters) {
-  const conditions: (SQL | undefined)[] = [eq(messages.workspaceId, workspaceId)];
+  // SMS only: a call's entry in its thread (status CALL) is not a message (GET /v1/calls has calls).
+  const conditions: (SQL | undefined)[] = [eq(messages.workspaceId, workspaceId), isNull(messages.callId)];
   if (filters.status !== undefined) {
     if (!(MESSAGE_STATUSES as readonly string[]).includes(filters.status))
       throw invalid(`status must be one of ${MESSAGE_STATUSES.join(", ")}`);

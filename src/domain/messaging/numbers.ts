@@ -375,13 +375,18 @@ export async function orderNumbers(
 
   // 2. The carrier, one number at a time; the in-flight set keeps a parallel request off them.
   for (const number of toOrder) ordersInFlight.add(number);
-  const granted: { number: string; carrierNumberId: string }[] = [];
+  const granted: { number: string; carrierNumberId: string; voiceCapable: boolean }[] = [];
   let outage = false;
   try {
     for (const number of toOrder) {
       try {
         const result = await carrier.orderNumber(number);
-        if (result.ok) granted.push({ number, carrierNumberId: result.carrierNumberId });
+        if (result.ok)
+          granted.push({
+            number,
+            carrierNumberId: result.carrierNumberId,
+            voiceCapable: result.capabilities?.voice ?? true,
+          });
         else skipped++;
       } catch (error) {
         if (!(error instanceof CarrierUnavailableError)) throw error;
@@ -401,6 +406,7 @@ export async function orderNumbers(
       poolId,
       dailyLimit: input.daily_limit ?? null,
       agentId: null,
+      voiceCapable: g.voiceCapable,
       status: "active",
       carrierNumberId: g.carrierNumberId,
       timezone: timezoneForPhone(g.number) ?? workspace.timezone,
