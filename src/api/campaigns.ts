@@ -220,7 +220,8 @@ const configFields = {
   ),
   agent_id: t.Optional(
     t.Union([t.String({ maxLength: 64 }), t.Null()], {
-      description: "Voice: agent id (agents are not built yet, so none exists)",
+      description:
+        "SMS: an SMS agent that answers the recipients' replies; voice: a voice agent that makes the calls (not with `say`)",
     }),
   ),
   from: t.Optional(
@@ -231,7 +232,7 @@ const configFields = {
   ),
   offer_id: t.Optional(
     t.Union([t.String({ maxLength: 64 }), t.Null()], {
-      description: "Offer id (offers are not built yet, so none exists)",
+      description: "An offer of the workspace: `{{offer_url}}` becomes each recipient's tracked link",
     }),
   ),
   send_at: t.Optional(
@@ -332,7 +333,7 @@ const Recipient = t.Object({
   message_id: NullableString(
     "The message written for it. A deferred recipient already has its message: QUEUED with the same send_at (API.md §6.1); when it comes due the rules are asked again and it is sent, deferred again, or FAILED with the skip reason as error_code",
   ),
-  call_id: NullableString("The call (voice campaigns; not built yet)"),
+  call_id: NullableString("The recipient's call (voice campaigns)"),
   variant: NullableString("The A/B variant"),
 });
 
@@ -341,8 +342,8 @@ const ACTIONS = [
     "launch",
     launchCampaign,
     "Launch a campaign",
-    "draft → active (or scheduled when send_at is in the future). The audience is resolved in batches by durable jobs and handed to the send queue at the moment of sending (quiet hours, pool rotation, daily_limit, throttle). 409 `Campaign is not in draft`; 422 for an empty audience or ids deleted since; 501 for voice campaigns (calls are not built yet). A refused launch changes nothing. Emits `campaign.started`.",
-    [409, 501],
+    "draft → active (or scheduled when send_at is in the future). The audience is resolved in batches by durable jobs and handed to the send queue at the moment of sending (quiet hours, pool rotation, daily_limit, throttle). 409 `Campaign is not in draft`; 422 for an empty audience or ids deleted since. A voice campaign writes one call per recipient (under the same send-time rules, asked for calls; `throttle_per_minute` counts calls). A refused launch changes nothing. Emits `campaign.started`.",
+    [409],
   ],
   [
     "pause",
@@ -391,7 +392,7 @@ export function campaignsRoutes(deps: AppDeps) {
         create: {
           summary: "Create a campaign (draft)",
           description:
-            "Validated whole: every id in the body must be the workspace's (422 `audience.list_ids[0] does not exist`, `pool_id does not exist`, `from is not a number of this workspace`; offers and agents are not built, so any `offer_id`/`agent_id` does not exist), `send_at` in the future, hours 0–23, throttle ≥ 1, a pool with active numbers, variant weights > 0, known merge fields (`message.body has an unknown merge field {{favourite_color}}`). Voice campaigns need `say` or `agent_id`.",
+            "Validated whole: every id in the body must be the workspace's (422 `audience.list_ids[0] does not exist`, `pool_id does not exist`, `from is not a number of this workspace`; `offer_id does not exist`, `agent_id must be an SMS agent`), `send_at` in the future, hours 0–23, throttle ≥ 1, a pool with active numbers, variant weights > 0, known merge fields (`message.body has an unknown merge field {{favourite_color}}`). Voice campaigns need `say` or a voice `agent_id`, not both (`say and agent_id cannot both be set for a voice campaign: choose one`), and a voice-capable `from` or pool (`from cannot place calls: the number has no voice capability`).",
           body: CreateBody,
           run: (workspaceId, body, now) => createCampaign(deps.db, workspaceId, body, now),
         },
