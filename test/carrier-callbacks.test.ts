@@ -9,6 +9,7 @@ const TOKEN = "callback-test-token";
 const PUBLIC = "http://outreach.test";
 const OURS = "+14155550100";
 const sent: Record<string, string>[] = [];
+const placed: Record<string, string>[] = [];
 let twilio: ReturnType<typeof Bun.serve>;
 let s: TestServer;
 const saved: Record<string, string | undefined> = {};
@@ -22,6 +23,10 @@ beforeAll(async () => {
       if (request.method === "POST" && url.pathname.endsWith("/Messages.json")) {
         sent.push(form);
         return Response.json({ sid: `SM${sent.length}`, status: "queued", body: form.Body }, { status: 201 });
+      }
+      if (request.method === "POST" && url.pathname.endsWith("/Calls.json")) {
+        placed.push(form);
+        return Response.json({ sid: `CA${placed.length}`, status: "queued", to: form.To }, { status: 201 });
       }
       if (request.method === "POST" && url.pathname.endsWith("/IncomingPhoneNumbers.json"))
         return Response.json({ sid: "PN1", phone_number: form.PhoneNumber }, { status: 201 });
@@ -130,5 +135,39 @@ describe("POST /carriers/twilio/inbound", () => {
     expect(forged.status).toBe(401);
     const inbound = await s.api("GET", "/v1/messages?direction=inbound");
     expect(inbound.body.messages.some((m: { from: string }) => m.from === "+14155550403")).toBe(false);
+  });
+});
+
+describe("say calls through Twilio", () => {
+  it("places the call with TwiML <Say>, then signed call-status callbacks finish it once; a forged one changes nothing", async () => {
+    const created = await s.api("POST", "/v1/calls", { to: "+14155550190", say: "Your order is ready." });
+    expect(created.status).toBe(200);
+    const id = created.body.call.id;
+    // Twilio answers `queued` (taken, not yet ringing): the call stays QUEUED until its callbacks.
+    await eventually(
+      async () => placed.length,
+      (n) => n > 0,
+    );
+    expect(placed).toHaveLength(1);
+    expect(placed.at(-1)).toMatchObject({ To: "+14155550190", From: OURS });
+    expect(placed.at(-1)?.Twiml).toBe("<Response><Say>Your order is ready.</Say></Response>");
+    const path = `/carriers/twilio/call-status?call_id=${id}`;
+    const sid = `CA${placed.length}`;
+    const forged = await callback(
+      path,
+      { CallSid: sid, CallStatus: "completed", CallDuration: "9" },
+      "forged",
+    );
+    expect(forged.status).toBe(401);
+    expect((await s.api("GET", `/v1/calls/${id}`)).body.call.status).not.toBe("COMPLETED");
+    for (const status of ["ringing", "in-progress", "completed", "completed"]) {
+      const res = await callback(path, { CallSid: sid, CallStatus: status, CallDuration: "9" });
+      expect(res.status).toBe(200);
+    }
+    const call = (await s.api("GET", `/v1/calls/${id}`)).body.call;
+    expect(call).toMatchObject({ status: "COMPLETED", duration_sec: 9 });
+    const thread = (await s.api("GET", `/v1/conversations/${call.conversation_id}`)).body.conversation
+      .messages;
+    expect(thread.filter((m: { call_id: string | null }) => m.call_id === id)).toHaveLength(1);
   });
 });
