@@ -127,6 +127,10 @@ describe("POST /v1/calls", () => {
     expect(["positive", "neutral", "negative"]).toContain(call.sentiment);
     expect(call.recording_url).toMatch(/^https:\/\//);
     expect(call.ended_reason).toBe("user_hangup");
+    // The lines fall within the call, which lasts as long as its duration says.
+    const [started, ended] = [Date.parse(call.started_at), Date.parse(call.ended_at)];
+    for (const line of call.transcript) expect(Date.parse(line.at)).toBeWithin(started, ended + 1);
+    expect(call.duration_sec).toBe(Math.max(1, Math.round((ended - started) / 1000)));
 
     const conversation = (await w.api("GET", `/v1/conversations/${call.conversation_id}`)).body.conversation;
     const entry = conversation.messages.find((m: Json) => m.call_id === call.id);

@@ -81,8 +81,10 @@ type Script = Omit<CallReport, "callId" | "providerCallId">;
 
 /** What a simulated call reports, by the number called and what was to be said. */
 export function simulatedOutcome(call: OutboundCall, acceptedAt: number, callMs: number): Script {
-  const at = (offsetMs: number) => new Date(acceptedAt + offsetMs).toISOString();
+  // The call runs from placement to its report: lines are spread over it, and its duration is it.
+  const at = (offsetMs: number) => new Date(acceptedAt + Math.min(offsetMs, callMs)).toISOString();
   const ended = acceptedAt + callMs;
+  const talked = Math.max(1, Math.round(callMs / 1000));
   switch (call.to) {
     case SIMULATED_CALL_MAGIC.busy:
       return { status: "BUSY", endedReason: "dial_busy", durationSec: 0, transcript: [], endedAt: ended };
@@ -99,15 +101,17 @@ export function simulatedOutcome(call: OutboundCall, acceptedAt: number, callMs:
       return {
         status: "VOICEMAIL",
         endedReason: "voicemail_reached",
-        durationSec: left ? Math.max(3, Math.ceil(left.length / 15)) : 0,
-        transcript: left ? [{ role: "agent", text: left, at: at(Math.min(callMs, 1000)) }] : [],
+        durationSec: left ? talked : 0,
+        transcript: left ? [{ role: "agent", text: left, at: at(callMs / 2) }] : [],
         summary: left ? "Voicemail left." : "Reached voicemail; no message left.",
         startedAt: acceptedAt,
         endedAt: ended,
       };
     }
   }
-  const transcript = call.agent ? agentConversation(call.agent, call.to, at) : sayConversation(call, at);
+  const transcript = call.agent
+    ? agentConversation(call.agent, call.to, at, callMs)
+    : sayConversation(call, at, callMs);
   const contactText = transcript
     .filter((turn) => turn.role === "contact")
     .map((turn) => turn.text)
@@ -116,8 +120,7 @@ export function simulatedOutcome(call: OutboundCall, acceptedAt: number, callMs:
   return {
     status: "COMPLETED",
     endedReason: call.agent ? "user_hangup" : "completed",
-    // Roughly a speaking pace of 15 characters a second, at least a few seconds.
-    durationSec: Math.max(3, Math.ceil(transcript.reduce((n, turn) => n + turn.text.length, 0) / 15)),
+    durationSec: talked,
     transcript,
     summary: call.agent
       ? `The agent spoke with the contact${question ? `, who asked "${question.text}"` : ""}. The call ended normally.`
@@ -150,7 +153,12 @@ function engineAgent(spec: VoiceAgentSpec): EngineAgent {
 }
 
 /** Greeting, the contact's opener, a question answered by the offline engine, and goodbyes. */
-function agentConversation(spec: VoiceAgentSpec, to: string, at: (ms: number) => string): TranscriptTurn[] {
+function agentConversation(
+  spec: VoiceAgentSpec,
+  to: string,
+  at: (ms: number) => string,
+  callMs: number,
+): TranscriptTurn[] {
   const agent = engineAgent(spec);
   const pick = Number.parseInt(digest("script", to).slice(0, 8), 16);
   const lines: EngineTurn[] = [];
@@ -163,11 +171,15 @@ function agentConversation(spec: VoiceAgentSpec, to: string, at: (ms: number) =>
   say("agent", offlineAnswer({ agent, thread: [...lines], known: {} }).reply);
   say("contact", CONTACT_CLOSER);
   say("agent", "Thanks for your time. Goodbye!");
-  return lines.map((line, i) => ({ role: line.role, text: line.text, at: at(500 + i * 400) }));
+  return lines.map((line, i) => ({
+    role: line.role,
+    text: line.text,
+    at: at((callMs * (i + 1)) / (lines.length + 1)),
+  }));
 }
 
-function sayConversation(call: OutboundCall, at: (ms: number) => string): TranscriptTurn[] {
-  return call.say ? [{ role: "agent", text: call.say, at: at(500) }] : [];
+function sayConversation(call: OutboundCall, at: (ms: number) => string, callMs: number): TranscriptTurn[] {
+  return call.say ? [{ role: "agent", text: call.say, at: at(callMs / 2) }] : [];
 }
 
 /** One simulated line over the shared ledger. */
