@@ -9,6 +9,7 @@ import { contactRoutes } from "./api/contacts";
 import { conversationsRoutes } from "./api/conversations";
 import { conversionsRoutes } from "./api/conversions";
 import { docsRoutes } from "./api/docs";
+import { flowsRoutes } from "./api/flows";
 import { listRoutes } from "./api/lists";
 import { meRoutes } from "./api/me";
 import { messagesRoutes } from "./api/messages";
@@ -78,6 +79,7 @@ export function createApp(deps: AppDeps) {
     .use(carrierCallbackRoutes(deps))
     .use(webhooksRoutes(deps))
     .use(campaignsRoutes(deps))
+    .use(flowsRoutes(deps))
     .use(conversionsRoutes(deps))
     .use(offersRoutes(deps))
     .use(trackingRoutes(deps))

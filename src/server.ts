@@ -7,6 +7,7 @@ import { startSearchIndexer } from "./db/message-search";
 import { migrate } from "./db/migrate";
 import { startAgents } from "./domain/agents/runtime";
 import { startCalls } from "./domain/calls/calls";
+import { startFlowTriggers } from "./domain/flows/triggers";
 import { receiveInbound } from "./domain/messaging/inbound";
 import { startMessaging } from "./domain/messaging/messages";
 import { createApiKey } from "./domain/workspace/api-keys";
@@ -103,6 +104,8 @@ export async function startServer(
   startAgents(handle.db, createEngine(config));
   // Agent calls go through the voice provider (VOICE), `say` calls through the carrier.
   startCalls(handle.db, carrier, voice);
+  // Flow triggers enroll contacts in the transactions of the events that start them.
+  startFlowTriggers();
   const { fetch } = createFetchHandler({
     db: handle.db,
     sqlite: handle.sqlite,

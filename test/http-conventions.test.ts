@@ -311,14 +311,14 @@ describe("Idempotency-Key after a crash", () => {
 
 describe("parts of the specification not built yet", () => {
   it("answer 501 naming what is missing, after authentication", async () => {
-    const flows = await s.api("POST", "/v1/flows", { name: "Welcome" });
-    expect(flows.status).toBe(501);
-    expect(flows.body).toEqual({
+    const brands = await s.api("POST", "/v1/10dlc/brands", { legal_name: "Acme" });
+    expect(brands.status).toBe(501);
+    expect(brands.body).toEqual({
       ok: false,
-      error: "Not implemented yet in this version: Flows (/v1/flows)",
+      error: "Not implemented yet in this version: 10DLC registration (/v1/10dlc)",
     });
-    const flowStats = await s.api("GET", "/v1/flows/01936f8e-7c1a-7a3b-9f00-2d5e8c1b4a77/stats");
-    expect(flowStats.status).toBe(501);
-    expect((await s.api("GET", "/v1/flows", undefined, { key: null })).status).toBe(401);
+    const requests = await s.api("GET", "/v1/short-codes/requests");
+    expect(requests.status).toBe(501);
+    expect((await s.api("GET", "/v1/short-codes/requests", undefined, { key: null })).status).toBe(401);
   });
 });

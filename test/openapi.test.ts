@@ -167,7 +167,8 @@ describe("GET /v1/openapi.json", () => {
     expect(idOf("get", "/v1/me")).toBe("getMe");
     expect(idOf("get", "/healthz")).toBe("getHealth");
     expect(idOf("post", "/v1/campaigns")).toBe("createCampaign");
-    expect(idOf("post", "/v1/flows")).toBe("postFlowsPlanned");
+    expect(idOf("post", "/v1/flows")).toBe("createFlow");
+    expect(idOf("post", "/v1/10dlc")).toBe("post10dlcPlanned");
     expect(doc.webhooks["message.sent"].post.operationId).toBe("messageSentEvent");
   });
 
@@ -283,7 +284,7 @@ describe("GET /v1/openapi.json", () => {
   });
 
   it("lists the parts not built yet, answering 501", () => {
-    for (const path of ["/v1/flows", "/v1/10dlc"]) {
+    for (const path of ["/v1/10dlc", "/v1/short-codes"]) {
       const op = doc.paths[path]?.post;
       expect(op?.["x-planned"]).toBe(true);
       expect(op.responses["501"]).toBeDefined();

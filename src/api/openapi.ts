@@ -50,6 +50,11 @@ export const TAGS: { name: string; description: string }[] = [
       "One-off voice calls — a voice agent through the voice provider (`VOICE=simulated|retell`) or text spoken through the carrier (`say`) — with their lifecycle (`QUEUED → RINGING → IN_PROGRESS → COMPLETED | BUSY | NO_ANSWER | FAILED | VOICEMAIL`), transcript, summary and recording.",
   },
   {
+    name: "Flows",
+    description:
+      "Journeys in React Flow's node/edge format: a trigger enrolls contacts, and each run moves through sends, waits, branches, agents, calls and webhooks as durable rows advanced by the flow's dispatcher, under the same send-time rules as campaigns. Stats, runs, and a simulator on a virtual clock.",
+  },
+  {
     name: "Conversations",
     description:
       "The inbox: one thread per contact, with triage (open or closed, assignee, needs attention) and replies from the team.",

@@ -7,7 +7,6 @@ import { AppError } from "../lib/errors";
  * so a client can tell "not built yet" from "no such thing".
  */
 export const PLANNED: { prefix: string; name: string }[] = [
-  { prefix: "/v1/flows", name: "Flows" },
   { prefix: "/v1/10dlc", name: "10DLC registration" },
   { prefix: "/v1/short-codes", name: "Short-code requests" },
 ];

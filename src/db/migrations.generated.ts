@@ -19,6 +19,7 @@ import m16 from "../../migrations/0016_events_undispatched_partial.sql" with { t
 import m17 from "../../migrations/0017_message_daily_counts.sql" with { type: "text" };
 import m18 from "../../migrations/0018_agents.sql" with { type: "text" };
 import m19 from "../../migrations/0019_calls.sql" with { type: "text" };
+import m20 from "../../migrations/0020_flows.sql" with { type: "text" };
 
 /** Migrations in the order they apply. */
 export const embeddedMigrations: { tag: string; sql: string }[] = [
@@ -42,4 +43,5 @@ export const embeddedMigrations: { tag: string; sql: string }[] = [
   { tag: "0017_message_daily_counts", sql: m17 },
   { tag: "0018_agents", sql: m18 },
   { tag: "0019_calls", sql: m19 },
+  { tag: "0020_flows", sql: m20 },
 ];

@@ -23,6 +23,10 @@ export interface JobPayloads {
   "agents.followup": { conversation_id: string; after: number };
   /** Places one QUEUED call with its provider, exactly once (src/domain/calls/calls.ts). */
   "calls.place": { call_id: string };
+  /** Runs a flow's due runs, batch by batch; `generation` stops a stale dispatcher (src/domain/flows). */
+  "flows.dispatch": { flow_id: string; generation: number };
+  /** One attempt of a flow webhook node's POST; `retry` is 0 for the first. */
+  "flows.webhook": { flow_id: string; run_id: string; node_id: string; retry: number };
   /** One attempt of one webhook delivery; `retry` is 0 for the first (src/domain/webhooks/webhooks.ts). */
   "webhook.deliver": { deliveryId: string; retry: number };
 }
@@ -63,6 +67,10 @@ export const JOB_POLICIES: Record<JobKind, JobPolicy> = {
   // Like a send: the lease is how soon a placement orphaned by a crash is looked up again; ~20
   // attempts with backoff capped at 10 min keep a call QUEUED through an hour or two of outage.
   "calls.place": { maxAttempts: 20, timeoutMs: 30_000, backoffMs: exponentialBackoff(2_000, 600_000) },
+  "flows.dispatch": { maxAttempts: 10, timeoutMs: 30_000, backoffMs: exponentialBackoff(1_000, 60_000) },
+  // Its own retry schedule (the webhooks' one) is kept by re-enqueueing with `retry`; this policy
+  // only covers a handler that could not finish. Lease > the 15 s HTTP timeout.
+  "flows.webhook": { maxAttempts: 5, timeoutMs: 60_000, backoffMs: exponentialBackoff(1_000, 60_000) },
   // The webhook retry schedule lives in the delivery records (each retry is its own job); this
   // policy only covers a handler that could not record its attempt. Lease > the 15 s HTTP timeout.
   "webhook.deliver": { maxAttempts: 5, timeoutMs: 60_000, backoffMs: exponentialBackoff(1_000, 60_000) },

@@ -4,6 +4,7 @@ import { agentFollowupJob, agentReplyJob } from "../domain/agents/runtime";
 import { placeCallJob } from "../domain/calls/calls";
 import { dispatchCampaignJob, resolveRecipientsJob, startScheduledJob } from "../domain/campaigns/dispatch";
 import { pruneEvents } from "../domain/events";
+import { dispatchFlowJob, flowWebhookJob } from "../domain/flows/flows";
 import { sendMessageJob } from "../domain/messaging/messages";
 import { deliverWebhookJob, pruneWebhookLog } from "../domain/webhooks/webhooks";
 import { JOB_POLICIES, type JobHandler, type JobKind, type JobPayloads, type RegisteredJob } from "./catalog";
@@ -41,6 +42,8 @@ const HANDLERS: { [K in JobKind]: JobHandler<JobPayloads[K]> } = {
   "agents.reply": agentReplyJob,
   "agents.followup": agentFollowupJob,
   "calls.place": placeCallJob,
+  "flows.dispatch": dispatchFlowJob,
+  "flows.webhook": flowWebhookJob,
 };
 
 /** Every catalogued kind with its handler and policy, as the worker takes them. */

@@ -315,3 +315,18 @@ export function queueDepth(db: Db): Record<string, number> {
 export function getJob(db: Db, id: string): JobRow | undefined {
   return db.select().from(jobs).where(eq(jobs.id, id)).get();
 }
+
+/**
+ * Brings a queued job (found by its dedupe key) forward to `now` when it was due later: e.g. a
+ * flow's dispatcher asleep until its next wait ends, when a contact is enrolled. A running job is
+ * left alone (it looks again within its own short sleep).
+ */
+export function wakeJob(tx: DbOrTx, dedupeKey: string, now = Date.now()) {
+  const woken = tx
+    .update(jobs)
+    .set({ runAt: now, updatedAt: now })
+    .where(and(eq(jobs.dedupeKey, dedupeKey), eq(jobs.status, "queued"), gt(jobs.runAt, now)))
+    .returning({ id: jobs.id })
+    .all();
+  if (woken.length) for (const wakeup of wakeups) wakeup();
+}

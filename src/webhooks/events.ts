@@ -47,7 +47,8 @@ export const EVENT_SUMMARIES: Record<EventType, string> = {
     "A campaign finished sending. Not emitted by this version: campaigns are not built yet.",
   "conversion.recorded": "A conversion was recorded by `POST /v1/conversion` (not for a duplicate `txn`).",
   "link.clicked": "A tracked link (`/r/<code>`) was followed and redirected.",
-  "flow.completed": "A contact finished a flow. Not emitted by this version: flows are not built yet.",
+  "flow.completed":
+    "A contact's run reached the end of a flow (an `end` node, or a node with nowhere to go); data is the Run.",
   "agent.handoff":
     "An SMS agent handed a thread to a person (`{conversation_id, agent_id, contact_id, reason}`).",
   "webhook.test": "Sent once, on demand, by `POST /v1/webhooks/{id}/test`; never retried.",

@@ -10,6 +10,7 @@ export * from "./contacts";
 export * from "./conversations";
 export * from "./conversions";
 export * from "./events";
+export * from "./flows";
 export * from "./idempotency-keys";
 export * from "./jobs";
 export * from "./list-members";

@@ -8,7 +8,7 @@ import { normalizePhone } from "../../lib/phone";
 import { isTimeZone } from "../../lib/time";
 import { emitEvents } from "../events";
 import { checkContactScalars, contactJson, mergeFields } from "./contacts";
-import { getListRow } from "./lists";
+import { getListRow, listMembersAdded } from "./lists";
 
 /**
  * Bulk import of contacts (API.md §3 Contacts): CSV streamed from the request (or a file, for the
@@ -386,6 +386,7 @@ function prepareStatements(db: Db) {
         createdAt: p("createdAt"),
       })
       .onConflictDoNothing()
+      .returning({ contactId: listMembers.contactId })
       .prepare(),
   };
 }
@@ -507,9 +508,12 @@ class Importer {
     );
     const listId = this.options.listId;
     if (listId) {
+      const added: string[] = [];
       for (const contact of byPhone.values()) {
-        st.addMember.run({ listId, contactId: contact.id, workspaceId: ws, createdAt: now });
+        const inserted = st.addMember.all({ listId, contactId: contact.id, workspaceId: ws, createdAt: now });
+        if (inserted.length) added.push(contact.id);
       }
+      listMembersAdded(tx, ws, listId, added, now);
     }
   }
 }

@@ -125,6 +125,30 @@ export function deleteList(db: Db, workspaceId: string, id: string): void {
   });
 }
 
+/** Called in the transaction that adds contacts to a list (flows' added_to_list trigger). */
+type MembersAddedListener = (
+  tx: DbOrTx,
+  workspaceId: string,
+  listId: string,
+  contactIds: string[],
+  now: number,
+) => void;
+const membersAddedListeners: MembersAddedListener[] = [];
+export function onListMembersAdded(listener: MembersAddedListener) {
+  membersAddedListeners.push(listener);
+}
+/** Tells the listeners which contacts were just added to `listId` (not those already in it). */
+export function listMembersAdded(
+  tx: DbOrTx,
+  workspaceId: string,
+  listId: string,
+  contactIds: string[],
+  now: number,
+) {
+  if (contactIds.length === 0) return;
+  for (const listener of membersAddedListeners) listener(tx, workspaceId, listId, contactIds, now);
+}
+
 export interface MembershipInput {
   contact_ids?: string[];
   phone_numbers?: string[];
@@ -169,18 +193,21 @@ export function addMembers(
     requireList(tx, workspaceId, listId);
     const ids = new Set(workspaceContactIds(tx, workspaceId, input.contact_ids ?? []));
     for (const phone of phones) ids.add(ensureContact(tx, workspaceId, phone, "api", now).contact.id);
-    let added = 0;
+    const addedIds: string[] = [];
     const all = [...ids];
     for (let i = 0; i < all.length; i += 500) {
-      const result = tx
+      const inserted = tx
         .insert(listMembers)
         .values(
           all.slice(i, i + 500).map((contactId) => ({ listId, contactId, workspaceId, createdAt: now })),
         )
         .onConflictDoNothing()
-        .run() as unknown as { changes: number };
-      added += result.changes;
+        .returning({ contactId: listMembers.contactId })
+        .all();
+      for (const row of inserted) addedIds.push(row.contactId);
     }
+    listMembersAdded(tx, workspaceId, listId, addedIds, now);
+    const added = addedIds.length;
     return { added, skipped: requested - added };
   });
 }

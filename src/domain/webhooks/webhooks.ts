@@ -52,7 +52,7 @@ const settingsByDb = new WeakMap<Db, WebhookDeliverySettings>();
 export function configureWebhookDelivery(db: Db, settings: WebhookDeliverySettings) {
   settingsByDb.set(db, { ...settings });
 }
-function settingsFor(db: Db): WebhookDeliverySettings {
+export function settingsFor(db: Db): WebhookDeliverySettings {
   return settingsByDb.get(db) ?? DEFAULT_SETTINGS;
 }
 

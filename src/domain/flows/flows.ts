@@ -1,0 +1,665 @@
+/**
+ * Flows (seed: Flow, endpoints 12–13; API.md §3 Flows, §5, §6.6): records, activation, enrolment,
+ * the durable dispatcher, the webhook node's deliveries, stats and runs.
+ *
+ * A flow's runs are rows; one dispatcher job per active flow (`flows.dispatch`, keyed by flow and
+ * activation) takes its due runs in batches and advances each in the batch's transaction (the
+ * runner, src/domain/flows/runner.ts), so a crash replays at most an uncommitted batch: a send is
+ * written with the run's move past its node, never twice. Pausing stops the dispatcher (runs hold
+ * where they are); activating again starts a new one. Enrolments wake it.
+ */
+import { and, count, desc, eq, gte, inArray, isNull, sql } from "drizzle-orm";
+import type { Db, DbOrTx } from "../../db/client";
+import {
+  agents,
+  contacts,
+  type FlowRow,
+  type FlowRunRow,
+  flowRuns,
+  flowSteps,
+  flows,
+  lists,
+  messages,
+  offers,
+  pools,
+} from "../../db/schema";
+import type { JobContext, JobPayloads } from "../../jobs/catalog";
+import { RescheduleJob } from "../../jobs/catalog";
+import { enqueueJob, wakeJob } from "../../jobs/queue";
+import { conflict, invalid, notFound } from "../../lib/errors";
+import { isUuid, newId } from "../../lib/ids";
+import { log } from "../../lib/log";
+import { toIso } from "../../lib/time";
+import { postWebhook } from "../../webhooks/deliver";
+import { generateWebhookSecret, webhookHeaders } from "../../webhooks/sign";
+import { checkWebhookUrl } from "../../webhooks/targets";
+import { contactJson } from "../audience/contacts";
+import { parseRules } from "../audience/segments";
+import { RETRY_SCHEDULE_MS, settingsFor } from "../webhooks/webhooks";
+import { type DefinitionRefs, parseDefinition } from "./definition";
+import { advanceRun, dueRuns, type FlowSettings, finishRun, flowGraph, RunEnv, runJson } from "./runner";
+import type { FlowDefinition } from "./types";
+
+export const FLOW_STATUSES = ["draft", "active", "paused"] as const;
+export const RUN_STATUSES = ["active", "completed", "exited"] as const;
+/** Stats window (API.md §3: `window_days: 30`). */
+export const STATS_WINDOW_DAYS = 30;
+/** Runs advanced per dispatcher transaction. */
+export const DISPATCH_BATCH = 200;
+/** The longest a dispatcher sleeps: how late a run made due while it was running can start. */
+const MAX_SLEEP_MS = 1000;
+
+export interface FlowJson {
+  id: string;
+  name: string;
+  status: string;
+  definition: FlowDefinition;
+  settings: FlowSettings;
+  created_at: string;
+  updated_at: string;
+}
+
+export function flowJson(row: FlowRow): FlowJson {
+  return {
+    id: row.id,
+    name: row.name,
+    status: row.status,
+    definition: row.definition as unknown as FlowDefinition,
+    settings: row.settings as unknown as FlowSettings,
+    created_at: toIso(row.createdAt) as string,
+    updated_at: toIso(row.updatedAt) as string,
+  };
+}
+
+export function findFlow(db: DbOrTx, workspaceId: string, id: string): FlowRow {
+  if (!isUuid(id)) throw notFound();
+  const row = db
+    .select()
+    .from(flows)
+    .where(and(eq(flows.workspaceId, workspaceId), eq(flows.id, id)))
+    .get();
+  if (!row) throw notFound();
+  return row;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Records.
+
+export interface FlowInput {
+  name?: string;
+  status?: string;
+  definition?: unknown;
+  settings?: { exit_on_purchase?: boolean; allow_reentry?: boolean };
+}
+
+/** What the definition validator may ask of the workspace. */
+function refsFor(tx: DbOrTx, workspaceId: string): DefinitionRefs {
+  const has = (table: typeof lists | typeof pools | typeof offers, id: string) =>
+    isUuid(id) &&
+    tx
+      .select({ id: table.id })
+      .from(table)
+      .where(and(eq(table.workspaceId, workspaceId), eq(table.id, id)))
+      .get() !== undefined;
+  const agentOf = (id: string) =>
+    isUuid(id)
+      ? tx
+          .select({ channel: agents.channel })
+          .from(agents)
+          .where(and(eq(agents.workspaceId, workspaceId), eq(agents.id, id)))
+          .get()
+      : undefined;
+  return {
+    checkRules: (rules, path) => parseRules(tx, workspaceId, rules, path),
+    exists(kind, id) {
+      if (kind === "list") return has(lists, id);
+      if (kind === "pool") return has(pools, id);
+      if (kind === "offer") return has(offers, id);
+      const agent = agentOf(id);
+      if (kind === "agent") return agent !== undefined;
+      if (kind === "sms_agent") return agent?.channel === "sms";
+      return agent?.channel === "voice";
+    },
+  };
+}
+
+function triggerOf(definition: FlowDefinition) {
+  const trigger = definition.nodes.find((node) => node.type === "trigger");
+  const data = (trigger?.data ?? {}) as Record<string, unknown>;
+  return {
+    triggerEvent: String(data.event ?? "manual"),
+    triggerListId: typeof data.list_id === "string" ? data.list_id : null,
+  };
+}
+
+export function createFlow(db: Db, workspaceId: string, input: FlowInput, now = Date.now()): FlowJson {
+  if (input.name === undefined || input.name.trim() === "") throw invalid("name is required");
+  if (input.definition === undefined) throw invalid("definition is required");
+  const status = input.status ?? "draft";
+  return db.transaction((tx) => {
+    const parsed = parseDefinition(input.definition, refsFor(tx, workspaceId));
+    const row: FlowRow = {
+      id: newId(),
+      workspaceId,
+      name: input.name as string,
+      status: "draft",
+      definition: parsed.definition as unknown as Record<string, unknown>,
+      settings: {
+        exit_on_purchase: input.settings?.exit_on_purchase ?? false,
+        allow_reentry: input.settings?.allow_reentry ?? false,
+        webhook_secret: generateWebhookSecret(),
+      },
+      ...triggerOf(parsed.definition),
+      exitOnPurchase: input.settings?.exit_on_purchase ?? false,
+      dispatchGeneration: 0,
+      createdAt: now,
+      updatedAt: now,
+    };
+    tx.insert(flows).values(row).run();
+    return flowJson(status === "active" ? activate(tx, row, now) : row);
+  });
+}
+
+export function getFlow(db: DbOrTx, workspaceId: string, id: string): FlowJson {
+  return flowJson(findFlow(db, workspaceId, id));
+}
+
+export function listFlows(
+  db: DbOrTx,
+  workspaceId: string,
+  filters: { status?: string },
+  page: { limit: number; offset: number },
+) {
+  const conditions = [eq(flows.workspaceId, workspaceId)];
+  if (filters.status !== undefined) {
+    if (!(FLOW_STATUSES as readonly string[]).includes(filters.status))
+      throw invalid(`status must be one of ${FLOW_STATUSES.join(", ")}`);
+    conditions.push(eq(flows.status, filters.status));
+  }
+  const where = and(...conditions);
+  const rows = db
+    .select()
+    .from(flows)
+    .where(where)
+    .orderBy(desc(flows.createdAt), desc(flows.id))
+    .limit(page.limit)
+    .offset(page.offset)
+    .all();
+  const total = db.select({ n: count() }).from(flows).where(where).get()?.n ?? 0;
+  return { items: rows.map(flowJson), total };
+}
+
+/**
+ * PATCH: name and settings any time; the definition only while the flow is not active (409: pause
+ * it first); `status` activates (draft or paused → active) or pauses (active → paused).
+ */
+export function updateFlow(
+  db: Db,
+  workspaceId: string,
+  id: string,
+  input: FlowInput,
+  now = Date.now(),
+): FlowJson {
+  return db.transaction((tx) => {
+    let row = findFlow(tx, workspaceId, id);
+    const next: FlowRow = { ...row, updatedAt: now };
+    if (input.name !== undefined) {
+      if (input.name.trim() === "") throw invalid("name is required");
+      next.name = input.name;
+    }
+    if (input.definition !== undefined) {
+      if (row.status === "active") throw conflict("Flow is active: pause it before changing its definition");
+      const parsed = parseDefinition(input.definition, refsFor(tx, workspaceId));
+      next.definition = parsed.definition as unknown as Record<string, unknown>;
+      Object.assign(next, triggerOf(parsed.definition));
+    }
+    if (input.settings !== undefined) {
+      const settings = { ...(row.settings as unknown as FlowSettings) };
+      if (input.settings.exit_on_purchase !== undefined)
+        settings.exit_on_purchase = input.settings.exit_on_purchase;
+      if (input.settings.allow_reentry !== undefined) settings.allow_reentry = input.settings.allow_reentry;
+      next.settings = settings as unknown as Record<string, unknown>;
+      next.exitOnPurchase = settings.exit_on_purchase;
+    }
+    tx.update(flows)
+      .set({
+        name: next.name,
+        definition: next.definition,
+        settings: next.settings,
+        triggerEvent: next.triggerEvent,
+        triggerListId: next.triggerListId,
+        exitOnPurchase: next.exitOnPurchase,
+        updatedAt: now,
+      })
+      .where(eq(flows.id, row.id))
+      .run();
+    row = next;
+    if (input.status !== undefined && input.status !== row.status) {
+      if (input.status === "active") row = activate(tx, row, now);
+      else if (input.status === "paused") {
+        if (row.status !== "active")
+          throw conflict(`Flow is ${row.status}: only an active flow can be paused`);
+        tx.update(flows).set({ status: "paused", updatedAt: now }).where(eq(flows.id, row.id)).run();
+        row = { ...row, status: "paused" };
+      } else throw conflict(`Flow is ${row.status}: it cannot go back to ${input.status}`);
+    }
+    return flowJson(row);
+  });
+}
+
+/** draft or paused → active, with a new dispatcher (an older one stops at its next step). */
+function activate(tx: DbOrTx, row: FlowRow, now: number): FlowRow {
+  const next: FlowRow = {
+    ...row,
+    status: "active",
+    dispatchGeneration: row.dispatchGeneration + 1,
+    updatedAt: now,
+  };
+  tx.update(flows)
+    .set({ status: "active", dispatchGeneration: next.dispatchGeneration, updatedAt: now })
+    .where(eq(flows.id, row.id))
+    .run();
+  const payload = { flow_id: row.id, generation: next.dispatchGeneration };
+  enqueueJob(tx, "flows.dispatch", payload, {
+    workspaceId: row.workspaceId,
+    now,
+    dedupeKey: dispatcherKey(payload),
+  });
+  return next;
+}
+
+const dispatcherKey = (p: { flow_id: string; generation: number }) =>
+  `flows.dispatch:${p.flow_id}:${p.generation}`;
+
+/** Deletes a flow; its active runs end as exited (`flow_deleted`), their history stays. */
+export function deleteFlow(db: Db, workspaceId: string, id: string, now = Date.now()) {
+  db.transaction((tx) => {
+    const row = findFlow(tx, workspaceId, id);
+    const active = tx
+      .select()
+      .from(flowRuns)
+      .where(and(eq(flowRuns.flowId, row.id), eq(flowRuns.status, "active")))
+      .all();
+    for (const run of active) finishRun(tx, row, run, "exited", "flow_deleted", now);
+    tx.delete(flows).where(eq(flows.id, row.id)).run();
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Enrolment.
+
+/**
+ * Starts runs for `contactIds` (contacts of the flow's workspace), due now at the trigger. A
+ * contact with an active run in this flow is skipped; without `allow_reentry`, so is one who was
+ * ever enrolled. Wakes the flow's dispatcher. Returns how many runs started.
+ */
+export function enrollContacts(
+  tx: DbOrTx,
+  flow: FlowRow,
+  contactIds: readonly string[],
+  now: number,
+): number {
+  const graph = flowGraph(flow);
+  if (!graph.trigger || contactIds.length === 0) return 0;
+  const reentry = (flow.settings as unknown as FlowSettings).allow_reentry;
+  let started = 0;
+  for (let i = 0; i < contactIds.length; i += 500) {
+    const chunk = contactIds.slice(i, i + 500);
+    const taken = new Set(
+      tx
+        .select({ contactId: flowRuns.contactId })
+        .from(flowRuns)
+        .where(
+          and(
+            eq(flowRuns.flowId, flow.id),
+            inArray(flowRuns.contactId, chunk),
+            reentry ? eq(flowRuns.status, "active") : undefined,
+          ),
+        )
+        .all()
+        .map((r) => r.contactId),
+    );
+    const rows = chunk
+      .filter((id) => !taken.has(id))
+      .map((contactId) => ({
+        id: newId(),
+        workspaceId: flow.workspaceId,
+        flowId: flow.id,
+        contactId,
+        status: "active",
+        currentNodeId: graph.trigger?.id ?? null,
+        currentStepId: null,
+        waitingUntil: now,
+        waitKind: null,
+        repliedAt: null,
+        exitReason: null,
+        startedAt: now,
+        endedAt: null,
+        updatedAt: now,
+      }));
+    if (rows.length === 0) continue;
+    const inserted = tx.insert(flowRuns).values(rows).onConflictDoNothing().run() as unknown as {
+      changes: number;
+    };
+    started += inserted.changes;
+  }
+  if (started > 0) wakeJob(tx, dispatcherKey({ flow_id: flow.id, generation: flow.dispatchGeneration }), now);
+  return started;
+}
+
+/**
+ * POST /v1/flows/{id}/enroll: the flow must be active (409); every id must be a contact of the
+ * workspace (422 naming the first that is not). Returns `{enrolled, skipped}`.
+ */
+export function enrollByRequest(
+  db: Db,
+  workspaceId: string,
+  id: string,
+  contactIds: string[],
+  now = Date.now(),
+): { enrolled: number; skipped: number } {
+  if (contactIds.length === 0) throw invalid("contact_ids must not be empty");
+  return db.transaction((tx) => {
+    const flow = findFlow(tx, workspaceId, id);
+    if (flow.status !== "active")
+      throw conflict(`Flow is ${flow.status}: activate it before enrolling contacts`);
+    const unique = [...new Set(contactIds)];
+    const found = new Set<string>();
+    for (let i = 0; i < unique.length; i += 500) {
+      const chunk = unique.slice(i, i + 500).filter(isUuid);
+      if (chunk.length === 0) continue;
+      for (const row of tx
+        .select({ id: contacts.id })
+        .from(contacts)
+        .where(and(eq(contacts.workspaceId, workspaceId), inArray(contacts.id, chunk)))
+        .all())
+        found.add(row.id);
+    }
+    const missing = contactIds.findIndex((cid) => !found.has(cid));
+    if (missing >= 0) throw invalid(`contact_ids[${missing}] does not exist`);
+    const enrolled = enrollContacts(tx, flow, unique, now);
+    return { enrolled, skipped: contactIds.length - enrolled };
+  });
+}
+
+/** The active flows of a workspace that a trigger event starts. */
+export function flowsTriggeredBy(tx: DbOrTx, workspaceId: string, event: string): FlowRow[] {
+  return tx
+    .select()
+    .from(flows)
+    .where(and(eq(flows.workspaceId, workspaceId), eq(flows.status, "active"), eq(flows.triggerEvent, event)))
+    .all();
+}
+
+// ---------------------------------------------------------------------------------------------
+// The dispatcher.
+
+/** `flows.dispatch`: one batch per run, then again when the next run is due (at most 1 s later). */
+export function dispatchFlowJob(payload: JobPayloads["flows.dispatch"], ctx: JobContext) {
+  const next = dispatchFlowStep(ctx.db, payload, ctx.clock.now());
+  if (next !== null) throw new RescheduleJob(next);
+}
+
+/**
+ * One dispatcher step, in one transaction: up to DISPATCH_BATCH due runs advanced. Returns when to
+ * run again, or null to stop (the flow is no longer active, or a newer dispatcher took over).
+ */
+export function dispatchFlowStep(db: Db, payload: JobPayloads["flows.dispatch"], now: number): number | null {
+  return db.transaction((tx) => {
+    const flow = tx.select().from(flows).where(eq(flows.id, payload.flow_id)).get();
+    if (flow?.status !== "active" || flow.dispatchGeneration !== payload.generation) return null;
+    const due = dueRuns(tx, flow.id, now, DISPATCH_BATCH);
+    if (due.length) {
+      const byId = new Map(
+        tx
+          .select()
+          .from(contacts)
+          .where(
+            inArray(
+              contacts.id,
+              due.map((run) => run.contactId),
+            ),
+          )
+          .all()
+          .map((c) => [c.id, c]),
+      );
+      const env = new RunEnv();
+      for (const run of due) advanceRun(tx, flow, run, byId.get(run.contactId), now, env);
+    }
+    if (due.length === DISPATCH_BATCH) return now;
+    const next = tx
+      .select({ at: sql<number | null>`min(${flowRuns.waitingUntil})` })
+      .from(flowRuns)
+      .where(and(eq(flowRuns.flowId, flow.id), eq(flowRuns.status, "active")))
+      .get()?.at;
+    return next === null || next === undefined
+      ? now + MAX_SLEEP_MS
+      : Math.min(Math.max(next, now), now + MAX_SLEEP_MS);
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Replies and purchases.
+
+/** An inbound message answers the contact's runs waiting for a reply: they go on by `replied` now. */
+export function markReplied(tx: DbOrTx, workspaceId: string, contactId: string, now: number) {
+  const waiting = tx
+    .update(flowRuns)
+    .set({ repliedAt: now, waitingUntil: now, updatedAt: now })
+    .where(
+      and(
+        eq(flowRuns.workspaceId, workspaceId),
+        eq(flowRuns.contactId, contactId),
+        eq(flowRuns.status, "active"),
+        eq(flowRuns.waitKind, "reply"),
+        isNull(flowRuns.repliedAt),
+      ),
+    )
+    .returning({ flowId: flowRuns.flowId })
+    .all();
+  for (const { flowId } of waiting) wakeDispatcherOf(tx, flowId, now);
+}
+
+function wakeDispatcherOf(tx: DbOrTx, flowId: string, now: number) {
+  const flow = tx
+    .select({ id: flows.id, generation: flows.dispatchGeneration })
+    .from(flows)
+    .where(eq(flows.id, flowId))
+    .get();
+  if (flow) wakeJob(tx, dispatcherKey({ flow_id: flow.id, generation: flow.generation }), now);
+}
+
+/** A purchase exits the contact from every flow that opted in (seed rule 1); the others go on. */
+export function exitOnPurchase(tx: DbOrTx, workspaceId: string, contactId: string, now: number): number {
+  const runs = tx
+    .select({ run: flowRuns, flow: flows })
+    .from(flowRuns)
+    .innerJoin(flows, eq(flows.id, flowRuns.flowId))
+    .where(
+      and(
+        eq(flowRuns.workspaceId, workspaceId),
+        eq(flowRuns.contactId, contactId),
+        eq(flowRuns.status, "active"),
+        eq(flows.exitOnPurchase, true),
+      ),
+    )
+    .all();
+  for (const { run, flow } of runs) finishRun(tx, flow, run, "exited", "purchase", now);
+  return runs.length;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The webhook node.
+
+/**
+ * `flows.webhook`: POSTs `{flow_id, run_id, node_id, contact}` to the node's URL, signed per
+ * Standard Webhooks with the flow's own secret, under the webhooks' target rules. A failure is
+ * retried on the webhooks' schedule (a new job per retry), then given up and logged; the run has
+ * already gone on.
+ */
+export async function flowWebhookJob(payload: JobPayloads["flows.webhook"], ctx: JobContext) {
+  const { db } = ctx;
+  const flow = db.select().from(flows).where(eq(flows.id, payload.flow_id)).get();
+  const run = db.select().from(flowRuns).where(eq(flowRuns.id, payload.run_id)).get();
+  const node = flow ? flowGraph(flow).byId.get(payload.node_id) : undefined;
+  if (!flow || !run || !node) return;
+  const url = String(node.data?.url ?? "");
+  const settings = settingsFor(db);
+  const contact = db.select().from(contacts).where(eq(contacts.id, run.contactId)).get();
+  const body = JSON.stringify({
+    flow_id: flow.id,
+    run_id: run.id,
+    node_id: node.id,
+    contact: contact ? contactJson(contact) : null,
+  });
+  const messageId = `flowmsg_${run.id}_${node.id}`;
+  const timestampSec = Math.floor(ctx.clock.now() / 1000);
+  const problem = checkWebhookUrl(url, settings.allowPrivate);
+  const response = problem
+    ? { ok: false, status: null, error: `url ${problem}` }
+    : await postWebhook({
+        url,
+        headers: {
+          "content-type": "application/json",
+          ...webhookHeaders(
+            [(flow.settings as unknown as FlowSettings).webhook_secret],
+            messageId,
+            timestampSec,
+            body,
+          ),
+        },
+        body,
+        timeoutMs: settings.timeoutMs,
+        allowPrivate: settings.allowPrivate,
+      });
+  const nextRetry = payload.retry + 1;
+  ctx.completeWith((tx) => {
+    if (response.ok || problem) {
+      if (problem) log.warn("flow webhook refused", { flow_id: flow.id, node_id: node.id, problem });
+      return;
+    }
+    if (nextRetry > RETRY_SCHEDULE_MS.length) {
+      log.warn("flow webhook given up", { flow_id: flow.id, node_id: node.id, status: response.status });
+      return;
+    }
+    enqueueJob(
+      tx,
+      "flows.webhook",
+      { ...payload, retry: nextRetry },
+      {
+        workspaceId: flow.workspaceId,
+        runAt: ctx.clock.now() + RETRY_SCHEDULE_MS[nextRetry - 1],
+        now: ctx.clock.now(),
+      },
+    );
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stats and runs.
+
+export interface NodeStats {
+  type: string;
+  entered: number;
+  completed: number;
+  sent: number;
+  failed: number;
+  waiting: number;
+  skipped: number;
+}
+
+/**
+ * `GET /v1/flows/{id}/stats` (API.md §3, §5): runs started in the last 30 days by status, and per
+ * node (entered at least once in the window) its visits: entered, completed, sent, failed (a send
+ * or call that failed, then or later), waiting (runs there now), skipped (by §6.1).
+ */
+export function flowStats(db: DbOrTx, workspaceId: string, id: string, now = Date.now()) {
+  const flow = findFlow(db, workspaceId, id);
+  const since = now - STATS_WINDOW_DAYS * 86_400_000;
+  const byStatus = db
+    .select({
+      status: flowRuns.status,
+      reason: flowRuns.exitReason,
+      n: sql<number>`count(*)`,
+    })
+    .from(flowRuns)
+    .where(and(eq(flowRuns.flowId, flow.id), gte(flowRuns.startedAt, since)))
+    .groupBy(flowRuns.status, flowRuns.exitReason)
+    .all();
+  const stats = {
+    window_days: STATS_WINDOW_DAYS,
+    enrolled: 0,
+    active: 0,
+    completed: 0,
+    exited: 0,
+    exited_on_purchase: 0,
+    nodes: {} as Record<string, NodeStats>,
+  };
+  for (const row of byStatus) {
+    const n = Number(row.n);
+    stats.enrolled += n;
+    if (row.status === "active") stats.active += n;
+    else if (row.status === "completed") stats.completed += n;
+    else if (row.status === "exited") {
+      stats.exited += n;
+      if (row.reason === "purchase") stats.exited_on_purchase += n;
+    }
+  }
+  const failedMessage = sql`${messages.status} IN ('FAILED', 'UNDELIVERED')`;
+  const nodes = db
+    .select({
+      nodeId: flowSteps.nodeId,
+      type: flowSteps.nodeType,
+      entered: sql<number>`count(*)`,
+      completed: sql<number>`count(${flowSteps.finishedAt})`,
+      sent: sql<number>`sum(${flowSteps.outcome} = 'sent')`,
+      skipped: sql<number>`sum(${flowSteps.outcome} = 'skipped')`,
+      waiting: sql<number>`sum(${flowSteps.finishedAt} IS NULL)`,
+      failed: sql<number>`sum(${flowSteps.outcome} = 'failed' OR (${flowSteps.messageId} IS NOT NULL AND EXISTS (SELECT 1 FROM ${messages} WHERE ${messages.id} = ${flowSteps.messageId} AND ${failedMessage})))`,
+    })
+    .from(flowSteps)
+    .where(and(eq(flowSteps.flowId, flow.id), gte(flowSteps.enteredAt, since)))
+    .groupBy(flowSteps.nodeId, flowSteps.nodeType)
+    .all();
+  for (const row of nodes)
+    stats.nodes[row.nodeId] = {
+      type: row.type,
+      entered: Number(row.entered),
+      completed: Number(row.completed),
+      sent: Number(row.sent ?? 0),
+      failed: Number(row.failed ?? 0),
+      waiting: Number(row.waiting ?? 0),
+      skipped: Number(row.skipped ?? 0),
+    };
+  return stats;
+}
+
+/** `GET /v1/flows/{id}/runs`: newest first, filtered by status. */
+export function listRuns(
+  db: DbOrTx,
+  workspaceId: string,
+  id: string,
+  filters: { status?: string },
+  page: { limit: number; offset: number },
+) {
+  const flow = findFlow(db, workspaceId, id);
+  const conditions = [eq(flowRuns.flowId, flow.id)];
+  if (filters.status !== undefined) {
+    if (!(RUN_STATUSES as readonly string[]).includes(filters.status))
+      throw invalid(`status must be one of ${RUN_STATUSES.join(", ")}`);
+    conditions.push(eq(flowRuns.status, filters.status));
+  }
+  const where = and(...conditions);
+  const rows = db
+    .select()
+    .from(flowRuns)
+    .where(where)
+    .orderBy(desc(flowRuns.startedAt), desc(flowRuns.id))
+    .limit(page.limit)
+    .offset(page.offset)
+    .all();
+  const total = db.select({ n: count() }).from(flowRuns).where(where).get()?.n ?? 0;
+  return { runs: rows.map(runJson), total, limit: page.limit, offset: page.offset };
+}
+
+export type { FlowRunRow };

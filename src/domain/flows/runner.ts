@@ -1,0 +1,562 @@
+/**
+ * The flow runner (API.md §3 Flows, §6.6): moves one run through its flow's nodes at `now`, in the
+ * caller's transaction, until it waits (a wait, a reply, a send held by the send-time rules) or
+ * ends. Every node visit is written as a step (flow_steps) with its outcome; the simulator runs the
+ * very same code inside a transaction it rolls back, on a virtual clock, collecting a trace.
+ *
+ * Sends and calls ask the compliance module at the moment they are made, exactly like campaigns:
+ * suppressed or opted-out contacts are skipped (the run continues), a send outside the allowed
+ * window keeps the run waiting at that node until the next allowed minute, and the message is
+ * written when it may go (through queueOutboundMessage, so its hand-off is the durable send job).
+ */
+import { and, asc, eq, lte } from "drizzle-orm";
+import type { DbOrTx } from "../../db/client";
+import {
+  type ContactRow,
+  contacts,
+  type FlowRow,
+  type FlowRunRow,
+  flowRuns,
+  flowSteps,
+  listMembers,
+  type NumberRow,
+  numbers,
+  workspaces,
+} from "../../db/schema";
+import { enqueueJob } from "../../jobs/queue";
+import { AppError } from "../../lib/errors";
+import { newId } from "../../lib/ids";
+import { toIso } from "../../lib/time";
+import { handContactToAgent } from "../agents/runtime";
+import { mergeFields } from "../audience/contacts";
+import { contactMatches } from "../audience/segments";
+import { callSender, queueCall } from "../calls/calls";
+import { mergeBody } from "../campaigns/merge";
+import {
+  complianceDecision,
+  recipientFacts,
+  type SendRules,
+  workspaceSendRules,
+} from "../campaigns/send-plan";
+import { emitEvent } from "../events";
+import { threadForContact } from "../messaging/conversations";
+import { queueOutboundMessage } from "../messaging/messages";
+import { nextLocalMidnight, reserveDailySend } from "../messaging/numbers";
+import { pickSender } from "../messaging/senders";
+import type { FlowDefinition, FlowNode } from "./types";
+
+/** The most nodes one run goes through in one step (validation refuses loops without a wait). */
+const MAX_NODES_PER_STEP = 250;
+/** How long a send waits when the workspace has no number to send from. */
+const NO_SENDER_RETRY_MS = 15 * 60_000;
+
+export interface FlowSettings {
+  exit_on_purchase: boolean;
+  allow_reentry: boolean;
+  webhook_secret: string;
+}
+
+/** A flow's definition indexed for running: nodes by id, and where each handle leads. */
+export interface FlowGraph {
+  byId: Map<string, FlowNode>;
+  next: Map<string, Map<string, string>>;
+  trigger: FlowNode | undefined;
+}
+
+export function graphOf(definition: FlowDefinition): FlowGraph {
+  const byId = new Map(definition.nodes.map((node) => [node.id, node]));
+  const next = new Map<string, Map<string, string>>();
+  for (const edge of definition.edges) {
+    const handles = next.get(edge.source) ?? new Map<string, string>();
+    handles.set(edge.sourceHandle ?? "out", edge.target);
+    next.set(edge.source, handles);
+  }
+  return { byId, next, trigger: definition.nodes.find((node) => node.type === "trigger") };
+}
+
+const graphs = new Map<string, { updatedAt: number; graph: FlowGraph }>();
+
+/** The graph of a flow row, cached by (id, updated_at). */
+export function flowGraph(flow: FlowRow): FlowGraph {
+  const cached = graphs.get(flow.id);
+  if (cached && cached.updatedAt === flow.updatedAt) return cached.graph;
+  const graph = graphOf(flow.definition as unknown as FlowDefinition);
+  if (graphs.size > 1000) graphs.clear();
+  graphs.set(flow.id, { updatedAt: flow.updatedAt, graph });
+  return graph;
+}
+
+/** One line of what a run did: the simulator's trace, and what the real run writes as steps. */
+export interface TraceEntry {
+  at: number;
+  node_id: string;
+  type: string;
+  action: string;
+  detail: string | null;
+}
+
+/** What a batch of runs shares: the workspace's send-time rules (read once), and a trace sink. */
+export class RunEnv {
+  private rules: SendRules | null = null;
+  constructor(readonly trace: TraceEntry[] | null = null) {}
+  sendRules(tx: DbOrTx, workspaceId: string): SendRules {
+    this.rules ??= workspaceSendRules(tx, workspaceId, null);
+    return this.rules;
+  }
+}
+
+type Outcome = "completed" | "sent" | "skipped" | "failed";
+
+/** What a node did: go on by a handle, or wait at the node until a time. */
+type NodeResult =
+  | {
+      go: string;
+      outcome: Outcome;
+      action: string;
+      detail?: string | null;
+      messageId?: string;
+      callId?: string;
+    }
+  | { wait: number; kind: "wait" | "reply" | "defer"; action: string; detail?: string | null }
+  | { end: true; action: string };
+
+const minutesOf = (data: Record<string, unknown>) =>
+  Number(data.minutes ?? 0) + Number(data.hours ?? 0) * 60 + Number(data.days ?? 0) * 1440;
+
+/**
+ * Runs `run` from its current node until it waits or ends, writing its steps and its row. The
+ * caller has checked the flow is active (or is simulating).
+ */
+export function advanceRun(
+  tx: DbOrTx,
+  flow: FlowRow,
+  run: FlowRunRow,
+  contact: ContactRow | undefined,
+  now: number,
+  env: RunEnv,
+) {
+  const graph = flowGraph(flow);
+  let state: FlowRunRow = { ...run };
+  for (let i = 0; i < MAX_NODES_PER_STEP && state.status === "active"; i++) {
+    const node = state.currentNodeId ? graph.byId.get(state.currentNodeId) : undefined;
+    if (!node) {
+      state = finishRun(tx, flow, state, "completed", null, now);
+      break;
+    }
+    const arriving = state.currentStepId === null;
+    const stepId = state.currentStepId ?? newId();
+    if (arriving) {
+      tx.insert(flowSteps)
+        .values({
+          id: stepId,
+          workspaceId: flow.workspaceId,
+          flowId: flow.id,
+          runId: state.id,
+          nodeId: node.id,
+          nodeType: node.type,
+          outcome: null,
+          detail: null,
+          messageId: null,
+          callId: null,
+          enteredAt: now,
+          finishedAt: null,
+        })
+        .run();
+    }
+    const result = runNode(tx, flow, state, node, contact, arriving, now, env);
+    note(env, now, node, result.action, "detail" in result ? (result.detail ?? null) : null);
+    if ("wait" in result) {
+      state = {
+        ...state,
+        currentStepId: stepId,
+        waitingUntil: result.wait,
+        waitKind: result.kind,
+        repliedAt: arriving && result.kind === "reply" ? null : state.repliedAt,
+        updatedAt: now,
+      };
+      if (arriving || result.detail)
+        tx.update(flowSteps)
+          .set({ detail: result.detail ?? null })
+          .where(eq(flowSteps.id, stepId))
+          .run();
+      break;
+    }
+    const outcome: Outcome = "end" in result ? "completed" : result.outcome;
+    tx.update(flowSteps)
+      .set({
+        outcome,
+        detail: "detail" in result ? (result.detail ?? null) : null,
+        messageId: "messageId" in result ? (result.messageId ?? null) : null,
+        callId: "callId" in result ? (result.callId ?? null) : null,
+        finishedAt: now,
+      })
+      .where(eq(flowSteps.id, stepId))
+      .run();
+    const target = "end" in result ? undefined : graph.next.get(node.id)?.get(result.go);
+    if (!target) {
+      state = finishRun(tx, flow, { ...state, currentStepId: null }, "completed", null, now);
+      break;
+    }
+    state = {
+      ...state,
+      currentNodeId: target,
+      currentStepId: null,
+      waitingUntil: now,
+      waitKind: null,
+      repliedAt: null,
+      updatedAt: now,
+    };
+  }
+  if (state.status === "active") writeRun(tx, state);
+  return state;
+}
+
+function note(env: RunEnv, at: number, node: FlowNode, action: string, detail: string | null) {
+  env.trace?.push({ at, node_id: node.id, type: node.type, action, detail });
+}
+
+function writeRun(tx: DbOrTx, run: FlowRunRow) {
+  tx.update(flowRuns)
+    .set({
+      status: run.status,
+      currentNodeId: run.currentNodeId,
+      currentStepId: run.currentStepId,
+      waitingUntil: run.waitingUntil,
+      waitKind: run.waitKind,
+      repliedAt: run.repliedAt,
+      exitReason: run.exitReason,
+      endedAt: run.endedAt,
+      updatedAt: run.updatedAt,
+    })
+    .where(eq(flowRuns.id, run.id))
+    .run();
+}
+
+/** The Run record (`GET /v1/flows/{id}/runs`); also inside `flow.completed`. */
+export function runJson(row: FlowRunRow) {
+  return {
+    id: row.id,
+    flow_id: row.flowId,
+    contact_id: row.contactId,
+    status: row.status,
+    current_node_id: row.currentNodeId,
+    waiting_until: toIso(row.waitingUntil),
+    exit_reason: row.exitReason,
+    started_at: toIso(row.startedAt) as string,
+    ended_at: toIso(row.endedAt),
+  };
+}
+
+/**
+ * Ends a run: completed (it reached an end, or a node with nowhere to go) or exited (a purchase,
+ * the flow deleted). An open step is closed as `exited`. `flow.completed` for completed runs.
+ */
+export function finishRun(
+  tx: DbOrTx,
+  flow: Pick<FlowRow, "id" | "workspaceId">,
+  run: FlowRunRow,
+  status: "completed" | "exited",
+  reason: string | null,
+  now: number,
+): FlowRunRow {
+  if (run.currentStepId)
+    tx.update(flowSteps)
+      .set({ outcome: "exited", finishedAt: now })
+      .where(eq(flowSteps.id, run.currentStepId))
+      .run();
+  const ended: FlowRunRow = {
+    ...run,
+    status,
+    exitReason: reason,
+    currentStepId: null,
+    waitingUntil: null,
+    waitKind: null,
+    endedAt: now,
+    updatedAt: now,
+  };
+  writeRun(tx, ended);
+  if (status === "completed") emitEvent(tx, flow.workspaceId, "flow.completed", runJson(ended), now);
+  return ended;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Nodes.
+
+function runNode(
+  tx: DbOrTx,
+  flow: FlowRow,
+  run: FlowRunRow,
+  node: FlowNode,
+  contact: ContactRow | undefined,
+  arriving: boolean,
+  now: number,
+  env: RunEnv,
+): NodeResult {
+  const data = node.data ?? {};
+  switch (node.type) {
+    case "trigger":
+      return { go: "out", outcome: "completed", action: "enrolled" };
+    case "wait": {
+      if (arriving) {
+        const until = now + minutesOf(data) * 60_000;
+        return { wait: until, kind: "wait", action: "waiting", detail: `until ${toIso(until)}` };
+      }
+      if ((run.waitingUntil ?? 0) > now)
+        return { wait: run.waitingUntil as number, kind: "wait", action: "waiting" };
+      return { go: "out", outcome: "completed", action: "waited" };
+    }
+    case "wait_for_reply": {
+      if (arriving) {
+        const until = now + Number(data.timeout_hours) * 3_600_000;
+        return { wait: until, kind: "reply", action: "waiting_for_reply", detail: `until ${toIso(until)}` };
+      }
+      if (run.repliedAt !== null) return { go: "replied", outcome: "completed", action: "replied" };
+      if ((run.waitingUntil ?? 0) > now)
+        return { wait: run.waitingUntil as number, kind: "reply", action: "waiting_for_reply" };
+      return { go: "timeout", outcome: "completed", action: "timeout" };
+    }
+    case "condition": {
+      const matched = contact ? contactMatches(tx, flow.workspaceId, contact.id, data.rules, now) : false;
+      return { go: matched ? "true" : "false", outcome: "completed", action: matched ? "true" : "false" };
+    }
+    case "send_sms":
+      return sendNode(tx, flow, node, contact, now, env);
+    case "call":
+      return callNode(tx, flow, node, contact, now, env);
+    case "agent": {
+      if (!contact) return { go: "out", outcome: "skipped", action: "skipped", detail: "no_contact" };
+      const agentId = String(data.agent_id);
+      const conversation = handContactToAgent(tx, {
+        workspaceId: flow.workspaceId,
+        contact,
+        agentId,
+        now,
+        greet: true,
+      });
+      return { go: "out", outcome: "completed", action: "handed_to_agent", detail: conversation.id };
+    }
+    case "add_to_list": {
+      if (!contact) return { go: "out", outcome: "skipped", action: "skipped", detail: "no_contact" };
+      const listId = String(data.list_id);
+      const added = tx
+        .insert(listMembers)
+        .values({ listId, contactId: contact.id, workspaceId: flow.workspaceId, createdAt: now })
+        .onConflictDoNothing()
+        .run() as unknown as { changes: number };
+      if (added.changes > 0)
+        for (const hook of listHooks) hook(tx, flow.workspaceId, listId, [contact.id], now);
+      return { go: "out", outcome: "completed", action: "added_to_list", detail: listId };
+    }
+    case "remove_from_list": {
+      if (!contact) return { go: "out", outcome: "skipped", action: "skipped", detail: "no_contact" };
+      const listId = String(data.list_id);
+      tx.delete(listMembers)
+        .where(and(eq(listMembers.listId, listId), eq(listMembers.contactId, contact.id)))
+        .run();
+      return { go: "out", outcome: "completed", action: "removed_from_list", detail: listId };
+    }
+    case "update_contact": {
+      if (!contact) return { go: "out", outcome: "skipped", action: "skipped", detail: "no_contact" };
+      applyContactUpdate(tx, contact, (data.fields ?? {}) as Record<string, unknown>, now);
+      return {
+        go: "out",
+        outcome: "completed",
+        action: "updated_contact",
+        detail: Object.keys((data.fields ?? {}) as object).join(","),
+      };
+    }
+    case "webhook": {
+      enqueueJob(
+        tx,
+        "flows.webhook",
+        { flow_id: flow.id, run_id: run.id, node_id: node.id, retry: 0 },
+        { workspaceId: flow.workspaceId, now },
+      );
+      return { go: "out", outcome: "completed", action: "webhook_queued", detail: String(data.url) };
+    }
+    case "end":
+      return { end: true, action: "completed" };
+    default:
+      return { go: "out", outcome: "skipped", action: "skipped", detail: `unknown node type ${node.type}` };
+  }
+}
+
+/** Subscribers to list additions made by flows (the flows' own added_to_list trigger). */
+type ListHook = (tx: DbOrTx, workspaceId: string, listId: string, contactIds: string[], now: number) => void;
+const listHooks: ListHook[] = [];
+export function onFlowAddedToList(hook: ListHook) {
+  listHooks.push(hook);
+}
+
+function applyContactUpdate(tx: DbOrTx, contact: ContactRow, fields: Record<string, unknown>, now: number) {
+  const changes: Partial<ContactRow> = { updatedAt: now };
+  const text = (v: unknown) => (v === null || v === undefined || String(v).trim() === "" ? null : String(v));
+  if ("first_name" in fields) changes.firstName = text(fields.first_name);
+  if ("last_name" in fields) changes.lastName = text(fields.last_name);
+  if ("email" in fields) changes.email = text(fields.email);
+  if ("external_id" in fields) changes.externalId = text(fields.external_id);
+  if (typeof fields.timezone === "string") changes.timezone = fields.timezone;
+  if (fields.fields && typeof fields.fields === "object")
+    changes.fields = mergeFields(contact.fields ?? {}, fields.fields as Record<string, unknown>);
+  tx.update(contacts).set(changes).where(eq(contacts.id, contact.id)).run();
+  Object.assign(contact, changes);
+}
+
+/** The workspace's default number, else its oldest active one. */
+function fixedSender(tx: DbOrTx, workspaceId: string): NumberRow | undefined {
+  const active = and(eq(numbers.workspaceId, workspaceId), eq(numbers.status, "active"));
+  const defaultId = tx
+    .select({ id: workspaces.defaultNumberId })
+    .from(workspaces)
+    .where(eq(workspaces.id, workspaceId))
+    .get()?.id;
+  const byDefault = defaultId
+    ? tx
+        .select()
+        .from(numbers)
+        .where(and(active, eq(numbers.id, defaultId)))
+        .get()
+    : undefined;
+  return byDefault ?? tx.select().from(numbers).where(active).orderBy(asc(numbers.createdAt)).limit(1).get();
+}
+
+/**
+ * The compliance module's answer for one flow send (a marketing send: API.md §6.1), with the
+ * contact's suppression and recent marketing sends read now.
+ */
+function decide(
+  tx: DbOrTx,
+  flow: FlowRow,
+  contact: ContactRow,
+  now: number,
+  env: RunEnv,
+  channel: "sms" | "voice",
+) {
+  const rules = env.sendRules(tx, flow.workspaceId);
+  // "" is no campaign: every recent marketing send of the contact counts.
+  const facts = recipientFacts(tx, flow.workspaceId, "", [contact], rules, now).get(contact.id) ?? {
+    suppression: null,
+    recentSends: [],
+  };
+  return complianceDecision(contact, facts, rules, now, channel);
+}
+
+function sendNode(
+  tx: DbOrTx,
+  flow: FlowRow,
+  node: FlowNode,
+  contact: ContactRow | undefined,
+  now: number,
+  env: RunEnv,
+): NodeResult {
+  if (!contact) return { go: "out", outcome: "skipped", action: "skipped", detail: "no_contact" };
+  const decision = decide(tx, flow, contact, now, env, "sms");
+  if (decision.action === "skip")
+    return { go: "out", outcome: "skipped", action: "skipped", detail: decision.reason };
+  if (decision.action === "defer")
+    return {
+      wait: decision.until,
+      kind: "defer",
+      action: "deferred",
+      detail: decision.reasons.join(",") || "no_window",
+    };
+  const data = node.data ?? {};
+  let sender: NumberRow | null = null;
+  if (typeof data.pool_id === "string" && data.pool_id) {
+    const picked = pickSender(tx, flow.workspaceId, data.pool_id, contact, now);
+    if (!picked.sender)
+      return picked.retryAt === null
+        ? { wait: now + NO_SENDER_RETRY_MS, kind: "defer", action: "deferred", detail: "no_sending_number" }
+        : { wait: picked.retryAt, kind: "defer", action: "deferred", detail: "daily_limit" };
+    sender = picked.sender;
+  } else {
+    const fixed = fixedSender(tx, flow.workspaceId);
+    if (!fixed)
+      return {
+        wait: now + NO_SENDER_RETRY_MS,
+        kind: "defer",
+        action: "deferred",
+        detail: "no_sending_number",
+      };
+    if (!reserveDailySend(tx, fixed, now))
+      return {
+        wait: nextLocalMidnight(fixed.timezone, now),
+        kind: "defer",
+        action: "deferred",
+        detail: "daily_limit",
+      };
+    sender = fixed;
+  }
+  const conversation = threadForContact(tx, flow.workspaceId, contact.id, { reopen: false, now });
+  const message = queueOutboundMessage(tx, {
+    workspaceId: flow.workspaceId,
+    contact,
+    conversationId: conversation.id,
+    numberId: sender.id,
+    from: sender.number,
+    body: mergeBody(String(data.body ?? ""), contact),
+    sender: "flow",
+    now,
+  });
+  return { go: "out", outcome: "sent", action: "sent", detail: message.body, messageId: message.id };
+}
+
+function callNode(
+  tx: DbOrTx,
+  flow: FlowRow,
+  node: FlowNode,
+  contact: ContactRow | undefined,
+  now: number,
+  env: RunEnv,
+): NodeResult {
+  if (!contact) return { go: "out", outcome: "skipped", action: "skipped", detail: "no_contact" };
+  const decision = decide(tx, flow, contact, now, env, "voice");
+  if (decision.action === "skip")
+    return { go: "out", outcome: "skipped", action: "skipped", detail: decision.reason };
+  if (decision.action === "defer")
+    return {
+      wait: decision.until,
+      kind: "defer",
+      action: "deferred",
+      detail: decision.reasons.join(",") || "no_window",
+    };
+  const data = node.data ?? {};
+  let sender: NumberRow;
+  try {
+    sender = callSender(tx, flow.workspaceId, null);
+  } catch (error) {
+    if (!(error instanceof AppError)) throw error;
+    return { wait: now + NO_SENDER_RETRY_MS, kind: "defer", action: "deferred", detail: "no_voice_number" };
+  }
+  const conversation = threadForContact(tx, flow.workspaceId, contact.id, { reopen: false, now });
+  const agentId = typeof data.agent_id === "string" && data.agent_id ? data.agent_id : null;
+  const call = queueCall(tx, {
+    workspaceId: flow.workspaceId,
+    contact,
+    conversationId: conversation.id,
+    sender,
+    agentId,
+    say: agentId ? null : String(data.say ?? ""),
+    now,
+  });
+  return {
+    go: "out",
+    outcome: "sent",
+    action: "call_queued",
+    detail: agentId ?? String(data.say),
+    callId: call.id,
+  };
+}
+
+/** Active runs of a flow that are due at `now`, oldest due first. */
+export function dueRuns(tx: DbOrTx, flowId: string, now: number, limit: number): FlowRunRow[] {
+  return tx
+    .select()
+    .from(flowRuns)
+    .where(and(eq(flowRuns.flowId, flowId), eq(flowRuns.status, "active"), lteNow(now)))
+    .orderBy(asc(flowRuns.waitingUntil))
+    .limit(limit)
+    .all();
+}
+
+const lteNow = (now: number) => lte(flowRuns.waitingUntil, now);

@@ -1,0 +1,114 @@
+/**
+ * Triggers that enroll by themselves (API.md §6.6), and the events that move runs: each listens
+ * inside the transaction that emits the event, so an enrolment commits with its cause.
+ *   contact.created     → `contact_created` flows (API, import, inbound)
+ *   list additions      → `added_to_list {list_id}` flows (the API, imports into a list, flow nodes)
+ *   message.received    → `inbound_keyword {keywords}` flows (first word; CTIA keywords never), and
+ *                         runs waiting for a reply go on by `replied`
+ *   link.clicked        → `link_clicked {offer_id?}` flows
+ *   conversion.recorded → `conversion {conversion_event?}` flows; a purchase exits flows with exit_on_purchase
+ * Only `active` flows enroll; activation does not catch up on what happened before.
+ */
+import type { DbOrTx } from "../../db/client";
+import { onListMembersAdded } from "../audience/lists";
+import { onEventsEmitted } from "../events";
+import { keywordOf } from "../messaging/inbound";
+import { enrollContacts, exitOnPurchase, flowsTriggeredBy, markReplied } from "./flows";
+import { onFlowAddedToList } from "./runner";
+
+interface Data {
+  id?: string;
+  contact_id?: string | null;
+  direction?: string;
+  body?: string;
+  offer_id?: string | null;
+  event?: string;
+}
+
+function enrollOne(
+  tx: DbOrTx,
+  workspaceId: string,
+  event: string,
+  contactId: string,
+  now: number,
+  match: (data: Record<string, unknown>) => boolean,
+) {
+  for (const flow of flowsTriggeredBy(tx, workspaceId, event)) {
+    const trigger = (
+      flow.definition as { nodes?: { type: string; data?: Record<string, unknown> }[] }
+    ).nodes?.find((n) => n.type === "trigger");
+    if (match(trigger?.data ?? {})) enrollContacts(tx, flow, [contactId], now);
+  }
+}
+
+function enrollIntoListFlows(
+  tx: DbOrTx,
+  workspaceId: string,
+  listId: string,
+  contactIds: string[],
+  now: number,
+) {
+  for (const flow of flowsTriggeredBy(tx, workspaceId, "added_to_list"))
+    if (flow.triggerListId === listId) enrollContacts(tx, flow, contactIds, now);
+}
+
+let started = false;
+
+/** Registers the listeners once per process. */
+export function startFlowTriggers() {
+  if (started) return;
+  started = true;
+  onListMembersAdded(enrollIntoListFlows);
+  onFlowAddedToList(enrollIntoListFlows);
+  onEventsEmitted((tx, events) => {
+    for (const event of events) {
+      const data = (event.data ?? {}) as Data;
+      const now = event.createdAt;
+      switch (event.type) {
+        case "contact.created": {
+          if (!data.id) break;
+          const flows = flowsTriggeredBy(tx, event.workspaceId, "contact_created");
+          for (const flow of flows) enrollContacts(tx, flow, [data.id], now);
+          break;
+        }
+        case "message.received": {
+          if (!data.contact_id) break;
+          const body = (data.body ?? "").trim();
+          if (keywordOf(body) !== null) break;
+          markReplied(tx, event.workspaceId, data.contact_id, now);
+          const first = body.split(/\s+/)[0]?.toLowerCase() ?? "";
+          if (!first) break;
+          enrollOne(tx, event.workspaceId, "inbound_keyword", data.contact_id, now, (trigger) =>
+            ((trigger.keywords ?? []) as string[]).some((k) => k.toLowerCase() === first),
+          );
+          break;
+        }
+        case "link.clicked": {
+          if (!data.contact_id) break;
+          enrollOne(
+            tx,
+            event.workspaceId,
+            "link_clicked",
+            data.contact_id,
+            now,
+            (trigger) => !trigger.offer_id || trigger.offer_id === data.offer_id,
+          );
+          break;
+        }
+        case "conversion.recorded": {
+          if (!data.contact_id) break;
+          if (data.event === "purchase") exitOnPurchase(tx, event.workspaceId, data.contact_id, now);
+          enrollOne(
+            tx,
+            event.workspaceId,
+            "conversion",
+            data.contact_id,
+            now,
+            (trigger) => !trigger.conversion_event || trigger.conversion_event === data.event,
+          );
+          break;
+        }
+      }
+    }
+  });
+}
