@@ -424,6 +424,7 @@ export function dispatchFlowStep(db: Db, payload: JobPayloads["flows.dispatch"],
           .map((c) => [c.id, c]),
       );
       const env = new RunEnv();
+      env.prefetchFacts(tx, flow.workspaceId, [...byId.values()], now);
       for (const run of due) advanceRun(tx, flow, run, byId.get(run.contactId), now, env);
     }
     if (due.length === DISPATCH_BATCH) return now;

@@ -11,6 +11,7 @@
  */
 import { and, asc, eq, lte } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
+import { preparedPerConnection, rowPlaceholders } from "../../db/prepared";
 import {
   type ContactRow,
   contacts,
@@ -34,6 +35,7 @@ import { callSender, queueCall } from "../calls/calls";
 import { mergeBody } from "../campaigns/merge";
 import {
   complianceDecision,
+  type RecipientFacts,
   recipientFacts,
   type SendRules,
   workspaceSendRules,
@@ -98,10 +100,25 @@ export interface TraceEntry {
 /** What a batch of runs shares: the workspace's send-time rules (read once), and a trace sink. */
 export class RunEnv {
   private rules: SendRules | null = null;
+  private facts: Map<string, RecipientFacts> | null = null;
   constructor(readonly trace: TraceEntry[] | null = null) {}
   sendRules(tx: DbOrTx, workspaceId: string): SendRules {
     this.rules ??= workspaceSendRules(tx, workspaceId, null);
     return this.rules;
+  }
+  /** Reads the batch's contacts' suppression and recent marketing sends in two queries, not two per send. */
+  prefetchFacts(tx: DbOrTx, workspaceId: string, batch: readonly ContactRow[], now: number) {
+    // "" is no campaign: every recent marketing send of the contact counts.
+    this.facts = recipientFacts(tx, workspaceId, "", batch, this.sendRules(tx, workspaceId), now);
+  }
+  factsFor(tx: DbOrTx, workspaceId: string, contact: ContactRow, now: number): RecipientFacts {
+    const known = this.facts?.get(contact.id);
+    if (known) return known;
+    const read = recipientFacts(tx, workspaceId, "", [contact], this.sendRules(tx, workspaceId), now).get(
+      contact.id,
+    ) ?? { suppression: null, recentSends: [] };
+    this.facts?.set(contact.id, read);
+    return read;
   }
 }
 
@@ -145,26 +162,37 @@ export function advanceRun(
     }
     const arriving = state.currentStepId === null;
     const stepId = state.currentStepId ?? newId();
-    if (arriving) {
-      tx.insert(flowSteps)
-        .values({
-          id: stepId,
-          workspaceId: flow.workspaceId,
-          flowId: flow.id,
-          runId: state.id,
-          nodeId: node.id,
-          nodeType: node.type,
-          outcome: null,
-          detail: null,
-          messageId: null,
-          callId: null,
-          enteredAt: now,
-          finishedAt: null,
-        })
-        .run();
-    }
     const result = runNode(tx, flow, state, node, contact, arriving, now, env);
-    note(env, now, node, result.action, "detail" in result ? (result.detail ?? null) : null);
+    const detail = "detail" in result ? (result.detail ?? null) : null;
+    note(env, now, node, result.action, detail);
+    // The visit is written once when it finishes on arrival (most nodes), else opened and finished later.
+    const finished =
+      "wait" in result
+        ? null
+        : {
+            outcome: ("end" in result ? "completed" : result.outcome) as Outcome,
+            detail,
+            messageId: "messageId" in result ? (result.messageId ?? null) : null,
+            callId: "callId" in result ? (result.callId ?? null) : null,
+            finishedAt: now,
+          };
+    if (arriving)
+      insertStep(tx).run({
+        id: stepId,
+        workspaceId: flow.workspaceId,
+        flowId: flow.id,
+        runId: state.id,
+        nodeId: node.id,
+        nodeType: node.type,
+        outcome: finished?.outcome ?? null,
+        detail,
+        messageId: finished?.messageId ?? null,
+        callId: finished?.callId ?? null,
+        enteredAt: now,
+        finishedAt: finished?.finishedAt ?? null,
+      });
+    else if (finished) tx.update(flowSteps).set(finished).where(eq(flowSteps.id, stepId)).run();
+    else if (detail) tx.update(flowSteps).set({ detail }).where(eq(flowSteps.id, stepId)).run();
     if ("wait" in result) {
       state = {
         ...state,
@@ -174,24 +202,8 @@ export function advanceRun(
         repliedAt: arriving && result.kind === "reply" ? null : state.repliedAt,
         updatedAt: now,
       };
-      if (arriving || result.detail)
-        tx.update(flowSteps)
-          .set({ detail: result.detail ?? null })
-          .where(eq(flowSteps.id, stepId))
-          .run();
       break;
     }
-    const outcome: Outcome = "end" in result ? "completed" : result.outcome;
-    tx.update(flowSteps)
-      .set({
-        outcome,
-        detail: "detail" in result ? (result.detail ?? null) : null,
-        messageId: "messageId" in result ? (result.messageId ?? null) : null,
-        callId: "callId" in result ? (result.callId ?? null) : null,
-        finishedAt: now,
-      })
-      .where(eq(flowSteps.id, stepId))
-      .run();
     const target = "end" in result ? undefined : graph.next.get(node.id)?.get(result.go);
     if (!target) {
       state = finishRun(tx, flow, { ...state, currentStepId: null }, "completed", null, now);
@@ -210,6 +222,10 @@ export function advanceRun(
   if (state.status === "active") writeRun(tx, state);
   return state;
 }
+
+const insertStep = preparedPerConnection((db: DbOrTx) =>
+  db.insert(flowSteps).values(rowPlaceholders(flowSteps)).prepare(),
+);
 
 function note(env: RunEnv, at: number, node: FlowNode, action: string, detail: string | null) {
   env.trace?.push({ at, node_id: node.id, type: node.type, action, detail });
@@ -433,12 +449,11 @@ function decide(
   channel: "sms" | "voice",
 ) {
   const rules = env.sendRules(tx, flow.workspaceId);
-  // "" is no campaign: every recent marketing send of the contact counts.
-  const facts = recipientFacts(tx, flow.workspaceId, "", [contact], rules, now).get(contact.id) ?? {
-    suppression: null,
-    recentSends: [],
-  };
-  return complianceDecision(contact, facts, rules, now, channel);
+  const facts = env.factsFor(tx, flow.workspaceId, contact, now);
+  const decision = complianceDecision(contact, facts, rules, now, channel);
+  // A send made now counts for the contact's next one in the same batch (frequency cap).
+  if (decision.action === "send" && channel === "sms") facts.recentSends.push(now);
+  return decision;
 }
 
 function sendNode(
