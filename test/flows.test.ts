@@ -380,7 +380,7 @@ describe("running a flow", () => {
 
   it("answers 422 naming an unknown or foreign contact, enrolling nobody", async () => {
     const w = workspace();
-    const OURS = await setup(w);
+    await setup(w);
     const flow = await w.flow(replyFlow(), { status: "active" });
     const c = await w.contact();
     const other = workspace("Other");
@@ -437,7 +437,7 @@ describe("POST /v1/flows/{id}/simulate", () => {
 
   it("shows a night-time send as deferred, the timeout path, and a purchase exit", async () => {
     const w = workspace();
-    const OURS = await setup(w);
+    await setup(w);
     const flow = await w.flow(replyFlow(), { settings: { exit_on_purchase: true } });
     const night = await w.api("POST", `/v1/flows/${flow.id}/simulate`, {
       contact: { phone_number: "+14155550177", timezone: NIGHT },

@@ -221,7 +221,8 @@ export function flowsRoutes(deps: AppDeps) {
           },
           get: {
             summary: "Get a flow",
-            description: "The flow with its definition, settings (including the webhook nodes' signing secret) and live status.",
+            description:
+              "The flow with its definition, settings (including the webhook nodes' signing secret) and live status.",
             run: (workspaceId, id) => getFlow(deps.db, workspaceId, id),
           },
           update: {

@@ -167,7 +167,7 @@ export function simulateFlow(
       let t = now;
       for (let guard = 0; guard < 10_000; guard++) {
         const run = tx.select().from(flowRuns).where(eq(flowRuns.id, runId)).get();
-        if (!run || run.status !== "active") {
+        if (run?.status !== "active") {
           if (run?.status === "exited")
             trace.push({
               at: t,
