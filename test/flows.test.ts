@@ -5,7 +5,9 @@
  * purchase exits, the webhook node, stats and runs, and the simulator against the real run.
  */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
+import { and, eq } from "drizzle-orm";
 import { Webhook } from "standardwebhooks";
+import { events } from "../src/db/schema";
 import { eventually } from "./support/messaging";
 import { startTestServer, type TestServer } from "./support/server";
 import { Receiver } from "./support/webhook-receiver";
@@ -376,6 +378,66 @@ describe("running a flow", () => {
     expect(greeting.filter((x) => x.to === c.phone_number)).toHaveLength(1);
     const threads = (await w.api("GET", "/v1/conversations?filter=agent")).body.conversations;
     expect(threads.map((x: Json) => x.contact_id)).toContain(c.id);
+  });
+
+  it("enrolls a contact once ever unless allow_reentry, then again once the run ended; emits flow.completed", async () => {
+    const w = workspace();
+    await setup(w);
+    const short = {
+      nodes: [
+        node("t", "trigger", { event: "manual" }),
+        node("s", "send_sms", { body: "Ping" }),
+        node("e", "end"),
+      ],
+      edges: [edge("t", "s"), edge("s", "e")],
+    };
+    const once = await w.flow(short, { status: "active" });
+    const again = await w.flow(short, { status: "active", settings: { allow_reentry: true } });
+    const c = await w.contact();
+    for (const flow of [once, again]) {
+      await w.api("POST", `/v1/flows/${flow.id}/enroll`, { contact_ids: [c.id] });
+      await eventually(
+        () => w.runs(flow.id, "completed"),
+        (runs) => runs.length === 1,
+      );
+    }
+    expect((await w.api("POST", `/v1/flows/${once.id}/enroll`, { contact_ids: [c.id] })).body).toMatchObject({
+      enrolled: 0,
+      skipped: 1,
+    });
+    expect((await w.api("POST", `/v1/flows/${again.id}/enroll`, { contact_ids: [c.id] })).body).toMatchObject(
+      {
+        enrolled: 1,
+        skipped: 0,
+      },
+    );
+    const completed = s.server.handle.db
+      .select()
+      .from(events)
+      .where(and(eq(events.workspaceId, w.workspaceId), eq(events.type, "flow.completed")))
+      .all();
+    expect(completed.map((e) => (e.data as Json).flow_id).sort()).toEqual([once.id, again.id].sort());
+    expect((completed[0].data as Json).contact_id).toBe(c.id);
+  });
+
+  it("a conversion trigger enrolls on its event name only", async () => {
+    const w = workspace();
+    await setup(w);
+    const flow = await w.flow(
+      {
+        nodes: [
+          node("t", "trigger", { event: "conversion", conversion_event: "lead" }),
+          node("s", "send_sms", { body: "Thanks for signing up" }),
+        ],
+        edges: [edge("t", "s")],
+      },
+      { status: "active" },
+    );
+    const c = await w.contact();
+    await w.api("POST", "/v1/conversion", { txn: `p-${c.id}`, phone: c.phone_number, event: "purchase" });
+    expect(await w.runs(flow.id)).toEqual([]);
+    await w.api("POST", "/v1/conversion", { txn: `l-${c.id}`, phone: c.phone_number, event: "lead" });
+    expect((await w.runs(flow.id)).map((r) => r.contact_id)).toEqual([c.id]);
   });
 
   it("answers 422 naming an unknown or foreign contact, enrolling nobody", async () => {
