@@ -18,6 +18,7 @@ import { offersRoutes } from "./api/offers";
 import { openApiRoutes } from "./api/openapi";
 import { plannedRoutes } from "./api/planned";
 import { poolsRoutes } from "./api/pools";
+import { registrationRoutes } from "./api/registration";
 import { sandboxRoutes } from "./api/sandbox";
 import { segmentRoutes } from "./api/segments";
 import { settingsRoutes } from "./api/settings";
@@ -80,6 +81,7 @@ export function createApp(deps: AppDeps) {
     .use(webhooksRoutes(deps))
     .use(campaignsRoutes(deps))
     .use(flowsRoutes(deps))
+    .use(registrationRoutes(deps))
     .use(conversionsRoutes(deps))
     .use(offersRoutes(deps))
     .use(trackingRoutes(deps))

@@ -10,6 +10,7 @@ import { startCalls } from "./domain/calls/calls";
 import { startFlowTriggers } from "./domain/flows/triggers";
 import { receiveInbound } from "./domain/messaging/inbound";
 import { startMessaging } from "./domain/messaging/messages";
+import { startRegistration } from "./domain/registration/registration";
 import { createApiKey } from "./domain/workspace/api-keys";
 import { countWorkspaces, createWorkspace } from "./domain/workspace/workspaces";
 import { createEngine } from "./engines";
@@ -106,6 +107,8 @@ export async function startServer(
   startCalls(handle.db, carrier, voice);
   // Flow triggers enroll contacts in the transactions of the events that start them.
   startFlowTriggers();
+  // 10DLC and short-code reviews are the carrier's (the simulated one decides; Twilio: its console).
+  startRegistration(handle.db, carrier.registry);
   const { fetch } = createFetchHandler({
     db: handle.db,
     sqlite: handle.sqlite,

@@ -171,3 +171,20 @@ describe("say calls through Twilio", () => {
     expect(thread.filter((m: { call_id: string | null }) => m.call_id === id)).toHaveLength(1);
   });
 });
+
+describe("registration with CARRIER=twilio", () => {
+  it("answers 501 explaining that registration is done in Twilio's console, writing nothing", async () => {
+    const res = await s.api("POST", "/v1/10dlc/brands", {
+      legal_name: "Acme Inc",
+      ein: "12-3456789",
+      entity_type: "PRIVATE_PROFIT",
+      vertical: "RETAIL",
+      email: "a@acme.example.com",
+      phone: "+14155550111",
+      address: { street: "1 Main", city: "SF", state: "CA", postal_code: "94105", country: "US" },
+    });
+    expect(res.status).toBe(501);
+    expect(res.body.error).toContain("Twilio's console");
+    expect((await s.api("GET", "/v1/10dlc/brands")).body.total).toBe(0);
+  });
+});

@@ -900,6 +900,7 @@ describe("decideSend: phones and the order of skips", () => {
       "frequency_cap",
       "state_paused",
       "duplicate",
+      "unregistered_number",
     ]);
   });
 });

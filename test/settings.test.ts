@@ -27,6 +27,7 @@ describe("GET /v1/settings", () => {
         state_rules: true,
         frequency_cap: { enabled: true, max_messages: 3, window_hours: 24, apply_to_all: false },
         paused_states: [],
+        require_registration: false,
       },
     });
   });

@@ -120,10 +120,20 @@ export const TAGS: { name: string; description: string }[] = [
   },
   { name: "System", description: "Health check and Prometheus metrics, without an API key." },
   {
-    name: "Not built yet",
+    name: "10DLC and short codes",
     description:
-      "Parts of the API this version does not have. Every method under their paths answers 501 (after the API key, and the write scope for writes, are checked), so a client can tell them from an unknown path.",
+      "US A2P registration: 10DLC brands and campaigns checked with the registry's rules and a pre-flight of what carriers reject before a fee is paid, reviewed by the carrier (the simulated one decides within seconds; with Twilio, registration happens in its console), and short-code requests. `settings.require_registration` makes sends from unregistered US local numbers skip or fail.",
   },
+  // Parts of the API not built yet (src/api/planned.ts) get their tag only while there are any.
+  ...(PLANNED.length
+    ? [
+        {
+          name: "Not built yet",
+          description:
+            "Parts of the API this version does not have. Every method under their paths answers 501 (after the API key, and the write scope for writes, are checked), so a client can tell them from an unknown path.",
+        },
+      ]
+    : []),
 ];
 
 const pascal = (words: string) =>

@@ -6,10 +6,7 @@ import { AppError } from "../lib/errors";
  * 501 with what is missing (after authentication, like every /v1 route) instead of a bare 404,
  * so a client can tell "not built yet" from "no such thing".
  */
-export const PLANNED: { prefix: string; name: string }[] = [
-  { prefix: "/v1/10dlc", name: "10DLC registration" },
-  { prefix: "/v1/short-codes", name: "Short-code requests" },
-];
+export const PLANNED: { prefix: string; name: string }[] = [];
 
 // /v1/conversion, /v1/agents, /v1/flows, ... – 501 until they are built.
 export function plannedRoutes() {

@@ -25,6 +25,11 @@ export interface ResourceNames {
   item: TSchema;
   /** Description of the `:id` path parameter, e.g. `Pool id`. */
   idDescription: string;
+  /**
+   * The nouns of the operation ids when the envelope keys would repeat another resource's
+   * (`campaign` of /v1/10dlc/campaigns → `getTendlcCampaign`); default `one` and `many`.
+   */
+  operationNouns?: { one: string; many: string };
 }
 
 /** What each route says of itself in the reference, beyond what the shape says. */
@@ -90,7 +95,8 @@ export function resourceRoutes<
 >(deps: AppDeps, names: ResourceNames, routes: ResourceRoutes<Q, C, U>) {
   const { path, tag, one, many, item } = names;
   const params = t.Object({ id: t.String({ description: names.idDescription }) });
-  const one_ = pascal(one);
+  const one_ = pascal(names.operationNouns?.one ?? one);
+  const many_ = pascal(names.operationNouns?.many ?? many);
   const envelope = (schema: TSchema) => t.Object({ ok: Ok, [one]: schema });
   const detail = (operationId: string, doc: RouteDoc) => ({
     tags: [tag],
@@ -116,7 +122,7 @@ export function resourceRoutes<
       },
       {
         query: Query({ ...paginationQuery, ...list.query }),
-        detail: detail(`list${pascal(many)}`, list),
+        detail: detail(`list${many_}`, list),
         response: responses(listEnvelope(many, item, list.itemsDescription), [
           ...READ_ERRORS,
           422,

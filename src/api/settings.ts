@@ -77,6 +77,10 @@ export const SettingsSchema = t.Object(
     }),
     frequency_cap: FrequencyCap,
     paused_states: PausedStates,
+    require_registration: t.Boolean({
+      description:
+        "Campaign and flow sends from a US local number that is in no APPROVED 10DLC campaign are skipped as `unregistered_number`; one-off sends answer 422 `from is not registered for A2P messaging` (default false)",
+    }),
   },
   { description: "Workspace settings" },
 );
@@ -119,6 +123,9 @@ const SettingsPatchBody = Body(
       ),
     ),
     state_rules: t.Optional(t.Boolean({ description: "Apply the built-in US state table" })),
+    require_registration: t.Optional(
+      t.Boolean({ description: "Require an APPROVED 10DLC campaign for sends from US local numbers" }),
+    ),
     frequency_cap: t.Optional(
       t.Object(
         {

@@ -83,6 +83,25 @@ export interface CallbackRequest {
   params: Record<string, string>;
 }
 
+/**
+ * Registry review of 10DLC brands and campaigns and of short-code requests, as a carrier does it.
+ * The simulated carrier decides deterministically (src/compliance/registration.ts); an adapter
+ * without one (`registry: null`) registers in the provider's own console.
+ */
+export interface RegistryReviewer {
+  /** How long a review takes; the domain schedules it as a durable job this far ahead. */
+  readonly reviewDelayMs: number;
+  reviewBrand(brand: { legal_name: string; ein: string | null }): { status: string; reasons: string[] };
+  reviewCampaign(
+    campaign: Parameters<typeof import("../compliance/registration").preflight>[0],
+    brand: { status: string; legal_name: string },
+  ): { status: string; reasons: string[] };
+  reviewShortCode(
+    request: Parameters<typeof import("../compliance/registration").reviewShortCodeSimulated>[0],
+    seed: string,
+  ): { status: string; reasons: string[]; short_code?: string };
+}
+
 /** A temporary failure (network, 5xx, throttling): the send stays QUEUED and is retried. */
 export class CarrierUnavailableError extends Error {
   constructor(
@@ -149,6 +168,8 @@ export interface Carrier {
   parseStatusCallback(request: CallbackRequest): StatusUpdate | null;
   /** Verifies and parses an inbound-message webhook; null when forged or incomplete. */
   parseInbound(request: CallbackRequest): InboundSms | null;
+  /** 10DLC and short-code review, or null when registration happens in the provider's console. */
+  readonly registry: RegistryReviewer | null;
   /** Where reports about `say` calls go (the calls domain attaches it at boot). */
   readonly callSinks: CallSinkSlot;
   /**

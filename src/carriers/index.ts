@@ -30,7 +30,7 @@ function intFrom(name: string, raw: string | undefined, fallback: number): numbe
 }
 
 export type CarrierSettings =
-  | { carrier: "simulated"; deliveryDelayMs: number; callMs: number }
+  | { carrier: "simulated"; deliveryDelayMs: number; callMs: number; reviewMs: number }
   | {
       carrier: "twilio";
       accountSid: string;
@@ -70,6 +70,7 @@ export function loadCarrierSettings(
     carrier: "simulated",
     deliveryDelayMs: intFrom("SIMULATED_DELIVERY_MS", env.SIMULATED_DELIVERY_MS, 200),
     callMs: intFrom("SIMULATED_CALL_MS", env.SIMULATED_CALL_MS, 2000),
+    reviewMs: intFrom("SIMULATED_REVIEW_MS", env.SIMULATED_REVIEW_MS, 2000),
   };
 }
 
@@ -86,6 +87,7 @@ export function createCarrier(
   return new SimulatedCarrier(deps.db, deps.clock, {
     deliveryDelayMs: settings.deliveryDelayMs,
     callMs: settings.callMs,
+    reviewMs: settings.reviewMs,
   });
 }
 

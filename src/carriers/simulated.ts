@@ -14,6 +14,11 @@
  */
 import { createHash } from "node:crypto";
 import { and, asc, count, desc, eq, isNull, lte } from "drizzle-orm";
+import {
+  reviewBrandSimulated,
+  reviewCampaignSimulated,
+  reviewShortCodeSimulated,
+} from "../compliance/registration";
 import type { DbOrTx } from "../db/client";
 import { inJsonList } from "../db/dialect";
 import { type SandboxSendRow, sandboxSends } from "../db/schema";
@@ -33,6 +38,7 @@ import {
   type NumberSearch,
   type OrderResult,
   type OutboundSms,
+  type RegistryReviewer,
   type SendLookup,
   type SendResult,
   type StatusUpdate,
@@ -58,6 +64,8 @@ export interface SimulatedCarrierOptions {
   batchSize?: number;
   /** Time from placing a `say` call to its final report (default 2 s). */
   callMs?: number;
+  /** Time a 10DLC or short-code review takes (default 2 s; "within 5 s"). */
+  reviewMs?: number;
 }
 
 const TOLL_FREE_PREFIXES = ["800", "833", "844", "855", "866", "877", "888"];
@@ -129,6 +137,7 @@ export function listSandboxSends(
 export class SimulatedCarrier implements Carrier {
   readonly name = "simulated" as const;
   readonly sinks = new CarrierSinkSlot();
+  readonly registry: RegistryReviewer;
   /** `say` calls: the simulated call line of the carrier. */
   readonly calls: SimulatedCallLine;
   private timer: ReturnType<typeof setTimeout> | null = null;
@@ -147,6 +156,12 @@ export class SimulatedCarrier implements Carrier {
     this.tickMs = options.tickMs ?? Math.max(5, Math.min(options.deliveryDelayMs, 50));
     this.batchSize = options.batchSize ?? 2000;
     this.calls = new SimulatedCallLine(db, clock, "carrier", { callMs: options.callMs ?? 2000 });
+    this.registry = {
+      reviewDelayMs: options.reviewMs ?? 2000,
+      reviewBrand: reviewBrandSimulated,
+      reviewCampaign: reviewCampaignSimulated,
+      reviewShortCode: reviewShortCodeSimulated,
+    };
   }
 
   get callSinks() {

@@ -203,6 +203,8 @@ type Answer<T> = { ok: true; status: number; data: T } | { ok: false; status: nu
 export class TwilioCarrier implements Carrier {
   readonly name = "twilio" as const;
   readonly sinks = new CarrierSinkSlot();
+  /** Twilio's A2P registration (Trust Hub) is done in its console for now. */
+  readonly registry = null;
   readonly callSinks = new CallSinkSlot();
   private readonly fetcher: typeof fetch;
   private readonly authHeader: string;

@@ -30,8 +30,8 @@ export type SendKind = "marketing" | "transactional" | "reply";
 
 /**
  * Why a send is skipped. Closed set, shared by every sending path: `duplicate` is decided by the
- * callers (the same contact twice in one audience) but counted under the same names. A sender
- * check (`unregistered_number`) is expected to join the set when registrations are enforced.
+ * callers (the same contact twice in one audience) but counted under the same names;
+ * `unregistered_number` by the sender check (src/compliance/sender.ts) once a sender is picked.
  */
 export const SKIP_REASONS = [
   "suppressed",
@@ -41,6 +41,7 @@ export const SKIP_REASONS = [
   "frequency_cap",
   "state_paused",
   "duplicate",
+  "unregistered_number",
 ] as const;
 export type SkipReason = (typeof SKIP_REASONS)[number];
 

@@ -32,5 +32,34 @@ export {
   SHAFT_WORDS,
 } from "./lint";
 export { type LocalTime, localTimeFor, NANP_FALLBACK_ZONES } from "./local-time";
+export {
+  type BrandAddress,
+  type BrandInput,
+  type BrandReviewStatus,
+  checkBrand,
+  checkShortCodeRequest,
+  checkTendlcCampaign,
+  ENTITY_TYPES,
+  type EntityType,
+  LEASED_VANITY_CODES,
+  type PreflightCode,
+  type PreflightIssue,
+  preflight,
+  preflightPassed,
+  randomShortCode,
+  reviewBrandSimulated,
+  reviewCampaignSimulated,
+  reviewShortCodeSimulated,
+  SHORT_CODE_TYPES,
+  type ShortCodeRequestInput,
+  type ShortCodeType,
+  type TendlcCampaignInput,
+  US_STATE_CODES,
+  USE_CASES,
+  type UseCase,
+  VERTICALS,
+  type Vertical,
+} from "./registration";
+export { isUsLocalNumber, TOLL_FREE_AREA_CODES, unregisteredSender } from "./sender";
 export { STATE_RULES, type StateRule } from "./state-rules";
 export type { WindowAnswer } from "./windows";

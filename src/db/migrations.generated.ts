@@ -20,6 +20,7 @@ import m17 from "../../migrations/0017_message_daily_counts.sql" with { type: "t
 import m18 from "../../migrations/0018_agents.sql" with { type: "text" };
 import m19 from "../../migrations/0019_calls.sql" with { type: "text" };
 import m20 from "../../migrations/0020_flows.sql" with { type: "text" };
+import m21 from "../../migrations/0021_registration.sql" with { type: "text" };
 
 /** Migrations in the order they apply. */
 export const embeddedMigrations: { tag: string; sql: string }[] = [
@@ -44,4 +45,5 @@ export const embeddedMigrations: { tag: string; sql: string }[] = [
   { tag: "0018_agents", sql: m18 },
   { tag: "0019_calls", sql: m19 },
   { tag: "0020_flows", sql: m20 },
+  { tag: "0021_registration", sql: m21 },
 ];

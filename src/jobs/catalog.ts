@@ -27,6 +27,8 @@ export interface JobPayloads {
   "flows.dispatch": { flow_id: string; generation: number };
   /** One attempt of a flow webhook node's POST; `retry` is 0 for the first. */
   "flows.webhook": { flow_id: string; run_id: string; node_id: string; retry: number };
+  /** The carrier's registry reviews one pending 10DLC brand or campaign, or short-code request step. */
+  "registry.review": { kind: "brand" | "campaign" | "short_code"; id: string };
   /** One attempt of one webhook delivery; `retry` is 0 for the first (src/domain/webhooks/webhooks.ts). */
   "webhook.deliver": { deliveryId: string; retry: number };
 }
@@ -71,6 +73,7 @@ export const JOB_POLICIES: Record<JobKind, JobPolicy> = {
   // Its own retry schedule (the webhooks' one) is kept by re-enqueueing with `retry`; this policy
   // only covers a handler that could not finish. Lease > the 15 s HTTP timeout.
   "flows.webhook": { maxAttempts: 5, timeoutMs: 60_000, backoffMs: exponentialBackoff(1_000, 60_000) },
+  "registry.review": { maxAttempts: 10, timeoutMs: 30_000, backoffMs: exponentialBackoff(1_000, 60_000) },
   // The webhook retry schedule lives in the delivery records (each retry is its own job); this
   // policy only covers a handler that could not record its attempt. Lease > the 15 s HTTP timeout.
   "webhook.deliver": { maxAttempts: 5, timeoutMs: 60_000, backoffMs: exponentialBackoff(1_000, 60_000) },

@@ -6,6 +6,7 @@ import { dispatchCampaignJob, resolveRecipientsJob, startScheduledJob } from "..
 import { pruneEvents } from "../domain/events";
 import { dispatchFlowJob, flowWebhookJob } from "../domain/flows/flows";
 import { sendMessageJob } from "../domain/messaging/messages";
+import { registryReviewJob } from "../domain/registration/registration";
 import { deliverWebhookJob, pruneWebhookLog } from "../domain/webhooks/webhooks";
 import { JOB_POLICIES, type JobHandler, type JobKind, type JobPayloads, type RegisteredJob } from "./catalog";
 
@@ -44,6 +45,7 @@ const HANDLERS: { [K in JobKind]: JobHandler<JobPayloads[K]> } = {
   "calls.place": placeCallJob,
   "flows.dispatch": dispatchFlowJob,
   "flows.webhook": flowWebhookJob,
+  "registry.review": registryReviewJob,
 };
 
 /** Every catalogued kind with its handler and policy, as the worker takes them. */

@@ -21,6 +21,9 @@ export const EVENT_TYPES = [
   "link.clicked",
   "flow.completed",
   "agent.handoff",
+  "brand.updated",
+  "tendlc_campaign.updated",
+  "short_code.updated",
   "webhook.test",
 ] as const;
 
@@ -51,6 +54,12 @@ export const EVENT_SUMMARIES: Record<EventType, string> = {
     "A contact's run reached the end of a flow (an `end` node, or a node with nowhere to go); data is the Run.",
   "agent.handoff":
     "An SMS agent handed a thread to a person (`{conversation_id, agent_id, contact_id, reason}`).",
+  "brand.updated":
+    "A 10DLC brand's review changed its status (VERIFIED, UNVERIFIED or FAILED, with reasons).",
+  "tendlc_campaign.updated":
+    "A 10DLC campaign's review changed its status (APPROVED or REJECTED, with reasons).",
+  "short_code.updated":
+    "A short-code request moved on (in_review, approved with its code, or rejected with reasons).",
   "webhook.test": "Sent once, on demand, by `POST /v1/webhooks/{id}/test`; never retried.",
 };
 
@@ -240,6 +249,38 @@ export const WebhookTestEventData = Type.Object(
   { description: "Sent by POST /v1/webhooks/{id}/test" },
 );
 
+/** brand.updated data: the 10DLC Brand record. */
+export const BrandEventData = Type.Object(
+  {
+    id: Id("Brand id"),
+    legal_name: Type.String({ description: "Legal name" }),
+    status: Type.String({ description: "PENDING, VERIFIED, UNVERIFIED or FAILED" }),
+    failure_reasons: Type.Array(Type.String(), { description: "Why it was not verified" }),
+  },
+  { description: "The 10DLC Brand record", additionalProperties: true },
+);
+
+/** tendlc_campaign.updated data: the 10DLC Campaign record. */
+export const TendlcCampaignEventData = Type.Object(
+  {
+    id: Id("10DLC campaign id"),
+    brand_id: Id("Brand"),
+    status: Type.String({ description: "PENDING, APPROVED or REJECTED" }),
+    rejection_reasons: Type.Array(Type.String(), { description: "Why it was rejected" }),
+  },
+  { description: "The 10DLC Campaign record", additionalProperties: true },
+);
+
+/** short_code.updated data: the short-code request. */
+export const ShortCodeEventData = Type.Object(
+  {
+    id: Id("Request id"),
+    status: Type.String({ description: "submitted, in_review, approved or rejected" }),
+    short_code: NullableString("The assigned code, once approved"),
+  },
+  { description: "The short-code request", additionalProperties: true },
+);
+
 /** Schema of `data` for every event kind. */
 export const EVENT_DATA_SCHEMAS = {
   "message.sent": MessageEventData,
@@ -257,6 +298,9 @@ export const EVENT_DATA_SCHEMAS = {
   "link.clicked": LinkClickedEventData,
   "flow.completed": FlowCompletedEventData,
   "agent.handoff": AgentHandoffEventData,
+  "brand.updated": BrandEventData,
+  "tendlc_campaign.updated": TendlcCampaignEventData,
+  "short_code.updated": ShortCodeEventData,
   "webhook.test": WebhookTestEventData,
 } satisfies Record<EventType, TSchema>;
 

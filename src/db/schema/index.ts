@@ -22,6 +22,7 @@ export * from "./numbers";
 export * from "./offers";
 export * from "./pool-sticky-senders";
 export * from "./pools";
+export * from "./registration";
 export * from "./sandbox-sends";
 export * from "./segments";
 export * from "./suppressions";

@@ -20,6 +20,8 @@ export const workspaces = sqliteTable(
     quietEndHour: integer("quiet_end_hour").notNull().default(8),
     /** Apply the built-in US state table (src/compliance/state-rules.ts) to marketing sends. */
     stateRules: boolColumn("state_rules").notNull().default(true),
+    /** Campaign, flow and one-off sends from US local numbers need an APPROVED 10DLC campaign. */
+    requireRegistration: boolColumn("require_registration").notNull().default(false),
     /** Rolling cap on marketing sends per contact (API.md §6.1). */
     frequencyCapEnabled: boolColumn("frequency_cap_enabled").notNull().default(true),
     frequencyCapMaxMessages: integer("frequency_cap_max_messages").notNull().default(3),

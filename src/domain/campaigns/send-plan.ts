@@ -20,6 +20,7 @@ import {
 } from "../../db/schema";
 import { nextLocalMidnight, reserveDailySend } from "../messaging/numbers";
 import { pickSender } from "../messaging/senders";
+import { registeredNumberIds, senderSkip } from "../registration/sender-check";
 import { variantFor } from "./audience";
 import { mergeBody } from "./merge";
 
@@ -32,6 +33,8 @@ export interface SendRules {
   stateRules: boolean;
   frequencyCap: FrequencyCap;
   pausedStates: string[];
+  /** Numbers in an APPROVED 10DLC campaign when the workspace requires registration; else null. */
+  registered: Set<string> | null;
 }
 
 export function sendRulesFor(tx: DbOrTx, campaign: CampaignRow): SendRules {
@@ -61,6 +64,7 @@ export function workspaceSendRules(
       apply_to_all: ws?.frequencyCapApplyToAll ?? false,
     },
     pausedStates: ws?.pausedStates ?? [],
+    registered: registeredNumberIds(tx, workspaceId),
   };
 }
 
@@ -360,6 +364,8 @@ export function planSend(
     };
   if (campaign.poolId) {
     const picked = pickSender(tx, campaign.workspaceId, campaign.poolId, contact, now);
+    const unregistered = picked.sender ? senderSkip(rules.registered, picked.sender) : null;
+    if (unregistered) return { outcome: "skip", reason: unregistered, variant };
     if (picked.sender) return { outcome: "send", sender: picked.sender, body, variant };
     if (picked.retryAt === null) return noSenderYet(variant, body, now);
     return {
@@ -373,6 +379,8 @@ export function planSend(
   }
   const sender = senders.fixedSender();
   if (!sender) return noSenderYet(variant, body, now);
+  const unregistered = senderSkip(rules.registered, sender);
+  if (unregistered) return { outcome: "skip", reason: unregistered, variant };
   if (!reserveDailySend(tx, sender, now))
     return {
       outcome: "defer",

@@ -45,6 +45,7 @@ import { threadForContact } from "../messaging/conversations";
 import { queueOutboundMessage } from "../messaging/messages";
 import { nextLocalMidnight, reserveDailySend } from "../messaging/numbers";
 import { pickSender } from "../messaging/senders";
+import { senderSkip } from "../registration/sender-check";
 import type { FlowDefinition, FlowNode } from "./types";
 
 /** The most nodes one run goes through in one step (validation refuses loops without a wait). */
@@ -479,6 +480,10 @@ function sendNode(
   let sender: NumberRow | null = null;
   if (typeof data.pool_id === "string" && data.pool_id) {
     const picked = pickSender(tx, flow.workspaceId, data.pool_id, contact, now);
+    const unregistered = picked.sender
+      ? senderSkip(env.sendRules(tx, flow.workspaceId).registered, picked.sender)
+      : null;
+    if (unregistered) return { go: "out", outcome: "skipped", action: "skipped", detail: unregistered };
     if (!picked.sender)
       return picked.retryAt === null
         ? { wait: now + NO_SENDER_RETRY_MS, kind: "defer", action: "deferred", detail: "no_sending_number" }
@@ -493,6 +498,8 @@ function sendNode(
         action: "deferred",
         detail: "no_sending_number",
       };
+    const unregistered = senderSkip(env.sendRules(tx, flow.workspaceId).registered, fixed);
+    if (unregistered) return { go: "out", outcome: "skipped", action: "skipped", detail: unregistered };
     if (!reserveDailySend(tx, fixed, now))
       return {
         wait: nextLocalMidnight(fixed.timezone, now),

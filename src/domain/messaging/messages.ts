@@ -31,6 +31,7 @@ import { toIso } from "../../lib/time";
 import { ensureContact } from "../audience/contacts";
 import { canSendTo } from "../audience/suppression";
 import { emitEvent } from "../events";
+import { registeredNumberIds, senderSkip } from "../registration/sender-check";
 import { findConversation, type MessageSender, threadForContact, touchConversation } from "./conversations";
 import { reserveDailySend, resolveSender } from "./numbers";
 
@@ -325,6 +326,8 @@ function checkOneOff(input: OneOffInput): CheckedOneOff {
 
 function acceptOneOff(tx: Tx, workspaceId: string, input: CheckedOneOff, now: number) {
   const sender = resolveSender(tx, workspaceId, input.from, now);
+  if (senderSkip(registeredNumberIds(tx, workspaceId), sender))
+    throw invalid("from is not registered for A2P messaging");
   assertCanSendTo(tx, workspaceId, input.to);
   if (!reserveDailySend(tx, sender, now)) throw invalid("from has reached its daily_limit");
   const { contact } = ensureContact(tx, workspaceId, input.to, "api", now);

@@ -33,6 +33,8 @@ export interface WorkspaceSettings {
   frequency_cap: { enabled: boolean; max_messages: number; window_hours: number; apply_to_all: boolean };
   /** States / provinces whose marketing sends are skipped as `state_paused`. */
   paused_states: string[];
+  /** Sends from US local numbers need an APPROVED 10DLC campaign (API.md §3 10DLC). */
+  require_registration: boolean;
 }
 
 export type SettingsPatch = Partial<
@@ -67,6 +69,7 @@ export function settingsOf(row: WorkspaceRow): WorkspaceSettings {
       apply_to_all: row.frequencyCapApplyToAll,
     },
     paused_states: row.pausedStates,
+    require_registration: row.requireRegistration,
   };
 }
 
@@ -154,6 +157,7 @@ export function updateSettings(
     if (cap?.window_hours !== undefined) changes.frequencyCapWindowHours = cap.window_hours;
     if (cap?.apply_to_all !== undefined) changes.frequencyCapApplyToAll = cap.apply_to_all;
     if (pausedStates !== undefined) changes.pausedStates = pausedStates;
+    if (patch.require_registration !== undefined) changes.requireRegistration = patch.require_registration;
     tx.update(workspaces).set(changes).where(eq(workspaces.id, workspaceId)).run();
     if (changes.name !== undefined) invalidateKeyCache();
     return settingsOf(withPublicId(tx, { ...row, ...changes }));

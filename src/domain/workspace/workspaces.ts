@@ -40,6 +40,7 @@ export function createWorkspace(db: DbOrTx, input: { name: string; now?: number 
     costCallMinute: DEFAULT_COSTS.call_minute,
     costCurrency: DEFAULT_COSTS.currency,
     stateRules: true,
+    requireRegistration: false,
     frequencyCapEnabled: true,
     frequencyCapMaxMessages: 3,
     frequencyCapWindowHours: 24,

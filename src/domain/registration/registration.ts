@@ -1,0 +1,595 @@
+/**
+ * 10DLC brand and campaign registration and short-code requests (API.md §3 10DLC, Short codes).
+ * Records are checked with the registry's rules (src/compliance/registration.ts) and reviewed by
+ * the carrier adapter's registry as a durable job (`registry.review`) a review's time after each
+ * submission: the simulated carrier decides deterministically; with a carrier that registers in
+ * its own console (Twilio) these routes answer 501. Every status change emits its event.
+ */
+import { and, count, desc, eq, inArray } from "drizzle-orm";
+import type { RegistryReviewer } from "../../carriers/carrier";
+import {
+  type BrandInput,
+  checkBrand,
+  checkShortCodeRequest,
+  checkTendlcCampaign,
+  type PreflightIssue,
+  preflight,
+  preflightPassed,
+  type TendlcCampaignInput,
+} from "../../compliance/registration";
+import type { Db, DbOrTx } from "../../db/client";
+import {
+  numbers,
+  type ShortCodeRequestRow,
+  shortCodeRequests,
+  type TendlcBrandRow,
+  type TendlcCampaignRow,
+  tendlcBrands,
+  tendlcCampaignNumbers,
+  tendlcCampaigns,
+  workspaces,
+} from "../../db/schema";
+import type { JobContext, JobPayloads } from "../../jobs/catalog";
+import { RescheduleJob } from "../../jobs/catalog";
+import { enqueueJob } from "../../jobs/queue";
+import { AppError, conflict, invalid, notFound } from "../../lib/errors";
+import { isUuid, newId } from "../../lib/ids";
+import { toIso } from "../../lib/time";
+import { emitEvent } from "../events";
+
+const TWILIO_CONSOLE =
+  "Not implemented yet in this version with CARRIER=twilio: register 10DLC brands and campaigns and request short codes in Twilio's console (Trust Hub); this API registers with the simulated carrier";
+
+const registries = new WeakMap<Db, RegistryReviewer | null>();
+
+/** Wires registration to the carrier's registry at boot (null: the provider's console). */
+export function startRegistration(db: Db, registry: RegistryReviewer | null) {
+  registries.set(db, registry);
+}
+
+function registryOf(db: Db): RegistryReviewer {
+  const registry = registries.get(db);
+  if (!registry) throw new AppError("not_implemented", TWILIO_CONSOLE);
+  return registry;
+}
+
+function scheduleReview(
+  tx: DbOrTx,
+  registry: RegistryReviewer,
+  workspaceId: string,
+  kind: JobPayloads["registry.review"]["kind"],
+  id: string,
+  now: number,
+) {
+  enqueueJob(tx, "registry.review", { kind, id }, { workspaceId, runAt: now + registry.reviewDelayMs, now });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Brands.
+
+export function brandJson(row: TendlcBrandRow) {
+  return {
+    id: row.id,
+    legal_name: row.legalName,
+    ein: row.ein,
+    entity_type: row.entityType,
+    vertical: row.vertical,
+    website: row.website,
+    email: row.email,
+    phone: row.phone,
+    address: row.address,
+    status: row.status,
+    failure_reasons: row.failureReasons,
+    created_at: toIso(row.createdAt) as string,
+    updated_at: toIso(row.updatedAt) as string,
+  };
+}
+
+function findBrand(db: DbOrTx, workspaceId: string, id: string): TendlcBrandRow {
+  const row = isUuid(id)
+    ? db
+        .select()
+        .from(tendlcBrands)
+        .where(and(eq(tendlcBrands.workspaceId, workspaceId), eq(tendlcBrands.id, id)))
+        .get()
+    : undefined;
+  if (!row) throw notFound();
+  return row;
+}
+
+function brandInputOf(row: TendlcBrandRow): BrandInput {
+  return {
+    legal_name: row.legalName,
+    ein: row.ein,
+    entity_type: row.entityType as BrandInput["entity_type"],
+    vertical: row.vertical as BrandInput["vertical"],
+    website: row.website,
+    email: row.email,
+    phone: row.phone,
+    address: row.address as unknown as BrandInput["address"],
+  };
+}
+
+function brandColumns(input: BrandInput) {
+  return {
+    legalName: input.legal_name,
+    ein: input.ein,
+    entityType: input.entity_type,
+    vertical: input.vertical,
+    website: input.website ?? null,
+    email: input.email,
+    phone: input.phone,
+    address: input.address as unknown as Record<string, string>,
+  };
+}
+
+export function createBrand(db: Db, workspaceId: string, body: unknown, now = Date.now()) {
+  const registry = registryOf(db);
+  const input = checkBrand(body);
+  return db.transaction((tx) => {
+    const row: TendlcBrandRow = {
+      id: newId(),
+      workspaceId,
+      ...brandColumns(input),
+      status: "PENDING",
+      failureReasons: [],
+      createdAt: now,
+      updatedAt: now,
+      reviewedAt: null,
+    };
+    tx.insert(tendlcBrands).values(row).run();
+    scheduleReview(tx, registry, workspaceId, "brand", row.id, now);
+    return brandJson(row);
+  });
+}
+
+/** PATCH: a VERIFIED brand cannot change (409); any other goes back to PENDING and is reviewed again. */
+export function updateBrand(db: Db, workspaceId: string, id: string, body: unknown, now = Date.now()) {
+  const registry = registryOf(db);
+  const patch = checkBrand(body, true);
+  return db.transaction((tx) => {
+    const current = findBrand(tx, workspaceId, id);
+    if (current.status === "VERIFIED")
+      throw conflict("Brand is VERIFIED: a verified registration cannot be edited");
+    const merged = checkBrand({ ...brandInputOf(current), ...patch });
+    const row: TendlcBrandRow = {
+      ...current,
+      ...brandColumns(merged),
+      status: "PENDING",
+      failureReasons: [],
+      updatedAt: now,
+    };
+    tx.update(tendlcBrands).set(row).where(eq(tendlcBrands.id, id)).run();
+    scheduleReview(tx, registry, workspaceId, "brand", id, now);
+    return brandJson(row);
+  });
+}
+
+export function getBrand(db: DbOrTx, workspaceId: string, id: string) {
+  return brandJson(findBrand(db, workspaceId, id));
+}
+
+export function listBrands(db: DbOrTx, workspaceId: string, page: { limit: number; offset: number }) {
+  const where = eq(tendlcBrands.workspaceId, workspaceId);
+  const rows = db
+    .select()
+    .from(tendlcBrands)
+    .where(where)
+    .orderBy(desc(tendlcBrands.createdAt), desc(tendlcBrands.id))
+    .limit(page.limit)
+    .offset(page.offset)
+    .all();
+  return {
+    items: rows.map(brandJson),
+    total: db.select({ n: count() }).from(tendlcBrands).where(where).get()?.n ?? 0,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// 10DLC campaigns.
+
+export function tendlcCampaignJson(row: TendlcCampaignRow) {
+  return {
+    id: row.id,
+    brand_id: row.brandId,
+    use_case: row.useCase,
+    description: row.description,
+    message_flow: row.messageFlow,
+    sample_messages: row.sampleMessages,
+    help_message: row.helpMessage,
+    optout_message: row.optoutMessage,
+    has_embedded_links: row.hasEmbeddedLinks,
+    has_embedded_phone: row.hasEmbeddedPhone,
+    number_ids: row.numberIds,
+    status: row.status,
+    rejection_reasons: row.rejectionReasons,
+    warnings: row.warnings as unknown as PreflightIssue[],
+    created_at: toIso(row.createdAt) as string,
+    updated_at: toIso(row.updatedAt) as string,
+  };
+}
+
+function findTendlcCampaign(db: DbOrTx, workspaceId: string, id: string): TendlcCampaignRow {
+  const row = isUuid(id)
+    ? db
+        .select()
+        .from(tendlcCampaigns)
+        .where(and(eq(tendlcCampaigns.workspaceId, workspaceId), eq(tendlcCampaigns.id, id)))
+        .get()
+    : undefined;
+  if (!row) throw notFound();
+  return row;
+}
+
+function campaignInputOf(row: TendlcCampaignRow): TendlcCampaignInput {
+  return {
+    brand_id: row.brandId,
+    use_case: row.useCase as TendlcCampaignInput["use_case"],
+    description: row.description,
+    message_flow: row.messageFlow,
+    sample_messages: row.sampleMessages,
+    help_message: row.helpMessage,
+    optout_message: row.optoutMessage,
+    has_embedded_links: row.hasEmbeddedLinks,
+    has_embedded_phone: row.hasEmbeddedPhone,
+    number_ids: row.numberIds,
+  };
+}
+
+/** The brand and numbers a campaign names must be the workspace's (422 naming the path). */
+function checkReferences(tx: DbOrTx, workspaceId: string, input: TendlcCampaignInput): TendlcBrandRow {
+  const brand = isUuid(input.brand_id)
+    ? tx
+        .select()
+        .from(tendlcBrands)
+        .where(and(eq(tendlcBrands.workspaceId, workspaceId), eq(tendlcBrands.id, input.brand_id)))
+        .get()
+    : undefined;
+  if (!brand) throw invalid("brand_id does not exist");
+  const wanted = input.number_ids.filter(isUuid);
+  const found = new Set(
+    wanted.length
+      ? tx
+          .select({ id: numbers.id })
+          .from(numbers)
+          .where(
+            and(
+              eq(numbers.workspaceId, workspaceId),
+              eq(numbers.status, "active"),
+              inArray(numbers.id, wanted),
+            ),
+          )
+          .all()
+          .map((r) => r.id)
+      : [],
+  );
+  const missing = input.number_ids.findIndex((id) => !found.has(id));
+  if (missing >= 0) throw invalid(`number_ids[${missing}] does not exist`);
+  return brand;
+}
+
+/** The pre-flight for a checked campaign; its errors block (422 naming the field), warnings are kept. */
+function blockingPreflight(input: TendlcCampaignInput, brand: TendlcBrandRow): PreflightIssue[] {
+  const issues = preflight(input, { legal_name: brand.legalName });
+  const error = issues.find((issue) => issue.severity === "error");
+  if (error) throw invalid(`${error.field}: ${error.message}`, { code: error.code });
+  return issues;
+}
+
+function writeNumbers(tx: DbOrTx, workspaceId: string, campaignId: string, numberIds: string[]) {
+  tx.delete(tendlcCampaignNumbers).where(eq(tendlcCampaignNumbers.campaignId, campaignId)).run();
+  if (numberIds.length)
+    tx.insert(tendlcCampaignNumbers)
+      .values(numberIds.map((numberId) => ({ campaignId, numberId, workspaceId })))
+      .run();
+}
+
+export function createTendlcCampaign(db: Db, workspaceId: string, body: unknown, now = Date.now()) {
+  const registry = registryOf(db);
+  const input = checkTendlcCampaign(body);
+  return db.transaction((tx) => {
+    const brand = checkReferences(tx, workspaceId, input);
+    const issues = blockingPreflight(input, brand);
+    const row: TendlcCampaignRow = {
+      id: newId(),
+      workspaceId,
+      brandId: brand.id,
+      useCase: input.use_case,
+      description: input.description,
+      messageFlow: input.message_flow,
+      sampleMessages: input.sample_messages,
+      helpMessage: input.help_message,
+      optoutMessage: input.optout_message,
+      hasEmbeddedLinks: input.has_embedded_links,
+      hasEmbeddedPhone: input.has_embedded_phone,
+      numberIds: input.number_ids,
+      status: "PENDING",
+      rejectionReasons: [],
+      warnings: issues as unknown as Record<string, unknown>[],
+      createdAt: now,
+      updatedAt: now,
+      reviewedAt: null,
+    };
+    tx.insert(tendlcCampaigns).values(row).run();
+    writeNumbers(tx, workspaceId, row.id, row.numberIds);
+    scheduleReview(tx, registry, workspaceId, "campaign", row.id, now);
+    return tendlcCampaignJson(row);
+  });
+}
+
+/** PATCH: an APPROVED campaign cannot change (409); any other is checked again and re-reviewed. */
+export function updateTendlcCampaign(
+  db: Db,
+  workspaceId: string,
+  id: string,
+  body: unknown,
+  now = Date.now(),
+) {
+  const registry = registryOf(db);
+  const patch = checkTendlcCampaign(body, true);
+  return db.transaction((tx) => {
+    const current = findTendlcCampaign(tx, workspaceId, id);
+    if (current.status === "APPROVED")
+      throw conflict("10DLC campaign is APPROVED: an approved registration cannot be edited");
+    const input = checkTendlcCampaign({ ...campaignInputOf(current), ...patch });
+    const brand = checkReferences(tx, workspaceId, input);
+    const issues = blockingPreflight(input, brand);
+    const row: TendlcCampaignRow = {
+      ...current,
+      brandId: brand.id,
+      useCase: input.use_case,
+      description: input.description,
+      messageFlow: input.message_flow,
+      sampleMessages: input.sample_messages,
+      helpMessage: input.help_message,
+      optoutMessage: input.optout_message,
+      hasEmbeddedLinks: input.has_embedded_links,
+      hasEmbeddedPhone: input.has_embedded_phone,
+      numberIds: input.number_ids,
+      status: "PENDING",
+      rejectionReasons: [],
+      warnings: issues as unknown as Record<string, unknown>[],
+      updatedAt: now,
+    };
+    tx.update(tendlcCampaigns).set(row).where(eq(tendlcCampaigns.id, id)).run();
+    writeNumbers(tx, workspaceId, id, row.numberIds);
+    scheduleReview(tx, registry, workspaceId, "campaign", id, now);
+    return tendlcCampaignJson(row);
+  });
+}
+
+/** POST /v1/10dlc/campaigns/preflight: the same checks as create, writing nothing. */
+export function preflightCampaign(db: Db, workspaceId: string, body: unknown) {
+  const input = checkTendlcCampaign(body);
+  const brand = checkReferences(db, workspaceId, input);
+  const issues = preflight(input, { legal_name: brand.legalName });
+  return { passed: preflightPassed(issues), issues };
+}
+
+export function getTendlcCampaign(db: DbOrTx, workspaceId: string, id: string) {
+  return tendlcCampaignJson(findTendlcCampaign(db, workspaceId, id));
+}
+
+export function listTendlcCampaigns(
+  db: DbOrTx,
+  workspaceId: string,
+  page: { limit: number; offset: number },
+) {
+  const where = eq(tendlcCampaigns.workspaceId, workspaceId);
+  const rows = db
+    .select()
+    .from(tendlcCampaigns)
+    .where(where)
+    .orderBy(desc(tendlcCampaigns.createdAt), desc(tendlcCampaigns.id))
+    .limit(page.limit)
+    .offset(page.offset)
+    .all();
+  return {
+    items: rows.map(tendlcCampaignJson),
+    total: db.select({ n: count() }).from(tendlcCampaigns).where(where).get()?.n ?? 0,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Short-code requests.
+
+export function shortCodeJson(row: ShortCodeRequestRow) {
+  return {
+    id: row.id,
+    type: row.type,
+    vanity_code: row.vanityCode,
+    use_case: row.useCase,
+    monthly_volume: row.monthlyVolume,
+    sample_messages: row.sampleMessages,
+    status: row.status,
+    short_code: row.shortCode,
+    rejection_reasons: row.rejectionReasons,
+    created_at: toIso(row.createdAt) as string,
+    updated_at: toIso(row.updatedAt) as string,
+  };
+}
+
+export function createShortCodeRequest(db: Db, workspaceId: string, body: unknown, now = Date.now()) {
+  const registry = registryOf(db);
+  const input = checkShortCodeRequest(body);
+  return db.transaction((tx) => {
+    const row: ShortCodeRequestRow = {
+      id: newId(),
+      workspaceId,
+      type: input.type,
+      vanityCode: input.vanity_code ?? null,
+      useCase: input.use_case,
+      monthlyVolume: input.monthly_volume,
+      sampleMessages: input.sample_messages,
+      status: "submitted",
+      shortCode: null,
+      rejectionReasons: [],
+      createdAt: now,
+      updatedAt: now,
+    };
+    tx.insert(shortCodeRequests).values(row).run();
+    // Two steps, half a review each: submitted → in_review → approved | rejected.
+    enqueueJob(
+      tx,
+      "registry.review",
+      { kind: "short_code", id: row.id },
+      { workspaceId, runAt: now + Math.round(registry.reviewDelayMs / 2), now },
+    );
+    return shortCodeJson(row);
+  });
+}
+
+function findShortCode(db: DbOrTx, workspaceId: string, id: string): ShortCodeRequestRow {
+  const row = isUuid(id)
+    ? db
+        .select()
+        .from(shortCodeRequests)
+        .where(and(eq(shortCodeRequests.workspaceId, workspaceId), eq(shortCodeRequests.id, id)))
+        .get()
+    : undefined;
+  if (!row) throw notFound();
+  return row;
+}
+
+export function getShortCodeRequest(db: DbOrTx, workspaceId: string, id: string) {
+  return shortCodeJson(findShortCode(db, workspaceId, id));
+}
+
+export function listShortCodeRequests(
+  db: DbOrTx,
+  workspaceId: string,
+  page: { limit: number; offset: number },
+) {
+  const where = eq(shortCodeRequests.workspaceId, workspaceId);
+  const rows = db
+    .select()
+    .from(shortCodeRequests)
+    .where(where)
+    .orderBy(desc(shortCodeRequests.createdAt), desc(shortCodeRequests.id))
+    .limit(page.limit)
+    .offset(page.offset)
+    .all();
+  return {
+    items: rows.map(shortCodeJson),
+    total: db.select({ n: count() }).from(shortCodeRequests).where(where).get()?.n ?? 0,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The review job.
+
+/**
+ * `registry.review`: the carrier's registry decides one pending record, and the decision is written
+ * with its event in the job's transaction. A campaign whose brand is still PENDING waits for it.
+ */
+export function registryReviewJob(payload: JobPayloads["registry.review"], ctx: JobContext) {
+  const registry = registries.get(ctx.db);
+  if (!registry) return;
+  const now = ctx.clock.now();
+  if (payload.kind === "brand") {
+    ctx.completeWith((tx) => {
+      const row = tx.select().from(tendlcBrands).where(eq(tendlcBrands.id, payload.id)).get();
+      if (row?.status !== "PENDING") return;
+      const result = registry.reviewBrand({ legal_name: row.legalName, ein: row.ein });
+      const next = {
+        ...row,
+        status: result.status,
+        failureReasons: result.reasons,
+        reviewedAt: now,
+        updatedAt: now,
+      };
+      tx.update(tendlcBrands).set(next).where(eq(tendlcBrands.id, row.id)).run();
+      emitEvent(tx, row.workspaceId, "brand.updated", brandJson(next), now);
+    });
+    return;
+  }
+  if (payload.kind === "campaign") {
+    const row = ctx.db.select().from(tendlcCampaigns).where(eq(tendlcCampaigns.id, payload.id)).get();
+    if (row?.status !== "PENDING") return;
+    const brand = ctx.db.select().from(tendlcBrands).where(eq(tendlcBrands.id, row.brandId)).get();
+    if (brand?.status === "PENDING") throw new RescheduleJob(now + registry.reviewDelayMs);
+    ctx.completeWith((tx) => {
+      const current = tx.select().from(tendlcCampaigns).where(eq(tendlcCampaigns.id, payload.id)).get();
+      if (current?.status !== "PENDING") return;
+      const result = registry.reviewCampaign(campaignInputOf(current), {
+        status: brand?.status ?? "FAILED",
+        legal_name: brand?.legalName ?? "",
+      });
+      const next = {
+        ...current,
+        status: result.status,
+        rejectionReasons: result.reasons,
+        reviewedAt: now,
+        updatedAt: now,
+      };
+      tx.update(tendlcCampaigns).set(next).where(eq(tendlcCampaigns.id, current.id)).run();
+      emitEvent(tx, current.workspaceId, "tendlc_campaign.updated", tendlcCampaignJson(next), now);
+    });
+    return;
+  }
+  ctx.completeWith((tx) => {
+    const row = tx.select().from(shortCodeRequests).where(eq(shortCodeRequests.id, payload.id)).get();
+    if (!row) return;
+    if (row.status === "submitted") {
+      const next = { ...row, status: "in_review", updatedAt: now };
+      tx.update(shortCodeRequests).set(next).where(eq(shortCodeRequests.id, row.id)).run();
+      emitEvent(tx, row.workspaceId, "short_code.updated", shortCodeJson(next), now);
+      enqueueJob(
+        tx,
+        "registry.review",
+        { kind: "short_code", id: row.id },
+        { workspaceId: row.workspaceId, runAt: now + Math.round(registry.reviewDelayMs / 2), now },
+      );
+      return;
+    }
+    if (row.status !== "in_review") return;
+    const result = registry.reviewShortCode(
+      {
+        type: row.type as "random" | "vanity",
+        vanity_code: row.vanityCode,
+        use_case: row.useCase as TendlcCampaignInput["use_case"],
+        monthly_volume: row.monthlyVolume,
+        sample_messages: row.sampleMessages,
+      },
+      row.id,
+    );
+    const next: ShortCodeRequestRow = {
+      ...row,
+      status: result.status,
+      shortCode: result.short_code ?? null,
+      rejectionReasons: result.reasons,
+      updatedAt: now,
+    };
+    tx.update(shortCodeRequests).set(next).where(eq(shortCodeRequests.id, row.id)).run();
+    if (next.status === "approved" && next.shortCode)
+      addShortCodeNumber(tx, row.workspaceId, next.shortCode, now);
+    emitEvent(tx, row.workspaceId, "short_code.updated", shortCodeJson(next), now);
+  });
+}
+
+/** The approved code becomes a number of the workspace (SMS only; no daily cap; the workspace's zone). */
+function addShortCodeNumber(tx: DbOrTx, workspaceId: string, code: string, now: number) {
+  const ws = tx
+    .select({ timezone: workspaces.timezone })
+    .from(workspaces)
+    .where(eq(workspaces.id, workspaceId))
+    .get();
+  tx.insert(numbers)
+    .values({
+      id: newId(),
+      workspaceId,
+      number: code,
+      poolId: null,
+      dailyLimit: null,
+      agentId: null,
+      voiceCapable: false,
+      status: "active",
+      carrierNumberId: `SC${code}`,
+      timezone: ws?.timezone ?? "America/New_York",
+      createdAt: now,
+      updatedAt: now,
+      releasedAt: null,
+    })
+    .onConflictDoNothing()
+    .run();
+}
