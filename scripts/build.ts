@@ -15,6 +15,7 @@ function run(args: string[]) {
 }
 
 run(["scripts/embed-migrations.ts"]);
+run(["scripts/build-dashboard.ts"]);
 mkdirSync(join(root, "dist"), { recursive: true });
 const outfile = process.env.OUTFILE ?? "dist/outreach";
 run(["build", "src/main.ts", "--compile", "--minify", "--outfile", outfile]);

@@ -8,6 +8,7 @@ import { carrierCallbackRoutes } from "./api/carrier-callbacks";
 import { contactRoutes } from "./api/contacts";
 import { conversationsRoutes } from "./api/conversations";
 import { conversionsRoutes } from "./api/conversions";
+import { dashboardRoutes } from "./api/dashboard";
 import { docsRoutes } from "./api/docs";
 import { flowsRoutes } from "./api/flows";
 import { listRoutes } from "./api/lists";
@@ -86,7 +87,9 @@ export function createApp(deps: AppDeps) {
     .use(offersRoutes(deps))
     .use(trackingRoutes(deps))
     .use(analyticsRoutes(deps))
-    .use(plannedRoutes());
+    .use(plannedRoutes())
+    // Last: its catch-all answers page paths with the dashboard (the API keeps its 404s).
+    .use(dashboardRoutes());
   return app.use(
     openApiRoutes(() => app, {
       info: {

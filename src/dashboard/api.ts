@@ -1,0 +1,68 @@
+/**
+ * The dashboard's one client of the API: `/v1` with the session cookie (same origin, so the
+ * cross-site check passes), and `/auth` for signing in. Every error is the API's `{ok:false,error}`,
+ * thrown as ApiError so a form can show it next to its field.
+ */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: answers are read by the pages that asked for them
+export type Json = any;
+
+export async function api(method: string, path: string, body?: unknown): Promise<Json> {
+  const response = await fetch(path, {
+    method,
+    credentials: "same-origin",
+    headers: body === undefined ? {} : { "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  let parsed: Json = null;
+  try {
+    parsed = await response.json();
+  } catch {
+    parsed = null;
+  }
+  if (!response.ok || parsed?.ok === false) {
+    if (response.status === 401 && !path.startsWith("/auth/"))
+      window.dispatchEvent(new Event("outreach:signed-out"));
+    throw new ApiError(response.status, parsed?.error ?? `HTTP ${response.status}`);
+  }
+  return parsed;
+}
+
+export const get = (path: string) => api("GET", path);
+export const post = (path: string, body?: unknown) => api("POST", path, body ?? {});
+export const patch = (path: string, body: unknown) => api("PATCH", path, body);
+export const del = (path: string) => api("DELETE", path);
+
+/** Uploads a CSV to the import endpoint, reporting upload progress (0–1) as it goes. */
+export function importCsv(csv: Blob, onProgress: (fraction: number) => void): Promise<Json> {
+  return new Promise((resolve, reject) => {
+    const xhr = new XMLHttpRequest();
+    xhr.open("POST", "/v1/contacts/import");
+    xhr.setRequestHeader("content-type", "text/csv");
+    xhr.upload.onprogress = (event) => {
+      if (event.lengthComputable) onProgress(Math.min(0.99, event.loaded / event.total));
+    };
+    xhr.onload = () => {
+      let body: Json = null;
+      try {
+        body = JSON.parse(xhr.responseText);
+      } catch {
+        body = null;
+      }
+      if (xhr.status === 200 && body?.ok) {
+        onProgress(1);
+        resolve(body);
+      } else reject(new ApiError(xhr.status, body?.error ?? `HTTP ${xhr.status}`));
+    };
+    xhr.onerror = () => reject(new ApiError(0, "Network error"));
+    xhr.send(csv);
+  });
+}

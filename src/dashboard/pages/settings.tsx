@@ -1,0 +1,254 @@
+import { type FormEvent, useCallback, useEffect, useState } from "react";
+import { ApiError, del, get, type Json, patch, post } from "../api";
+
+/** Settings (admins only): the workspace's sending rules, API keys, users. */
+export function SettingsPage() {
+  return (
+    <div className="page">
+      <h1>Settings</h1>
+      <WorkspaceSettings />
+      <ApiKeys />
+      <Users />
+    </div>
+  );
+}
+
+function WorkspaceSettings() {
+  const [settings, setSettings] = useState<Json>(null);
+  const [message, setMessage] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  useEffect(() => {
+    void get("/v1/settings").then((a) => setSettings(a.settings));
+  }, []);
+  if (!settings) return null;
+  async function save(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    const form = new FormData(event.currentTarget);
+    setError(null);
+    setMessage(null);
+    try {
+      const answer = await patch("/v1/settings", {
+        name: form.get("name"),
+        timezone: form.get("timezone"),
+        quiet_hours: {
+          enabled: form.get("quiet") === "on",
+          start_hour: Number(form.get("start_hour")),
+          end_hour: Number(form.get("end_hour")),
+        },
+        state_rules: form.get("state_rules") === "on",
+        require_registration: form.get("require_registration") === "on",
+      });
+      setSettings(answer.settings);
+      setMessage("Saved");
+    } catch (e) {
+      setError(e instanceof ApiError ? e.message : "Could not save");
+    }
+  }
+  return (
+    <section className="card" aria-label="Workspace">
+      <h2>Workspace</h2>
+      <form onSubmit={save} className="grid">
+        <label>
+          Name
+          <input name="name" defaultValue={settings.name} />
+        </label>
+        <label>
+          Time zone
+          <input name="timezone" defaultValue={settings.timezone} />
+        </label>
+        <label className="check">
+          <input type="checkbox" name="quiet" defaultChecked={settings.quiet_hours.enabled} /> Quiet hours
+        </label>
+        <label>
+          From (hour)
+          <input
+            name="start_hour"
+            type="number"
+            min={0}
+            max={23}
+            defaultValue={settings.quiet_hours.start_hour}
+          />
+        </label>
+        <label>
+          Until (hour)
+          <input
+            name="end_hour"
+            type="number"
+            min={0}
+            max={23}
+            defaultValue={settings.quiet_hours.end_hour}
+          />
+        </label>
+        <label className="check">
+          <input type="checkbox" name="state_rules" defaultChecked={settings.state_rules} /> US state rules
+        </label>
+        <label className="check">
+          <input type="checkbox" name="require_registration" defaultChecked={settings.require_registration} />{" "}
+          Require 10DLC registration
+        </label>
+        {error && (
+          <p className="error" role="alert">
+            {error}
+          </p>
+        )}
+        {message && <p role="status">{message}</p>}
+        <button type="submit">Save</button>
+      </form>
+    </section>
+  );
+}
+
+function ApiKeys() {
+  const [keys, setKeys] = useState<Json[]>([]);
+  const [created, setCreated] = useState<Json>(null);
+  const [error, setError] = useState<string | null>(null);
+  const load = useCallback(async () => setKeys((await get("/v1/api-keys?limit=200")).api_keys), []);
+  useEffect(() => {
+    void load();
+  }, [load]);
+  async function create(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    const form = new FormData(event.currentTarget);
+    setError(null);
+    try {
+      const scopes = form.get("write") === "on" ? ["read", "write"] : ["read"];
+      const answer = await post("/v1/api-keys", { name: form.get("name"), scopes });
+      setCreated(answer.api_key);
+      event.currentTarget.reset();
+      await load();
+    } catch (e) {
+      setError(e instanceof ApiError ? e.message : "Could not create the key");
+    }
+  }
+  async function revoke(id: string) {
+    await del(`/v1/api-keys/${id}`);
+    await load();
+  }
+  return (
+    <section className="card" aria-label="API keys">
+      <h2>API keys</h2>
+      {created && (
+        <div className="secret" role="status">
+          <p>Copy this key now: it is shown only once.</p>
+          <code data-testid="new-key">{created.key}</code>
+          <button type="button" onClick={() => setCreated(null)}>
+            Done
+          </button>
+        </div>
+      )}
+      <form onSubmit={create} className="row">
+        <label>
+          Name
+          <input name="name" required />
+        </label>
+        <label className="check">
+          <input type="checkbox" name="write" defaultChecked /> Can write
+        </label>
+        <button type="submit">Create key</button>
+      </form>
+      {error && (
+        <p className="error" role="alert">
+          {error}
+        </p>
+      )}
+      <table>
+        <thead>
+          <tr>
+            <th>Name</th>
+            <th>Prefix</th>
+            <th>Scopes</th>
+            <th>Last used</th>
+            <th />
+          </tr>
+        </thead>
+        <tbody>
+          {keys.map((key) => (
+            <tr key={key.id}>
+              <td>{key.name}</td>
+              <td>
+                <code>{key.prefix}</code>
+              </td>
+              <td>{key.scopes.join(", ")}</td>
+              <td>{key.last_used_at ? new Date(key.last_used_at).toLocaleString() : "never"}</td>
+              <td>
+                {key.revoked_at ? (
+                  <span className="muted">revoked</span>
+                ) : (
+                  <button type="button" onClick={() => revoke(key.id)} aria-label={`Revoke ${key.name}`}>
+                    Revoke
+                  </button>
+                )}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </section>
+  );
+}
+
+function Users() {
+  const [users, setUsers] = useState<Json[]>([]);
+  const [link, setLink] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const load = useCallback(async () => setUsers((await get("/v1/users?limit=200")).users), []);
+  useEffect(() => {
+    void load();
+  }, [load]);
+  async function invite(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    const form = new FormData(event.currentTarget);
+    setError(null);
+    try {
+      const answer = await post("/v1/users", {
+        email: form.get("email"),
+        name: form.get("name"),
+        role: form.get("role"),
+      });
+      setLink(answer.setup_url);
+      await load();
+    } catch (e) {
+      setError(e instanceof ApiError ? e.message : "Could not invite");
+    }
+  }
+  return (
+    <section className="card" aria-label="Users">
+      <h2>Users</h2>
+      <form onSubmit={invite} className="row">
+        <label>
+          E-mail
+          <input name="email" type="email" required />
+        </label>
+        <label>
+          Name
+          <input name="name" required />
+        </label>
+        <label>
+          Role
+          <select name="role" defaultValue="agent">
+            <option value="admin">admin</option>
+            <option value="agent">agent</option>
+          </select>
+        </label>
+        <button type="submit">Invite</button>
+      </form>
+      {link && (
+        <p role="status">
+          Send this one-time setup link: <code>{link}</code>
+        </p>
+      )}
+      {error && (
+        <p className="error" role="alert">
+          {error}
+        </p>
+      )}
+      <ul>
+        {users.map((u) => (
+          <li key={u.id}>
+            {u.name} <span className="muted">{u.email}</span> · {u.role}
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}
