@@ -2,6 +2,8 @@ import type { Database } from "bun:sqlite";
 import { Elysia } from "elysia";
 import { agentsRoutes } from "./api/agents";
 import { analyticsRoutes } from "./api/analytics";
+import { apiKeysRoutes } from "./api/api-keys";
+import { authRoutes } from "./api/auth";
 import { callsRoutes } from "./api/calls";
 import { campaignsRoutes } from "./api/campaigns";
 import { carrierCallbackRoutes } from "./api/carrier-callbacks";
@@ -15,6 +17,7 @@ import { listRoutes } from "./api/lists";
 import { meRoutes } from "./api/me";
 import { messagesRoutes } from "./api/messages";
 import { numbersRoutes } from "./api/numbers";
+import { oauthRoutes } from "./api/oauth";
 import { offersRoutes } from "./api/offers";
 import { openApiRoutes } from "./api/openapi";
 import { plannedRoutes } from "./api/planned";
@@ -26,6 +29,7 @@ import { settingsRoutes } from "./api/settings";
 import { suppressionRoutes } from "./api/suppression";
 import { systemRoutes } from "./api/system";
 import { trackingRoutes } from "./api/tracking";
+import { usersRoutes } from "./api/users";
 import { webhooksRoutes } from "./api/webhooks";
 import type { Carrier } from "./carriers/carrier";
 import type { Config } from "./config";
@@ -51,7 +55,7 @@ export interface AppDeps {
 
 export const API_DESCRIPTION = `Self-hosted outreach platform API.
 
-* Every request under /v1 sends \`Authorization: Bearer opk_...\`; keys carry the scopes \`read\` and \`write\`.
+* Every request under /v1 sends \`Authorization: Bearer opk_...\`; keys carry the scopes \`read\` and \`write\`. The dashboard sends its session cookie instead (see Account).
 * Success: \`{ok: true, <name>: ...}\` with status 200. Errors: \`{ok: false, error}\` with 400, 401, 403, 404, 409, 413, 422, 429 or 500.
 * Lists take \`limit\` (default 50, clamped to 200) and \`offset\`, and answer \`total\`, \`limit\`, \`offset\`.
 * Every POST accepts \`Idempotency-Key\` (24 h replay; reuse with another body is 409).
@@ -66,6 +70,10 @@ export function createApp(deps: AppDeps) {
     .use(systemRoutes(deps))
     .use(docsRoutes())
     .use(meRoutes())
+    .use(authRoutes(deps))
+    .use(oauthRoutes(deps))
+    .use(apiKeysRoutes(deps))
+    .use(usersRoutes(deps))
     .use(settingsRoutes(deps))
     .use(segmentRoutes(deps))
     .use(numbersRoutes(deps))
@@ -102,13 +110,21 @@ export function createApp(deps: AppDeps) {
       // Relative: the server the document was fetched from, whatever name it was reached by.
       servers: [{ url: "/", description: "This server" }],
       components: {
-        securitySchemes: { bearer: { type: "http", scheme: "bearer", description: "API key `opk_...`" } },
+        securitySchemes: {
+          bearer: { type: "http", scheme: "bearer", description: "API key `opk_...`" },
+          session: {
+            type: "apiKey",
+            in: "cookie",
+            name: "outreach_session",
+            description: "The dashboard's session cookie, set by `POST /auth/login` (see Account)",
+          },
+        },
         schemas: {
           ErrorBody: ErrorBody as unknown as Record<string, unknown>,
           ...eventComponentSchemas(),
         },
       },
-      security: [{ bearer: [] }],
+      security: [{ bearer: [] }, { session: [] }],
     }),
   );
 }
@@ -128,6 +144,7 @@ export function createFetchHandler(deps: AppDeps) {
       sqlite: deps.sqlite,
       metrics: deps.metrics,
       rateLimit: { rps: deps.config.rateLimitRps, burst: deps.config.rateLimitBurst },
+      publicUrl: deps.config.publicUrl,
       takesNoBody: bodylessRoutes(
         app.routes.map((route) => ({
           method: route.method,

@@ -34,6 +34,32 @@ export interface Config {
   sqliteCacheMb: number;
   /** OpenAI-compatible chat-completions server for SMS agents; null: the built-in offline engine. */
   llm: LlmConfig | null;
+  /** OAuth sign-in to the dashboard, per provider configured (OAUTH_GITHUB_*, OAUTH_GOOGLE_*). */
+  oauth: OAuthConfig;
+}
+
+export interface OAuthClient {
+  clientId: string;
+  clientSecret: string;
+}
+
+export interface OAuthConfig {
+  github?: OAuthClient;
+  google?: OAuthClient;
+}
+
+function oauthFrom(env: Record<string, string | undefined>): OAuthConfig {
+  const config: OAuthConfig = {};
+  for (const provider of ["github", "google"] as const) {
+    const prefix = `OAUTH_${provider.toUpperCase()}_CLIENT_`;
+    const clientId = env[`${prefix}ID`]?.trim();
+    const clientSecret = env[`${prefix}SECRET`]?.trim();
+    if (!clientId && !clientSecret) continue;
+    if (!clientId || !clientSecret)
+      throw new ConfigError(`${prefix}ID and ${prefix}SECRET must be set together`);
+    config[provider] = { clientId, clientSecret };
+  }
+  return config;
 }
 
 export interface LlmConfig {
@@ -117,7 +143,7 @@ export function loadConfig(
     carrier,
     rateLimitRps: numberFrom("RATE_LIMIT_RPS", env.RATE_LIMIT_RPS, 50),
     rateLimitBurst: intFrom("RATE_LIMIT_BURST", env.RATE_LIMIT_BURST, 100, 1),
-    publicUrl: (env.PUBLIC_URL ?? `http://localhost:${port}`).replace(/\/+$/, ""),
+    publicUrl: publicUrlFrom(port, env),
     logLevel,
     workerEnabled: env.WORKER !== "false" && flags["no-worker"] !== true,
     shutdownGraceSec: intFrom("SHUTDOWN_GRACE_SEC", env.SHUTDOWN_GRACE_SEC, 10, 0, 3600),
@@ -125,7 +151,13 @@ export function loadConfig(
     webhookTimeoutMs: intFrom("WEBHOOK_TIMEOUT_MS", env.WEBHOOK_TIMEOUT_MS, 15_000, 100, 60_000),
     sqliteCacheMb: intFrom("SQLITE_CACHE_MB", env.SQLITE_CACHE_MB, 16, 1, 4096),
     llm: llmFrom(env),
+    oauth: oauthFrom(env),
   };
+}
+
+/** PUBLIC_URL without a trailing slash, else `http://localhost:<port>`. */
+export function publicUrlFrom(port: number, env: Record<string, string | undefined> = process.env): string {
+  return (env.PUBLIC_URL ?? `http://localhost:${port}`).replace(/\/+$/, "");
 }
 
 /** The database path: `--db`, else `OUTREACH_DB`, else `./data/outreach.db`. */

@@ -6,6 +6,7 @@
 import { type ParsedArgs, parseArgs, requireFlag, UsageError } from "./cli/args";
 import { runBackupCommand, runRestoreCommand } from "./cli/backup";
 import { runContactsCommand } from "./cli/contacts";
+import { runUsersCommand } from "./cli/users";
 import { ConfigError, dbPathFrom, loadConfig } from "./config";
 import { DatabaseOpenError, openDatabase } from "./db/client";
 import { DatabaseFileError } from "./db/database-file";
@@ -27,11 +28,15 @@ Usage:
   outreach keys create --workspace ID [--name NAME] [--scopes read,write] [--db PATH] [--json]
   outreach keys list --workspace ID [--db PATH] [--json]
   outreach keys revoke KEY_ID [--db PATH] [--json]
+  outreach users create --email E --workspace ID [--name N] [--role admin|agent] [--password-stdin] [--db PATH] [--json]
+  outreach users list --workspace ID [--db PATH] [--json]
   outreach contacts import FILE.csv --workspace ID [--list ID] [--db PATH] [--json]
   outreach backup --out FILE [--force] [--db PATH] [--json]
   outreach restore FILE [--db PATH] [--json]
 
---db defaults to $OUTREACH_DB, else ./data/outreach.db. See README.md for every setting.`;
+--db defaults to $OUTREACH_DB, else ./data/outreach.db. See README.md for every setting.
+users create: --role defaults to admin; --password-stdin reads the password (at least 10 characters)
+from the first line of stdin, else a one-time setup link (24 h, <PUBLIC_URL>/setup?token=…) is printed.`;
 
 function print(flags: ParsedArgs["flags"], json: unknown, text: string) {
   console.log(flags.json ? JSON.stringify(json, null, 2) : text);
@@ -167,6 +172,8 @@ async function run(argv: string[]): Promise<number> {
     }
     case "contacts":
       return runContactsCommand(sub, positionals, flags);
+    case "users":
+      return runUsersCommand(sub, flags);
     case "backup":
       return runBackupCommand(positionals, flags);
     case "restore":

@@ -1,4 +1,6 @@
 import { createFetchHandler, HttpMetrics } from "./app";
+import { issueSetupToken, SETUP_TOKEN_TTL_MS, setupUrl } from "./auth/setup-tokens";
+import { countUsers } from "./auth/users";
 import { createCarrier, loadCarrierSettings } from "./carriers";
 import type { Carrier } from "./carriers/carrier";
 import type { Config } from "./config";
@@ -35,11 +37,11 @@ export interface RunningServer {
 }
 
 /**
- * Opens and migrates the database, creating the `Default` workspace and its first key when the
- * database is empty (printed once, to stdout).
+ * Opens and migrates the database, creating the `Default` workspace, its first key and a one-time
+ * setup link for its first admin (24 h) when the database is empty (printed once, to stdout).
  */
 export function prepareDatabase(
-  config: Pick<Config, "dbPath"> & Partial<Pick<Config, "sqliteCacheMb">>,
+  config: Pick<Config, "dbPath"> & Partial<Pick<Config, "sqliteCacheMb" | "publicUrl">>,
   announce: (text: string) => void = console.log,
 ): DbHandle {
   const handle = openDatabase(config.dbPath, { cacheMb: config.sqliteCacheMb });
@@ -54,7 +56,9 @@ export function prepareDatabase(
           name: "Default key",
           scopes: ["read", "write"],
         });
-        return { workspace, key };
+        // The link names no e-mail: whoever opens it first types theirs and becomes the admin.
+        const setup = issueSetupToken(tx, { workspaceId: workspace.id, role: "admin", now: Date.now() });
+        return { workspace, key, setup };
       });
       announce(
         [
@@ -64,8 +68,15 @@ export function prepareDatabase(
           "",
           `  ${created.key.key}`,
           "",
+          `Create the dashboard's first admin with this one-time link (valid ${SETUP_TOKEN_TTL_MS / 3_600_000} hours):`,
+          "",
+          `  ${setupUrl(config.publicUrl ?? "", created.setup)}`,
+          "",
         ].join("\n"),
       );
+    } else if (countUsers(handle.db) === 0) {
+      // A database from before sign-in existed: nobody can use the dashboard yet.
+      log.info("no dashboard users yet: outreach users create --email E --workspace ID --role admin");
     }
   } catch (error) {
     handle.close();

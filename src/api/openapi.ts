@@ -1,7 +1,12 @@
 import { toOpenAPISchema } from "@elysiajs/openapi";
 import { type AnyElysia, Elysia } from "elysia";
 import { needsKey } from "../http/conventions";
-import { ERROR_STATUSES_KEYWORD, errorResponseDoc, QUERY_INTEGER_KEYWORD } from "../http/schemas";
+import {
+  ERROR_DESCRIPTIONS_KEYWORD,
+  ERROR_STATUSES_KEYWORD,
+  errorResponseDoc,
+  QUERY_INTEGER_KEYWORD,
+} from "../http/schemas";
 import { EVENT_SUMMARIES, EVENT_TYPES, eventSchemaName } from "../webhooks/events";
 import { PLANNED } from "./planned";
 
@@ -16,7 +21,22 @@ export const TAGS: { name: string; description: string }[] = [
   {
     name: "Auth",
     description:
-      "Who a key is. Every request under `/v1` sends `Authorization: Bearer opk_...`; keys are made with `outreach keys create` and carry the scopes `read` and `write`.",
+      "Who a key is. Every request under `/v1` sends `Authorization: Bearer opk_...`; keys are made with `outreach keys create` (or `POST /v1/api-keys`) and carry the scopes `read` and `write`. The dashboard calls `/v1` with its session cookie instead (see Account).",
+  },
+  {
+    name: "Account",
+    description:
+      "The dashboard's sign-in, outside `/v1`: e-mail and password (argon2id), the session cookie `outreach_session` (HttpOnly, SameSite=Lax, Secure on https, 30 days sliding; only its SHA-256 is stored), one-time setup links and password changes. With the cookie, `/v1` acts as the user in the session's workspace: an `admin` may do everything; an `agent` reads all but settings, API keys and users and writes conversations only (other writes: 403 `This account cannot create and edit.`). Writes with the cookie, and sign-in itself, are refused 403 `Cross-site request refused` unless `Sec-Fetch-Site` is `same-origin` or `none` or, without it, `Origin` matches the host.",
+  },
+  {
+    name: "API keys",
+    description:
+      "The workspace's API keys, as the dashboard manages them: listed with their prefix, scopes and last use, created (the key is shown once) and revoked (effective on the next request). Needs the `write` scope, even to list.",
+  },
+  {
+    name: "Users",
+    description:
+      "Who may sign in to the workspace's dashboard, with a role: `admin` or `agent`. Inviting answers a one-time setup link (24 h); the last admin cannot be removed or demoted. Needs the `write` scope, even to list.",
   },
   {
     name: "Settings",
@@ -208,8 +228,11 @@ export function finishDocument(doc: Json): Json {
         for (const media of Object.values(response?.content ?? {}) as Json[]) {
           const statuses = media?.schema?.[ERROR_STATUSES_KEYWORD];
           if (!Array.isArray(statuses)) continue;
+          const wording = media.schema[ERROR_DESCRIPTIONS_KEYWORD] ?? {};
           delete media.schema[ERROR_STATUSES_KEYWORD];
-          for (const error of statuses) op.responses[String(error)] ??= errorResponseDoc(error);
+          delete media.schema[ERROR_DESCRIPTIONS_KEYWORD];
+          for (const error of statuses)
+            op.responses[String(error)] ??= errorResponseDoc(error, wording[String(error)]);
         }
         // The generator's placeholder for a 200 whose schema has no description of its own.
         if (response?.description === `Response for status ${status}`) response.description = "Success";
@@ -221,8 +244,9 @@ export function finishDocument(doc: Json): Json {
       op.parameters = op.parameters?.map(integerQueryParameter);
       if (isPublic) {
         // Answered without an API key (health, metrics, signed carrier callbacks): no bearer security.
-        op.security = [];
-        if (op.responses?.["401"]) {
+        // The dashboard's account routes say which of them take the session cookie.
+        op.security ??= [];
+        if (op.responses?.["401"] && path.startsWith("/carriers/")) {
           op.responses["401"] = {
             ...op.responses["401"],
             description: "The carrier's signature is missing or does not match (`Invalid signature`)",

@@ -54,6 +54,8 @@ interface ListRoute<Q extends TProperties> extends RouteDoc {
 
 interface CreateRoute<B extends TObject> extends RouteDoc {
   body: B;
+  /** The item as this route answers it, when it says more than the other routes (a key shown once). */
+  item?: TSchema;
   run(workspaceId: string, body: Static<B>, now: number): unknown;
 }
 
@@ -139,7 +141,7 @@ export function resourceRoutes<
       {
         body: create.body,
         detail: detail(`create${one_}`, create),
-        response: responses(envelope(item), [...WRITE_ERRORS, ...(create.errors ?? [])]),
+        response: responses(envelope(create.item ?? item), [...WRITE_ERRORS, ...(create.errors ?? [])]),
       },
     );
   }

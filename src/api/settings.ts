@@ -158,7 +158,8 @@ export function settingsRoutes(deps: AppDeps) {
           description:
             "The settings of the key's workspace as they are now: name, timezone, default sending number, conversion tracking, the HELP, STOP and START keyword replies, the sending rules of bulk paths (quiet hours, state rules, frequency cap, paused states), costs and the public id of the tracking script.",
         },
-        response: responses(SettingsEnvelope, READ_ERRORS),
+        // 403: a dashboard session of an agent (settings are for admins).
+        response: responses(SettingsEnvelope, [...READ_ERRORS, 403]),
       },
     )
     .patch(

@@ -1,5 +1,5 @@
 /** Flags that never take a value. */
-const BOOLEAN_FLAGS = new Set(["json", "help", "no-worker", "force"]);
+const BOOLEAN_FLAGS = new Set(["json", "help", "no-worker", "force", "password-stdin"]);
 
 export interface ParsedArgs {
   positionals: string[];

@@ -5,6 +5,7 @@
  */
 // React Flow's stylesheet is global: a lazily loaded chunk's CSS is not injected by its import.
 import "@xyflow/react/dist/style.css";
+import "uplot/dist/uPlot.min.css";
 import "./styles.css";
 import { lazy, Suspense, useCallback, useEffect, useState } from "react";
 import { createRoot } from "react-dom/client";
@@ -18,6 +19,7 @@ import { SettingsPage } from "./pages/settings";
 import { SetupPage } from "./pages/setup";
 
 const FlowsPage = lazy(() => import("./pages/flows"));
+const AnalyticsPage = lazy(() => import("./pages/analytics"));
 
 export interface Session {
   user: { id: string; email: string; name: string; role: string };
@@ -30,6 +32,7 @@ const NAV: { href: string; label: string; admin?: boolean }[] = [
   { href: "/contacts", label: "Contacts" },
   { href: "/campaigns", label: "Campaigns" },
   { href: "/flows", label: "Flows" },
+  { href: "/analytics", label: "Analytics" },
   { href: "/settings", label: "Settings", admin: true },
 ];
 
@@ -69,6 +72,11 @@ function Shell({ session, onSignOut }: { session: Session; onSignOut: () => void
               </Suspense>
             )}
           </Route>
+          <Route path="/analytics">
+            <Suspense fallback={<p>Loading…</p>}>
+              <AnalyticsPage />
+            </Suspense>
+          </Route>
           <Route path="/settings">
             {admin ? <SettingsPage /> : <p role="alert">Your account cannot open settings.</p>}
           </Route>
@@ -92,12 +100,14 @@ function App() {
       setSession(null);
     }
   }, []);
+  const onSetup = location.startsWith("/setup");
   useEffect(() => {
-    void load();
+    // The setup page needs no session (and would only get a 401 for asking).
+    if (!onSetup) void load();
     const signedOut = () => setSession(null);
     window.addEventListener("outreach:signed-out", signedOut);
     return () => window.removeEventListener("outreach:signed-out", signedOut);
-  }, [load]);
+  }, [load, onSetup]);
   if (location.startsWith("/setup"))
     return <SetupPage onDone={() => load().then(() => navigate("/inbox"))} />;
   if (session === undefined) return <p className="loading">Loading…</p>;

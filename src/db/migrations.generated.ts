@@ -21,6 +21,7 @@ import m18 from "../../migrations/0018_agents.sql" with { type: "text" };
 import m19 from "../../migrations/0019_calls.sql" with { type: "text" };
 import m20 from "../../migrations/0020_flows.sql" with { type: "text" };
 import m21 from "../../migrations/0021_registration.sql" with { type: "text" };
+import m22 from "../../migrations/0022_users.sql" with { type: "text" };
 
 /** Migrations in the order they apply. */
 export const embeddedMigrations: { tag: string; sql: string }[] = [
@@ -46,4 +47,5 @@ export const embeddedMigrations: { tag: string; sql: string }[] = [
   { tag: "0019_calls", sql: m19 },
   { tag: "0020_flows", sql: m20 },
   { tag: "0021_registration", sql: m21 },
+  { tag: "0022_users", sql: m22 },
 ];

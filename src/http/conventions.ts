@@ -1,6 +1,9 @@
 import type { Database } from "bun:sqlite";
 import { createHash } from "node:crypto";
 import { Elysia } from "elysia";
+import { sessionCookie, sessionTokenOf, wantsSecureCookie } from "../auth/cookies";
+import { isCrossSite } from "../auth/cross-site";
+import { createSessionAuthenticator } from "../auth/sessions";
 import type { Db } from "../db/client";
 import { createKeyAuthenticator } from "../domain/workspace/api-keys";
 import {
@@ -10,7 +13,8 @@ import {
 } from "../domain/workspace/idempotency";
 import { AppError } from "../lib/errors";
 import { log } from "../lib/log";
-import { type RequestState, setState, stateOf } from "./context";
+import { accessError } from "./access";
+import { type RequestAuth, type RequestState, setState, stateOf } from "./context";
 import { errorBody, fieldName, STATUS_OF, UNAUTHORIZED_MESSAGE, validationMessage } from "./errors";
 import type { HttpMetrics } from "./metrics";
 import { TokenBuckets } from "./rate-limit";
@@ -31,6 +35,16 @@ const readOnlyPosts = new Set<string>();
 export function registerReadOnlyPost(path: string) {
   readOnlyPosts.add(path);
 }
+/**
+ * POST routes whose answer holds a secret shown once (a new API key, a setup link): the answer is
+ * never stored for Idempotency-Key replay. A repeat of the key gets 409 instead of the secret.
+ */
+const secretAnswers = new Set<string>();
+export function registerSecretAnswer(path: string) {
+  secretAnswers.add(path);
+}
+export const SECRET_REPLAY_MESSAGE =
+  "Idempotency-Key was already used: its answer held a secret, which is shown only once";
 /** Body size limits above the default, by path. */
 const bodyLimits = new Map<string, number>();
 export function registerBodyLimit(path: string, bytes: number) {
@@ -44,6 +58,8 @@ export interface ConventionDeps {
   rateLimit: { rps: number; burst: number };
   /** True for a write route that declares no body (API.md: such endpoints ignore one). */
   takesNoBody?: (method: string, path: string) => boolean;
+  /** PUBLIC_URL: an `Origin` naming it is same-site; an https one makes session cookies `Secure`. */
+  publicUrl?: string;
 }
 
 /**
@@ -70,7 +86,10 @@ function pathOf(url: string): string {
   return end === -1 ? url.slice(start) : url.slice(start, end);
 }
 
-/** Paths answered only with an API key (everything under /v1 but the OpenAPI document, and /api/public/me). */
+/**
+ * Paths answered only with an API key or a session cookie (everything under /v1 but the OpenAPI
+ * document, and /api/public/me).
+ */
 export function needsKey(path: string): boolean {
   return (path.startsWith("/v1/") || path === "/api/public/me") && !PUBLIC_PATHS.has(path);
 }
@@ -115,10 +134,23 @@ interface AddressSource {
 /** Public paths that share the per-address bucket (carrier callbacks are signed, not limited). */
 const ADDRESS_LIMITED_PATHS = new Set(["/healthz", "/metrics", "/v1/openapi.json", "/docs", "/t.js"]);
 
-/** Tracked links (`/r/<code>`) and tracking reports (`/t/...`): public, limited per address. */
+/**
+ * Tracked links (`/r/<code>`), tracking reports (`/t/...`) and the sign-in routes (`/auth/...`):
+ * public, limited per address.
+ */
 function isAddressLimited(path: string): boolean {
-  return ADDRESS_LIMITED_PATHS.has(path) || path.startsWith("/r/") || path.startsWith("/t/");
+  return (
+    ADDRESS_LIMITED_PATHS.has(path) ||
+    path.startsWith("/r/") ||
+    path.startsWith("/t/") ||
+    path.startsWith("/auth/")
+  );
 }
+
+/** Sign-in, setup, logout, session and password routes: not under /v1, but guarded like its writes. */
+const isAccountPath = (path: string) => path.startsWith("/auth/");
+
+const CROSS_SITE_MESSAGE = "Cross-site request refused";
 
 function addressOf(request: Request, server: AddressSource | undefined): string {
   try {
@@ -153,6 +185,7 @@ type Handle = (request: Request) => Promise<Response> | Response;
  */
 export function createFrontDoor(deps: ConventionDeps, handle: Handle) {
   const authenticate = createKeyAuthenticator(deps.db, deps.sqlite);
+  const authenticateSession = createSessionAuthenticator(deps.db);
   const buckets = new TokenBuckets(deps.rateLimit.rps, deps.rateLimit.burst);
 
   /**
@@ -168,6 +201,7 @@ export function createFrontDoor(deps: ConventionDeps, handle: Handle) {
   ): Response {
     const headers = response.headers;
     headers.set("x-request-id", state.id);
+    if (state.setCookie) headers.append("set-cookie", state.setCookie);
     if (state.rate) {
       headers.set("x-ratelimit-limit", state.rate.limit);
       headers.set("x-ratelimit-remaining", state.rate.remaining);
@@ -235,7 +269,12 @@ export function createFrontDoor(deps: ConventionDeps, handle: Handle) {
       return finish(request, state, response, path);
     }
     return response.text().then((text) => {
-      storeIdempotentResponse(deps.db, workspaceId, key, response.status, text);
+      if (response.status === 200 && secretAnswers.has(path)) {
+        const replay = errorBody(new AppError("conflict", SECRET_REPLAY_MESSAGE));
+        storeIdempotentResponse(deps.db, workspaceId, key, 409, JSON.stringify(replay));
+      } else {
+        storeIdempotentResponse(deps.db, workspaceId, key, response.status, text);
+      }
       return finish(
         request,
         state,
@@ -369,6 +408,20 @@ export function createFrontDoor(deps: ConventionDeps, handle: Handle) {
     return reject(request, state, path, new AppError("rate_limited", "Rate limit exceeded", { retry_after }));
   }
 
+  /**
+   * The session of the request's `outreach_session` cookie, or null. When this use slid the
+   * session's expiry forward, the answer carries the cookie again with a fresh Max-Age.
+   */
+  function sessionAuth(request: Request, state: RequestState): RequestAuth | null {
+    const token = sessionTokenOf(request.headers.get("cookie"));
+    if (!token) return null;
+    const resolved = authenticateSession(token);
+    if (!resolved) return null;
+    if (resolved.extended)
+      state.setCookie = sessionCookie(token, wantsSecureCookie(request.url, deps.publicUrl));
+    return resolved.session;
+  }
+
   return function frontDoor(request: Request, server?: AddressSource): Response | Promise<Response> {
     const incoming = request.headers.get("x-request-id");
     const id = incoming && REQUEST_ID_RE.test(incoming) ? incoming : crypto.randomUUID();
@@ -383,10 +436,16 @@ export function createFrontDoor(deps: ConventionDeps, handle: Handle) {
     }
 
     if (needsKey(path)) {
-      // 1. Authentication: a live key, read from the database (see createKeyAuthenticator).
+      // 1. Authentication: a live key, read from the database (see createKeyAuthenticator); with no
+      //    Authorization header at all, the dashboard's session cookie (see createSessionAuthenticator).
       const header = request.headers.get("authorization");
-      const presented = header?.startsWith("Bearer ") ? header.slice(7).trim() : null;
-      const auth = presented ? authenticate(presented) : null;
+      let auth: RequestAuth | null = null;
+      if (header !== null) {
+        const presented = header.startsWith("Bearer ") ? header.slice(7).trim() : null;
+        auth = presented ? authenticate(presented) : null;
+      } else {
+        auth = sessionAuth(request, state);
+      }
       if (!auth) {
         // Without a live key the bucket is the client's address: guessing keys is rate limited too.
         const limited = limit(request, state, path, `address:${addressOf(request, server)}`);
@@ -394,23 +453,35 @@ export function createFrontDoor(deps: ConventionDeps, handle: Handle) {
       }
       state.auth = auth;
 
-      // 2. Rate limit per key.
-      const limited = limit(request, state, path, auth.keyId);
+      // 2. Rate limit per key (per session for the dashboard).
+      const limited = limit(
+        request,
+        state,
+        path,
+        auth.kind === "key" ? auth.keyId : `session:${auth.sessionId}`,
+      );
       if (limited) return limited;
 
-      // 3. Write scope.
+      // 3. A write with the session cookie must come from this site (a bearer key cannot be sent by
+      //    another site on a user's behalf; a cookie can).
+      const changes = WRITE_METHODS.has(method) && !(method === "POST" && readOnlyPosts.has(path));
       if (
+        auth.kind === "session" &&
         WRITE_METHODS.has(method) &&
-        !auth.scopes.includes("write") &&
-        !(method === "POST" && readOnlyPosts.has(path))
+        isCrossSite(request.headers, request.url, deps.publicUrl)
       ) {
-        return reject(
-          request,
-          state,
-          path,
-          new AppError("forbidden", "This API key cannot create and edit.", { required_scope: "write" }),
-        );
+        return reject(request, state, path, new AppError("forbidden", CROSS_SITE_MESSAGE));
       }
+
+      // 4. Write scope, and the parts of the API an account's role or a key's scopes keep it from.
+      const denied = accessError(auth, path, changes);
+      if (denied) return reject(request, state, path, denied);
+    } else if (isAccountPath(path)) {
+      // Sign-in and setup too: another site must not sign a browser in to an account of its choosing.
+      if (WRITE_METHODS.has(method) && isCrossSite(request.headers, request.url, deps.publicUrl)) {
+        return reject(request, state, path, new AppError("forbidden", CROSS_SITE_MESSAGE));
+      }
+      state.address = addressOf(request, server);
     }
 
     if (WRITE_METHODS.has(method)) {

@@ -33,10 +33,11 @@ export const ErrorBody = t.Object(
 
 const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: "Malformed JSON or wrong content type (`Invalid JSON body`)",
-  401: "Missing or unknown API key (`Invalid or missing API key`)",
-  403: "The key lacks the `write` scope (`This API key cannot create and edit.`)",
+  401: "Missing or unknown API key or session (`Invalid or missing API key`)",
+  403: "The key lacks the `write` scope (`This API key cannot create and edit.`), the account's role does not allow it (`This account cannot create and edit.`), or a write with the session cookie came from another site (`Cross-site request refused`)",
   404: "Unknown id, or an id of another workspace (`Not found`)",
   409: "State conflict, or Idempotency-Key reuse",
+  410: "A one-time link that has expired or was already used",
   413: "Body too large",
   422: "Validation failed (`<field> is required`, `<field> must be ...`)",
   429: "Rate limited (`Rate limit exceeded`, with Retry-After)",
@@ -46,6 +47,8 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
 
 /** Schema keyword carrying a route's error statuses to the OpenAPI document (src/api/openapi.ts). */
 export const ERROR_STATUSES_KEYWORD = "x-error-statuses";
+/** Schema keyword carrying a route's own wording of some error statuses (see `responses`). */
+export const ERROR_DESCRIPTIONS_KEYWORD = "x-error-descriptions";
 
 /**
  * Response schema of a route: the 200 body, closed (see `closed`: a handler that returns a field
@@ -53,9 +56,13 @@ export const ERROR_STATUSES_KEYWORD = "x-error-statuses";
  * statuses it can answer. Errors are built by the error hook and never validated, so they are not
  * declared to Elysia — a route with one response schema answers through Elysia's compact path —
  * but carried in `x-error-statuses` and written out as responses by the OpenAPI document.
+ * `descriptions` words some of them for this route, where the general wording (an API key's) does
+ * not fit.
  */
-export function responses(ok: TSchema, errors: number[] = [401]) {
-  return { 200: { ...closed(ok), [ERROR_STATUSES_KEYWORD]: errors } as TSchema };
+export function responses(ok: TSchema, errors: number[] = [401], descriptions?: Record<number, string>) {
+  const schema = { ...closed(ok), [ERROR_STATUSES_KEYWORD]: errors };
+  if (descriptions) Object.assign(schema, { [ERROR_DESCRIPTIONS_KEYWORD]: descriptions });
+  return { 200: schema as TSchema };
 }
 
 /** Schema keyword carrying the integer a query parameter is documented as (src/api/openapi.ts). */
@@ -83,9 +90,9 @@ export function IntegerQuery(options: {
 }
 
 /** The error response of the OpenAPI document for `status`. */
-export function errorResponseDoc(status: number) {
+export function errorResponseDoc(status: number, description?: string) {
   return {
-    description: ERROR_DESCRIPTIONS[status] ?? "Error",
+    description: description ?? ERROR_DESCRIPTIONS[status] ?? "Error",
     content: { "application/json": { schema: { $ref: "#/components/schemas/ErrorBody" } } },
   };
 }

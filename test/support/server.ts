@@ -13,6 +13,8 @@ export interface TestServer {
   dbPath: string;
   /** The bootstrap workspace's read/write key. */
   key: string;
+  /** What `serve` printed on the empty database (the first key, the first admin's setup link). */
+  announcement: string;
   workspaceId: string;
   /** Makes another workspace with a key of the given scopes. */
   newWorkspace(name?: string, scopes?: Scope[]): { workspaceId: string; key: string; keyId: string };
@@ -91,6 +93,7 @@ export async function startTestServer(
     dir,
     dbPath,
     key: bootstrapKey,
+    announcement: announced,
     workspaceId: bootstrapWorkspace,
     newWorkspace(name = "Other", scopes: Scope[] = ["read", "write"]) {
       const workspace = createWorkspace(db, { name });

@@ -187,19 +187,24 @@ function Editor({ id }: { id: string }) {
       ),
     [setEdges],
   );
+  /** A new node of `type` where it was dropped, or below the others (the keyboard's way). */
+  const addNode = useCallback(
+    (type: string, at: { x: number; y: number } | null) => {
+      const nodeId = `${type}-${Date.now().toString(36)}${seq++}`;
+      setNodes((current) => {
+        const position = at ?? { x: 200, y: 40 + 120 * current.length };
+        return [...current, { id: nodeId, type, position, data: { data: DEFAULT_DATA[type] ?? {} } }];
+      });
+    },
+    [setNodes],
+  );
   const onDrop = useCallback(
     (event: DragEvent) => {
       event.preventDefault();
       const type = event.dataTransfer.getData("application/x-flow-node");
-      if (!type) return;
-      const position = screenToFlowPosition({ x: event.clientX, y: event.clientY });
-      const nodeId = `${type}-${Date.now().toString(36)}${seq++}`;
-      setNodes((current) => [
-        ...current,
-        { id: nodeId, type, position, data: { data: DEFAULT_DATA[type] ?? {} } },
-      ]);
+      if (type) addNode(type, screenToFlowPosition({ x: event.clientX, y: event.clientY }));
     },
-    [screenToFlowPosition, setNodes],
+    [addNode, screenToFlowPosition],
   );
   const selectedNode = useMemo(() => nodes.find((n) => n.id === selected), [nodes, selected]);
   useEffect(() => {
@@ -296,21 +301,31 @@ function Editor({ id }: { id: string }) {
       <div className="editor-body">
         <aside className="palette" aria-label="Node palette">
           {TYPES.filter((t) => t !== "trigger").map((type) => (
-            <div
+            <button
               key={type}
+              type="button"
               className="palette-item"
               draggable
               data-testid={`palette-${type}`}
+              title="Drag onto the canvas, or press to add"
+              onClick={() => addNode(type, null)}
               onDragStart={(e) => {
                 e.dataTransfer.setData("application/x-flow-node", type);
                 e.dataTransfer.effectAllowed = "move";
               }}
             >
               {type.replaceAll("_", " ")}
-            </div>
+            </button>
           ))}
         </aside>
-        <div className="canvas" onDragOver={(e) => e.preventDefault()} onDrop={onDrop} data-testid="canvas">
+        <div
+          className="canvas"
+          role="application"
+          aria-label="Flow canvas"
+          onDragOver={(e) => e.preventDefault()}
+          onDrop={onDrop}
+          data-testid="canvas"
+        >
           <ReactFlow
             nodes={nodes}
             edges={edges}
@@ -348,8 +363,8 @@ function Editor({ id }: { id: string }) {
             <>
               <h2>Simulation</h2>
               <ol className="trace">
-                {trace.map((t, i) => (
-                  <li key={`${t.node_id}-${i}`}>
+                {trace.map((t) => (
+                  <li key={`${t.at_minutes}-${t.node_id}-${t.action}-${t.detail ?? ""}`}>
                     +{t.at_minutes} min · {t.node_id} · {t.action}
                   </li>
                 ))}

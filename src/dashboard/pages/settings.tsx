@@ -108,13 +108,14 @@ function ApiKeys() {
   }, [load]);
   async function create(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
-    const form = new FormData(event.currentTarget);
+    const formElement = event.currentTarget;
+    const form = new FormData(formElement);
     setError(null);
     try {
       const scopes = form.get("write") === "on" ? ["read", "write"] : ["read"];
       const answer = await post("/v1/api-keys", { name: form.get("name"), scopes });
       setCreated(answer.api_key);
-      event.currentTarget.reset();
+      formElement.reset();
       await load();
     } catch (e) {
       setError(e instanceof ApiError ? e.message : "Could not create the key");

@@ -1,11 +1,12 @@
 import type { Database } from "bun:sqlite";
-import { and, desc, eq, isNull, sql } from "drizzle-orm";
+import { and, count, desc, eq, isNull, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../db/client";
 import { CommitCheckedCache } from "../../db/commit-watch";
 import { type ApiKeyRow, apiKeys, workspaces } from "../../db/schema";
 import { AppError, notFound } from "../../lib/errors";
-import { newId } from "../../lib/ids";
+import { isUuid, newId } from "../../lib/ids";
 import { generateApiKey, hashApiKey, isWellFormedApiKey, sameDigest } from "../../lib/keys";
+import { toIso } from "../../lib/time";
 
 export const SCOPES = ["read", "write"] as const;
 export type Scope = (typeof SCOPES)[number];
@@ -71,8 +72,51 @@ export function listApiKeys(db: DbOrTx, workspaceId: string): ApiKeyRow[] {
     .all();
 }
 
+/** A key as the API lists it: never the key itself, nor its hash. */
+export interface ApiKeyRecord {
+  id: string;
+  name: string;
+  prefix: string;
+  scopes: Scope[];
+  last_used_at: string | null;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+export function toApiKeyRecord(row: ApiKeyRow): ApiKeyRecord {
+  return {
+    id: row.id,
+    name: row.name,
+    prefix: row.prefix,
+    scopes: row.scopes as Scope[],
+    last_used_at: toIso(row.lastUsedAt),
+    created_at: toIso(row.createdAt) as string,
+    revoked_at: toIso(row.revokedAt),
+  };
+}
+
+/** One page of a workspace's keys, revoked ones included, newest first. */
+export function listApiKeyPage(
+  db: DbOrTx,
+  workspaceId: string,
+  page: { limit: number; offset: number },
+): { api_keys: ApiKeyRecord[]; total: number } {
+  const rows = db
+    .select()
+    .from(apiKeys)
+    .where(eq(apiKeys.workspaceId, workspaceId))
+    .orderBy(desc(apiKeys.createdAt), desc(apiKeys.id))
+    .limit(page.limit)
+    .offset(page.offset)
+    .all();
+  const total =
+    db.select({ n: count() }).from(apiKeys).where(eq(apiKeys.workspaceId, workspaceId)).get()?.n ?? 0;
+  return { api_keys: rows.map(toApiKeyRecord), total };
+}
+
 /** Revokes a key; effective on the very next request (auth reads the row every time). */
 export function revokeApiKey(db: DbOrTx, keyId: string, workspaceId?: string, now = Date.now()): ApiKeyRow {
+  if (workspaceId && !isUuid(keyId)) throw notFound();
   const where = workspaceId
     ? and(eq(apiKeys.id, keyId), eq(apiKeys.workspaceId, workspaceId))
     : eq(apiKeys.id, keyId);
@@ -86,7 +130,9 @@ export function revokeApiKey(db: DbOrTx, keyId: string, workspaceId?: string, no
   return row;
 }
 
+/** A request authenticated by an API key (`Authorization: Bearer opk_...`). */
 export interface AuthenticatedKey {
+  kind: "key";
   keyId: string;
   keyName: string;
   prefix: string;
@@ -152,7 +198,7 @@ export function createKeyAuthenticator(db: Db, sqlite: Database) {
       const hash = hashApiKey(presented);
       const row = byHash.get({ hash });
       if (!row || !sameDigest(row.hash, hash)) return null;
-      entry = { ...row, scopes: row.scopes as Scope[] };
+      entry = { ...row, kind: "key", scopes: row.scopes as Scope[] };
       cache.set(presented, entry);
     }
     if (entry.lastUsedAt === null || now - entry.lastUsedAt > LAST_USED_GRANULARITY_MS) {

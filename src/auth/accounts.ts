@@ -1,0 +1,287 @@
+import { eq } from "drizzle-orm";
+import type { Db, DbOrTx } from "../db/client";
+import { users as usersTable, workspaces } from "../db/schema";
+import { AppError, invalid, notFound } from "../lib/errors";
+import { clearLoginFailures, loginRetryAfter, loginSubjects, recordLoginFailure } from "./login-limit";
+import { checkNewPassword, hashPassword, verifyPassword } from "./passwords";
+import type { Role } from "./roles";
+import { type AuthenticatedSession, createSession, revokeUserSessions, type SessionUser } from "./sessions";
+import { consumeSetupToken, findLiveSetupToken, issueSetupToken, setupUrl } from "./setup-tokens";
+import {
+  addMember,
+  checkEmail,
+  checkName,
+  findUser,
+  findUserByEmail,
+  firstMembership,
+  insertMembership,
+  insertUser,
+  type MemberRecord,
+  roleIn,
+  setPasswordHash,
+  updateMemberRole,
+} from "./users";
+
+export const INVALID_LOGIN = "Invalid email or password";
+export const TOO_MANY_ATTEMPTS = "Too many sign-in attempts: try again later";
+
+/** A new session and who it is for; `token` goes into the cookie and nowhere else. */
+export interface SignedIn {
+  token: string;
+  user: SessionUser;
+  workspace: { id: string; name: string };
+}
+
+function workspaceName(db: DbOrTx, workspaceId: string): string {
+  const row = db
+    .select({ name: workspaces.name })
+    .from(workspaces)
+    .where(eq(workspaces.id, workspaceId))
+    .get();
+  if (!row) throw notFound();
+  return row.name;
+}
+
+/**
+ * Signs in with e-mail and password (API.md §6.7). An unknown e-mail and a wrong password answer
+ * the same 401 after the same work (one argon2 verification). While the client's address or the
+ * e-mail has 10 failures in 15 minutes, every attempt is refused with 429 before any password is
+ * checked. Lands in `workspaceId` when given (the user must be a member), else the oldest membership.
+ */
+export async function signIn(
+  db: Db,
+  input: { email: string; password: string; address: string; workspaceId?: string; now: number },
+): Promise<SignedIn> {
+  const subjects = loginSubjects(input.address, input.email);
+  const both = [subjects.address, subjects.email];
+  const retryAfter = loginRetryAfter(db, both, input.now);
+  if (retryAfter !== null) throw new AppError("rate_limited", TOO_MANY_ATTEMPTS, { retry_after: retryAfter });
+
+  const user = findUserByEmail(db, input.email);
+  const valid = await verifyPassword(input.password, user?.passwordHash);
+  if (!user || !valid) {
+    recordLoginFailure(db, both, input.now);
+    throw new AppError("unauthorized", INVALID_LOGIN);
+  }
+  const askedRole = input.workspaceId ? roleIn(db, user.id, input.workspaceId) : null;
+  const membership =
+    input.workspaceId && askedRole
+      ? {
+          workspaceId: input.workspaceId,
+          workspaceName: workspaceName(db, input.workspaceId),
+          role: askedRole,
+        }
+      : input.workspaceId
+        ? null
+        : firstMembership(db, user.id);
+  if (!membership) {
+    throw new AppError(
+      "forbidden",
+      input.workspaceId
+        ? "This account is not a member of this workspace"
+        : "This account is not a member of any workspace",
+    );
+  }
+  return db.transaction((tx) => {
+    clearLoginFailures(tx, [subjects.email]);
+    const token = createSession(tx, { userId: user.id, workspaceId: membership.workspaceId, now: input.now });
+    return {
+      token,
+      user: { id: user.id, email: user.email, name: user.name, role: membership.role },
+      workspace: { id: membership.workspaceId, name: membership.workspaceName },
+    };
+  });
+}
+
+/**
+ * Follows a setup link: sets the password of the user the token names, or creates the user (e-mail
+ * from the token when it names one, else from the body) as a member with the token's role; the
+ * token is spent and the person is signed in. 422 for a bad body, 410 for a token that is unknown,
+ * expired or used, 409 when a new user's e-mail is taken.
+ */
+export async function completeSetup(
+  db: Db,
+  input: { token: string; password: string; name?: string; email?: string; now: () => number },
+): Promise<SignedIn> {
+  // 1. The body (422) before the token (410), as everywhere.
+  checkNewPassword(input.password);
+  const name = input.name === undefined ? undefined : checkName(input.name);
+  const bodyEmail = input.email === undefined ? undefined : checkEmail(input.email);
+
+  // 2. The token must be live before a password is hashed (argon2 is the expensive part).
+  const row = findLiveSetupToken(db, input.token, input.now());
+  let email: string | undefined;
+  if (!row.userId) {
+    email = row.email ?? bodyEmail;
+    if (!email) throw invalid("email is required");
+    if (!name) throw invalid("name is required");
+    if (findUserByEmail(db, email)) throw new AppError("conflict", "A user with this email already exists");
+  }
+  const passwordHash = await hashPassword(input.password);
+
+  // 3. Spend the token and sign in, in one transaction.
+  const now = input.now();
+  return db.transaction((tx) => {
+    const token = consumeSetupToken(tx, input.token, now);
+    let user = token.userId ? findUser(tx, token.userId) : undefined;
+    if (token.userId) {
+      if (!user) throw new AppError("gone", "This setup link has expired or was already used");
+      setPasswordHash(tx, user.id, passwordHash, now);
+      // A new password ends every session made with the old one.
+      revokeUserSessions(tx, user.id);
+      if (name !== undefined && name !== user.name) {
+        user = { ...user, name };
+        tx.update(usersTable).set({ name, updatedAt: now }).where(eq(usersTable.id, user.id)).run();
+      }
+    } else {
+      user = insertUser(tx, { email: email as string, name: name as string, passwordHash, now });
+    }
+    insertMembership(tx, user.id, token.workspaceId, token.role as Role, now);
+    const role = roleIn(tx, user.id, token.workspaceId) as Role;
+    const sessionToken = createSession(tx, { userId: user.id, workspaceId: token.workspaceId, now });
+    return {
+      token: sessionToken,
+      user: { id: user.id, email: user.email, name: user.name, role },
+      workspace: { id: token.workspaceId, name: workspaceName(tx, token.workspaceId) },
+    };
+  });
+}
+
+/**
+ * Changes the signed-in user's password and ends every other session of theirs (all workspaces);
+ * the current one stays. A wrong `current_password` is 422 and counts as a failed sign-in.
+ */
+export async function changePassword(
+  db: Db,
+  input: {
+    session: AuthenticatedSession;
+    sessionToken: string;
+    currentPassword: string;
+    newPassword: string;
+    address: string;
+    now: () => number;
+  },
+) {
+  checkNewPassword(input.newPassword, "new_password");
+  const user = findUser(db, input.session.user.id);
+  if (!user) throw new AppError("unauthorized", "Not signed in");
+  const subjects = loginSubjects(input.address, user.email);
+  const both = [subjects.address, subjects.email];
+  const retryAfter = loginRetryAfter(db, both, input.now());
+  if (retryAfter !== null) throw new AppError("rate_limited", TOO_MANY_ATTEMPTS, { retry_after: retryAfter });
+  if (!(await verifyPassword(input.currentPassword, user.passwordHash))) {
+    recordLoginFailure(db, both, input.now());
+    throw invalid("current_password is incorrect");
+  }
+  const passwordHash = await hashPassword(input.newPassword);
+  const now = input.now();
+  db.transaction((tx) => {
+    setPasswordHash(tx, user.id, passwordHash, now);
+    revokeUserSessions(tx, user.id, input.sessionToken);
+  });
+}
+
+/**
+ * Invites a person to a workspace (POST /v1/users): a new user, or an existing one added with the
+ * role. Someone without a password yet gets a one-time setup link (24 h); someone who already has
+ * one signs in as before (`setup_url` null).
+ */
+export function inviteMember(
+  db: Db,
+  input: { workspaceId: string; email: string; name: string; role: Role; publicUrl: string; now: number },
+): { user: MemberRecord; setup_url: string | null } {
+  const email = checkEmail(input.email);
+  const name = checkName(input.name);
+  return db.transaction((tx) => {
+    const { member, user } = addMember(tx, { ...input, email, name });
+    const setup =
+      user.passwordHash === null
+        ? setupUrl(
+            input.publicUrl,
+            issueSetupToken(tx, {
+              workspaceId: input.workspaceId,
+              role: input.role,
+              userId: user.id,
+              now: input.now,
+            }),
+          )
+        : null;
+    return { user: member, setup_url: setup };
+  });
+}
+
+/**
+ * `outreach users create`: makes the user a member of the workspace (a new user, an existing one
+ * added, or an existing member kept — its role changed when `role` is given), then sets the
+ * password when one is given, else answers a one-time setup link (24 h) for it — which is also how
+ * an operator resets a lost password.
+ */
+export async function provisionUser(
+  db: Db,
+  input: {
+    workspaceId: string;
+    email: string;
+    name?: string;
+    role?: Role;
+    password?: string;
+    publicUrl: string;
+    now: number;
+  },
+): Promise<{ user: MemberRecord; created: boolean; setup_url: string | null }> {
+  const email = checkEmail(input.email, "--email");
+  const name = checkName(input.name ?? email.split("@")[0], "--name");
+  if (input.password !== undefined) checkNewPassword(input.password);
+  const passwordHash = input.password === undefined ? null : await hashPassword(input.password);
+  return db.transaction((tx) => {
+    workspaceName(tx, input.workspaceId);
+    let member: MemberRecord;
+    let created = false;
+    const existing = findUserByEmail(tx, email);
+    const currentRole = existing ? roleIn(tx, existing.id, input.workspaceId) : null;
+    if (existing && currentRole) {
+      member = updateMemberRole(tx, input.workspaceId, existing.id, input.role ?? currentRole, input.now);
+    } else {
+      const added = addMember(tx, {
+        workspaceId: input.workspaceId,
+        email,
+        name,
+        role: input.role ?? "admin",
+        now: input.now,
+      });
+      member = added.member;
+      created = added.created;
+    }
+    if (passwordHash !== null) {
+      setPasswordHash(tx, member.id, passwordHash, input.now);
+      revokeUserSessions(tx, member.id);
+      return { user: { ...member, setup_pending: false }, created, setup_url: null };
+    }
+    const token = issueSetupToken(tx, {
+      workspaceId: input.workspaceId,
+      role: member.role,
+      userId: member.id,
+      now: input.now,
+    });
+    return { user: member, created, setup_url: setupUrl(input.publicUrl, token) };
+  });
+}
+
+/**
+ * Signs in the existing user whose e-mail a provider verified (OAuth): the first of `emails` that
+ * belongs to a member of a workspace, in that user's first workspace. Never creates a user: an
+ * address nobody was invited with is 401.
+ */
+export function signInWithVerifiedEmail(db: Db, emails: string[], now: number): SignedIn {
+  for (const email of emails) {
+    const user = findUserByEmail(db, email);
+    const membership = user ? firstMembership(db, user.id) : null;
+    if (!user || !membership) continue;
+    const token = createSession(db, { userId: user.id, workspaceId: membership.workspaceId, now });
+    return {
+      token,
+      user: { id: user.id, email: user.email, name: user.name, role: membership.role },
+      workspace: { id: membership.workspaceId, name: membership.workspaceName },
+    };
+  }
+  throw new AppError("unauthorized", "No account has this e-mail address");
+}

@@ -1,0 +1,56 @@
+import { createHash } from "node:crypto";
+import { and, asc, eq, gt, inArray, lt } from "drizzle-orm";
+import type { DbOrTx } from "../db/client";
+import { loginFailures } from "../db/schema";
+import { newId } from "../lib/ids";
+import { normalizeEmail } from "./users";
+
+/** Failures are counted over this window… */
+export const LOGIN_WINDOW_MS = 15 * 60 * 1000;
+/** …and once a client address or an e-mail has this many, further attempts are refused (429). */
+export const MAX_LOGIN_FAILURES = 10;
+
+/** What a sign-in is counted against: the client's address and the e-mail tried, as stored (hashed). */
+export function loginSubjects(address: string, email: string): { address: string; email: string } {
+  const hash = (text: string) => createHash("sha256").update(text).digest("hex");
+  return { address: hash(`address:${address}`), email: hash(`email:${normalizeEmail(email)}`) };
+}
+
+/**
+ * Seconds until an attempt would be allowed again, or null when it is allowed now: refused while
+ * either subject has MAX_LOGIN_FAILURES failures in the last LOGIN_WINDOW_MS, until the oldest
+ * failure that keeps it there leaves the window. Read from the database, so every process sharing
+ * it enforces the same limit.
+ */
+export function loginRetryAfter(db: DbOrTx, subjects: string[], now: number): number | null {
+  let until = 0;
+  for (const subject of subjects) {
+    const recent = db
+      .select({ failedAt: loginFailures.failedAt })
+      .from(loginFailures)
+      .where(and(eq(loginFailures.subject, subject), gt(loginFailures.failedAt, now - LOGIN_WINDOW_MS)))
+      .orderBy(asc(loginFailures.failedAt))
+      .all();
+    if (recent.length < MAX_LOGIN_FAILURES) continue;
+    // Allowed again once fewer than MAX remain: when the (n - MAX + 1)-th oldest has aged out.
+    const pivot = recent[recent.length - MAX_LOGIN_FAILURES].failedAt;
+    until = Math.max(until, pivot + LOGIN_WINDOW_MS);
+  }
+  return until > now ? Math.max(1, Math.ceil((until - now) / 1000)) : null;
+}
+
+/** Counts a failed sign-in against each subject; failures older than the window are deleted. */
+export function recordLoginFailure(db: DbOrTx, subjects: string[], now: number) {
+  db.delete(loginFailures)
+    .where(lt(loginFailures.failedAt, now - LOGIN_WINDOW_MS))
+    .run();
+  db.insert(loginFailures)
+    .values(subjects.map((subject) => ({ id: newId(), subject, failedAt: now })))
+    .run();
+}
+
+/** Forgets the failures of subjects (an e-mail whose owner just signed in). */
+export function clearLoginFailures(db: DbOrTx, subjects: string[]) {
+  if (subjects.length === 0) return;
+  db.delete(loginFailures).where(inArray(loginFailures.subject, subjects)).run();
+}

@@ -1,0 +1,239 @@
+/**
+ * The dashboard in headless Chromium (playwright-core with Debian's chromium), as a new user uses
+ * it: set up an account from a one-time link, sign in; create an API key, see it once, use it,
+ * revoke it; answer an inbound message from the inbox; import a CSV to 100 %; create, preview and
+ * launch a campaign and see its stats move; build a three-node flow by dragging and connecting,
+ * save, reload and find the same definition in the API; an agent cannot open settings. Each page's
+ * screenshot goes to docs/screenshots/.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "bun:test";
+import { existsSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import { eventually } from "../support/messaging";
+import { startTestServer, type TestServer } from "../support/server";
+import { zoneAtLocalHour } from "../support/zones";
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+const available = existsSync(CHROMIUM);
+const SHOTS = join(import.meta.dir, "..", "..", "docs", "screenshots");
+
+// biome-ignore lint/suspicious/noExplicitAny: JSON answers
+type Json = any;
+let s: TestServer;
+let browser: Browser;
+const OURS = "+14155550100";
+const PASSWORD = "correct horse battery";
+
+beforeAll(async () => {
+  if (!available) return;
+  s = await startTestServer({}, { SIMULATED_DELIVERY_MS: "20" });
+  await s.api("POST", "/v1/numbers", { number: OURS });
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
+  mkdirSync(SHOTS, { recursive: true });
+});
+afterAll(async () => {
+  await browser?.close();
+  await s?.stop();
+});
+
+/** A user of the bootstrap workspace with a one-time setup link (made with the bootstrap key). */
+async function invite(email: string, role: "admin" | "agent") {
+  const res = await s.api("POST", "/v1/users", { email, name: email.split("@")[0], role });
+  expect(res.status).toBe(200);
+  return res.body.setup_url as string;
+}
+
+/** Opens the setup link in a fresh browser context, sets a password, and lands signed in. */
+async function signedIn(
+  email: string,
+  role: "admin" | "agent",
+): Promise<{ context: BrowserContext; page: Page }> {
+  const link = await invite(email, role);
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  const page = await context.newPage();
+  const errors: string[] = [];
+  page.on("pageerror", (error) => errors.push(String(error)));
+  page.on("console", (message) => {
+    if (message.type() === "error") errors.push(message.text());
+  });
+  const path = new URL(link).pathname + new URL(link).search;
+  await page.goto(s.url + path);
+  await page.getByLabel("Name").fill(email.split("@")[0]);
+  await page.getByLabel(/^Password/).fill(PASSWORD);
+  await page.getByRole("button", { name: "Create account" }).click();
+  await page.getByRole("navigation", { name: "Main" }).waitFor();
+  (page as Page & { errors?: string[] }).errors = errors;
+  return { context, page };
+}
+
+const shot = (page: Page, name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`) });
+
+describe.skipIf(!available)("the dashboard in Chromium", () => {
+  it("signs out and back in with e-mail and password; a wrong password shows the API's answer", async () => {
+    const { context, page } = await signedIn("ada@example.com", "admin");
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.getByRole("form", { name: "Sign in" }).waitFor();
+    await shot(page, "sign-in");
+    await page.getByLabel("E-mail").fill("ada@example.com");
+    await page.getByLabel("Password").fill("wrong password!");
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await expect(page.getByRole("alert").textContent()).resolves.toBe("Invalid email or password");
+    await page.getByLabel("Password").fill(PASSWORD);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("navigation", { name: "Main" }).waitFor();
+    await context.close();
+  });
+
+  it("creates an API key shown once, which works until it is revoked", async () => {
+    const { context, page } = await signedIn("grace@example.com", "admin");
+    await page.getByRole("link", { name: "Settings" }).click();
+    const keys = page.getByRole("region", { name: "API keys" });
+    await keys.getByLabel("Name").fill("CI key");
+    await keys.getByRole("button", { name: "Create key" }).click();
+    const key = (await page.getByTestId("new-key").textContent()) ?? "";
+    expect(key).toMatch(/^opk_[0-9A-Za-z]{36}$/);
+    await shot(page, "settings");
+    const me = await s.api("GET", "/v1/me", undefined, { key });
+    expect(me.status).toBe(200);
+    await page.getByRole("button", { name: "Done" }).click();
+    expect(await page.getByTestId("new-key").count()).toBe(0);
+    await keys.getByRole("button", { name: "Revoke CI key" }).click();
+    await keys.getByText("revoked").first().waitFor();
+    expect((await s.api("GET", "/v1/me", undefined, { key })).status).toBe(401);
+    await context.close();
+  });
+
+  it("answers an inbound message from the inbox", async () => {
+    const { context, page } = await signedIn("linus@example.com", "admin");
+    const from = "+14155550177";
+    await s.api("POST", "/v1/contacts", { phone_number: from, first_name: "Rita <b>bold</b>" });
+    await s.api("POST", "/v1/sandbox/inbound", { from, to: OURS, body: "Is my order <i>ready</i>?" });
+    await page.getByRole("link", { name: "Inbox" }).click();
+    await page.getByRole("link", { name: /Rita <b>bold<\/b>/ }).click();
+    // Names and bodies are text: the markup shows as typed, and no <b> or <i> element exists.
+    await page.getByText("Is my order <i>ready</i>?").waitFor();
+    expect(await page.locator(".messages b, .messages i, .thread-list b").count()).toBe(0);
+    await page.getByRole("form", { name: "Reply" }).getByRole("textbox").fill("Yes, pick it up any time.");
+    await page.getByRole("button", { name: "Send reply" }).click();
+    await page.getByText("Yes, pick it up any time.").waitFor();
+    await shot(page, "inbox");
+    const outbox = await eventually(
+      async () => (await s.api("GET", "/v1/sandbox/outbox")).body.sends as Json[],
+      (sends) => sends.some((x) => x.body === "Yes, pick it up any time."),
+    );
+    expect(outbox.find((x) => x.body === "Yes, pick it up any time.")?.to).toBe(from);
+    await context.close();
+  });
+
+  it("imports a CSV with the progress reaching 100 %", async () => {
+    const { context, page } = await signedIn("ken@example.com", "admin");
+    await page.getByRole("link", { name: "Contacts" }).click();
+    const rows = ["phone_number,first_name"];
+    for (let i = 0; i < 2000; i++) rows.push(`+1415${String(6000000 + i)},P${i}`);
+    await page.getByLabel("CSV file").setInputFiles({
+      name: "contacts.csv",
+      mimeType: "text/csv",
+      buffer: Buffer.from(rows.join("\n")),
+    });
+    await page.getByTestId("import-percent").filter({ hasText: "100 %" }).waitFor();
+    await page.getByText(/Created 2000/).waitFor();
+    await shot(page, "contacts");
+    expect((await s.api("GET", "/v1/contacts?limit=1")).body.total).toBeGreaterThanOrEqual(2000);
+    await context.close();
+  });
+
+  it("creates, previews and launches a campaign, and its stats move", async () => {
+    const { context, page } = await signedIn("barbara@example.com", "admin");
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const c = await s.api("POST", "/v1/contacts", {
+        phone_number: `+1415555${String(8100 + i)}`,
+        timezone: zoneAtLocalHour(12),
+      });
+      ids.push(c.body.contact.id);
+    }
+    const list = (await s.api("POST", "/v1/lists", { name: "Browser list" })).body.list;
+    await s.api("POST", `/v1/lists/${list.id}/contacts`, { contact_ids: ids });
+    await page.getByRole("link", { name: "Campaigns" }).click();
+    const form = page.getByRole("region", { name: "New campaign" });
+    await form.getByLabel("Name", { exact: true }).fill("Browser campaign");
+    await form.getByLabel("Audience (list)").selectOption(list.id);
+    await form.getByRole("button", { name: "Create draft" }).click();
+    await page.getByTestId("campaign-status").filter({ hasText: "draft" }).waitFor();
+    await page.getByRole("button", { name: "Preview" }).click();
+    await page
+      .getByRole("region", { name: "Preview" })
+      .getByText(/3 recipients/)
+      .waitFor();
+    await page.getByRole("button", { name: "Launch" }).click();
+    await page.getByTestId("stat-delivered").filter({ hasText: "3" }).waitFor({ timeout: 20_000 });
+    await shot(page, "campaign");
+    await context.close();
+  });
+
+  it("builds a three-node flow by dragging and connecting, saves it, and the API has the same definition", async () => {
+    const { context, page } = await signedIn("margaret@example.com", "admin");
+    await page.getByRole("link", { name: "Flows" }).click();
+    await page.getByRole("button", { name: "New flow" }).click();
+    await page.getByTestId("canvas").waitFor();
+    const id = new URL(page.url()).pathname.split("/").pop() as string;
+    const canvas = page.getByTestId("canvas");
+    const box = await canvas.boundingBox();
+    if (!box) throw new Error("no canvas");
+    await page
+      .getByTestId("palette-send_sms")
+      .dragTo(canvas, { targetPosition: { x: box.width / 2, y: box.height / 2 } });
+    await page
+      .getByTestId("palette-end")
+      .dragTo(canvas, { targetPosition: { x: box.width / 2, y: box.height - 60 } });
+    await page.getByTestId("node-send_sms").waitFor();
+    await page.getByTestId("node-end").waitFor();
+    // Connect trigger → send → end by their handles.
+    const connect = async (from: string, to: string) => {
+      const source = page.locator(`[data-testid="node-${from}"] .react-flow__handle-bottom`).first();
+      const target = page.locator(`[data-testid="node-${to}"] .react-flow__handle-top`).first();
+      await source.dragTo(target);
+    };
+    await connect("trigger", "send_sms");
+    await connect("send_sms", "end");
+    await page.getByRole("button", { name: "Save" }).click();
+    await page.getByRole("status").filter({ hasText: "Saved" }).waitFor();
+    await shot(page, "flow-editor");
+    const saved = (await s.api("GET", `/v1/flows/${id}`)).body.flow.definition;
+    expect(saved.nodes.map((n: Json) => n.type).sort()).toEqual(["end", "send_sms", "trigger"]);
+    expect(saved.edges).toHaveLength(2);
+    for (const node of saved.nodes)
+      expect(Object.keys(node).sort()).toEqual(["data", "id", "position", "type"]);
+    for (const edge of saved.edges) expect(Object.keys(edge).sort()).toEqual(["id", "source", "target"]);
+    await page.reload();
+    await page.getByTestId("node-send_sms").waitFor();
+    const again = (await s.api("GET", `/v1/flows/${id}`)).body.flow.definition;
+    expect(again).toEqual(saved);
+    expect(await page.locator(".react-flow__edge").count()).toBe(2);
+    await context.close();
+  });
+
+  it("an agent user cannot open settings, and sees no Settings link", async () => {
+    const { context, page } = await signedIn("joan@example.com", "agent");
+    expect(await page.getByRole("link", { name: "Settings" }).count()).toBe(0);
+    await page.goto(`${s.url}/settings`);
+    await page.getByText("Your account cannot open settings.").waitFor();
+    const settings = await page.evaluate(async () => (await fetch("/v1/settings")).status);
+    expect(settings).toBe(403);
+    await context.close();
+  });
+
+  it("renders each page at 390×844 without a page error", async () => {
+    const { context, page } = await signedIn("edsger@example.com", "admin");
+    await page.setViewportSize({ width: 390, height: 844 });
+    for (const name of ["inbox", "contacts", "campaigns", "flows", "analytics", "settings"]) {
+      await page.goto(`${s.url}/${name}`);
+      await page.getByRole("main").waitFor();
+      await page.waitForTimeout(200);
+      if (name === "analytics") await shot(page, "analytics-mobile");
+    }
+    expect((page as Page & { errors?: string[] }).errors).toEqual([]);
+    await context.close();
+  });
+});
