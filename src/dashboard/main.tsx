@@ -11,12 +11,17 @@ import { lazy, Suspense, useCallback, useEffect, useState } from "react";
 import { createRoot } from "react-dom/client";
 import { Link, Redirect, Route, Switch, useLocation } from "wouter";
 import { get, type Json, post } from "./api";
+import { AgentsPage } from "./pages/agents";
+import { AudiencePage } from "./pages/audience";
 import { CampaignsPage } from "./pages/campaigns";
 import { ContactsPage } from "./pages/contacts";
 import { InboxPage } from "./pages/inbox";
 import { LoginPage } from "./pages/login";
+import { NumbersPage } from "./pages/numbers";
+import { OffersPage } from "./pages/offers";
 import { SettingsPage } from "./pages/settings";
 import { SetupPage } from "./pages/setup";
+import { WebhooksPage } from "./pages/webhooks";
 
 const FlowsPage = lazy(() => import("./pages/flows"));
 const AnalyticsPage = lazy(() => import("./pages/analytics"));
@@ -30,9 +35,14 @@ export interface Session {
 const NAV: { href: string; label: string; admin?: boolean }[] = [
   { href: "/inbox", label: "Inbox" },
   { href: "/contacts", label: "Contacts" },
+  { href: "/audience", label: "Lists & segments" },
   { href: "/campaigns", label: "Campaigns" },
   { href: "/flows", label: "Flows" },
+  { href: "/agents", label: "Agents" },
+  { href: "/numbers", label: "Numbers" },
+  { href: "/offers", label: "Offers" },
   { href: "/analytics", label: "Analytics" },
+  { href: "/webhooks", label: "Webhooks" },
   { href: "/settings", label: "Settings", admin: true },
 ];
 
@@ -64,6 +74,11 @@ function Shell({ session, onSignOut }: { session: Session; onSignOut: () => void
         <Switch>
           <Route path="/inbox/:id?">{(params) => <InboxPage threadId={params.id ?? null} />}</Route>
           <Route path="/contacts" component={ContactsPage} />
+          <Route path="/audience" component={AudiencePage} />
+          <Route path="/agents/:id?">{(params) => <AgentsPage agentId={params.id ?? null} />}</Route>
+          <Route path="/numbers" component={NumbersPage} />
+          <Route path="/offers" component={OffersPage} />
+          <Route path="/webhooks" component={WebhooksPage} />
           <Route path="/campaigns/:id?">{(params) => <CampaignsPage campaignId={params.id ?? null} />}</Route>
           <Route path="/flows/:id?">
             {(params) => (

@@ -224,15 +224,65 @@ describe.skipIf(!available)("the dashboard in Chromium", () => {
     await context.close();
   });
 
-  it("renders each page at 390×844 without a page error", async () => {
+  it("shows a segment's live count and answers in the agent's test chat", async () => {
+    const { context, page } = await signedIn("alan@example.com", "admin");
+    await page.getByRole("link", { name: "Lists & segments" }).click();
+    const count = (
+      await s.api("POST", "/v1/segments/preview", {
+        rules: { all: [{ field: "opted_in", op: "eq", value: true }] },
+      })
+    ).body.count as number;
+    await page
+      .getByTestId("segment-count")
+      .filter({ hasText: `${count} contacts match` })
+      .waitFor();
+    const agent = (
+      await s.api("POST", "/v1/agents", {
+        name: "Maya",
+        system_prompt: "Help.",
+        greeting: "Hi, Maya here.",
+        sms: { knowledge: "We are open 9am to 5pm." },
+      })
+    ).body.agent;
+    await page.goto(`${s.url}/agents/${agent.id}`);
+    await page.getByLabel("Message as the contact").fill("When are you open?");
+    await page.getByRole("region", { name: "Test chat" }).getByRole("button", { name: "Send" }).click();
+    await page
+      .getByRole("region", { name: "Test chat" })
+      .getByText(/9am to 5pm|Maya/)
+      .first()
+      .waitFor();
+    await context.close();
+  });
+
+  it("renders every page at 1280×800 (screenshots) and 390×844 without a page error", async () => {
     const { context, page } = await signedIn("edsger@example.com", "admin");
-    await page.setViewportSize({ width: 390, height: 844 });
-    for (const name of ["inbox", "contacts", "campaigns", "flows", "analytics", "settings"]) {
+    const pages = [
+      "inbox",
+      "contacts",
+      "audience",
+      "campaigns",
+      "flows",
+      "agents",
+      "numbers",
+      "offers",
+      "analytics",
+      "webhooks",
+      "settings",
+    ];
+    for (const name of pages) {
       await page.goto(`${s.url}/${name}`);
       await page.getByRole("main").waitFor();
-      await page.waitForTimeout(200);
-      if (name === "analytics") await shot(page, "analytics-mobile");
+      await page.waitForTimeout(250);
+      await shot(page, `page-${name}`);
     }
+    await page.setViewportSize({ width: 390, height: 844 });
+    for (const name of pages) {
+      await page.goto(`${s.url}/${name}`);
+      await page.getByRole("main").waitFor();
+      await page.waitForTimeout(150);
+    }
+    await shot(page, "mobile-settings");
     expect((page as Page & { errors?: string[] }).errors).toEqual([]);
     await context.close();
   });

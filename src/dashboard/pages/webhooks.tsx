@@ -1,0 +1,117 @@
+import { useCallback, useEffect, useState } from "react";
+import { ApiError, get, type Json, post } from "../api";
+import { ResourceSection } from "../components/resource";
+
+/** Webhook endpoints (the signing secret shown once), their deliveries, and replay. */
+export function WebhooksPage() {
+  const [secret, setSecret] = useState<string | null>(null);
+  const [open, setOpen] = useState<string | null>(null);
+  return (
+    <div className="page">
+      <h1>Webhooks</h1>
+      {secret && (
+        <div className="secret" role="status">
+          <p>The endpoint's signing secret, shown only once:</p>
+          <code>{secret}</code>
+          <button type="button" onClick={() => setSecret(null)}>
+            Done
+          </button>
+        </div>
+      )}
+      <ResourceSection
+        title="Endpoints"
+        path="/v1/webhooks"
+        many="webhooks"
+        fields={[
+          { name: "url", label: "URL", type: "url", required: true },
+          {
+            name: "events",
+            label: "Events (comma-separated, * for all)",
+            required: true,
+            parse: (v) => v.split(",").map((s) => s.trim()),
+          },
+        ]}
+        onCreated={(answer) => setSecret(answer.webhook.secret)}
+        columns={[
+          { label: "URL", cell: (r) => r.url },
+          { label: "Events", cell: (r) => r.events.join(", ") },
+          { label: "Enabled", cell: (r) => (r.enabled ? "yes" : "no") },
+        ]}
+        extra={(row) => (
+          <button type="button" onClick={() => setOpen(row.id)}>
+            Deliveries
+          </button>
+        )}
+        canDelete
+      />
+      {open && <Deliveries webhookId={open} />}
+    </div>
+  );
+}
+
+function Deliveries({ webhookId }: { webhookId: string }) {
+  const [rows, setRows] = useState<Json[]>([]);
+  const [error, setError] = useState<string | null>(null);
+  const load = useCallback(
+    async () => setRows((await get(`/v1/webhooks/${webhookId}/deliveries?limit=50`)).deliveries),
+    [webhookId],
+  );
+  useEffect(() => {
+    void load();
+  }, [load]);
+  async function replay(id: string) {
+    setError(null);
+    try {
+      await post(`/v1/webhooks/${webhookId}/deliveries/${id}/retry`);
+      await load();
+    } catch (e) {
+      setError(e instanceof ApiError ? e.message : "Replay failed");
+    }
+  }
+  return (
+    <section className="card" aria-label="Deliveries">
+      <h2>Deliveries</h2>
+      <div className="row">
+        <button
+          type="button"
+          onClick={() => post(`/v1/webhooks/${webhookId}/test`).then(load, (e) => setError(e.message))}
+        >
+          Send a test event
+        </button>
+      </div>
+      {error && (
+        <p className="error" role="alert">
+          {error}
+        </p>
+      )}
+      <table>
+        <thead>
+          <tr>
+            <th>Event</th>
+            <th>Status</th>
+            <th>Response</th>
+            <th>Attempt</th>
+            <th>When</th>
+            <th />
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((d) => (
+            <tr key={d.id}>
+              <td>{d.event}</td>
+              <td>{d.status}</td>
+              <td>{d.response_status ?? ""}</td>
+              <td>{d.attempt}</td>
+              <td>{new Date(d.created_at).toLocaleString()}</td>
+              <td>
+                <button type="button" onClick={() => replay(d.id)}>
+                  Replay
+                </button>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </section>
+  );
+}
