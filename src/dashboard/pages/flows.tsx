@@ -359,6 +359,7 @@ function Editor({ id }: { id: string }) {
           ) : (
             <p className="muted">Select a node to edit its data.</p>
           )}
+          <Runs id={id} />
           {trace && (
             <>
               <h2>Simulation</h2>
@@ -374,5 +375,35 @@ function Editor({ id }: { id: string }) {
         </aside>
       </div>
     </div>
+  );
+}
+
+/** The flow's latest runs: who is where, and how they ended. */
+function Runs({ id }: { id: string }) {
+  const [runs, setRuns] = useState<Json[]>([]);
+  useEffect(() => {
+    const load = () =>
+      get(`/v1/flows/${id}/runs?limit=20`).then(
+        (a) => setRuns(a.runs),
+        () => undefined,
+      );
+    void load();
+    const timer = setInterval(load, 5000);
+    return () => clearInterval(timer);
+  }, [id]);
+  if (runs.length === 0) return null;
+  return (
+    <>
+      <h2>Runs</h2>
+      <ul className="small" aria-label="Runs">
+        {runs.map((r) => (
+          <li key={r.id}>
+            {r.status} at {r.current_node_id ?? "—"}
+            {r.waiting_until ? ` until ${new Date(r.waiting_until).toLocaleString()}` : ""}
+            {r.exit_reason ? ` (${r.exit_reason})` : ""}
+          </li>
+        ))}
+      </ul>
+    </>
   );
 }

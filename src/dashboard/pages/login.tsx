@@ -1,10 +1,28 @@
-import { type FormEvent, useState } from "react";
-import { ApiError, post } from "../api";
+import { type FormEvent, useEffect, useState } from "react";
+import { ApiError, get, post } from "../api";
+
+/** Why an OAuth sign-in came back without a session (`/?oauth_error=…`). */
+const OAUTH_ERRORS: Record<string, string> = {
+  state: "The sign-in took too long or was started elsewhere: try again.",
+  denied: "The sign-in was declined.",
+  provider: "The provider did not answer: try again later.",
+  no_account: "No account has that e-mail address: ask an admin for an invitation.",
+};
 
 /** Sign in with e-mail and password; the API's answer ("Invalid email or password") shows as is. */
 export function LoginPage({ onSignedIn }: { onSignedIn: () => void }) {
-  const [error, setError] = useState<string | null>(null);
+  const oauthError = new URLSearchParams(window.location.search).get("oauth_error");
+  const [error, setError] = useState<string | null>(
+    oauthError ? (OAUTH_ERRORS[oauthError] ?? "Could not sign in") : null,
+  );
   const [busy, setBusy] = useState(false);
+  const [providers, setProviders] = useState<string[]>([]);
+  useEffect(() => {
+    void get("/auth/providers").then(
+      (a) => setProviders(a.providers),
+      () => setProviders([]),
+    );
+  }, []);
   async function submit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
     const form = new FormData(event.currentTarget);
@@ -39,6 +57,11 @@ export function LoginPage({ onSignedIn }: { onSignedIn: () => void }) {
         <button type="submit" disabled={busy}>
           Sign in
         </button>
+        {providers.map((provider) => (
+          <a key={provider} className="oauth" href={`/auth/oauth/${provider}`}>
+            Sign in with {provider === "github" ? "GitHub" : "Google"}
+          </a>
+        ))}
       </form>
     </div>
   );
