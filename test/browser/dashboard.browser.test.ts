@@ -255,6 +255,26 @@ describe.skipIf(!available)("the dashboard in Chromium", () => {
     await context.close();
   });
 
+  it("shows the API's field error next to the field of a form", async () => {
+    const { context, page } = await signedIn("barbara.liskov@example.com", "admin");
+    await page.getByRole("link", { name: "Settings" }).click();
+    const brands = page.getByRole("region", { name: "10DLC brands" });
+    await brands.getByLabel("Legal name").fill("Acme Bakery Inc");
+    await brands.getByLabel("EIN (12-3456789)").fill("12345");
+    await brands.getByLabel("Vertical").fill("RETAIL");
+    await brands.getByLabel("E-mail").fill("a@acme.example.com");
+    await brands.getByLabel("Phone").fill("4155550111");
+    await brands.getByLabel("Street").fill("1 Main St");
+    await brands.getByLabel("City").fill("San Francisco");
+    await brands.getByLabel("State").fill("CA");
+    await brands.getByLabel("ZIP").fill("94105");
+    await brands.getByRole("button", { name: "Register brand" }).click();
+    const error = brands.locator('label[for="/v1/10dlc/brands-ein"] [role="alert"]');
+    await expect(error.textContent()).resolves.toBe("ein must look like 12-3456789");
+    expect((await s.api("GET", "/v1/10dlc/brands")).body.total).toBe(0);
+    await context.close();
+  });
+
   it("renders every page at 1280×800 (screenshots) and 390×844 without a page error", async () => {
     const { context, page } = await signedIn("edsger@example.com", "admin");
     const pages = [

@@ -70,6 +70,11 @@ export function ResourceSection(props: {
       setError(e instanceof ApiError ? e.message : "Could not create");
     }
   }
+  // The API names the field at fault: its error shows next to that field, else under the form.
+  const errorField = fieldOfError(
+    error,
+    (props.fields ?? []).map((f) => f.name),
+  );
   return (
     <section className="card" aria-label={props.title}>
       <h2>{props.title}</h2>
@@ -110,12 +115,17 @@ export function ResourceSection(props: {
                   step={field.type === "number" ? "any" : undefined}
                 />
               )}
+              {errorField === field.name && (
+                <span className="error" role="alert">
+                  {error}
+                </span>
+              )}
             </label>
           ))}
           <button type="submit">{props.createLabel ?? "Create"}</button>
         </form>
       )}
-      {error && (
+      {error && errorField === null && (
         <p className="error" role="alert">
           {error}
         </p>
@@ -153,6 +163,16 @@ export function ResourceSection(props: {
         </tbody>
       </table>
     </section>
+  );
+}
+
+/** The field an API error names (messages start with the field's path: `ein must look like …`). */
+export function fieldOfError(error: string | null, names: string[]): string | null {
+  if (!error) return null;
+  return (
+    names.find(
+      (name) => error.startsWith(`${name} `) || error.startsWith(`${name}.`) || error.startsWith(`${name}[`),
+    ) ?? null
   );
 }
 
