@@ -1,6 +1,7 @@
 import { type FormEvent, useCallback, useEffect, useState } from "react";
 import { Link } from "wouter";
 import { ApiError, get, type Json, patch, post } from "../api";
+import { fieldOfError } from "../components/resource";
 
 /** Agents: the list, a form for every field of one agent (its sms, voice and inbox objects too), and the test chat. */
 export function AgentsPage({ agentId }: { agentId: string | null }) {
@@ -109,6 +110,13 @@ function AgentEditor({ id }: { id: string }) {
     void load();
   }, [load]);
   if (!agent) return <p className="muted">Loading…</p>;
+  // The API names the field at fault (`sms.tone must be one of …`): its error shows next to it.
+  const errorField = fieldOfError(error, [
+    ...TOP,
+    ...["sms", "voice", "inbox"].flatMap((group) =>
+      Object.keys(agent[group]).map((key) => `${group}.${key}`),
+    ),
+  ]);
   async function save(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
     const form = new FormData(event.currentTarget);
@@ -139,6 +147,11 @@ function AgentEditor({ id }: { id: string }) {
             <label key={key} htmlFor={`agent-${key}`} className={key === "system_prompt" ? "wide" : ""}>
               {key}
               {fieldInput(key, agent[key])}
+              {errorField === key && (
+                <span className="error" role="alert">
+                  {error}
+                </span>
+              )}
             </label>
           ))}
         </section>
@@ -153,11 +166,16 @@ function AgentEditor({ id }: { id: string }) {
               >
                 {key}
                 {fieldInput(`${group}.${key}`, value)}
+                {errorField === `${group}.${key}` && (
+                  <span className="error" role="alert">
+                    {error}
+                  </span>
+                )}
               </label>
             ))}
           </section>
         ))}
-        {error && (
+        {error && errorField === null && (
           <p className="error" role="alert">
             {error}
           </p>
