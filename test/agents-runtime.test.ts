@@ -61,6 +61,37 @@ const eventsOfType = (type: string) =>
     .filter((e) => e.type === type);
 
 describe("the reply loop", () => {
+  it("waits for the next local day once max_replies_per_day is spent, instead of dropping the reply", async () => {
+    await agentOnNumber({}, { max_replies_per_day: 1, quiet_tz: "America/Los_Angeles" });
+    const from = nextPhone();
+    const first = (await inbound(from, "How much does a cleaning cost?")).body.message;
+    await eventually(
+      () => thread(first.conversation_id),
+      (c) => agentMessages(c).length === 1,
+    );
+    await inbound(from, "And where are you?");
+    const { jobs } = await import("../src/db/schema");
+    const waiting = await eventually(
+      async () =>
+        s.server.handle.db
+          .select()
+          .from(jobs)
+          .all()
+          .filter(
+            (j) =>
+              j.kind === "agents.reply" &&
+              (j.payload as { conversation_id: string }).conversation_id === first.conversation_id &&
+              j.status === "queued",
+          ),
+      (rows) => rows.length === 1 && rows[0].runAt > Date.now() + 60_000,
+    );
+    // Owed, and due at the next midnight in the agent's zone (within a day), not answered now.
+    expect(waiting).toHaveLength(1);
+    expect(waiting[0].runAt).toBeLessThanOrEqual(Date.now() + 86_400_000);
+    const conversation = await thread(first.conversation_id);
+    expect(agentMessages(conversation)).toHaveLength(1);
+  });
+
   it("answers an inbound message in the thread, from the number written to, and it is sent", async () => {
     await agentOnNumber();
     const from = nextPhone();

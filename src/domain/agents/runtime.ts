@@ -25,7 +25,7 @@ import { emitEvent } from "../events";
 import { flagNeedsAttention, threadForContact } from "../messaging/conversations";
 import { type InboundContext, onInboundMessage } from "../messaging/inbound";
 import { queueOutboundMessage, threadNumber } from "../messaging/messages";
-import { reserveDailySend, resolveSender } from "../messaging/numbers";
+import { nextLocalMidnight, reserveDailySend, resolveSender } from "../messaging/numbers";
 import { type AgentJson, agentJson, engineAgentOf } from "./agents";
 import {
   decideTurn,
@@ -259,6 +259,11 @@ export async function agentReplyJob(payload: JobPayloads["agents.reply"], ctx: J
     now,
   );
   if (quietEnd !== null) throw new RescheduleJob(quietEnd);
+  // The day's replies are spent (max_replies_per_day, in the agent's zone): the reply waits for the
+  // next local day, as the contract's "at most N per day" asks, rather than being dropped.
+  const spent = repliesSoFar(agent, first.state, now);
+  if (agent.sms.max_replies_per_day > 0 && spent.count >= agent.sms.max_replies_per_day)
+    throw new RescheduleJob(nextLocalMidnight(agent.sms.quiet_tz, now));
 
   const thread = engineThread(ctx.db, first.conversation.id);
   const answer = await askEngine(engineFor(ctx.db), {
@@ -330,7 +335,7 @@ function applyReply(
   if (decision.send) {
     const replies = repliesSoFar(agent, state, now);
     if (replies.count >= agent.sms.max_replies_per_day) {
-      // The day's replies are spent: a person answers instead.
+      // No replies at all (max_replies_per_day 0), or spent meanwhile: a person answers instead.
       flagNeedsAttention(tx, conversation, now);
     } else if (sendAgentMessage(tx, conversation, contact, decision.send, now)) {
       set.repliesDay = replies.day;
