@@ -266,6 +266,35 @@ describe("the reply loop", () => {
     ).toHaveLength(1);
   });
 
+  it("counts a follow-up as a marketing send for the frequency cap (API.md §6.1), a reply not", async () => {
+    await agentOnNumber({}, { followup_enabled: true, followup_count: 1, followup_delay_hours: 0 });
+    const from = nextPhone();
+    const message = (await inbound(from, "How much is a cleaning?")).body.message;
+    await eventually(
+      () => thread(message.conversation_id),
+      (c) => agentMessages(c).length >= 2,
+    );
+    await s.api("PATCH", "/v1/settings", {
+      frequency_cap: { enabled: true, max_messages: 1, window_hours: 24, apply_to_all: true },
+    });
+    try {
+      const campaign = (
+        await s.api("POST", "/v1/campaigns", {
+          name: "After the follow-up",
+          message: { body: "Spring offer! Reply STOP to opt out." },
+          audience: { contact_ids: [message.contact_id] },
+          quiet_hours: { enabled: false },
+        })
+      ).body.campaign;
+      const preview = (await s.api("GET", `/v1/campaigns/${campaign.id}/preview`)).body.preview;
+      expect(preview.contacts[0]).toMatchObject({ outcome: "skip", reason: "frequency_cap" });
+    } finally {
+      await s.api("PATCH", "/v1/settings", {
+        frequency_cap: { enabled: true, max_messages: 3, window_hours: 24, apply_to_all: false },
+      });
+    }
+  });
+
   it("PATCH /v1/conversations/{id} gives a thread to an agent, and an unknown agent is refused", async () => {
     await s.api("PATCH", `/v1/numbers/${numberId}`, { agent_id: null });
     const from = nextPhone();

@@ -22,6 +22,7 @@ import m19 from "../../migrations/0019_calls.sql" with { type: "text" };
 import m20 from "../../migrations/0020_flows.sql" with { type: "text" };
 import m21 from "../../migrations/0021_registration.sql" with { type: "text" };
 import m22 from "../../migrations/0022_users.sql" with { type: "text" };
+import m23 from "../../migrations/0023_followup.sql" with { type: "text" };
 
 /** Migrations in the order they apply. */
 export const embeddedMigrations: { tag: string; sql: string }[] = [
@@ -48,4 +49,5 @@ export const embeddedMigrations: { tag: string; sql: string }[] = [
   { tag: "0020_flows", sql: m20 },
   { tag: "0021_registration", sql: m21 },
   { tag: "0022_users", sql: m22 },
+  { tag: "0023_followup", sql: m23 },
 ];

@@ -27,6 +27,8 @@ export const messages = sqliteTable(
     campaignId: text("campaign_id"),
     /** A call's entry in the thread (status CALL, not an SMS): the call it reports. */
     callId: text("call_id"),
+    /** An agent's follow-up: a marketing send the frequency cap counts (API.md §6.1), like a campaign's. */
+    followup: integer("followup", { mode: "boolean" }).notNull().default(false),
     /** The workspace number that sends (outbound) or received (inbound) the message. */
     numberId: text("number_id"),
     carrierMessageId: text("carrier_message_id"),

@@ -428,6 +428,7 @@ function sendAgentMessage(
   contact: ContactRow,
   body: string,
   now: number,
+  options: { followup?: boolean } = {},
 ) {
   if (!canSendTo(tx, conversation.workspaceId, contact.phoneNumber).allowed) return false;
   let sender: NumberRow;
@@ -454,6 +455,7 @@ function sendAgentMessage(
     from: sender.number,
     body,
     sender: "agent",
+    followup: options.followup ?? false,
     now,
   });
   return true;
@@ -529,7 +531,8 @@ export async function agentFollowupJob(payload: JobPayloads["agents.followup"], 
       answer,
     );
     const text = body.text.trim();
-    if (!text || !sendAgentMessage(tx, current.conversation, current.contact, text, now)) return;
+    if (!text || !sendAgentMessage(tx, current.conversation, current.contact, text, now, { followup: true }))
+      return;
     const sent = current.state.followupsSent + 1;
     saveThread(tx, current.conversation.id, { followupsSent: sent, lastAgentMessageAt: now }, now);
     if (sent < current.agent.sms.followup_count)

@@ -542,6 +542,7 @@ function writeThreadEntry(tx: DbOrTx, call: CallRow, now: number) {
       conversationId: call.conversationId,
       campaignId: call.campaignId,
       callId: call.id,
+      followup: false,
       numberId: call.numberId,
       carrierMessageId: null,
       errorCode: null,

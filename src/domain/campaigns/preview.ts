@@ -20,7 +20,7 @@ import { audienceCondition, audiencePage } from "./audience";
 import { findCampaign } from "./campaigns";
 import {
   complianceDecision,
-  MARKETING_SENDERS,
+  isMarketingSend,
   planSend,
   recipientFacts,
   SenderBook,
@@ -237,7 +237,7 @@ function previewTotals(db: Db, campaign: CampaignRow, rules: SendRules, at: numb
   // once, then a lookup per contact), not a probe of the messages index per audience contact.
   const recent: SQL = sql`${contacts.id} IN (SELECT ${messages.contactId} FROM ${messages}
     WHERE ${messages.workspaceId} = ${campaign.workspaceId} AND ${messages.direction} = 'outbound'
-    AND ${messages.createdAt} > ${since - 14 * 86_400_000} AND ${inArray(messages.sender, MARKETING_SENDERS)}
+    AND ${messages.createdAt} > ${since - 14 * 86_400_000} AND ${isMarketingSend()}
     AND ${messages.status} != 'FAILED' AND ${messages.campaignId} IS NOT ${campaign.id}
     AND ${messages.contactId} IS NOT NULL)`;
   const area: SQL = sql`CASE WHEN substr(${contacts.phoneNumber}, 1, 2) = '+1' THEN substr(${contacts.phoneNumber}, 1, 5) ELSE ${contacts.phoneNumber} END`;

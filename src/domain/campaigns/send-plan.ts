@@ -78,6 +78,10 @@ export interface RecipientFacts {
 
 /** Senders that make a marketing send (campaign, flow); replies and one-off API sends are not. */
 export const MARKETING_SENDERS = ["campaign", "flow"] as const;
+
+/** A marketing send: a campaign's or a flow's message, or an agent's follow-up (API.md §6.1). */
+export const isMarketingSend = () =>
+  sql`(${inArray(messages.sender, MARKETING_SENDERS)} OR ${messages.followup} = 1)`;
 /** The longest a send can be deferred by the rules: an older message cannot be a recent send. */
 const LONGEST_DEFERRAL_MS = 14 * 86_400_000;
 
@@ -122,7 +126,7 @@ export function recipientFacts(
         inArray(messages.contactId, [...facts.keys()]),
         eq(messages.direction, "outbound"),
         sql`${messages.createdAt} > ${since - LONGEST_DEFERRAL_MS}`,
-        inArray(messages.sender, MARKETING_SENDERS),
+        isMarketingSend(),
         ne(messages.status, "FAILED"),
         sql`${messages.campaignId} IS NOT ${campaignId}`,
         sql`${at} > ${since}`,

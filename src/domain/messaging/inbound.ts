@@ -137,6 +137,7 @@ export function receiveInbound(db: Db, sms: InboundSms, now = Date.now()): Messa
       conversationId: conversation.id,
       campaignId: null,
       callId: null,
+      followup: false,
       numberId: number.id,
       carrierMessageId: sms.carrierMessageId || null,
       errorCode: null,

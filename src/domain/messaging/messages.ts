@@ -141,6 +141,8 @@ export interface OutboundInput {
   body: string;
   sender: MessageSender;
   campaignId?: string | null;
+  /** An agent's follow-up: counted by the frequency cap as a marketing send. */
+  followup?: boolean;
   /** Only the STOP confirmation: the one message allowed to an opted-out number. */
   optOutConfirmation?: boolean;
   runAt?: number;
@@ -179,6 +181,7 @@ export function queueOutboundMessage(tx: DbOrTx, input: OutboundInput): MessageR
     conversationId: input.conversationId,
     campaignId: input.campaignId ?? null,
     callId: null,
+    followup: input.followup ?? false,
     numberId: input.numberId,
     carrierMessageId: null,
     errorCode: null,

@@ -1,0 +1,1 @@
+ALTER TABLE `messages` ADD `followup` integer DEFAULT false NOT NULL;
