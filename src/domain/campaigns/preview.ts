@@ -1,4 +1,4 @@
-import { and, asc, count, eq, inArray, type SQL, sql } from "drizzle-orm";
+import { and, asc, count, eq, type SQL, sql } from "drizzle-orm";
 import { TransactionRollbackError } from "drizzle-orm/errors";
 import { capLookbackMs, type LintWarning, lintContent } from "../../compliance";
 import type { Db, DbOrTx } from "../../db/client";
