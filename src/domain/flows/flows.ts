@@ -10,6 +10,7 @@
  */
 import { and, count, desc, eq, gte, inArray, isNull, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../db/client";
+import { preparedPerConnection } from "../../db/prepared";
 import {
   agents,
   contacts,
@@ -382,13 +383,58 @@ export function enrollByRequest(
   });
 }
 
-/** The active flows of a workspace that a trigger event starts. */
-export function flowsTriggeredBy(tx: DbOrTx, workspaceId: string, event: string): FlowRow[] {
-  return tx
+/**
+ * The statements the event hooks run on every click, conversion, inbound message and new contact:
+ * prepared once per connection, as they sit on the hot paths of those requests.
+ */
+const hookStatements = preparedPerConnection((db: DbOrTx) => ({
+  triggered: db
     .select()
     .from(flows)
-    .where(and(eq(flows.workspaceId, workspaceId), eq(flows.status, "active"), eq(flows.triggerEvent, event)))
-    .all();
+    .where(
+      and(
+        eq(flows.workspaceId, sql.placeholder("workspaceId")),
+        eq(flows.status, "active"),
+        eq(flows.triggerEvent, sql.placeholder("event")),
+      ),
+    )
+    .prepare(),
+  purchaseExits: db
+    .select({ run: flowRuns, flow: flows })
+    .from(flowRuns)
+    .innerJoin(flows, eq(flows.id, flowRuns.flowId))
+    .where(
+      and(
+        eq(flowRuns.workspaceId, sql.placeholder("workspaceId")),
+        eq(flowRuns.contactId, sql.placeholder("contactId")),
+        eq(flowRuns.status, "active"),
+        eq(flows.exitOnPurchase, true),
+      ),
+    )
+    .prepare(),
+  replied: db
+    .update(flowRuns)
+    .set({
+      repliedAt: sql`${sql.placeholder("now")}`,
+      waitingUntil: sql`${sql.placeholder("now")}`,
+      updatedAt: sql`${sql.placeholder("now")}`,
+    })
+    .where(
+      and(
+        eq(flowRuns.workspaceId, sql.placeholder("workspaceId")),
+        eq(flowRuns.contactId, sql.placeholder("contactId")),
+        eq(flowRuns.status, "active"),
+        eq(flowRuns.waitKind, "reply"),
+        isNull(flowRuns.repliedAt),
+      ),
+    )
+    .returning({ flowId: flowRuns.flowId })
+    .prepare(),
+}));
+
+/** The active flows of a workspace that a trigger event starts. */
+export function flowsTriggeredBy(tx: DbOrTx, workspaceId: string, event: string): FlowRow[] {
+  return hookStatements(tx).triggered.all({ workspaceId, event });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -444,20 +490,7 @@ export function dispatchFlowStep(db: Db, payload: JobPayloads["flows.dispatch"],
 
 /** An inbound message answers the contact's runs waiting for a reply: they go on by `replied` now. */
 export function markReplied(tx: DbOrTx, workspaceId: string, contactId: string, now: number) {
-  const waiting = tx
-    .update(flowRuns)
-    .set({ repliedAt: now, waitingUntil: now, updatedAt: now })
-    .where(
-      and(
-        eq(flowRuns.workspaceId, workspaceId),
-        eq(flowRuns.contactId, contactId),
-        eq(flowRuns.status, "active"),
-        eq(flowRuns.waitKind, "reply"),
-        isNull(flowRuns.repliedAt),
-      ),
-    )
-    .returning({ flowId: flowRuns.flowId })
-    .all();
+  const waiting = hookStatements(tx).replied.all({ workspaceId, contactId, now });
   for (const { flowId } of waiting) wakeDispatcherOf(tx, flowId, now);
 }
 
@@ -472,19 +505,7 @@ function wakeDispatcherOf(tx: DbOrTx, flowId: string, now: number) {
 
 /** A purchase exits the contact from every flow that opted in (seed rule 1); the others go on. */
 export function exitOnPurchase(tx: DbOrTx, workspaceId: string, contactId: string, now: number): number {
-  const runs = tx
-    .select({ run: flowRuns, flow: flows })
-    .from(flowRuns)
-    .innerJoin(flows, eq(flows.id, flowRuns.flowId))
-    .where(
-      and(
-        eq(flowRuns.workspaceId, workspaceId),
-        eq(flowRuns.contactId, contactId),
-        eq(flowRuns.status, "active"),
-        eq(flows.exitOnPurchase, true),
-      ),
-    )
-    .all();
+  const runs = hookStatements(tx).purchaseExits.all({ workspaceId, contactId });
   for (const { run, flow } of runs) finishRun(tx, flow, run, "exited", "purchase", now);
   return runs.length;
 }

@@ -61,14 +61,25 @@ export function startFlowTriggers() {
   onListMembersAdded(enrollIntoListFlows);
   onFlowAddedToList(enrollIntoListFlows);
   onEventsEmitted((tx, events) => {
+    // A batch (an import's contact.created events) asks which flows a trigger starts once.
+    const triggered = new Map<string, ReturnType<typeof flowsTriggeredBy>>();
+    const flowsFor = (workspaceId: string, kind: string) => {
+      const key = `${workspaceId}:${kind}`;
+      let found = triggered.get(key);
+      if (!found) {
+        found = flowsTriggeredBy(tx, workspaceId, kind);
+        triggered.set(key, found);
+      }
+      return found;
+    };
     for (const event of events) {
       const data = (event.data ?? {}) as Data;
       const now = event.createdAt;
       switch (event.type) {
         case "contact.created": {
           if (!data.id) break;
-          const flows = flowsTriggeredBy(tx, event.workspaceId, "contact_created");
-          for (const flow of flows) enrollContacts(tx, flow, [data.id], now);
+          for (const flow of flowsFor(event.workspaceId, "contact_created"))
+            enrollContacts(tx, flow, [data.id], now);
           break;
         }
         case "message.received": {
