@@ -214,6 +214,37 @@ describe.skipIf(!available)("the dashboard in Chromium", () => {
     await context.close();
   });
 
+  it("connects two flow nodes with the keyboard alone, and saves the edge", async () => {
+    const { context, page } = await signedIn("niklaus@example.com", "admin");
+    const flow = (
+      await s.api("POST", "/v1/flows", {
+        name: "Keyboard",
+        definition: {
+          nodes: [
+            { id: "t", type: "trigger", position: { x: 0, y: 0 }, data: { event: "manual" } },
+            { id: "done", type: "end", position: { x: 0, y: 200 }, data: {} },
+          ],
+          edges: [],
+        },
+      })
+    ).body.flow;
+    await page.goto(`${s.url}/flows/${flow.id}`);
+    // A node is focusable: focus it and press Enter to select it.
+    await page.locator('.react-flow__node[data-id="t"]').focus();
+    await page.keyboard.press("Enter");
+    await page.getByLabel("To node").focus();
+    await page.keyboard.press("ArrowDown");
+    await page.getByLabel("To node").selectOption("done");
+    await page.getByRole("button", { name: "Add edge" }).focus();
+    await page.keyboard.press("Enter");
+    await page.getByRole("button", { name: "Save" }).focus();
+    await page.keyboard.press("Enter");
+    await page.getByRole("status").filter({ hasText: "Saved" }).waitFor();
+    const saved = (await s.api("GET", `/v1/flows/${flow.id}`)).body.flow.definition;
+    expect(saved.edges.map((e: Json) => [e.source, e.target])).toEqual([["t", "done"]]);
+    await context.close();
+  });
+
   it("an agent user cannot open settings, and sees no Settings link", async () => {
     const { context, page } = await signedIn("joan@example.com", "agent");
     expect(await page.getByRole("link", { name: "Settings" }).count()).toBe(0);

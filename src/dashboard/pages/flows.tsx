@@ -334,6 +334,10 @@ function Editor({ id }: { id: string }) {
             onEdgesChange={onEdgesChange}
             onConnect={onConnect}
             onNodeClick={(_, node) => setSelected(node.id)}
+            // Keyboard selection (Tab to a node, Enter) selects it too.
+            onSelectionChange={({ nodes: chosen }) => {
+              if (chosen[0]) setSelected(chosen[0].id);
+            }}
             onPaneClick={() => setSelected(null)}
             fitView
           >
@@ -355,6 +359,18 @@ function Editor({ id }: { id: string }) {
               <button type="button" onClick={applyData}>
                 Apply
               </button>
+              <ConnectForm
+                source={selectedNode}
+                targets={nodes.filter((n) => n.id !== selectedNode.id && n.type !== "trigger")}
+                onConnect={(handle, target) =>
+                  onConnect({
+                    source: selectedNode.id,
+                    sourceHandle: handle === "out" ? null : handle,
+                    target,
+                    targetHandle: null,
+                  })
+                }
+              />
             </>
           ) : (
             <p className="muted">Select a node to edit its data.</p>
@@ -405,5 +421,46 @@ function Runs({ id }: { id: string }) {
         ))}
       </ul>
     </>
+  );
+}
+
+/** Connects the selected node to another without a pointer: a handle, a target, a button. */
+function ConnectForm(props: {
+  source: Node<FlowNodeData>;
+  targets: Node<FlowNodeData>[];
+  onConnect: (handle: string, target: string) => void;
+}) {
+  const handles = HANDLES[props.source.type ?? ""] ?? ["out"];
+  const [handle, setHandle] = useState(handles[0] ?? "out");
+  const [target, setTarget] = useState("");
+  if (handles.length === 0 || props.targets.length === 0) return null;
+  return (
+    <div className="connect">
+      <h2>Connect</h2>
+      {handles.length > 1 && (
+        <label>
+          From handle
+          <select value={handle} onChange={(e) => setHandle(e.target.value)}>
+            {handles.map((h) => (
+              <option key={h}>{h}</option>
+            ))}
+          </select>
+        </label>
+      )}
+      <label>
+        To node
+        <select value={target} onChange={(e) => setTarget(e.target.value)}>
+          <option value="">Choose a node</option>
+          {props.targets.map((n) => (
+            <option key={n.id} value={n.id}>
+              {n.type} ({n.id})
+            </option>
+          ))}
+        </select>
+      </label>
+      <button type="button" disabled={!target} onClick={() => props.onConnect(handle, target)}>
+        Add edge
+      </button>
+    </div>
   );
 }
