@@ -6,7 +6,7 @@
  * A call's first final status writes one entry into the contact's thread (a message with status
  * CALL and `call_id`) and emits `call.completed`, in the transaction that records it.
  */
-import { and, asc, count, desc, eq, type SQL, sql } from "drizzle-orm";
+import { and, count, desc, eq, type SQL, sql } from "drizzle-orm";
 import type { Carrier } from "../../carriers/carrier";
 import { CarrierUnavailableError } from "../../carriers/carrier";
 import type { Db, DbOrTx } from "../../db/client";
@@ -19,8 +19,6 @@ import {
   contacts,
   messages,
   type NumberRow,
-  numbers,
-  workspaces,
 } from "../../db/schema";
 import type { JobContext, JobPayloads } from "../../jobs/catalog";
 import { RescheduleJob } from "../../jobs/catalog";
@@ -46,6 +44,7 @@ import { canSendTo } from "../audience/suppression";
 import { settleCallRecipient } from "../campaigns/stats";
 import { emitEvent } from "../events";
 import { threadForContact, touchConversation } from "../messaging/conversations";
+import { activeNumberOf, defaultSender } from "../messaging/numbers";
 
 export const MAX_SAY_LENGTH = 2000;
 
@@ -162,36 +161,11 @@ export function voiceAgentFor(
  * SMS daily limits do not apply to calls.
  */
 export function callSender(tx: DbOrTx, workspaceId: string, from: string | null | undefined): NumberRow {
-  const active = and(eq(numbers.workspaceId, workspaceId), eq(numbers.status, "active"));
-  let row: NumberRow | undefined;
-  if (from) {
-    row = tx
-      .select()
-      .from(numbers)
-      .where(and(active, eq(numbers.number, from)))
-      .get();
-    if (!row) throw invalid("from is not a number of this workspace");
-  } else {
-    const defaultId = tx
-      .select({ id: workspaces.defaultNumberId })
-      .from(workspaces)
-      .where(eq(workspaces.id, workspaceId))
-      .get()?.id;
-    if (defaultId)
-      row = tx
-        .select()
-        .from(numbers)
-        .where(and(active, eq(numbers.id, defaultId)))
-        .get();
-    row ??= tx
-      .select()
-      .from(numbers)
-      .where(active)
-      .orderBy(asc(numbers.createdAt), asc(numbers.id))
-      .limit(1)
-      .get();
-    if (!row) throw invalid("No sending number: order one with POST /v1/numbers");
-  }
+  const row = from ? activeNumberOf(tx, workspaceId, from) : defaultSender(tx, workspaceId);
+  if (!row)
+    throw invalid(
+      from ? "from is not a number of this workspace" : "No sending number: order one with POST /v1/numbers",
+    );
   if (!row.voiceCapable) throw invalid("from cannot place calls: the number has no voice capability");
   return row;
 }

@@ -18,7 +18,7 @@ import {
   suppressions,
   workspaces,
 } from "../../db/schema";
-import { nextLocalMidnight, reserveDailySend } from "../messaging/numbers";
+import { activeNumberOf, defaultSender, nextLocalMidnight, reserveDailySend } from "../messaging/numbers";
 import { pickSender } from "../messaging/senders";
 import { registeredNumberIds, senderSkip } from "../registration/sender-check";
 import { variantFor } from "./audience";
@@ -294,29 +294,9 @@ export class SenderBook {
 }
 
 function lookupFixedSender(tx: DbOrTx, campaign: CampaignRow): NumberRow | undefined {
-  const active = and(eq(numbers.workspaceId, campaign.workspaceId), eq(numbers.status, "active"));
-  if (campaign.fromNumber)
-    return tx
-      .select()
-      .from(numbers)
-      .where(and(active, eq(numbers.number, campaign.fromNumber)))
-      .get();
-  const defaultId = tx
-    .select({ id: workspaces.defaultNumberId })
-    .from(workspaces)
-    .where(eq(workspaces.id, campaign.workspaceId))
-    .get()?.id;
-  const byDefault = defaultId
-    ? tx
-        .select()
-        .from(numbers)
-        .where(and(active, eq(numbers.id, defaultId)))
-        .get()
-    : undefined;
-  return (
-    byDefault ??
-    tx.select().from(numbers).where(active).orderBy(asc(numbers.createdAt), asc(numbers.id)).limit(1).get()
-  );
+  return campaign.fromNumber
+    ? activeNumberOf(tx, campaign.workspaceId, campaign.fromNumber)
+    : defaultSender(tx, campaign.workspaceId);
 }
 
 /** How long a send waits when the campaign has no active sending number (released since launch). */

@@ -21,8 +21,6 @@ import {
   flowSteps,
   listMembers,
   type NumberRow,
-  numbers,
-  workspaces,
 } from "../../db/schema";
 import { enqueueJob } from "../../jobs/queue";
 import { AppError } from "../../lib/errors";
@@ -43,7 +41,7 @@ import {
 import { emitEvent } from "../events";
 import { threadForContact } from "../messaging/conversations";
 import { queueOutboundMessage } from "../messaging/messages";
-import { nextLocalMidnight, reserveDailySend } from "../messaging/numbers";
+import { defaultSender, nextLocalMidnight, reserveDailySend } from "../messaging/numbers";
 import { pickSender } from "../messaging/senders";
 import { senderSkip } from "../registration/sender-check";
 import type { FlowDefinition, FlowNode } from "./types";
@@ -419,24 +417,6 @@ function applyContactUpdate(tx: DbOrTx, contact: ContactRow, fields: Record<stri
   Object.assign(contact, changes);
 }
 
-/** The workspace's default number, else its oldest active one. */
-function fixedSender(tx: DbOrTx, workspaceId: string): NumberRow | undefined {
-  const active = and(eq(numbers.workspaceId, workspaceId), eq(numbers.status, "active"));
-  const defaultId = tx
-    .select({ id: workspaces.defaultNumberId })
-    .from(workspaces)
-    .where(eq(workspaces.id, workspaceId))
-    .get()?.id;
-  const byDefault = defaultId
-    ? tx
-        .select()
-        .from(numbers)
-        .where(and(active, eq(numbers.id, defaultId)))
-        .get()
-    : undefined;
-  return byDefault ?? tx.select().from(numbers).where(active).orderBy(asc(numbers.createdAt)).limit(1).get();
-}
-
 /**
  * The compliance module's answer for one flow send (a marketing send: API.md §6.1), with the
  * contact's suppression and recent marketing sends read now.
@@ -490,7 +470,7 @@ function sendNode(
         : { wait: picked.retryAt, kind: "defer", action: "deferred", detail: "daily_limit" };
     sender = picked.sender;
   } else {
-    const fixed = fixedSender(tx, flow.workspaceId);
+    const fixed = defaultSender(tx, flow.workspaceId);
     if (!fixed)
       return {
         wait: now + NO_SENDER_RETRY_MS,

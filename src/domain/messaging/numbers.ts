@@ -561,6 +561,19 @@ export function hasRoomToday(db: DbOrTx, row: NumberRow, now: number): boolean {
   return row.dailyLimit === null || sentToday(db, row, now) < row.dailyLimit;
 }
 
+/** The workspace's active number `number` (E.164), if it has it. */
+export function activeNumberOf(tx: DbOrTx, workspaceId: string, number: string): NumberRow | undefined {
+  return senderStatements(tx).activeByNumber.get({ workspaceId, number });
+}
+
+/** The default sender rule: `settings.default_number_id` when active, else the oldest active number. */
+export function defaultSender(tx: DbOrTx, workspaceId: string): NumberRow | undefined {
+  const statements = senderStatements(tx);
+  const defaultId = defaultNumberIdOf(tx, workspaceId);
+  const byDefault = defaultId ? statements.activeById.get({ workspaceId, id: defaultId }) : undefined;
+  return byDefault ?? statements.oldestActive.get({ workspaceId });
+}
+
 /**
  * The number a one-off send goes from: `from` when given (it must be an active number of the
  * workspace), else `settings.default_number_id`, else the oldest active number. 422 with the
@@ -572,15 +585,12 @@ export function resolveSender(
   from?: string | null,
   now = Date.now(),
 ): NumberRow {
-  const statements = senderStatements(tx);
   let row: NumberRow | undefined;
   if (from) {
-    row = statements.activeByNumber.get({ workspaceId, number: from });
+    row = activeNumberOf(tx, workspaceId, from);
     if (!row) throw invalid("from is not a number of this workspace");
   } else {
-    const defaultId = defaultNumberIdOf(tx, workspaceId);
-    if (defaultId) row = statements.activeById.get({ workspaceId, id: defaultId });
-    row ??= statements.oldestActive.get({ workspaceId });
+    row = defaultSender(tx, workspaceId);
     if (!row) throw invalid("No sending number: order one with POST /v1/numbers");
   }
   if (!hasRoomToday(tx, row, now)) throw invalid("from has reached its daily_limit");
