@@ -91,7 +91,11 @@ function llmFrom(env: Record<string, string | undefined>): LlmConfig | null {
 
 export class ConfigError extends Error {}
 
-function intFrom(
+/** The longest delay or timeout an adapter setting may name: a day, in milliseconds. */
+export const MAX_MS = 86_400_000;
+
+/** An integer setting between `min` and `max`, or `fallback` when unset (ConfigError naming it otherwise). */
+export function intFrom(
   name: string,
   raw: string | undefined,
   fallback: number,

@@ -4,6 +4,7 @@ import {
   AGENT_CHANNELS,
   AGENT_STATUSES,
   AMBIENT_SOUNDS,
+  askVoiceProvider,
   createAgent,
   deleteAgent,
   getAgent,
@@ -16,8 +17,6 @@ import { testChat } from "../domain/agents/test-chat";
 import { CREATIVITY, INTENTS, MODEL_TIERS, SENTIMENTS, TONES } from "../engines/llm";
 import { workspaceOf } from "../http/context";
 import { Body, Enum, Int, Ok, responses, Timestamp, Uuid, WRITE_ERRORS } from "../http/schemas";
-import { AppError } from "../lib/errors";
-import { VoiceUnavailableError } from "../voice/provider";
 import { resourceRoutes } from "./resource-routes";
 
 const MAX_PROMPT = 20_000;
@@ -317,15 +316,7 @@ export function agentsRoutes(deps: AppDeps) {
     )
     .get(
       "/v1/voices",
-      async () => {
-        try {
-          return { ok: true as const, voices: await deps.voice.listVoices() };
-        } catch (error) {
-          if (error instanceof VoiceUnavailableError)
-            throw new AppError("unavailable", "Voice provider unavailable: try again later");
-          throw error;
-        }
-      },
+      async () => ({ ok: true as const, voices: await askVoiceProvider(() => deps.voice.listVoices()) }),
       {
         detail: {
           tags: ["Agents"],

@@ -3,7 +3,7 @@
  * the environment once, failing fast with a clear message (README, "Carriers").
  */
 import type { Config } from "../config";
-import { ConfigError } from "../config";
+import { ConfigError, intFrom, MAX_MS } from "../config";
 import type { Db } from "../db/client";
 import type { Clock } from "../lib/time";
 import type { Carrier } from "./carrier";
@@ -18,15 +18,6 @@ export interface CarrierDeps {
   db: Db;
   clock: Clock;
   env?: Record<string, string | undefined>;
-}
-
-function intFrom(name: string, raw: string | undefined, fallback: number): number {
-  if (raw === undefined || raw === "") return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 0 || n > 86_400_000) {
-    throw new ConfigError(`${name} must be an integer between 0 and 86400000 (got "${raw}")`);
-  }
-  return n;
 }
 
 export type CarrierSettings =
@@ -63,14 +54,14 @@ export function loadCarrierSettings(
       authToken,
       apiBase,
       publicUrl: (env.TWILIO_CALLBACK_BASE_URL || config.publicUrl).replace(/\/+$/, ""),
-      timeoutMs: intFrom("TWILIO_TIMEOUT_MS", env.TWILIO_TIMEOUT_MS, 10_000),
+      timeoutMs: intFrom("TWILIO_TIMEOUT_MS", env.TWILIO_TIMEOUT_MS, 10_000, 0, MAX_MS),
     };
   }
   return {
     carrier: "simulated",
-    deliveryDelayMs: intFrom("SIMULATED_DELIVERY_MS", env.SIMULATED_DELIVERY_MS, 200),
-    callMs: intFrom("SIMULATED_CALL_MS", env.SIMULATED_CALL_MS, 2000),
-    reviewMs: intFrom("SIMULATED_REVIEW_MS", env.SIMULATED_REVIEW_MS, 2000),
+    deliveryDelayMs: intFrom("SIMULATED_DELIVERY_MS", env.SIMULATED_DELIVERY_MS, 200, 0, MAX_MS),
+    callMs: intFrom("SIMULATED_CALL_MS", env.SIMULATED_CALL_MS, 2000, 0, MAX_MS),
+    reviewMs: intFrom("SIMULATED_REVIEW_MS", env.SIMULATED_REVIEW_MS, 2000, 0, MAX_MS),
   };
 }
 

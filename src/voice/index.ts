@@ -2,7 +2,7 @@
  * Picks the voice provider named by `VOICE` (default `simulated`) and reads its settings from the
  * environment once, failing fast with a clear message (README, "Voice").
  */
-import { ConfigError } from "../config";
+import { ConfigError, intFrom, MAX_MS } from "../config";
 import type { DbOrTx } from "../db/client";
 import type { Clock } from "../lib/time";
 import type { VoiceProvider } from "./provider";
@@ -16,14 +16,6 @@ export type VoiceSettings =
   | { voice: "simulated"; callMs: number }
   | { voice: "retell"; apiKey: string; apiBase: string; timeoutMs: number };
 
-function intFrom(name: string, raw: string | undefined, fallback: number): number {
-  if (raw === undefined || raw === "") return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 0 || n > 86_400_000)
-    throw new ConfigError(`${name} must be an integer between 0 and 86400000 (got "${raw}")`);
-  return n;
-}
-
 /** The voice provider's settings from the environment, validated (ConfigError with a clear message). */
 export function loadVoiceSettings(env: Record<string, string | undefined> = process.env): VoiceSettings {
   const voice = env.VOICE || "simulated";
@@ -33,10 +25,15 @@ export function loadVoiceSettings(env: Record<string, string | undefined> = proc
     const apiBase = (env.RETELL_API_BASE || "https://api.retellai.com").replace(/\/+$/, "");
     if (!/^https?:\/\//.test(apiBase))
       throw new ConfigError(`RETELL_API_BASE must be an http(s) URL (got "${apiBase}")`);
-    return { voice, apiKey, apiBase, timeoutMs: intFrom("RETELL_TIMEOUT_MS", env.RETELL_TIMEOUT_MS, 10_000) };
+    return {
+      voice,
+      apiKey,
+      apiBase,
+      timeoutMs: intFrom("RETELL_TIMEOUT_MS", env.RETELL_TIMEOUT_MS, 10_000, 0, MAX_MS),
+    };
   }
   if (voice !== "simulated") throw new ConfigError(`VOICE must be one of simulated, retell (got "${voice}")`);
-  return { voice, callMs: intFrom("SIMULATED_CALL_MS", env.SIMULATED_CALL_MS, 2000) };
+  return { voice, callMs: intFrom("SIMULATED_CALL_MS", env.SIMULATED_CALL_MS, 2000, 0, MAX_MS) };
 }
 
 export function createVoiceProvider(

@@ -244,7 +244,16 @@ export function voiceAgentSpec(agent: AgentJson, sync: Record<string, unknown> |
   };
 }
 
-const VOICE_UNAVAILABLE = "Voice provider unavailable: try again later";
+/** Asks the voice provider; its outage becomes the contract's 503 (the caller has written nothing yet). */
+export async function askVoiceProvider<T>(ask: () => Promise<T>): Promise<T> {
+  try {
+    return await ask();
+  } catch (error) {
+    if (error instanceof VoiceUnavailableError)
+      throw new AppError("unavailable", "Voice provider unavailable: try again later");
+    throw error;
+  }
+}
 
 /** The provider's voice ids, when the body or the agent makes voice_id matter; 503 when it cannot answer. */
 async function knownVoices(
@@ -258,12 +267,8 @@ async function knownVoices(
     (input.voice_id !== undefined && input.voice_id !== null) ||
     (input.voice?.voice_id !== undefined && input.voice.voice_id !== null);
   if (!matters) return new Set();
-  try {
-    return new Set((await provider.listVoices()).map((v) => v.voice_id));
-  } catch (error) {
-    if (error instanceof VoiceUnavailableError) throw new AppError("unavailable", VOICE_UNAVAILABLE);
-    throw error;
-  }
+  const voices = await askVoiceProvider(() => provider.listVoices());
+  return new Set(voices.map((v) => v.voice_id));
 }
 
 /** Creates or updates the provider's copy of a voice agent; 503 (nothing written) when it is down. */
@@ -273,15 +278,9 @@ async function syncVoiceAgent(
   previous: Record<string, unknown> | null,
   now: number,
 ): Promise<Record<string, unknown>> {
-  let ref: ProviderAgentRef;
-  try {
-    ref = await provider.syncAgent(
-      voiceAgentSpec(json, previous?.provider === provider.name ? previous : null),
-    );
-  } catch (error) {
-    if (error instanceof VoiceUnavailableError) throw new AppError("unavailable", VOICE_UNAVAILABLE);
-    throw error;
-  }
+  const ref: ProviderAgentRef = await askVoiceProvider(() =>
+    provider.syncAgent(voiceAgentSpec(json, previous?.provider === provider.name ? previous : null)),
+  );
   const sync: VoiceSync = {
     provider: provider.name,
     llm_id: ref.llm_id,
