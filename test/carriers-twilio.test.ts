@@ -11,11 +11,8 @@
  * keeps the last of the repeated values, so the tests check the repetition themselves.
  */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-import { type Subprocess, spawn } from "bun";
+import { existsSync, readFileSync } from "node:fs";
+import { resolve } from "node:path";
 import { CarrierUnavailableError, type OutboundSms } from "../src/carriers/carrier";
 import {
   mapTwilioCallStatus,
@@ -26,6 +23,7 @@ import {
   twilioSignature,
 } from "../src/carriers/twilio";
 import type { CallStatus, OutboundCall } from "../src/voice/provider";
+import { freePort, startPrism } from "./support/prism";
 import { startTestServer, type TestServer } from "./support/server";
 
 const ROOT = resolve(import.meta.dir, "..");
@@ -43,20 +41,7 @@ interface Recorded {
   requestViolations: unknown[];
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.once("error", fail);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => done(port));
-    });
-  });
-}
-
-let prism: Subprocess | null = null;
-let specDir = "";
+let prism: { url: string; stop(): void } | null = null;
 let prismUrl = "";
 const recorded: Recorded[] = [];
 
@@ -106,8 +91,6 @@ beforeAll(async () => {
   if (!existsSync(SPEC)) {
     throw new Error(`Twilio OpenAPI document not found at ${SPEC}`);
   }
-  const bin = join(ROOT, "node_modules/.bin/prism");
-  if (!existsSync(bin)) throw new Error(`Prism is not installed (${bin}): run npm install`);
   // The document with CreateCall's array fields' form encoding (OpenAPI's default) made explicit.
   const document = JSON.parse(readFileSync(SPEC, "utf8"));
   const createCall =
@@ -120,31 +103,11 @@ beforeAll(async () => {
       .map(([name]) => [name, { style: "form", explode: true }]),
   );
   expect(Object.keys(createCall.encoding)).toContain("StatusCallbackEvent");
-  specDir = mkdtempSync(join(tmpdir(), "twilio-spec-"));
-  const spec = join(specDir, "twilio_api_v2010.json");
-  writeFileSync(spec, JSON.stringify(document));
-  const port = await freePort();
-  prismUrl = `http://127.0.0.1:${port}`;
-  prism = spawn([bin, "mock", "-h", "127.0.0.1", "-p", String(port), "-v", "warn", spec], {
-    stdout: "ignore",
-    stderr: "ignore",
-  });
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    try {
-      await fetch(`${prismUrl}/`);
-      break;
-    } catch {
-      if (Date.now() > deadline || prism.exitCode !== null) throw new Error("Prism did not start");
-      await Bun.sleep(250);
-    }
-  }
+  prism = await startPrism(document, "twilio_api_v2010.json");
+  prismUrl = prism.url;
 }, 70_000);
 
-afterAll(() => {
-  prism?.kill();
-  if (specDir) rmSync(specDir, { recursive: true, force: true });
-});
+afterAll(() => prism?.stop());
 
 const sms: OutboundSms = {
   messageId: "0193aaaa-0000-7000-8000-000000000001",

@@ -13,11 +13,8 @@
  * below proves each operation used here really validates.
  */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-import { type Subprocess, spawn } from "bun";
+import { existsSync, readFileSync } from "node:fs";
+import { resolve } from "node:path";
 import {
   type CallLookup,
   type CallStatus,
@@ -28,6 +25,7 @@ import {
   VoiceUnavailableError,
 } from "../src/voice/provider";
 import { mapRetellCall, RetellVoice, retellSignature } from "../src/voice/retell";
+import { freePort, startPrism } from "./support/prism";
 
 const ROOT = resolve(import.meta.dir, "..");
 const SPEC = resolve(ROOT, "test/fixtures/vendor/retell_openapi.yaml");
@@ -44,19 +42,7 @@ interface Recorded {
   requestViolations: unknown[];
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.once("error", fail);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => done(port));
-    });
-  });
-}
-
-let prism: Subprocess | null = null;
+let prism: { url: string; stop(): void } | null = null;
 let prismUrl = "";
 const recorded: Recorded[] = [];
 
@@ -138,39 +124,15 @@ function withoutDuplicateNulls(node: unknown): number {
   return changed + Object.values(node).reduce((n: number, child) => n + withoutDuplicateNulls(child), 0);
 }
 
-let servedDir = "";
-
 beforeAll(async () => {
   if (!existsSync(SPEC)) throw new Error(`Retell OpenAPI document not found at ${SPEC}`);
-  const bin = join(ROOT, "node_modules/.bin/prism");
-  if (!existsSync(bin)) throw new Error(`Prism is not installed (${bin}): run npm install`);
   const document = retellDocument();
   expect(withoutDuplicateNulls(document)).toBeGreaterThan(0);
-  servedDir = mkdtempSync(join(tmpdir(), "retell-contract-"));
-  const served = join(servedDir, "retell_openapi.json");
-  writeFileSync(served, JSON.stringify(document));
-  const port = await freePort();
-  prismUrl = `http://127.0.0.1:${port}`;
-  prism = spawn([bin, "mock", "-h", "127.0.0.1", "-p", String(port), "-v", "warn", served], {
-    stdout: "ignore",
-    stderr: "ignore",
-  });
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    try {
-      await fetch(`${prismUrl}/`);
-      break;
-    } catch {
-      if (Date.now() > deadline || prism.exitCode !== null) throw new Error("Prism did not start");
-      await Bun.sleep(250);
-    }
-  }
+  prism = await startPrism(document, "retell_openapi.json");
+  prismUrl = prism.url;
 }, 70_000);
 
-afterAll(() => {
-  prism?.kill();
-  if (servedDir) rmSync(servedDir, { recursive: true, force: true });
-});
+afterAll(() => prism?.stop());
 
 const VOICE: VoiceSettings = {
   voice_id: "11labs-Adrian",
