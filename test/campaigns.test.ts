@@ -510,6 +510,54 @@ describe("POST /v1/campaigns/{id}/launch", () => {
     expect(await preview()).toMatchObject({ sendable: 0, skipped: { opted_out: 1, suppressed: 1 } });
   });
 
+  it("counts the totals by class and the exceptions one by one: they equal the outcomes of every contact on the page", async () => {
+    const w = workspace();
+    await w.number();
+    const seq = () => String(phoneSeq++).padStart(4, "0");
+    const people = [
+      // One class (same zone, area and opted_in) with a suppressed, an opted-out-by-keyword and a
+      // recently messaged member among plain ones.
+      ...(await Promise.all([1, 2, 3, 4, 5].map(() => w.contact({ phone_number: `+1415555${seq()}` })))),
+      await w.contact({ phone_number: `+1415555${seq()}`, opted_in: false }),
+      await w.contact({ phone_number: `+1415555${seq()}`, timezone: NIGHT }),
+      await w.contact({ phone_number: `+1305555${seq()}` }),
+      await w.contact({ phone_number: `+1305555${seq()}` }),
+      await w.contact({ phone_number: `+1504555${seq()}` }),
+      await w.contact({ phone_number: `+1604555${seq()}` }),
+      await w.contact({ phone_number: "+442079401260" }),
+      await w.contact({ phone_number: "+33140125678" }),
+    ];
+    await w.api("POST", "/v1/suppression", { phone_number: people[0].phone_number, reason: "complaint" });
+    await w.api("POST", "/v1/suppression", { phone_number: people[1].phone_number, reason: "opt_out" });
+    const earlier = await w.campaign({
+      name: "Earlier",
+      audience: { contact_ids: [people[2].id, people[7].id] },
+    });
+    await w.api("POST", `/v1/campaigns/${earlier.id}/launch`);
+    await eventually(
+      async () => (await w.api("GET", `/v1/campaigns/${earlier.id}`)).body.campaign.status,
+      (status) => status === "completed",
+    );
+    await w.api("PATCH", "/v1/settings", { frequency_cap: { max_messages: 1 }, paused_states: ["LA"] });
+    const c = await w.campaign({ audience: { contact_ids: people.map((p) => p.id) } });
+
+    const preview = (await w.api("GET", `/v1/campaigns/${c.id}/preview?limit=100`)).body.preview;
+    expect(preview.contacts).toHaveLength(people.length);
+    const tally = { sendable: 0, deferred: 0, skipped: {} as Record<string, number> };
+    for (const p of preview.contacts as Json[]) {
+      if (p.outcome === "send") tally.sendable++;
+      else if (p.outcome === "defer") tally.deferred++;
+      else tally.skipped[p.reason] = (tally.skipped[p.reason] ?? 0) + 1;
+    }
+    expect({ sendable: preview.sendable, deferred: preview.deferred, skipped: preview.skipped }).toEqual(
+      tally,
+    );
+    expect(preview.recipients).toBe(people.length);
+    // The recent send caps the Florida contact (a capped state), not the California one.
+    expect(tally.skipped).toEqual({ suppressed: 1, opted_out: 2, frequency_cap: 1, state_paused: 1 });
+    expect(tally.deferred).toBe(1);
+  });
+
   it("cancel fails the waiting message of a deferred recipient (campaign_canceled); it never goes", async () => {
     const w = workspace();
     await w.number();

@@ -23,6 +23,7 @@ import m20 from "../../migrations/0020_flows.sql" with { type: "text" };
 import m21 from "../../migrations/0021_registration.sql" with { type: "text" };
 import m22 from "../../migrations/0022_users.sql" with { type: "text" };
 import m23 from "../../migrations/0023_followup.sql" with { type: "text" };
+import m24 from "../../migrations/0024_send_class.sql" with { type: "text" };
 
 /** Migrations in the order they apply. */
 export const embeddedMigrations: { tag: string; sql: string }[] = [
@@ -50,4 +51,5 @@ export const embeddedMigrations: { tag: string; sql: string }[] = [
   { tag: "0021_registration", sql: m21 },
   { tag: "0022_users", sql: m22 },
   { tag: "0023_followup", sql: m23 },
+  { tag: "0024_send_class", sql: m24 },
 ];

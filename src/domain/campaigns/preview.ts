@@ -1,4 +1,4 @@
-import { and, asc, count, eq, type SQL, sql } from "drizzle-orm";
+import { and, asc, count, eq, gt, inArray, isNotNull, ne, type SQL, sql } from "drizzle-orm";
 import { TransactionRollbackError } from "drizzle-orm/errors";
 import { capLookbackMs, type LintWarning, lintContent } from "../../compliance";
 import type { Db, DbOrTx } from "../../db/client";
@@ -11,6 +11,7 @@ import {
   messages,
   numberDailyUsage,
   numbers,
+  sendClassArea,
   suppressions,
 } from "../../db/schema";
 import { invalid } from "../../lib/errors";
@@ -30,7 +31,7 @@ import {
 
 /** Nominal hand-off rate for the completion estimate when the campaign sets no throttle. */
 const NOMINAL_PER_MINUTE = 60_000;
-/** Contacts with recent marketing sends are decided one by one, this many per batch. */
+/** Suppressed contacts and contacts with recent marketing sends are decided one by one, this many per batch. */
 const TOTALS_BATCH = 1000;
 
 export interface PreviewContact {
@@ -61,15 +62,11 @@ interface Totals {
  * is rolled back, so rotation and daily caps are simulated exactly.
  *
  * The totals: every contact gets the compliance module's decision (`complianceDecision`, the call
- * `planSend` starts with), computed without reading a million rows into memory: one grouped query
- * splits the audience by what the decision depends on — the zone, the number's area code (the
- * whole number outside +1), its length and shape, the suppression reason, opted_in, and whether
- * the contact has any marketing send in the caps' lookback. A group without recent sends gets the
- * same answer for every member, so the module is asked once for it; contacts with recent sends
- * are walked in batches and asked one by one with their send times. Then the senders' daily
- * capacity (the pool's numbers, or the fixed sender) turns the sends beyond it into daily_limit
- * deferrals, as the run would. At 1,000,000 contacts this is one index walk plus the
- * module's answer per group (a few hundred groups) plus one per recently messaged contact.
+ * `planSend` starts with), computed without reading a million rows into memory: the audience is
+ * counted by send class along an index (see previewTotals), the module is asked once per class,
+ * and the few contacts whose facts differ (suppressed, or messaged within the caps' lookback) are
+ * asked one by one. Then the senders' daily capacity (the pool's numbers, or the fixed sender)
+ * turns the sends beyond it into daily_limit deferrals, as the run would.
  */
 export function previewCampaign(
   db: Db,
@@ -229,98 +226,131 @@ function cachedTotals(
   return totals;
 }
 
-/** The preview's totals; see previewCampaign. */
-function previewTotals(db: Db, campaign: CampaignRow, rules: SendRules, at: number): Totals {
-  const where = audienceCondition(db, campaign.workspaceId, campaign.audience, at);
-  const since = at - capLookbackMs({ frequency_cap: rules.frequencyCap });
-  // Contacts with a marketing send in the lookback: one subquery over the window's messages (read
-  // once, then a lookup per contact), not a probe of the messages index per audience contact.
-  const recent: SQL = sql`${contacts.id} IN (SELECT ${messages.contactId} FROM ${messages}
-    WHERE ${messages.workspaceId} = ${campaign.workspaceId} AND ${messages.direction} = 'outbound'
-    AND ${messages.createdAt} > ${since - 14 * 86_400_000} AND ${isMarketingSend()}
-    AND ${messages.status} != 'FAILED' AND ${messages.campaignId} IS NOT ${campaign.id}
-    AND ${messages.contactId} IS NOT NULL)`;
-  const area: SQL = sql`CASE WHEN substr(${contacts.phoneNumber}, 1, 2) = '+1' THEN substr(${contacts.phoneNumber}, 1, 5) ELSE ${contacts.phoneNumber} END`;
-  const shape: SQL = sql`(${contacts.phoneNumber} GLOB '+[1-9]*' AND substr(${contacts.phoneNumber}, 2) NOT GLOB '*[^0-9]*')`;
-  const groups = db
+/** A number's class as `sendClassArea` computes it in SQL: "+1NPA" for a twelve-character +1 number. */
+const sendClassAreaOf = (phone: string) =>
+  phone.length === 12 && phone.startsWith("+1") ? phone.slice(0, 5) : phone;
+const groupKey = (timezone: string | null, area: string, optedIn: boolean) =>
+  `${timezone ?? ""}\u0000${timezone === null ? 0 : 1}\u0000${area}\u0000${optedIn ? 1 : 0}`;
+
+/**
+ * The audience (`where`) counted by send class: zone, `sendClassArea` of the number and opted_in,
+ * read along contacts_workspace_send_class_idx in its order (test/campaign-plans.test.ts pins it).
+ */
+export function audienceClasses(db: DbOrTx, where: SQL | undefined) {
+  const area = sendClassArea(contacts.phoneNumber);
+  return db
     .select({
       timezone: contacts.timezone,
-      phone: sql<string>`min(${contacts.phoneNumber})`,
-      suppression: suppressions.reason,
+      area: sql<string>`${area}`,
       optedIn: contacts.optedIn,
-      recent: sql<number>`${recent}`,
       n: count(),
     })
     .from(contacts)
-    .leftJoin(
-      suppressions,
-      and(
-        eq(suppressions.workspaceId, contacts.workspaceId),
-        eq(suppressions.phoneNumber, contacts.phoneNumber),
-      ),
-    )
     .where(where)
-    .groupBy(
-      contacts.timezone,
-      area,
-      sql`length(${contacts.phoneNumber})`,
-      shape,
-      suppressions.reason,
-      contacts.optedIn,
-      recent,
-    )
-    .all();
+    .groupBy(contacts.timezone, area, contacts.optedIn);
+}
+
+/**
+ * The preview's totals; see previewCampaign. Two passes:
+ *  1. Every audience contact counted by class — zone, `sendClassArea` of the number, opted_in —
+ *     along contacts_workspace_send_class_idx, which delivers the classes in order (no sort).
+ *  2. The exceptions — audience contacts on the suppression list or with a marketing send in the
+ *     caps' lookback — found from the small side (the suppression list's numbers and the window's
+ *     recipients, looked up by the contacts' unique keys), decided one by one with their facts,
+ *     and taken out of their class.
+ * Every other contact of a class gets the same answer, asked of the module once per class with a
+ * number of that class.
+ */
+function previewTotals(db: Db, campaign: CampaignRow, rules: SendRules, at: number): Totals {
+  const where = audienceCondition(db, campaign.workspaceId, campaign.audience, at);
+  const classes = audienceClasses(db, where).all();
+  const remaining = new Map<string, { timezone: string | null; area: string; optedIn: boolean; n: number }>();
+  for (const row of classes) remaining.set(groupKey(row.timezone, row.area, row.optedIn), { ...row });
 
   const totals: Totals = { recipients: 0, sendable: 0, deferred: 0, skipped: {}, lastDeferral: at };
   const channel = campaign.campaignType === "voice" ? "voice" : "sms";
-  const count1 = (decision: ReturnType<typeof complianceDecision>, n: number) => {
+  const tally = (decision: ReturnType<typeof complianceDecision>, n: number) => {
     if (decision.action === "send") totals.sendable += n;
     else if (decision.action === "defer") {
       totals.deferred += n;
       totals.lastDeferral = Math.max(totals.lastDeferral, decision.until);
     } else totals.skipped[decision.reason] = (totals.skipped[decision.reason] ?? 0) + n;
   };
-  let anyRecent = false;
-  for (const group of groups) {
-    totals.recipients += group.n;
-    if (group.recent) {
-      anyRecent = true;
-      continue;
-    }
-    const decision = complianceDecision(
-      { phoneNumber: group.phone, timezone: group.timezone, optedIn: group.optedIn },
-      { suppression: group.suppression, recentSends: [] },
-      rules,
-      at,
-      channel,
-    );
-    count1(decision, group.n);
-  }
 
-  // Contacts with recent marketing sends: one by one, in batches along the contacts index.
-  if (anyRecent) {
-    let after: { createdAt: number; id: string } | null = null;
-    for (;;) {
-      const cursor: SQL | undefined = after
-        ? sql`(${contacts.createdAt}, ${contacts.id}) > (${after.createdAt}, ${after.id})`
-        : undefined;
-      const batch: ContactRow[] = db
+  // 2. The exceptions, from the small side: the suppression list's numbers and the window's
+  // recipients, looked up among the audience a batch at a time through the contacts' unique keys
+  // (never a walk of the whole audience), then decided with their facts.
+  const decided = new Set<string>();
+  const decide = (batch: ContactRow[]) => {
+    const fresh = batch.filter((contact) => !decided.has(contact.id));
+    const facts = recipientFacts(db, campaign.workspaceId, campaign.id, fresh, rules, at);
+    for (const contact of fresh) {
+      decided.add(contact.id);
+      const group = remaining.get(
+        groupKey(contact.timezone, sendClassAreaOf(contact.phoneNumber), contact.optedIn),
+      );
+      if (group) group.n -= 1;
+      totals.recipients += 1;
+      tally(complianceDecision(contact, facts.get(contact.id) ?? NO_FACTS, rules, at, channel), 1);
+    }
+  };
+  const suppressed = db
+    .select({ phone: suppressions.phoneNumber })
+    .from(suppressions)
+    .where(eq(suppressions.workspaceId, campaign.workspaceId))
+    .all()
+    .map((row) => row.phone);
+  for (let i = 0; i < suppressed.length; i += TOTALS_BATCH)
+    decide(
+      db
         .select()
         .from(contacts)
-        .where(and(where, recent, cursor))
-        .orderBy(asc(contacts.createdAt), asc(contacts.id))
-        .limit(TOTALS_BATCH)
-        .all();
-      if (batch.length === 0) break;
-      const facts = recipientFacts(db, campaign.workspaceId, campaign.id, batch, rules, at);
-      for (const contact of batch)
-        count1(complianceDecision(contact, facts.get(contact.id) ?? NO_FACTS, rules, at, channel), 1);
-      const last = batch[batch.length - 1];
-      after = { createdAt: last.createdAt, id: last.id };
-      if (batch.length < TOTALS_BATCH) break;
-    }
-  }
+        .where(and(where, inArray(contacts.phoneNumber, suppressed.slice(i, i + TOTALS_BATCH))))
+        .all(),
+    );
+  const since = at - capLookbackMs({ frequency_cap: rules.frequencyCap });
+  const messaged = db
+    .selectDistinct({ id: sql<string>`${messages.contactId}` })
+    .from(messages)
+    .where(
+      and(
+        eq(messages.workspaceId, campaign.workspaceId),
+        eq(messages.direction, "outbound"),
+        gt(messages.createdAt, since - 14 * 86_400_000),
+        isMarketingSend(),
+        ne(messages.status, "FAILED"),
+        sql`${messages.campaignId} IS NOT ${campaign.id}`,
+        isNotNull(messages.contactId),
+      ),
+    )
+    .all()
+    .map((row) => row.id);
+  for (let i = 0; i < messaged.length; i += TOTALS_BATCH)
+    decide(
+      db
+        .select()
+        .from(contacts)
+        .where(and(where, inArray(contacts.id, messaged.slice(i, i + TOTALS_BATCH))))
+        .all(),
+    );
 
+  // 1. Everyone else, once per class.
+  for (const group of remaining.values()) {
+    if (group.n <= 0) continue;
+    totals.recipients += group.n;
+    // Only the area code of a twelve-character +1 number is read, so any number of the class will do.
+    const phoneNumber = group.area.length === 5 ? `${group.area}0000000` : group.area;
+    tally(
+      complianceDecision(
+        { phoneNumber, timezone: group.timezone, optedIn: group.optedIn },
+        NO_FACTS,
+        rules,
+        at,
+        channel,
+      ),
+      group.n,
+    );
+  }
   return totals;
 }
 

@@ -1,0 +1,1 @@
+CREATE INDEX `contacts_workspace_send_class_idx` ON `contacts` (`workspace_id`,`timezone`,(CASE WHEN length("phone_number") = 12 AND substr("phone_number", 1, 2) = '+1' THEN substr("phone_number", 1, 5) ELSE "phone_number" END),`opted_in`,`phone_number`);
