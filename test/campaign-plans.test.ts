@@ -30,6 +30,8 @@ describe("query plan of the preview's class counts", () => {
         detail: string;
       }[]
     ).map((row) => row.detail);
-    expect(plan).toEqual(["SEARCH contacts USING COVERING INDEX contacts_workspace_send_class_idx (workspace_id=?)"]);
+    expect(plan).toEqual([
+      "SEARCH contacts USING COVERING INDEX contacts_workspace_send_class_idx (workspace_id=?)",
+    ]);
   });
 });
