@@ -1,5 +1,6 @@
 /**
- * `npm run build`: embeds the migrations, then compiles src/main.ts into one self-contained
+ * `npm run build`: embeds the migrations, then compiles src/main.ts (and the background thread,
+ * src/jobs/thread.ts) into one self-contained
  * executable, dist/outreach (Bun runtime, code, migrations and static assets inside).
  */
 import { spawnSync } from "node:child_process";
@@ -18,5 +19,6 @@ run(["scripts/embed-migrations.ts"]);
 run(["scripts/build-dashboard.ts"]);
 mkdirSync(join(root, "dist"), { recursive: true });
 const outfile = process.env.OUTFILE ?? "dist/outreach";
-run(["build", "src/main.ts", "--compile", "--minify", "--outfile", outfile]);
+// The background thread's entry point is compiled in beside main (src/jobs/background-thread.ts).
+run(["build", "src/main.ts", "src/jobs/thread.ts", "--compile", "--minify", "--outfile", outfile]);
 console.log(`built ${outfile}`);

@@ -24,6 +24,8 @@ export interface Config {
   logLevel: "debug" | "info" | "warn" | "error";
   /** Whether the in-process job worker runs in this process. */
   workerEnabled: boolean;
+  /** Whether that background work runs in a thread of its own (default) or the server's thread. */
+  workerThread: boolean;
   /** Seconds a graceful shutdown waits for running jobs before releasing their leases. */
   shutdownGraceSec: number;
   /** Whether webhooks may target loopback and private addresses (link-local/metadata never). */
@@ -150,6 +152,7 @@ export function loadConfig(
     publicUrl: publicUrlFrom(port, env),
     logLevel,
     workerEnabled: env.WORKER !== "false" && flags["no-worker"] !== true,
+    workerThread: booleanFrom("WORKER_THREAD", env.WORKER_THREAD, true),
     shutdownGraceSec: intFrom("SHUTDOWN_GRACE_SEC", env.SHUTDOWN_GRACE_SEC, 10, 0, 3600),
     webhookAllowPrivate: booleanFrom("WEBHOOK_ALLOW_PRIVATE", env.WEBHOOK_ALLOW_PRIVATE, true),
     webhookTimeoutMs: intFrom("WEBHOOK_TIMEOUT_MS", env.WEBHOOK_TIMEOUT_MS, 15_000, 100, 60_000),

@@ -16,7 +16,7 @@ import { createWorkspace, listWorkspaces } from "./domain/workspace/workspaces";
 import { AppError } from "./lib/errors";
 import { log } from "./lib/log";
 import { toIso } from "./lib/time";
-import { StartupError, startServer } from "./server";
+import { type RunningServer, StartupError, startServer } from "./server";
 
 const HELP = `outreach – self-hosted outreach platform
 
@@ -73,19 +73,28 @@ async function run(argv: string[]): Promise<number> {
   switch (command) {
     case "serve": {
       const config = loadConfig(flags);
-      const server = await startServer(config);
+      // Signals are taken from the start: one that arrives while the server starts stops it
+      // once it has (its background thread may still be loading when the port opens).
+      let server: RunningServer | null = null;
+      let requested: string | null = null;
+      const stop = (signal: string) => {
+        if (!server) {
+          requested ??= signal;
+          return;
+        }
+        log.info("shutting down", { signal });
+        server.shutdown().then(() => process.exit(0));
+      };
+      process.on("SIGTERM", () => stop("SIGTERM"));
+      process.on("SIGINT", () => stop("SIGINT"));
+      server = await startServer(config);
       log.info("listening", {
         url: `http://${config.host}:${server.port}`,
         db: config.dbPath,
         carrier: config.carrier,
       });
       console.log(`outreach listening on http://localhost:${server.port} (db ${config.dbPath})`);
-      const stop = (signal: string) => {
-        log.info("shutting down", { signal });
-        server.shutdown().then(() => process.exit(0));
-      };
-      process.on("SIGTERM", () => stop("SIGTERM"));
-      process.on("SIGINT", () => stop("SIGINT"));
+      if (requested) stop(requested);
       return -1; // keep running
     }
     case "migrate": {

@@ -7,18 +7,10 @@ import type { Config } from "./config";
 import { type DbHandle, openDatabase } from "./db/client";
 import { startSearchIndexer } from "./db/message-search";
 import { migrate } from "./db/migrate";
-import { startAgents } from "./domain/agents/runtime";
-import { startCalls } from "./domain/calls/calls";
-import { startFlowTriggers } from "./domain/flows/triggers";
-import { receiveInbound } from "./domain/messaging/inbound";
-import { startMessaging } from "./domain/messaging/messages";
-import { startRegistration } from "./domain/registration/registration";
 import { createApiKey } from "./domain/workspace/api-keys";
 import { countWorkspaces, createWorkspace } from "./domain/workspace/workspaces";
-import { createEngine } from "./engines";
-import { jobHandlers } from "./jobs/handlers";
-import { startScheduler } from "./jobs/scheduler";
-import { createWorker, type Worker } from "./jobs/worker";
+import { type Background, startBackground, startRuntimes } from "./jobs/background";
+import { type BackgroundThread, startBackgroundThread } from "./jobs/background-thread";
 import { log, setLogLevel } from "./lib/log";
 import { systemClock } from "./lib/time";
 import { createVoiceProvider, loadVoiceSettings } from "./voice";
@@ -30,7 +22,6 @@ export interface RunningServer {
   port: number;
   url: string;
   handle: DbHandle;
-  worker: Worker | null;
   carrier: Carrier;
   /** Stops taking requests and work, drains running jobs, closes the database. */
   shutdown(): Promise<void>;
@@ -110,16 +101,14 @@ export async function startServer(
     handle.close();
     throw error;
   }
-  // Send jobs hand off to this carrier; its status reports and inbound messages land in the database.
-  startMessaging(handle.db, carrier, { onInbound: receiveInbound });
-  // SMS agents answer with the configured engine (LLM_BASE_URL), else the built-in offline one.
-  startAgents(handle.db, createEngine(config));
-  // Agent calls go through the voice provider (VOICE), `say` calls through the carrier.
-  startCalls(handle.db, carrier, voice);
-  // Flow triggers enroll contacts in the transactions of the events that start them.
-  startFlowTriggers();
-  // 10DLC and short-code reviews are the carrier's (the simulated one decides; Twilio: its console).
-  startRegistration(handle.db, carrier.registry);
+  startRuntimes(handle.db, config, carrier, voice);
+  // Background work: in a thread of its own (the default), in this thread, or (WORKER=false) in
+  // another process; a process without a worker still indexes what it writes for search. The
+  // thread starts while this one builds the routes and opens the port; jobs enqueued meanwhile
+  // wait in the database for it.
+  const threadStarting =
+    config.workerEnabled && config.workerThread ? startBackgroundThread(config, env) : null;
+  threadStarting?.catch(() => {}); // awaited below; a failure is reported there
   const { fetch } = createFetchHandler({
     db: handle.db,
     sqlite: handle.sqlite,
@@ -145,6 +134,7 @@ export async function startServer(
       },
     });
   } catch (error) {
+    await threadStarting?.then((thread) => thread.stop(0)).catch(() => {});
     handle.close();
     const message = (error as Error).message ?? String(error);
     const code = (error as { code?: string }).code;
@@ -159,31 +149,31 @@ export async function startServer(
     throw new StartupError(`cannot listen on ${config.host}:${config.port}: ${message}`);
   }
   const port = http.port ?? config.port;
-  const worker = config.workerEnabled ? createWorker({ db: handle.db, handlers: jobHandlers() }) : null;
-  worker?.start();
-  // Delivery reports are background work: only the process that runs jobs makes them.
-  if (config.workerEnabled) {
-    carrier.start();
-    voice.start();
+  let thread: BackgroundThread | null = null;
+  try {
+    thread = await threadStarting;
+  } catch (error) {
+    await http.stop(true);
+    handle.close();
+    throw error;
   }
-  const scheduler = config.workerEnabled ? startScheduler(handle.db) : null;
-  const searchIndexer = startSearchIndexer(handle.db);
+  let background: Background | null = null;
+  let searchIndexer: { stop(): void } | null = null;
+  if (!config.workerEnabled) searchIndexer = startSearchIndexer(handle.db);
+  else if (!config.workerThread) background = startBackground(handle.db, carrier, voice);
 
   let closing: Promise<void> | null = null;
   return {
     port,
     url: `http://localhost:${port}`,
     handle,
-    worker,
     carrier,
     shutdown() {
       closing ??= (async () => {
-        scheduler?.stop();
-        searchIndexer.stop();
+        searchIndexer?.stop();
         await http.stop();
-        await carrier.stop();
-        await voice.stop();
-        await worker?.stop(config.shutdownGraceSec * 1000);
+        await thread?.stop(config.shutdownGraceSec * 1000);
+        await background?.stop(config.shutdownGraceSec * 1000);
         handle.close();
       })();
       return closing;

@@ -176,6 +176,9 @@ describe("outreach serve refuses to start, clearly", () => {
     const cache = cli(["serve", "--db", join(dir, "cfg.db")], { SQLITE_CACHE_MB: "0" });
     expect(cache.code).toBe(2);
     expect(cache.stderr).toBe('outreach: SQLITE_CACHE_MB must be an integer between 1 and 4096 (got "0")\n');
+    const thread = cli(["serve", "--db", join(dir, "cfg.db")], { WORKER_THREAD: "maybe" });
+    expect(thread.code).toBe(2);
+    expect(thread.stderr).toBe('outreach: WORKER_THREAD must be true or false (got "maybe")\n');
   });
 });
 

@@ -2,7 +2,6 @@ import { Elysia, t } from "elysia";
 import type { AppDeps } from "../app";
 import { recordClick } from "../domain/attribution/clicks";
 import {
-  configureTrackedLinks,
   createOffer,
   deleteOffer,
   findOffer,
@@ -90,7 +89,6 @@ function notFoundPage(): Response {
 // /v1/offers – CRUD of offers; GET /r/{code} – a tracked link (public): click, then 302.
 export function offersRoutes(deps: AppDeps) {
   const publicUrl = deps.config.publicUrl;
-  configureTrackedLinks({ publicUrl });
   return new Elysia({ name: "offers" })
     .use(
       resourceRoutes(

@@ -33,6 +33,8 @@ export interface Worker {
   stop(graceMs?: number): Promise<void>;
   /** Jobs currently running in this worker. */
   running(): number;
+  /** Looks for due jobs at once (a job was enqueued by another thread of this process). */
+  wake(): void;
 }
 
 /** How often a worker looks for leases held by stopped workers of its machine. */
@@ -172,6 +174,7 @@ export function createWorker(options: WorkerOptions): Worker {
       if (released > 0) log.info("released job leases", { count: released });
     },
     running: () => inFlight.size,
+    wake: () => schedule(0),
   };
 }
 

@@ -1,0 +1,55 @@
+/**
+ * The background thread of `serve` (see startBackground): its own connection to the database, its
+ * own carrier and voice adapters, the worker, the scheduler and the search indexer. The server's
+ * thread only answers requests. Messages: {type:"start", config, env} → {type:"ready"} or
+ * {type:"failed", error}; {type:"wake"} (a job was enqueued over there); {type:"stop", graceMs} →
+ * {type:"stopped"}.
+ */
+
+import { createCarrier, loadCarrierSettings } from "../carriers";
+import type { Config } from "../config";
+import { type DbHandle, openDatabase } from "../db/client";
+import { setLogLevel } from "../lib/log";
+import { systemClock } from "../lib/time";
+import { createVoiceProvider, loadVoiceSettings } from "../voice";
+import { type Background, startBackground, startRuntimes } from "./background";
+
+declare const self: Worker;
+
+export type ThreadRequest =
+  | { type: "start"; config: Config; env: Record<string, string | undefined> }
+  | { type: "wake" }
+  | { type: "stop"; graceMs: number };
+export type ThreadReply = { type: "ready" } | { type: "failed"; error: string } | { type: "stopped" };
+
+let handle: DbHandle | null = null;
+let background: Background | null = null;
+const reply = (message: ThreadReply) => self.postMessage(message);
+
+self.onmessage = async (event: MessageEvent<ThreadRequest>) => {
+  const message = event.data;
+  if (message.type === "start") {
+    try {
+      const { config, env } = message;
+      setLogLevel(config.logLevel);
+      handle = openDatabase(config.dbPath, { cacheMb: config.sqliteCacheMb });
+      const carrier = createCarrier(
+        config,
+        { db: handle.db, clock: systemClock },
+        loadCarrierSettings(config, env),
+      );
+      const voice = createVoiceProvider(loadVoiceSettings(env), { db: handle.db, clock: systemClock });
+      startRuntimes(handle.db, config, carrier, voice);
+      background = startBackground(handle.db, carrier, voice);
+      reply({ type: "ready" });
+    } catch (error) {
+      reply({ type: "failed", error: error instanceof Error ? error.message : String(error) });
+    }
+  } else if (message.type === "wake") {
+    background?.worker.wake();
+  } else if (message.type === "stop") {
+    await background?.stop(message.graceMs);
+    handle?.close();
+    reply({ type: "stopped" });
+  }
+};

@@ -1,0 +1,61 @@
+import { afterAll, beforeAll, describe, expect, it } from "bun:test";
+import { and, eq } from "drizzle-orm";
+import { events } from "../src/db/schema";
+import { eventually, orderNumber } from "./support/messaging";
+import { startTestServer, type TestServer } from "./support/server";
+
+// The server's background work (job worker, delivery reports, scheduler, search indexer) runs in
+// a thread of its own by default (src/jobs/thread.ts); WORKER_THREAD=false keeps it on the thread
+// that answers requests. The tests run in the server's process, so blocking this thread blocks
+// the server's request thread: what happens meanwhile happened in the background thread.
+
+const FROM = "+14155550100";
+
+async function sendThenBlock(s: TestServer, to: string, blockMs: number) {
+  const answer = await s.api("POST", "/v1/messages", { to, body: "Your order shipped" });
+  expect(answer.status).toBe(200);
+  const id = answer.body.message.id as string;
+  Bun.sleepSync(blockMs);
+  const unblockedAt = Date.now();
+  const message = await eventually(
+    () => s.api("GET", `/v1/messages/${id}`),
+    (r) => r.body.message?.status === "DELIVERED",
+  );
+  expect(message.body.message.status).toBe("DELIVERED");
+  const sent = s.server.handle.db
+    .select({ at: events.createdAt })
+    .from(events)
+    .where(and(eq(events.type, "message.sent"), eq(events.workspaceId, s.workspaceId)))
+    .all()
+    .filter((row) => row.at !== null);
+  expect(sent.length).toBeGreaterThan(0);
+  return { sentAt: Math.max(...sent.map((row) => row.at)), unblockedAt };
+}
+
+describe("serve's background thread (the default)", () => {
+  let s: TestServer;
+  beforeAll(async () => {
+    s = await startTestServer();
+    await orderNumber(s, FROM);
+  });
+  afterAll(() => s.stop());
+
+  it("sends while the request thread is held", async () => {
+    const { sentAt, unblockedAt } = await sendThenBlock(s, "+14155550123", 1500);
+    expect(sentAt).toBeLessThan(unblockedAt);
+  });
+});
+
+describe("WORKER_THREAD=false", () => {
+  let s: TestServer;
+  beforeAll(async () => {
+    s = await startTestServer({}, { WORKER_THREAD: "false" });
+    await orderNumber(s, FROM);
+  });
+  afterAll(() => s.stop());
+
+  it("sends from the request thread: nothing moves while it is held, then the message is delivered", async () => {
+    const { sentAt, unblockedAt } = await sendThenBlock(s, "+14155550124", 1500);
+    expect(sentAt).toBeGreaterThanOrEqual(unblockedAt);
+  });
+});
