@@ -94,6 +94,31 @@ function openError(path: string, error: unknown): DatabaseOpenError {
   return new DatabaseOpenError(`cannot open database ${path}: ${message}`);
 }
 
+/** How long a write waits for another connection's write to finish (SQLite sleeps the thread). */
+const BUSY_TIMEOUT_MS = 5000;
+
+/**
+ * Runs a write that may be skipped rather than wait: while another connection (the background
+ * thread, another process) holds the write lock it fails at once with SQLITE_BUSY instead of
+ * sleeping this thread in SQLite's busy handler. Answers whether it ran. For bookkeeping a later
+ * request can redo (a key's last use), never for anything that must be written.
+ */
+export function writeUnlessBusy(sqlite: Database, write: () => void): boolean {
+  sqlite.exec("PRAGMA busy_timeout = 0");
+  try {
+    write();
+    return true;
+  } catch (error) {
+    const code =
+      (error as { code?: string; cause?: { code?: string } }).code ??
+      (error as { cause?: { code?: string } }).cause?.code;
+    if (code?.startsWith("SQLITE_BUSY")) return false;
+    throw error;
+  } finally {
+    sqlite.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
+  }
+}
+
 /** Opens the file and reads its schema once: a file that is not SQLite fails here, clearly. */
 function connect(path: string, options: { readonly?: boolean }): Database {
   let sqlite: Database;
@@ -103,7 +128,7 @@ function connect(path: string, options: { readonly?: boolean }): Database {
     throw new DatabaseOpenError(`cannot open database ${path}: ${(error as Error).message}`);
   }
   try {
-    sqlite.exec("PRAGMA busy_timeout = 5000");
+    sqlite.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
     sqlite.query("SELECT count(*) FROM sqlite_master").get();
   } catch (error) {
     sqlite.close();

@@ -1,6 +1,6 @@
 import type { Database } from "bun:sqlite";
 import { and, count, desc, eq, isNull, sql } from "drizzle-orm";
-import type { Db, DbOrTx } from "../../db/client";
+import { type Db, type DbOrTx, writeUnlessBusy } from "../../db/client";
 import { CommitCheckedCache } from "../../db/commit-watch";
 import { type ApiKeyRow, apiKeys, workspaces } from "../../db/schema";
 import { AppError, notFound } from "../../lib/errors";
@@ -202,11 +202,14 @@ export function createKeyAuthenticator(db: Db, sqlite: Database) {
       cache.set(presented, entry);
     }
     if (entry.lastUsedAt === null || now - entry.lastUsedAt > LAST_USED_GRANULARITY_MS) {
-      entry.lastUsedAt = now;
+      // Never waits for another writer (the background thread may be sending a campaign): while
+      // the database is busy, a later request records it.
+      const id = entry.keyId;
       try {
-        touch.run({ id: entry.keyId, now });
+        if (writeUnlessBusy(sqlite, () => touch.run({ id, now }))) entry.lastUsedAt = now;
       } catch {
-        // A busy database must not fail the request; a later request will record it.
+        // Any other failure must not fail the request either; retried a minute later.
+        entry.lastUsedAt = now;
       }
     }
     return entry;
