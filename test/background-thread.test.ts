@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
+import { statSync } from "node:fs";
 import { and, eq } from "drizzle-orm";
 import { events } from "../src/db/schema";
 import { eventually, orderNumber } from "./support/messaging";
@@ -40,6 +41,28 @@ describe("serve's background thread (the default)", () => {
   });
   afterAll(() => s.stop());
 
+  it("takes the checkpoints: the request thread's commits leave the WAL to it, and it copies them back", async () => {
+    const { sqlite } = s.server.handle;
+    expect(
+      (sqlite.query("PRAGMA wal_autocheckpoint").get() as { wal_autocheckpoint: number }).wal_autocheckpoint,
+    ).toBe(0);
+    const file = s.dbPath;
+    const before = statSync(file).size;
+    sqlite.exec("CREATE TABLE checkpoint_probe (b BLOB)");
+    const insert = sqlite.prepare("INSERT INTO checkpoint_probe (b) VALUES (randomblob(4096))");
+    sqlite.transaction(() => {
+      for (let i = 0; i < 2000; i++) insert.run();
+    })();
+    // 8 MB committed, well past the 10,000-page autocheckpoint of a connection that takes its own.
+    expect(statSync(file).size).toBe(before);
+    const after = await eventually(
+      async () => statSync(file).size,
+      (size) => size > before + 8_000_000,
+    );
+    expect(after).toBeGreaterThan(before + 8_000_000);
+    sqlite.exec("DROP TABLE checkpoint_probe");
+  });
+
   it("sends while the request thread is held", async () => {
     const { sentAt, unblockedAt } = await sendThenBlock(s, "+14155550123", 1500);
     expect(sentAt).toBeLessThan(unblockedAt);
@@ -57,5 +80,12 @@ describe("WORKER_THREAD=false", () => {
   it("sends from the request thread: nothing moves while it is held, then the message is delivered", async () => {
     const { sentAt, unblockedAt } = await sendThenBlock(s, "+14155550124", 1500);
     expect(sentAt).toBeGreaterThanOrEqual(unblockedAt);
+  });
+
+  it("checkpoints on its own commits", () => {
+    const { sqlite } = s.server.handle;
+    expect(
+      (sqlite.query("PRAGMA wal_autocheckpoint").get() as { wal_autocheckpoint: number }).wal_autocheckpoint,
+    ).toBe(10000);
   });
 });

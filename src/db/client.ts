@@ -94,6 +94,38 @@ function openError(path: string, error: unknown): DatabaseOpenError {
   return new DatabaseOpenError(`cannot open database ${path}: ${message}`);
 }
 
+/**
+ * This connection never checkpoints (copies the WAL back into the database file, with its fsyncs)
+ * on commit: another connection of the process does, off this thread (`startCheckpoints`). A
+ * commit that crosses wal_autocheckpoint otherwise pays the whole copy inside the request that
+ * made it.
+ */
+export function leaveCheckpointsToOthers(sqlite: Database) {
+  sqlite.exec("PRAGMA wal_autocheckpoint = 0");
+}
+
+/**
+ * Checkpoints every `intervalMs` from this connection, PASSIVE: as much of the WAL as no reader
+ * still needs, without waiting for readers or blocking writers. For the connection of the thread
+ * that does the process's background work, when the request thread leaves checkpoints to it.
+ */
+export function startCheckpoints(sqlite: Database, intervalMs = 1000): { stop(): void } {
+  const checkpoint = sqlite.prepare("PRAGMA wal_checkpoint(PASSIVE)");
+  const timer = setInterval(() => {
+    try {
+      checkpoint.get();
+    } catch {
+      // Busy or closing: the next round checkpoints.
+    }
+  }, intervalMs);
+  return {
+    stop() {
+      clearInterval(timer);
+      checkpoint.finalize();
+    },
+  };
+}
+
 /** How long a write waits for another connection's write to finish (SQLite sleeps the thread). */
 const BUSY_TIMEOUT_MS = 5000;
 

@@ -8,7 +8,7 @@
 
 import { createCarrier, loadCarrierSettings } from "../carriers";
 import type { Config } from "../config";
-import { type DbHandle, openDatabase } from "../db/client";
+import { type DbHandle, openDatabase, startCheckpoints } from "../db/client";
 import { setLogLevel } from "../lib/log";
 import { systemClock } from "../lib/time";
 import { createVoiceProvider, loadVoiceSettings } from "../voice";
@@ -24,6 +24,7 @@ export type ThreadReply = { type: "ready" } | { type: "failed"; error: string } 
 
 let handle: DbHandle | null = null;
 let background: Background | null = null;
+let checkpoints: { stop(): void } | null = null;
 const reply = (message: ThreadReply) => self.postMessage(message);
 
 self.onmessage = async (event: MessageEvent<ThreadRequest>) => {
@@ -41,6 +42,8 @@ self.onmessage = async (event: MessageEvent<ThreadRequest>) => {
       const voice = createVoiceProvider(loadVoiceSettings(env), { db: handle.db, clock: systemClock });
       startRuntimes(handle.db, config, carrier, voice);
       background = startBackground(handle.db, carrier, voice);
+      // The request thread leaves checkpoints to this one (see startBackgroundThread).
+      checkpoints = startCheckpoints(handle.sqlite);
       reply({ type: "ready" });
     } catch (error) {
       reply({ type: "failed", error: error instanceof Error ? error.message : String(error) });
@@ -49,6 +52,7 @@ self.onmessage = async (event: MessageEvent<ThreadRequest>) => {
     background?.worker.wake();
   } else if (message.type === "stop") {
     await background?.stop(message.graceMs);
+    checkpoints?.stop();
     handle?.close();
     reply({ type: "stopped" });
   }

@@ -399,6 +399,20 @@ const hookStatements = preparedPerConnection((db: DbOrTx) => ({
       ),
     )
     .prepare(),
+  // Most contacts who convert are in no flow: a one-column probe answers that (~5 µs) before the
+  // query that reads whole runs and flows (~25 µs even when it finds nothing, in bun:sqlite).
+  anyActiveRun: db
+    .select({ one: sql<number>`1` })
+    .from(flowRuns)
+    .where(
+      and(
+        eq(flowRuns.workspaceId, sql.placeholder("workspaceId")),
+        eq(flowRuns.contactId, sql.placeholder("contactId")),
+        eq(flowRuns.status, "active"),
+      ),
+    )
+    .limit(1)
+    .prepare(),
   purchaseExits: db
     .select({ run: flowRuns, flow: flows })
     .from(flowRuns)
@@ -505,7 +519,9 @@ function wakeDispatcherOf(tx: DbOrTx, flowId: string, now: number) {
 
 /** A purchase exits the contact from every flow that opted in (seed rule 1); the others go on. */
 export function exitOnPurchase(tx: DbOrTx, workspaceId: string, contactId: string, now: number): number {
-  const runs = hookStatements(tx).purchaseExits.all({ workspaceId, contactId });
+  const statements = hookStatements(tx);
+  if (!statements.anyActiveRun.get({ workspaceId, contactId })) return 0;
+  const runs = statements.purchaseExits.all({ workspaceId, contactId });
   for (const { run, flow } of runs) finishRun(tx, flow, run, "exited", "purchase", now);
   return runs.length;
 }
