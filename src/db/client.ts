@@ -2,6 +2,7 @@ import { Database } from "bun:sqlite";
 import { mkdirSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import { drizzle } from "drizzle-orm/bun-sqlite";
+import { createCommitWatch } from "./commit-watch";
 import * as schema from "./schema";
 
 export type Db = ReturnType<typeof drizzle<typeof schema>>;
@@ -105,14 +106,21 @@ export function leaveCheckpointsToOthers(sqlite: Database) {
 }
 
 /**
- * Checkpoints every `intervalMs` from this connection, PASSIVE: as much of the WAL as no reader
- * still needs, without waiting for readers or blocking writers. For the connection of the thread
- * that does the process's background work, when the request thread leaves checkpoints to it.
+ * Checkpoints from this connection, PASSIVE (as much of the WAL as no reader still needs, without
+ * waiting for readers or blocking writers), every `intervalMs` in which another connection
+ * committed. This connection's own commits still checkpoint at wal_autocheckpoint, so a second
+ * spent on its own writes (a campaign) adds no copy. For the background thread's connection, when
+ * the request thread leaves checkpoints to it.
  */
 export function startCheckpoints(sqlite: Database, intervalMs = 1000): { stop(): void } {
   const checkpoint = sqlite.prepare("PRAGMA wal_checkpoint(PASSIVE)");
+  const othersCommitted = createCommitWatch(sqlite);
+  let seen = othersCommitted();
   const timer = setInterval(() => {
     try {
+      const version = othersCommitted();
+      if (version === seen) return;
+      seen = version;
       checkpoint.get();
     } catch {
       // Busy or closing: the next round checkpoints.
