@@ -13,14 +13,15 @@
  * `say` calls run on the simulated call line (src/voice/simulated.ts), with its magic numbers.
  */
 import { createHash } from "node:crypto";
-import { and, asc, count, desc, eq, isNull, lte } from "drizzle-orm";
+import { and, asc, count, desc, eq, isNull, lte, sql } from "drizzle-orm";
 import {
   reviewBrandSimulated,
   reviewCampaignSimulated,
   reviewShortCodeSimulated,
 } from "../compliance/registration";
 import type { DbOrTx } from "../db/client";
-import { inJsonList } from "../db/dialect";
+import { inJsonListParam } from "../db/dialect";
+import { preparedPerConnection, rowPlaceholders } from "../db/prepared";
 import { type SandboxSendRow, sandboxSends } from "../db/schema";
 import { newId } from "../lib/ids";
 import { log } from "../lib/log";
@@ -227,25 +228,11 @@ export class SimulatedCarrier implements Carrier {
     for (;;) {
       if (this.stopped && reported > 0) break;
       const now = this.clock.now();
-      const due = this.db
-        .select()
-        .from(sandboxSends)
-        .where(and(isNull(sandboxSends.deliveredAt), lte(sandboxSends.deliverAt, now)))
-        .orderBy(asc(sandboxSends.deliverAt))
-        .limit(this.batchSize)
-        .all();
+      const statements = ledgerStatements(this.db);
+      const due = statements.due.all({ now, limit: this.batchSize });
       if (due.length === 0) break;
       await this.sinks.onStatus(due.map(statusOfLedgerRow));
-      this.db
-        .update(sandboxSends)
-        .set({ deliveredAt: now })
-        .where(
-          inJsonList(
-            sandboxSends.id,
-            due.map((row) => row.id),
-          ),
-        )
-        .run();
+      statements.reported.run({ now, ids: JSON.stringify(due.map((row) => row.id)) });
       reported += due.length;
       if (due.length < this.batchSize) break;
     }
@@ -364,13 +351,11 @@ export class SimulatedCarrier implements Carrier {
         this.unwritten = [];
         this.writing = null;
         try {
-          if (rows.length === 1) this.db.insert(sandboxSends).values(rows).run();
+          const insert = ledgerStatements(this.db).insert;
+          if (rows.length === 1) insert.run(rows[0]);
           else
-            this.db.transaction((tx) => {
-              for (let i = 0; i < rows.length; i += 500)
-                tx.insert(sandboxSends)
-                  .values(rows.slice(i, i + 500))
-                  .run();
+            this.db.transaction(() => {
+              for (const row of rows) insert.run(row);
             });
           resolve();
         } catch (error) {
@@ -444,3 +429,20 @@ function statusOfLedgerRow(row: SandboxSendRow): StatusUpdate {
   if (row.errorMessage) update.errorMessage = row.errorMessage;
   return update;
 }
+
+/** The ledger's hot statements, built once per connection (sends, then their delivery reports). */
+const ledgerStatements = preparedPerConnection((db: DbOrTx) => ({
+  insert: db.insert(sandboxSends).values(rowPlaceholders(sandboxSends)).prepare(),
+  due: db
+    .select()
+    .from(sandboxSends)
+    .where(and(isNull(sandboxSends.deliveredAt), lte(sandboxSends.deliverAt, sql.placeholder("now"))))
+    .orderBy(asc(sandboxSends.deliverAt))
+    .limit(sql.placeholder("limit"))
+    .prepare(),
+  reported: db
+    .update(sandboxSends)
+    .set({ deliveredAt: sql`${sql.placeholder("now")}` })
+    .where(inJsonListParam(sandboxSends.id, "ids"))
+    .prepare(),
+}));

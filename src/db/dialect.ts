@@ -38,3 +38,8 @@ export function likeInsensitive(expr: SQLiteColumn | SQL, pattern: string): SQL 
 export function inJsonList(column: SQLiteColumn | SQL, values: readonly (string | number)[]): SQL {
   return sql`${column} IN (SELECT value FROM json_each(${JSON.stringify(values)}))`;
 }
+
+/** `inJsonList` for a prepared statement: the list arrives as the JSON text of placeholder `name`. */
+export function inJsonListParam(column: SQLiteColumn | SQL, name: string): SQL {
+  return sql`${column} IN (SELECT value FROM json_each(${sql.placeholder(name)}))`;
+}

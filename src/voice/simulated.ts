@@ -14,9 +14,10 @@
  *   anything else     COMPLETED after the line's delay, with a transcript
  */
 import { createHash } from "node:crypto";
-import { and, asc, count, desc, eq, isNull, lte } from "drizzle-orm";
+import { and, asc, count, desc, eq, isNull, lte, sql } from "drizzle-orm";
 import type { DbOrTx } from "../db/client";
-import { inJsonList } from "../db/dialect";
+import { inJsonListParam } from "../db/dialect";
+import { preparedPerConnection } from "../db/prepared";
 import { type SandboxCallRow, sandboxCalls } from "../db/schema";
 import type { EngineAgent, EngineTurn } from "../engines/llm";
 import { offlineAnswer, sentimentOf } from "../engines/offline";
@@ -232,31 +233,11 @@ export class SimulatedCallLine {
     let reported = 0;
     for (;;) {
       const now = this.clock.now();
-      const due = this.db
-        .select()
-        .from(sandboxCalls)
-        .where(
-          and(
-            eq(sandboxCalls.line, this.line),
-            isNull(sandboxCalls.reportedAt),
-            lte(sandboxCalls.reportAt, now),
-          ),
-        )
-        .orderBy(asc(sandboxCalls.reportAt))
-        .limit(this.batchSize)
-        .all();
+      const statements = callLedgerStatements(this.db);
+      const due = statements.due.all({ line: this.line, now, limit: this.batchSize });
       if (due.length === 0) break;
       await this.sinks.onCallReports(due.map(reportOfLedgerRow));
-      this.db
-        .update(sandboxCalls)
-        .set({ reportedAt: now })
-        .where(
-          inJsonList(
-            sandboxCalls.id,
-            due.map((row) => row.id),
-          ),
-        )
-        .run();
+      statements.reported.run({ now, ids: JSON.stringify(due.map((row) => row.id)) });
       reported += due.length;
       if (due.length < this.batchSize || this.stopped) break;
     }
@@ -405,3 +386,25 @@ export class SimulatedVoice implements VoiceProvider {
     return null;
   }
 }
+
+/** The call ledger's polled statements, built once per connection (every tick asks for due reports). */
+const callLedgerStatements = preparedPerConnection((db: DbOrTx) => ({
+  due: db
+    .select()
+    .from(sandboxCalls)
+    .where(
+      and(
+        eq(sandboxCalls.line, sql.placeholder("line")),
+        isNull(sandboxCalls.reportedAt),
+        lte(sandboxCalls.reportAt, sql.placeholder("now")),
+      ),
+    )
+    .orderBy(asc(sandboxCalls.reportAt))
+    .limit(sql.placeholder("limit"))
+    .prepare(),
+  reported: db
+    .update(sandboxCalls)
+    .set({ reportedAt: sql`${sql.placeholder("now")}` })
+    .where(inJsonListParam(sandboxCalls.id, "ids"))
+    .prepare(),
+}));

@@ -1,6 +1,7 @@
 import { and, asc, eq, inArray, or, type SQL, sql } from "drizzle-orm";
 import { decideSend } from "../../compliance";
 import type { DbOrTx } from "../../db/client";
+import { preparedPerConnection, rowPlaceholders } from "../../db/prepared";
 import {
   type CampaignAudience,
   type CampaignRow,
@@ -153,6 +154,12 @@ export function writeRecipients(tx: DbOrTx, campaign: CampaignRow, page: Contact
       createdAt: now,
     };
   });
-  // Replayed after a crash, the same rows are ignored: (campaign, contact) is unique.
-  tx.insert(campaignRecipients).values(rows).onConflictDoNothing().run();
+  // Replayed after a crash, the same rows are ignored: (campaign, contact) is unique. One prepared
+  // row insert each: building a 500-row INSERT's SQL cost more than running it (~25 µs a row).
+  const insert = recipientInsert(tx);
+  for (const row of rows) insert.run(row);
 }
+
+const recipientInsert = preparedPerConnection((db: DbOrTx) =>
+  db.insert(campaignRecipients).values(rowPlaceholders(campaignRecipients)).onConflictDoNothing().prepare(),
+);
