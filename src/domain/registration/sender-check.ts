@@ -1,6 +1,7 @@
-import { and, eq } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import { unregisteredSender } from "../../compliance";
 import type { DbOrTx } from "../../db/client";
+import { preparedPerConnection } from "../../db/prepared";
 import { tendlcCampaignNumbers, tendlcCampaigns, workspaces } from "../../db/schema";
 
 /**
@@ -8,20 +9,30 @@ import { tendlcCampaignNumbers, tendlcCampaigns, workspaces } from "../../db/sch
  * (`settings.require_registration`); null when it does not (every sender may send).
  */
 export function registeredNumberIds(tx: DbOrTx, workspaceId: string): Set<string> | null {
-  const ws = tx
+  // Asked on every send (one-off, campaign, flow): prepared once per connection.
+  const statements = registrationStatements(tx);
+  if (!statements.required.get({ workspaceId })?.required) return null;
+  return new Set(statements.approvedNumbers.all({ workspaceId }).map((r) => r.numberId));
+}
+
+const registrationStatements = preparedPerConnection((db: DbOrTx) => ({
+  required: db
     .select({ required: workspaces.requireRegistration })
     .from(workspaces)
-    .where(eq(workspaces.id, workspaceId))
-    .get();
-  if (!ws?.required) return null;
-  const rows = tx
+    .where(eq(workspaces.id, sql.placeholder("workspaceId")))
+    .prepare(),
+  approvedNumbers: db
     .select({ numberId: tendlcCampaignNumbers.numberId })
     .from(tendlcCampaignNumbers)
     .innerJoin(tendlcCampaigns, eq(tendlcCampaigns.id, tendlcCampaignNumbers.campaignId))
-    .where(and(eq(tendlcCampaignNumbers.workspaceId, workspaceId), eq(tendlcCampaigns.status, "APPROVED")))
-    .all();
-  return new Set(rows.map((r) => r.numberId));
-}
+    .where(
+      and(
+        eq(tendlcCampaignNumbers.workspaceId, sql.placeholder("workspaceId")),
+        eq(tendlcCampaigns.status, "APPROVED"),
+      ),
+    )
+    .prepare(),
+}));
 
 /** The compliance module's sender check for one sender, given the set above. */
 export function senderSkip(
