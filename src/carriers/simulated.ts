@@ -13,7 +13,7 @@
  * `say` calls run on the simulated call line (src/voice/simulated.ts), with its magic numbers.
  */
 import { createHash } from "node:crypto";
-import { and, asc, count, desc, eq, isNull, lte, sql } from "drizzle-orm";
+import { and, asc, eq, isNull, lte, sql } from "drizzle-orm";
 import {
   reviewBrandSimulated,
   reviewCampaignSimulated,
@@ -21,6 +21,7 @@ import {
 } from "../compliance/registration";
 import type { DbOrTx } from "../db/client";
 import { inJsonListParam } from "../db/dialect";
+import { newestFirstPage } from "../db/paging";
 import { preparedPerConnection, rowPlaceholders } from "../db/prepared";
 import { type SandboxSendRow, sandboxSends } from "../db/schema";
 import { newId } from "../lib/ids";
@@ -112,17 +113,13 @@ export function listSandboxSends(
   workspaceId: string,
   page: { limit: number; offset: number },
 ): { sends: SandboxSend[]; total: number } {
-  const rows = db
-    .select()
-    .from(sandboxSends)
-    .where(eq(sandboxSends.workspaceId, workspaceId))
-    .orderBy(desc(sandboxSends.acceptedAt), desc(sandboxSends.id))
-    .limit(page.limit)
-    .offset(page.offset)
-    .all();
-  const total =
-    db.select({ n: count() }).from(sandboxSends).where(eq(sandboxSends.workspaceId, workspaceId)).get()?.n ??
-    0;
+  const { rows, total } = newestFirstPage(
+    db,
+    sandboxSends,
+    eq(sandboxSends.workspaceId, workspaceId),
+    [sandboxSends.acceptedAt, sandboxSends.id],
+    page,
+  );
   return {
     sends: rows.map((row) => ({
       message_id: row.messageId,

@@ -14,9 +14,10 @@
  *   anything else     COMPLETED after the line's delay, with a transcript
  */
 import { createHash } from "node:crypto";
-import { and, asc, count, desc, eq, isNull, lte, sql } from "drizzle-orm";
+import { and, asc, eq, isNull, lte, sql } from "drizzle-orm";
 import type { DbOrTx } from "../db/client";
 import { inJsonListParam } from "../db/dialect";
+import { newestFirstPage } from "../db/paging";
 import { preparedPerConnection } from "../db/prepared";
 import { type SandboxCallRow, sandboxCalls } from "../db/schema";
 import type { EngineAgent, EngineTurn } from "../engines/llm";
@@ -308,17 +309,13 @@ export function listSandboxCalls(
   workspaceId: string,
   page: { limit: number; offset: number },
 ): { calls: SandboxCall[]; total: number } {
-  const rows = db
-    .select()
-    .from(sandboxCalls)
-    .where(eq(sandboxCalls.workspaceId, workspaceId))
-    .orderBy(desc(sandboxCalls.acceptedAt), desc(sandboxCalls.id))
-    .limit(page.limit)
-    .offset(page.offset)
-    .all();
-  const total =
-    db.select({ n: count() }).from(sandboxCalls).where(eq(sandboxCalls.workspaceId, workspaceId)).get()?.n ??
-    0;
+  const { rows, total } = newestFirstPage(
+    db,
+    sandboxCalls,
+    eq(sandboxCalls.workspaceId, workspaceId),
+    [sandboxCalls.acceptedAt, sandboxCalls.id],
+    page,
+  );
   return {
     calls: rows.map((row) => ({
       call_id: row.callId,

@@ -1,7 +1,8 @@
-import { and, count, desc, eq, type SQL } from "drizzle-orm";
+import { and, eq, type SQL } from "drizzle-orm";
 import { isKnownZone } from "../../compliance/zone-clock";
 import type { Db, DbOrTx } from "../../db/client";
 import { likeInsensitive } from "../../db/dialect";
+import { newestFirstPage } from "../../db/paging";
 import {
   type AgentRow,
   agents,
@@ -480,15 +481,7 @@ export function listAgents(
   }
   if (filters.q) conditions.push(likeInsensitive(agents.name, `%${escapeLike(filters.q)}%`));
   const where = and(...conditions);
-  const rows = db
-    .select()
-    .from(agents)
-    .where(where)
-    .orderBy(desc(agents.createdAt), desc(agents.id))
-    .limit(page.limit)
-    .offset(page.offset)
-    .all();
-  const total = db.select({ n: count() }).from(agents).where(where).get()?.n ?? 0;
+  const { rows, total } = newestFirstPage(db, agents, where, [agents.createdAt, agents.id], page);
   return { items: rows.map(agentJson), total };
 }
 

@@ -1,6 +1,7 @@
-import { and, count, desc, eq, gte, sql } from "drizzle-orm";
+import { and, desc, eq, gte, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../db/client";
 import { groupCommit } from "../../db/group-commit";
+import { newestFirstPage } from "../../db/paging";
 import { preparedPerConnection, rowPlaceholders } from "../../db/prepared";
 import {
   type ClickRow,
@@ -333,15 +334,13 @@ export function listConversions(
     filter.offer_id !== undefined ? eq(conversions.offerId, filter.offer_id) : undefined,
     filter.event !== undefined ? eq(conversions.event, filter.event) : undefined,
   );
-  const rows = db
-    .select()
-    .from(conversions)
-    .where(where)
-    .orderBy(desc(conversions.createdAt), desc(conversions.id))
-    .limit(page.limit)
-    .offset(page.offset)
-    .all();
-  const total = db.select({ n: count() }).from(conversions).where(where).get()?.n ?? 0;
+  const { rows, total } = newestFirstPage(
+    db,
+    conversions,
+    where,
+    [conversions.createdAt, conversions.id],
+    page,
+  );
   return { conversions: rows.map(conversionJson), total };
 }
 

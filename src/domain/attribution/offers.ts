@@ -1,5 +1,6 @@
-import { and, count, desc, eq } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
+import { newestFirstPage } from "../../db/paging";
 import { type OfferRow, offers, trackedLinks } from "../../db/schema";
 import { invalid, notFound } from "../../lib/errors";
 import { isUuid, newId } from "../../lib/ids";
@@ -146,15 +147,7 @@ export function listOffers(
     eq(offers.workspaceId, workspaceId),
     filter.status ? eq(offers.status, filter.status) : undefined,
   );
-  const rows = db
-    .select()
-    .from(offers)
-    .where(where)
-    .orderBy(desc(offers.createdAt), desc(offers.id))
-    .limit(page.limit)
-    .offset(page.offset)
-    .all();
-  const total = db.select({ n: count() }).from(offers).where(where).get()?.n ?? 0;
+  const { rows, total } = newestFirstPage(db, offers, where, [offers.createdAt, offers.id], page);
   return { offers: rows.map((row) => offerJson(row, publicUrl)), total };
 }
 

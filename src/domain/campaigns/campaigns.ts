@@ -1,6 +1,7 @@
-import { and, count, desc, eq, inArray, isNull, type SQL } from "drizzle-orm";
+import { and, count, eq, inArray, isNull, type SQL } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../db/client";
 import { likeInsensitive } from "../../db/dialect";
+import { newestFirstPage } from "../../db/paging";
 import {
   type CampaignAudience,
   type CampaignMessage,
@@ -404,15 +405,7 @@ export function listCampaigns(
   }
   if (filters.q) conditions.push(likeInsensitive(campaigns.name, `%${escapeLike(filters.q)}%`));
   const where = and(...conditions);
-  const rows = db
-    .select()
-    .from(campaigns)
-    .where(where)
-    .orderBy(desc(campaigns.createdAt), desc(campaigns.id))
-    .limit(page.limit)
-    .offset(page.offset)
-    .all();
-  const total = db.select({ n: count() }).from(campaigns).where(where).get()?.n ?? 0;
+  const { rows, total } = newestFirstPage(db, campaigns, where, [campaigns.createdAt, campaigns.id], page);
   return { campaigns: rows.map((row) => campaignJson(db, row)), total };
 }
 

@@ -8,8 +8,9 @@
  * written with the run's move past its node, never twice. Pausing stops the dispatcher (runs hold
  * where they are); activating again starts a new one. Enrolments wake it.
  */
-import { and, count, desc, eq, gte, inArray, isNull, sql } from "drizzle-orm";
+import { and, eq, gte, inArray, isNull, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../db/client";
+import { newestFirstPage } from "../../db/paging";
 import { preparedPerConnection } from "../../db/prepared";
 import {
   agents,
@@ -178,15 +179,7 @@ export function listFlows(
     conditions.push(eq(flows.status, filters.status));
   }
   const where = and(...conditions);
-  const rows = db
-    .select()
-    .from(flows)
-    .where(where)
-    .orderBy(desc(flows.createdAt), desc(flows.id))
-    .limit(page.limit)
-    .offset(page.offset)
-    .all();
-  const total = db.select({ n: count() }).from(flows).where(where).get()?.n ?? 0;
+  const { rows, total } = newestFirstPage(db, flows, where, [flows.createdAt, flows.id], page);
   return { items: rows.map(flowJson), total };
 }
 
@@ -688,15 +681,7 @@ export function listRuns(
     conditions.push(eq(flowRuns.status, filters.status));
   }
   const where = and(...conditions);
-  const rows = db
-    .select()
-    .from(flowRuns)
-    .where(where)
-    .orderBy(desc(flowRuns.startedAt), desc(flowRuns.id))
-    .limit(page.limit)
-    .offset(page.offset)
-    .all();
-  const total = db.select({ n: count() }).from(flowRuns).where(where).get()?.n ?? 0;
+  const { rows, total } = newestFirstPage(db, flowRuns, where, [flowRuns.startedAt, flowRuns.id], page);
   return { runs: rows.map(runJson), total, limit: page.limit, offset: page.offset };
 }
 

@@ -1,4 +1,4 @@
-import { and, asc, count, desc, eq, inArray, sql } from "drizzle-orm";
+import { and, asc, eq, inArray, sql } from "drizzle-orm";
 import {
   type AvailableNumber,
   type Carrier,
@@ -7,6 +7,7 @@ import {
   type NumberType,
 } from "../../carriers/carrier";
 import type { Db, DbOrTx } from "../../db/client";
+import { newestFirstPage } from "../../db/paging";
 import { preparedPerConnection } from "../../db/prepared";
 import {
   type NumberRow,
@@ -437,15 +438,7 @@ export function listNumbers(
   const conditions = [eq(numbers.workspaceId, workspaceId), eq(numbers.status, status)];
   if (filters.pool_id) conditions.push(eq(numbers.poolId, filters.pool_id));
   const where = and(...conditions);
-  const rows = db
-    .select()
-    .from(numbers)
-    .where(where)
-    .orderBy(desc(numbers.createdAt), desc(numbers.id))
-    .limit(page.limit)
-    .offset(page.offset)
-    .all();
-  const total = db.select({ n: count() }).from(numbers).where(where).get()?.n ?? 0;
+  const { rows, total } = newestFirstPage(db, numbers, where, [numbers.createdAt, numbers.id], page);
   return { numbers: toRecords(db, workspaceId, rows, now), total };
 }
 

@@ -1,5 +1,6 @@
-import { and, count, desc, eq, inArray, isNull, ne, or } from "drizzle-orm";
+import { and, count, eq, inArray, isNull, ne, or } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../db/client";
+import { newestFirstPage } from "../../db/paging";
 import { numbers, type PoolRow, poolStickySenders, pools } from "../../db/schema";
 import { notFound } from "../../lib/errors";
 import { isUuid, newId } from "../../lib/ids";
@@ -79,15 +80,13 @@ export function listPools(
   workspaceId: string,
   page: { limit: number; offset: number },
 ): { pools: PoolRecord[]; total: number } {
-  const rows = db
-    .select()
-    .from(pools)
-    .where(eq(pools.workspaceId, workspaceId))
-    .orderBy(desc(pools.createdAt), desc(pools.id))
-    .limit(page.limit)
-    .offset(page.offset)
-    .all();
-  const total = db.select({ n: count() }).from(pools).where(eq(pools.workspaceId, workspaceId)).get()?.n ?? 0;
+  const { rows, total } = newestFirstPage(
+    db,
+    pools,
+    eq(pools.workspaceId, workspaceId),
+    [pools.createdAt, pools.id],
+    page,
+  );
   return { pools: toRecords(db, workspaceId, rows), total };
 }
 

@@ -5,7 +5,7 @@
  * submission: the simulated carrier decides deterministically; with a carrier that registers in
  * its own console (Twilio) these routes answer 501. Every status change emits its event.
  */
-import { and, count, desc, eq, inArray } from "drizzle-orm";
+import { and, eq, inArray } from "drizzle-orm";
 import type { RegistryReviewer } from "../../carriers/carrier";
 import {
   type BrandInput,
@@ -18,6 +18,7 @@ import {
   type TendlcCampaignInput,
 } from "../../compliance/registration";
 import type { Db, DbOrTx } from "../../db/client";
+import { newestFirstPage } from "../../db/paging";
 import {
   numbers,
   type ShortCodeRequestRow,
@@ -171,17 +172,16 @@ export function getBrand(db: DbOrTx, workspaceId: string, id: string) {
 
 export function listBrands(db: DbOrTx, workspaceId: string, page: { limit: number; offset: number }) {
   const where = eq(tendlcBrands.workspaceId, workspaceId);
-  const rows = db
-    .select()
-    .from(tendlcBrands)
-    .where(where)
-    .orderBy(desc(tendlcBrands.createdAt), desc(tendlcBrands.id))
-    .limit(page.limit)
-    .offset(page.offset)
-    .all();
+  const { rows, total } = newestFirstPage(
+    db,
+    tendlcBrands,
+    where,
+    [tendlcBrands.createdAt, tendlcBrands.id],
+    page,
+  );
   return {
     items: rows.map(brandJson),
-    total: db.select({ n: count() }).from(tendlcBrands).where(where).get()?.n ?? 0,
+    total,
   };
 }
 
@@ -376,17 +376,16 @@ export function listTendlcCampaigns(
   page: { limit: number; offset: number },
 ) {
   const where = eq(tendlcCampaigns.workspaceId, workspaceId);
-  const rows = db
-    .select()
-    .from(tendlcCampaigns)
-    .where(where)
-    .orderBy(desc(tendlcCampaigns.createdAt), desc(tendlcCampaigns.id))
-    .limit(page.limit)
-    .offset(page.offset)
-    .all();
+  const { rows, total } = newestFirstPage(
+    db,
+    tendlcCampaigns,
+    where,
+    [tendlcCampaigns.createdAt, tendlcCampaigns.id],
+    page,
+  );
   return {
     items: rows.map(tendlcCampaignJson),
-    total: db.select({ n: count() }).from(tendlcCampaigns).where(where).get()?.n ?? 0,
+    total,
   };
 }
 
@@ -461,17 +460,16 @@ export function listShortCodeRequests(
   page: { limit: number; offset: number },
 ) {
   const where = eq(shortCodeRequests.workspaceId, workspaceId);
-  const rows = db
-    .select()
-    .from(shortCodeRequests)
-    .where(where)
-    .orderBy(desc(shortCodeRequests.createdAt), desc(shortCodeRequests.id))
-    .limit(page.limit)
-    .offset(page.offset)
-    .all();
+  const { rows, total } = newestFirstPage(
+    db,
+    shortCodeRequests,
+    where,
+    [shortCodeRequests.createdAt, shortCodeRequests.id],
+    page,
+  );
   return {
     items: rows.map(shortCodeJson),
-    total: db.select({ n: count() }).from(shortCodeRequests).where(where).get()?.n ?? 0,
+    total,
   };
 }
 

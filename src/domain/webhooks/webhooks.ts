@@ -1,6 +1,7 @@
 import { and, asc, count, desc, eq, isNull, lt, ne, sql } from "drizzle-orm";
 import { type Db, type DbOrTx, sqliteOf } from "../../db/client";
 import { CommitCheckedCache } from "../../db/commit-watch";
+import { newestFirstPage } from "../../db/paging";
 import { preparedPerConnection } from "../../db/prepared";
 import {
   events,
@@ -172,15 +173,7 @@ export function createWebhook(db: Db, workspaceId: string, input: WebhookInput, 
 
 export function listWebhooks(db: Db, workspaceId: string, page: { limit: number; offset: number }) {
   const where = eq(webhooks.workspaceId, workspaceId);
-  const rows = db
-    .select()
-    .from(webhooks)
-    .where(where)
-    .orderBy(desc(webhooks.createdAt), desc(webhooks.id))
-    .limit(page.limit)
-    .offset(page.offset)
-    .all();
-  const total = db.select({ n: count() }).from(webhooks).where(where).get()?.n ?? 0;
+  const { rows, total } = newestFirstPage(db, webhooks, where, [webhooks.createdAt, webhooks.id], page);
   return { webhooks: rows.map(webhookJson), total, ...page };
 }
 

@@ -1,7 +1,8 @@
 import type { Database } from "bun:sqlite";
-import { and, count, desc, eq, isNull, sql } from "drizzle-orm";
+import { and, desc, eq, isNull, sql } from "drizzle-orm";
 import { type Db, type DbOrTx, writeUnlessBusy } from "../../db/client";
 import { CommitCheckedCache } from "../../db/commit-watch";
+import { newestFirstPage } from "../../db/paging";
 import { type ApiKeyRow, apiKeys, workspaces } from "../../db/schema";
 import { AppError, notFound } from "../../lib/errors";
 import { isUuid, newId } from "../../lib/ids";
@@ -101,16 +102,13 @@ export function listApiKeyPage(
   workspaceId: string,
   page: { limit: number; offset: number },
 ): { api_keys: ApiKeyRecord[]; total: number } {
-  const rows = db
-    .select()
-    .from(apiKeys)
-    .where(eq(apiKeys.workspaceId, workspaceId))
-    .orderBy(desc(apiKeys.createdAt), desc(apiKeys.id))
-    .limit(page.limit)
-    .offset(page.offset)
-    .all();
-  const total =
-    db.select({ n: count() }).from(apiKeys).where(eq(apiKeys.workspaceId, workspaceId)).get()?.n ?? 0;
+  const { rows, total } = newestFirstPage(
+    db,
+    apiKeys,
+    eq(apiKeys.workspaceId, workspaceId),
+    [apiKeys.createdAt, apiKeys.id],
+    page,
+  );
   return { api_keys: rows.map(toApiKeyRecord), total };
 }
 
