@@ -437,16 +437,8 @@ function decide(
   return decision;
 }
 
-function sendNode(
-  tx: DbOrTx,
-  flow: FlowRow,
-  node: FlowNode,
-  contact: ContactRow | undefined,
-  now: number,
-  env: RunEnv,
-): NodeResult {
-  if (!contact) return { go: "out", outcome: "skipped", action: "skipped", detail: "no_contact" };
-  const decision = decide(tx, flow, contact, now, env, "sms");
+/** A send or call the compliance module does not let go now: skipped past, or held until it may. */
+function complianceHold(decision: ReturnType<typeof decide>): NodeResult | null {
   if (decision.action === "skip")
     return { go: "out", outcome: "skipped", action: "skipped", detail: decision.reason };
   if (decision.action === "defer")
@@ -456,6 +448,20 @@ function sendNode(
       action: "deferred",
       detail: decision.reasons.join(",") || "no_window",
     };
+  return null;
+}
+
+function sendNode(
+  tx: DbOrTx,
+  flow: FlowRow,
+  node: FlowNode,
+  contact: ContactRow | undefined,
+  now: number,
+  env: RunEnv,
+): NodeResult {
+  if (!contact) return { go: "out", outcome: "skipped", action: "skipped", detail: "no_contact" };
+  const held = complianceHold(decide(tx, flow, contact, now, env, "sms"));
+  if (held) return held;
   const data = node.data ?? {};
   let sender: NumberRow | null = null;
   if (typeof data.pool_id === "string" && data.pool_id) {
@@ -512,16 +518,8 @@ function callNode(
   env: RunEnv,
 ): NodeResult {
   if (!contact) return { go: "out", outcome: "skipped", action: "skipped", detail: "no_contact" };
-  const decision = decide(tx, flow, contact, now, env, "voice");
-  if (decision.action === "skip")
-    return { go: "out", outcome: "skipped", action: "skipped", detail: decision.reason };
-  if (decision.action === "defer")
-    return {
-      wait: decision.until,
-      kind: "defer",
-      action: "deferred",
-      detail: decision.reasons.join(",") || "no_window",
-    };
+  const held = complianceHold(decide(tx, flow, contact, now, env, "voice"));
+  if (held) return held;
   const data = node.data ?? {};
   let sender: NumberRow;
   try {
