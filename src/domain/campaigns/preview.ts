@@ -1,4 +1,4 @@
-import { and, asc, count, eq, gt, inArray, isNotNull, ne, type SQL, sql } from "drizzle-orm";
+import { and, asc, count, eq, inArray, isNotNull, type SQL, sql } from "drizzle-orm";
 import { TransactionRollbackError } from "drizzle-orm/errors";
 import { capLookbackMs, type LintWarning, lintContent } from "../../compliance";
 import type { Db, DbOrTx } from "../../db/client";
@@ -21,7 +21,7 @@ import { audienceCondition, audiencePage } from "./audience";
 import { findCampaign } from "./campaigns";
 import {
   complianceDecision,
-  isMarketingSend,
+  marketingSendsSince,
   planSend,
   recipientFacts,
   SenderBook,
@@ -294,45 +294,37 @@ function previewTotals(db: Db, campaign: CampaignRow, rules: SendRules, at: numb
       tally(complianceDecision(contact, facts.get(contact.id) ?? NO_FACTS, rules, at, channel), 1);
     }
   };
-  const suppressed = db
-    .select({ phone: suppressions.phoneNumber })
-    .from(suppressions)
-    .where(eq(suppressions.workspaceId, campaign.workspaceId))
-    .all()
-    .map((row) => row.phone);
-  for (let i = 0; i < suppressed.length; i += TOTALS_BATCH)
-    decide(
-      db
-        .select()
-        .from(contacts)
-        .where(and(where, inArray(contacts.phoneNumber, suppressed.slice(i, i + TOTALS_BATCH))))
-        .all(),
-    );
+  const decideAmong = (key: typeof contacts.phoneNumber | typeof contacts.id, values: string[]) => {
+    for (let i = 0; i < values.length; i += TOTALS_BATCH)
+      decide(
+        db
+          .select()
+          .from(contacts)
+          .where(and(where, inArray(key, values.slice(i, i + TOTALS_BATCH))))
+          .all(),
+      );
+  };
+  decideAmong(
+    contacts.phoneNumber,
+    db
+      .select({ phone: suppressions.phoneNumber })
+      .from(suppressions)
+      .where(eq(suppressions.workspaceId, campaign.workspaceId))
+      .all()
+      .map((row) => row.phone),
+  );
   const since = at - capLookbackMs({ frequency_cap: rules.frequencyCap });
-  const messaged = db
-    .selectDistinct({ id: sql<string>`${messages.contactId}` })
-    .from(messages)
-    .where(
-      and(
-        eq(messages.workspaceId, campaign.workspaceId),
-        eq(messages.direction, "outbound"),
-        gt(messages.createdAt, since - 14 * 86_400_000),
-        isMarketingSend(),
-        ne(messages.status, "FAILED"),
-        sql`${messages.campaignId} IS NOT ${campaign.id}`,
-        isNotNull(messages.contactId),
-      ),
-    )
-    .all()
-    .map((row) => row.id);
-  for (let i = 0; i < messaged.length; i += TOTALS_BATCH)
-    decide(
-      db
-        .select()
-        .from(contacts)
-        .where(and(where, inArray(contacts.id, messaged.slice(i, i + TOTALS_BATCH))))
-        .all(),
-    );
+  decideAmong(
+    contacts.id,
+    db
+      .selectDistinct({ id: sql<string>`${messages.contactId}` })
+      .from(messages)
+      .where(
+        and(marketingSendsSince(campaign.workspaceId, campaign.id, since), isNotNull(messages.contactId)),
+      )
+      .all()
+      .map((row) => row.id),
+  );
 
   // 1. Everyone else, once per class.
   for (const group of remaining.values()) {

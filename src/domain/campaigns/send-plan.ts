@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, ne, sql } from "drizzle-orm";
+import { and, asc, eq, inArray, ne, type SQL, sql } from "drizzle-orm";
 import {
   capLookbackMs,
   DEFAULT_QUIET_HOURS,
@@ -86,6 +86,22 @@ export const isMarketingSend = () =>
 const LONGEST_DEFERRAL_MS = 14 * 86_400_000;
 
 /**
+ * The messages that may be a recent marketing send for the caps looking back to `since`: the
+ * workspace's outbound marketing messages that did not fail, written late enough to go after
+ * `since` (a deferred one goes later), other than `campaignId`'s own.
+ */
+export function marketingSendsSince(workspaceId: string, campaignId: string, since: number): SQL {
+  return and(
+    eq(messages.workspaceId, workspaceId),
+    eq(messages.direction, "outbound"),
+    sql`${messages.createdAt} > ${since - LONGEST_DEFERRAL_MS}`,
+    isMarketingSend(),
+    ne(messages.status, "FAILED"),
+    sql`${messages.campaignId} IS NOT ${campaignId}`,
+  ) as SQL;
+}
+
+/**
  * Facts for a batch of contacts in two queries (not one per recipient): their suppression entries
  * and their recent marketing sends — outbound messages of a marketing sender that did not fail,
  * timed when they went (or will go: a deferred message counts at its send_at), within the
@@ -122,13 +138,8 @@ export function recipientFacts(
     .from(messages)
     .where(
       and(
-        eq(messages.workspaceId, workspaceId),
+        marketingSendsSince(workspaceId, campaignId, since),
         inArray(messages.contactId, [...facts.keys()]),
-        eq(messages.direction, "outbound"),
-        sql`${messages.createdAt} > ${since - LONGEST_DEFERRAL_MS}`,
-        isMarketingSend(),
-        ne(messages.status, "FAILED"),
-        sql`${messages.campaignId} IS NOT ${campaignId}`,
         sql`${at} > ${since}`,
       ),
     )
