@@ -1,3 +1,4 @@
+import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -74,6 +75,32 @@ describe("groupCommit", () => {
     const other = openDatabase(join(dir, "g.db"));
     expect(other.sqlite.query("SELECT count(*) AS n FROM t WHERE x = 4").get()).toEqual({ n: 1 });
     other.close();
+  });
+
+  it("waits for another connection's write lock without holding this thread, then commits", async () => {
+    const other = new Database(join(dir, "g.db"));
+    other.exec("BEGIN IMMEDIATE");
+    other.exec("INSERT INTO t (x) VALUES (20)");
+    const started = Date.now();
+    const write = groupCommit(handle.db, (tx) => {
+      tx.run(sql`INSERT INTO t (x) VALUES (21)`);
+      return "committed";
+    });
+    // The thread keeps turning while the group waits: timers fire on time.
+    const turns: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      turns.push(Date.now() - started);
+    }
+    expect(turns[0]).toBeLessThan(80);
+    expect(rows()).not.toContain(21);
+    other.exec("COMMIT");
+    other.close();
+    expect(await write).toBe("committed");
+    expect(rows().filter((x) => (x as number) >= 20)).toEqual([20, 21]);
+    // The connection waits for locks again outside the group.
+    expect((handle.sqlite.query("PRAGMA busy_timeout").get() as { timeout: number }).timeout).toBe(5000);
+    handle.sqlite.exec("DELETE FROM t WHERE x >= 20");
   });
 });
 

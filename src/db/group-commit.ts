@@ -1,10 +1,13 @@
-import { type Db, sqliteOf, type Tx } from "./client";
+import { BUSY_TIMEOUT_MS, type Db, isBusy, sqliteOf, type Tx } from "./client";
 
 interface Pending {
   work: (tx: Tx) => unknown;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }
+
+/** Retries of a group that found the write lock taken before they back off to 1 ms apart. */
+const IMMEDIATE_RETRIES = 20;
 
 const committers = new WeakMap<Db, (work: (tx: Tx) => unknown) => Promise<unknown>>();
 
@@ -40,13 +43,25 @@ function createGroupCommitter(db: Db) {
   const release = sqlite.prepare("RELEASE group_commit_write");
   const rollback = sqlite.prepare("ROLLBACK TO group_commit_write");
 
+  // Whether another connection (the background thread, another process) holds the write lock is
+  // asked without waiting: SQLite's busy handler would sleep this thread 1 ms and more, and every
+  // request it serves with it. A group that finds the lock taken is tried again on the next turn
+  // (answering requests meanwhile; later writes join it), for up to BUSY_TIMEOUT_MS.
+  const noWait = sqlite.prepare("PRAGMA busy_timeout = 0");
+  const wait = sqlite.prepare(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
+  let busySince = 0;
+  let busyRetries = 0;
+
   function flush() {
     scheduled = false;
     const group = pending;
     pending = [];
     const outcomes: { ok: boolean; value: unknown }[] = [];
+    let begun = false;
+    noWait.run();
     try {
       db.transaction((tx) => {
+        begun = true;
         for (const item of group) {
           savepoint.run();
           let value: unknown;
@@ -64,9 +79,25 @@ function createGroupCommitter(db: Db) {
         }
       });
     } catch (error) {
+      if (!begun && isBusy(error) && (busySince === 0 || Date.now() - busySince < BUSY_TIMEOUT_MS)) {
+        // The first retries come at once (most transactions of the other thread are short),
+        // then once a millisecond, so waiting does not spin this thread.
+        if (busySince === 0) busySince = Date.now();
+        pending = group.concat(pending);
+        scheduled = true;
+        if (++busyRetries <= IMMEDIATE_RETRIES) setImmediate(flush);
+        else setTimeout(flush, 1);
+        return;
+      }
+      busySince = 0;
+      busyRetries = 0;
       for (const item of group) item.reject(error);
       return;
+    } finally {
+      wait.run();
     }
+    busySince = 0;
+    busyRetries = 0;
     group.forEach((item, i) => {
       const outcome = outcomes[i];
       if (outcome.ok) item.resolve(outcome.value);
