@@ -96,21 +96,19 @@ function openError(path: string, error: unknown): DatabaseOpenError {
 }
 
 /**
- * This connection never checkpoints (copies the WAL back into the database file, with its fsyncs)
- * on commit: another connection of the process does, off this thread (`startCheckpoints`). A
- * commit that crosses wal_autocheckpoint otherwise pays the whole copy inside the request that
- * made it.
- */
-export function leaveCheckpointsToOthers(sqlite: Database) {
-  sqlite.exec("PRAGMA wal_autocheckpoint = 0");
-}
-
-/**
  * Checkpoints from this connection, PASSIVE (as much of the WAL as no reader still needs, without
  * waiting for readers or blocking writers), every `intervalMs` in which another connection
  * committed. This connection's own commits still checkpoint at wal_autocheckpoint, so a second
- * spent on its own writes (a campaign) adds no copy. For the background thread's connection, when
- * the request thread leaves checkpoints to it.
+ * spent on its own writes (a campaign) adds no copy. For the background thread's connection: it
+ * copies the request thread's commits back, so the request thread's own checkpoint (at the same
+ * 10,000 pages) finds little left to copy.
+ *
+ * The request thread keeps that checkpoint of its own: SQLite starts the WAL over only when a
+ * writer begins while every frame is already copied, which a PASSIVE checkpoint on another thread
+ * never achieves while the request thread commits every few hundred microseconds (a burst of
+ * redirects). With no checkpoints there at all the WAL grew to 1.7 GB in 40 s of redirects, and
+ * every read slowed with it (each page is looked up in the WAL's index first). Its checkpoint runs
+ * between two of its own commits, so it can finish, and the next write starts the file over.
  */
 export function startCheckpoints(sqlite: Database, intervalMs = 1000): { stop(): void } {
   const checkpoint = sqlite.prepare("PRAGMA wal_checkpoint(PASSIVE)");
@@ -135,7 +133,15 @@ export function startCheckpoints(sqlite: Database, intervalMs = 1000): { stop():
 }
 
 /** How long a write waits for another connection's write to finish (SQLite sleeps the thread). */
-const BUSY_TIMEOUT_MS = 5000;
+export const BUSY_TIMEOUT_MS = 5000;
+
+/** Whether SQLite refused for a lock another connection holds (SQLITE_BUSY and its variants). */
+export function isBusy(error: unknown): boolean {
+  const code =
+    (error as { code?: string; cause?: { code?: string } }).code ??
+    (error as { cause?: { code?: string } }).cause?.code;
+  return code?.startsWith("SQLITE_BUSY") === true;
+}
 
 /**
  * Runs a write that may be skipped rather than wait: while another connection (the background
@@ -149,10 +155,7 @@ export function writeUnlessBusy(sqlite: Database, write: () => void): boolean {
     write();
     return true;
   } catch (error) {
-    const code =
-      (error as { code?: string; cause?: { code?: string } }).code ??
-      (error as { cause?: { code?: string } }).cause?.code;
-    if (code?.startsWith("SQLITE_BUSY")) return false;
+    if (isBusy(error)) return false;
     throw error;
   } finally {
     sqlite.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
