@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openDatabase } from "../src/db/client";
-import { createCommitWatch } from "../src/db/commit-watch";
+import { CommitCheckedCache, createCommitWatch } from "../src/db/commit-watch";
 
 const dir = mkdtempSync(join(tmpdir(), "outreach-watch-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -56,5 +56,36 @@ describe("createCommitWatch", () => {
     const watch = createCommitWatch(memory);
     expect(typeof watch()).toBe("number");
     memory.close();
+  });
+});
+
+describe("CommitCheckedCache with a rows version", () => {
+  it("stays warm through other connections' unrelated commits and empties when the version moves", async () => {
+    const path = join(dir, "rows.db");
+    const own = openDatabase(path);
+    own.sqlite.exec("CREATE TABLE t (x INTEGER); CREATE TABLE v (n INTEGER); INSERT INTO v VALUES (0)");
+    const version = own.sqlite.prepare("SELECT n FROM v");
+    const cache = new CommitCheckedCache<string, number>(
+      own.sqlite,
+      10,
+      () => (version.get() as { n: number }).n,
+    );
+    const plain = new CommitCheckedCache<string, number>(own.sqlite, 10);
+    const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+    cache.set("a", 1);
+    plain.set("a", 1);
+
+    const other = new Database(path);
+    other.exec("INSERT INTO t VALUES (1)");
+    await nextTurn();
+    expect(cache.get("a")).toBe(1);
+    // Without a rows version, any other connection's commit empties the cache.
+    expect(plain.get("a")).toBeUndefined();
+
+    other.exec("UPDATE v SET n = n + 1");
+    await nextTurn();
+    expect(cache.get("a")).toBeUndefined();
+    other.close();
+    own.close();
   });
 });

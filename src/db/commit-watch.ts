@@ -31,14 +31,22 @@ export class CommitCheckedCache<K, V> {
   private readonly entries = new Map<K, V>();
   private readonly othersCommitted: () => number;
   private seenVersion: number;
+  private seenRows: number | undefined;
   private checkedThisTurn = false;
 
+  /**
+   * `rowsVersion`, when given, reads a counter that triggers bump whenever the cached rows may
+   * have changed: another connection's commit then empties the cache only if it moved, so the
+   * background thread's unrelated writes leave it warm.
+   */
   constructor(
     sqlite: Database,
     private readonly maxSize: number,
+    private readonly rowsVersion?: () => number,
   ) {
     this.othersCommitted = createCommitWatch(sqlite);
     this.seenVersion = this.othersCommitted();
+    this.seenRows = rowsVersion?.();
   }
 
   get(key: K): V | undefined {
@@ -49,8 +57,10 @@ export class CommitCheckedCache<K, V> {
       });
       const version = this.othersCommitted();
       if (version !== this.seenVersion) {
-        this.entries.clear();
         this.seenVersion = version;
+        const rows = this.rowsVersion?.();
+        if (rows === undefined || rows !== this.seenRows) this.entries.clear();
+        this.seenRows = rows;
       }
     }
     return this.entries.get(key);

@@ -24,6 +24,8 @@ import m21 from "../../migrations/0021_registration.sql" with { type: "text" };
 import m22 from "../../migrations/0022_users.sql" with { type: "text" };
 import m23 from "../../migrations/0023_followup.sql" with { type: "text" };
 import m24 from "../../migrations/0024_send_class.sql" with { type: "text" };
+import m25 from "../../migrations/0025_link_versions.sql" with { type: "text" };
+import m26 from "../../migrations/0026_link_versions_triggers.sql" with { type: "text" };
 
 /** Migrations in the order they apply. */
 export const embeddedMigrations: { tag: string; sql: string }[] = [
@@ -52,4 +54,6 @@ export const embeddedMigrations: { tag: string; sql: string }[] = [
   { tag: "0022_users", sql: m22 },
   { tag: "0023_followup", sql: m23 },
   { tag: "0024_send_class", sql: m24 },
+  { tag: "0025_link_versions", sql: m25 },
+  { tag: "0026_link_versions_triggers", sql: m26 },
 ];

@@ -3,7 +3,7 @@ import { type Db, type DbOrTx, sqliteOf } from "../../db/client";
 import { CommitCheckedCache } from "../../db/commit-watch";
 import { groupCommit } from "../../db/group-commit";
 import { preparedPerConnection, rowPlaceholders } from "../../db/prepared";
-import { type ClickRow, clicks, offers, trackedLinks } from "../../db/schema";
+import { type ClickRow, clicks, linkVersions, offers, trackedLinks } from "../../db/schema";
 import { newId } from "../../lib/ids";
 import { emitEvent } from "../events";
 
@@ -28,6 +28,9 @@ const findLink = preparedPerConnection((db: DbOrTx) =>
     .prepare(),
 );
 
+const linkVersion = (db: Db) =>
+  db.select({ version: linkVersions.version }).from(linkVersions).where(eq(linkVersions.id, 1)).prepare();
+
 type Link = NonNullable<ReturnType<ReturnType<typeof findLink>["get"]>>;
 
 /** The most links remembered per database; past it the cache starts over. */
@@ -48,12 +51,15 @@ export function invalidateLinkCache() {
  * A link by its code, remembered per database: every click used to look its link and offer up
  * again. Only found links are remembered (an unknown code is looked up each time, so a link
  * written a moment ago is found). Never stale: emptied by `invalidateLinkCache` when this process
- * changes an offer, and when another connection or process commits.
+ * changes an offer, and when another connection or process commits a change or removal of an
+ * offer or a link (`link_versions`, kept by triggers). Other commits (the background thread's
+ * sends while a campaign's clicks come in) leave it warm.
  */
 function linkByCode(db: Db, code: string): Link | undefined {
   let cache = linkCaches.get(db);
   if (!cache) {
-    cache = new CommitCheckedCache(sqliteOf(db), LINK_CACHE_SIZE);
+    const version = linkVersion(db);
+    cache = new CommitCheckedCache(sqliteOf(db), LINK_CACHE_SIZE, () => version.get()?.version ?? 0);
     linkCaches.set(db, cache);
     allLinkCaches.add(cache);
   }
