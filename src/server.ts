@@ -4,7 +4,7 @@ import { countUsers } from "./auth/users";
 import { createCarrier, loadCarrierSettings } from "./carriers";
 import type { Carrier } from "./carriers/carrier";
 import type { Config } from "./config";
-import { type DbHandle, leaveCheckpointsToOthers, openDatabase } from "./db/client";
+import { type DbHandle, openDatabase } from "./db/client";
 import { startSearchIndexer } from "./db/message-search";
 import { migrate } from "./db/migrate";
 import { createApiKey } from "./domain/workspace/api-keys";
@@ -157,8 +157,6 @@ export async function startServer(
     handle.close();
     throw error;
   }
-  // Commits on the request thread never pay a checkpoint: the background thread runs them.
-  if (thread) leaveCheckpointsToOthers(handle.sqlite);
   let background: Background | null = null;
   let searchIndexer: { stop(): void } | null = null;
   if (!config.workerEnabled) searchIndexer = startSearchIndexer(handle.db);
