@@ -18,6 +18,8 @@ beforeAll(async () => {
   const contact = (await s.api("POST", "/v1/contacts", { phone_number: "+15125550191" })).body.contact;
   // Messages seeded straight into the file: 3 delivered and 1 failed two days ago, 1 inbound today.
   const db = new Database(s.dbPath);
+  // The server's background thread may be writing (the number order's jobs): wait for its lock.
+  db.exec("PRAGMA busy_timeout = 5000");
   const insert = db.query(
     "INSERT INTO messages (id, workspace_id, direction, sender, from_number, to_number, body, status, segments, encoding, contact_id, number_id, created_at, updated_at) VALUES (?, ?, ?, 'api', '+15125550000', '+15125550191', 'hi', ?, 1, 'GSM-7', ?, ?, ?, ?)",
   );
