@@ -144,21 +144,32 @@ export function isBusy(error: unknown): boolean {
 }
 
 /**
- * Runs a write that may be skipped rather than wait: while another connection (the background
- * thread, another process) holds the write lock it fails at once with SQLITE_BUSY instead of
- * sleeping this thread in SQLite's busy handler. Answers whether it ran. For bookkeeping a later
- * request can redo (a key's last use), never for anything that must be written.
+ * Runs `work` with SQLite's busy handler off: a statement that needs the write lock while another
+ * connection (the background thread, another process) holds it fails at once with SQLITE_BUSY
+ * instead of sleeping this thread (1 ms and more, and every request it serves with it). The
+ * connection waits for locks again afterwards.
+ */
+export function withoutBusyWait<T>(sqlite: Database, work: () => T): T {
+  sqlite.query("PRAGMA busy_timeout = 0").run();
+  try {
+    return work();
+  } finally {
+    sqlite.query(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`).run();
+  }
+}
+
+/**
+ * Runs a write that may be skipped rather than wait (`withoutBusyWait`). Answers whether it ran.
+ * For bookkeeping a later request can redo (a key's last use), never for anything that must be
+ * written.
  */
 export function writeUnlessBusy(sqlite: Database, write: () => void): boolean {
-  sqlite.exec("PRAGMA busy_timeout = 0");
   try {
-    write();
+    withoutBusyWait(sqlite, write);
     return true;
   } catch (error) {
     if (isBusy(error)) return false;
     throw error;
-  } finally {
-    sqlite.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
   }
 }
 

@@ -1,4 +1,4 @@
-import { BUSY_TIMEOUT_MS, type Db, isBusy, sqliteOf, type Tx } from "./client";
+import { BUSY_TIMEOUT_MS, type Db, isBusy, sqliteOf, type Tx, withoutBusyWait } from "./client";
 
 interface Pending {
   work: (tx: Tx) => unknown;
@@ -43,12 +43,9 @@ function createGroupCommitter(db: Db) {
   const release = sqlite.prepare("RELEASE group_commit_write");
   const rollback = sqlite.prepare("ROLLBACK TO group_commit_write");
 
-  // Whether another connection (the background thread, another process) holds the write lock is
-  // asked without waiting: SQLite's busy handler would sleep this thread 1 ms and more, and every
-  // request it serves with it. A group that finds the lock taken is tried again on the next turn
-  // (answering requests meanwhile; later writes join it), for up to BUSY_TIMEOUT_MS.
-  const noWait = sqlite.prepare("PRAGMA busy_timeout = 0");
-  const wait = sqlite.prepare(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
+  // The write lock is asked for without waiting (`withoutBusyWait`). A group that finds another
+  // connection (the background thread, another process) holding it is tried again on the next
+  // turns, answering requests meanwhile (later writes join it), for up to BUSY_TIMEOUT_MS.
   let busySince = 0;
   let busyRetries = 0;
 
@@ -58,26 +55,28 @@ function createGroupCommitter(db: Db) {
     pending = [];
     const outcomes: { ok: boolean; value: unknown }[] = [];
     let begun = false;
-    noWait.run();
+    let failure: { error: unknown } | null = null;
     try {
-      db.transaction((tx) => {
-        begun = true;
-        for (const item of group) {
-          savepoint.run();
-          let value: unknown;
-          try {
-            value = item.work(tx);
-          } catch (error) {
-            // Undo this write only; RELEASE then ends its (now empty) savepoint.
-            rollback.run();
+      withoutBusyWait(sqlite, () =>
+        db.transaction((tx) => {
+          begun = true;
+          for (const item of group) {
+            savepoint.run();
+            let value: unknown;
+            try {
+              value = item.work(tx);
+            } catch (error) {
+              // Undo this write only; RELEASE then ends its (now empty) savepoint.
+              rollback.run();
+              release.run();
+              outcomes.push({ ok: false, value: error });
+              continue;
+            }
             release.run();
-            outcomes.push({ ok: false, value: error });
-            continue;
+            outcomes.push({ ok: true, value });
           }
-          release.run();
-          outcomes.push({ ok: true, value });
-        }
-      });
+        }),
+      );
     } catch (error) {
       if (!begun && isBusy(error) && (busySince === 0 || Date.now() - busySince < BUSY_TIMEOUT_MS)) {
         // The first retries come at once (most transactions of the other thread are short),
@@ -89,15 +88,14 @@ function createGroupCommitter(db: Db) {
         else setTimeout(flush, 1);
         return;
       }
-      busySince = 0;
-      busyRetries = 0;
-      for (const item of group) item.reject(error);
-      return;
-    } finally {
-      wait.run();
+      failure = { error };
     }
     busySince = 0;
     busyRetries = 0;
+    if (failure) {
+      for (const item of group) item.reject(failure.error);
+      return;
+    }
     group.forEach((item, i) => {
       const outcome = outcomes[i];
       if (outcome.ok) item.resolve(outcome.value);
