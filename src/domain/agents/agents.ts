@@ -12,9 +12,10 @@ import {
   numbers,
   workspaces,
 } from "../../db/schema";
+import { workspaceRow } from "../../db/workspace-row";
 import type { EngineAgent, ModelTier, Tone } from "../../engines/llm";
 import { AppError, invalid, notFound } from "../../lib/errors";
-import { isUuid, newId } from "../../lib/ids";
+import { newId } from "../../lib/ids";
 import { toIso } from "../../lib/time";
 import {
   type ProviderAgentRef,
@@ -293,25 +294,14 @@ async function syncVoiceAgent(
 
 /** The agent of the workspace, or 404. */
 export function findAgent(db: DbOrTx, workspaceId: string, id: string): AgentRow {
-  if (!isUuid(id)) throw notFound();
-  const row = db
-    .select()
-    .from(agents)
-    .where(and(eq(agents.workspaceId, workspaceId), eq(agents.id, id)))
-    .get();
+  const row = workspaceRow(db, agents, workspaceId, id);
   if (!row) throw notFound();
   return row;
 }
 
 /** For body references (`agent_id` of a number, campaign, thread or flow node): 422 when unknown. */
 export function agentForReference(db: DbOrTx, workspaceId: string, id: string, field: string): AgentRow {
-  const row = isUuid(id)
-    ? db
-        .select()
-        .from(agents)
-        .where(and(eq(agents.workspaceId, workspaceId), eq(agents.id, id)))
-        .get()
-    : undefined;
+  const row = workspaceRow(db, agents, workspaceId, id);
   if (!row) throw invalid(`${field} does not exist`);
   return row;
 }

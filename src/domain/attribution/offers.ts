@@ -2,8 +2,9 @@ import { and, eq } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
 import { newestFirstPage } from "../../db/paging";
 import { type OfferRow, offers, trackedLinks } from "../../db/schema";
+import { workspaceRow } from "../../db/workspace-row";
 import { invalid, notFound } from "../../lib/errors";
-import { isUuid, newId } from "../../lib/ids";
+import { newId } from "../../lib/ids";
 import { toIso } from "../../lib/time";
 import { checkWebhookUrl } from "../../webhooks/targets";
 import { invalidateLinkCache } from "./clicks";
@@ -112,26 +113,14 @@ export function createOffer(
 
 /** The workspace's offer, or 404 (malformed, unknown or another workspace's id). */
 export function findOffer(db: DbOrTx, workspaceId: string, id: string): OfferRow {
-  if (!isUuid(id)) throw notFound();
-  const row = db
-    .select()
-    .from(offers)
-    .where(and(eq(offers.workspaceId, workspaceId), eq(offers.id, id)))
-    .get();
+  const row = workspaceRow(db, offers, workspaceId, id);
   if (!row) throw notFound();
   return row;
 }
 
 /** True when `id` is an offer of the workspace (a campaign's `offer_id`). */
 export function offerExists(db: DbOrTx, workspaceId: string, id: string): boolean {
-  if (!isUuid(id)) return false;
-  return (
-    db
-      .select({ id: offers.id })
-      .from(offers)
-      .where(and(eq(offers.workspaceId, workspaceId), eq(offers.id, id)))
-      .get() !== undefined
-  );
+  return workspaceRow(db, offers, workspaceId, id) !== undefined;
 }
 
 export function listOffers(

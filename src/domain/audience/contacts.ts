@@ -3,9 +3,10 @@ import type { Db, DbOrTx } from "../../db/client";
 import { likeInsensitive } from "../../db/dialect";
 import { preparedPerConnection, rowPlaceholders } from "../../db/prepared";
 import { audienceVersions, type ContactRow, contacts } from "../../db/schema";
+import { workspaceRow } from "../../db/workspace-row";
 import { timezoneForPhone } from "../../lib/area-codes";
 import { conflict, invalid, notFound } from "../../lib/errors";
-import { isUuid, newId } from "../../lib/ids";
+import { newId } from "../../lib/ids";
 import { normalizePhone } from "../../lib/phone";
 import { isTimeZone, toIso } from "../../lib/time";
 import { emitEvent } from "../events";
@@ -226,12 +227,7 @@ export function mergeFields(
 }
 
 export function getContact(db: DbOrTx, workspaceId: string, id: string): ContactRow {
-  if (!isUuid(id)) throw notFound();
-  const row = db
-    .select()
-    .from(contacts)
-    .where(and(eq(contacts.workspaceId, workspaceId), eq(contacts.id, id)))
-    .get();
+  const row = workspaceRow(db, contacts, workspaceId, id);
   if (!row) throw notFound();
   return row;
 }

@@ -2,6 +2,7 @@ import { and, count, desc, eq, inArray, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../db/client";
 import { likeInsensitive } from "../../db/dialect";
 import { type ContactRow, contacts, type ListRow, listMembers, lists } from "../../db/schema";
+import { workspaceRow } from "../../db/workspace-row";
 import { invalid, notFound } from "../../lib/errors";
 import { isUuid, newId } from "../../lib/ids";
 import { normalizePhone } from "../../lib/phone";
@@ -29,12 +30,7 @@ export function listJson(row: ListRow, members: number): ListJson {
 
 /** The workspace's list, or undefined (malformed ids included). */
 export function getListRow(db: DbOrTx, workspaceId: string, id: string): ListRow | undefined {
-  if (!isUuid(id)) return undefined;
-  return db
-    .select()
-    .from(lists)
-    .where(and(eq(lists.workspaceId, workspaceId), eq(lists.id, id)))
-    .get();
+  return workspaceRow(db, lists, workspaceId, id);
 }
 
 function requireList(db: DbOrTx, workspaceId: string, id: string): ListRow {

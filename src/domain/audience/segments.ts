@@ -31,8 +31,9 @@ import {
   type SegmentRow,
   segments,
 } from "../../db/schema";
+import { workspaceRow } from "../../db/workspace-row";
 import { invalid, notFound } from "../../lib/errors";
-import { isUuid, newId } from "../../lib/ids";
+import { newId } from "../../lib/ids";
 import { normalizePhone } from "../../lib/phone";
 import { toIso } from "../../lib/time";
 import { escapeLike, isFieldKey } from "./contacts";
@@ -213,14 +214,7 @@ export function parseRules(
 
   const rule = walk(input, path, 0);
   for (const [id, at] of options.checkLists === false ? [] : listIds) {
-    const found =
-      isUuid(id) &&
-      db
-        .select({ id: lists.id })
-        .from(lists)
-        .where(and(eq(lists.workspaceId, workspaceId), eq(lists.id, id)))
-        .get();
-    if (!found) throw invalid(`${at} does not exist`);
+    if (!workspaceRow(db, lists, workspaceId, id)) throw invalid(`${at} does not exist`);
   }
   return rule;
 }
@@ -581,12 +575,7 @@ export function segmentJson(row: SegmentRow, matching?: number): SegmentJson {
 }
 
 function requireSegment(db: DbOrTx, workspaceId: string, id: string): SegmentRow {
-  if (!isUuid(id)) throw notFound();
-  const row = db
-    .select()
-    .from(segments)
-    .where(and(eq(segments.workspaceId, workspaceId), eq(segments.id, id)))
-    .get();
+  const row = workspaceRow(db, segments, workspaceId, id);
   if (!row) throw notFound();
   return row;
 }

@@ -2,8 +2,9 @@ import { and, count, desc, eq, like, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../db/client";
 import { preparedPerConnection } from "../../db/prepared";
 import { contacts, type SuppressionRow, suppressions } from "../../db/schema";
+import { workspaceRow } from "../../db/workspace-row";
 import { conflict, invalid, notFound } from "../../lib/errors";
-import { isUuid, newId } from "../../lib/ids";
+import { newId } from "../../lib/ids";
 import { normalizePhone } from "../../lib/phone";
 import { toIso } from "../../lib/time";
 
@@ -128,12 +129,7 @@ export function createSuppression(
 }
 
 export function getSuppression(db: DbOrTx, workspaceId: string, id: string): SuppressionRow {
-  if (!isUuid(id)) throw notFound();
-  const row = db
-    .select()
-    .from(suppressions)
-    .where(and(eq(suppressions.workspaceId, workspaceId), eq(suppressions.id, id)))
-    .get();
+  const row = workspaceRow(db, suppressions, workspaceId, id);
   if (!row) throw notFound();
   return row;
 }

@@ -20,6 +20,7 @@ import {
   messages,
   type NumberRow,
 } from "../../db/schema";
+import { workspaceRow } from "../../db/workspace-row";
 import type { JobContext, JobPayloads } from "../../jobs/catalog";
 import { RescheduleJob } from "../../jobs/catalog";
 import { enqueueJob } from "../../jobs/queue";
@@ -142,13 +143,7 @@ export function voiceAgentFor(
   agentId: string,
   field = "agent_id",
 ): AgentRow {
-  const row = isUuid(agentId)
-    ? tx
-        .select()
-        .from(agents)
-        .where(and(eq(agents.workspaceId, workspaceId), eq(agents.id, agentId)))
-        .get()
-    : undefined;
+  const row = workspaceRow(tx, agents, workspaceId, agentId);
   if (!row) throw invalid(`${field} does not exist`);
   if (row.channel !== "voice") throw invalid(`${field} must be a voice agent (this one is an SMS agent)`);
   if (row.status === "paused") throw invalid(`${field} is paused`);
@@ -260,12 +255,7 @@ export function createCall(db: Db, workspaceId: string, input: CallInput, now = 
 // Reading.
 
 export function getCall(db: DbOrTx, workspaceId: string, id: string): CallJson {
-  if (!isUuid(id)) throw notFound();
-  const row = db
-    .select()
-    .from(calls)
-    .where(and(eq(calls.workspaceId, workspaceId), eq(calls.id, id)))
-    .get();
+  const row = workspaceRow(db, calls, workspaceId, id);
   if (!row) throw notFound();
   return callJson(row);
 }

@@ -16,6 +16,7 @@ import {
   pools,
   segments,
 } from "../../db/schema";
+import { workspaceRow } from "../../db/workspace-row";
 import { enqueueJob } from "../../jobs/queue";
 import { conflict, invalid, notFound } from "../../lib/errors";
 import { isUuid, newId } from "../../lib/ids";
@@ -331,12 +332,7 @@ function checkIds(
 // CRUD.
 
 export function findCampaign(db: DbOrTx, workspaceId: string, id: string): CampaignRow {
-  if (!isUuid(id)) throw notFound();
-  const row = db
-    .select()
-    .from(campaigns)
-    .where(and(eq(campaigns.workspaceId, workspaceId), eq(campaigns.id, id)))
-    .get();
+  const row = workspaceRow(db, campaigns, workspaceId, id);
   if (!row) throw notFound();
   return row;
 }

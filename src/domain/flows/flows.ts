@@ -25,6 +25,7 @@ import {
   offers,
   pools,
 } from "../../db/schema";
+import { workspaceRow } from "../../db/workspace-row";
 import type { JobContext, JobPayloads } from "../../jobs/catalog";
 import { RescheduleJob } from "../../jobs/catalog";
 import { enqueueJob, wakeJob } from "../../jobs/queue";
@@ -74,12 +75,7 @@ export function flowJson(row: FlowRow): FlowJson {
 }
 
 export function findFlow(db: DbOrTx, workspaceId: string, id: string): FlowRow {
-  if (!isUuid(id)) throw notFound();
-  const row = db
-    .select()
-    .from(flows)
-    .where(and(eq(flows.workspaceId, workspaceId), eq(flows.id, id)))
-    .get();
+  const row = workspaceRow(db, flows, workspaceId, id);
   if (!row) throw notFound();
   return row;
 }
@@ -97,20 +93,8 @@ export interface FlowInput {
 /** What the definition validator may ask of the workspace. */
 function refsFor(tx: DbOrTx, workspaceId: string): DefinitionRefs {
   const has = (table: typeof lists | typeof pools | typeof offers, id: string) =>
-    isUuid(id) &&
-    tx
-      .select({ id: table.id })
-      .from(table)
-      .where(and(eq(table.workspaceId, workspaceId), eq(table.id, id)))
-      .get() !== undefined;
-  const agentOf = (id: string) =>
-    isUuid(id)
-      ? tx
-          .select({ channel: agents.channel })
-          .from(agents)
-          .where(and(eq(agents.workspaceId, workspaceId), eq(agents.id, id)))
-          .get()
-      : undefined;
+    workspaceRow(tx, table, workspaceId, id) !== undefined;
+  const agentOf = (id: string) => workspaceRow(tx, agents, workspaceId, id);
   return {
     checkRules: (rules, path) => parseRules(tx, workspaceId, rules, path),
     exists(kind, id) {

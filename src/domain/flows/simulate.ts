@@ -7,8 +7,9 @@
 import { and, eq } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../db/client";
 import { type ContactRow, contacts, flowRuns } from "../../db/schema";
+import { workspaceRow } from "../../db/workspace-row";
 import { invalid } from "../../lib/errors";
-import { isUuid, newId } from "../../lib/ids";
+import { newId } from "../../lib/ids";
 import { normalizePhone } from "../../lib/phone";
 import { keywordOf } from "../messaging/inbound";
 import { exitOnPurchase, findFlow, markReplied } from "./flows";
@@ -77,13 +78,7 @@ function simulatedContact(
   now: number,
 ): ContactRow {
   if (input.contact_id !== undefined) {
-    const row = isUuid(input.contact_id)
-      ? tx
-          .select()
-          .from(contacts)
-          .where(and(eq(contacts.workspaceId, workspaceId), eq(contacts.id, input.contact_id)))
-          .get()
-      : undefined;
+    const row = workspaceRow(tx, contacts, workspaceId, input.contact_id);
     if (!row) throw invalid("contact_id does not exist");
     return row;
   }

@@ -3,8 +3,9 @@ import type { Db, DbOrTx } from "../../db/client";
 import { searchConversations } from "../../db/message-search";
 import { preparedPerConnection, rowPlaceholders } from "../../db/prepared";
 import { type ConversationRow, conversations, type MessageRow, messages } from "../../db/schema";
+import { workspaceRow } from "../../db/workspace-row";
 import { invalid, notFound } from "../../lib/errors";
-import { isUuid, newId } from "../../lib/ids";
+import { newId } from "../../lib/ids";
 import { toIso } from "../../lib/time";
 import { smsAgentForReference } from "../agents/agents";
 import { emitEvent } from "../events";
@@ -84,12 +85,7 @@ function threadMessageJson(row: MessageRow): ThreadMessageJson {
 
 /** The workspace's conversation with this id, or undefined (malformed ids never reach the database). */
 export function findConversation(db: DbOrTx, workspaceId: string, id: string): ConversationRow | undefined {
-  if (!isUuid(id)) return undefined;
-  return db
-    .select()
-    .from(conversations)
-    .where(and(eq(conversations.workspaceId, workspaceId), eq(conversations.id, id)))
-    .get();
+  return workspaceRow(db, conversations, workspaceId, id);
 }
 
 const threadStatements = preparedPerConnection((db) => {

@@ -19,6 +19,7 @@ import {
   messages,
   numbers,
 } from "../../db/schema";
+import { workspaceRow } from "../../db/workspace-row";
 import type { JobContext, JobPayloads } from "../../jobs/catalog";
 import { RescheduleJob } from "../../jobs/catalog";
 import { enqueueJob } from "../../jobs/queue";
@@ -352,12 +353,7 @@ function acceptOneOff(tx: Tx, workspaceId: string, input: CheckedOneOff, now: nu
 // Reading.
 
 export function getMessage(db: Db, workspaceId: string, id: string): MessageJson {
-  if (!isUuid(id)) throw notFound();
-  const row = db
-    .select()
-    .from(messages)
-    .where(and(eq(messages.workspaceId, workspaceId), eq(messages.id, id)))
-    .get();
+  const row = workspaceRow(db, messages, workspaceId, id);
   if (!row || row.callId !== null) throw notFound();
   return messageJson(row);
 }
@@ -448,11 +444,7 @@ export function replyToConversation(
 }
 
 function contactOf(tx: DbOrTx, workspaceId: string, contactId: string): ContactRow {
-  const contact = tx
-    .select()
-    .from(contacts)
-    .where(and(eq(contacts.workspaceId, workspaceId), eq(contacts.id, contactId)))
-    .get();
+  const contact = workspaceRow(tx, contacts, workspaceId, contactId);
   // A thread whose contact was deleted cannot be answered.
   if (!contact) throw invalid("The conversation's contact no longer exists");
   return contact;

@@ -17,6 +17,7 @@ import {
   pools,
   workspaces,
 } from "../../db/schema";
+import { workspaceRow } from "../../db/workspace-row";
 import { timezoneForPhone } from "../../lib/area-codes";
 import { AppError, conflict, invalid, notFound } from "../../lib/errors";
 import { isUuid, newId } from "../../lib/ids";
@@ -224,25 +225,13 @@ function toRecords(db: DbOrTx, workspaceId: string, rows: NumberRow[], now: numb
 }
 
 function findNumber(db: DbOrTx, workspaceId: string, id: string): NumberRow {
-  if (!isUuid(id)) throw notFound();
-  const row = db
-    .select()
-    .from(numbers)
-    .where(and(eq(numbers.workspaceId, workspaceId), eq(numbers.id, id)))
-    .get();
+  const row = workspaceRow(db, numbers, workspaceId, id);
   if (!row) throw notFound();
   return row;
 }
 
 function poolExists(db: DbOrTx, workspaceId: string, poolId: string): boolean {
-  if (!isUuid(poolId)) return false;
-  return Boolean(
-    db
-      .select({ id: pools.id })
-      .from(pools)
-      .where(and(eq(pools.workspaceId, workspaceId), eq(pools.id, poolId)))
-      .get(),
-  );
+  return workspaceRow(db, pools, workspaceId, poolId) !== undefined;
 }
 
 function checkDailyLimit(value: number | null | undefined) {

@@ -2,6 +2,7 @@ import { and, count, eq, inArray, isNull, ne, or } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../db/client";
 import { newestFirstPage } from "../../db/paging";
 import { numbers, type PoolRow, poolStickySenders, pools } from "../../db/schema";
+import { workspaceRow } from "../../db/workspace-row";
 import { notFound } from "../../lib/errors";
 import { isUuid, newId } from "../../lib/ids";
 
@@ -47,12 +48,7 @@ function toRecords(db: DbOrTx, workspaceId: string, rows: PoolRow[]): PoolRecord
 }
 
 function findPool(db: DbOrTx, workspaceId: string, id: string): PoolRow {
-  if (!isUuid(id)) throw notFound();
-  const row = db
-    .select()
-    .from(pools)
-    .where(and(eq(pools.workspaceId, workspaceId), eq(pools.id, id)))
-    .get();
+  const row = workspaceRow(db, pools, workspaceId, id);
   if (!row) throw notFound();
   return row;
 }

@@ -30,6 +30,7 @@ import {
   tendlcCampaigns,
   workspaces,
 } from "../../db/schema";
+import { workspaceRow } from "../../db/workspace-row";
 import type { JobContext, JobPayloads } from "../../jobs/catalog";
 import { RescheduleJob } from "../../jobs/catalog";
 import { enqueueJob } from "../../jobs/queue";
@@ -87,13 +88,7 @@ export function brandJson(row: TendlcBrandRow) {
 }
 
 function findBrand(db: DbOrTx, workspaceId: string, id: string): TendlcBrandRow {
-  const row = isUuid(id)
-    ? db
-        .select()
-        .from(tendlcBrands)
-        .where(and(eq(tendlcBrands.workspaceId, workspaceId), eq(tendlcBrands.id, id)))
-        .get()
-    : undefined;
+  const row = workspaceRow(db, tendlcBrands, workspaceId, id);
   if (!row) throw notFound();
   return row;
 }
@@ -210,13 +205,7 @@ export function tendlcCampaignJson(row: TendlcCampaignRow) {
 }
 
 function findTendlcCampaign(db: DbOrTx, workspaceId: string, id: string): TendlcCampaignRow {
-  const row = isUuid(id)
-    ? db
-        .select()
-        .from(tendlcCampaigns)
-        .where(and(eq(tendlcCampaigns.workspaceId, workspaceId), eq(tendlcCampaigns.id, id)))
-        .get()
-    : undefined;
+  const row = workspaceRow(db, tendlcCampaigns, workspaceId, id);
   if (!row) throw notFound();
   return row;
 }
@@ -439,13 +428,7 @@ export function createShortCodeRequest(db: Db, workspaceId: string, body: unknow
 }
 
 function findShortCode(db: DbOrTx, workspaceId: string, id: string): ShortCodeRequestRow {
-  const row = isUuid(id)
-    ? db
-        .select()
-        .from(shortCodeRequests)
-        .where(and(eq(shortCodeRequests.workspaceId, workspaceId), eq(shortCodeRequests.id, id)))
-        .get()
-    : undefined;
+  const row = workspaceRow(db, shortCodeRequests, workspaceId, id);
   if (!row) throw notFound();
   return row;
 }

@@ -12,6 +12,7 @@ import {
   webhookDeliveries,
   webhooks,
 } from "../../db/schema";
+import { workspaceRow } from "../../db/workspace-row";
 import type { JobHandler, JobPayloads } from "../../jobs/catalog";
 import { enqueueJob } from "../../jobs/queue";
 import { invalid, notFound } from "../../lib/errors";
@@ -137,12 +138,7 @@ function checkEvents(list: string[]): string[] {
 }
 
 function findWebhook(db: DbOrTx, workspaceId: string, id: string): WebhookRow {
-  if (!isUuid(id)) throw notFound();
-  const row = db
-    .select()
-    .from(webhooks)
-    .where(and(eq(webhooks.workspaceId, workspaceId), eq(webhooks.id, id)))
-    .get();
+  const row = workspaceRow(db, webhooks, workspaceId, id);
   if (!row) throw notFound();
   return row;
 }
