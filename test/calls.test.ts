@@ -277,6 +277,29 @@ describe("POST /v1/calls", () => {
   });
 });
 
+describe("GET /v1/analytics/overview calls", () => {
+  it("counts the calls the provider took as placed and the answered ones as completed", async () => {
+    const w = workspace("Call analytics");
+    await w.number();
+    const empty = await w.api("GET", "/v1/analytics/overview");
+    expect(empty.body.overview.calls).toEqual({ placed: 0, completed: 0 });
+    const ids: string[] = [];
+    // Answered, busy, and refused by the provider at placement (never placed).
+    for (const to of [newPhone(), newPhone(), "+15005550004", "+15005550001"]) {
+      const res = await w.api("POST", "/v1/calls", { to, say: "Hello" });
+      expect(res.status).toBe(200);
+      ids.push(res.body.call.id);
+    }
+    const ended = await Promise.all(ids.map((id) => w.finished(id)));
+    expect(ended.map((call) => call.status)).toEqual(["COMPLETED", "COMPLETED", "BUSY", "FAILED"]);
+    const r = await w.api("GET", "/v1/analytics/overview");
+    expect(r.body.overview.calls).toEqual({ placed: 3, completed: 2 });
+    const before = new Date(Date.now() - 86_400_000).toISOString();
+    const earlier = await w.api("GET", `/v1/analytics/overview?from=${before}&to=${before}`);
+    expect(earlier.body.overview.calls).toEqual({ placed: 0, completed: 0 });
+  });
+});
+
 describe("GET /v1/calls", () => {
   it("lists newest first with filters, and never shows another workspace's calls", async () => {
     const w = workspace();

@@ -58,10 +58,10 @@ const Overview = t.Object(
     revenue: Money("Sum of conversion values"),
     calls: t.Object(
       {
-        placed: Int({ description: "Calls placed (0 until calls exist)" }),
-        completed: Int({ description: "Calls completed (0 until calls exist)" }),
+        placed: Int({ description: "Outbound calls the provider took (refused ones are not placed)" }),
+        completed: Int({ description: "Outbound calls answered and ended (status COMPLETED)" }),
       },
-      { description: "Calls" },
+      { description: "Outbound calls created in the window" },
     ),
   },
   { description: "Totals over the window" },

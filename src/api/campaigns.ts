@@ -118,7 +118,10 @@ const Stats = t.Object(
     calls: t.Optional(
       t.Object(
         {
-          placed: Int({ description: "Calls handed to the provider (any status past QUEUED)" }),
+          placed: Int({
+            description:
+              "Calls the provider took (a call refused before placement or by the provider is failed, not placed)",
+          }),
           answered: Int({ description: "Calls that were answered (COMPLETED)" }),
           voicemail: Int({ description: "Calls that reached voicemail" }),
           no_answer: Int({ description: "Calls nobody answered" }),

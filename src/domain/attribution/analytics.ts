@@ -15,6 +15,7 @@ import {
 } from "../../db/schema";
 import { invalid } from "../../lib/errors";
 import { toIso } from "../../lib/time";
+import { callTotals } from "../calls/calls";
 import { campaignStats } from "../campaigns/stats";
 import { MESSAGE_STATUSES } from "../messaging/messages";
 import { getSettings } from "../workspace/settings";
@@ -203,8 +204,7 @@ export function analyticsOverview(db: DbOrTx, workspaceId: string, window: Windo
     clicks: clickCount(db, workspaceId, window),
     conversions: converted,
     revenue,
-    // Calls are not built yet.
-    calls: { placed: 0, completed: 0 },
+    calls: callTotals(db, workspaceId, window.from, window.to),
   };
 }
 

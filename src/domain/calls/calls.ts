@@ -6,7 +6,7 @@
  * A call's first final status writes one entry into the contact's thread (a message with status
  * CALL and `call_id`) and emits `call.completed`, in the transaction that records it.
  */
-import { and, count, desc, eq, type SQL, sql } from "drizzle-orm";
+import { and, count, desc, eq, gte, lt, type SQL, sql } from "drizzle-orm";
 import type { Carrier } from "../../carriers/carrier";
 import { CarrierUnavailableError } from "../../carriers/carrier";
 import type { Db, DbOrTx } from "../../db/client";
@@ -522,10 +522,18 @@ function writeThreadEntry(tx: DbOrTx, call: CallRow, now: number) {
   touchConversation(tx, call.conversationId, now);
 }
 
-/** `stats.calls` of a voice campaign (API.md §6.4), one grouped count over its calls. */
+/**
+ * `stats.calls` of a voice campaign (API.md §6.4), one grouped count over its calls. A call counts
+ * as placed once its provider took it (it has the provider's id): a call refused before placement
+ * (opted out, suppressed) or by the provider is failed, not placed.
+ */
 export function campaignCallStats(db: DbOrTx, workspaceId: string, campaignId: string) {
   const rows = db
-    .select({ status: calls.status, n: sql<number>`count(*)` })
+    .select({
+      status: calls.status,
+      n: sql<number>`count(*)`,
+      placed: sql<number>`count(${calls.providerCallId})`,
+    })
     .from(calls)
     .where(and(eq(calls.workspaceId, workspaceId), eq(calls.campaignId, campaignId)))
     .groupBy(calls.status)
@@ -533,7 +541,7 @@ export function campaignCallStats(db: DbOrTx, workspaceId: string, campaignId: s
   const stats = { placed: 0, answered: 0, voicemail: 0, no_answer: 0, busy: 0, failed: 0 };
   for (const row of rows) {
     const n = Number(row.n);
-    if (row.status !== "QUEUED") stats.placed += n;
+    stats.placed += Number(row.placed);
     if (row.status === "COMPLETED") stats.answered += n;
     else if (row.status === "VOICEMAIL") stats.voicemail += n;
     else if (row.status === "NO_ANSWER") stats.no_answer += n;
@@ -541,4 +549,27 @@ export function campaignCallStats(db: DbOrTx, workspaceId: string, campaignId: s
     else if (row.status === "FAILED") stats.failed += n;
   }
   return stats;
+}
+
+/**
+ * The workspace's outbound calls created in [from, to) for `GET /v1/analytics/overview`: placed
+ * (the provider took them, as in a campaign's stats) and completed (answered and ended).
+ */
+export function callTotals(db: DbOrTx, workspaceId: string, from: number, to: number) {
+  const row = db
+    .select({
+      placed: sql<number>`count(${calls.providerCallId})`,
+      completed: sql<number>`coalesce(sum(${calls.status} = 'COMPLETED'), 0)`,
+    })
+    .from(calls)
+    .where(
+      and(
+        eq(calls.workspaceId, workspaceId),
+        gte(calls.createdAt, from),
+        lt(calls.createdAt, to),
+        eq(calls.direction, "outbound"),
+      ),
+    )
+    .get();
+  return { placed: Number(row?.placed ?? 0), completed: Number(row?.completed ?? 0) };
 }
