@@ -202,14 +202,15 @@ describe("a deferred recipient with {{offer_url}}", () => {
     dispatchStep(db, { campaign_id: campaign.id, generation: row?.dispatchGeneration ?? 0 }, sendAt + 1000);
     const released = (await call("GET", `/v1/messages/${deferred.message_id}`)).body.message;
     expect(released.body).toBe(waiting.body);
-    // Its send job is due at the step's (future) time: bring it to now, as if the hours had passed.
+    // Its batch's send job is due at the step's (future) time: bring it to now, as if the hours
+    // had passed.
     const due = db
       .update(jobs)
       .set({ runAt: Date.now() })
       .where(
         and(
-          eq(jobs.kind, "messages.send"),
-          sql`json_extract(${jobs.payload}, '$.message_id') = ${deferred.message_id}`,
+          eq(jobs.kind, "messages.send_batch"),
+          sql`${deferred.message_id} IN (SELECT value FROM json_each(${jobs.payload}, '$.message_ids'))`,
         ),
       )
       .returning({ id: jobs.id })

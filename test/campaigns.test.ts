@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { and, eq } from "drizzle-orm";
-import { events } from "../src/db/schema";
+import { events, jobs } from "../src/db/schema";
+import { enqueueJob } from "../src/jobs/queue";
 import { eventually } from "./support/messaging";
 import { startTestServer, type TestServer } from "./support/server";
 import { zoneAtLocalHour } from "./support/zones";
@@ -417,6 +418,57 @@ describe("POST /v1/campaigns/{id}/launch", () => {
     expect(done.stats).toMatchObject({ recipients: count, sent: count });
     expect((await w.api("GET", "/v1/sandbox/outbox?limit=1")).body.total).toBe(count);
   }, 30_000);
+
+  it("hands a step's messages off in one batch job; a recipient the carrier cannot take gets a send job of its own", async () => {
+    const w = workspace();
+    await w.number();
+    const people = [];
+    for (let i = 0; i < 3; i++) people.push(await w.contact());
+    const outage = (await w.api("POST", "/v1/contacts", { phone_number: "+15005550003", timezone: DAY })).body
+      .contact;
+    const c = await w.campaign({ audience: { contact_ids: [...people.map((p) => p.id), outage.id] } });
+    await w.api("POST", `/v1/campaigns/${c.id}/launch`);
+    const { db } = s.server.handle;
+    const batches = await eventually(
+      async () =>
+        db
+          .select()
+          .from(jobs)
+          .where(and(eq(jobs.kind, "messages.send_batch"), eq(jobs.workspaceId, w.workspaceId)))
+          .all(),
+      (rows) => rows.length === 1 && rows[0].status === "done",
+    );
+    const ids = (batches[0].payload as { message_ids: string[] }).message_ids;
+    expect(ids).toHaveLength(4);
+    expect(await eventually(() => w.outbox(), (rows) => rows.length === 3)).toHaveLength(3);
+    // The outage recipient's message waits QUEUED with a send job of its own, retried later.
+    const waiting = ((await w.api("GET", "/v1/messages")).body.messages as Json[]).filter(
+      (m) => m.to === "+15005550003",
+    );
+    expect(waiting.map((m) => m.status)).toEqual(["QUEUED"]);
+    const own = db
+      .select()
+      .from(jobs)
+      .where(and(eq(jobs.kind, "messages.send"), eq(jobs.workspaceId, w.workspaceId)))
+      .all();
+    expect(own.map((j) => [(j.payload as { message_id: string }).message_id, j.status])).toEqual([
+      [waiting[0].id, "queued"],
+    ]);
+    expect(own[0].runAt).toBeGreaterThan(Date.now());
+
+    // The batch run again (as after a crash before its completion) sends nothing twice.
+    enqueueJob(db, "messages.send_batch", { message_ids: ids }, { workspaceId: w.workspaceId });
+    await eventually(
+      async () =>
+        db
+          .select()
+          .from(jobs)
+          .where(and(eq(jobs.kind, "messages.send_batch"), eq(jobs.workspaceId, w.workspaceId)))
+          .all(),
+      (rows) => rows.length === 2 && rows.every((row) => row.status === "done"),
+    );
+    expect(await w.outbox()).toHaveLength(3);
+  });
 
   it("never exceeds a pool number's daily_limit: capped sends wait", async () => {
     const w = workspace();

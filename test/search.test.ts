@@ -244,6 +244,35 @@ describe("search indexing off the sending transaction", () => {
     expect(find("platypus").total).toBe(0);
   });
 
+  it("gives each new thread the next search key with its row, and one written without a key the next key too", () => {
+    const keys = () =>
+      handle.sqlite.query("SELECT search_key AS k FROM conversations ORDER BY search_key").all() as {
+        k: number | null;
+      }[];
+    const largest = Math.max(...keys().map((r) => r.k ?? 0));
+    const { thread } = send("+14155557006", "Bilby", 1_800_000_600_000);
+    const keyOf = (id: string) =>
+      (handle.sqlite.query("SELECT search_key AS k FROM conversations WHERE id = ?").get(id) as { k: number })
+        .k;
+    expect(keyOf(thread.id)).toBe(largest + 1);
+    // A thread a script writes without a key (the trigger's path).
+    const contact = handle.sqlite
+      .query("SELECT id FROM contacts WHERE workspace_id = ? LIMIT 1")
+      .get(workspaceId) as {
+      id: string;
+    };
+    handle.sqlite.run(
+      "INSERT INTO conversations (id, workspace_id, contact_id, status, needs_attention, agent_paused, last_message_at, created_at, updated_at) VALUES ('script-thread', ?, ?, 'closed', 0, 0, 1, 1, 1)",
+      [workspaceId, contact.id],
+    );
+    expect(keyOf("script-thread")).toBe(largest + 2);
+    const all = keys().map((r) => r.k);
+    expect(all.every((k) => k !== null)).toBe(true);
+    expect(new Set(all).size).toBe(all.length);
+    handle.sqlite.run("DELETE FROM conversations WHERE id = 'script-thread'");
+    expect(find("bilby").rows.map((r) => r.id)).toEqual([thread.id]);
+  });
+
   it("the server's indexer drains the backlog without a search", async () => {
     send("+14155557005", "Echidna", 1_800_000_500_000);
     const indexer = startSearchIndexer(handle.db, 50);

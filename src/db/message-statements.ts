@@ -29,11 +29,28 @@ function prepare(db: Db) {
       })
       .where(and(eq(messages.id, id), inArray(messages.status, ["PENDING", "QUEUED"])))
       .prepare(),
+    /** A status change that also records the carrier's id for the message (first learnt). */
     recordStatus: db
       .update(messages)
       .set({
         status: sql`${sql.placeholder("status")}`,
         carrierMessageId: sql`coalesce(${sql.placeholder("carrierMessageId")}, ${messages.carrierMessageId})`,
+        sentAt: sql`${sql.placeholder("sentAt")}`,
+        deliveredAt: sql`${sql.placeholder("deliveredAt")}`,
+        errorCode: sql`${sql.placeholder("errorCode")}`,
+        errorMessage: sql`${sql.placeholder("errorMessage")}`,
+        updatedAt: sql`${sql.placeholder("now")}`,
+      })
+      .where(eq(messages.id, id))
+      .prepare(),
+    /**
+     * A status change alone (the carrier's id already known): without the id in its SET, SQLite
+     * leaves messages_carrier_id_idx alone instead of rewriting the same entry.
+     */
+    recordStatusOnly: db
+      .update(messages)
+      .set({
+        status: sql`${sql.placeholder("status")}`,
         sentAt: sql`${sql.placeholder("sentAt")}`,
         deliveredAt: sql`${sql.placeholder("deliveredAt")}`,
         errorCode: sql`${sql.placeholder("errorCode")}`,

@@ -26,6 +26,8 @@ import m23 from "../../migrations/0023_followup.sql" with { type: "text" };
 import m24 from "../../migrations/0024_send_class.sql" with { type: "text" };
 import m25 from "../../migrations/0025_link_versions.sql" with { type: "text" };
 import m26 from "../../migrations/0026_link_versions_triggers.sql" with { type: "text" };
+import m27 from "../../migrations/0027_drop_messages_created_index.sql" with { type: "text" };
+import m28 from "../../migrations/0028_conversation_search_key_at_insert.sql" with { type: "text" };
 
 /** Migrations in the order they apply. */
 export const embeddedMigrations: { tag: string; sql: string }[] = [
@@ -56,4 +58,6 @@ export const embeddedMigrations: { tag: string; sql: string }[] = [
   { tag: "0024_send_class", sql: m24 },
   { tag: "0025_link_versions", sql: m25 },
   { tag: "0026_link_versions_triggers", sql: m26 },
+  { tag: "0027_drop_messages_created_index", sql: m27 },
+  { tag: "0028_conversation_search_key_at_insert", sql: m28 },
 ];

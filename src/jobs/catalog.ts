@@ -11,6 +11,12 @@ export interface JobPayloads {
   "maintenance.prune": { now?: number };
   /** Hands one outbound message to the carrier (src/domain/messaging/messages.ts). */
   "messages.send": { message_id: string; opt_out_confirmation?: boolean };
+  /**
+   * Hands a bulk sender's batch of outbound messages to the carrier (a campaign's dispatch step):
+   * one job for the batch instead of one per message, each message handed off exactly once as by
+   * `messages.send`; a message the carrier cannot take now gets a `messages.send` job of its own.
+   */
+  "messages.send_batch": { message_ids: string[] };
   /** Starts a scheduled campaign at its send_at (src/domain/campaigns/dispatch.ts). */
   "campaigns.start": { campaign_id: string };
   /** Writes one chunk of a launched campaign's recipients, then queues the next chunk. */
@@ -58,6 +64,13 @@ export const JOB_POLICIES: Record<JobKind, JobPolicy> = {
   // takes well under it. ~25 attempts with backoff capped at 10 min keep a send QUEUED through a
   // few hours of carrier outage before it is reported FAILED.
   "messages.send": { maxAttempts: 25, timeoutMs: 12_000, backoffMs: exponentialBackoff(2_000, 600_000) },
+  // A batch's hand-offs run at once; its retries are re-runs, in which every message already
+  // handed off is skipped (or looked up) as a send job's retry would.
+  "messages.send_batch": {
+    maxAttempts: 25,
+    timeoutMs: 30_000,
+    backoffMs: exponentialBackoff(2_000, 600_000),
+  },
   // Campaign steps are short transactions that reschedule themselves; the lease is how soon a step
   // orphaned by a crash runs again.
   "campaigns.start": { maxAttempts: 10, timeoutMs: 30_000, backoffMs: exponentialBackoff(1_000, 60_000) },

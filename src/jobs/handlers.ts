@@ -5,7 +5,7 @@ import { placeCallJob } from "../domain/calls/calls";
 import { dispatchCampaignJob, resolveRecipientsJob, startScheduledJob } from "../domain/campaigns/dispatch";
 import { pruneEvents } from "../domain/events";
 import { dispatchFlowJob, flowWebhookJob } from "../domain/flows/flows";
-import { sendMessageJob } from "../domain/messaging/messages";
+import { sendMessageBatchJob, sendMessageJob } from "../domain/messaging/messages";
 import { registryReviewJob } from "../domain/registration/registration";
 import { deliverWebhookJob, pruneWebhookLog } from "../domain/webhooks/webhooks";
 import { JOB_POLICIES, type JobHandler, type JobKind, type JobPayloads, type RegisteredJob } from "./catalog";
@@ -36,6 +36,7 @@ const pruneMaintenance: JobHandler<JobPayloads["maintenance.prune"]> = async (_p
 const HANDLERS: { [K in JobKind]: JobHandler<JobPayloads[K]> } = {
   "maintenance.prune": pruneMaintenance,
   "messages.send": sendMessageJob,
+  "messages.send_batch": sendMessageBatchJob,
   "webhook.deliver": deliverWebhookJob,
   "campaigns.start": startScheduledJob,
   "campaigns.resolve": resolveRecipientsJob,

@@ -47,13 +47,13 @@ export const messages = sqliteTable(
     updatedAt: updatedAtColumn(),
   },
   (t) => [
-    index("messages_workspace_created_idx").on(t.workspaceId, t.createdAt),
     index("messages_workspace_contact_idx").on(t.workspaceId, t.contactId, t.direction, t.createdAt),
     index("messages_workspace_conversation_idx").on(t.workspaceId, t.conversationId, t.createdAt),
     index("messages_workspace_campaign_idx").on(t.workspaceId, t.campaignId),
     index("messages_workspace_status_idx").on(t.workspaceId, t.status, t.createdAt),
     index("messages_carrier_id_idx").on(t.carrierMessageId),
-    // Analytics (overview, timeseries, numbers) count from this index alone, never the table.
+    // Analytics (overview, timeseries, numbers) count from this index alone, never the table; it
+    // also serves every walk of a workspace's messages in created_at order (listings, lookbacks).
     index("messages_workspace_analytics_idx").on(
       t.workspaceId,
       t.createdAt,

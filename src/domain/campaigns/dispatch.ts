@@ -4,6 +4,7 @@ import { preparedPerConnection } from "../../db/prepared";
 import {
   type CampaignRow,
   type ContactRow,
+  type ConversationRow,
   campaignRecipients,
   campaigns,
   contacts,
@@ -16,9 +17,10 @@ import { handContactToAgent } from "../agents/runtime";
 import { createRecipientLink, newRecipientLink } from "../attribution/offers";
 import { queueCall } from "../calls/calls";
 import { emitEvent } from "../events";
-import { threadForContact } from "../messaging/conversations";
+import { openThreadsOf, threadForContact, threadFrom } from "../messaging/conversations";
 import {
   dropDeferredMessage,
+  enqueueSendBatch,
   queueOutboundMessage,
   redeferMessage,
   releaseDeferredMessage,
@@ -39,6 +41,7 @@ function writeCampaignMessage(
   campaign: CampaignRow,
   contact: ContactRow,
   input: { numberId: string | null; from: string; body: string; deferredUntil?: number },
+  step: StepWrites,
   now: number,
 ): string {
   // With an agent, the campaign gives the recipient's thread to it: the agent answers the replies.
@@ -50,7 +53,7 @@ function writeCampaignMessage(
         now,
         greet: false,
       })
-    : threadForContact(tx, campaign.workspaceId, contact.id, { reopen: false, now });
+    : threadFrom(tx, step.threads, campaign.workspaceId, contact.id, now);
   const link = campaign.offerId ? newRecipientLink() : null;
   const message = queueOutboundMessage(tx, {
     workspaceId: campaign.workspaceId,
@@ -61,6 +64,7 @@ function writeCampaignMessage(
     body: link ? bodyFor(campaign, contact, { offerUrl: link.url }).body : input.body,
     sender: "campaign",
     campaignId: campaign.id,
+    batch: step.batch,
     ...(input.deferredUntil === undefined ? {} : { deferredUntil: input.deferredUntil }),
     now,
   });
@@ -103,6 +107,15 @@ function writeCampaignCall(
     campaignId: campaign.id,
     now,
   }).id;
+}
+
+/**
+ * What one dispatcher step shares between its recipients: their open threads (read in one
+ * search) and the batch of messages handed to the carrier by one `messages.send_batch` job.
+ */
+interface StepWrites {
+  threads: Map<string, ConversationRow>;
+  batch: string[];
 }
 
 /** Recipients handed off per dispatcher transaction: a step holds the event loop for tens of ms at most, and a pause bites at once. */
@@ -257,6 +270,17 @@ export function dispatchStep(db: Db, payload: JobPayloads["campaigns.dispatch"],
     const present = due.flatMap((row) => (row.contact ? [row.contact] : []));
     const facts = recipientFacts(tx, campaign.workspaceId, campaign.id, present, rules, now);
     const outcomes = outcomeStatements(tx);
+    const step: StepWrites = {
+      threads:
+        campaign.agentId || campaign.campaignType !== "sms"
+          ? new Map()
+          : openThreadsOf(
+              tx,
+              campaign.workspaceId,
+              present.map((contact) => contact.id),
+            ),
+      batch: [],
+    };
     let handedOff = 0;
     for (const { recipient, contact } of due) {
       const key = { campaignId: campaign.id, contactId: recipient.contactId };
@@ -279,6 +303,7 @@ export function dispatchStep(db: Db, payload: JobPayloads["campaigns.dispatch"],
             campaign,
             contact,
             { numberId: null, from: plan.from, body: plan.body, deferredUntil: plan.sendAt },
+            step,
             now,
           );
         }
@@ -302,6 +327,7 @@ export function dispatchStep(db: Db, payload: JobPayloads["campaigns.dispatch"],
             from: plan.sender.number,
             // A body with a tracked link keeps its link: the one written at deferral.
             body: campaign.offerId ? undefined : plan.body,
+            batch: step.batch,
             now,
           });
         else
@@ -310,12 +336,14 @@ export function dispatchStep(db: Db, payload: JobPayloads["campaigns.dispatch"],
             campaign,
             contact,
             { numberId: plan.sender.id, from: plan.sender.number, body: plan.body },
+            step,
             now,
           );
         outcomes.queued.run({ ...key, messageId: messageId ?? null });
         handedOff++;
       }
     }
+    enqueueSendBatch(tx, campaign.workspaceId, step.batch, now);
     if (campaign.throttlePerMinute !== null)
       tx.update(campaigns)
         .set({ throttleWindowStart: windowStart, throttleWindowCount: windowCount + handedOff })

@@ -1,5 +1,6 @@
 import { and, count, desc, eq, isNotNull, isNull, type SQL, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../db/client";
+import { inJsonListParam } from "../../db/dialect";
 import { searchConversations } from "../../db/message-search";
 import { preparedPerConnection, rowPlaceholders } from "../../db/prepared";
 import { type ConversationRow, conversations, type MessageRow, messages } from "../../db/schema";
@@ -117,12 +118,31 @@ const threadStatements = preparedPerConnection((db) => {
       .orderBy(desc(conversations.createdAt))
       .limit(1)
       .prepare(),
+    openOfMany: db
+      .select()
+      .from(conversations)
+      .where(
+        and(
+          eq(conversations.workspaceId, sql.placeholder("workspaceId")),
+          inJsonListParam(conversations.contactId, "contactIds"),
+          eq(conversations.status, "open"),
+        ),
+      )
+      .prepare(),
     reopen: db
       .update(conversations)
       .set({ status: "open", updatedAt: sql`${sql.placeholder("now")}` })
       .where(eq(conversations.id, id))
       .prepare(),
-    insert: db.insert(conversations).values(rowPlaceholders(conversations)).prepare(),
+    // The thread's search key is the next after the largest (the unique index answers max), written
+    // with the row: migration 0028's trigger no longer rewrites the row to set it.
+    insert: db
+      .insert(conversations)
+      .values({
+        ...rowPlaceholders(conversations),
+        searchKey: sql`(SELECT coalesce(max(${conversations.searchKey}), 0) + 1 FROM ${conversations})`,
+      })
+      .prepare(),
     touch: db
       .update(conversations)
       .set({
@@ -147,11 +167,23 @@ export function threadForContact(
   const statements = threadStatements(tx);
   const open = statements.open.get({ workspaceId, contactId });
   if (open) return open;
-  const latest = statements.latest.get({ workspaceId, contactId });
-  if (latest && options.reopen) {
-    statements.reopen.run({ id: latest.id, now: options.now });
-    return { ...latest, status: "open", updatedAt: options.now };
+  if (options.reopen) {
+    const latest = statements.latest.get({ workspaceId, contactId });
+    if (latest) {
+      statements.reopen.run({ id: latest.id, now: options.now });
+      return { ...latest, status: "open", updatedAt: options.now };
+    }
   }
+  return newThread(tx, workspaceId, contactId, options);
+}
+
+/** Writes a new open thread for the contact (call inside the transaction that adds its first message). */
+function newThread(
+  tx: DbOrTx,
+  workspaceId: string,
+  contactId: string,
+  options: { now: number; agentId?: string | null },
+): ConversationRow {
   const row: ConversationRow = {
     id: newId(),
     workspaceId,
@@ -169,7 +201,37 @@ export function threadForContact(
     createdAt: options.now,
     updatedAt: options.now,
   };
-  statements.insert.run(row);
+  threadStatements(tx).insert.run(row);
+  return row;
+}
+
+/**
+ * The open threads of many contacts of a workspace in one index search (a bulk sender's batch),
+ * by contact id. A contact without one gets it from threadFrom.
+ */
+export function openThreadsOf(tx: DbOrTx, workspaceId: string, contactIds: string[]) {
+  const found = new Map<string, ConversationRow>();
+  if (contactIds.length === 0) return found;
+  const rows = threadStatements(tx).openOfMany.all({ workspaceId, contactIds: JSON.stringify(contactIds) });
+  for (const row of rows) if (!found.has(row.contactId)) found.set(row.contactId, row);
+  return found;
+}
+
+/**
+ * The contact's thread from a batch's openThreadsOf, else a new open thread (remembered in the
+ * map): threadForContact without reopening, for the batch's contacts.
+ */
+export function threadFrom(
+  tx: DbOrTx,
+  open: Map<string, ConversationRow>,
+  workspaceId: string,
+  contactId: string,
+  now: number,
+): ConversationRow {
+  const found = open.get(contactId);
+  if (found) return found;
+  const row = newThread(tx, workspaceId, contactId, { now });
+  open.set(contactId, row);
   return row;
 }
 

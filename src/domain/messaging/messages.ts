@@ -21,7 +21,7 @@ import {
 } from "../../db/schema";
 import { workspaceRow } from "../../db/workspace-row";
 import type { JobContext, JobPayloads } from "../../jobs/catalog";
-import { RescheduleJob } from "../../jobs/catalog";
+import { JOB_POLICIES, RescheduleJob } from "../../jobs/catalog";
 import { enqueueJob } from "../../jobs/queue";
 import { invalid, notFound } from "../../lib/errors";
 import { isUuid, newId } from "../../lib/ids";
@@ -148,6 +148,11 @@ export interface OutboundInput {
   optOutConfirmation?: boolean;
   runAt?: number;
   /**
+   * A bulk sender's batch: the message's id joins it instead of getting a send job of its own;
+   * the caller enqueues the batch's one job (enqueueSendBatch) in the same transaction.
+   */
+  batch?: string[];
+  /**
    * Deferred by the send-time rules until this instant (API.md §6.1): the message is recorded
    * QUEUED with `send_at` and no send job; its bulk path asks the rules again when it comes due and
    * then releases it (releaseDeferredMessage) or drops it (dropDeferredMessage).
@@ -197,6 +202,10 @@ export function queueOutboundMessage(tx: DbOrTx, input: OutboundInput): MessageR
   insertMessage(tx).run(row);
   if (input.conversationId) touchConversation(tx, input.conversationId, input.now);
   if (input.deferredUntil !== undefined) return row;
+  if (input.batch) {
+    input.batch.push(row.id);
+    return row;
+  }
   const payload: JobPayloads["messages.send"] = { message_id: row.id };
   if (input.optOutConfirmation) payload.opt_out_confirmation = true;
   enqueueJob(tx, "messages.send", payload, {
@@ -221,6 +230,8 @@ export function releaseDeferredMessage(
     from: string;
     /** The body merged again at release; absent keeps the one written at deferral (a tracked link). */
     body?: string;
+    /** The batch it joins (see OutboundInput.batch); else it gets a send job of its own. */
+    batch?: string[];
     now: number;
   },
 ) {
@@ -236,12 +247,20 @@ export function releaseDeferredMessage(
     })
     .where(and(eq(messages.id, input.messageId), eq(messages.status, "QUEUED")))
     .run();
-  enqueueJob(
-    tx,
-    "messages.send",
-    { message_id: input.messageId },
-    { workspaceId: input.workspaceId, now: input.now },
-  );
+  if (input.batch) input.batch.push(input.messageId);
+  else
+    enqueueJob(
+      tx,
+      "messages.send",
+      { message_id: input.messageId },
+      { workspaceId: input.workspaceId, now: input.now },
+    );
+}
+
+/** Enqueues the one send job of a bulk sender's batch (nothing for an empty batch). */
+export function enqueueSendBatch(tx: DbOrTx, workspaceId: string, batch: string[], now: number) {
+  if (batch.length === 0) return;
+  enqueueJob(tx, "messages.send_batch", { message_ids: batch }, { workspaceId, now });
 }
 
 /** A deferred message waits longer: new `send_at` (and the sender it would use now). */
@@ -533,7 +552,8 @@ type Outcome =
   | { kind: "failed"; errorCode: string; errorMessage: string };
 
 interface Completion {
-  ctx: JobContext;
+  /** The send job completed with the outcome; null for a batch's message (its job completes last). */
+  ctx: JobContext | null;
   messageId: string;
   outcome: Outcome;
   at: number;
@@ -556,7 +576,7 @@ function batchersOf(db: Db): SendBatchers {
       // The job completes in the transaction that records the outcome; a job whose lease was lost
       // (another worker took it) records nothing.
       completions: new TransactionBatcher(db, (tx, { ctx, messageId, outcome, at }) => {
-        if (!ctx.completeIn(tx)) return;
+        if (ctx && !ctx.completeIn(tx)) return;
         if (outcome.kind === "sent")
           markHandedOff(db, tx, messageId, outcome.carrierMessageId, outcome.status, at);
         else markFailed(db, tx, messageId, outcome.errorCode, outcome.errorMessage, at);
@@ -579,23 +599,85 @@ function batchersOf(db: Db): SendBatchers {
  */
 export async function sendMessageJob(payload: JobPayloads["messages.send"], ctx: JobContext) {
   const { db } = ctx;
-  const runtime = runtimes.get(db);
-  if (!runtime) throw new Error("messaging is not started on this database");
-  const statements = messageStatements(db);
-  const { markers, completions } = batchersOf(db);
-  const message = statements.loadMessage.get({ id: payload.message_id });
+  const message = messageStatements(db).loadMessage.get({ id: payload.message_id });
   if (!message || !NOT_YET_SENT.includes(message.status)) return;
-  const complete = (outcome: Outcome) =>
+  const { completions } = batchersOf(db);
+  const record = (outcome: Outcome) =>
     completions.push({ ctx, messageId: message.id, outcome, at: ctx.clock.now() });
-
-  if (!payload.opt_out_confirmation) {
-    const permission = canSendTo(db, message.workspaceId, message.toNumber);
-    if (!permission.allowed) {
-      await complete({ kind: "failed", errorCode: permission.reason, errorMessage: permission.message });
+  try {
+    await handOff(ctx, message, payload.opt_out_confirmation === true, record);
+  } catch (error) {
+    if (!(error instanceof CarrierUnavailableError)) throw error;
+    if (ctx.job.attempts >= ctx.job.maxAttempts) {
+      // Out of retries: the carrier never took it (or lookups could not tell); report it failed.
+      await record({ kind: "failed", errorCode: "carrier_unavailable", errorMessage: error.message });
       return;
     }
+    log.warn("carrier unavailable; send will be retried", { message_id: message.id, error: error.message });
+    if (error.retryAfterMs) throw new RescheduleJob(ctx.clock.now() + error.retryAfterMs);
+    throw error;
   }
+}
 
+/**
+ * `messages.send_batch`: steps 1–5 of `messages.send` for every message of the batch at once,
+ * each outcome recorded as it comes (the batcher groups them into shared transactions). A message
+ * the carrier cannot take now gets a `messages.send` job of its own, which retries it with the
+ * send job's backoff; it is enqueued in the transaction that completes the batch. A crash
+ * re-runs the batch: messages already handed off are skipped, and those with a marker looked up.
+ */
+export async function sendMessageBatchJob(payload: JobPayloads["messages.send_batch"], ctx: JobContext) {
+  const { db } = ctx;
+  const { loadMessage } = messageStatements(db);
+  const { completions } = batchersOf(db);
+  const retry: { message: MessageRow; error: CarrierUnavailableError }[] = [];
+  await Promise.all(
+    payload.message_ids.map(async (id) => {
+      const message = loadMessage.get({ id });
+      if (!message || !NOT_YET_SENT.includes(message.status)) return;
+      const record = (outcome: Outcome) =>
+        completions.push({ ctx: null, messageId: id, outcome, at: ctx.clock.now() });
+      try {
+        await handOff(ctx, message, false, record);
+      } catch (error) {
+        if (!(error instanceof CarrierUnavailableError)) throw error;
+        retry.push({ message, error });
+      }
+    }),
+  );
+  if (retry.length === 0) return;
+  log.warn("carrier unavailable; sends will be retried", { messages: retry.length });
+  const now = ctx.clock.now();
+  const backoff = JOB_POLICIES["messages.send"].backoffMs(1);
+  ctx.completeWith((tx) => {
+    for (const { message, error } of retry)
+      enqueueJob(
+        tx,
+        "messages.send",
+        { message_id: message.id },
+        { workspaceId: message.workspaceId, runAt: now + (error.retryAfterMs ?? backoff), now },
+      );
+  });
+}
+
+/**
+ * Steps 2–5 of a send for one message not yet sent: `record` writes its outcome. Throws
+ * CarrierUnavailableError when the carrier cannot take it now (the message stays QUEUED).
+ */
+async function handOff(
+  ctx: JobContext,
+  message: MessageRow,
+  optOutConfirmation: boolean,
+  record: (outcome: Outcome) => Promise<void>,
+) {
+  const { db } = ctx;
+  const runtime = runtimes.get(db);
+  if (!runtime) throw new Error("messaging is not started on this database");
+  if (!optOutConfirmation) {
+    const permission = canSendTo(db, message.workspaceId, message.toNumber);
+    if (!permission.allowed)
+      return record({ kind: "failed", errorCode: permission.reason, errorMessage: permission.message });
+  }
   const sms: OutboundSms = {
     messageId: message.id,
     workspaceId: message.workspaceId,
@@ -606,32 +688,18 @@ export async function sendMessageJob(payload: JobPayloads["messages.send"], ctx:
     statusCallbackUrl: "",
   };
   const carrier = runtime.carrier;
-  try {
-    if (message.handoffStartedAt !== null) {
-      const found = await carrier.lookupSend(sms, message.handoffStartedAt - LOOKUP_SLACK_MS);
-      if (found.found) {
-        await complete({ kind: "sent", carrierMessageId: found.carrierMessageId, status: found.status });
-        return;
-      }
-    }
-    await markers.push({ messageId: message.id, at: ctx.clock.now() });
-    const result = await carrier.sendSms(sms);
-    await complete(
-      result.accepted
-        ? { kind: "sent", carrierMessageId: result.carrierMessageId, status: result.status }
-        : { kind: "failed", errorCode: result.errorCode, errorMessage: result.errorMessage },
-    );
-  } catch (error) {
-    if (!(error instanceof CarrierUnavailableError)) throw error;
-    if (ctx.job.attempts >= ctx.job.maxAttempts) {
-      // Out of retries: the carrier never took it (or lookups could not tell); report it failed.
-      await complete({ kind: "failed", errorCode: "carrier_unavailable", errorMessage: error.message });
-      return;
-    }
-    log.warn("carrier unavailable; send will be retried", { message_id: message.id, error: error.message });
-    if (error.retryAfterMs) throw new RescheduleJob(ctx.clock.now() + error.retryAfterMs);
-    throw error;
+  if (message.handoffStartedAt !== null) {
+    const found = await carrier.lookupSend(sms, message.handoffStartedAt - LOOKUP_SLACK_MS);
+    if (found.found)
+      return record({ kind: "sent", carrierMessageId: found.carrierMessageId, status: found.status });
   }
+  await batchersOf(db).markers.push({ messageId: message.id, at: ctx.clock.now() });
+  const result = await carrier.sendSms(sms);
+  return record(
+    result.accepted
+      ? { kind: "sent", carrierMessageId: result.carrierMessageId, status: result.status }
+      : { kind: "failed", errorCode: result.errorCode, errorMessage: result.errorMessage },
+  );
 }
 
 /** The carrier accepted the message: SENT (or further, if it already says so), `message.sent` once. */
@@ -690,7 +758,12 @@ function applyStatus(db: Db, tx: DbOrTx, current: MessageRow, update: StatusUpda
     next.errorCode = update.errorCode ?? (update.status === "UNDELIVERED" ? "undelivered" : "failed");
     next.errorMessage = update.errorMessage ?? null;
   }
-  messageStatements(db).recordStatus.run(statusParams(next, now));
+  const statements = messageStatements(db);
+  if (learntId) statements.recordStatus.run(statusParams(next, now));
+  else {
+    const { carrierMessageId: _known, ...params } = statusParams(next, now);
+    statements.recordStatusOnly.run(params);
+  }
   if (firstSent)
     emitEvent(
       tx,

@@ -1,0 +1,1 @@
+DROP INDEX `messages_workspace_created_idx`;
