@@ -440,7 +440,12 @@ describe("POST /v1/campaigns/{id}/launch", () => {
     );
     const ids = (batches[0].payload as { message_ids: string[] }).message_ids;
     expect(ids).toHaveLength(4);
-    expect(await eventually(() => w.outbox(), (rows) => rows.length === 3)).toHaveLength(3);
+    expect(
+      await eventually(
+        () => w.outbox(),
+        (rows) => rows.length === 3,
+      ),
+    ).toHaveLength(3);
     // The outage recipient's message waits QUEUED with a send job of its own, retried later.
     const waiting = ((await w.api("GET", "/v1/messages")).body.messages as Json[]).filter(
       (m) => m.to === "+15005550003",

@@ -3,9 +3,10 @@ import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { sql } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import { type DbHandle, openDatabase } from "../src/db/client";
 import { groupCommit } from "../src/db/group-commit";
+import { jobs } from "../src/db/schema";
 import { startTestServer, type TestServer } from "./support/server";
 
 describe("groupCommit", () => {
@@ -64,6 +65,45 @@ describe("groupCommit", () => {
     expect(outcomes.map((o) => o.status)).toEqual(["rejected", "fulfilled"]);
     expect(rows().filter((x) => (x as number) > 10)).toEqual([13]);
     handle.sqlite.exec("DELETE FROM t WHERE x > 10");
+  });
+
+  it("shares a collected value between the writes of a group and writes it once, after the last write, in the group's transaction", async () => {
+    const finished: number[][] = [];
+    const write = (x: number, fail = false) =>
+      groupCommit(handle.db, (tx, group) => {
+        const seen = group.collect(
+          "xs",
+          (): number[] => [],
+          (inner, xs) => {
+            finished.push([...xs]);
+            inner.run(sql`INSERT INTO t (x) VALUES (${-100 - xs.length})`);
+          },
+        );
+        seen.push(x);
+        if (fail) throw new Error("refused");
+        tx.run(sql`INSERT INTO t (x) VALUES (${x})`);
+      });
+    const outcomes = await Promise.allSettled([write(-1), write(-2, true), write(-3)]);
+    expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+    expect(finished).toEqual([[-1, -2, -3]]);
+    expect(rows().filter((x) => (x as number) < 0)).toEqual([-103, -3, -1]);
+    // A finish that throws fails the whole group: none of its writes happened.
+    const before = rows();
+    const doomed = await Promise.allSettled([
+      groupCommit(handle.db, (tx, group) => {
+        group.collect(
+          "boom",
+          () => 0,
+          () => {
+            throw new Error("finish failed");
+          },
+        );
+        tx.run(sql`INSERT INTO t (x) VALUES (-201)`);
+      }),
+      groupCommit(handle.db, (tx) => tx.run(sql`INSERT INTO t (x) VALUES (-202)`)),
+    ]);
+    expect(doomed.map((o) => o.status)).toEqual(["rejected", "rejected"]);
+    expect(rows()).toEqual(before);
   });
 
   it("answers nobody before the commit: the rows are readable when the promise settles", async () => {
@@ -131,5 +171,15 @@ describe("POST /v1/messages under concurrency", () => {
     expect(new Set(listed.body.messages.map((m: { id: string }) => m.id))).toEqual(
       new Set(accepted.map((a) => a.body.message.id)),
     );
+    // Every accepted message is in exactly one send job, shared by the writes of its group.
+    const batches = s.server.handle.db
+      .select()
+      .from(jobs)
+      .where(eq(jobs.kind, "messages.send_batch"))
+      .all()
+      .map((job) => (job.payload as { message_ids: string[] }).message_ids);
+    const batched = batches.flat().filter((id) => accepted.some((a) => a.body.message.id === id));
+    expect(batched.sort()).toEqual(accepted.map((a) => a.body.message.id).sort());
+    expect(batches.length).toBeLessThan(accepted.length);
   });
 });

@@ -33,7 +33,20 @@ async function startServer(dbPath: string, env: Record<string, string> = {}): Pr
   const command =
     process.env.BENCH_BINARY === "1" && existsSync(binary)
       ? [binary, "serve", "--port", String(port), "--db", dbPath]
-      : [process.execPath, "run", "src/main.ts", "serve", "--port", String(port), "--db", dbPath];
+      : [
+          process.execPath,
+          // BENCH_CPU_PROF=<dir> (from source only): a markdown CPU profile of the server, written on exit.
+          ...(process.env.BENCH_CPU_PROF
+            ? ["--cpu-prof-md", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`]
+            : []),
+          "run",
+          "src/main.ts",
+          "serve",
+          "--port",
+          String(port),
+          "--db",
+          dbPath,
+        ];
   const logPath = `${dbPath}.${port}.log`;
   const proc = spawn(command, {
     cwd: root,

@@ -1,7 +1,18 @@
 import { BUSY_TIMEOUT_MS, type Db, isBusy, sqliteOf, type Tx, withoutBusyWait } from "./client";
 
+/**
+ * What the writes of one group share: `collect` gives every write of the group the same value for
+ * `key` (made by `create` for the first), and `finish` writes it once, in the group's transaction,
+ * after the last write. A bulk write made once per group instead of once per write (one send job
+ * for the group's messages). A write whose savepoint is rolled back may leave its part in the
+ * value: `finish` must tolerate references to rows that were never written.
+ */
+export interface GroupScope {
+  collect<T>(key: string, create: () => T, finish: (tx: Tx, value: T) => void): T;
+}
+
 interface Pending {
-  work: (tx: Tx) => unknown;
+  work: (tx: Tx, group: GroupScope) => unknown;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }
@@ -9,7 +20,7 @@ interface Pending {
 /** Retries of a group that found the write lock taken before they back off to 1 ms apart. */
 const IMMEDIATE_RETRIES = 20;
 
-const committers = new WeakMap<Db, (work: (tx: Tx) => unknown) => Promise<unknown>>();
+const committers = new WeakMap<Db, (work: (tx: Tx, group: GroupScope) => unknown) => Promise<unknown>>();
 
 /**
  * Group commit: writes submitted during one event-loop turn run in one transaction, each in a
@@ -22,7 +33,7 @@ const committers = new WeakMap<Db, (work: (tx: Tx) => unknown) => Promise<unknow
  * costs about what one commit for one write did. Durability is the same as one transaction per
  * request: nobody is answered before their write is committed.
  */
-export function groupCommit<T>(db: Db, work: (tx: Tx) => T): Promise<T> {
+export function groupCommit<T>(db: Db, work: (tx: Tx, group: GroupScope) => T): Promise<T> {
   let submit = committers.get(db);
   if (!submit) {
     submit = createGroupCommitter(db);
@@ -60,11 +71,22 @@ function createGroupCommitter(db: Db) {
       withoutBusyWait(sqlite, () =>
         db.transaction((tx) => {
           begun = true;
+          const shared = new Map<string, { value: unknown; finish: (tx: Tx, value: unknown) => void }>();
+          const scope: GroupScope = {
+            collect<T>(key: string, create: () => T, finish: (tx: Tx, value: T) => void): T {
+              let entry = shared.get(key);
+              if (!entry) {
+                entry = { value: create(), finish: finish as (tx: Tx, value: unknown) => void };
+                shared.set(key, entry);
+              }
+              return entry.value as T;
+            },
+          };
           for (const item of group) {
             savepoint.run();
             let value: unknown;
             try {
-              value = item.work(tx);
+              value = item.work(tx, scope);
             } catch (error) {
               // Undo this write only; RELEASE then ends its (now empty) savepoint.
               rollback.run();
@@ -75,6 +97,7 @@ function createGroupCommitter(db: Db) {
             release.run();
             outcomes.push({ ok: true, value });
           }
+          for (const { value, finish } of shared.values()) finish(tx, value);
         }),
       );
     } catch (error) {
@@ -103,7 +126,7 @@ function createGroupCommitter(db: Db) {
     });
   }
 
-  return (work: (tx: Tx) => unknown) =>
+  return (work: (tx: Tx, group: GroupScope) => unknown) =>
     new Promise<unknown>((resolve, reject) => {
       pending.push({ work, resolve, reject });
       if (!scheduled) {

@@ -236,8 +236,12 @@ export function createCall(db: Db, workspaceId: string, input: CallInput, now = 
     const sender = callSender(tx, workspaceId, from);
     const permission = canSendTo(tx, workspaceId, to);
     if (!permission.allowed) throw invalid(permission.message);
-    const { contact } = ensureContact(tx, workspaceId, to, "api", now);
-    const conversation = threadForContact(tx, workspaceId, contact.id, { reopen: false, now });
+    const { contact, created } = ensureContact(tx, workspaceId, to, "api", now);
+    const conversation = threadForContact(tx, workspaceId, contact.id, {
+      reopen: false,
+      now,
+      newContact: created,
+    });
     const row = queueCall(tx, {
       workspaceId,
       contact,

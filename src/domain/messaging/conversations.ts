@@ -162,8 +162,16 @@ export function threadForContact(
   tx: DbOrTx,
   workspaceId: string,
   contactId: string,
-  options: { reopen: boolean; now: number /** Owner of a thread created here. */; agentId?: string | null },
+  options: {
+    reopen: boolean;
+    now: number;
+    /** Owner of a thread created here. */
+    agentId?: string | null;
+    /** The contact was created in this transaction: it has no thread yet, so none is looked up. */
+    newContact?: boolean;
+  },
 ): ConversationRow {
+  if (options.newContact) return newThread(tx, workspaceId, contactId, options);
   const statements = threadStatements(tx);
   const open = statements.open.get({ workspaceId, contactId });
   if (open) return open;

@@ -104,12 +104,13 @@ export function receiveInbound(db: Db, sms: InboundSms, now = Date.now()): Messa
     }
 
     // 1. Contact and thread.
-    const { contact } = ensureContact(tx, workspaceId, from, "inbound", now);
+    const { contact, created } = ensureContact(tx, workspaceId, from, "inbound", now);
     // A new thread on a number an agent answers belongs to that agent.
     let conversation = threadForContact(tx, workspaceId, contact.id, {
       reopen: true,
       now,
       agentId: number.agentId,
+      newContact: created,
     });
     // A thread no agent owns (and none was stopped on) is answered by the number's agent.
     if (conversation.agentId === null && number.agentId !== null && !conversation.agentPaused) {

@@ -326,7 +326,15 @@ export function submitOneOffMessage(
   now = Date.now(),
 ): Promise<{ id: string; status: string }> {
   const checked = checkOneOff(input);
-  return groupCommit(db, (tx) => acceptOneOff(tx, workspaceId, checked, now));
+  return groupCommit(db, (tx, group) => {
+    // The group's messages of this workspace go to the carrier in one send job.
+    const batch = group.collect(
+      `messages.send_batch:${workspaceId}`,
+      (): string[] => [],
+      (tx, ids) => enqueueSendBatch(tx, workspaceId, ids, now),
+    );
+    return acceptOneOff(tx, workspaceId, checked, batch, now);
+  });
 }
 
 interface CheckedOneOff {
@@ -347,14 +355,18 @@ function checkOneOff(input: OneOffInput): CheckedOneOff {
   return { to, from, body: input.body };
 }
 
-function acceptOneOff(tx: Tx, workspaceId: string, input: CheckedOneOff, now: number) {
+function acceptOneOff(tx: Tx, workspaceId: string, input: CheckedOneOff, batch: string[], now: number) {
   const sender = resolveSender(tx, workspaceId, input.from, now);
   if (senderSkip(registeredNumberIds(tx, workspaceId), sender))
     throw invalid("from is not registered for A2P messaging");
   assertCanSendTo(tx, workspaceId, input.to);
   if (!reserveDailySend(tx, sender, now)) throw invalid("from has reached its daily_limit");
-  const { contact } = ensureContact(tx, workspaceId, input.to, "api", now);
-  const conversation = threadForContact(tx, workspaceId, contact.id, { reopen: true, now });
+  const { contact, created } = ensureContact(tx, workspaceId, input.to, "api", now);
+  const conversation = threadForContact(tx, workspaceId, contact.id, {
+    reopen: true,
+    now,
+    newContact: created,
+  });
   const row = queueOutboundMessage(tx, {
     workspaceId,
     contact,
@@ -363,6 +375,7 @@ function acceptOneOff(tx: Tx, workspaceId: string, input: CheckedOneOff, now: nu
     from: sender.number,
     body: input.body,
     sender: "human",
+    batch,
     now,
   });
   return { id: row.id, status: row.status };
