@@ -24,6 +24,7 @@ import type { JobContext, JobPayloads } from "../../jobs/catalog";
 import { JOB_POLICIES, RescheduleJob } from "../../jobs/catalog";
 import { enqueueJob } from "../../jobs/queue";
 import { invalid, notFound } from "../../lib/errors";
+import { Gate } from "../../lib/gate";
 import { isUuid, newId } from "../../lib/ids";
 import { log } from "../../lib/log";
 import { normalizePhone } from "../../lib/phone";
@@ -575,7 +576,15 @@ interface Completion {
 interface SendBatchers {
   markers: TransactionBatcher<{ messageId: string; at: number }>;
   completions: TransactionBatcher<Completion>;
+  /**
+   * The hand-offs of batch jobs in flight at once, across all of them: a carrier sees at most
+   * HANDOFFS_AT_ONCE concurrent sends from them, as it did from the worker's one-message jobs.
+   */
+  handoffs: Gate;
 }
+
+/** Batch jobs' hand-offs in flight at once per database (the worker's job concurrency). */
+const HANDOFFS_AT_ONCE = 128;
 const batchers = new WeakMap<Db, SendBatchers>();
 
 function batchersOf(db: Db): SendBatchers {
@@ -583,6 +592,7 @@ function batchersOf(db: Db): SendBatchers {
   if (!found) {
     const statements = messageStatements(db);
     found = {
+      handoffs: new Gate(HANDOFFS_AT_ONCE),
       markers: new TransactionBatcher(db, (_tx, { messageId, at }) => {
         statements.markHandoffStarted.run({ id: messageId, now: at });
       }),
@@ -642,21 +652,23 @@ export async function sendMessageJob(payload: JobPayloads["messages.send"], ctx:
 export async function sendMessageBatchJob(payload: JobPayloads["messages.send_batch"], ctx: JobContext) {
   const { db } = ctx;
   const { loadMessage } = messageStatements(db);
-  const { completions } = batchersOf(db);
+  const { completions, handoffs } = batchersOf(db);
   const retry: { message: MessageRow; error: CarrierUnavailableError }[] = [];
   await Promise.all(
-    payload.message_ids.map(async (id) => {
-      const message = loadMessage.get({ id });
-      if (!message || !NOT_YET_SENT.includes(message.status)) return;
-      const record = (outcome: Outcome) =>
-        completions.push({ ctx: null, messageId: id, outcome, at: ctx.clock.now() });
-      try {
-        await handOff(ctx, message, false, record);
-      } catch (error) {
-        if (!(error instanceof CarrierUnavailableError)) throw error;
-        retry.push({ message, error });
-      }
-    }),
+    payload.message_ids.map((id) =>
+      handoffs.run(async () => {
+        const message = loadMessage.get({ id });
+        if (!message || !NOT_YET_SENT.includes(message.status)) return;
+        const record = (outcome: Outcome) =>
+          completions.push({ ctx: null, messageId: id, outcome, at: ctx.clock.now() });
+        try {
+          await handOff(ctx, message, false, record);
+        } catch (error) {
+          if (!(error instanceof CarrierUnavailableError)) throw error;
+          retry.push({ message, error });
+        }
+      }),
+    ),
   );
   if (retry.length === 0) return;
   log.warn("carrier unavailable; sends will be retried", { messages: retry.length });
