@@ -11,6 +11,15 @@ import { messages } from "./schema";
  */
 function prepare(db: Db) {
   const id = sql.placeholder("id");
+  // The columns every status change writes (recordStatus adds the carrier's id).
+  const statusChange = {
+    status: sql`${sql.placeholder("status")}`,
+    sentAt: sql`${sql.placeholder("sentAt")}`,
+    deliveredAt: sql`${sql.placeholder("deliveredAt")}`,
+    errorCode: sql`${sql.placeholder("errorCode")}`,
+    errorMessage: sql`${sql.placeholder("errorMessage")}`,
+    updatedAt: sql`${sql.placeholder("now")}`,
+  };
   return {
     loadMessage: db.select().from(messages).where(eq(messages.id, id)).prepare(),
     loadMessageByCarrierId: db
@@ -33,13 +42,8 @@ function prepare(db: Db) {
     recordStatus: db
       .update(messages)
       .set({
-        status: sql`${sql.placeholder("status")}`,
+        ...statusChange,
         carrierMessageId: sql`coalesce(${sql.placeholder("carrierMessageId")}, ${messages.carrierMessageId})`,
-        sentAt: sql`${sql.placeholder("sentAt")}`,
-        deliveredAt: sql`${sql.placeholder("deliveredAt")}`,
-        errorCode: sql`${sql.placeholder("errorCode")}`,
-        errorMessage: sql`${sql.placeholder("errorMessage")}`,
-        updatedAt: sql`${sql.placeholder("now")}`,
       })
       .where(eq(messages.id, id))
       .prepare(),
@@ -47,18 +51,7 @@ function prepare(db: Db) {
      * A status change alone (the carrier's id already known): without the id in its SET, SQLite
      * leaves messages_carrier_id_idx alone instead of rewriting the same entry.
      */
-    recordStatusOnly: db
-      .update(messages)
-      .set({
-        status: sql`${sql.placeholder("status")}`,
-        sentAt: sql`${sql.placeholder("sentAt")}`,
-        deliveredAt: sql`${sql.placeholder("deliveredAt")}`,
-        errorCode: sql`${sql.placeholder("errorCode")}`,
-        errorMessage: sql`${sql.placeholder("errorMessage")}`,
-        updatedAt: sql`${sql.placeholder("now")}`,
-      })
-      .where(eq(messages.id, id))
-      .prepare(),
+    recordStatusOnly: db.update(messages).set(statusChange).where(eq(messages.id, id)).prepare(),
   };
 }
 

@@ -784,11 +784,7 @@ function applyStatus(db: Db, tx: DbOrTx, current: MessageRow, update: StatusUpda
     next.errorMessage = update.errorMessage ?? null;
   }
   const statements = messageStatements(db);
-  if (learntId) statements.recordStatus.run(statusParams(next, now));
-  else {
-    const { carrierMessageId: _known, ...params } = statusParams(next, now);
-    statements.recordStatusOnly.run(params);
-  }
+  (learntId ? statements.recordStatus : statements.recordStatusOnly).run(statusParams(next, now));
   if (firstSent)
     emitEvent(
       tx,
