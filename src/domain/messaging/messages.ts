@@ -621,14 +621,11 @@ function batchersOf(db: Db): SendBatchers {
  * A CarrierUnavailableError leaves the message QUEUED and retries with backoff.
  */
 export async function sendMessageJob(payload: JobPayloads["messages.send"], ctx: JobContext) {
-  const { db } = ctx;
-  const message = messageStatements(db).loadMessage.get({ id: payload.message_id });
-  if (!message || !NOT_YET_SENT.includes(message.status)) return;
-  const { completions } = batchersOf(db);
-  const record = (outcome: Outcome) =>
-    completions.push({ ctx, messageId: message.id, outcome, at: ctx.clock.now() });
+  const messageId = payload.message_id;
+  const { completions } = batchersOf(ctx.db);
+  const record = (outcome: Outcome) => completions.push({ ctx, messageId, outcome, at: ctx.clock.now() });
   try {
-    await handOff(ctx, message, payload.opt_out_confirmation === true, record);
+    await handOff(ctx, messageId, payload.opt_out_confirmation === true, record);
   } catch (error) {
     if (!(error instanceof CarrierUnavailableError)) throw error;
     if (ctx.job.attempts >= ctx.job.maxAttempts) {
@@ -636,7 +633,7 @@ export async function sendMessageJob(payload: JobPayloads["messages.send"], ctx:
       await record({ kind: "failed", errorCode: "carrier_unavailable", errorMessage: error.message });
       return;
     }
-    log.warn("carrier unavailable; send will be retried", { message_id: message.id, error: error.message });
+    log.warn("carrier unavailable; send will be retried", { message_id: messageId, error: error.message });
     if (error.retryAfterMs) throw new RescheduleJob(ctx.clock.now() + error.retryAfterMs);
     throw error;
   }
@@ -650,22 +647,18 @@ export async function sendMessageJob(payload: JobPayloads["messages.send"], ctx:
  * re-runs the batch: messages already handed off are skipped, and those with a marker looked up.
  */
 export async function sendMessageBatchJob(payload: JobPayloads["messages.send_batch"], ctx: JobContext) {
-  const { db } = ctx;
-  const { loadMessage } = messageStatements(db);
-  const { completions, handoffs } = batchersOf(db);
-  const retry: { message: MessageRow; error: CarrierUnavailableError }[] = [];
+  const { completions, handoffs } = batchersOf(ctx.db);
+  const retry: { messageId: string; error: CarrierUnavailableError }[] = [];
   await Promise.all(
-    payload.message_ids.map((id) =>
+    payload.message_ids.map((messageId) =>
       handoffs.run(async () => {
-        const message = loadMessage.get({ id });
-        if (!message || !NOT_YET_SENT.includes(message.status)) return;
         const record = (outcome: Outcome) =>
-          completions.push({ ctx: null, messageId: id, outcome, at: ctx.clock.now() });
+          completions.push({ ctx: null, messageId, outcome, at: ctx.clock.now() });
         try {
-          await handOff(ctx, message, false, record);
+          await handOff(ctx, messageId, false, record);
         } catch (error) {
           if (!(error instanceof CarrierUnavailableError)) throw error;
-          retry.push({ message, error });
+          retry.push({ messageId, error });
         }
       }),
     ),
@@ -675,29 +668,33 @@ export async function sendMessageBatchJob(payload: JobPayloads["messages.send_ba
   const now = ctx.clock.now();
   const backoff = JOB_POLICIES["messages.send"].backoffMs(1);
   ctx.completeWith((tx) => {
-    for (const { message, error } of retry)
+    for (const { messageId, error } of retry)
       enqueueJob(
         tx,
         "messages.send",
-        { message_id: message.id },
-        { workspaceId: message.workspaceId, runAt: now + (error.retryAfterMs ?? backoff), now },
+        { message_id: messageId },
+        // A batch's messages are of its workspace (enqueueSendBatch).
+        { workspaceId: ctx.job.workspaceId, runAt: now + (error.retryAfterMs ?? backoff), now },
       );
   });
 }
 
 /**
- * Steps 2–5 of a send for one message not yet sent: `record` writes its outcome. Throws
- * CarrierUnavailableError when the carrier cannot take it now (the message stays QUEUED).
+ * Steps 1–5 of a send for one message: nothing for a message gone or already past QUEUED, else
+ * `record` writes its outcome. Throws CarrierUnavailableError when the carrier cannot take it now
+ * (the message stays QUEUED).
  */
 async function handOff(
   ctx: JobContext,
-  message: MessageRow,
+  messageId: string,
   optOutConfirmation: boolean,
   record: (outcome: Outcome) => Promise<void>,
 ) {
   const { db } = ctx;
   const runtime = runtimes.get(db);
   if (!runtime) throw new Error("messaging is not started on this database");
+  const message = messageStatements(db).loadMessage.get({ id: messageId });
+  if (!message || !NOT_YET_SENT.includes(message.status)) return;
   if (!optOutConfirmation) {
     const permission = canSendTo(db, message.workspaceId, message.toNumber);
     if (!permission.allowed)
