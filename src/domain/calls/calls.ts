@@ -527,16 +527,19 @@ function writeThreadEntry(tx: DbOrTx, call: CallRow, now: number) {
 }
 
 /**
- * `stats.calls` of a voice campaign (API.md §6.4), one grouped count over its calls. A call counts
- * as placed once its provider took it (it has the provider's id): a call refused before placement
- * (opted out, suppressed) or by the provider is failed, not placed.
+ * How many of the counted calls were placed: a call is placed once its provider took it (it has
+ * the provider's id); one refused before placement (opted out, suppressed) or by the provider is
+ * failed, not placed. Campaign stats and the analytics overview count the same way.
  */
+const placedCalls = sql<number>`count(${calls.providerCallId})`;
+
+/** `stats.calls` of a voice campaign (API.md §6.4), one grouped count over its calls. */
 export function campaignCallStats(db: DbOrTx, workspaceId: string, campaignId: string) {
   const rows = db
     .select({
       status: calls.status,
       n: sql<number>`count(*)`,
-      placed: sql<number>`count(${calls.providerCallId})`,
+      placed: placedCalls,
     })
     .from(calls)
     .where(and(eq(calls.workspaceId, workspaceId), eq(calls.campaignId, campaignId)))
@@ -557,12 +560,12 @@ export function campaignCallStats(db: DbOrTx, workspaceId: string, campaignId: s
 
 /**
  * The workspace's outbound calls created in [from, to) for `GET /v1/analytics/overview`: placed
- * (the provider took them, as in a campaign's stats) and completed (answered and ended).
+ * (placedCalls) and completed (answered and ended).
  */
 export function callTotals(db: DbOrTx, workspaceId: string, from: number, to: number) {
   const row = db
     .select({
-      placed: sql<number>`count(${calls.providerCallId})`,
+      placed: placedCalls,
       completed: sql<number>`coalesce(sum(${calls.status} = 'COMPLETED'), 0)`,
     })
     .from(calls)
