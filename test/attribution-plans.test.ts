@@ -1,33 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { type DbHandle, openDatabase } from "../src/db/client";
-import { migrate } from "../src/db/migrate";
+import { describe, expect, it } from "bun:test";
+import { planDatabase } from "./support/plans";
 
 // The conversion lookups must search their own index: with `ORDER BY created_at` and an index
 // without created_at, SQLite walked contacts_workspace_created_idx over the whole workspace
 // instead (27–39 ms a conversion at 100,000 contacts).
 describe("query plans of conversions and analytics", () => {
-  let dir: string;
-  let handle: DbHandle;
-  beforeAll(() => {
-    dir = mkdtempSync(join(tmpdir(), "outreach-plans-"));
-    handle = openDatabase(join(dir, "p.db"));
-    migrate(handle.sqlite);
-  });
-  afterAll(() => {
-    handle.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const db = planDatabase();
   const plan = (text: string, ...params: (string | number)[]) =>
-    (
-      handle.sqlite.query(`EXPLAIN QUERY PLAN ${text}`).all(...(params.length ? params : ["w", "v"])) as {
-        detail: string;
-      }[]
-    )
-      .map((row) => row.detail)
-      .join("; ");
+    db.plan(text, params.length ? params : ["w", "v"]).join("; ");
 
   it("matches external_id and email (case-insensitive) through their indexes, oldest first", () => {
     expect(
