@@ -200,11 +200,16 @@ export function createKeyAuthenticator(db: Db, sqlite: Database) {
       cache.set(presented, entry);
     }
     if (entry.lastUsedAt === null || now - entry.lastUsedAt > LAST_USED_GRANULARITY_MS) {
-      // Never waits for another writer (the background thread may be sending a campaign): while
-      // the database is busy, a later request records it.
+      // A key's first use is recorded before it is answered, waiting for another writer once in
+      // the key's life: a key shown as never used after it was used would mislead. A refresh
+      // (once a minute) never waits (the background thread may be sending a campaign): while the
+      // database is busy, a later request records it.
       const id = entry.keyId;
       try {
-        if (writeUnlessBusy(sqlite, () => touch.run({ id, now }))) entry.lastUsedAt = now;
+        if (entry.lastUsedAt === null) {
+          touch.run({ id, now });
+          entry.lastUsedAt = now;
+        } else if (writeUnlessBusy(sqlite, () => touch.run({ id, now }))) entry.lastUsedAt = now;
       } catch {
         // Any other failure must not fail the request either; retried a minute later.
         entry.lastUsedAt = now;
