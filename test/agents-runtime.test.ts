@@ -238,6 +238,35 @@ describe("the reply loop", () => {
     expect(row).toMatchObject({ conversions: 1, replies: 2, conversations: 1, handoffs: 0 });
   });
 
+  it("credits a later purchase to the agent that last wrote to the contact, in analytics too", async () => {
+    const agent = await agentOnNumber();
+    const from = nextPhone();
+    const message = (await inbound(from, "How much is a cleaning?")).body.message;
+    await eventually(
+      () => thread(message.conversation_id),
+      (c) => agentMessages(c).length > 0,
+    );
+    const purchase = await s.api("POST", "/v1/conversion", { txn: `p-${from}`, phone: from, value: 120 });
+    expect(purchase.status).toBe(200);
+    const recorded = (await s.api("GET", `/v1/conversions?contact_id=${message.contact_id}`)).body
+      .conversions;
+    expect(recorded).toHaveLength(1);
+    expect(recorded[0]).toMatchObject({ event: "purchase", agent_id: agent.id, flow_id: null, value: 120 });
+    const row = (await s.api("GET", "/v1/analytics/agents")).body.agents.find(
+      (a: { agent_id: string }) => a.agent_id === agent.id,
+    );
+    expect(row).toMatchObject({ conversations: 1, conversions: 1, revenue: 120 });
+    // A contact the agent never wrote to is credited to no agent.
+    const stranger = (await s.api("POST", "/v1/contacts", { phone_number: nextPhone() })).body.contact;
+    await s.api("POST", "/v1/conversion", {
+      txn: `p-${stranger.id}`,
+      phone: stranger.phone_number,
+      value: 1,
+    });
+    const theirs = (await s.api("GET", `/v1/conversions?contact_id=${stranger.id}`)).body.conversions;
+    expect(theirs[0]).toMatchObject({ agent_id: null, flow_id: null });
+  });
+
   it("assist mode writes a draft and flags the thread, sending nothing", async () => {
     await agentOnNumber({ inbox: { mode: "assist" } });
     const from = nextPhone();

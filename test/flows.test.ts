@@ -345,6 +345,40 @@ describe("running a flow", () => {
     });
   });
 
+  it("credits a conversion to the flow that last messaged the contact, not to one that only waited", async () => {
+    const w = workspace();
+    await setup(w);
+    const sending = await w.flow(replyFlow(), { status: "active" });
+    const waiting = await w.flow(
+      {
+        nodes: [node("t", "trigger", { event: "manual" }), node("w", "wait", { days: 1 })],
+        edges: [edge("t", "w")],
+      },
+      { status: "active" },
+    );
+    const touched = await w.contact();
+    const untouched = await w.contact();
+    await w.api("POST", `/v1/flows/${sending.id}/enroll`, { contact_ids: [touched.id] });
+    await eventually(
+      () => w.runs(sending.id, "active"),
+      (runs) => runs[0]?.current_node_id === "wait",
+    );
+    // Enrolled later, but it sends nothing: the touch stays with the flow that wrote.
+    await w.api("POST", `/v1/flows/${waiting.id}/enroll`, { contact_ids: [touched.id, untouched.id] });
+    await eventually(
+      () => w.runs(waiting.id, "active"),
+      (runs) => runs.length === 2 && runs.every((r: Json) => r.current_node_id === "w"),
+    );
+    for (const c of [touched, untouched]) {
+      const r = await w.api("POST", "/v1/conversion", { txn: `f-${c.id}`, phone: c.phone_number, value: 25 });
+      expect(r.status).toBe(200);
+    }
+    const credited = async (contactId: string) =>
+      (await w.api("GET", `/v1/conversions?contact_id=${contactId}`)).body.conversions[0];
+    expect(await credited(touched.id)).toMatchObject({ flow_id: sending.id, agent_id: null, value: 25 });
+    expect(await credited(untouched.id)).toMatchObject({ flow_id: null, agent_id: null });
+  });
+
   it("the webhook node posts the run signed with the flow's secret; the agent node hands the thread over", async () => {
     const w = workspace();
     await setup(w);

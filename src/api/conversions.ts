@@ -23,8 +23,12 @@ export const ConversionSchema = t.Object(
     offer_id: NullableId("Offer of the attributed click"),
     message_id: NullableId("Message that carried the attributed link"),
     click_id: NullableId("The attributed click: the contact's last click within 30 days"),
-    agent_id: NullableId("The SMS agent that recorded it (a `lead` from a conversion keyword or its goal)"),
-    flow_id: NullableId("Attributed flow (null until flows exist)"),
+    agent_id: NullableId(
+      "The SMS agent credited: the one that recorded it (a `lead` from a conversion keyword or its goal), else the agent that last wrote to the contact within 30 days; null when none",
+    ),
+    flow_id: NullableId(
+      "The flow credited: the one that last sent the contact a message or placed a call within 30 days; null when none",
+    ),
     created_at: Timestamp("Recorded"),
   },
   { description: "A recorded conversion with its attribution" },

@@ -4,11 +4,15 @@ import { groupCommit } from "../../db/group-commit";
 import { newestFirstPage } from "../../db/paging";
 import { preparedPerConnection, rowPlaceholders } from "../../db/prepared";
 import {
+  agentThreads,
   type ClickRow,
   type ConversionRow,
   clicks,
   contacts,
+  conversations,
   conversions,
+  flowRuns,
+  flowSteps,
   workspaces,
 } from "../../db/schema";
 import { AppError, invalid } from "../../lib/errors";
@@ -254,6 +258,60 @@ export function attributedClick(
   return candidate.createdAt > latest.createdAt ? candidate : latest;
 }
 
+const latestAgentTouchOf = preparedPerConnection((db: DbOrTx) =>
+  db
+    .select({ agentId: agentThreads.agentId })
+    .from(conversations)
+    .innerJoin(agentThreads, eq(agentThreads.conversationId, conversations.id))
+    .where(
+      and(
+        eq(conversations.workspaceId, sql.placeholder("ws")),
+        eq(conversations.contactId, sql.placeholder("contact")),
+        gte(agentThreads.lastAgentMessageAt, sql.placeholder("since")),
+      ),
+    )
+    .orderBy(desc(agentThreads.lastAgentMessageAt))
+    .limit(1)
+    .prepare(),
+);
+
+const latestFlowTouchOf = preparedPerConnection((db: DbOrTx) =>
+  db
+    .select({ flowId: flowRuns.flowId })
+    .from(flowRuns)
+    .innerJoin(flowSteps, eq(flowSteps.runId, flowRuns.id))
+    .where(
+      and(
+        eq(flowRuns.workspaceId, sql.placeholder("ws")),
+        eq(flowRuns.contactId, sql.placeholder("contact")),
+        sql`(${flowSteps.messageId} IS NOT NULL OR ${flowSteps.callId} IS NOT NULL)`,
+        gte(flowSteps.enteredAt, sql.placeholder("since")),
+      ),
+    )
+    .orderBy(desc(flowSteps.enteredAt))
+    .limit(1)
+    .prepare(),
+);
+
+/**
+ * The agent and the flow a conversion is credited to, each by last touch within the attribution
+ * window and independently of the click: the SMS agent that last wrote to the contact, and the
+ * flow that last sent the contact a message or placed a call (API.md §6.5: agent_id, flow_id,
+ * null when none). A flow that only enrolled the contact, or only waited, touched nobody.
+ */
+export function attributedTouches(
+  db: DbOrTx,
+  workspaceId: string,
+  contactId: string,
+  now: number,
+): { agentId: string | null; flowId: string | null } {
+  const key = { ws: workspaceId, contact: contactId, since: now - ATTRIBUTION_WINDOW_MS };
+  return {
+    agentId: latestAgentTouchOf(db).get(key)?.agentId ?? null,
+    flowId: latestFlowTouchOf(db).get(key)?.flowId ?? null,
+  };
+}
+
 const conversionByTxn = preparedPerConnection((db: DbOrTx) =>
   db
     .select({ contactId: conversions.contactId })
@@ -270,7 +328,8 @@ const insertConversion = preparedPerConnection((db: DbOrTx) =>
 /**
  * `POST /v1/conversion` (seed endpoint 1, API.md §3 Conversions): validates, then in one write
  * (group commit) answers a duplicate `txn` with its original contact and writes nothing, or
- * matches the contact, credits the last click within 30 days and records the conversion with
+ * matches the contact, credits the last click within 30 days (and the agent and the flow that
+ * last touched the contact, `attributedTouches`) and records the conversion with
  * `conversion.recorded`.
  */
 export async function recordConversion(
@@ -298,6 +357,7 @@ export async function recordConversion(
     if (!contactId) throw invalid(NO_MATCH);
     // 4. Attribution and the record.
     const click = attributedClick(tx, workspaceId, contactId, evidence, now);
+    const touches = attributedTouches(tx, workspaceId, contactId, now);
     const row: ConversionRow = {
       id: newId(),
       workspaceId,
@@ -311,8 +371,8 @@ export async function recordConversion(
       campaignId: click?.campaignId ?? null,
       messageId: click?.messageId ?? null,
       numberId: click?.numberId ?? null,
-      agentId: null,
-      flowId: null,
+      agentId: touches.agentId,
+      flowId: touches.flowId,
       createdAt: now,
     };
     insertConversion(tx).run(row);
@@ -377,7 +437,7 @@ export function recordAgentConversion(
     messageId: click?.messageId ?? null,
     numberId: click?.numberId ?? null,
     agentId: input.agentId,
-    flowId: null,
+    flowId: attributedTouches(tx, workspaceId, contactId, now).flowId,
     createdAt: now,
   };
   insertConversion(tx).run(row);
