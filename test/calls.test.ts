@@ -443,6 +443,56 @@ describe("voice campaigns", () => {
     expect((await w.api("GET", "/v1/sandbox/calls")).body.total).toBe(0);
   });
 
+  it("counts a campaign's calls toward the frequency cap of a later SMS campaign; one-off calls are not counted", async () => {
+    const w = workspace();
+    await w.number();
+    const capped = {
+      frequency_cap: { enabled: true, max_messages: 1, window_hours: 24, apply_to_all: true },
+    };
+    expect((await w.api("PATCH", "/v1/settings", capped)).status).toBe(200);
+    const [called, oneOff, fresh] = await audience(w, [newPhone(), newPhone(), newPhone()]);
+    const contactPhone = async (id: string) =>
+      (await w.api("GET", `/v1/contacts/${id}`)).body.contact.phone_number as string;
+    const oneOffCall = await w.api("POST", "/v1/calls", {
+      to: await contactPhone(oneOff),
+      say: "Your order shipped.",
+    });
+    expect(oneOffCall.status).toBe(200);
+    const voice = (
+      await w.api("POST", "/v1/campaigns", {
+        name: "Calls first",
+        campaign_type: "voice",
+        say: "Our sale starts today.",
+        audience: { contact_ids: [called] },
+        quiet_hours: { enabled: false },
+      })
+    ).body.campaign;
+    await w.api("POST", `/v1/campaigns/${voice.id}/launch`);
+    await eventually(
+      () => w.api("GET", `/v1/campaigns/${voice.id}`),
+      (res) => res.body.campaign.status === "completed" && res.body.campaign.stats.calls.placed === 1,
+    );
+    const sms = (
+      await w.api("POST", "/v1/campaigns", {
+        name: "Then a text",
+        message: { body: "The sale ends tonight. Reply STOP to opt out." },
+        audience: { contact_ids: [called, oneOff, fresh] },
+        quiet_hours: { enabled: false },
+      })
+    ).body.campaign;
+    const preview = (await w.api("GET", `/v1/campaigns/${sms.id}/preview`)).body.preview;
+    expect(preview).toMatchObject({ recipients: 3, sendable: 2, skipped: { frequency_cap: 1 } });
+    const outcomes = new Map(
+      preview.contacts.map((c: Json) => [c.contact_id, [c.outcome, c.reason ?? null]]),
+    );
+    expect(outcomes.get(called)).toEqual(["skip", "frequency_cap"]);
+    expect(outcomes.get(oneOff)).toEqual(["send", null]);
+    expect(outcomes.get(fresh)).toEqual(["send", null]);
+    // The voice campaign's own calls never count against itself: its preview still sends to the contact.
+    const again = (await w.api("GET", `/v1/campaigns/${voice.id}/preview`)).body.preview;
+    expect(again.skipped.frequency_cap ?? 0).toBe(0);
+  });
+
   it("refuses a voice campaign with both say and agent_id, an SMS agent, or an SMS-only from", async () => {
     const w = workspace();
     await w.number();

@@ -379,6 +379,39 @@ describe("running a flow", () => {
     expect(await credited(untouched.id)).toMatchObject({ flow_id: null, agent_id: null });
   });
 
+  it("a flow's call counts toward the frequency cap of the contact's next marketing send", async () => {
+    const w = workspace();
+    await setup(w);
+    await w.api("PATCH", "/v1/settings", {
+      frequency_cap: { enabled: true, max_messages: 1, window_hours: 24, apply_to_all: true },
+    });
+    const caller = await w.flow(
+      {
+        nodes: [node("t", "trigger", { event: "manual" }), node("c", "call", { say: "Hello from the shop" })],
+        edges: [edge("t", "c")],
+      },
+      { status: "active" },
+    );
+    const [called, other] = [await w.contact(), await w.contact()];
+    await w.api("POST", `/v1/flows/${caller.id}/enroll`, { contact_ids: [called.id] });
+    await eventually(
+      () => w.runs(caller.id),
+      (runs) => runs[0]?.status === "completed",
+    );
+    const campaign = (
+      await w.api("POST", "/v1/campaigns", {
+        name: "After the call",
+        message: { body: "Thanks for talking to us. Reply STOP to opt out." },
+        audience: { contact_ids: [called.id, other.id] },
+      })
+    ).body.campaign;
+    const preview = (await w.api("GET", `/v1/campaigns/${campaign.id}/preview`)).body.preview;
+    expect(preview).toMatchObject({ recipients: 2, skipped: { frequency_cap: 1 } });
+    const byContact = new Map(preview.contacts.map((c: Json) => [c.contact_id, c]));
+    expect(byContact.get(called.id)).toMatchObject({ outcome: "skip", reason: "frequency_cap" });
+    expect(byContact.get(other.id)).not.toMatchObject({ reason: "frequency_cap" });
+  });
+
   it("the webhook node posts the run signed with the flow's secret; the agent node hands the thread over", async () => {
     const w = workspace();
     await setup(w);

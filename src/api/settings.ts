@@ -35,7 +35,7 @@ const FrequencyCap = t.Object(
   },
   {
     description:
-      "Rolling cap on marketing sends (campaigns, later flows and agent follow-ups) per contact; replies and one-off sends are not counted. Over the cap: skipped as frequency_cap.",
+      "Rolling cap on marketing sends per contact, on either channel: campaign and flow messages, agent follow-ups, and calls placed by a voice campaign or a flow; replies and one-off messages and calls are not counted. Over the cap: skipped as frequency_cap.",
   },
 );
 

@@ -37,6 +37,11 @@ export const calls = sqliteTable(
     contactId: text("contact_id"),
     conversationId: text("conversation_id"),
     campaignId: text("campaign_id"),
+    /**
+     * The flow whose `call` node placed it. With `campaign_id`, what makes a call a marketing send
+     * the frequency cap counts (API.md §6.1); one-off `POST /v1/calls` calls have neither.
+     */
+    flowId: text("flow_id"),
     /** voice (the voice provider, agent calls) | carrier (say calls). */
     via: text("via").notNull(),
     providerCallId: text("provider_call_id"),

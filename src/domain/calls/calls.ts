@@ -176,6 +176,8 @@ export function queueCall(
     agentId: string | null;
     say: string | null;
     campaignId?: string | null;
+    /** The flow whose `call` node places it (a marketing call, counted by the frequency cap). */
+    flowId?: string | null;
     now: number;
   },
 ): CallRow {
@@ -192,6 +194,7 @@ export function queueCall(
     contactId: input.contact.id,
     conversationId: input.conversationId,
     campaignId: input.campaignId ?? null,
+    flowId: input.flowId ?? null,
     via: input.agentId ? "voice" : "carrier",
     providerCallId: null,
     durationSec: null,

@@ -6,6 +6,7 @@ import {
   audienceVersions,
   type CampaignRow,
   type ContactRow,
+  calls,
   campaignRecipients,
   contacts,
   messages,
@@ -21,6 +22,7 @@ import { audienceCondition, audiencePage } from "./audience";
 import { findCampaign } from "./campaigns";
 import {
   complianceDecision,
+  marketingCallsSince,
   marketingSendsSince,
   planSend,
   recipientFacts,
@@ -254,8 +256,8 @@ export function audienceClasses(db: DbOrTx, where: SQL | undefined) {
  * The preview's totals; see previewCampaign. Two passes:
  *  1. Every audience contact counted by class — zone, `sendClassArea` of the number, opted_in —
  *     along contacts_workspace_send_class_idx, which delivers the classes in order (no sort).
- *  2. The exceptions — audience contacts on the suppression list or with a marketing send in the
- *     caps' lookback — found from the small side (the suppression list's numbers and the window's
+ *  2. The exceptions — audience contacts on the suppression list or with a marketing send or call
+ *     in the caps' lookback — found from the small side (the suppression list's numbers and the window's
  *     recipients, looked up by the contacts' unique keys), decided one by one with their facts,
  *     and taken out of their class.
  * Every other contact of a class gets the same answer, asked of the module once per class with a
@@ -322,6 +324,15 @@ function previewTotals(db: Db, campaign: CampaignRow, rules: SendRules, at: numb
       .where(
         and(marketingSendsSince(campaign.workspaceId, campaign.id, since), isNotNull(messages.contactId)),
       )
+      .all()
+      .map((row) => row.id),
+  );
+  decideAmong(
+    contacts.id,
+    db
+      .selectDistinct({ id: sql<string>`${calls.contactId}` })
+      .from(calls)
+      .where(and(marketingCallsSince(campaign.workspaceId, campaign.id, since), isNotNull(calls.contactId)))
       .all()
       .map((row) => row.id),
   );

@@ -11,6 +11,7 @@ import type { DbOrTx } from "../../db/client";
 import {
   type CampaignRow,
   type ContactRow,
+  calls,
   messages,
   type NumberRow,
   numbers,
@@ -72,7 +73,7 @@ export function workspaceSendRules(
 export interface RecipientFacts {
   /** The number's suppression reason, if it is on the list. */
   suppression: string | null;
-  /** Times of the contact's recent marketing sends (other campaigns, later flows). */
+  /** Times of the contact's recent marketing sends and calls (other campaigns, later flows). */
   recentSends: number[];
 }
 
@@ -102,10 +103,27 @@ export function marketingSendsSince(workspaceId: string, campaignId: string, sin
 }
 
 /**
- * Facts for a batch of contacts in two queries (not one per recipient): their suppression entries
- * and their recent marketing sends — outbound messages of a marketing sender that did not fail,
- * timed when they went (or will go: a deferred message counts at its send_at), within the
- * lookback of the caps — leaving out `campaignId`'s own messages (one per contact per campaign).
+ * The calls that count as recent marketing sends for the caps looking back to `since`: the
+ * workspace's outbound calls placed by a campaign or a flow that did not fail, other than
+ * `campaignId`'s own (a one-off `POST /v1/calls` is transactional and not counted).
+ */
+export function marketingCallsSince(workspaceId: string, campaignId: string, since: number): SQL {
+  return and(
+    eq(calls.workspaceId, workspaceId),
+    eq(calls.direction, "outbound"),
+    sql`${calls.createdAt} > ${since}`,
+    sql`(${calls.campaignId} IS NOT NULL OR ${calls.flowId} IS NOT NULL)`,
+    ne(calls.status, "FAILED"),
+    sql`${calls.campaignId} IS NOT ${campaignId}`,
+  ) as SQL;
+}
+
+/**
+ * Facts for a batch of contacts in three queries (not per recipient): their suppression entries
+ * and their recent marketing sends on either channel (API.md §6.1) — outbound messages of a
+ * marketing sender that did not fail, timed when they went (or will go: a deferred message counts
+ * at its send_at), and calls placed by a campaign or a flow that did not fail, within the lookback
+ * of the caps — leaving out `campaignId`'s own messages and calls (one per contact per campaign).
  */
 export function recipientFacts(
   tx: DbOrTx,
@@ -145,6 +163,14 @@ export function recipientFacts(
     )
     .all();
   for (const row of sends) if (row.contactId) facts.get(row.contactId)?.recentSends.push(row.at);
+  const placed = tx
+    .select({ contactId: calls.contactId, at: calls.createdAt })
+    .from(calls)
+    .where(
+      and(marketingCallsSince(workspaceId, campaignId, since), inArray(calls.contactId, [...facts.keys()])),
+    )
+    .all();
+  for (const row of placed) if (row.contactId) facts.get(row.contactId)?.recentSends.push(row.at);
   return facts;
 }
 

@@ -432,8 +432,8 @@ function decide(
   const rules = env.sendRules(tx, flow.workspaceId);
   const facts = env.factsFor(tx, flow.workspaceId, contact, now);
   const decision = complianceDecision(contact, facts, rules, now, channel);
-  // A send made now counts for the contact's next one in the same batch (frequency cap).
-  if (decision.action === "send" && channel === "sms") facts.recentSends.push(now);
+  // A send or a call made now counts for the contact's next one in the same batch (frequency cap).
+  if (decision.action === "send") facts.recentSends.push(now);
   return decision;
 }
 
@@ -537,6 +537,7 @@ function callNode(
     sender,
     agentId,
     say: agentId ? null : String(data.say ?? ""),
+    flowId: flow.id,
     now,
   });
   return {

@@ -1,0 +1,1 @@
+ALTER TABLE `calls` ADD `flow_id` text;
