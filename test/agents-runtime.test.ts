@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
-import { events } from "../src/db/schema";
+import { eventLog } from "./support/event-log";
 import { startLlmStub } from "./support/llm-stub";
 import { eventually, orderNumber } from "./support/messaging";
 import { startTestServer, type TestServer } from "./support/server";
@@ -16,8 +16,10 @@ let numberId: string;
 let phone = 4155557000;
 const nextPhone = () => `+1${++phone}`;
 
+const log = eventLog(() => s);
 beforeAll(async () => {
   s = await startTestServer();
+  await log.watch();
   numberId = await orderNumber(s, OURS);
   await s.api("PATCH", "/v1/settings", { quiet_hours: { enabled: false }, state_rules: false });
 });
@@ -53,12 +55,7 @@ const thread = async (conversationId: string) =>
   (await s.api("GET", `/v1/conversations/${conversationId}`)).body.conversation;
 const agentMessages = (conversation: { messages: { sender: string; body: string }[] }) =>
   conversation.messages.filter((m) => m.sender === "agent");
-const eventsOfType = (type: string) =>
-  s.server.handle.db
-    .select()
-    .from(events)
-    .all()
-    .filter((e) => e.type === type);
+const eventsOfType = (type: string) => log.of(type);
 
 describe("the reply loop", () => {
   it("waits for the next local day once max_replies_per_day is spent, instead of dropping the reply", async () => {
@@ -365,9 +362,11 @@ describe("with an OpenAI-compatible engine (LLM_BASE_URL → a local stub)", () 
   let t: TestServer;
   const THEIRS = "+14155550399";
   let agentId: string;
+  const remoteLog = eventLog(() => t);
   beforeAll(async () => {
     llm = await startLlmStub();
     t = await startTestServer({}, { LLM_BASE_URL: llm.url, LLM_API_KEY: "sk-test", LLM_TIMEOUT_MS: "300" });
+    await remoteLog.watch();
     const n = await orderNumber(t, THEIRS);
     agentId = (
       await t.api("POST", "/v1/agents", {
@@ -424,15 +423,9 @@ describe("with an OpenAI-compatible engine (LLM_BASE_URL → a local stub)", () 
     );
     expect(conversation.needs_attention).toBe(true);
     expect(agentMessages(conversation).map((m) => m.body)).toEqual(["A person will follow up."]);
-    const handoff = t.server.handle.db
-      .select()
-      .from(events)
-      .all()
-      .find(
-        (e) =>
-          e.type === "agent.handoff" &&
-          (e.data as { conversation_id: string }).conversation_id === message.conversation_id,
-      );
+    const handoff = remoteLog
+      .of("agent.handoff")
+      .find((e) => (e.data as { conversation_id: string }).conversation_id === message.conversation_id);
     expect((handoff?.data as { reason: string } | undefined)?.reason).toBe("llm_unavailable");
   });
 });

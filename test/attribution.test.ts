@@ -1,5 +1,6 @@
 import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
+import { eventLog } from "./support/event-log";
 import { startTestServer, type TestServer } from "./support/server";
 
 // biome-ignore lint/suspicious/noExplicitAny: JSON answers
@@ -9,8 +10,10 @@ let ana: Json;
 let offer: Json;
 let publicId: string;
 
+const log = eventLog(() => s);
 beforeAll(async () => {
   s = await startTestServer({ publicUrl: "https://go.example.com" });
+  await log.watch();
   ana = (await s.api("POST", "/v1/contacts", { phone_number: "+15125550111", email: "ana@example.com" })).body
     .contact;
   offer = (
@@ -37,9 +40,16 @@ const follow = (code: string, headers: Record<string, string> = {}) =>
   fetch(`${s.url}/r/${code}`, { redirect: "manual", headers });
 const codeOf = (trackingUrl: string) => trackingUrl.split("/r/")[1];
 
+/** Another connection to the server's file, waiting its turn while the server's background thread writes. */
+function secondConnection() {
+  const db = new Database(s.dbPath);
+  db.run("PRAGMA busy_timeout = 5000");
+  return db;
+}
+
 /** A per-recipient link as a campaign message carries it (written by the dispatcher in production). */
 function recipientLink(code: string, contactId: string, campaignId: string, messageId: string) {
-  const db = new Database(s.dbPath);
+  const db = secondConnection();
   db.query(
     "INSERT INTO tracked_links (code, workspace_id, offer_id, contact_id, campaign_id, message_id, number_id, created_at) VALUES (?, ?, ?, ?, ?, ?, NULL, ?)",
   ).run(code, s.workspaceId, offer.id, contactId, campaignId, messageId, Date.now());
@@ -155,8 +165,7 @@ describe("GET /r/{code}", () => {
     const vcx = new URL(location).searchParams.get("vcx");
     const rows = query<Json>("SELECT * FROM clicks WHERE id = ?", vcx as string);
     expect(rows[0]).toMatchObject({ offer_id: offer.id, contact_id: null, workspace_id: s.workspaceId });
-    const events = query<{ data: string }>("SELECT data FROM events WHERE type = 'link.clicked'");
-    expect(events.map((e) => JSON.parse(e.data).click_id)).toContain(vcx);
+    expect(log.of("link.clicked").map((e) => e.data.click_id)).toContain(vcx);
   });
 
   it("answers a 404 page for an unknown code, a malformed one and a paused offer, never a redirect", async () => {
@@ -197,7 +206,7 @@ describe("GET /r/{code}", () => {
     await s.api("PATCH", `/v1/offers/${made.id}`, { status: "active" });
     expect(await locationOf()).toBe("/b");
     // Changed by another connection (a second process on the same file).
-    const other = new Database(s.dbPath);
+    const other = secondConnection();
     other.query("UPDATE offers SET status = 'paused' WHERE id = ?").run(made.id);
     expect(await locationOf()).toBe(404);
     other
@@ -340,7 +349,7 @@ describe("attribution", () => {
     const vcx = new URL((await follow("EveLink001")).headers.get("location") as string).searchParams.get(
       "vcx",
     ) as string;
-    const db = new Database(s.dbPath);
+    const db = secondConnection();
     db.query("UPDATE clicks SET created_at = ? WHERE id = ?").run(Date.now() - 31 * 86_400_000, vcx);
     db.close();
     const conv = await s.api("POST", "/v1/conversion", { txn: "old-1", vcx });

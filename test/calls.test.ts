@@ -4,8 +4,7 @@
  * `call.completed`, bad input, and voice campaigns with their stats and send-time windows.
  */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
-import { and, eq } from "drizzle-orm";
-import { events } from "../src/db/schema";
+import { eventLog } from "./support/event-log";
 import { eventually } from "./support/messaging";
 import { startTestServer, type TestServer } from "./support/server";
 import { zoneAtLocalHour } from "./support/zones";
@@ -62,17 +61,13 @@ function workspace(name = "Calls") {
   return { ...ws, api, number, voiceAgent, finished };
 }
 
-function callEvents(workspaceId: string) {
-  return s.server.handle.db
-    .select()
-    .from(events)
-    .where(and(eq(events.workspaceId, workspaceId), eq(events.type, "call.completed")))
-    .all();
-}
+const log = eventLog(() => s);
+const callEvents = (workspaceId: string) => log.of("call.completed", workspaceId);
 
 describe("POST /v1/calls", () => {
   it("places a say call through the carrier: QUEUED, then COMPLETED with the text, one thread entry and call.completed", async () => {
     const w = workspace();
+    await log.watch(w.key);
     const from = await w.number();
     const to = newPhone();
     const res = await w.api("POST", "/v1/calls", { to, say: "Your table is ready." });
@@ -143,6 +138,7 @@ describe("POST /v1/calls", () => {
 
   it("ends with each simulated outcome by the number called", async () => {
     const w = workspace();
+    await log.watch(w.key);
     await w.number();
     const agent = await w.voiceAgent({ voice: { voicemail_message: "Sorry we missed you, call us back." } });
     const cases: [string, string, string][] = [

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { and, eq } from "drizzle-orm";
-import { events, jobs } from "../src/db/schema";
+import { jobs } from "../src/db/schema";
 import { enqueueJob } from "../src/jobs/queue";
+import { eventLog } from "./support/event-log";
 import { eventually } from "./support/messaging";
 import { startTestServer, type TestServer } from "./support/server";
 import { zoneAtLocalHour } from "./support/zones";
@@ -11,6 +12,7 @@ beforeAll(async () => {
   s = await startTestServer({}, { SIMULATED_DELIVERY_MS: "20" });
 });
 afterAll(() => s.stop());
+const log = eventLog(() => s);
 
 // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON answers
 type Json = any;
@@ -202,6 +204,7 @@ describe("POST /v1/campaigns and GET /v1/campaigns/{id}", () => {
 describe("POST /v1/campaigns/{id}/launch", () => {
   it("sends once per contact across lists and segments, skips suppressed and opted-out ones, defers the night-time one; the preview agrees", async () => {
     const w = workspace();
+    await log.watch(w.key);
     await w.number();
     await w.number();
     const pool = (await w.api("POST", "/v1/pools", { name: "P" })).body.pool.id;
@@ -332,16 +335,13 @@ describe("POST /v1/campaigns/{id}/launch", () => {
     expect((await w.api("GET", `/v1/campaigns/${c.id}/recipients?outcome=nope`)).status).toBe(422);
     // Waiting for the night-time contact: still active.
     expect((await w.api("GET", `/v1/campaigns/${c.id}`)).body.campaign.status).toBe("active");
-    const started = s.server.handle.db
-      .select()
-      .from(events)
-      .where(and(eq(events.workspaceId, w.workspaceId), eq(events.type, "campaign.started")))
-      .all();
+    const started = log.of("campaign.started", w.workspaceId);
     expect(started.filter((e) => (e.data as Json).id === c.id)).toHaveLength(1);
   });
 
   it("completes with campaign.completed, counts replies, and splits variants by weight", async () => {
     const w = workspace();
+    await log.watch(w.key);
     const number = await w.number();
     const people = [];
     for (let i = 0; i < 6; i++) people.push(await w.contact({ first_name: `P${i}` }));
@@ -387,11 +387,7 @@ describe("POST /v1/campaigns/{id}/launch", () => {
       (st) => st.opted_out === 1,
     );
     expect(after).toMatchObject({ replied: 2, opted_out: 1 });
-    const completed = s.server.handle.db
-      .select()
-      .from(events)
-      .where(and(eq(events.workspaceId, w.workspaceId), eq(events.type, "campaign.completed")))
-      .all();
+    const completed = log.of("campaign.completed", w.workspaceId);
     expect(completed).toHaveLength(1);
     expect((completed[0].data as Json).id).toBe(c.id);
   });

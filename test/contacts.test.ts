@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
-import { eq } from "drizzle-orm";
-import { events } from "../src/db/schema";
+import { eventLog } from "./support/event-log";
 import { startTestServer, type TestServer } from "./support/server";
 
 let s: TestServer;
+const log = eventLog(() => s);
 beforeAll(async () => {
   s = await startTestServer();
+  await log.watch();
 });
 afterAll(() => s.stop());
 
@@ -41,8 +42,7 @@ describe("POST /v1/contacts", () => {
     });
     expect(c.id).toMatch(/^[0-9a-f-]{36}$/);
     expect(c.created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
-    const rows = s.server.handle.db.select().from(events).where(eq(events.type, "contact.created")).all();
-    expect(rows.some((e) => (e.data as { id: string }).id === c.id)).toBe(true);
+    expect(log.of("contact.created").some((e) => e.data.id === c.id)).toBe(true);
   });
 
   it("accepts 10- and 11-digit US numbers", async () => {

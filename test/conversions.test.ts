@@ -1,5 +1,6 @@
 import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
+import { eventLog } from "./support/event-log";
 import { startTestServer, type TestServer } from "./support/server";
 
 let s: TestServer;
@@ -8,8 +9,10 @@ type Json = any;
 let ana: Json;
 let ben: Json;
 
+const log = eventLog(() => s);
 beforeAll(async () => {
   s = await startTestServer();
+  await log.watch();
   ana = (
     await s.api("POST", "/v1/contacts", {
       phone_number: "+15125550101",
@@ -246,13 +249,9 @@ describe("POST /v1/conversion", () => {
   it("emits conversion.recorded with the record, once", async () => {
     await s.api("POST", "/v1/conversion", { txn: "ev-1", value: 5, email: "ben@example.com" });
     await s.api("POST", "/v1/conversion", { txn: "ev-1", value: 5, email: "ben@example.com" });
-    const db = new Database(s.dbPath, { readonly: true });
-    const rows = db
-      .query("SELECT data FROM events WHERE type = 'conversion.recorded' AND data LIKE '%\"ev-1\"%'")
-      .all() as { data: string }[];
-    db.close();
+    const rows = log.of("conversion.recorded").filter((e) => e.data.txn === "ev-1");
     expect(rows).toHaveLength(1);
-    expect(JSON.parse(rows[0].data)).toMatchObject({
+    expect(rows[0].data).toMatchObject({
       txn: "ev-1",
       value: 5,
       contact_id: ben.id,

@@ -5,9 +5,8 @@
  * purchase exits, the webhook node, stats and runs, and the simulator against the real run.
  */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
-import { and, eq } from "drizzle-orm";
 import { Webhook } from "standardwebhooks";
-import { events } from "../src/db/schema";
+import { eventLog } from "./support/event-log";
 import { eventually } from "./support/messaging";
 import { startTestServer, type TestServer } from "./support/server";
 import { Receiver } from "./support/webhook-receiver";
@@ -23,6 +22,7 @@ afterAll(async () => {
   await s.stop();
   receiver.stop();
 });
+const log = eventLog(() => s);
 
 // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON answers
 type Json = any;
@@ -449,6 +449,7 @@ describe("running a flow", () => {
 
   it("enrolls a contact once ever unless allow_reentry, then again once the run ended; emits flow.completed", async () => {
     const w = workspace();
+    await log.watch(w.key);
     await setup(w);
     const short = {
       nodes: [
@@ -478,11 +479,7 @@ describe("running a flow", () => {
         skipped: 0,
       },
     );
-    const completed = s.server.handle.db
-      .select()
-      .from(events)
-      .where(and(eq(events.workspaceId, w.workspaceId), eq(events.type, "flow.completed")))
-      .all();
+    const completed = log.of("flow.completed", w.workspaceId);
     expect(completed.map((e) => (e.data as Json).flow_id).sort()).toEqual([once.id, again.id].sort());
     expect((completed[0].data as Json).contact_id).toBe(c.id);
   });

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { eq } from "drizzle-orm";
-import { contacts, events } from "../src/db/schema";
+import { contacts } from "../src/db/schema";
+import { eventLog } from "./support/event-log";
 import { startTestServer, type TestServer } from "./support/server";
 
 let s: TestServer;
@@ -8,6 +9,7 @@ beforeAll(async () => {
   s = await startTestServer();
 });
 afterAll(() => s.stop());
+const log = eventLog(() => s);
 
 const csv = (text: string, key: string, query = "") =>
   s.api("POST", `/v1/contacts/import${query}`, undefined, {
@@ -46,6 +48,7 @@ describe("POST /v1/contacts/import with Idempotency-Key", () => {
 describe("POST /v1/contacts/import (CSV)", () => {
   it("imports rows, maps columns, puts unknown columns in fields and reports bad rows by line number", async () => {
     const ws = s.newWorkspace();
+    await log.watch(ws.key);
     const text = [
       "Phone,First Name,last_name,Email,Plan,Seats",
       "(202) 555-0101,Ada,Lovelace,ada@example.com,pro,3",
@@ -86,12 +89,7 @@ describe("POST /v1/contacts/import (CSV)", () => {
     });
     expect(byPhone["+12025550104"].first_name).toBe("Multi\r\nline");
     expect(byPhone["+12025550105"].first_name).toBe("Last");
-    const created = s.server.handle.db
-      .select()
-      .from(events)
-      .where(eq(events.workspaceId, ws.workspaceId))
-      .all();
-    expect(created.filter((e) => e.type === "contact.created")).toHaveLength(4);
+    expect(log.of("contact.created", ws.workspaceId)).toHaveLength(4);
   });
 
   it("upserts by phone: updates changed contacts, skips unchanged ones, collapses duplicates", async () => {

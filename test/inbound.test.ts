@@ -1,25 +1,22 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
-import { events } from "../src/db/schema";
+import { eventLog } from "./support/event-log";
 import { eventually, orderNumber } from "./support/messaging";
 import { startTestServer, type TestServer } from "./support/server";
 
 const OURS = "+14155550100";
 let s: TestServer;
 
+const log = eventLog(() => s);
 beforeAll(async () => {
   s = await startTestServer();
+  await log.watch();
   await orderNumber(s, OURS);
 });
 afterAll(() => s.stop());
 
 const inbound = (from: string, body: string, key?: string) =>
   s.api("POST", "/v1/sandbox/inbound", { from, to: OURS, body }, { key });
-const eventsOfType = (type: string) =>
-  s.server.handle.db
-    .select()
-    .from(events)
-    .all()
-    .filter((e) => e.type === type);
+const eventsOfType = (type: string) => log.of(type);
 async function outboxTo(to: string) {
   const answer = await s.api("GET", "/v1/sandbox/outbox?limit=200");
   return answer.body.sends.filter((send: { to: string }) => send.to === to);

@@ -1,17 +1,20 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { and, eq } from "drizzle-orm";
-import { events, jobs, messages, suppressions } from "../src/db/schema";
+import { jobs, messages, suppressions } from "../src/db/schema";
 import { applyStatusUpdates } from "../src/domain/messaging/messages";
 import { jobHandlers } from "../src/jobs/handlers";
 import { createWorker } from "../src/jobs/worker";
+import { eventLog } from "./support/event-log";
 import { eventually, orderNumber } from "./support/messaging";
 import { startTestServer, type TestServer } from "./support/server";
 
 const FROM = "+14155550100";
 let s: TestServer;
 
+const log = eventLog(() => s);
 beforeAll(async () => {
   s = await startTestServer();
+  await log.watch();
   await orderNumber(s, FROM);
 });
 afterAll(() => s.stop());
@@ -23,11 +26,9 @@ const settled = (id: string) =>
     (r) => ["DELIVERED", "UNDELIVERED", "FAILED"].includes(r.body.message?.status),
   );
 const eventTypesOf = (messageId: string) =>
-  s.server.handle.db
-    .select()
-    .from(events)
-    .all()
-    .filter((e) => (e.data as { id?: string }).id === messageId)
+  log
+    .of(["message.sent", "message.delivered", "message.failed", "message.received"])
+    .filter((e) => e.data.id === messageId)
     .map((e) => e.type);
 
 async function outboxFor(to: string) {

@@ -5,8 +5,7 @@
  * requests to approval.
  */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
-import { and, eq } from "drizzle-orm";
-import { events } from "../src/db/schema";
+import { eventLog } from "./support/event-log";
 import { eventually } from "./support/messaging";
 import { startTestServer, type TestServer } from "./support/server";
 import { zoneAtLocalHour } from "./support/zones";
@@ -16,6 +15,7 @@ beforeAll(async () => {
   s = await startTestServer({}, { SIMULATED_REVIEW_MS: "60", SIMULATED_DELIVERY_MS: "20" });
 });
 afterAll(() => s.stop());
+const log = eventLog(() => s);
 
 // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON answers
 type Json = any;
@@ -26,13 +26,7 @@ const newNumber = () => `+1415555${String(numberSeq++).padStart(4, "0")}`;
 function workspace(name = "Registration") {
   const ws = s.newWorkspace(name);
   const api = (method: string, path: string, body?: unknown) => s.api(method, path, body, { key: ws.key });
-  const eventsOf = (type: string) =>
-    s.server.handle.db
-      .select()
-      .from(events)
-      .where(and(eq(events.workspaceId, ws.workspaceId), eq(events.type, type as never)))
-      .all()
-      .map((e) => e.data as Json);
+  const eventsOf = (type: string) => log.of(type, ws.workspaceId).map((e) => e.data as Json);
   return { ...ws, api, eventsOf };
 }
 
@@ -79,6 +73,7 @@ async function verifiedBrand(w: ReturnType<typeof workspace>, extra: Record<stri
 describe("10DLC brands", () => {
   it("are PENDING, then reviewed by the simulated registry with reasons; brand.updated is emitted", async () => {
     const w = workspace();
+    await log.watch(w.key);
     const created = await w.api("POST", "/v1/10dlc/brands", brandBody());
     expect(created.body.brand).toMatchObject({
       status: "PENDING",
@@ -147,6 +142,7 @@ describe("10DLC brands", () => {
 describe("10DLC campaigns", () => {
   it("are approved for a verified brand and rejected with the reason for an unverified one", async () => {
     const w = workspace();
+    await log.watch(w.key);
     const brand = await verifiedBrand(w);
     const created = await w.api("POST", "/v1/10dlc/campaigns", campaignBody(brand.id));
     expect(created.body.campaign).toMatchObject({ status: "PENDING", warnings: [] });
@@ -306,6 +302,7 @@ describe("settings.require_registration", () => {
 describe("short-code requests", () => {
   it("go submitted → in_review → approved, and the code becomes a number of the workspace", async () => {
     const w = workspace();
+    await log.watch(w.key);
     const created = await w.api("POST", "/v1/short-codes/requests", {
       type: "random",
       use_case: "MARKETING",

@@ -33,8 +33,10 @@ let dispatchedOnEmit = false;
  * Like `onEventEmitted`, but called once per batch: `emitEvent` passes one event, `emitEvents` the
  * whole batch (a bulk import's contact.created events), so a listener can do its per-batch work
  * (e.g. look up subscriptions) once instead of once per event. `dispatches: true` is the webhook
- * fan-out: events are then written with `dispatched_at` set, in the transaction that fans them out,
- * instead of written and then marked (the boot sweep only finds events written without it).
+ * fan-out: once it is registered, events are fanned out in the transaction that emits them and no
+ * outbox row is written for them (each delivery keeps its own payload, and nothing else reads the
+ * outbox). Without it (a process that did not load the fan-out), events are written undispatched
+ * for the boot sweep.
  */
 export function onEventsEmitted(listener: BatchListener, options: { dispatches?: boolean } = {}) {
   batchListeners.push(listener);
@@ -56,20 +58,21 @@ const insertEvent = preparedPerConnection((db) =>
 );
 
 /**
- * Writes an event to the outbox. Call it with the transaction that makes the change the event
- * describes: the event exists exactly when the change does.
+ * Emits an event. Call it with the transaction that makes the change the event describes: its
+ * webhook deliveries (or, in a process without the fan-out, its outbox row) commit exactly when
+ * the change does.
  */
 export function emitEvent(tx: DbOrTx, workspaceId: string, type: EventType, data: unknown, now = Date.now()) {
   const event: EmittedEvent = { id: newId(), workspaceId, type, data, createdAt: now };
-  insertEvent(tx).run(outboxRow(event));
+  if (!dispatchedOnEmit) insertEvent(tx).run(outboxRow(event));
   for (const listener of listeners) listener(tx, event);
   for (const listener of batchListeners) listener(tx, [event]);
   return event;
 }
 
-/** An event's outbox row: written dispatched when the fan-out runs as it is emitted. */
+/** An event's outbox row, for the boot sweep to fan out (`dispatchPendingEvents`). */
 function outboxRow(event: EmittedEvent) {
-  return { ...event, dispatchedAt: dispatchedOnEmit ? event.createdAt : null };
+  return { ...event, dispatchedAt: null };
 }
 
 /**
@@ -84,18 +87,21 @@ export function emitEvents(
   now = Date.now(),
 ) {
   if (items.length === 0) return;
-  const insert = insertEvent(tx);
+  const insert = dispatchedOnEmit ? null : insertEvent(tx);
   const emitted: EmittedEvent[] = [];
   for (const data of items) {
     const event: EmittedEvent = { id: newId(), workspaceId, type, data, createdAt: now };
-    insert.run(outboxRow(event));
+    insert?.run(outboxRow(event));
     for (const listener of listeners) listener(tx, event);
     emitted.push(event);
   }
   for (const listener of batchListeners) listener(tx, emitted);
 }
 
-/** How long dispatched outbox rows are kept; webhook deliveries keep their own copy of the payload. */
+/**
+ * How long dispatched outbox rows (those the boot sweep fanned out) are kept; webhook deliveries
+ * keep their own copy of the payload.
+ */
 export const EVENT_RETENTION_MS = 7 * 86_400_000;
 /** Outbox rows deleted per transaction, so a first prune of a large outbox does not hold the server. */
 const PRUNE_BATCH = 5000;

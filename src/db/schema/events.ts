@@ -3,8 +3,10 @@ import { index, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import { createdAtColumn, idColumn, jsonColumn, timestampColumn, workspaceIdColumn } from "./columns";
 
 /**
- * The outbox: every event is written in the same transaction as the change it describes.
- * Webhook delivery reads from here; `dispatched_at` is set once it has been fanned out.
+ * The outbox of events written by a process without the webhook fan-out (a script on the file):
+ * written in the same transaction as the change they describe, fanned out by the next server's boot
+ * sweep, which sets `dispatched_at`. A server fans its events out as they are emitted, into
+ * webhook deliveries that carry their own payload, and writes no row here.
  */
 export const events = sqliteTable(
   "events",

@@ -304,7 +304,7 @@ function forgetSubscriptions() {
 
 /**
  * Inserts a delivery and its first job for each enabled subscription that wants each event (the
- * outbox rows are written dispatched, or claimed by the boot sweep). Subscriptions are looked up once per workspace per batch (a
+ * events are fanned out as they are emitted, or claimed by the boot sweep). Subscriptions are looked up once per workspace per batch (a
  * bulk import emits thousands of events at once); a workspace without subscriptions costs one
  * indexed lookup. `createdBefore` limits the boot sweep to subscriptions that existed when the
  * event happened.
