@@ -206,7 +206,7 @@ if (run("scale") || run("preview")) {
     out.push(
       `2. ${fmt(N_SCALE)} recipients (seeded in ${seedSecs.toFixed(0)} s), load average after ${load()}:`,
       `   - launch → every recipient queued ${r.queuedSecs.toFixed(0)} s, completed ${r.completedSecs.toFixed(0)} s, last DELIVERED ${r.deliveredSecs.toFixed(0)} s (${fmt(r.delivered)} delivered, ${fmt(r.delivered / r.deliveredSecs)} msg/s)`,
-      `   - followed for ${r.followedSecs.toFixed(0)} s: ${fmt(r.queued)} queued, ${fmt(r.delivered)} delivered (NaN above: not reached within FOLLOW_LIMIT_S)`,
+      `   - followed for ${r.followedSecs.toFixed(0)} s: ${fmt(r.queued)} queued, ${fmt(r.delivered)} delivered${[r.queuedSecs, r.completedSecs, r.deliveredSecs].some(Number.isNaN) ? " (NaN above: not reached within FOLLOW_LIMIT_S)" : ""}`,
       `   - peak RSS ${fmt(r.rssPeak)} MB (target ≤ 500 MB)`,
       `   - GET /v1/me during the run (${r.meTimes.length} samples every 25 ms): p50 ${quantile(r.meTimes, 0.5).toFixed(1)} ms, p99 ${quantile(r.meTimes, 0.99).toFixed(1)} ms, max ${Math.max(...r.meTimes).toFixed(0)} ms (target p99 < 50 ms)`,
     );

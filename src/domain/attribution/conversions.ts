@@ -1,4 +1,5 @@
 import { and, desc, eq, gte, sql } from "drizzle-orm";
+import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Db, DbOrTx } from "../../db/client";
 import { groupCommit } from "../../db/group-commit";
 import { newestFirstPage } from "../../db/paging";
@@ -217,17 +218,22 @@ export function resolveContact(
   return { contactId: null, click: evidence };
 }
 
+/**
+ * A contact's rows of the workspace since the attribution window's start: placeholders `ws`,
+ * `contact` and `since`, for the last-click and last-touch lookups.
+ */
+const inContactWindow = (workspaceId: SQLiteColumn, contactId: SQLiteColumn, at: SQLiteColumn) =>
+  and(
+    eq(workspaceId, sql.placeholder("ws")),
+    eq(contactId, sql.placeholder("contact")),
+    gte(at, sql.placeholder("since")),
+  );
+
 const latestClickOf = preparedPerConnection((db: DbOrTx) =>
   db
     .select()
     .from(clicks)
-    .where(
-      and(
-        eq(clicks.workspaceId, sql.placeholder("ws")),
-        eq(clicks.contactId, sql.placeholder("contact")),
-        gte(clicks.createdAt, sql.placeholder("since")),
-      ),
-    )
+    .where(inContactWindow(clicks.workspaceId, clicks.contactId, clicks.createdAt))
     .orderBy(desc(clicks.createdAt))
     .limit(1)
     .prepare(),
@@ -264,11 +270,7 @@ const latestAgentTouchOf = preparedPerConnection((db: DbOrTx) =>
     .from(conversations)
     .innerJoin(agentThreads, eq(agentThreads.conversationId, conversations.id))
     .where(
-      and(
-        eq(conversations.workspaceId, sql.placeholder("ws")),
-        eq(conversations.contactId, sql.placeholder("contact")),
-        gte(agentThreads.lastAgentMessageAt, sql.placeholder("since")),
-      ),
+      inContactWindow(conversations.workspaceId, conversations.contactId, agentThreads.lastAgentMessageAt),
     )
     .orderBy(desc(agentThreads.lastAgentMessageAt))
     .limit(1)
@@ -282,10 +284,8 @@ const latestFlowTouchOf = preparedPerConnection((db: DbOrTx) =>
     .innerJoin(flowSteps, eq(flowSteps.runId, flowRuns.id))
     .where(
       and(
-        eq(flowRuns.workspaceId, sql.placeholder("ws")),
-        eq(flowRuns.contactId, sql.placeholder("contact")),
+        inContactWindow(flowRuns.workspaceId, flowRuns.contactId, flowSteps.enteredAt),
         sql`(${flowSteps.messageId} IS NOT NULL OR ${flowSteps.callId} IS NOT NULL)`,
-        gte(flowSteps.enteredAt, sql.placeholder("since")),
       ),
     )
     .orderBy(desc(flowSteps.enteredAt))
