@@ -16,3 +16,18 @@ describe("query plan of the preview's class counts", () => {
     ]);
   });
 });
+
+// Every send without `from` (one-off sends, campaigns without a pool) asks for the oldest active
+// number; ordered by created_at then id, it sorted the workspace's numbers on every send.
+describe("query plan of the default sender", () => {
+  const db = planDatabase();
+
+  it("reads the oldest active number along numbers_workspace_created_idx, without sorting", () => {
+    expect(
+      db.plan(
+        `select * from "numbers" where ("numbers"."workspace_id" = ? and "numbers"."status" = 'active') order by "numbers"."created_at" asc, "numbers"."id" asc limit 1`,
+        ["w"],
+      ),
+    ).toEqual(["SEARCH numbers USING INDEX numbers_workspace_created_idx (workspace_id=?)"]);
+  });
+});

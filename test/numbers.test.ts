@@ -312,7 +312,7 @@ describe("daily caps (resolveSender, reserveDailySend)", () => {
     const { db } = s.server.handle;
     const now = Date.now();
     const results = db.transaction((tx) => {
-      const sender = resolveSender(tx, ws.workspaceId, undefined, now);
+      const sender = resolveSender(tx, ws.workspaceId);
       return [
         reserveDailySend(tx, sender, now),
         reserveDailySend(tx, sender, now),
@@ -323,13 +323,32 @@ describe("daily caps (resolveSender, reserveDailySend)", () => {
     expect(
       (await s.api("GET", `/v1/numbers/${num.id}`, undefined, { key: ws.key })).body.number.sent_today,
     ).toBe(2);
-    expect(() => resolveSender(db, ws.workspaceId, num.number, now)).toThrow(
-      "from has reached its daily_limit",
+    // Full: the number is still the sender, and a send from it is refused before anything else.
+    expect(resolveSender(db, ws.workspaceId, num.number).id).toBe(num.id);
+    const refused = await s.api(
+      "POST",
+      "/v1/messages",
+      { to: "+14155550199", from: num.number, body: "One more" },
+      { key: ws.key },
     );
+    expect(refused.status).toBe(422);
+    expect(refused.body).toEqual({ ok: false, error: "from has reached its daily_limit" });
     const usage = db.select().from(numberDailyUsage).where(eq(numberDailyUsage.numberId, num.id)).all();
     expect(usage).toEqual([
       { numberId: num.id, workspaceId: ws.workspaceId, day: localDay("America/Los_Angeles", now), count: 2 },
     ]);
+  });
+
+  it("a send refused after its count was reserved (opted-out recipient) gives the count back", async () => {
+    const ws = s.newWorkspace("Refunds");
+    const num = (await order(await availableNumber(), { daily_limit: 5 }, ws.key)).body.ordered;
+    const api = (method: string, path: string, body?: unknown) => s.api(method, path, body, { key: ws.key });
+    await api("POST", "/v1/contacts", { phone_number: "+14155550177", opted_in: false });
+    const refused = await api("POST", "/v1/messages", { to: "+14155550177", body: "Hi" });
+    expect(refused.status).toBe(422);
+    expect((await api("GET", `/v1/numbers/${num.id}`)).body.number.sent_today).toBe(0);
+    expect((await api("POST", "/v1/messages", { to: "+14155550178", body: "Hi" })).status).toBe(200);
+    expect((await api("GET", `/v1/numbers/${num.id}`)).body.number.sent_today).toBe(1);
   });
 
   it("resolveSender: no number, foreign from, default number, oldest number", async () => {

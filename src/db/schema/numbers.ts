@@ -32,7 +32,8 @@ export const numbers = sqliteTable(
     releasedAt: timestampColumn("released_at"),
   },
   (t) => [
-    index("numbers_workspace_created_idx").on(t.workspaceId, t.createdAt),
+    // Oldest first with id as the tie-break, as the default sender and listings read it: no sort.
+    index("numbers_workspace_created_idx").on(t.workspaceId, t.createdAt, t.id),
     index("numbers_workspace_pool_idx").on(t.workspaceId, t.poolId),
     uniqueIndex("numbers_active_number_idx").on(t.number).where(sql`status = 'active'`),
   ],

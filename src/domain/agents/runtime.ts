@@ -437,7 +437,6 @@ function sendAgentMessage(
       tx,
       conversation.workspaceId,
       threadNumber(tx, conversation.workspaceId, conversation.id),
-      now,
     );
   } catch {
     log.warn("agent reply not sent: no sending number", { conversation_id: conversation.id });

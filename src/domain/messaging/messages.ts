@@ -357,11 +357,13 @@ function checkOneOff(input: OneOffInput): CheckedOneOff {
 }
 
 function acceptOneOff(tx: Tx, workspaceId: string, input: CheckedOneOff, batch: string[], now: number) {
-  const sender = resolveSender(tx, workspaceId, input.from, now);
+  const sender = resolveSender(tx, workspaceId, input.from);
+  // Counted first, so a full number is the answer whatever else is wrong; a later refusal rolls
+  // the count back with the rest of this write.
+  if (!reserveDailySend(tx, sender, now)) throw invalid("from has reached its daily_limit");
   if (senderSkip(registeredNumberIds(tx, workspaceId), sender))
     throw invalid("from is not registered for A2P messaging");
   assertCanSendTo(tx, workspaceId, input.to);
-  if (!reserveDailySend(tx, sender, now)) throw invalid("from has reached its daily_limit");
   const { contact, created } = ensureContact(tx, workspaceId, input.to, "api", now);
   const conversation = threadForContact(tx, workspaceId, contact.id, {
     reopen: true,
@@ -459,9 +461,9 @@ export function replyToConversation(
     const conversation = findConversation(tx, workspaceId, conversationId);
     if (!conversation) throw notFound();
     const contact = contactOf(tx, workspaceId, conversation.contactId);
-    const sender = resolveSender(tx, workspaceId, threadNumber(tx, workspaceId, conversation.id), now);
-    assertCanSendTo(tx, workspaceId, contact.phoneNumber);
+    const sender = resolveSender(tx, workspaceId, threadNumber(tx, workspaceId, conversation.id));
     if (!reserveDailySend(tx, sender, now)) throw invalid("from has reached its daily_limit");
+    assertCanSendTo(tx, workspaceId, contact.phoneNumber);
     queueOutboundMessage(tx, {
       workspaceId,
       contact,

@@ -538,11 +538,6 @@ registerDefaultNumberCheck((db, workspaceId, numberId) => {
 // ---------------------------------------------------------------------------------------------
 // Senders and daily caps (used by every send path).
 
-/** True when the number has room for one more send today. */
-export function hasRoomToday(db: DbOrTx, row: NumberRow, now: number): boolean {
-  return row.dailyLimit === null || sentToday(db, row, now) < row.dailyLimit;
-}
-
 /** The workspace's active number `number` (E.164), if it has it. */
 export function activeNumberOf(tx: DbOrTx, workspaceId: string, number: string): NumberRow | undefined {
   return senderStatements(tx).activeByNumber.get({ workspaceId, number });
@@ -559,14 +554,10 @@ export function defaultSender(tx: DbOrTx, workspaceId: string): NumberRow | unde
 /**
  * The number a one-off send goes from: `from` when given (it must be an active number of the
  * workspace), else `settings.default_number_id`, else the oldest active number. 422 with the
- * contract's message when there is none, `from` is foreign, or the number is at its daily_limit.
+ * contract's message when there is none or `from` is foreign. Its daily_limit is the caller's
+ * next step: `reserveDailySend` in the same transaction, which checks and counts at once.
  */
-export function resolveSender(
-  tx: DbOrTx,
-  workspaceId: string,
-  from?: string | null,
-  now = Date.now(),
-): NumberRow {
+export function resolveSender(tx: DbOrTx, workspaceId: string, from?: string | null): NumberRow {
   let row: NumberRow | undefined;
   if (from) {
     row = activeNumberOf(tx, workspaceId, from);
@@ -575,7 +566,6 @@ export function resolveSender(
     row = defaultSender(tx, workspaceId);
     if (!row) throw invalid("No sending number: order one with POST /v1/numbers");
   }
-  if (!hasRoomToday(tx, row, now)) throw invalid("from has reached its daily_limit");
   return row;
 }
 
