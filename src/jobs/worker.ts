@@ -1,5 +1,5 @@
 import { hostname } from "node:os";
-import type { Db } from "../db/client";
+import { type Db, isBusy } from "../db/client";
 import type { JobRow } from "../db/schema";
 import { log } from "../lib/log";
 import { type Clock, systemClock } from "../lib/time";
@@ -135,7 +135,10 @@ export function createWorker(options: WorkerOptions): Worker {
       // A full batch means more may be due right away.
       if (leased.length > 0 && leased.length === free) next = 0;
     } catch (error) {
-      log.error("job lease failed", { error: String(error) });
+      // Another connection held the write lock past the busy timeout (a long import by another
+      // process): nothing is wrong, the next tick leases again.
+      if (isBusy(error)) log.warn("job lease deferred: the database is busy", { error: String(error) });
+      else log.error("job lease failed", { error: String(error) });
     } finally {
       ticking = false;
     }
