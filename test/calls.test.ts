@@ -4,6 +4,8 @@
  * `call.completed`, bad input, and voice campaigns with their stats and send-time windows.
  */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
+import { and, eq } from "drizzle-orm";
+import { jobs } from "../src/db/schema";
 import { eventLog } from "./support/event-log";
 import { eventually } from "./support/messaging";
 import { startTestServer, type TestServer } from "./support/server";
@@ -487,6 +489,49 @@ describe("voice campaigns", () => {
     // The voice campaign's own calls never count against itself: its preview still sends to the contact.
     const again = (await w.api("GET", `/v1/campaigns/${voice.id}/preview`)).body.preview;
     expect(again.skipped.frequency_cap ?? 0).toBe(0);
+  });
+
+  it("asks the send-time rules again when a campaign call's job runs late: night now → the call waits for the window", async () => {
+    const w = workspace();
+    await w.number();
+    expect((await w.api("PATCH", "/v1/settings", { state_rules: false })).status).toBe(200);
+    const [outage] = await audience(w, ["+15005550003"]);
+    const created = await w.api("POST", "/v1/campaigns", {
+      name: "Late calls",
+      campaign_type: "voice",
+      say: "Hello",
+      audience: { contact_ids: [outage] },
+    });
+    await w.api("POST", `/v1/campaigns/${created.body.campaign.id}/launch`);
+    const { db } = s.server.handle;
+    // The provider could not take it: the call stays QUEUED and its job waits to retry.
+    const job = await eventually(
+      async () =>
+        db
+          .select()
+          .from(jobs)
+          .where(and(eq(jobs.kind, "calls.place"), eq(jobs.workspaceId, w.workspaceId)))
+          .get(),
+      (row) => row !== undefined && row.attempts > 0 && row.status === "queued",
+    );
+    const callId = (job?.payload as { call_id: string }).call_id;
+    // Night where the contact is, and the retry comes due: it is held until the window opens.
+    await w.api("PATCH", `/v1/contacts/${outage}`, { timezone: zoneAtLocalHour(3) });
+    db.update(jobs)
+      .set({ runAt: Date.now() })
+      .where(eq(jobs.id, job?.id as string))
+      .run();
+    const held = await eventually(
+      async () =>
+        db
+          .select()
+          .from(jobs)
+          .where(eq(jobs.id, job?.id as string))
+          .get(),
+      (row) => row !== undefined && row.runAt > Date.now() + 3_600_000,
+    );
+    expect(held?.status).toBe("queued");
+    expect((await w.api("GET", `/v1/calls/${callId}`)).body.call.status).toBe("QUEUED");
   });
 
   it("refuses a voice campaign with both say and agent_id, an SMS agent, or an SMS-only from", async () => {

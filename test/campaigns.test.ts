@@ -471,6 +471,53 @@ describe("POST /v1/campaigns/{id}/launch", () => {
     expect(await w.outbox()).toHaveLength(3);
   });
 
+  it("asks the send-time rules again at a late hand-off: night now → held QUEUED with send_at; a paused state → failed", async () => {
+    const w = workspace();
+    await w.number();
+    const outage = (await w.api("POST", "/v1/contacts", { phone_number: "+15005550003", timezone: DAY })).body
+      .contact;
+    const c = await w.campaign({ audience: { contact_ids: [outage.id] } });
+    await w.api("POST", `/v1/campaigns/${c.id}/launch`);
+    const { db } = s.server.handle;
+    const sendJobs = async () =>
+      db
+        .select()
+        .from(jobs)
+        .where(and(eq(jobs.kind, "messages.send"), eq(jobs.workspaceId, w.workspaceId)))
+        .all();
+    // The carrier could not take it: QUEUED, with a send job of its own for later.
+    const [retry] = await eventually(sendJobs, (rows) => rows.length === 1);
+    const messageId = (retry.payload as { message_id: string }).message_id;
+    const message = async () => (await w.api("GET", `/v1/messages/${messageId}`)).body.message;
+    expect((await message()).status).toBe("QUEUED");
+    expect((await message()).send_at).toBeNull();
+
+    // Meanwhile it became night where the contact is. The hand-off runs again (as after a
+    // restart) and asks the rules first: the message waits for the window, and no send is tried.
+    await w.api("PATCH", `/v1/contacts/${outage.id}`, { timezone: NIGHT });
+    enqueueJob(db, "messages.send_batch", { message_ids: [messageId] }, { workspaceId: w.workspaceId });
+    const held = await eventually(message, (m) => m.send_at !== null);
+    expect(held.status).toBe("QUEUED");
+    const opens = Date.parse(held.send_at);
+    expect(opens).toBeGreaterThan(Date.now() + 3_600_000);
+    const later = await eventually(sendJobs, (rows) => rows.some((r) => r.runAt === opens));
+    expect(later.filter((r) => r.status === "queued").length).toBeGreaterThan(0);
+
+    // Its own send job, due now, is held the same way: rescheduled to when the window opens.
+    db.update(jobs).set({ runAt: Date.now() }).where(eq(jobs.id, retry.id)).run();
+    await eventually(
+      async () => db.select().from(jobs).where(eq(jobs.id, retry.id)).get(),
+      (row) => row?.runAt === opens && row.status === "queued",
+    );
+
+    // An operator pauses a state: the number's area code has no state, so it is held back for good.
+    await w.api("PATCH", "/v1/settings", { paused_states: ["LA"] });
+    enqueueJob(db, "messages.send_batch", { message_ids: [messageId] }, { workspaceId: w.workspaceId });
+    const failed = await eventually(message, (m) => m.status === "FAILED");
+    expect(failed).toMatchObject({ status: "FAILED", error_code: "state_paused" });
+    expect((await w.outbox()).filter((send) => send.to === "+15005550003")).toHaveLength(0);
+  });
+
   it("never exceeds a pool number's daily_limit: capped sends wait", async () => {
     const w = workspace();
     const n = await w.number({ daily_limit: 2 });

@@ -38,6 +38,16 @@ function prepare(db: Db) {
       })
       .where(and(eq(messages.id, id), inArray(messages.status, ["PENDING", "QUEUED"])))
       .prepare(),
+    /** A marketing message whose send-time window closed before its hand-off: QUEUED until `sendAt`. */
+    holdUntil: db
+      .update(messages)
+      .set({
+        status: "QUEUED",
+        sendAt: sql`${sql.placeholder("sendAt")}`,
+        updatedAt: sql`${sql.placeholder("now")}`,
+      })
+      .where(and(eq(messages.id, id), inArray(messages.status, ["PENDING", "QUEUED"])))
+      .prepare(),
     /** A status change that also records the carrier's id for the message (first learnt). */
     recordStatus: db
       .update(messages)

@@ -42,6 +42,7 @@ import {
 import { type AgentJson, agentJson, voiceAgentSpec } from "../agents/agents";
 import { ensureContact } from "../audience/contacts";
 import { canSendTo } from "../audience/suppression";
+import { handOffDecision } from "../campaigns/send-plan";
 import { settleCallRecipient } from "../campaigns/stats";
 import { emitEvent } from "../events";
 import { threadForContact, touchConversation } from "../messaging/conversations";
@@ -371,6 +372,23 @@ export async function placeCallJob(payload: JobPayloads["calls.place"], ctx: Job
     if (row.handoffStartedAt !== null) {
       const found = await provider.lookupCall(call, row.handoffStartedAt - LOOKUP_SLACK_MS);
       if (found.found) return placed(found.providerCallId, found.status);
+    }
+    // A campaign's or a flow's call is asked the send-time rules again: the job may run long after
+    // the call was written (a retry, a restart), and a call never goes inside the window.
+    if (row.campaignId !== null || row.flowId !== null) {
+      const window = handOffDecision(
+        db,
+        {
+          channel: "voice",
+          workspaceId: row.workspaceId,
+          campaignId: row.campaignId,
+          contactId: row.contactId,
+          to: row.toNumber,
+        },
+        ctx.clock.now(),
+      );
+      if (window.action === "defer") throw new RescheduleJob(window.until);
+      if (window.action === "skip") return fail(window.reason);
     }
     db.update(calls)
       .set({ handoffStartedAt: ctx.clock.now(), updatedAt: ctx.clock.now() })

@@ -12,6 +12,9 @@ import {
   type CampaignRow,
   type ContactRow,
   calls,
+  campaigns,
+  contacts,
+  type MessageRow,
   messages,
   type NumberRow,
   numbers,
@@ -198,6 +201,69 @@ export function complianceDecision(
       frequency_cap: rules.frequencyCap,
       paused_states: rules.pausedStates,
       recent_sends: facts.recentSends,
+    },
+    now,
+  );
+}
+
+/** Rules per workspace and campaign ("" for flows and follow-ups), read once per batch of hand-offs. */
+export type HandOffRules = Map<string, SendRules>;
+
+/** A marketing message: a campaign's or a flow's, or an agent's follow-up (API.md §6.1). */
+export function isMarketingMessage(message: Pick<MessageRow, "sender" | "followup">): boolean {
+  return (MARKETING_SENDERS as readonly string[]).includes(message.sender) || message.followup;
+}
+
+/**
+ * The send-time rules asked again at the hand-off of a marketing message or call (a campaign's, a
+ * flow's, an agent's follow-up), API.md §6.1 "at the moment of sending": the path decided them
+ * when it wrote the send, but a hand-off that runs later (a retry after a carrier outage, a
+ * restart after a crash, a worker backlog) must not go inside quiet hours, a state's hours or a
+ * paused state. A campaign's own quiet hours apply to its sends. Frequency caps were counted when
+ * the send was written and are not asked again; suppression and opt-out are the hand-off's own
+ * check.
+ */
+export function handOffDecision(
+  tx: DbOrTx,
+  send: {
+    channel: "sms" | "voice";
+    workspaceId: string;
+    campaignId: string | null;
+    contactId: string | null;
+    to: string;
+  },
+  now: number,
+  cache: HandOffRules = new Map(),
+): SendDecision {
+  const key = `${send.workspaceId}:${send.campaignId ?? ""}`;
+  let rules = cache.get(key);
+  if (!rules) {
+    const campaign = send.campaignId
+      ? tx
+          .select({ quietHours: campaigns.quietHours })
+          .from(campaigns)
+          .where(and(eq(campaigns.workspaceId, send.workspaceId), eq(campaigns.id, send.campaignId)))
+          .get()
+      : undefined;
+    rules = workspaceSendRules(tx, send.workspaceId, campaign?.quietHours ?? null);
+    cache.set(key, rules);
+  }
+  const contact = send.contactId
+    ? tx.select({ timezone: contacts.timezone }).from(contacts).where(eq(contacts.id, send.contactId)).get()
+    : undefined;
+  return decideSend(
+    {
+      channel: send.channel,
+      kind: "marketing",
+      phone: send.to,
+      timezone: contact?.timezone ?? null,
+      suppressed: false,
+      opted_out: false,
+      quiet_hours: rules.quietHours,
+      state_rules: rules.stateRules,
+      frequency_cap: { ...rules.frequencyCap, enabled: false },
+      paused_states: rules.pausedStates,
+      recent_sends: [],
     },
     now,
   );

@@ -32,6 +32,7 @@ import { smsShape } from "../../lib/sms-encoding";
 import { toIso } from "../../lib/time";
 import { ensureContact } from "../audience/contacts";
 import { canSendTo } from "../audience/suppression";
+import { type HandOffRules, handOffDecision, isMarketingMessage } from "../campaigns/send-plan";
 import { emitEvent } from "../events";
 import { registeredNumberIds, senderSkip } from "../registration/sender-check";
 import { findConversation, type MessageSender, threadForContact, touchConversation } from "./conversations";
@@ -563,6 +564,13 @@ class TransactionBatcher<T> {
   }
 }
 
+/** The send-time window is closed for a marketing message now: it waits, QUEUED, until `until`. */
+class SendWindowClosed extends Error {
+  constructor(readonly until: number) {
+    super("send window closed");
+  }
+}
+
 type Outcome =
   | { kind: "sent"; carrierMessageId: string; status: CarrierMessageStatus }
   | { kind: "failed"; errorCode: string; errorMessage: string };
@@ -629,6 +637,7 @@ export async function sendMessageJob(payload: JobPayloads["messages.send"], ctx:
   try {
     await handOff(ctx, messageId, payload.opt_out_confirmation === true, record);
   } catch (error) {
+    if (error instanceof SendWindowClosed) throw new RescheduleJob(error.until);
     if (!(error instanceof CarrierUnavailableError)) throw error;
     if (ctx.job.attempts >= ctx.job.maxAttempts) {
       // Out of retries: the carrier never took it (or lookups could not tell); report it failed.
@@ -650,33 +659,39 @@ export async function sendMessageJob(payload: JobPayloads["messages.send"], ctx:
  */
 export async function sendMessageBatchJob(payload: JobPayloads["messages.send_batch"], ctx: JobContext) {
   const { completions, handoffs } = batchersOf(ctx.db);
-  const retry: { messageId: string; error: CarrierUnavailableError }[] = [];
+  const rules: HandOffRules = new Map();
+  const now = ctx.clock.now();
+  const backoff = JOB_POLICIES["messages.send"].backoffMs(1);
+  /** Messages that go later, each as a send job of its own: the carrier could not take them, or their window is closed. */
+  const later: { messageId: string; runAt: number }[] = [];
+  let unavailable = 0;
   await Promise.all(
     payload.message_ids.map((messageId) =>
       handoffs.run(async () => {
         const record = (outcome: Outcome) =>
           completions.push({ ctx: null, messageId, outcome, at: ctx.clock.now() });
         try {
-          await handOff(ctx, messageId, false, record);
+          await handOff(ctx, messageId, false, record, rules);
         } catch (error) {
-          if (!(error instanceof CarrierUnavailableError)) throw error;
-          retry.push({ messageId, error });
+          if (error instanceof SendWindowClosed) later.push({ messageId, runAt: error.until });
+          else if (error instanceof CarrierUnavailableError) {
+            unavailable++;
+            later.push({ messageId, runAt: now + (error.retryAfterMs ?? backoff) });
+          } else throw error;
         }
       }),
     ),
   );
-  if (retry.length === 0) return;
-  log.warn("carrier unavailable; sends will be retried", { messages: retry.length });
-  const now = ctx.clock.now();
-  const backoff = JOB_POLICIES["messages.send"].backoffMs(1);
+  if (later.length === 0) return;
+  if (unavailable > 0) log.warn("carrier unavailable; sends will be retried", { messages: unavailable });
   ctx.completeWith((tx) => {
-    for (const { messageId, error } of retry)
+    for (const { messageId, runAt } of later)
       enqueueJob(
         tx,
         "messages.send",
         { message_id: messageId },
         // A batch's messages are of its workspace (enqueueSendBatch).
-        { workspaceId: ctx.job.workspaceId, runAt: now + (error.retryAfterMs ?? backoff), now },
+        { workspaceId: ctx.job.workspaceId, runAt, now },
       );
   });
 }
@@ -691,6 +706,7 @@ async function handOff(
   messageId: string,
   optOutConfirmation: boolean,
   record: (outcome: Outcome) => Promise<void>,
+  rules: HandOffRules = new Map(),
 ) {
   const { db } = ctx;
   const runtime = runtimes.get(db);
@@ -717,6 +733,32 @@ async function handOff(
     if (found.found)
       return record({ kind: "sent", carrierMessageId: found.carrierMessageId, status: found.status });
   }
+  // A marketing message is asked the send-time rules again: the hand-off may run long after the
+  // message was written (a retry, a restart), and it never goes inside the window.
+  const window = isMarketingMessage(message)
+    ? handOffDecision(
+        db,
+        {
+          channel: "sms",
+          workspaceId: message.workspaceId,
+          campaignId: message.campaignId,
+          contactId: message.contactId,
+          to: message.toNumber,
+        },
+        ctx.clock.now(),
+        rules,
+      )
+    : null;
+  if (window?.action === "defer") {
+    messageStatements(db).holdUntil.run({ id: message.id, sendAt: window.until, now: ctx.clock.now() });
+    throw new SendWindowClosed(window.until);
+  }
+  if (window?.action === "skip")
+    return record({
+      kind: "failed",
+      errorCode: window.reason,
+      errorMessage: "The recipient's state is paused for marketing sends",
+    });
   await batchersOf(db).markers.push({ messageId: message.id, at: ctx.clock.now() });
   const result = await carrier.sendSms(sms);
   return record(
