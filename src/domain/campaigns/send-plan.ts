@@ -8,6 +8,7 @@ import {
   type SendDecision,
 } from "../../compliance";
 import type { DbOrTx } from "../../db/client";
+import { preparedPerConnection } from "../../db/prepared";
 import {
   type CampaignRow,
   type ContactRow,
@@ -206,6 +207,15 @@ export function complianceDecision(
   );
 }
 
+/** A contact's zone, prepared once per connection: every marketing hand-off reads it. */
+const contactZone = preparedPerConnection((db: DbOrTx) =>
+  db
+    .select({ timezone: contacts.timezone })
+    .from(contacts)
+    .where(eq(contacts.id, sql.placeholder("id")))
+    .prepare(),
+);
+
 /** Rules per workspace and campaign ("" for flows and follow-ups), read once per batch of hand-offs. */
 export type HandOffRules = Map<string, SendRules>;
 
@@ -248,9 +258,7 @@ export function handOffDecision(
     rules = workspaceSendRules(tx, send.workspaceId, campaign?.quietHours ?? null);
     cache.set(key, rules);
   }
-  const contact = send.contactId
-    ? tx.select({ timezone: contacts.timezone }).from(contacts).where(eq(contacts.id, send.contactId)).get()
-    : undefined;
+  const contact = send.contactId ? contactZone(tx).get({ id: send.contactId }) : undefined;
   return decideSend(
     {
       channel: send.channel,
