@@ -514,13 +514,11 @@ describe("voice campaigns", () => {
           .get(),
       (row) => row !== undefined && row.attempts > 0 && row.status === "queued",
     );
-    const callId = (job?.payload as { call_id: string }).call_id;
+    if (!job) throw new Error("the call's job was not found");
+    const callId = (job.payload as { call_id: string }).call_id;
     // Night where the contact is, and the retry comes due: it is held until the window opens.
     await w.api("PATCH", `/v1/contacts/${outage}`, { timezone: zoneAtLocalHour(3) });
-    db.update(jobs)
-      .set({ runAt: Date.now() })
-      .where(eq(jobs.id, job?.id as string))
-      .run();
+    db.update(jobs).set({ runAt: Date.now() }).where(eq(jobs.id, job.id)).run();
     const held = await eventually(
       async () =>
         db
