@@ -203,7 +203,9 @@ describe("a deferred recipient with {{offer_url}}", () => {
     const released = (await call("GET", `/v1/messages/${deferred.message_id}`)).body.message;
     expect(released.body).toBe(waiting.body);
     // Its batch's send job is due at the step's (future) time: bring it to now, as if the hours
-    // had passed.
+    // had passed. The hand-off asks the windows again by the real clock, so it must be day where
+    // the contact is too.
+    await call("PATCH", `/v1/contacts/${contact.id}`, { timezone: zoneAtLocalHour(12) });
     const due = db
       .update(jobs)
       .set({ runAt: Date.now() })
