@@ -31,3 +31,35 @@ describe("query plan of the default sender", () => {
     ).toEqual(["SEARCH numbers USING INDEX numbers_workspace_created_idx (workspace_id=?)"]);
   });
 });
+
+// Each dispatch step reads its recipients' suppression entries and recent marketing sends and calls
+// in three prepared statements, the batch's numbers and contacts passed as one JSON list each.
+describe("query plans of the recipients' facts", () => {
+  const db = planDatabase();
+  const facts = (text: string) => db.plan(text, ["w", 0, "c", "[]", 0].slice(0, text.split("?").length - 1));
+
+  it("looks each contact up in its index through the JSON list", () => {
+    expect(
+      facts(
+        `select contact_id, coalesce(sent_at, send_at, created_at) from messages where (workspace_id = ? and direction = 'outbound' and created_at > ? and (sender in ('campaign','flow') or followup = 1) and status <> 'FAILED' and campaign_id IS NOT ?) and contact_id IN (SELECT value FROM json_each(?)) and coalesce(sent_at, send_at, created_at) > ?`,
+      )[0],
+    ).toBe(
+      "SEARCH messages USING INDEX messages_workspace_contact_idx (workspace_id=? AND contact_id=? AND direction=? AND created_at>?)",
+    );
+    expect(
+      facts(
+        `select contact_id, created_at from calls where (workspace_id = ? and direction = 'outbound' and created_at > ? and (campaign_id is not null or flow_id is not null) and status <> 'FAILED' and campaign_id IS NOT ?) and contact_id IN (SELECT value FROM json_each(?))`,
+      )[0],
+    ).toBe(
+      "SEARCH calls USING INDEX calls_workspace_contact_idx (workspace_id=? AND contact_id=? AND created_at>?)",
+    );
+    expect(
+      db.plan(
+        "select phone_number, reason from suppressions where workspace_id = ? and phone_number IN (SELECT value FROM json_each(?))",
+        ["w", "[]"],
+      )[0],
+    ).toBe(
+      "SEARCH suppressions USING INDEX suppressions_workspace_phone_idx (workspace_id=? AND phone_number=?)",
+    );
+  });
+});

@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, ne, type SQL, sql } from "drizzle-orm";
+import { and, asc, eq, inArray, ne, type Placeholder, type SQL, sql } from "drizzle-orm";
 import {
   capLookbackMs,
   DEFAULT_QUIET_HOURS,
@@ -8,6 +8,7 @@ import {
   type SendDecision,
 } from "../../compliance";
 import type { DbOrTx } from "../../db/client";
+import { inJsonListParam } from "../../db/dialect";
 import { preparedPerConnection } from "../../db/prepared";
 import {
   type CampaignRow,
@@ -90,20 +91,33 @@ export const isMarketingSend = () =>
 /** The longest a send can be deferred by the rules: an older message cannot be a recent send. */
 const LONGEST_DEFERRAL_MS = 14 * 86_400_000;
 
+/** A value bound in the query, or a placeholder of a prepared statement. */
+type Bound<T> = T | Placeholder;
+
 /**
  * The messages that may be a recent marketing send for the caps looking back to `since`: the
  * workspace's outbound marketing messages that did not fail, written late enough to go after
- * `since` (a deferred one goes later), other than `campaignId`'s own.
+ * `since` (a deferred one goes later, so `writtenAfter` is `since` less the longest deferral),
+ * other than `campaignId`'s own.
  */
-export function marketingSendsSince(workspaceId: string, campaignId: string, since: number): SQL {
+function marketingSendsWhere(
+  workspaceId: Bound<string>,
+  campaignId: Bound<string>,
+  writtenAfter: Bound<number>,
+) {
   return and(
     eq(messages.workspaceId, workspaceId),
     eq(messages.direction, "outbound"),
-    sql`${messages.createdAt} > ${since - LONGEST_DEFERRAL_MS}`,
+    sql`${messages.createdAt} > ${writtenAfter}`,
     isMarketingSend(),
     ne(messages.status, "FAILED"),
     sql`${messages.campaignId} IS NOT ${campaignId}`,
   ) as SQL;
+}
+
+/** `marketingSendsWhere` for the caps looking back to `since`. */
+export function marketingSendsSince(workspaceId: string, campaignId: string, since: number): SQL {
+  return marketingSendsWhere(workspaceId, campaignId, since - LONGEST_DEFERRAL_MS);
 }
 
 /**
@@ -111,7 +125,11 @@ export function marketingSendsSince(workspaceId: string, campaignId: string, sin
  * workspace's outbound calls placed by a campaign or a flow that did not fail, other than
  * `campaignId`'s own (a one-off `POST /v1/calls` is transactional and not counted).
  */
-export function marketingCallsSince(workspaceId: string, campaignId: string, since: number): SQL {
+export function marketingCallsSince(
+  workspaceId: Bound<string>,
+  campaignId: Bound<string>,
+  since: Bound<number>,
+): SQL {
   return and(
     eq(calls.workspaceId, workspaceId),
     eq(calls.direction, "outbound"),
@@ -121,6 +139,44 @@ export function marketingCallsSince(workspaceId: string, campaignId: string, sin
     sql`${calls.campaignId} IS NOT ${campaignId}`,
   ) as SQL;
 }
+
+/**
+ * The facts' three queries, prepared once per connection: built per dispatch step, with a bound
+ * parameter per contact, they were ~4 % of a campaign's CPU. The batch's numbers and contacts
+ * travel as JSON lists.
+ */
+const factStatements = preparedPerConnection((db: DbOrTx) => {
+  const ph = sql.placeholder;
+  const at = sql<number>`coalesce(${messages.sentAt}, ${messages.sendAt}, ${messages.createdAt})`;
+  return {
+    suppressed: db
+      .select({ phone: suppressions.phoneNumber, reason: suppressions.reason })
+      .from(suppressions)
+      .where(and(eq(suppressions.workspaceId, ph("ws")), inJsonListParam(suppressions.phoneNumber, "phones")))
+      .prepare(),
+    sends: db
+      .select({ contactId: messages.contactId, at })
+      .from(messages)
+      .where(
+        and(
+          marketingSendsWhere(ph("ws"), ph("campaign"), ph("writtenAfter")),
+          inJsonListParam(messages.contactId, "contacts"),
+          sql`${at} > ${ph("since")}`,
+        ),
+      )
+      .prepare(),
+    calls: db
+      .select({ contactId: calls.contactId, at: calls.createdAt })
+      .from(calls)
+      .where(
+        and(
+          marketingCallsSince(ph("ws"), ph("campaign"), ph("since")),
+          inJsonListParam(calls.contactId, "contacts"),
+        ),
+      )
+      .prepare(),
+  };
+});
 
 /**
  * Facts for a batch of contacts in three queries (not per recipient): their suppression entries
@@ -141,39 +197,23 @@ export function recipientFacts(
   if (batch.length === 0) return facts;
   for (const contact of batch) facts.set(contact.id, { suppression: null, recentSends: [] });
   const byPhone = new Map(batch.map((c) => [c.phoneNumber, c.id]));
-  const blocked = tx
-    .select({ phone: suppressions.phoneNumber, reason: suppressions.reason })
-    .from(suppressions)
-    .where(
-      and(eq(suppressions.workspaceId, workspaceId), inArray(suppressions.phoneNumber, [...byPhone.keys()])),
-    )
-    .all();
+  const statements = factStatements(tx);
+  const blocked = statements.suppressed.all({ ws: workspaceId, phones: JSON.stringify([...byPhone.keys()]) });
   for (const row of blocked) {
     const id = byPhone.get(row.phone);
     const fact = id ? facts.get(id) : undefined;
     if (fact) fact.suppression = row.reason;
   }
   const since = now - capLookbackMs({ frequency_cap: rules.frequencyCap });
-  const at = sql<number>`coalesce(${messages.sentAt}, ${messages.sendAt}, ${messages.createdAt})`;
-  const sends = tx
-    .select({ contactId: messages.contactId, at })
-    .from(messages)
-    .where(
-      and(
-        marketingSendsSince(workspaceId, campaignId, since),
-        inArray(messages.contactId, [...facts.keys()]),
-        sql`${at} > ${since}`,
-      ),
-    )
-    .all();
+  const window = {
+    ws: workspaceId,
+    campaign: campaignId,
+    since,
+    contacts: JSON.stringify([...facts.keys()]),
+  };
+  const sends = statements.sends.all({ ...window, writtenAfter: since - LONGEST_DEFERRAL_MS });
   for (const row of sends) if (row.contactId) facts.get(row.contactId)?.recentSends.push(row.at);
-  const placed = tx
-    .select({ contactId: calls.contactId, at: calls.createdAt })
-    .from(calls)
-    .where(
-      and(marketingCallsSince(workspaceId, campaignId, since), inArray(calls.contactId, [...facts.keys()])),
-    )
-    .all();
+  const placed = statements.calls.all(window);
   for (const row of placed) if (row.contactId) facts.get(row.contactId)?.recentSends.push(row.at);
   return facts;
 }
