@@ -123,11 +123,6 @@ const senderStatements = preparedPerConnection((db) => {
       .returning({ count: numberDailyUsage.count })
       .prepare();
   return {
-    usage: db
-      .select({ count: numberDailyUsage.count })
-      .from(numberDailyUsage)
-      .where(and(eq(numberDailyUsage.numberId, ph("numberId")), eq(numberDailyUsage.day, ph("day"))))
-      .prepare(),
     defaultNumberId: db
       .select({ id: workspaces.defaultNumberId })
       .from(workspaces)
@@ -197,11 +192,6 @@ export function usageToday(db: DbOrTx, rows: NumberRow[], now: number): Map<stri
     if (days.get(usage.numberId) === usage.day) out.set(usage.numberId, usage.count);
   }
   return out;
-}
-
-/** Sends counted against the number's cap in its current local day. */
-export function sentToday(db: DbOrTx, row: NumberRow, now: number): number {
-  return senderStatements(db).usage.get({ numberId: row.id, day: localDay(row.timezone, now) })?.count ?? 0;
 }
 
 function defaultNumberIdOf(db: DbOrTx, workspaceId: string): string | null {
