@@ -24,6 +24,7 @@ import {
   suppressions,
   workspaces,
 } from "../../db/schema";
+import { workspaceRow } from "../../db/workspace-row";
 import { activeNumberOf, defaultSender, nextLocalMidnight, reserveDailySend } from "../messaging/numbers";
 import { pickSender } from "../messaging/senders";
 import { registeredNumberIds, senderSkip } from "../registration/sender-check";
@@ -289,31 +290,21 @@ export function handOffDecision(
   let rules = cache.get(key);
   if (!rules) {
     const campaign = send.campaignId
-      ? tx
-          .select({ quietHours: campaigns.quietHours })
-          .from(campaigns)
-          .where(and(eq(campaigns.workspaceId, send.workspaceId), eq(campaigns.id, send.campaignId)))
-          .get()
+      ? workspaceRow(tx, campaigns, send.workspaceId, send.campaignId)
       : undefined;
-    rules = workspaceSendRules(tx, send.workspaceId, campaign?.quietHours ?? null);
+    const own = campaign ? sendRulesFor(tx, campaign) : workspaceSendRules(tx, send.workspaceId, null);
+    // Caps were counted when the send was written: asked again, they would count it twice.
+    rules = { ...own, frequencyCap: { ...own.frequencyCap, enabled: false } };
     cache.set(key, rules);
   }
-  const contact = send.contactId ? contactZone(tx).get({ id: send.contactId }) : undefined;
-  return decideSend(
-    {
-      channel: send.channel,
-      kind: "marketing",
-      phone: send.to,
-      timezone: contact?.timezone ?? null,
-      suppressed: false,
-      opted_out: false,
-      quiet_hours: rules.quietHours,
-      state_rules: rules.stateRules,
-      frequency_cap: { ...rules.frequencyCap, enabled: false },
-      paused_states: rules.pausedStates,
-      recent_sends: [],
-    },
+  const zone = send.contactId ? contactZone(tx).get({ id: send.contactId }) : undefined;
+  // Opt-out and suppression are the hand-off's own check, made just before this.
+  return complianceDecision(
+    { phoneNumber: send.to, timezone: zone?.timezone ?? null, optedIn: true },
+    { suppression: null, recentSends: [] },
+    rules,
     now,
+    send.channel,
   );
 }
 

@@ -698,8 +698,9 @@ export async function sendMessageBatchJob(payload: JobPayloads["messages.send_ba
 
 /**
  * Steps 1–5 of a send for one message: nothing for a message gone or already past QUEUED, else
- * `record` writes its outcome. Throws CarrierUnavailableError when the carrier cannot take it now
- * (the message stays QUEUED).
+ * `record` writes its outcome. Throws CarrierUnavailableError when the carrier cannot take it now,
+ * and SendWindowClosed when a marketing message's send-time window is closed (the message stays
+ * QUEUED either way).
  */
 async function handOff(
   ctx: JobContext,
@@ -754,11 +755,7 @@ async function handOff(
     throw new SendWindowClosed(window.until);
   }
   if (window?.action === "skip")
-    return record({
-      kind: "failed",
-      errorCode: window.reason,
-      errorMessage: "The recipient's state is paused for marketing sends",
-    });
+    return record({ kind: "failed", errorCode: window.reason, errorMessage: `Not sent: ${window.reason}` });
   await batchersOf(db).markers.push({ messageId: message.id, at: ctx.clock.now() });
   const result = await carrier.sendSms(sms);
   return record(
