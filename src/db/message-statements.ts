@@ -11,6 +11,8 @@ import { messages } from "./schema";
  */
 function prepare(db: Db) {
   const id = sql.placeholder("id");
+  // The hand-off's own writes apply only to a message not handed off yet.
+  const notYetSent = and(eq(messages.id, id), inArray(messages.status, ["PENDING", "QUEUED"]));
   // The columns every status change writes (recordStatus adds the carrier's id).
   const statusChange = {
     status: sql`${sql.placeholder("status")}`,
@@ -36,7 +38,7 @@ function prepare(db: Db) {
         handoffStartedAt: sql`${sql.placeholder("now")}`,
         updatedAt: sql`${sql.placeholder("now")}`,
       })
-      .where(and(eq(messages.id, id), inArray(messages.status, ["PENDING", "QUEUED"])))
+      .where(notYetSent)
       .prepare(),
     /** A marketing message whose send-time window closed before its hand-off: QUEUED until `sendAt`. */
     holdUntil: db
@@ -46,7 +48,7 @@ function prepare(db: Db) {
         sendAt: sql`${sql.placeholder("sendAt")}`,
         updatedAt: sql`${sql.placeholder("now")}`,
       })
-      .where(and(eq(messages.id, id), inArray(messages.status, ["PENDING", "QUEUED"])))
+      .where(notYetSent)
       .prepare(),
     /** A status change that also records the carrier's id for the message (first learnt). */
     recordStatus: db
