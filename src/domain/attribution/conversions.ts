@@ -305,12 +305,22 @@ export function attributedTouches(
   contactId: string,
   now: number,
 ): { agentId: string | null; flowId: string | null } {
-  const key = { ws: workspaceId, contact: contactId, since: now - ATTRIBUTION_WINDOW_MS };
   return {
-    agentId: latestAgentTouchOf(db).get(key)?.agentId ?? null,
-    flowId: latestFlowTouchOf(db).get(key)?.flowId ?? null,
+    agentId: latestAgentTouchOf(db).get(touchWindow(workspaceId, contactId, now))?.agentId ?? null,
+    flowId: attributedFlow(db, workspaceId, contactId, now),
   };
 }
+
+/** The flow part of `attributedTouches` alone (an agent's own conversion names its agent). */
+function attributedFlow(db: DbOrTx, workspaceId: string, contactId: string, now: number): string | null {
+  return latestFlowTouchOf(db).get(touchWindow(workspaceId, contactId, now))?.flowId ?? null;
+}
+
+const touchWindow = (workspaceId: string, contactId: string, now: number) => ({
+  ws: workspaceId,
+  contact: contactId,
+  since: now - ATTRIBUTION_WINDOW_MS,
+});
 
 const conversionByTxn = preparedPerConnection((db: DbOrTx) =>
   db
@@ -437,7 +447,7 @@ export function recordAgentConversion(
     messageId: click?.messageId ?? null,
     numberId: click?.numberId ?? null,
     agentId: input.agentId,
-    flowId: attributedTouches(tx, workspaceId, contactId, now).flowId,
+    flowId: attributedFlow(tx, workspaceId, contactId, now),
     createdAt: now,
   };
   insertConversion(tx).run(row);
