@@ -3,6 +3,7 @@ import { mkdirSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import { drizzle } from "drizzle-orm/bun-sqlite";
 import { createCommitWatch } from "./commit-watch";
+import { bindJoinParametersOnce } from "./join-parameters";
 import * as schema from "./schema";
 
 export type Db = ReturnType<typeof drizzle<typeof schema>>;
@@ -44,6 +45,9 @@ export const MAX_CACHED_PARAMS = 64;
  * statement is never used by two callers at once (no code here holds an open `iterate()` across
  * another query of the same text).
  *
+ * Statements with a join are compiled with their `= ?` terms as `= +?` (./join-parameters), so
+ * SQLite does not compile them again on every run.
+ *
  * Answers a function that finalizes the cached statements. It runs before the connection closes:
  * with a statement left unfinalized, `close()` leaves the connection open, and Bun checkpoints it
  * when the process exits, holding the WAL write lock meanwhile, so the writes of a server on the
@@ -51,14 +55,17 @@ export const MAX_CACHED_PARAMS = 64;
  */
 function cacheCompiledStatements(sqlite: Database): () => void {
   const compile = sqlite.prepare.bind(sqlite);
+  const query = sqlite.query.bind(sqlite);
+  sqlite.query = ((sql: string) => query(bindJoinParametersOnce(sql))) as Database["query"];
   const cache = new Map<string, ReturnType<Database["prepare"]>>();
   sqlite.prepare = ((sql: string, ...rest: unknown[]) => {
-    if (rest.length > 0) return (compile as (...args: unknown[]) => unknown)(sql, ...rest);
+    if (rest.length > 0)
+      return (compile as (...args: unknown[]) => unknown)(bindJoinParametersOnce(sql), ...rest);
     let statement = cache.get(sql);
     if (statement) {
       cache.delete(sql);
     } else {
-      statement = compile(sql);
+      statement = compile(bindJoinParametersOnce(sql));
       if (statement.paramsCount > MAX_CACHED_PARAMS) return statement;
       if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value as string);
     }
