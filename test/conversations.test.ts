@@ -251,3 +251,26 @@ describe("PATCH /v1/conversations/{id}", () => {
     ).toBe(404);
   });
 });
+
+describe("a thread's last_message_at", () => {
+  const threadOf = (id: string) =>
+    s.server.handle.db.select().from(conversations).where(eq(conversations.id, id)).get();
+
+  it("is its first message's time for a new thread, and moves with each later message", async () => {
+    const first = await s.api("POST", "/v1/messages", { to: "+14155550390", body: "one" });
+    expect(first.status).toBe(200);
+    const message = await s.api("GET", `/v1/messages/${first.body.message.id}`);
+    const threadId = message.body.message.conversation_id as string;
+    const created = threadOf(threadId);
+    expect(created?.lastMessageAt).toBe(Date.parse(message.body.message.created_at));
+    expect(created?.updatedAt).toBe(created?.lastMessageAt);
+    await Bun.sleep(5);
+    const second = await s.api("POST", "/v1/messages", { to: "+14155550390", body: "two" });
+    const later = await s.api("GET", `/v1/messages/${second.body.message.id}`);
+    expect(later.body.message.conversation_id).toBe(threadId);
+    const moved = threadOf(threadId);
+    expect(moved?.lastMessageAt).toBe(Date.parse(later.body.message.created_at));
+    expect(moved?.lastMessageAt).toBeGreaterThan(created?.lastMessageAt ?? 0);
+    expect(moved?.updatedAt).toBe(moved?.lastMessageAt);
+  });
+});

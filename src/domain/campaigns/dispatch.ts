@@ -59,6 +59,7 @@ function writeCampaignMessage(
     workspaceId: campaign.workspaceId,
     contact,
     conversationId: conversation.id,
+    thread: conversation,
     numberId: input.numberId,
     from: input.from,
     body: link ? bodyFor(campaign, contact, { offerUrl: link.url }).body : input.body,

@@ -500,6 +500,7 @@ function sendNode(
     workspaceId: flow.workspaceId,
     contact,
     conversationId: conversation.id,
+    thread: conversation,
     numberId: sender.id,
     from: sender.number,
     body: mergeBody(String(data.body ?? ""), contact),

@@ -13,6 +13,7 @@ import { messageStatements } from "../../db/message-statements";
 import { preparedPerConnection, rowPlaceholders } from "../../db/prepared";
 import {
   type ContactRow,
+  type ConversationRow,
   contacts,
   conversations,
   type MessageRow,
@@ -138,6 +139,11 @@ export interface OutboundInput {
   workspaceId: string;
   contact: ContactRow;
   conversationId: string | null;
+  /**
+   * The thread as the caller holds it (from threadForContact or threadFrom): a thread already
+   * stamped with `now` — made by this write — is not written again to move its last message time.
+   */
+  thread?: Pick<ConversationRow, "lastMessageAt" | "updatedAt">;
   /** The sending number (row id and E.164). */
   numberId: string | null;
   from: string;
@@ -202,7 +208,11 @@ export function queueOutboundMessage(tx: DbOrTx, input: OutboundInput): MessageR
     updatedAt: input.now,
   };
   insertMessage(tx).run(row);
-  if (input.conversationId) touchConversation(tx, input.conversationId, input.now);
+  const stamped =
+    input.thread !== undefined &&
+    (input.thread.lastMessageAt ?? 0) >= input.now &&
+    input.thread.updatedAt === input.now;
+  if (input.conversationId && !stamped) touchConversation(tx, input.conversationId, input.now);
   if (input.deferredUntil !== undefined) return row;
   if (input.batch) {
     input.batch.push(row.id);
@@ -375,6 +385,7 @@ function acceptOneOff(tx: Tx, workspaceId: string, input: CheckedOneOff, batch: 
     workspaceId,
     contact,
     conversationId: conversation.id,
+    thread: conversation,
     numberId: sender.id,
     from: sender.number,
     body: input.body,
