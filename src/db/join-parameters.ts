@@ -13,9 +13,11 @@
  * drives an index on the column (the plus is on the value's side). But it is not a bare
  * parameter, so it is not propagated and the statement keeps its first compilation.
  *
- * Only statements with a join are rewritten: on one table nothing is propagated, and there a
- * bound value may legitimately select a partial index (`status = ?` against `WHERE status =
- * 'active'`), which the plus would forbid.
+ * Only statements with a join are rewritten. On one table nothing is propagated; such a statement
+ * may still be compiled again for other reasons (an ORDER BY over an index bound by `= ?`, a
+ * partial index chosen by a bound value; docs/benchmarks.md), but there a bound value may
+ * legitimately select a partial index (`status = ?` against `WHERE status = 'active'`), which the
+ * plus would forbid, and rewriting every statement measured no faster end to end.
  */
 
 /**
