@@ -2,8 +2,8 @@ import { Database } from "bun:sqlite";
 import { mkdirSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import { drizzle } from "drizzle-orm/bun-sqlite";
+import { bindParametersOnce } from "./bound-parameters";
 import { createCommitWatch } from "./commit-watch";
-import { bindJoinParametersOnce } from "./join-parameters";
 import * as schema from "./schema";
 
 export type Db = ReturnType<typeof drizzle<typeof schema>>;
@@ -45,8 +45,9 @@ export const MAX_CACHED_PARAMS = 64;
  * statement is never used by two callers at once (no code here holds an open `iterate()` across
  * another query of the same text).
  *
- * Statements with a join are compiled with their `= ?` terms as `= +?` (./join-parameters), so
- * SQLite does not compile them again on every run.
+ * Parameters that SQLite's planner would read (a join's `= ?`, `LIMIT ?`, a one-table `= ?` that
+ * no partial index depends on) are compiled as `+?` (./bound-parameters), so SQLite does not
+ * compile the statement again on every run.
  *
  * Answers a function that finalizes the cached statements. It runs before the connection closes:
  * with a statement left unfinalized, `close()` leaves the connection open, and Bun checkpoints it
@@ -56,16 +57,16 @@ export const MAX_CACHED_PARAMS = 64;
 function cacheCompiledStatements(sqlite: Database): () => void {
   const compile = sqlite.prepare.bind(sqlite);
   const query = sqlite.query.bind(sqlite);
-  sqlite.query = ((sql: string) => query(bindJoinParametersOnce(sql))) as Database["query"];
+  sqlite.query = ((sql: string) => query(bindParametersOnce(sql))) as Database["query"];
   const cache = new Map<string, ReturnType<Database["prepare"]>>();
   sqlite.prepare = ((sql: string, ...rest: unknown[]) => {
     if (rest.length > 0)
-      return (compile as (...args: unknown[]) => unknown)(bindJoinParametersOnce(sql), ...rest);
+      return (compile as (...args: unknown[]) => unknown)(bindParametersOnce(sql), ...rest);
     let statement = cache.get(sql);
     if (statement) {
       cache.delete(sql);
     } else {
-      statement = compile(bindJoinParametersOnce(sql));
+      statement = compile(bindParametersOnce(sql));
       if (statement.paramsCount > MAX_CACHED_PARAMS) return statement;
       if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value as string);
     }
