@@ -361,6 +361,13 @@ export function enrollByRequest(
 }
 
 /**
+ * A run is active, written as a literal: a bound `status = ?` on flow_runs, whose partial indexes
+ * are chosen by that value, makes SQLite compile the statement again on every run
+ * (src/db/bound-parameters.ts; the probe below cost 17 µs a run that way, ~5 µs with the literal).
+ */
+const RUN_IS_ACTIVE = sql`${flowRuns.status} = 'active'`;
+
+/**
  * The statements the event hooks run on every click, conversion, inbound message and new contact:
  * prepared once per connection, as they sit on the hot paths of those requests.
  */
@@ -385,7 +392,7 @@ const hookStatements = preparedPerConnection((db: DbOrTx) => ({
       and(
         eq(flowRuns.workspaceId, sql.placeholder("workspaceId")),
         eq(flowRuns.contactId, sql.placeholder("contactId")),
-        eq(flowRuns.status, "active"),
+        RUN_IS_ACTIVE,
       ),
     )
     .limit(1)
@@ -398,7 +405,7 @@ const hookStatements = preparedPerConnection((db: DbOrTx) => ({
       and(
         eq(flowRuns.workspaceId, sql.placeholder("workspaceId")),
         eq(flowRuns.contactId, sql.placeholder("contactId")),
-        eq(flowRuns.status, "active"),
+        RUN_IS_ACTIVE,
         eq(flows.exitOnPurchase, true),
       ),
     )
@@ -414,7 +421,7 @@ const hookStatements = preparedPerConnection((db: DbOrTx) => ({
       and(
         eq(flowRuns.workspaceId, sql.placeholder("workspaceId")),
         eq(flowRuns.contactId, sql.placeholder("contactId")),
-        eq(flowRuns.status, "active"),
+        RUN_IS_ACTIVE,
         eq(flowRuns.waitKind, "reply"),
         isNull(flowRuns.repliedAt),
       ),
