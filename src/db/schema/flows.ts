@@ -106,3 +106,10 @@ export const flowSteps = sqliteTable(
 );
 
 export type FlowStepRow = typeof flowSteps.$inferSelect;
+
+/**
+ * A run is active, written as a literal: a bound `status = ?` on flow_runs, whose partial indexes
+ * are chosen by that value, makes SQLite compile the statement again on every run
+ * (src/db/bound-parameters.ts; a flow hook's probe cost 17 µs a run that way, ~5 µs with the literal).
+ */
+export const RUN_IS_ACTIVE = sql`${flowRuns.status} = 'active'`;

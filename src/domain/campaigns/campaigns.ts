@@ -12,6 +12,7 @@ import {
   contacts,
   lists,
   messages,
+  NUMBER_IS_ACTIVE,
   numbers,
   pools,
   segments,
@@ -265,11 +266,7 @@ function checkConfig(db: DbOrTx, workspaceId: string, config: CampaignConfig) {
       .select({ id: numbers.id, voiceCapable: numbers.voiceCapable })
       .from(numbers)
       .where(
-        and(
-          eq(numbers.workspaceId, workspaceId),
-          eq(numbers.number, config.fromNumber),
-          eq(numbers.status, "active"),
-        ),
+        and(eq(numbers.workspaceId, workspaceId), eq(numbers.number, config.fromNumber), NUMBER_IS_ACTIVE),
       )
       .get();
     if (!found) throw invalid("from is not a number of this workspace");
@@ -285,7 +282,7 @@ function checkConfig(db: DbOrTx, workspaceId: string, config: CampaignConfig) {
         and(
           eq(numbers.workspaceId, workspaceId),
           eq(numbers.poolId, config.poolId),
-          eq(numbers.status, "active"),
+          NUMBER_IS_ACTIVE,
           config.campaignType === "voice" ? eq(numbers.voiceCapable, true) : undefined,
         ),
       )

@@ -10,6 +10,7 @@ import {
   campaignRecipients,
   contacts,
   messages,
+  NUMBER_IS_ACTIVE,
   numberDailyUsage,
   numbers,
   sendClassArea,
@@ -375,7 +376,7 @@ function dailyCapacity(
           and(
             eq(numbers.workspaceId, campaign.workspaceId),
             eq(numbers.poolId, campaign.poolId),
-            eq(numbers.status, "active"),
+            NUMBER_IS_ACTIVE,
           ),
         )
         .all()

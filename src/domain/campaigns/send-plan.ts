@@ -18,6 +18,7 @@ import {
   contacts,
   type MessageRow,
   messages,
+  NUMBER_IS_ACTIVE,
   type NumberRow,
   numbers,
   poolStickySenders,
@@ -374,7 +375,7 @@ export class SenderBook {
         and(
           eq(poolStickySenders.poolId, campaign.poolId),
           eq(poolStickySenders.contactId, contactId),
-          eq(numbers.status, "active"),
+          NUMBER_IS_ACTIVE,
           eq(numbers.voiceCapable, true),
         ),
       )
@@ -389,7 +390,7 @@ export class SenderBook {
             and(
               eq(numbers.workspaceId, campaign.workspaceId),
               eq(numbers.poolId, campaign.poolId),
-              eq(numbers.status, "active"),
+              NUMBER_IS_ACTIVE,
               eq(numbers.voiceCapable, true),
             ),
           )
@@ -411,7 +412,7 @@ export class SenderBook {
         and(
           eq(poolStickySenders.poolId, campaign.poolId),
           eq(poolStickySenders.contactId, contactId),
-          eq(numbers.status, "active"),
+          NUMBER_IS_ACTIVE,
         ),
       )
       .get();
@@ -425,7 +426,7 @@ export class SenderBook {
             and(
               eq(numbers.workspaceId, campaign.workspaceId),
               eq(numbers.poolId, campaign.poolId),
-              eq(numbers.status, "active"),
+              NUMBER_IS_ACTIVE,
             ),
           )
           .orderBy(asc(numbers.createdAt), asc(numbers.id))

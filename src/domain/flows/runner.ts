@@ -21,6 +21,7 @@ import {
   flowSteps,
   listMembers,
   type NumberRow,
+  RUN_IS_ACTIVE,
 } from "../../db/schema";
 import { enqueueJob } from "../../jobs/queue";
 import { AppError } from "../../lib/errors";
@@ -555,7 +556,7 @@ export function dueRuns(tx: DbOrTx, flowId: string, now: number, limit: number):
   return tx
     .select()
     .from(flowRuns)
-    .where(and(eq(flowRuns.flowId, flowId), eq(flowRuns.status, "active"), lteNow(now)))
+    .where(and(eq(flowRuns.flowId, flowId), RUN_IS_ACTIVE, lteNow(now)))
     .orderBy(asc(flowRuns.waitingUntil))
     .limit(limit)
     .all();

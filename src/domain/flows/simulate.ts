@@ -6,7 +6,7 @@
  */
 import { and, eq } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../db/client";
-import { type ContactRow, contacts, flowRuns } from "../../db/schema";
+import { type ContactRow, contacts, flowRuns, RUN_IS_ACTIVE } from "../../db/schema";
 import { workspaceRow } from "../../db/workspace-row";
 import { invalid } from "../../lib/errors";
 import { newId } from "../../lib/ids";
@@ -129,13 +129,7 @@ export function simulateFlow(
       // A real active run of this contact is set aside (inside the rollback) for the simulated one.
       tx.update(flowRuns)
         .set({ status: "exited" })
-        .where(
-          and(
-            eq(flowRuns.flowId, flow.id),
-            eq(flowRuns.contactId, contact.id),
-            eq(flowRuns.status, "active"),
-          ),
-        )
+        .where(and(eq(flowRuns.flowId, flow.id), eq(flowRuns.contactId, contact.id), RUN_IS_ACTIVE))
         .run();
       const runId = newId();
       tx.insert(flowRuns)

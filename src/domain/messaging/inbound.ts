@@ -8,6 +8,7 @@ import {
   conversations,
   type MessageRow,
   messages,
+  NUMBER_IS_ACTIVE,
   numbers,
   suppressions,
   workspaces,
@@ -87,7 +88,7 @@ export function receiveInbound(db: Db, sms: InboundSms, now = Date.now()): Messa
     const number = tx
       .select()
       .from(numbers)
-      .where(and(eq(numbers.number, to), eq(numbers.status, "active")))
+      .where(and(eq(numbers.number, to), NUMBER_IS_ACTIVE))
       .get();
     if (!number) {
       log.warn("inbound message dropped: not a number of any workspace", { to });
@@ -277,7 +278,7 @@ export function checkSandboxInbound(db: Db, workspaceId: string, input: { from: 
   const number = db
     .select({ id: numbers.id })
     .from(numbers)
-    .where(and(eq(numbers.workspaceId, workspaceId), eq(numbers.number, to), eq(numbers.status, "active")))
+    .where(and(eq(numbers.workspaceId, workspaceId), eq(numbers.number, to), NUMBER_IS_ACTIVE))
     .get();
   if (!number) throw invalid("to is not a number of this workspace");
   return { from, to };

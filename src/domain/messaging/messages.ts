@@ -18,6 +18,7 @@ import {
   conversations,
   type MessageRow,
   messages,
+  NUMBER_IS_ACTIVE,
   numbers,
 } from "../../db/schema";
 import { workspaceRow } from "../../db/workspace-row";
@@ -507,7 +508,7 @@ export function threadNumber(tx: DbOrTx, workspaceId: string, conversationId: st
       and(
         eq(messages.workspaceId, workspaceId),
         eq(messages.conversationId, conversationId),
-        eq(numbers.status, "active"),
+        NUMBER_IS_ACTIVE,
       ),
     )
     .orderBy(desc(messages.createdAt))

@@ -10,6 +10,7 @@ import type { Db, DbOrTx } from "../../db/client";
 import { newestFirstPage } from "../../db/paging";
 import { preparedPerConnection } from "../../db/prepared";
 import {
+  NUMBER_IS_ACTIVE,
   type NumberRow,
   numberDailyUsage,
   numbers,
@@ -132,28 +133,18 @@ const senderStatements = preparedPerConnection((db) => {
       .select()
       .from(numbers)
       .where(
-        and(
-          eq(numbers.workspaceId, ph("workspaceId")),
-          eq(numbers.number, ph("number")),
-          eq(numbers.status, "active"),
-        ),
+        and(eq(numbers.workspaceId, ph("workspaceId")), eq(numbers.number, ph("number")), NUMBER_IS_ACTIVE),
       )
       .prepare(),
     activeById: db
       .select()
       .from(numbers)
-      .where(
-        and(
-          eq(numbers.workspaceId, ph("workspaceId")),
-          eq(numbers.id, ph("id")),
-          eq(numbers.status, "active"),
-        ),
-      )
+      .where(and(eq(numbers.workspaceId, ph("workspaceId")), eq(numbers.id, ph("id")), NUMBER_IS_ACTIVE))
       .prepare(),
     oldestActive: db
       .select()
       .from(numbers)
-      .where(and(eq(numbers.workspaceId, ph("workspaceId")), eq(numbers.status, "active")))
+      .where(and(eq(numbers.workspaceId, ph("workspaceId")), NUMBER_IS_ACTIVE))
       .orderBy(asc(numbers.createdAt), asc(numbers.id))
       .limit(1)
       .prepare(),
@@ -274,7 +265,7 @@ export async function searchAvailableNumbers(
       .from(numbers)
       .where(
         and(
-          eq(numbers.status, "active"),
+          NUMBER_IS_ACTIVE,
           inArray(
             numbers.number,
             found.map((n) => n.number),
@@ -343,7 +334,7 @@ export async function orderNumbers(
     db
       .select({ number: numbers.number })
       .from(numbers)
-      .where(and(eq(numbers.status, "active"), inArray(numbers.number, unique)))
+      .where(and(NUMBER_IS_ACTIVE, inArray(numbers.number, unique)))
       .all()
       .map((row) => row.number),
   );
@@ -503,7 +494,7 @@ export async function releaseNumber(
     const changes = { status: "released", releasedAt: now, updatedAt: now };
     tx.update(numbers)
       .set(changes)
-      .where(and(eq(numbers.id, row.id), eq(numbers.status, "active")))
+      .where(and(eq(numbers.id, row.id), NUMBER_IS_ACTIVE))
       .run();
     tx.delete(poolStickySenders).where(eq(poolStickySenders.numberId, row.id)).run();
     tx.update(workspaces)
@@ -520,7 +511,7 @@ registerDefaultNumberCheck((db, workspaceId, numberId) => {
   const row = db
     .select({ id: numbers.id })
     .from(numbers)
-    .where(and(eq(numbers.workspaceId, workspaceId), eq(numbers.id, numberId), eq(numbers.status, "active")))
+    .where(and(eq(numbers.workspaceId, workspaceId), eq(numbers.id, numberId), NUMBER_IS_ACTIVE))
     .get();
   return row ? null : "default_number_id does not exist";
 });

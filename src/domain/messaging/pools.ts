@@ -1,7 +1,7 @@
 import { and, count, eq, inArray, isNull, ne, or } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../db/client";
 import { newestFirstPage } from "../../db/paging";
-import { numbers, type PoolRow, poolStickySenders, pools } from "../../db/schema";
+import { NUMBER_IS_ACTIVE, numbers, type PoolRow, poolStickySenders, pools } from "../../db/schema";
 import { workspaceRow } from "../../db/workspace-row";
 import { notFound } from "../../lib/errors";
 import { isUuid, newId } from "../../lib/ids";
@@ -20,13 +20,7 @@ function countsOf(db: DbOrTx, workspaceId: string, poolIds: string[]): Map<strin
   const rows = db
     .select({ poolId: numbers.poolId, n: count() })
     .from(numbers)
-    .where(
-      and(
-        eq(numbers.workspaceId, workspaceId),
-        eq(numbers.status, "active"),
-        inArray(numbers.poolId, poolIds),
-      ),
-    )
+    .where(and(eq(numbers.workspaceId, workspaceId), NUMBER_IS_ACTIVE, inArray(numbers.poolId, poolIds)))
     .groupBy(numbers.poolId)
     .all();
   return new Map(rows.map((row) => [row.poolId as string, row.n]));
@@ -141,7 +135,7 @@ export function addNumbersToPool(
           .where(
             and(
               eq(numbers.workspaceId, workspaceId),
-              eq(numbers.status, "active"),
+              NUMBER_IS_ACTIVE,
               inArray(numbers.id, wanted),
               or(isNull(numbers.poolId), ne(numbers.poolId, pool.id)),
             ),

@@ -1,6 +1,6 @@
 import { and, asc, eq } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
-import { type NumberRow, numbers, poolStickySenders } from "../../db/schema";
+import { NUMBER_IS_ACTIVE, type NumberRow, numbers, poolStickySenders } from "../../db/schema";
 import { areaCodeOf } from "../../lib/phone";
 import { nextLocalMidnight, reserveDailySend, usageToday } from "./numbers";
 
@@ -28,9 +28,7 @@ export function pickSender(
   const candidates = tx
     .select()
     .from(numbers)
-    .where(
-      and(eq(numbers.workspaceId, workspaceId), eq(numbers.poolId, poolId), eq(numbers.status, "active")),
-    )
+    .where(and(eq(numbers.workspaceId, workspaceId), eq(numbers.poolId, poolId), NUMBER_IS_ACTIVE))
     .orderBy(asc(numbers.createdAt), asc(numbers.id))
     .all();
   if (candidates.length === 0) return { sender: null, retryAt: null };

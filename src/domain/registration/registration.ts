@@ -20,6 +20,7 @@ import {
 import type { Db, DbOrTx } from "../../db/client";
 import { newestFirstPage } from "../../db/paging";
 import {
+  NUMBER_IS_ACTIVE,
   numbers,
   type ShortCodeRequestRow,
   shortCodeRequests,
@@ -241,13 +242,7 @@ function checkReferences(tx: DbOrTx, workspaceId: string, input: TendlcCampaignI
       ? tx
           .select({ id: numbers.id })
           .from(numbers)
-          .where(
-            and(
-              eq(numbers.workspaceId, workspaceId),
-              eq(numbers.status, "active"),
-              inArray(numbers.id, wanted),
-            ),
-          )
+          .where(and(eq(numbers.workspaceId, workspaceId), NUMBER_IS_ACTIVE, inArray(numbers.id, wanted)))
           .all()
           .map((r) => r.id)
       : [],
