@@ -20,7 +20,9 @@
  *
  * One exception: on one table, a bound value may legitimately decide whether a partial index
  * applies (`status = ?` against `… WHERE status = 'active'`), so a column that a partial index's
- * condition names (PARTIAL_INDEX_COLUMNS) keeps its bare parameter there.
+ * condition names (PARTIAL_INDEX_COLUMNS) keeps its bare parameter there. A query that means a
+ * constant value of such a column writes it as a literal instead (`NUMBER_IS_ACTIVE`,
+ * `RUN_IS_ACTIVE` in ./schema), which is compiled once; drizzle's `eq(column, "active")` binds it.
  */
 
 /**
