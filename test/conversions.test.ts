@@ -246,6 +246,28 @@ describe("POST /v1/conversion", () => {
     }
   });
 
+  it("sees the tracking switch change at once, through the API and from another connection", async () => {
+    const other = s.newWorkspace("Switched");
+    const contact = await s.api("POST", "/v1/contacts", { phone_number: "+14155550177" }, { key: other.key });
+    expect(contact.status).toBe(200);
+    const convert = (txn: string) =>
+      s.api("POST", "/v1/conversion", { txn, phone: "+14155550177" }, { key: other.key });
+    expect((await convert("sw-1")).status).toBe(200); // the switch is remembered as on
+    await s.api("PATCH", "/v1/settings", { conversion_tracking_enabled: false }, { key: other.key });
+    expect((await convert("sw-2")).body).toEqual({
+      ok: false,
+      error: "Conversion tracking is disabled for this workspace",
+    });
+    await s.api("PATCH", "/v1/settings", { conversion_tracking_enabled: true }, { key: other.key });
+    expect((await convert("sw-3")).status).toBe(200);
+    // Another process (the CLI, a second server) turns it off in the file.
+    const writer = new Database(s.dbPath);
+    writer.run("PRAGMA busy_timeout = 5000");
+    writer.run("UPDATE workspaces SET conversion_tracking_enabled = 0 WHERE id = ?", [other.workspaceId]);
+    writer.close();
+    expect((await convert("sw-4")).status).toBe(403);
+  });
+
   it("emits conversion.recorded with the record, once", async () => {
     await s.api("POST", "/v1/conversion", { txn: "ev-1", value: 5, email: "ben@example.com" });
     await s.api("POST", "/v1/conversion", { txn: "ev-1", value: 5, email: "ben@example.com" });

@@ -1,6 +1,7 @@
 import { and, desc, eq, gte, sql } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
-import type { Db, DbOrTx } from "../../db/client";
+import { type Db, type DbOrTx, sqliteOf } from "../../db/client";
+import { CommitCheckedCache } from "../../db/commit-watch";
 import { groupCommit } from "../../db/group-commit";
 import { newestFirstPage } from "../../db/paging";
 import { preparedPerConnection, rowPlaceholders } from "../../db/prepared";
@@ -97,10 +98,44 @@ const trackingFlag = preparedPerConnection((db: DbOrTx) =>
     .prepare(),
 );
 
+const trackingCaches = new WeakMap<Db, CommitCheckedCache<string, boolean>>();
+const allTrackingCaches = new Set<CommitCheckedCache<string, boolean>>();
+
+/**
+ * Forgets every remembered tracking switch in this process: called by whatever changes a
+ * workspace's `conversion_tracking_enabled` here (another connection's commit empties the caches
+ * by itself).
+ */
+export function invalidateTrackingFlags() {
+  for (const cache of allTrackingCaches) cache.clear();
+}
+
+/**
+ * Whether the workspace records conversions, remembered per database: read outside a transaction
+ * it cost each conversion a read transaction of its own. Never stale (see CommitCheckedCache): a
+ * settings change in this process empties it, and so does any commit by another connection.
+ */
+function trackingEnabled(db: Db, workspaceId: string): boolean {
+  let cache = trackingCaches.get(db);
+  if (!cache) {
+    cache = new CommitCheckedCache(sqliteOf(db), 10_000);
+    trackingCaches.set(db, cache);
+    allTrackingCaches.add(cache);
+  }
+  let enabled = cache.get(workspaceId);
+  if (enabled === undefined) {
+    const row = trackingFlag(db).get({ id: workspaceId });
+    // An unknown workspace is not remembered (and not refused here: the write finds it).
+    if (!row) return true;
+    enabled = row.enabled;
+    cache.set(workspaceId, enabled);
+  }
+  return enabled;
+}
+
 /** 403 `Conversion tracking is disabled for this workspace` when settings turn it off. */
-export function assertTrackingEnabled(db: DbOrTx, workspaceId: string) {
-  if (trackingFlag(db).get({ id: workspaceId })?.enabled === false)
-    throw new AppError("forbidden", TRACKING_DISABLED);
+export function assertTrackingEnabled(db: Db, workspaceId: string) {
+  if (!trackingEnabled(db, workspaceId)) throw new AppError("forbidden", TRACKING_DISABLED);
 }
 
 /** Identifiers as given, checked and normalised; absent or empty ones are left out. */

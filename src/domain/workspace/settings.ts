@@ -4,6 +4,7 @@ import type { Db, DbOrTx } from "../../db/client";
 import { type WorkspaceRow, workspaces } from "../../db/schema";
 import { invalid, notFound } from "../../lib/errors";
 import { isTimeZone } from "../../lib/time";
+import { invalidateTrackingFlags } from "../attribution/conversions";
 import { checkCurrency } from "../attribution/values";
 import { invalidateKeyCache } from "./api-keys";
 import { newPublicId } from "./workspaces";
@@ -160,6 +161,7 @@ export function updateSettings(
     if (patch.require_registration !== undefined) changes.requireRegistration = patch.require_registration;
     tx.update(workspaces).set(changes).where(eq(workspaces.id, workspaceId)).run();
     if (changes.name !== undefined) invalidateKeyCache();
+    if (changes.conversionTrackingEnabled !== undefined) invalidateTrackingFlags();
     return settingsOf(withPublicId(tx, { ...row, ...changes }));
   });
 }
