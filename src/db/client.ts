@@ -4,9 +4,8 @@ import { dirname } from "node:path";
 import { drizzle } from "drizzle-orm/bun-sqlite";
 import { bindParametersOnce } from "./bound-parameters";
 import { createCommitWatch } from "./commit-watch";
-import * as schema from "./schema";
 
-export type Db = ReturnType<typeof drizzle<typeof schema>>;
+export type Db = ReturnType<typeof drizzle>;
 /** A transaction handle; domain functions that write take `Db | Tx` so callers can compose them. */
 export type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
 export type DbOrTx = Db | Tx;
@@ -259,7 +258,7 @@ export function openDatabase(path: string, options: { readonly?: boolean; cacheM
     throw openError(path, error);
   }
   const finalizeStatements = cacheCompiledStatements(sqlite);
-  const db = drizzle({ client: sqlite, schema });
+  const db = drizzle({ client: sqlite });
   writeTransactionsFirst(db);
   return {
     db,
