@@ -75,3 +75,23 @@ export class CommitCheckedCache<K, V> {
     this.entries.clear();
   }
 }
+
+/**
+ * The caches of one kind in this process, one per connection, so that whatever changes their rows
+ * here empties all of them at once (the request thread's and any other connection's of this
+ * thread).
+ */
+export class CommitCheckedCaches<K, V> {
+  private readonly caches = new Set<CommitCheckedCache<K, V>>();
+
+  /** A cache of this kind for one connection (see CommitCheckedCache for `rowsVersion`). */
+  create(sqlite: Database, maxSize: number, rowsVersion?: () => number): CommitCheckedCache<K, V> {
+    const cache = new CommitCheckedCache<K, V>(sqlite, maxSize, rowsVersion);
+    this.caches.add(cache);
+    return cache;
+  }
+
+  clear() {
+    for (const cache of this.caches) cache.clear();
+  }
+}

@@ -1,6 +1,6 @@
 import { eq, sql } from "drizzle-orm";
 import { type Db, type DbOrTx, sqliteOf } from "../../db/client";
-import { CommitCheckedCache } from "../../db/commit-watch";
+import { CommitCheckedCaches } from "../../db/commit-watch";
 import { groupCommit } from "../../db/group-commit";
 import { preparedPerConnection, rowPlaceholders } from "../../db/prepared";
 import { type ClickRow, clicks, linkVersions, offers, trackedLinks } from "../../db/schema";
@@ -36,15 +36,18 @@ type Link = NonNullable<ReturnType<ReturnType<typeof findLink>["get"]>>;
 /** The most links remembered per database; past it the cache starts over. */
 const LINK_CACHE_SIZE = 50_000;
 
-const linkCaches = new WeakMap<Db, CommitCheckedCache<string, Link>>();
-const allLinkCaches = new Set<CommitCheckedCache<string, Link>>();
+const linkCaches = new CommitCheckedCaches<string, Link>();
+const linkCache = preparedPerConnection((db: Db) => {
+  const version = linkVersion(db);
+  return linkCaches.create(sqliteOf(db), LINK_CACHE_SIZE, () => version.get()?.version ?? 0);
+});
 
 /**
  * Forgets every remembered link: called by whatever changes an offer or deletes links in this
  * process (pausing an offer must stop its links at once).
  */
 export function invalidateLinkCache() {
-  for (const cache of allLinkCaches) cache.clear();
+  linkCaches.clear();
 }
 
 /**
@@ -56,13 +59,7 @@ export function invalidateLinkCache() {
  * sends while a campaign's clicks come in) leave it warm.
  */
 function linkByCode(db: Db, code: string): Link | undefined {
-  let cache = linkCaches.get(db);
-  if (!cache) {
-    const version = linkVersion(db);
-    cache = new CommitCheckedCache(sqliteOf(db), LINK_CACHE_SIZE, () => version.get()?.version ?? 0);
-    linkCaches.set(db, cache);
-    allLinkCaches.add(cache);
-  }
+  const cache = linkCache(db);
   let link = cache.get(code);
   if (!link) {
     link = findLink(db).get({ code });

@@ -1,7 +1,7 @@
 import { and, desc, eq, gte, sql } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { type Db, type DbOrTx, sqliteOf } from "../../db/client";
-import { CommitCheckedCache } from "../../db/commit-watch";
+import { CommitCheckedCaches } from "../../db/commit-watch";
 import { groupCommit } from "../../db/group-commit";
 import { newestFirstPage } from "../../db/paging";
 import { preparedPerConnection, rowPlaceholders } from "../../db/prepared";
@@ -98,8 +98,8 @@ const trackingFlag = preparedPerConnection((db: DbOrTx) =>
     .prepare(),
 );
 
-const trackingCaches = new WeakMap<Db, CommitCheckedCache<string, boolean>>();
-const allTrackingCaches = new Set<CommitCheckedCache<string, boolean>>();
+const trackingCaches = new CommitCheckedCaches<string, boolean>();
+const trackingCache = preparedPerConnection((db: DbOrTx) => trackingCaches.create(sqliteOf(db), 10_000));
 
 /**
  * Forgets every remembered tracking switch in this process: called by whatever changes a
@@ -107,7 +107,7 @@ const allTrackingCaches = new Set<CommitCheckedCache<string, boolean>>();
  * by itself).
  */
 export function invalidateTrackingFlags() {
-  for (const cache of allTrackingCaches) cache.clear();
+  trackingCaches.clear();
 }
 
 /**
@@ -116,12 +116,7 @@ export function invalidateTrackingFlags() {
  * settings change in this process empties it, and so does any commit by another connection.
  */
 function trackingEnabled(db: Db, workspaceId: string): boolean {
-  let cache = trackingCaches.get(db);
-  if (!cache) {
-    cache = new CommitCheckedCache(sqliteOf(db), 10_000);
-    trackingCaches.set(db, cache);
-    allTrackingCaches.add(cache);
-  }
+  const cache = trackingCache(db);
   let enabled = cache.get(workspaceId);
   if (enabled === undefined) {
     const row = trackingFlag(db).get({ id: workspaceId });

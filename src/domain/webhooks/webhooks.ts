@@ -1,6 +1,6 @@
 import { and, asc, count, desc, eq, isNull, lt, ne, sql } from "drizzle-orm";
 import { type Db, type DbOrTx, sqliteOf } from "../../db/client";
-import { CommitCheckedCache } from "../../db/commit-watch";
+import { CommitCheckedCaches } from "../../db/commit-watch";
 import { newestFirstPage } from "../../db/paging";
 import { preparedPerConnection } from "../../db/prepared";
 import {
@@ -258,10 +258,8 @@ function payloadOf(type: string, createdAt: number, data: unknown): string {
  */
 function prepareFanOut(tx: DbOrTx) {
   const ph = sql.placeholder;
-  const subscriptions = new CommitCheckedCache<string, Subscription[]>(sqliteOf(tx), 10_000);
-  subscriptionCaches.add(subscriptions);
   return {
-    subscriptions,
+    subscriptions: subscriptionCaches.create(sqliteOf(tx), 10_000),
     subscriptionsOf: tx
       .select({ id: webhooks.id, events: webhooks.events, createdAt: webhooks.createdAt })
       .from(webhooks)
@@ -297,9 +295,9 @@ interface Subscription {
  * per message sent). Emptied by `forgetSubscriptions` when this process writes an endpoint, and
  * when another connection or process commits.
  */
-const subscriptionCaches = new Set<CommitCheckedCache<string, Subscription[]>>();
+const subscriptionCaches = new CommitCheckedCaches<string, Subscription[]>();
 function forgetSubscriptions() {
-  for (const cache of subscriptionCaches) cache.clear();
+  subscriptionCaches.clear();
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { Database } from "bun:sqlite";
 import { and, desc, eq, isNull, sql } from "drizzle-orm";
 import { type Db, type DbOrTx, writeUnlessBusy } from "../../db/client";
-import { CommitCheckedCache } from "../../db/commit-watch";
+import { CommitCheckedCaches } from "../../db/commit-watch";
 import { newestFirstPage } from "../../db/paging";
 import { type ApiKeyRow, apiKeys, workspaces } from "../../db/schema";
 import { AppError, notFound } from "../../lib/errors";
@@ -143,11 +143,11 @@ export interface AuthenticatedKey {
 const LAST_USED_GRANULARITY_MS = 60_000;
 
 /** Caches of live authenticators, cleared whenever this process changes keys or workspaces. */
-const keyCaches = new Set<CommitCheckedCache<string, CachedKey>>();
+const keyCaches = new CommitCheckedCaches<string, CachedKey>();
 
 /** Forgets every cached key resolution in this process (after a revocation or a rename). */
 export function invalidateKeyCache() {
-  for (const cache of keyCaches) cache.clear();
+  keyCaches.clear();
 }
 
 interface CachedKey extends AuthenticatedKey {
@@ -185,8 +185,7 @@ export function createKeyAuthenticator(db: Db, sqlite: Database) {
     .where(eq(apiKeys.id, sql.placeholder("id")))
     .prepare();
   // Emptied whenever another connection or process commits (a revoke by the CLI, say).
-  const cache = new CommitCheckedCache<string, CachedKey>(sqlite, 10_000);
-  keyCaches.add(cache);
+  const cache = keyCaches.create(sqlite, 10_000);
 
   return function authenticate(presented: string, now = Date.now()): AuthenticatedKey | null {
     // Keyed by the presented key itself: a hit skips the checksum and the hash; a miss pays both.
