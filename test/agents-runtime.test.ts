@@ -235,6 +235,23 @@ describe("the reply loop", () => {
     expect(row).toMatchObject({ conversions: 1, replies: 2, conversations: 1, handoffs: 0 });
   });
 
+  it("records no keyword conversion while the workspace's conversion tracking is off", async () => {
+    await agentOnNumber({}, { conversion_keywords: ["book"] });
+    const from = nextPhone();
+    await s.api("PATCH", "/v1/settings", { conversion_tracking_enabled: false });
+    try {
+      const message = (await inbound(from, "I want to book a cleaning")).body.message;
+      await eventually(
+        () => thread(message.conversation_id),
+        (c) => agentMessages(c).length > 0,
+      );
+      const conversions = await s.api("GET", `/v1/conversions?contact_id=${message.contact_id}`);
+      expect(conversions.body.conversions).toHaveLength(0);
+    } finally {
+      await s.api("PATCH", "/v1/settings", { conversion_tracking_enabled: true });
+    }
+  });
+
   it("credits a later purchase to the agent that last wrote to the contact, in analytics too", async () => {
     const agent = await agentOnNumber();
     const from = nextPhone();

@@ -455,12 +455,7 @@ export function recordAgentConversion(
   input: { workspaceId: string; contactId: string; agentId: string; txn: string; now: number },
 ): boolean {
   const { workspaceId, contactId, txn, now } = input;
-  const tracking = tx
-    .select({ on: workspaces.conversionTrackingEnabled })
-    .from(workspaces)
-    .where(eq(workspaces.id, workspaceId))
-    .get();
-  if (!tracking?.on) return false;
+  if (!trackingFlag(tx).get({ id: workspaceId })?.enabled) return false;
   if (conversionByTxn(tx).get({ ws: workspaceId, txn })) return false;
   const click = attributedClick(tx, workspaceId, contactId, null, now);
   const row: ConversionRow = {
