@@ -99,6 +99,20 @@ const report = (line: string) => {
 // 1. Accepted req/s against the hello baseline: ACCEPT_ROUNDS pairs (hello, then a fresh server),
 // each pair's ratio reported, and their median (one pair moves ±15 % with the host).
 async function benchAccept(dir: string) {
+  const script = join(dir, "post.lua");
+  writeFileSync(
+    script,
+    [
+      'wrk.method = "POST"',
+      'wrk.headers["Content-Type"] = "application/json"',
+      "local n = 0",
+      "request = function()",
+      "  n = n + 1",
+      '  local body = string.format(\'{"to":"+1415%07d","body":"Your order has shipped"}\', 3000000 + (n % 50000))',
+      "  return wrk.format(nil, nil, nil, body)",
+      "end",
+    ].join("\n"),
+  );
   const ratios: number[] = [];
   for (let round = 1; round <= ACCEPT_ROUNDS; round++) {
     const hello = await startHelloServer();
@@ -107,20 +121,6 @@ async function benchAccept(dir: string) {
     const child = await startServer(join(dir, `accept-${round}.db`));
     const key = keyOf(child);
     await orderSender(child, key);
-    const script = join(dir, "post.lua");
-    writeFileSync(
-      script,
-      [
-        'wrk.method = "POST"',
-        'wrk.headers["Content-Type"] = "application/json"',
-        "local n = 0",
-        "request = function()",
-        "  n = n + 1",
-        '  local body = string.format(\'{"to":"+1415%07d","body":"Your order has shipped"}\', 3000000 + (n % 50000))',
-        "  return wrk.format(nil, nil, nil, body)",
-        "end",
-      ].join("\n"),
-    );
     const accepted = wrk(`${child.url}/v1/messages`, {
       seconds: 10,
       connections: 64,
