@@ -67,6 +67,11 @@ describe("GET /v1/analytics/overview", () => {
     ["from=yesterday", "from must be a date (ISO 8601)"],
     ["to=2026-13-45", "to must be a date (ISO 8601)"],
     ["from=2026-02-01&to=2026-01-01", "from must not be after to"],
+    // Days that do not exist are refused, not rolled over into the next month.
+    ["from=2026-02-30", "from must be a date (ISO 8601)"],
+    ["to=2026-04-31T10:00:00Z", "to must be a date (ISO 8601)"],
+    // `to` defaults to now, so a `from` in the future is after it.
+    ["from=2999-01-01", "from must not be after to"],
   ]) {
     it(`answers 422 for ${q}`, async () => {
       const r = await s.api("GET", `/v1/analytics/overview?${q}`);

@@ -155,6 +155,10 @@ describe("POST /v1/campaigns and GET /v1/campaigns/{id}", () => {
       [{ from: "abc" }, "from must be a valid phone number"],
       [{ offer_id: "01936f8e-7c1a-7a3b-9f00-2d5e8c1b4a77" }, "offer_id does not exist"],
       [{ send_at: "tomorrow" }, "send_at must be an ISO 8601 timestamp (e.g. 2026-11-21T21:06:45Z)"],
+      [
+        { send_at: "2999-02-30T10:00:00Z" },
+        "send_at must be an ISO 8601 timestamp (e.g. 2026-11-21T21:06:45Z)",
+      ],
       [{ send_at: "2020-01-01T00:00:00Z" }, "send_at must be in the future"],
       [{ quiet_hours: { start_hour: 24 } }, "quiet_hours.start_hour must be an integer between 0 and 23"],
       [{ quiet_hours: { end_hour: -1 } }, "quiet_hours.end_hour must be an integer between 0 and 23"],

@@ -222,6 +222,11 @@ describe("segment rules: bad input", () => {
       "rules.value must be a date (ISO 8601)",
     ],
     [
+      "a day that does not exist",
+      { field: "created_at", op: "before", value: "2026-02-30" },
+      "rules.value must be a date (ISO 8601)",
+    ],
+    [
       "a negative day count",
       { field: "created_at", op: "within_last_days", value: -1 },
       "rules.value must be an integer between 0 and 36500",

@@ -14,7 +14,7 @@ import {
   suppressions,
 } from "../../db/schema";
 import { invalid } from "../../lib/errors";
-import { toIso } from "../../lib/time";
+import { parseIsoDate, toIso } from "../../lib/time";
 import { callTotals } from "../calls/calls";
 import { campaignStats } from "../campaigns/stats";
 import { MESSAGE_STATUSES } from "../messaging/messages";
@@ -54,19 +54,19 @@ export interface Window {
 
 function parseDate(value: string | undefined, field: string): number | undefined {
   if (value === undefined || value === "") return undefined;
-  // ISO 8601 dates or date-times only: Date.parse takes looser text too.
-  const ms = /^\d{4}-\d{2}-\d{2}([T ][\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.test(value)
-    ? Date.parse(value)
-    : Number.NaN;
+  const ms = parseIsoDate(value);
   if (!Number.isFinite(ms)) throw invalid(`${field} must be a date (ISO 8601)`);
   return ms;
 }
 
-/** `from`/`to` (ISO 8601), by default the last 30 days; 422 naming the field when they do not hold. */
+/**
+ * `from`/`to` (ISO 8601): `to` defaults to now and `from` to 30 days before `to`; 422 naming the
+ * field when they do not hold, and when `from` is after `to` (a `from` in the future without `to`).
+ */
 export function parseWindow(query: { from?: string; to?: string }, now: number): Window {
   const from = parseDate(query.from, "from");
   const to = parseDate(query.to, "to");
-  const end = to ?? (from !== undefined ? Math.max(now, from) : now);
+  const end = to ?? now;
   const start = from ?? end - DEFAULT_WINDOW_MS;
   if (start > end) throw invalid("from must not be after to");
   return { from: start, to: end };

@@ -35,7 +35,7 @@ import { workspaceRow } from "../../db/workspace-row";
 import { invalid, notFound } from "../../lib/errors";
 import { newId } from "../../lib/ids";
 import { normalizePhone } from "../../lib/phone";
-import { toIso } from "../../lib/time";
+import { parseIsoDate, toIso } from "../../lib/time";
 import { escapeLike, isFieldKey } from "./contacts";
 
 /**
@@ -224,7 +224,7 @@ function isScalar(v: unknown): v is Scalar {
 }
 
 function parseDate(v: unknown, at: string): number {
-  const ms = typeof v === "string" ? Date.parse(v) : Number.NaN;
+  const ms = typeof v === "string" ? parseIsoDate(v) : Number.NaN;
   if (!Number.isFinite(ms)) throw invalid(`${at} must be a date (ISO 8601)`);
   return ms;
 }

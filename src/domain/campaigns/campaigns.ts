@@ -22,7 +22,7 @@ import { enqueueJob } from "../../jobs/queue";
 import { conflict, invalid, notFound } from "../../lib/errors";
 import { isUuid, newId } from "../../lib/ids";
 import { normalizePhone } from "../../lib/phone";
-import { toIso } from "../../lib/time";
+import { calendarDateExists, toIso } from "../../lib/time";
 import { agentForReference } from "../agents/agents";
 import { offerExists } from "../attribution/offers";
 import { escapeLike } from "../audience/contacts";
@@ -190,7 +190,10 @@ function parseInput(input: CampaignInput, now: number): Partial<CampaignConfig> 
   if (input.send_at !== undefined) {
     if (input.send_at === null) out.sendAt = null;
     else {
-      const at = ISO_RE.test(input.send_at) ? Date.parse(input.send_at) : Number.NaN;
+      const at =
+        ISO_RE.test(input.send_at) && calendarDateExists(input.send_at)
+          ? Date.parse(input.send_at)
+          : Number.NaN;
       if (Number.isNaN(at))
         throw invalid("send_at must be an ISO 8601 timestamp (e.g. 2026-11-21T21:06:45Z)");
       if (at <= now) throw invalid("send_at must be in the future");
