@@ -75,6 +75,10 @@ describe("/v1/offers", () => {
     expect((await s.api("GET", `/v1/offers/${made.id}`)).body.offer).toEqual(made);
     const list = await s.api("GET", "/v1/offers?status=active");
     expect(list.body.offers.map((o: Json) => o.id)).toContain(made.id);
+    // `q`: the name contains it, case-insensitive.
+    const named = await s.api("GET", "/v1/offers?q=tM");
+    expect(named.body.offers.map((o: Json) => o.name)).toEqual(["Tmp"]);
+    expect((await s.api("GET", "/v1/offers?q=_")).body.total).toBe(0);
     const patched = await s.api("PATCH", `/v1/offers/${made.id}`, { status: "paused", name: "Tmp 2" });
     expect(patched.body.offer).toMatchObject({
       status: "paused",

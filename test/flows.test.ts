@@ -108,6 +108,10 @@ describe("flow definitions", () => {
     const list = await w.api("GET", "/v1/flows");
     expect(list.body).toMatchObject({ ok: true, total: 1 });
     expect(list.body.flows[0]).toMatchObject({ id: flow.id, name: "Welcome", status: "draft" });
+    expect((await w.api("GET", "/v1/flows?q=welc")).body.flows.map((f: { id: string }) => f.id)).toEqual([
+      flow.id,
+    ]);
+    expect((await w.api("GET", "/v1/flows?q=nothing")).body.total).toBe(0);
     expect((await w.api("GET", `/v1/flows/${flow.id}`)).body.flow.id).toBe(flow.id);
     const other = workspace("Other");
     expect((await other.api("GET", `/v1/flows/${flow.id}`)).status).toBe(404);

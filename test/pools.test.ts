@@ -61,6 +61,11 @@ describe("GET /v1/pools", () => {
       [second.id, 2],
       [first.id, 0],
     ]);
+    // `q`: the name contains it, case-insensitive; a wildcard is matched literally.
+    const named = await s.api("GET", "/v1/pools?q=SEC", undefined, { key: ws.key });
+    expect(named.body.pools.map((p: { id: string }) => p.id)).toEqual([second.id]);
+    expect(named.body.total).toBe(1);
+    expect((await s.api("GET", "/v1/pools?q=%25", undefined, { key: ws.key })).body.total).toBe(0);
     // A released number no longer counts.
     await s.api("DELETE", `/v1/numbers/${a.id}`, undefined, { key: ws.key });
     expect((await s.api("GET", `/v1/pools/${second.id}`, undefined, { key: ws.key })).body.pool.numbers).toBe(

@@ -207,8 +207,12 @@ export function flowsRoutes(deps: AppDeps) {
         {
           list: {
             summary: "List flows (newest first)",
-            description: "Seed endpoint 12: each flow with its live `status`. Filter: `status`.",
-            query: { status: t.Optional(t.String({ description: "draft | active | paused" })) },
+            description:
+              "Seed endpoint 12: each flow with its live `status`. Filters: `status`, `q` (name contains).",
+            query: {
+              status: t.Optional(t.String({ description: "draft | active | paused" })),
+              q: t.Optional(t.String({ description: "Name contains (case-insensitive)" })),
+            },
             itemsDescription: "Flows, newest first",
             run: (workspaceId, query, page) => listFlows(deps.db, workspaceId, query, page),
           },

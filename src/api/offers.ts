@@ -104,9 +104,12 @@ export function offersRoutes(deps: AppDeps) {
         {
           list: {
             summary: "List offers (newest first)",
-            description: "Filter: `status` (active, paused).",
+            description: "Filters: `status` (active, paused), `q` (name contains).",
             itemsDescription: "Offers, newest first",
-            query: { status: t.Optional(t.String({ description: "active | paused" })) },
+            query: {
+              status: t.Optional(t.String({ description: "active | paused" })),
+              q: t.Optional(t.String({ description: "Name contains (case-insensitive)" })),
+            },
             run: (workspaceId, query, page) => {
               const { offers, total } = listOffers(deps.db, workspaceId, query, page, publicUrl);
               return { items: offers, total };

@@ -78,10 +78,11 @@ export function poolsRoutes(deps: AppDeps) {
         {
           list: {
             summary: "List pools (newest first)",
-            description: "Each with its `numbers` count.",
+            description: "Each with its `numbers` count. Filter: `q` (name contains).",
             itemsDescription: "Pools, newest first, each with its `numbers` count",
-            run: (workspaceId, _query, page) => {
-              const { pools, total } = listPools(deps.db, workspaceId, page);
+            query: { q: t.Optional(t.String({ description: "Name contains (case-insensitive)" })) },
+            run: (workspaceId, query, page) => {
+              const { pools, total } = listPools(deps.db, workspaceId, query, page);
               return { items: pools, total };
             },
           },

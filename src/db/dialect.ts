@@ -30,6 +30,19 @@ export function likeInsensitive(expr: SQLiteColumn | SQL, pattern: string): SQL 
 }
 
 /**
+ * A list's `q` filter: the column contains the text, case-insensitive, wildcards matched literally;
+ * undefined (no condition) for an absent or empty `q`.
+ */
+export function containsText(expr: SQLiteColumn | SQL, text: string | undefined): SQL | undefined {
+  return text ? likeInsensitive(expr, `%${escapeLike(text)}%`) : undefined;
+}
+
+/** Escapes LIKE wildcards so user text matches literally (used with ESCAPE '\\'). */
+export function escapeLike(text: string): string {
+  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
+}
+
+/**
  * `column IN (values)` with the list bound as one JSON parameter (PostgreSQL: `= ANY($1)`). The SQL
  * text is the same whatever the list's length, so one compiled statement serves every call; drizzle's
  * `inArray` spells a placeholder per value, and each length is a statement of its own (a list of

@@ -1,7 +1,7 @@
 import { and, eq, type SQL } from "drizzle-orm";
 import { isKnownZone } from "../../compliance/zone-clock";
 import type { Db, DbOrTx } from "../../db/client";
-import { likeInsensitive } from "../../db/dialect";
+import { containsText } from "../../db/dialect";
 import { newestFirstPage } from "../../db/paging";
 import {
   type AgentRow,
@@ -23,7 +23,6 @@ import {
   type VoiceProvider,
   VoiceUnavailableError,
 } from "../../voice/provider";
-import { escapeLike } from "../audience/contacts";
 
 export const AGENT_STATUSES = ["draft", "active", "paused"] as const;
 export const AGENT_CHANNELS = ["sms", "voice"] as const;
@@ -469,7 +468,8 @@ export function listAgents(
       throw invalid(`channel must be one of ${AGENT_CHANNELS.join(", ")}`);
     conditions.push(eq(agents.channel, filters.channel));
   }
-  if (filters.q) conditions.push(likeInsensitive(agents.name, `%${escapeLike(filters.q)}%`));
+  const named = containsText(agents.name, filters.q);
+  if (named) conditions.push(named);
   const where = and(...conditions);
   const { rows, total } = newestFirstPage(db, agents, where, [agents.createdAt, agents.id], page);
   return { items: rows.map(agentJson), total };

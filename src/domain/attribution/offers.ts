@@ -1,5 +1,6 @@
 import { and, eq } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
+import { containsText } from "../../db/dialect";
 import { newestFirstPage } from "../../db/paging";
 import { type OfferRow, offers, trackedLinks } from "../../db/schema";
 import { workspaceRow } from "../../db/workspace-row";
@@ -126,7 +127,7 @@ export function offerExists(db: DbOrTx, workspaceId: string, id: string): boolea
 export function listOffers(
   db: DbOrTx,
   workspaceId: string,
-  filter: { status?: string },
+  filter: { status?: string; q?: string },
   page: { limit: number; offset: number },
   publicUrl: string,
 ): { offers: OfferJson[]; total: number } {
@@ -135,6 +136,7 @@ export function listOffers(
   const where = and(
     eq(offers.workspaceId, workspaceId),
     filter.status ? eq(offers.status, filter.status) : undefined,
+    containsText(offers.name, filter.q),
   );
   const { rows, total } = newestFirstPage(db, offers, where, [offers.createdAt, offers.id], page);
   return { offers: rows.map((row) => offerJson(row, publicUrl)), total };

@@ -1,6 +1,6 @@
 import { and, count, desc, eq, or, type SQL, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../db/client";
-import { likeInsensitive } from "../../db/dialect";
+import { escapeLike, likeInsensitive } from "../../db/dialect";
 import { preparedPerConnection, rowPlaceholders } from "../../db/prepared";
 import { audienceVersions, type ContactRow, contacts } from "../../db/schema";
 import { workspaceRow } from "../../db/workspace-row";
@@ -291,11 +291,6 @@ export function deleteContact(db: Db, workspaceId: string, id: string): void {
       .where(and(eq(contacts.workspaceId, workspaceId), eq(contacts.id, id)))
       .run();
   });
-}
-
-/** Escapes LIKE wildcards so user text matches literally (used with ESCAPE '\'). */
-export function escapeLike(text: string): string {
-  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
 }
 
 /** `q` matches first name, last name, phone number (digits too) and email. */

@@ -1,13 +1,13 @@
 import { and, count, desc, eq, inArray, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../db/client";
-import { likeInsensitive } from "../../db/dialect";
+import { containsText } from "../../db/dialect";
 import { type ContactRow, contacts, type ListRow, listMembers, lists } from "../../db/schema";
 import { workspaceRow } from "../../db/workspace-row";
 import { invalid, notFound } from "../../lib/errors";
 import { isUuid, newId } from "../../lib/ids";
 import { normalizePhone } from "../../lib/phone";
 import { toIso } from "../../lib/time";
-import { ensureContact, escapeLike } from "./contacts";
+import { ensureContact } from "./contacts";
 
 /** The List as the API returns it (seed "List"). */
 export interface ListJson {
@@ -72,10 +72,7 @@ export function listLists(
   options: { q?: string; limit: number; offset: number },
 ): { lists: ListJson[]; total: number } {
   const q = options.q?.trim();
-  const where = and(
-    eq(lists.workspaceId, workspaceId),
-    q ? likeInsensitive(lists.name, `%${escapeLike(q)}%`) : undefined,
-  );
+  const where = and(eq(lists.workspaceId, workspaceId), containsText(lists.name, q));
   const members = sql<number>`(SELECT count(*) FROM ${listMembers} WHERE ${listMembers.listId} = ${lists.id})`;
   const rows = db
     .select({ list: lists, members })

@@ -18,7 +18,7 @@ import {
 } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Db, DbOrTx } from "../../db/client";
-import { jsonField, jsonNumber, likeInsensitive } from "../../db/dialect";
+import { containsText, escapeLike, jsonField, jsonNumber, likeInsensitive } from "../../db/dialect";
 import {
   audienceVersions,
   type ContactRow,
@@ -36,7 +36,7 @@ import { invalid, notFound } from "../../lib/errors";
 import { newId } from "../../lib/ids";
 import { normalizePhone } from "../../lib/phone";
 import { parseIsoDate, toIso } from "../../lib/time";
-import { escapeLike, isFieldKey } from "./contacts";
+import { isFieldKey } from "./contacts";
 
 /**
  * Segments: live audiences described by a rule tree (API.md §3 Segments). The tree is validated
@@ -623,10 +623,7 @@ export function listSegments(
   options: { q?: string; limit: number; offset: number },
 ): { rows: SegmentRow[]; total: number } {
   const q = options.q?.trim();
-  const where = and(
-    eq(segments.workspaceId, workspaceId),
-    q ? likeInsensitive(segments.name, `%${escapeLike(q)}%`) : undefined,
-  );
+  const where = and(eq(segments.workspaceId, workspaceId), containsText(segments.name, q));
   const rows = db
     .select()
     .from(segments)

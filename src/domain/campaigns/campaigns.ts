@@ -1,6 +1,6 @@
 import { and, count, eq, inArray, isNull, type SQL } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../db/client";
-import { likeInsensitive } from "../../db/dialect";
+import { containsText } from "../../db/dialect";
 import { newestFirstPage } from "../../db/paging";
 import {
   type CampaignAudience,
@@ -25,7 +25,6 @@ import { normalizePhone } from "../../lib/phone";
 import { calendarDateExists, toIso } from "../../lib/time";
 import { agentForReference } from "../agents/agents";
 import { offerExists } from "../attribution/offers";
-import { escapeLike } from "../audience/contacts";
 import { campaignCallStats, checkSay } from "../calls/calls";
 import { emitEvent } from "../events";
 import { MAX_BODY_LENGTH } from "../messaging/messages";
@@ -399,7 +398,8 @@ export function listCampaigns(
       throw invalid(`status must be one of ${CAMPAIGN_STATUSES.join(", ")}`);
     conditions.push(eq(campaigns.status, filters.status));
   }
-  if (filters.q) conditions.push(likeInsensitive(campaigns.name, `%${escapeLike(filters.q)}%`));
+  const named = containsText(campaigns.name, filters.q);
+  if (named) conditions.push(named);
   const where = and(...conditions);
   const { rows, total } = newestFirstPage(db, campaigns, where, [campaigns.createdAt, campaigns.id], page);
   return { campaigns: rows.map((row) => campaignJson(db, row)), total };

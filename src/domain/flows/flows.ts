@@ -10,6 +10,7 @@
  */
 import { and, eq, gte, inArray, isNull, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../db/client";
+import { containsText } from "../../db/dialect";
 import { newestFirstPage } from "../../db/paging";
 import { preparedPerConnection } from "../../db/prepared";
 import {
@@ -154,10 +155,10 @@ export function getFlow(db: DbOrTx, workspaceId: string, id: string): FlowJson {
 export function listFlows(
   db: DbOrTx,
   workspaceId: string,
-  filters: { status?: string },
+  filters: { status?: string; q?: string },
   page: { limit: number; offset: number },
 ) {
-  const conditions = [eq(flows.workspaceId, workspaceId)];
+  const conditions = [eq(flows.workspaceId, workspaceId), containsText(flows.name, filters.q)];
   if (filters.status !== undefined) {
     if (!(FLOW_STATUSES as readonly string[]).includes(filters.status))
       throw invalid(`status must be one of ${FLOW_STATUSES.join(", ")}`);

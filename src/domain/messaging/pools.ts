@@ -1,5 +1,6 @@
 import { and, count, eq, inArray, isNull, ne, or } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../db/client";
+import { containsText } from "../../db/dialect";
 import { newestFirstPage } from "../../db/paging";
 import { NUMBER_IS_ACTIVE, numbers, type PoolRow, poolStickySenders, pools } from "../../db/schema";
 import { workspaceRow } from "../../db/workspace-row";
@@ -68,12 +69,13 @@ export function createPool(
 export function listPools(
   db: DbOrTx,
   workspaceId: string,
+  filters: { q?: string },
   page: { limit: number; offset: number },
 ): { pools: PoolRecord[]; total: number } {
   const { rows, total } = newestFirstPage(
     db,
     pools,
-    eq(pools.workspaceId, workspaceId),
+    and(eq(pools.workspaceId, workspaceId), containsText(pools.name, filters.q)),
     [pools.createdAt, pools.id],
     page,
   );
