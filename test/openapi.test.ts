@@ -284,6 +284,24 @@ describe("GET /v1/openapi.json", () => {
     expect(without).toEqual([]);
   });
 
+  it("documents routes with a dot in their path (the tracking script)", () => {
+    expect(doc.paths["/t.js"]?.get?.operationId).toBe("getTrackingScript");
+  });
+
+  it("offers JSON request bodies only (the contact import also CSV), as the server reads them", () => {
+    const kinds = new Set<string>();
+    for (const { op } of operations())
+      for (const media of Object.keys(op.requestBody?.content ?? {})) kinds.add(media);
+    expect([...kinds].sort()).toEqual(["application/json", "text/csv"]);
+  });
+
+  it("marks a query parameter the server requires as required (timeseries metric)", () => {
+    const metric = doc.paths["/v1/analytics/timeseries"].get.parameters.find(
+      (p: Json) => p.name === "metric",
+    );
+    expect(metric.required).toBe(true);
+  });
+
   it("has no part left unbuilt: no planned operation and no 'Not built yet' tag", () => {
     const planned = Object.entries(doc.paths).flatMap(([path, ops]) =>
       Object.entries(ops as Record<string, Json>)

@@ -149,9 +149,7 @@ export function analyticsRoutes(deps: AppDeps) {
       {
         query: Query({
           ...WindowQuery,
-          metric: t.Optional(
-            t.String({ description: `One of ${METRICS.join(", ")} (required)`, examples: ["sent"] }),
-          ),
+          metric: t.String({ description: `One of ${METRICS.join(", ")}`, examples: ["sent"] }),
           interval: t.Optional(
             t.String({
               description: `${INTERVALS.join(" or ")} (default day; UTC buckets)`,

@@ -185,7 +185,8 @@ export function openApiRoutes(getApp: () => AnyElysia, documentation: Json) {
       if (!cached || cached.routes !== app.routes.length) {
         const generated = toOpenAPISchema(
           app,
-          { paths: EXCLUDED_PATHS },
+          // Paths with a dot are routes too (`/t.js`): the generator leaves them out unless told.
+          { paths: EXCLUDED_PATHS, staticFile: false },
           undefined,
           undefined,
           OPENAPI_VERSION,
@@ -242,6 +243,12 @@ export function finishDocument(doc: Json): Json {
         }
       }
       op.parameters = op.parameters?.map(integerQueryParameter);
+      // Bodies are JSON (API.md §1: another content type is 400 `Invalid JSON body`); the generator
+      // offers form encodings beside every body schema.
+      if (op.requestBody?.content) {
+        delete op.requestBody.content["application/x-www-form-urlencoded"];
+        delete op.requestBody.content["multipart/form-data"];
+      }
       if (isPublic) {
         // Answered without an API key (health, metrics, signed carrier callbacks): no bearer security.
         // The dashboard's account routes say which of them take the session cookie.

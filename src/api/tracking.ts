@@ -91,7 +91,15 @@ export function trackingRoutes(deps: AppDeps) {
           summary: "The tracking script",
           description:
             'Public. Embed as `<script src="<server>/t.js?w=<settings.public_id>"></script>`. Keeps a visitor id (`window.outreach.vid`; localStorage and a first-party cookie, in memory when storage is blocked), reports the landing `vcx` to `POST /t/collect`, and offers `window.outreach.identify({email|phone|external_id})`. Under 3 KB gzipped; never throws on the host page.',
-          responses: { 200: { description: "The script (application/javascript)" } },
+          responses: {
+            200: {
+              description:
+                "The script (gzipped when the client accepts it; 304 for a matching If-None-Match)",
+              content: {
+                "application/javascript": { schema: { type: "string", description: "The tracking script" } },
+              },
+            },
+          },
         },
       },
     )
