@@ -172,6 +172,31 @@ describe("GET /r/{code}", () => {
     expect(log.of("link.clicked").map((e) => e.data.click_id)).toContain(vcx);
   });
 
+  it("replaces a vcx of the destination's own, which the landing page would read first", async () => {
+    const made = (
+      await s.api("POST", "/v1/offers", {
+        name: "Own vcx",
+        destination_url: "https://v.example.com/p?vcx=old&q=a%20b&vcx=older#f",
+      })
+    ).body.offer;
+    const location = (await follow(codeOf(made.tracking_url))).headers.get("location") as string;
+    expect(location).toMatch(/^https:\/\/v\.example\.com\/p\?q=a%20b&vcx=[0-9a-f-]{36}#f$/);
+    expect(new URL(location).searchParams.getAll("vcx")).toHaveLength(1);
+  });
+
+  it("answers HEAD with the destination and records no click (link checkers, previews)", async () => {
+    const count = () =>
+      query<{ n: number }>("SELECT count(*) AS n FROM clicks WHERE offer_id = ?", offer.id)[0].n;
+    const before = count();
+    const events = log.of("link.clicked").length;
+    const r = await fetch(`${s.url}/r/${codeOf(offer.tracking_url)}`, { method: "HEAD", redirect: "manual" });
+    expect(r.status).toBe(302);
+    expect(r.headers.get("location")).toBe(offer.destination_url);
+    expect(count()).toBe(before);
+    expect(log.of("link.clicked")).toHaveLength(events);
+    expect((await fetch(`${s.url}/r/ZZZZZZZZ`, { method: "HEAD", redirect: "manual" })).status).toBe(404);
+  });
+
   it("answers a 404 page for an unknown code, a malformed one and a paused offer, never a redirect", async () => {
     const paused = (
       await s.api("POST", "/v1/offers", {

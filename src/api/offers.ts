@@ -1,6 +1,6 @@
 import { Elysia, t } from "elysia";
 import type { AppDeps } from "../app";
-import { recordClick } from "../domain/attribution/clicks";
+import { linkDestination, recordClick } from "../domain/attribution/clicks";
 import {
   createOffer,
   deleteOffer,
@@ -143,8 +143,11 @@ export function offersRoutes(deps: AppDeps) {
     )
     .get(
       "/r/:code",
-      async ({ params }) => {
-        const location = await recordClick(deps.db, params.code, deps.clock.now());
+      async ({ params, request }) => {
+        const location =
+          request.method === "HEAD"
+            ? linkDestination(deps.db, params.code)
+            : await recordClick(deps.db, params.code, deps.clock.now());
         if (!location) return notFoundPage();
         return new Response(null, {
           status: 302,
@@ -158,7 +161,7 @@ export function offersRoutes(deps: AppDeps) {
           operationId: "followTrackedLink",
           summary: "Follow a tracked link",
           description:
-            "Public, rate limited per address. Records a click (event `link.clicked`) and answers 302 to the offer's destination with `vcx=<click id>` appended to its own query string. An unknown code or a paused offer answers a 404 page and redirects nowhere.",
+            "Public, rate limited per address. Records a click (event `link.clicked`) and answers 302 to the offer's destination with `vcx=<click id>` appended to its own query string (replacing a `vcx` of the destination's own). `HEAD` answers 302 to the destination without recording a click (link checkers and previews). An unknown code or a paused offer answers a 404 page and redirects nowhere.",
           responses: {
             302: { description: "Redirect to the destination with `vcx` appended" },
             404: { description: "Unknown code or paused offer (an HTML page)" },

@@ -75,14 +75,30 @@ const insertClick = preparedPerConnection((db: DbOrTx) =>
 
 /**
  * The destination with `vcx=<click id>` appended to its own query string, which is kept byte for
- * byte (a fragment stays last).
+ * byte (a fragment stays last), less a `vcx` of its own: the landing page reads the first one.
  */
 export function withClickId(destination: string, clickId: string): string {
   const hash = destination.indexOf("#");
-  const base = hash === -1 ? destination : destination.slice(0, hash);
+  let base = hash === -1 ? destination : destination.slice(0, hash);
   const fragment = hash === -1 ? "" : destination.slice(hash);
-  const separator = !base.includes("?") ? "?" : base.endsWith("?") || base.endsWith("&") ? "" : "&";
+  const mark = base.indexOf("?");
+  if (mark !== -1) {
+    const parts = base.slice(mark + 1).split("&");
+    const kept = parts.filter((part) => part.split("=")[0] !== "vcx");
+    if (kept.length !== parts.length) base = `${base.slice(0, mark + 1)}${kept.join("&")}`;
+  }
+  const separator = mark === -1 ? "?" : base.endsWith("?") || base.endsWith("&") ? "" : "&";
   return `${base}${separator}vcx=${clickId}${fragment}`;
+}
+
+/**
+ * `HEAD /r/<code>`: where the link leads, without a click (link checkers and previews ask HEAD
+ * before, or instead of, a person following it); null as for `recordClick`.
+ */
+export function linkDestination(db: Db, code: string): string | null {
+  if (!CODE_RE.test(code)) return null;
+  const link = linkByCode(db, code);
+  return link?.status === "active" ? link.destinationUrl : null;
 }
 
 /**
