@@ -55,12 +55,22 @@ describe("a campaign with {{offer_url}}", () => {
         audience: { contact_ids: contacts.map((c) => c.id) },
       })
     ).body.campaign;
+    // The preview shows a link of the recipient link's shape and length (its code is made at send).
+    const previewed = (await s.api("GET", `/v1/campaigns/${campaign.id}/preview`)).body.preview.contacts;
+    expect(previewed.map((c: Json) => c.body)).toEqual([
+      "Spring sale: https://go.example.com/r/XXXXXXXXXX",
+      "Spring sale: https://go.example.com/r/XXXXXXXXXX",
+    ]);
     expect((await s.api("POST", `/v1/campaigns/${campaign.id}/launch`)).status).toBe(200);
     const sends = await eventually(
       async () => (await s.api("GET", "/v1/sandbox/outbox?limit=50")).body.sends as Json[],
       (rows) => rows.length >= 2,
     );
     expect(sends).toHaveLength(2);
+    expect(sends.map((send) => send.body.length)).toEqual([
+      previewed[0].body.length,
+      previewed[0].body.length,
+    ]);
     const links = sends.map((send) => send.body.match(/https:\/\/go\.example\.com\/r\/([0-9A-Za-z]+)/)?.[1]);
     expect(links.every(Boolean)).toBe(true);
     expect(new Set(links).size).toBe(2);

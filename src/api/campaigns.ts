@@ -456,7 +456,7 @@ export function campaignsRoutes(deps: AppDeps) {
           operationId: "previewCampaign",
           summary: "Dry run of a campaign",
           description:
-            "In any state; writes nothing. Each contact of the page is planned by the same function as the real run (audience, variant, merge, sender rotation, send-time decision), so preview and run agree; totals cover the whole audience.",
+            "In any state; writes nothing. Each contact of the page is planned by the same function as the real run (audience, variant, merge, sender rotation, send-time decision), so preview and run agree; totals cover the whole audience. `{{offer_url}}` shows as `<public url>/r/XXXXXXXXXX`: a recipient's own link has that shape and length, and its code is made when the message is written.",
         },
         response: responses(t.Object({ ok: Ok, preview: Preview }), [...READ_ERRORS, 404, 422]),
       },

@@ -215,6 +215,16 @@ export function configureTrackedLinks(options: { publicUrl: string }) {
  * message (`createRecipientLink`). Returns the code and the URL to merge into the body.
  */
 export function newRecipientLink(): { code: string; url: string } {
-  const code = newLinkCode();
+  const code = newLinkCode(RECIPIENT_CODE_LENGTH);
   return { code, url: trackingUrl(linkBaseUrl, code) };
+}
+
+const RECIPIENT_CODE_LENGTH = 10;
+
+/**
+ * `{{offer_url}}` in a campaign preview: the shape and length of a recipient's own link, whose code
+ * is only made when the message is written (so the previewed length and segments are the sent ones).
+ */
+export function previewRecipientLink(): string {
+  return trackingUrl(linkBaseUrl, "X".repeat(RECIPIENT_CODE_LENGTH));
 }

@@ -18,10 +18,12 @@ import {
 } from "../../db/schema";
 import { invalid } from "../../lib/errors";
 import { toIso } from "../../lib/time";
+import { previewRecipientLink } from "../attribution/offers";
 import { localDay, nextLocalMidnight } from "../messaging/numbers";
 import { audienceCondition, audiencePage } from "./audience";
 import { findCampaign } from "./campaigns";
 import {
+  bodyFor,
   complianceDecision,
   marketingCallsSince,
   marketingSendsSince,
@@ -126,7 +128,12 @@ export function previewCampaign(
           send_at:
             plan.outcome === "defer" ? toIso(plan.sendAt) : plan.outcome === "send" ? toIso(startsAt) : null,
           from: plan.outcome === "send" ? plan.sender.number : plan.outcome === "defer" ? plan.from : null,
-          body: plan.outcome === "skip" ? null : plan.body,
+          body:
+            plan.outcome === "skip"
+              ? null
+              : campaign.offerId
+                ? bodyFor(campaign, contact, { offerUrl: previewRecipientLink() }).body
+                : plan.body,
           variant: plan.variant,
         });
       }
