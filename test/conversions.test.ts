@@ -118,6 +118,21 @@ describe("POST /v1/conversion", () => {
     expect(r.body.conversion.contact_id).toBe(ben.id);
   });
 
+  it("takes null for an optional field as absent: no value, purchase, USD", async () => {
+    const r = await s.api("POST", "/v1/conversion", {
+      txn: "null-1",
+      value: null,
+      currency: null,
+      event: null,
+      email: "ana@example.com",
+    });
+    expect(r.status).toBe(200);
+    const row = (await s.api("GET", `/v1/conversions?contact_id=${ana.id}`)).body.conversions.find(
+      (c: { txn: string }) => c.txn === "null-1",
+    );
+    expect(row).toMatchObject({ value: null, currency: "USD", event: "purchase" });
+  });
+
   it("takes lead, action and custom events, and upper-cases the currency", async () => {
     for (const [event, txn] of [
       ["lead", "e-1"],
@@ -157,6 +172,7 @@ describe("POST /v1/conversion", () => {
       { txn: "b-1", value: "twelve", email: "ana@example.com" },
       "value must be a number",
     ],
+    ["a value in a string", { txn: "b-1", value: "12", email: "ana@example.com" }, "value must be a number"],
     [
       "a negative value",
       { txn: "b-1", value: -1, email: "ana@example.com" },

@@ -51,17 +51,15 @@ const ConversionBody = Body(
       }),
     ),
     currency: t.Optional(
-      t.String({
-        maxLength: 3,
-        description: "ISO 4217, three letters (upper-cased); default USD",
+      t.Union([t.String({ maxLength: 3 }), t.Null()], {
+        description: "ISO 4217, three letters (upper-cased); default USD (also for null)",
         examples: ["USD"],
       }),
     ),
     event: t.Optional(
-      t.String({
-        maxLength: 64,
+      t.Union([t.String({ maxLength: 64 }), t.Null()], {
         description:
-          "`purchase` (default; exits the contact from flows that opted in), `lead`, `action`, or a custom name matching `^[a-z][a-z0-9_.-]{0,63}$`",
+          "`purchase` (default, also for null; exits the contact from flows that opted in), `lead`, `action`, or a custom name matching `^[a-z][a-z0-9_.-]{0,63}$`",
         examples: ["purchase"],
       }),
     ),

@@ -91,7 +91,8 @@ export function validationMessage(issue: TypeboxIssue, root = "body"): string {
     case "integer":
     case "number": {
       const noun = type === "integer" ? "an integer" : "a number";
-      const n = typeof value === "string" && value.trim() !== "" ? Number(value) : value;
+      // A query string's number arrives as text; in a JSON body, text is not a number.
+      const n = typeof value === "string" && value.trim() !== "" && root !== "body" ? Number(value) : value;
       if (typeof n !== "number" || Number.isNaN(n) || (type === "integer" && !Number.isInteger(n))) {
         return `${field} must be ${noun}`;
       }

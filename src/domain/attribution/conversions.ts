@@ -34,8 +34,8 @@ export const IDENTIFIERS = ["vcx", "vid", "external_id", "phone", "email"] as co
 export interface ConversionInput {
   txn: string;
   value?: number | null;
-  currency?: string;
-  event?: string;
+  currency?: string | null;
+  event?: string | null;
   email?: string;
   phone?: string;
   external_id?: string;
@@ -382,9 +382,13 @@ export async function recordConversion(
   const txn = typeof input.txn === "string" ? input.txn.trim() : "";
   if (txn === "") throw invalid("txn is required");
   if (txn.length > 255) throw invalid("txn is too long (max 255)");
-  const event = input.event === undefined ? "purchase" : checkEventName(input.event);
+  // An optional field sent as null is absent.
+  const event = input.event === undefined || input.event === null ? "purchase" : checkEventName(input.event);
   const value = input.value === undefined || input.value === null ? null : checkValue(input.value, "value");
-  const currency = input.currency === undefined ? "USD" : checkCurrency(input.currency, "currency");
+  const currency =
+    input.currency === undefined || input.currency === null
+      ? "USD"
+      : checkCurrency(input.currency, "currency");
   const ids = checkIdentifiers(input);
   if (Object.keys(ids).length === 0) throw invalid(NO_IDENTIFIER);
 
