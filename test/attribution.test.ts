@@ -254,7 +254,10 @@ describe("GET /r/{code}", () => {
       for (let i = 0; i < 4; i++)
         statuses.push((await fetch(`${limited.url}/r/ZZZZZZZZ`, { redirect: "manual" })).status);
       expect(statuses).toEqual([404, 404, 429, 429]);
-      expect((await fetch(`${limited.url}/t/collect`, { method: "POST", body: "{}" })).status).toBe(429);
+      const refused = await fetch(`${limited.url}/t/collect`, { method: "POST", body: "{}" });
+      expect(refused.status).toBe(429);
+      // Readable by the page that sent it (cross-origin), as the report's 204 is.
+      expect(refused.headers.get("access-control-allow-origin")).toBe("*");
     } finally {
       await limited.stop();
     }

@@ -391,7 +391,10 @@ export function createFrontDoor(deps: ConventionDeps, handle: Handle) {
 
   /** An answer the front door gives itself, before routing. */
   function reject(request: Request, state: RequestState, path: string, error: AppError): Response {
-    return finish(request, state, errorResponse(error), path, true);
+    const response = finish(request, state, errorResponse(error), path, true);
+    // The tracking script's reports are cross-origin: their refusals (a 429) are readable there too.
+    if (path === "/t.js" || path.startsWith("/t/")) response.headers.set("access-control-allow-origin", "*");
+    return response;
   }
 
   /** Takes a token from `bucket` (X-RateLimit headers on the answer); the 429 when it is empty. */
