@@ -81,6 +81,15 @@ describe("GET /v1/analytics/overview", () => {
   }
 });
 
+describe("GET /v1/analytics/timeseries, an empty window", () => {
+  it("answers no bucket for from = to", async () => {
+    const at = "2026-01-05T10:30:00.000Z";
+    const r = await s.api("GET", `/v1/analytics/timeseries?metric=sent&from=${at}&to=${at}`);
+    expect(r.status).toBe(200);
+    expect(r.body.series).toEqual([]);
+  });
+});
+
 describe("GET /v1/analytics/timeseries", () => {
   it("answers one row per day, zeros included", async () => {
     const r = await s.api("GET", "/v1/analytics/timeseries?metric=delivered&interval=day");

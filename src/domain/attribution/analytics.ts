@@ -243,7 +243,8 @@ export function analyticsTimeseries(
     throw invalid(`interval must be one of ${INTERVALS.join(", ")}`);
   const size = interval === "hour" ? 3_600_000 : DAY_MS;
   const first = Math.floor(window.from / size) * size;
-  const points = Math.max(1, Math.ceil((window.to - first) / size));
+  // Every bucket the window [from, to) touches; an empty window (from = to) touches none.
+  const points = window.to > window.from ? Math.ceil((window.to - first) / size) : 0;
   if (points > MAX_POINTS)
     throw invalid(`from and to span ${points} ${interval}s; at most ${MAX_POINTS} points per series`);
 
