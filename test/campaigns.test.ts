@@ -144,6 +144,16 @@ describe("POST /v1/campaigns and GET /v1/campaigns/{id}", () => {
     const segmentRes = await other.api("POST", "/v1/segments", { name: "S", rules: { all: [] } });
     const cases: [Record<string, unknown>, string][] = [
       [{ name: undefined }, "name is required"],
+      // Inside the nullable message object, the field that fails is named.
+      [{ message: { body: "x".repeat(1601) } }, "message.body is too long (max 1600)"],
+      [{ message: { body: 5 } }, "message.body must be a string"],
+      [{ message: { variants: [{ name: "A", body: "a" }] } }, "message.variants[0].weight is required"],
+      [
+        { message: { variants: [{ name: "A", body: "a", weight: "1" }] } },
+        "message.variants[0].weight must be a number",
+      ],
+      [{ message: "hi" }, "message must be an object"],
+      [{ throttle_per_minute: "10" }, "throttle_per_minute must be an integer"],
       [{ audience: { list_ids: [foreignList] } }, "audience.list_ids[0] does not exist"],
       [{ audience: { list_ids: ["nope"] } }, "audience.list_ids[0] does not exist"],
       [{ audience: { segment_ids: [segmentRes.body.segment.id] } }, "audience.segment_ids[0] does not exist"],

@@ -1,3 +1,5 @@
+import type { TSchema } from "@sinclair/typebox";
+import { Value } from "@sinclair/typebox/value";
 import type { ErrorCode } from "../lib/errors";
 import { AppError } from "../lib/errors";
 
@@ -70,7 +72,12 @@ export function validationMessage(issue: TypeboxIssue, root = "body"): string {
   if (typeof schema.error === "string") return `${field} ${schema.error}`;
   // A nullable field (`T | null`) that is not null fails on T: word the message after T.
   const notNull = schema.anyOf?.filter((s) => s.type !== "null");
-  if (notNull?.length === 1 && notNull.length < (schema.anyOf?.length ?? 0)) schema = notNull[0];
+  if (notNull?.length === 1 && notNull.length < (schema.anyOf?.length ?? 0)) {
+    schema = notNull[0];
+    // A nullable object or array fails as a whole: name what inside it fails (`message.body is too long`).
+    const inner = innerIssue(schema, value);
+    if (inner) return validationMessage({ ...inner, path: `${issue.path}${inner.path}` }, root);
+  }
   const literals = literalValues(schema);
   if (literals) return `${field} must be one of ${literals.join(", ")}`;
   const type = typeOf(schema);
@@ -123,6 +130,23 @@ export function validationMessage(issue: TypeboxIssue, root = "body"): string {
       return `${field} must be an object`;
     default:
       return `${field} is invalid`;
+  }
+}
+
+/** The first issue inside an object or array `value` that fails `schema` (the union's non-null branch). */
+function innerIssue(schema: TypeboxIssue["schema"], value: unknown): TypeboxIssue | undefined {
+  if (typeof value !== "object" || value === null) return undefined;
+  try {
+    const first = Value.Errors(schema as unknown as TSchema, value).First();
+    if (!first || first.path === "") return undefined;
+    return {
+      path: first.path,
+      value: first.value,
+      message: first.message,
+      schema: first.schema as unknown as TypeboxIssue["schema"],
+    };
+  } catch {
+    return undefined;
   }
 }
 
