@@ -688,6 +688,17 @@ describe("POST /v1/campaigns/{id}/launch", () => {
       status: "FAILED",
       error_code: "campaign_canceled",
     });
+    // Its recipient follows the message, in the list and in the stats.
+    expect((await w.api("GET", `/v1/campaigns/${c.id}/recipients`)).body.recipients[0]).toMatchObject({
+      outcome: "failed",
+      reason: "campaign_canceled",
+      send_at: null,
+      message_id: row.message_id,
+    });
+    expect((await w.api("GET", `/v1/campaigns/${c.id}`)).body.campaign.stats).toMatchObject({
+      deferred: 0,
+      failed: 1,
+    });
     expect(await w.outbox()).toHaveLength(0);
   });
 

@@ -360,7 +360,7 @@ const ACTIONS = [
     "cancel",
     cancelCampaign,
     "Cancel a campaign",
-    "Any non-final state → canceled, for good; messages already queued still go out. 409 `Campaign is already completed` / `canceled`.",
+    "Any non-final state → canceled, for good; messages already handed to the send queue still go out. A deferred recipient's waiting message becomes FAILED (`error_code: campaign_canceled`) and the recipient `failed` with that reason. 409 `Campaign is already completed` / `canceled`.",
     [409],
   ],
 ] as const;

@@ -524,7 +524,8 @@ export function resumeCampaign(db: Db, workspaceId: string, id: string, now = Da
  * POST /v1/campaigns/{id}/cancel: any non-final state → canceled, for good. Messages already
  * handed to the send queue still go out; recipients not handed off stay `queued`/`deferred` and
  * never will be; the deferred ones' waiting messages (QUEUED with send_at) become FAILED with
- * error_code `campaign_canceled`, in one statement (no `message.failed` per message).
+ * error_code `campaign_canceled`, in one statement (no `message.failed` per message), and their
+ * recipients follow them: `failed`, reason `campaign_canceled`, no `send_at`.
  */
 export function cancelCampaign(db: Db, workspaceId: string, id: string, now = Date.now()): CampaignJson {
   return db.transaction((tx) => {
@@ -555,6 +556,29 @@ export function cancelCampaign(db: Db, workspaceId: string, id: string, now = Da
           ),
           eq(messages.status, "QUEUED"),
           isNull(messages.handoffStartedAt),
+        ),
+      )
+      .run();
+    tx.update(campaignRecipients)
+      .set({ outcome: "failed", reason: "campaign_canceled", sendAt: null })
+      .where(
+        and(
+          eq(campaignRecipients.campaignId, row.id),
+          eq(campaignRecipients.outcome, "deferred"),
+          inArray(
+            campaignRecipients.messageId,
+            tx
+              .select({ id: messages.id })
+              .from(messages)
+              .where(
+                and(
+                  eq(messages.workspaceId, row.workspaceId),
+                  eq(messages.campaignId, row.id),
+                  eq(messages.status, "FAILED"),
+                  eq(messages.errorCode, "campaign_canceled"),
+                ),
+              ),
+          ),
         ),
       )
       .run();
