@@ -554,6 +554,46 @@ describe("POST /v1/campaigns/{id}/launch", () => {
     expect((await w.api("GET", `/v1/numbers/${n.id}`)).body.number.sent_today).toBe(2);
   });
 
+  it("a send held by daily_limit waits for the first allowed minute after the cap resets, not midnight", async () => {
+    const w = workspace();
+    const n = await w.number({ daily_limit: 1 }); // a 212 number: New York's day
+    const zone = "America/New_York";
+    const local = (ms: number) =>
+      Object.fromEntries(
+        new Intl.DateTimeFormat("en-US", {
+          timeZone: zone,
+          hourCycle: "h23",
+          year: "numeric",
+          month: "2-digit",
+          day: "2-digit",
+          hour: "2-digit",
+          minute: "2-digit",
+        })
+          .formatToParts(new Date(ms))
+          .map((part) => [part.type, part.value]),
+      );
+    // Planned at noon in New York on a coming day (the preview plans a scheduled campaign at its send_at).
+    let noon = Date.now() + 36 * 3_600_000;
+    noon -= noon % 60_000;
+    const at = local(noon);
+    noon += ((12 - Number(at.hour)) * 60 - Number(at.minute)) * 60_000;
+    const people = [await w.contact({ timezone: zone }), await w.contact({ timezone: zone })];
+    const c = await w.campaign({
+      audience: { contact_ids: people.map((p) => p.id) },
+      from: n.number,
+      send_at: new Date(noon).toISOString(),
+    });
+    const planned = (await w.api("GET", `/v1/campaigns/${c.id}/preview`)).body.preview.contacts as Json[];
+    expect(planned.map((p) => p.outcome).sort()).toEqual(["defer", "send"]);
+    const held = planned.find((p) => p.outcome === "defer") as Json;
+    expect(held.reason).toBe("daily_limit");
+    // The cap resets at New York's midnight, inside the 21:00–08:00 quiet hours: it goes at 08:00.
+    const sendAt = Date.parse(held.send_at);
+    expect(local(sendAt)).toMatchObject({ hour: "08", minute: "00" });
+    expect(sendAt - noon).toBeGreaterThan(18 * 3_600_000);
+    expect(sendAt - noon).toBeLessThan(22 * 3_600_000);
+  });
+
   it("refuses an empty audience (422, draft unchanged), and wrong states (409)", async () => {
     const w = workspace();
     await w.number();

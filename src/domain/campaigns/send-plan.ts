@@ -498,7 +498,7 @@ export function planSend(
     return {
       outcome: "defer",
       reason: "daily_limit",
-      sendAt: picked.retryAt,
+      sendAt: allowedFrom(contact, facts, rules, picked.retryAt),
       variant,
       body,
       from: senders.tentative(contact.id),
@@ -512,12 +512,21 @@ export function planSend(
     return {
       outcome: "defer",
       reason: "daily_limit",
-      sendAt: nextLocalMidnight(sender.timezone, now),
+      sendAt: allowedFrom(contact, facts, rules, nextLocalMidnight(sender.timezone, now)),
       variant,
       body,
       from: sender.number,
     };
   return { outcome: "send", sender, body, variant };
+}
+
+/**
+ * A send held by a daily_limit until `at` (the cap's reset, usually midnight): the first instant
+ * from then that the send-time rules allow, as the send will be asked again then.
+ */
+function allowedFrom(contact: ContactRow, facts: RecipientFacts, rules: SendRules, at: number): number {
+  const then = complianceDecision(contact, facts, rules, at, "sms");
+  return then.action === "defer" ? then.until : at;
 }
 
 /**
