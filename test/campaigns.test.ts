@@ -618,6 +618,14 @@ describe("POST /v1/campaigns/{id}/launch", () => {
       "Campaign is already canceled",
     );
     expect((await w.api("PATCH", `/v1/campaigns/${c.id}`, { name: "x" })).status).toBe(409);
+    // A body naming ids that do not exist is refused as such first (422 before 409, API.md §1).
+    const unknown = "01936f8e-7c1a-7a3b-9f00-2d5e8c1b4a77";
+    for (const [body, error] of [
+      [{ audience: { list_ids: [unknown] } }, "audience.list_ids[0] does not exist"],
+      [{ offer_id: unknown }, "offer_id does not exist"],
+      [{ pool_id: unknown }, "pool_id does not exist"],
+    ] as const)
+      expect((await w.api("PATCH", `/v1/campaigns/${c.id}`, body)).body).toEqual({ ok: false, error });
     expect((await w.api("DELETE", `/v1/campaigns/${c.id}`)).body.error).toBe("Campaign is not in draft");
   });
 

@@ -232,6 +232,28 @@ function checkText(body: string, path: string) {
  * `audience.list_ids[0] does not exist`). An SMS campaign's agent answers the replies (an SMS agent);
  * a voice campaign's agent makes the calls (a voice agent).
  */
+/**
+ * The ids a configuration names are the workspace's (422 naming the path): the audience's, the
+ * offer's and the pool's. Checked for a PATCH body alone before the campaign's state (API.md §1:
+ * body validation, then lookup, then state), and for the whole configuration by `checkConfig`.
+ */
+function checkReferences(
+  db: DbOrTx,
+  workspaceId: string,
+  config: Partial<Pick<CampaignConfig, "audience" | "offerId" | "poolId">>,
+) {
+  const a = config.audience;
+  if (a) {
+    checkIds(db, workspaceId, lists, a.list_ids, "audience.list_ids");
+    checkIds(db, workspaceId, segments, a.segment_ids, "audience.segment_ids");
+    checkIds(db, workspaceId, contacts, a.contact_ids, "audience.contact_ids");
+    checkIds(db, workspaceId, lists, a.exclude_list_ids, "audience.exclude_list_ids");
+  }
+  if (config.offerId && !offerExists(db, workspaceId, config.offerId))
+    throw invalid("offer_id does not exist");
+  if (config.poolId) checkIds(db, workspaceId, pools, [config.poolId], "pool_id", false);
+}
+
 function checkConfig(db: DbOrTx, workspaceId: string, config: CampaignConfig) {
   if (config.campaignType === "sms") {
     const message = config.message;
@@ -249,18 +271,12 @@ function checkConfig(db: DbOrTx, workspaceId: string, config: CampaignConfig) {
   } else if (config.say !== null) {
     checkSay(config.say);
   }
-  const a = config.audience;
-  checkIds(db, workspaceId, lists, a.list_ids, "audience.list_ids");
-  checkIds(db, workspaceId, segments, a.segment_ids, "audience.segment_ids");
-  checkIds(db, workspaceId, contacts, a.contact_ids, "audience.contact_ids");
-  checkIds(db, workspaceId, lists, a.exclude_list_ids, "audience.exclude_list_ids");
+  checkReferences(db, workspaceId, config);
   if (config.agentId !== null) {
     const agent = agentForReference(db, workspaceId, config.agentId, "agent_id");
     if (agent.channel !== config.campaignType)
       throw invalid(`agent_id must be ${config.campaignType === "sms" ? "an SMS" : "a voice"} agent`);
   }
-  if (config.offerId !== null && !offerExists(db, workspaceId, config.offerId))
-    throw invalid("offer_id does not exist");
   if (config.fromNumber !== null && config.poolId !== null)
     throw invalid("from and pool_id cannot both be set: give one");
   if (config.fromNumber !== null) {
@@ -276,7 +292,6 @@ function checkConfig(db: DbOrTx, workspaceId: string, config: CampaignConfig) {
       throw invalid("from cannot place calls: the number has no voice capability");
   }
   if (config.poolId !== null) {
-    checkIds(db, workspaceId, pools, [config.poolId], "pool_id", false);
     const active = db
       .select({ n: count() })
       .from(numbers)
@@ -416,6 +431,7 @@ export function updateCampaign(
   const parsed = parseInput(input, now);
   return db.transaction((tx) => {
     const row = findCampaign(tx, workspaceId, id);
+    checkReferences(tx, workspaceId, parsed);
     if (row.status !== "draft" && row.status !== "scheduled")
       throw conflict(`Campaign is ${row.status}: only draft or scheduled campaigns can be changed`);
     const next: CampaignRow = { ...row, ...parsed, updatedAt: now };
