@@ -61,6 +61,24 @@ describe("agents API", () => {
     expect(got.body.agent).toEqual(agent);
   });
 
+  it("ignores unknown fields inside sms, voice and inbox, on create and on PATCH (never stored)", async () => {
+    const made = await create({
+      ...base,
+      sms: { tone: "direct", zzz: 2 },
+      voice: { zzz: 1 },
+      inbox: { zzz: 1 },
+    });
+    expect(made.status).toBe(200);
+    const { agent } = made.body;
+    expect(agent.sms.tone).toBe("direct");
+    expect("zzz" in agent.sms || "zzz" in agent.voice || "zzz" in agent.inbox).toBe(false);
+    const patched = await s.api("PATCH", `/v1/agents/${agent.id}`, { inbox: { zzz: 1, mode: "assist" } });
+    expect(patched.status).toBe(200);
+    expect(patched.body.agent.inbox.mode).toBe("assist");
+    expect((await s.api("GET", `/v1/agents/${agent.id}`)).status).toBe(200);
+    expect((await s.api("GET", "/v1/agents")).status).toBe(200);
+  });
+
   it("PATCH merges nested objects field by field", async () => {
     const { agent } = (await create({ ...base, sms: { tone: "direct", knowledge: "We open at 9." } })).body;
     const patched = await s.api("PATCH", `/v1/agents/${agent.id}`, {

@@ -135,14 +135,15 @@ describe("parseDefinition: a valid definition", () => {
     expect(nextNode(parsed, "t", "constructor")).toBeNull();
   });
 
-  it("omits sourceHandle where it means out, keeps the rest as sent, and defaults data to {}", () => {
+  it("omits sourceHandle where it means out, drops fields a node or edge does not have, and defaults data to {}", () => {
     const { definition } = parseDefinition(valid(), refs);
     const edges = Object.fromEntries(definition.edges.map((e) => [e.id, e]));
     expect(edges.e0).toEqual({ id: "e0", source: "t", target: "s1" });
     expect("sourceHandle" in edges.e0).toBe(false);
     expect("sourceHandle" in edges.e2).toBe(false);
     expect(edges.e5.sourceHandle).toBe("true");
-    expect(edges.e13 as unknown).toEqual({ id: "e13", source: "v1", target: "x2", animated: true });
+    // React Flow's own fields (animated, selected) are not part of a definition: not stored (API.md §1).
+    expect(edges.e13 as unknown).toEqual({ id: "e13", source: "v1", target: "x2" });
     const nodes = Object.fromEntries(definition.nodes.map((n) => [n.id, n]));
     expect(nodes.x1.data).toEqual({});
     expect(nodes.v2 as unknown).toEqual({
@@ -150,7 +151,6 @@ describe("parseDefinition: a valid definition", () => {
       type: "call",
       position: { x: 400, y: 0 },
       data: { say: "Hello" },
-      selected: true,
     });
     expect(nodes.s1.data.body).toBe("Hi {{first_name|there}}");
   });

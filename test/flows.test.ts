@@ -98,6 +98,36 @@ async function setup(w: ReturnType<typeof workspace>) {
 }
 
 describe("flow definitions", () => {
+  it("takes React Flow's own node and edge fields and does not store them", async () => {
+    const w = workspace();
+    const res = await w.api("POST", "/v1/flows", {
+      name: "From the canvas",
+      definition: {
+        nodes: [
+          {
+            id: "t",
+            type: "trigger",
+            position: { x: 0, y: 0, z: 1 },
+            data: { event: "manual" },
+            selected: true,
+            measured: { width: 100, height: 40 },
+          },
+          { id: "e", type: "end", position: { x: 0, y: 100 }, dragging: false },
+        ],
+        edges: [{ id: "x", source: "t", target: "e", animated: true, targetHandle: null }],
+      },
+    });
+    expect(res.status).toBe(200);
+    expect(res.body.flow.definition).toEqual({
+      nodes: [
+        { id: "t", type: "trigger", position: { x: 0, y: 0 }, data: { event: "manual" } },
+        { id: "e", type: "end", position: { x: 0, y: 100 }, data: {} },
+      ],
+      edges: [{ id: "x", source: "t", target: "e" }],
+    });
+    expect((await w.api("GET", "/v1/flows")).status).toBe(200);
+  });
+
   it("creates a draft with settings and a webhook secret; lists and gets it as the seed shows", async () => {
     const w = workspace();
     const flow = await w.flow(replyFlow(), { settings: { exit_on_purchase: true } });

@@ -315,6 +315,15 @@ export function smsAgentForReference(db: DbOrTx, workspaceId: string, id: string
 const trimmedList = (values: string[]) => values.map((v) => v.trim()).filter((v) => v !== "");
 
 /**
+ * Copies the fields of `patch` that `target` has (it has every field, filled in): an unknown field
+ * is ignored, never stored (API.md §1).
+ */
+function mergeKnown(target: object, patch: object | undefined) {
+  for (const [key, value] of Object.entries(patch ?? {}))
+    if (value !== undefined && Object.hasOwn(target, key)) (target as Record<string, unknown>)[key] = value;
+}
+
+/**
  * Merges a body into the current configuration (nested objects field by field) and checks what the
  * schema cannot: reply delays in order, the quiet zone, and the voice rules.
  */
@@ -340,12 +349,9 @@ function mergeConfig(current: AgentJson, input: AgentInput, voices: ReadonlySet<
   if (input.max_turns !== undefined) next.max_turns = input.max_turns;
   if (input.handoff_keywords !== undefined) next.handoff_keywords = trimmedList(input.handoff_keywords);
   if (input.model_tier !== undefined) next.model_tier = input.model_tier as ModelTier;
-  for (const [key, value] of Object.entries(input.sms ?? {}))
-    if (value !== undefined) (next.sms as unknown as Record<string, unknown>)[key] = value;
-  for (const [key, value] of Object.entries(input.voice ?? {}))
-    if (value !== undefined) (next.voice as unknown as Record<string, unknown>)[key] = value;
-  for (const [key, value] of Object.entries(input.inbox ?? {}))
-    if (value !== undefined) (next.inbox as unknown as Record<string, unknown>)[key] = value;
+  mergeKnown(next.sms, input.sms);
+  mergeKnown(next.voice, input.voice);
+  mergeKnown(next.inbox, input.inbox);
   // Top-level voice_id and language are the same fields as voice.voice_id and voice.language.
   if (input.voice_id !== undefined) next.voice.voice_id = input.voice_id;
   if (input.language !== undefined && input.language !== null) next.voice.language = input.language;

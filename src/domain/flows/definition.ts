@@ -152,7 +152,8 @@ function parseNode(raw: unknown, i: number, seen: Map<string, number>): FlowNode
     throw invalid(`${name}: position must be an object with numeric x and y`);
   const data = raw.data === undefined ? {} : raw.data;
   if (!isObject(data)) throw invalid(`${name}: data must be an object`);
-  return { ...raw, id, type: raw.type as NodeType, position: position as FlowNode["position"], data };
+  // Only the fields a node has: React Flow's own (selected, measured, dragging...) are not stored.
+  return { id, type: raw.type as NodeType, position: { x: position.x, y: position.y }, data };
 }
 
 function parseEdge(
@@ -187,8 +188,8 @@ function parseEdge(
         ? `${name}: sourceHandle must be out, null or absent`
         : `${name}: sourceHandle must be one of ${handles.join(", ")}`,
     );
-  const { sourceHandle: _dropped, ...rest } = raw;
-  const edge: FlowEdge = { ...rest, id, source, target };
+  // Only the fields an edge has: React Flow's own (type, animated, selected...) are not stored.
+  const edge: FlowEdge = { id, source, target };
   if (handle !== "out") edge.sourceHandle = handle;
   return edge;
 }
