@@ -272,6 +272,12 @@ describe("PATCH /v1/settings default_number_id", () => {
     const res = await s.api("PATCH", "/v1/settings", { default_number_id: num.id }, { key: other.key });
     expect(res.status).toBe(422);
     expect(res.body.error).toBe("default_number_id does not exist");
+    // An empty id names no number either; null clears the default.
+    const empty = await s.api("PATCH", "/v1/settings", { default_number_id: "" });
+    expect(empty.body).toEqual({ ok: false, error: "default_number_id does not exist" });
+    expect((await s.api("GET", "/v1/settings")).body.settings.default_number_id).toBe(num.id);
+    const cleared = await s.api("PATCH", "/v1/settings", { default_number_id: null });
+    expect(cleared.body.settings.default_number_id).toBeNull();
   });
 });
 

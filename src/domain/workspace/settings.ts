@@ -117,7 +117,8 @@ export function updateSettings(
     if (patch.timezone !== undefined && !isTimeZone(patch.timezone)) {
       throw invalid("timezone must be a valid IANA time zone");
     }
-    if (patch.default_number_id) {
+    // null clears it; any string, the empty one too, must name a number of the workspace.
+    if (typeof patch.default_number_id === "string") {
       const problem = defaultNumberCheck
         ? defaultNumberCheck(db, workspaceId, patch.default_number_id)
         : "default_number_id does not exist";
