@@ -182,6 +182,17 @@ describe("agents API", () => {
       { ...base, sms: { quiet_tz: "Mars/Olympus" } },
       "sms.quiet_tz must be a valid IANA time zone",
     ],
+    // The runtime takes offsets and any case; an IANA name is spelled as the database spells it.
+    [
+      "an offset for a zone",
+      { ...base, sms: { quiet_tz: "+05:00" } },
+      "sms.quiet_tz must be a valid IANA time zone",
+    ],
+    [
+      "a zone in lower case",
+      { ...base, sms: { quiet_tz: "est" } },
+      "sms.quiet_tz must be a valid IANA time zone",
+    ],
     ["keywords not strings", { ...base, handoff_keywords: [1, 2] }, "handoff_keywords[0] must be a string"],
   ];
   for (const [name, body, error] of bad) {

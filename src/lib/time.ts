@@ -10,11 +10,14 @@ export function toIso(ms: number | null | undefined): string | null {
   return ms === null || ms === undefined ? null : new Date(ms).toISOString();
 }
 
-/** True when `zone` is an IANA time zone the runtime knows. */
+/**
+ * True when `zone` is an IANA time zone name the runtime knows, spelled as the database spells it.
+ * The runtime also takes offsets (`+05:00`) and any case (`est`, `america/new_york`); input does not.
+ */
 export function isTimeZone(zone: string): boolean {
+  if (/^[+-]/.test(zone)) return false;
   try {
-    new Intl.DateTimeFormat("en-US", { timeZone: zone });
-    return true;
+    return new Intl.DateTimeFormat("en-US", { timeZone: zone }).resolvedOptions().timeZone === zone;
   } catch {
     return false;
   }

@@ -1,5 +1,4 @@
 import { and, eq, type SQL } from "drizzle-orm";
-import { isKnownZone } from "../../compliance/zone-clock";
 import type { Db, DbOrTx } from "../../db/client";
 import { containsText } from "../../db/dialect";
 import { newestFirstPage } from "../../db/paging";
@@ -16,7 +15,7 @@ import { workspaceRow } from "../../db/workspace-row";
 import type { EngineAgent, ModelTier, Tone } from "../../engines/llm";
 import { AppError, invalid, notFound } from "../../lib/errors";
 import { newId } from "../../lib/ids";
-import { toIso } from "../../lib/time";
+import { isTimeZone, toIso } from "../../lib/time";
 import {
   type ProviderAgentRef,
   type VoiceAgentSpec,
@@ -364,7 +363,7 @@ function mergeConfig(current: AgentJson, input: AgentInput, voices: ReadonlySet<
 
   if (next.sms.reply_delay_min_sec > next.sms.reply_delay_max_sec)
     throw invalid("sms.reply_delay_min_sec must not be greater than sms.reply_delay_max_sec");
-  if (!isKnownZone(next.sms.quiet_tz)) throw invalid("sms.quiet_tz must be a valid IANA time zone");
+  if (!isTimeZone(next.sms.quiet_tz)) throw invalid("sms.quiet_tz must be a valid IANA time zone");
   if (next.channel === "voice") {
     if (!next.voice.voice_id) throw invalid("voice_id is required");
     if (!voices.has(next.voice.voice_id)) throw invalid("voice_id is not a known voice");
