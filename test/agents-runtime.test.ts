@@ -139,6 +139,17 @@ describe("the reply loop", () => {
     expect(conversation.messages.filter((m: { sender: string }) => m.sender === "system")).toHaveLength(1);
   });
 
+  it("never answers YES, a CTIA opt-in keyword, even from a contact already opted in", async () => {
+    await agentOnNumber({}, { reply_delay_min_sec: 1, reply_delay_max_sec: 1 });
+    const from = nextPhone();
+    const message = (await inbound(from, "yes")).body.message;
+    await Bun.sleep(1500);
+    const conversation = await thread(message.conversation_id);
+    expect(agentMessages(conversation)).toHaveLength(0);
+    // The opt-in confirmation, as for START.
+    expect(conversation.messages.filter((m: { sender: string }) => m.sender === "system")).toHaveLength(1);
+  });
+
   it("hands off on a keyword: handoff message, needs_attention, agent inactive, agent.handoff", async () => {
     const agent = await agentOnNumber(
       { handoff_keywords: ["speak to a human"] },

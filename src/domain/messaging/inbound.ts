@@ -203,8 +203,9 @@ function isOptedOut(tx: DbOrTx, workspaceId: string, contact: ContactRow) {
 
 /**
  * STOP family: opt out, suppress (`opt_out`, source `inbound`), confirm once, `contact.opted_out`.
- * START family: opt back in, lift the `opt_out` entry, confirm, `contact.opted_in` (YES counts only
- * from an opted-out contact, since it is also an ordinary answer). HELP/INFO: the help reply.
+ * START family (START, UNSTOP, YES): opt back in, lift the `opt_out` entry, confirm,
+ * `contact.opted_in`; as CTIA keywords, agents and flows never answer them (API.md §3), YES from
+ * a contact already opted in included. HELP/INFO: the help reply.
  * Replies go through the durable send job as sender `system`.
  */
 function applyKeyword(tx: DbOrTx, input: KeywordInput): KeywordKind | null {
@@ -245,7 +246,6 @@ function applyKeyword(tx: DbOrTx, input: KeywordInput): KeywordKind | null {
 
   if (keyword === "opt_in") {
     const optedOut = isOptedOut(tx, workspaceId, contact);
-    if (!optedOut && input.body.trim().toUpperCase() === "YES") return null;
     const updated = { ...contact, optedIn: true, updatedAt: now };
     tx.update(contacts).set({ optedIn: true, updatedAt: now }).where(eq(contacts.id, contact.id)).run();
     tx.delete(suppressions)
