@@ -287,6 +287,32 @@ describe("running a flow", () => {
     expect(badStatus.status).toBe(422);
   });
 
+  it("goes on past add_to_list when its list was deleted after the flow was saved", async () => {
+    const w = workspace();
+    const list = (await w.api("POST", "/v1/lists", { name: "Gone soon" })).body.list.id;
+    const flow = await w.flow(
+      {
+        nodes: [
+          node("t", "trigger", { event: "manual" }),
+          node("add", "add_to_list", { list_id: list }),
+          node("end", "end"),
+        ],
+        edges: [edge("t", "add"), edge("add", "end")],
+      },
+      { status: "active" },
+    );
+    expect((await w.api("DELETE", `/v1/lists/${list}`)).status).toBe(200);
+    const people = [await w.contact(), await w.contact()];
+    await w.api("POST", `/v1/flows/${flow.id}/enroll`, { contact_ids: people.map((p) => p.id) });
+    const done = await eventually(
+      () => w.runs(flow.id, "completed"),
+      (runs) => runs.length === 2,
+    );
+    expect(done.map((r) => r.current_node_id)).toEqual(["end", "end"]);
+    const stats = (await w.api("GET", `/v1/flows/${flow.id}/stats`)).body.stats;
+    expect(stats.nodes.add).toMatchObject({ entered: 2, skipped: 2 });
+  });
+
   it("never sends to a suppressed contact (skipped, counted) and holds a night-time send until morning", async () => {
     const w = workspace();
     await setup(w);

@@ -20,9 +20,11 @@ import {
   flowRuns,
   flowSteps,
   listMembers,
+  lists,
   type NumberRow,
   RUN_IS_ACTIVE,
 } from "../../db/schema";
+import { workspaceRow } from "../../db/workspace-row";
 import { enqueueJob } from "../../jobs/queue";
 import { AppError } from "../../lib/errors";
 import { newId } from "../../lib/ids";
@@ -354,6 +356,9 @@ function runNode(
     case "add_to_list": {
       if (!contact) return { go: "out", outcome: "skipped", action: "skipped", detail: "no_contact" };
       const listId = String(data.list_id);
+      // The list may have been deleted since the flow was saved: the run goes on without it.
+      if (!workspaceRow(tx, lists, flow.workspaceId, listId))
+        return { go: "out", outcome: "skipped", action: "skipped", detail: "list_deleted" };
       const added = tx
         .insert(listMembers)
         .values({ listId, contactId: contact.id, workspaceId: flow.workspaceId, createdAt: now })
