@@ -231,11 +231,18 @@ describe("flow definitions", () => {
     const c = await w.contact();
     const early = await w.api("POST", `/v1/flows/${flow.id}/enroll`, { contact_ids: [c.id] });
     expect(early.status).toBe(409);
+    // A body that is wrong is answered as such before the state (API.md §1: 422 before 409).
+    expect((await w.api("POST", `/v1/flows/${flow.id}/enroll`, { contact_ids: ["nope"] })).body).toEqual({
+      ok: false,
+      error: "contact_ids[0] does not exist",
+    });
     const active = await w.api("PATCH", `/v1/flows/${flow.id}`, { status: "active" });
     expect(active.body).toMatchObject({ ok: true, flow: { status: "active" } });
     const edit = await w.api("PATCH", `/v1/flows/${flow.id}`, { definition: replyFlow() });
     expect(edit.status).toBe(409);
     expect(edit.body.error).toBe("Flow is active: pause it before changing its definition");
+    const broken = await w.api("PATCH", `/v1/flows/${flow.id}`, { definition: { nodes: [], edges: [] } });
+    expect(broken.body).toEqual({ ok: false, error: "definition needs exactly one trigger node" });
     const paused = await w.api("PATCH", `/v1/flows/${flow.id}`, { status: "paused" });
     expect(paused.body.flow.status).toBe("paused");
     expect((await w.api("PATCH", `/v1/flows/${flow.id}`, { definition: replyFlow() })).status).toBe(200);

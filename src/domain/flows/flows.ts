@@ -188,8 +188,9 @@ export function updateFlow(
       next.name = input.name;
     }
     if (input.definition !== undefined) {
-      if (row.status === "active") throw conflict("Flow is active: pause it before changing its definition");
+      // The body first (422), then the state (409): API.md §1's order.
       const parsed = parseDefinition(input.definition, refsFor(tx, workspaceId));
+      if (row.status === "active") throw conflict("Flow is active: pause it before changing its definition");
       next.definition = parsed.definition as unknown as Record<string, unknown>;
       Object.assign(next, triggerOf(parsed.definition));
     }
@@ -341,8 +342,6 @@ export function enrollByRequest(
   if (contactIds.length === 0) throw invalid("contact_ids must not be empty");
   return db.transaction((tx) => {
     const flow = findFlow(tx, workspaceId, id);
-    if (flow.status !== "active")
-      throw conflict(`Flow is ${flow.status}: activate it before enrolling contacts`);
     const unique = [...new Set(contactIds)];
     const found = new Set<string>();
     for (let i = 0; i < unique.length; i += 500) {
@@ -357,6 +356,9 @@ export function enrollByRequest(
     }
     const missing = contactIds.findIndex((cid) => !found.has(cid));
     if (missing >= 0) throw invalid(`contact_ids[${missing}] does not exist`);
+    // The body first (422), then the state (409): API.md §1's order.
+    if (flow.status !== "active")
+      throw conflict(`Flow is ${flow.status}: activate it before enrolling contacts`);
     const enrolled = enrollContacts(tx, flow, unique, now);
     return { enrolled, skipped: contactIds.length - enrolled };
   });
