@@ -134,9 +134,20 @@ describe("GET /v1/analytics/numbers, campaigns and agents", () => {
     });
   });
 
-  it("lists campaigns (none launched) and agents (none yet)", async () => {
-    expect((await s.api("GET", "/v1/analytics/campaigns")).body).toEqual({ ok: true, campaigns: [] });
-    expect((await s.api("GET", "/v1/analytics/agents")).body).toEqual({ ok: true, agents: [] });
+  it("lists campaigns (none launched) and agents (none yet), each echoing its window", async () => {
+    const window = "from=2026-01-01T00:00:00Z&to=2026-02-01T00:00:00Z";
+    const echo = { from: "2026-01-01T00:00:00.000Z", to: "2026-02-01T00:00:00.000Z" };
+    expect((await s.api("GET", `/v1/analytics/campaigns?${window}`)).body).toEqual({
+      ok: true,
+      ...echo,
+      campaigns: [],
+    });
+    expect((await s.api("GET", `/v1/analytics/agents?${window}`)).body).toEqual({
+      ok: true,
+      ...echo,
+      agents: [],
+    });
+    expect((await s.api("GET", `/v1/analytics/numbers?${window}`)).body).toMatchObject(echo);
   });
 
   it("never counts another workspace", async () => {

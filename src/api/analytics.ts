@@ -112,6 +112,16 @@ const AgentRow = t.Object(
   { description: "One agent's figures" },
 );
 
+/** The window an answer covers, echoed (API.md §5): `from` and `to` as ISO 8601. */
+const WindowEcho = {
+  from: t.String({ description: "Start of the window (inclusive), ISO 8601" }),
+  to: t.String({ description: "End of the window (exclusive), ISO 8601" }),
+};
+const echoed = (window: { from: number; to: number }) => ({
+  from: new Date(window.from).toISOString(),
+  to: new Date(window.to).toISOString(),
+});
+
 // GET /v1/analytics/overview|timeseries|campaigns|numbers|agents – figures over a window.
 export function analyticsRoutes(deps: AppDeps) {
   const windowOf = (query: { from?: string; to?: string }) => parseWindow(query, deps.clock.now());
@@ -186,10 +196,14 @@ export function analyticsRoutes(deps: AppDeps) {
     )
     .get(
       "/v1/analytics/campaigns",
-      ({ request, query }) => ({
-        ok: true as const,
-        campaigns: analyticsCampaigns(deps.db, workspaceOf(request), windowOf(query)),
-      }),
+      ({ request, query }) => {
+        const window = windowOf(query);
+        return {
+          ok: true as const,
+          ...echoed(window),
+          campaigns: analyticsCampaigns(deps.db, workspaceOf(request), window),
+        };
+      },
       {
         query: Query(WindowQuery),
         detail: detail(
@@ -198,17 +212,25 @@ export function analyticsRoutes(deps: AppDeps) {
           "Campaigns launched in the window (newest first, up to 1000), with cost from `settings.costs` and ROI = (revenue − cost) / cost, null when cost is 0.",
         ),
         response: responses(
-          t.Object({ ok: Ok, campaigns: t.Array(CampaignRow, { description: "Campaign rows" }) }),
+          t.Object({
+            ok: Ok,
+            ...WindowEcho,
+            campaigns: t.Array(CampaignRow, { description: "Campaign rows" }),
+          }),
           ERRORS,
         ),
       },
     )
     .get(
       "/v1/analytics/numbers",
-      ({ request, query }) => ({
-        ok: true as const,
-        numbers: analyticsNumbers(deps.db, workspaceOf(request), windowOf(query)),
-      }),
+      ({ request, query }) => {
+        const window = windowOf(query);
+        return {
+          ok: true as const,
+          ...echoed(window),
+          numbers: analyticsNumbers(deps.db, workspaceOf(request), window),
+        };
+      },
       {
         query: Query(WindowQuery),
         detail: detail(
@@ -217,17 +239,21 @@ export function analyticsRoutes(deps: AppDeps) {
           "Every number of the workspace with what it sent, delivered and received in the window; `delivery_rate` = delivered / sent.",
         ),
         response: responses(
-          t.Object({ ok: Ok, numbers: t.Array(NumberRow, { description: "Number rows" }) }),
+          t.Object({ ok: Ok, ...WindowEcho, numbers: t.Array(NumberRow, { description: "Number rows" }) }),
           ERRORS,
         ),
       },
     )
     .get(
       "/v1/analytics/agents",
-      ({ request, query }) => ({
-        ok: true as const,
-        agents: analyticsAgents(deps.db, workspaceOf(request), windowOf(query)),
-      }),
+      ({ request, query }) => {
+        const window = windowOf(query);
+        return {
+          ok: true as const,
+          ...echoed(window),
+          agents: analyticsAgents(deps.db, workspaceOf(request), window),
+        };
+      },
       {
         query: Query(WindowQuery),
         detail: detail(
@@ -236,7 +262,7 @@ export function analyticsRoutes(deps: AppDeps) {
           "Every agent of the workspace: threads it took in the window (`conversations`), replies it sent, handoffs, and conversions attributed to it with their revenue.",
         ),
         response: responses(
-          t.Object({ ok: Ok, agents: t.Array(AgentRow, { description: "Agent rows" }) }),
+          t.Object({ ok: Ok, ...WindowEcho, agents: t.Array(AgentRow, { description: "Agent rows" }) }),
           ERRORS,
         ),
       },
