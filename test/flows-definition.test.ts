@@ -388,7 +388,7 @@ const ROWS: Row[] = [
   [
     "added_to_list with an unknown list",
     setTrigger({ event: "added_to_list", list_id: "list9" }),
-    'nodes[0] ("t"): data.list_id does not exist',
+    "definition.nodes[0].data.list_id does not exist",
   ],
   [
     "inbound_keyword without keywords",
@@ -433,7 +433,7 @@ const ROWS: Row[] = [
   [
     "link_clicked with an unknown offer",
     setTrigger({ event: "link_clicked", offer_id: "offer9" }),
-    'nodes[0] ("t"): data.offer_id does not exist',
+    "definition.nodes[0].data.offer_id does not exist",
   ],
   [
     "conversion with a bad event name",
@@ -465,7 +465,7 @@ const ROWS: Row[] = [
   [
     "send_sms with an unknown pool",
     setData("s1", { body: "Hi", pool_id: "pool9" }),
-    'nodes[1] ("s1"): data.pool_id does not exist',
+    "definition.nodes[1].data.pool_id does not exist",
   ],
   // wait
   [
@@ -519,13 +519,18 @@ const ROWS: Row[] = [
   [
     "agent naming a voice agent",
     setData("a1", { agent_id: "voice1" }),
-    'nodes[5] ("a1"): data.agent_id is not an SMS agent of this workspace',
+    'nodes[5] ("a1"): data.agent_id must be an SMS agent',
+  ],
+  [
+    "agent naming no agent of the workspace",
+    setData("a1", { agent_id: "ghost" }),
+    "definition.nodes[5].data.agent_id does not exist",
   ],
   ["add_to_list without list_id", setData("l1", {}), 'nodes[6] ("l1"): data.list_id is required'],
   [
     "remove_from_list with an unknown list",
     setData("l2", { list_id: "list9" }),
-    'nodes[7] ("l2"): data.list_id does not exist',
+    "definition.nodes[7].data.list_id does not exist",
   ],
   // update_contact
   ["update_contact without fields", setData("u1", {}), 'nodes[8] ("u1"): data.fields is required'],
@@ -606,7 +611,7 @@ const ROWS: Row[] = [
   [
     "call naming an SMS agent",
     setData("v1", { agent_id: "sms1" }),
-    'nodes[10] ("v1"): data.agent_id is not a voice agent of this workspace',
+    'nodes[10] ("v1"): data.agent_id must be a voice agent',
   ],
   [
     "call with an empty say",

@@ -210,7 +210,7 @@ describe("flow definitions", () => {
         ],
         edges: [],
       },
-      'nodes[0] ("t"): data.list_id does not exist',
+      "definition.nodes[0].data.list_id does not exist",
     ],
   ];
   for (const [what, definition, error] of bad) {

@@ -97,7 +97,7 @@ export const FlowSchema = t.Object(
 
 const DefinitionInput = t.Unknown({
   description:
-    '`{nodes, edges}` in React Flow\'s format (see Flow.definition). Checked whole: 422 names the node or edge (`nodes[2] ("send1"): data.body is required`).',
+    '`{nodes, edges}` in React Flow\'s format (see Flow.definition). Checked whole: 422 names the node or edge (`nodes[2] ("send1"): data.body is required`); an id in node data that names nothing of the workspace by its path (`definition.nodes[2].data.list_id does not exist`).',
 });
 const SettingsInput = t.Object(
   {

@@ -88,7 +88,7 @@ export function parseDefinition(input: unknown, refs: DefinitionRefs): ParsedDef
   const indexOf = new Map<string, number>();
   const nodes: FlowNode[] = input.nodes.map((raw: unknown, i: number) => {
     const node = parseNode(raw, i, indexOf);
-    checkNodeData(node, nodeName(i, node.id), refs);
+    checkNodeData(node, nodeName(i, node.id), `definition.nodes[${i}]`, refs);
     indexOf.set(node.id, i);
     byId[node.id] = node;
     return node;
@@ -233,10 +233,14 @@ function loopWithoutWait(
 // Node data (API.md §3 Flows, §6.6)
 // ---------------------------------------------------------------------------------------------
 
-function checkNodeData(node: FlowNode, name: string, refs: DefinitionRefs): void {
+function checkNodeData(node: FlowNode, name: string, path: string, refs: DefinitionRefs): void {
   const data = node.data;
-  /** A required (or, with `optional`, nullable) id of `kind` that must exist in the workspace. */
-  const ref = (key: string, kind: RefKind, missing: string, optional = false) => {
+  /**
+   * A required (or, with `optional`, nullable) id of `kind` that must exist in the workspace. One
+   * that does not is named by its path, as every body id is (API.md §1:
+   * `definition.nodes[2].data.list_id does not exist`); an agent of the other channel is `wrong`.
+   */
+  const ref = (key: string, kind: RefKind, wrong: string | null, optional = false) => {
     const value = data[key];
     if (value === undefined || value === null) {
       if (optional) return;
@@ -244,7 +248,9 @@ function checkNodeData(node: FlowNode, name: string, refs: DefinitionRefs): void
     }
     if (typeof value !== "string" || value === "")
       throw invalid(`${name}: data.${key} must be a non-empty string`);
-    if (!refs.exists(kind, value)) throw invalid(`${name}: data.${key} ${missing}`);
+    if (refs.exists(kind, value)) return;
+    if (wrong && refs.exists("agent", value)) throw invalid(`${name}: data.${key} ${wrong}`);
+    throw invalid(`${path}.data.${key} does not exist`);
   };
   const has = (key: string) => data[key] !== undefined && data[key] !== null;
 
@@ -262,7 +268,7 @@ function checkNodeData(node: FlowNode, name: string, refs: DefinitionRefs): void
       checkMergeFields(body, `${name}: data.body`, true);
       if (mergeFieldsOf(body).some((field) => field.name === "offer_url"))
         throw invalid(`${name}: data.body uses {{offer_url}}, which a flow message cannot fill`);
-      ref("pool_id", "pool", "does not exist", true);
+      ref("pool_id", "pool", null, true);
       return;
     }
     case "wait": {
@@ -289,11 +295,11 @@ function checkNodeData(node: FlowNode, name: string, refs: DefinitionRefs): void
       checkRules(refs, data.rules, `${name}: data.rules`);
       return;
     case "agent":
-      ref("agent_id", "sms_agent", "is not an SMS agent of this workspace");
+      ref("agent_id", "sms_agent", "must be an SMS agent");
       return;
     case "add_to_list":
     case "remove_from_list":
-      ref("list_id", "list", "does not exist");
+      ref("list_id", "list", null);
       return;
     case "update_contact":
       checkUpdate(data.fields, `${name}: data.fields`);
@@ -311,7 +317,7 @@ function checkNodeData(node: FlowNode, name: string, refs: DefinitionRefs): void
       if (has("agent_id") === has("say"))
         throw invalid(`${name}: data must have exactly one of agent_id, say`);
       if (has("agent_id")) {
-        ref("agent_id", "voice_agent", "is not a voice agent of this workspace");
+        ref("agent_id", "voice_agent", "must be a voice agent");
         return;
       }
       if (typeof data.say !== "string" || data.say.trim() === "")
@@ -327,7 +333,7 @@ function checkNodeData(node: FlowNode, name: string, refs: DefinitionRefs): void
 function checkTrigger(
   data: Record<string, unknown>,
   name: string,
-  ref: (key: string, kind: RefKind, missing: string, optional?: boolean) => void,
+  ref: (key: string, kind: RefKind, wrong: string | null, optional?: boolean) => void,
 ): void {
   const event = data.event;
   if (event === undefined || event === null) throw invalid(`${name}: data.event is required`);
@@ -335,10 +341,10 @@ function checkTrigger(
     throw invalid(`${name}: data.event must be one of ${TRIGGER_EVENTS.join(", ")}`);
   switch (event) {
     case "added_to_list":
-      ref("list_id", "list", "does not exist");
+      ref("list_id", "list", null);
       return;
     case "link_clicked":
-      ref("offer_id", "offer", "does not exist", true);
+      ref("offer_id", "offer", null, true);
       return;
     case "conversion":
       // `event` names the trigger, so the conversion's own event name has a key of its own.
