@@ -282,6 +282,25 @@ describe("test chat", () => {
     expect(answer.body.reply).toMatchObject({ text: "Connecting you now.", handoff: { reason: "keyword" } });
   });
 
+  it("does not answer CTIA keywords, as the live loop does not (a STOP cancels an owed reply)", async () => {
+    const { agent } = (await create(base)).body;
+    for (const messages of [
+      [{ role: "contact", text: "STOP" }],
+      [{ role: "contact", text: "help" }],
+      [
+        { role: "contact", text: "How much is a cleaning?" },
+        { role: "contact", text: "stop" },
+      ],
+    ]) {
+      const answer = await s.api("POST", `/v1/agents/${agent.id}/test`, { messages });
+      expect(answer.body.reply).toMatchObject({ text: "", handoff: null });
+    }
+    const asked = await s.api("POST", `/v1/agents/${agent.id}/test`, {
+      messages: [{ role: "contact", text: "How much is a cleaning?" }],
+    });
+    expect(asked.body.reply.text).not.toBe("");
+  });
+
   it("captures what the agent asks for", async () => {
     const { agent } = (await create({ ...base, sms: { capture_fields: ["email", "zip"] } })).body;
     const answer = await s.api("POST", `/v1/agents/${agent.id}/test`, {

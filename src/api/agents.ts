@@ -309,7 +309,7 @@ export function agentsRoutes(deps: AppDeps) {
           operationId: "testAgent",
           summary: "Test chat",
           description:
-            "Answers a conversation exactly as the live reply loop would (same engine, same handoff, capture and intent rules), writing and sending nothing. Works on draft agents.",
+            "Answers a conversation exactly as the live reply loop would (same engine, same handoff, capture and intent rules), writing and sending nothing. Works on draft agents. As live, CTIA keywords (STOP, HELP, START...) are not the agent's to answer: when the contact's latest messages are only such keywords, or include a STOP, `text` is empty.",
         },
         response: responses(t.Object({ ok: Ok, reply: TestReply }), [...WRITE_ERRORS, 404]),
       },

@@ -1,8 +1,20 @@
 import type { Db } from "../../db/client";
 import { invalid } from "../../lib/errors";
+import { keywordOf } from "../messaging/inbound";
 import { agentJson, engineAgentOf, findAgent } from "./agents";
 import { decideTurn } from "./policy";
 import { askEngine, engineFor } from "./runtime";
+
+/** What the agent does with a CTIA keyword: nothing. */
+const SILENT = {
+  text: "",
+  intent: "none" as const,
+  sentiment: "neutral" as const,
+  confidence: 1,
+  goal_reached: false,
+  captured: {},
+  handoff: null,
+};
 
 /**
  * POST /v1/agents/{id}/test (API.md §6.3): the live reply loop's engine call and `decideTurn` on
@@ -25,6 +37,11 @@ export async function testChat(
     .slice(lastAgent + 1)
     .filter((m) => m.role === "contact")
     .map((m) => m.text);
+  // As live: a CTIA keyword is never answered by the agent (the compliance reply answers it), and
+  // a STOP cancels a reply that was owed.
+  const keywords = pending.map(keywordOf);
+  if (pending.length > 0 && (keywords.every((k) => k !== null) || keywords.includes("opt_out")))
+    return SILENT;
   const turns = messages.filter((m) => m.role === "agent").length;
   const opening = pending.length === 0 && turns === 0;
   const answer = await askEngine(engineFor(db), {
