@@ -5,7 +5,9 @@
  * purchase exits, the webhook node, stats and runs, and the simulator against the real run.
  */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
+import { Value } from "@sinclair/typebox/value";
 import { Webhook } from "standardwebhooks";
+import { EVENT_DATA_SCHEMAS } from "../src/webhooks/events";
 import { eventLog } from "./support/event-log";
 import { eventually } from "./support/messaging";
 import { startTestServer, type TestServer } from "./support/server";
@@ -549,6 +551,10 @@ describe("running a flow", () => {
     const completed = log.of("flow.completed", w.workspaceId);
     expect(completed.map((e) => (e.data as Json).flow_id).sort()).toEqual([once.id, again.id].sort());
     expect((completed[0].data as Json).contact_id).toBe(c.id);
+    // The published payload schema names exactly the fields sent (the Run record), and holds.
+    const schema = EVENT_DATA_SCHEMAS["flow.completed"];
+    expect(Object.keys(completed[0].data as Json).sort()).toEqual(Object.keys(schema.properties).sort());
+    expect(Value.Check(schema, completed[0].data)).toBe(true);
   });
 
   it("a conversion trigger enrolls on its event name only", async () => {

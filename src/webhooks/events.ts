@@ -45,9 +45,10 @@ export const EVENT_SUMMARIES: Record<EventType, string> = {
   "conversation.needs_attention": "A thread started to need a person (flagged once until it is cleared).",
   "call.completed":
     "A call reached its final status (COMPLETED, BUSY, NO_ANSWER, FAILED or VOICEMAIL); data is the Call record, and `status` says how it ended. Emitted once per call, with the call's entry in the contact's thread.",
-  "campaign.started": "A campaign started sending. Not emitted by this version: campaigns are not built yet.",
+  "campaign.started":
+    "A campaign became active: launched, or its `send_at` came. Data is the Campaign record.",
   "campaign.completed":
-    "A campaign finished sending. Not emitted by this version: campaigns are not built yet.",
+    "Every recipient of a campaign was handed off or skipped (delivery reports may still follow). Data is the Campaign record.",
   "conversion.recorded": "A conversion was recorded by `POST /v1/conversion` (not for a duplicate `txn`).",
   "link.clicked": "A tracked link (`/r/<code>`) was followed and redirected.",
   "flow.completed":
@@ -183,10 +184,14 @@ export const CampaignEventData = Type.Object(
     launched_at: Type.Optional(NullableTime("Launched")),
     completed_at: Type.Optional(NullableTime("Completed")),
     stats: Type.Optional(
-      Type.Record(Type.String(), Type.Number(), {
-        description:
-          "recipients, queued, sent, delivered, failed, suppressed, replied, opted_out, clicked, conversions, revenue",
-      }),
+      Type.Object(
+        {},
+        {
+          description:
+            "recipients, queued, sent, delivered, failed, suppressed, replied, opted_out, clicked, conversions, revenue, and `variants` (per A/B variant)",
+          additionalProperties: true,
+        },
+      ),
     ),
   },
   { description: "The Campaign record", additionalProperties: true },
@@ -216,17 +221,24 @@ export const LinkClickedEventData = Type.Object(
   { description: "A tracked link was clicked" },
 );
 
-/** flow.completed data. */
+/** flow.completed data: the Run record (`GET /v1/flows/{id}/runs`). */
 export const FlowCompletedEventData = Type.Object(
   {
+    id: Id("Run"),
     flow_id: Id("Flow"),
     contact_id: Id("Contact"),
-    enrollment_id: Type.Optional(Id("Enrollment")),
-    exited: Type.Optional(
-      Type.Boolean({ description: "True when the contact left early (e.g. on purchase)" }),
-    ),
+    status: Type.String({ description: "completed" }),
+    current_node_id: NullableString("The node the run ended at"),
+    waiting_until: NullableTime("null: the run has ended"),
+    exit_reason: NullableString("null for a completed run"),
+    started_at: Time("Enrolled"),
+    ended_at: NullableTime("Ended"),
   },
-  { description: "A contact finished a flow", additionalProperties: true },
+  {
+    description:
+      "A contact's run reached the end of a flow (a run that exits early, e.g. on purchase, does not emit it)",
+    additionalProperties: true,
+  },
 );
 
 /** agent.handoff data. */
