@@ -1,6 +1,7 @@
 import { describe, expect, it } from "bun:test";
 import { type DefinitionRefs, nextNode, parseDefinition, type RefKind } from "../src/domain/flows/definition";
 import { AppError, invalid } from "../src/lib/errors";
+import { checkWebhookUrl } from "../src/webhooks/targets";
 
 /** Ids that exist, by kind; anything else does not. */
 const EXISTING: Record<RefKind, string[]> = {
@@ -14,6 +15,7 @@ const EXISTING: Record<RefKind, string[]> = {
 
 const refs: DefinitionRefs = {
   exists: (kind, id) => EXISTING[kind].includes(id),
+  checkUrl: (url) => checkWebhookUrl(url, true),
   checkRules(rules, path) {
     const all = (rules as { all?: unknown } | null)?.all;
     if (rules === null || typeof rules !== "object" || !Array.isArray(all))
@@ -595,6 +597,11 @@ const ROWS: Row[] = [
     "webhook with an ftp url",
     setData("h1", { url: "ftp://example.com/x" }),
     'nodes[9] ("h1"): data.url must be an absolute http or https URL',
+  ],
+  [
+    "webhook to a cloud metadata address (the target rules of webhooks)",
+    setData("h1", { url: "http://169.254.169.254/latest" }),
+    'nodes[9] ("h1"): data.url must not point to a link-local or cloud metadata address',
   ],
   [
     "webhook with a long url",

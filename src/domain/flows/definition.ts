@@ -47,6 +47,8 @@ export interface DefinitionRefs {
   checkRules(rules: unknown, path: string): unknown;
   /** Whether an id of this kind exists in the workspace. */
   exists(kind: RefKind, id: string): boolean;
+  /** A webhook node's URL under the target rules of webhooks: the problem, or null when allowed. */
+  checkUrl(url: string): string | null;
 }
 
 export interface ParsedDefinition {
@@ -311,6 +313,8 @@ function checkNodeData(node: FlowNode, name: string, path: string, refs: Definit
         throw invalid(`${name}: data.url is too long (max ${MAX_URL})`);
       if (typeof url !== "string" || !isHttpUrl(url))
         throw invalid(`${name}: data.url must be an absolute http or https URL`);
+      const problem = refs.checkUrl(url);
+      if (problem) throw invalid(`${name}: data.url ${problem}`);
       return;
     }
     case "call": {

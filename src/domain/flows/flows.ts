@@ -93,12 +93,14 @@ export interface FlowInput {
 }
 
 /** What the definition validator may ask of the workspace. */
-function refsFor(tx: DbOrTx, workspaceId: string): DefinitionRefs {
+function refsFor(tx: DbOrTx, workspaceId: string, allowPrivate: boolean): DefinitionRefs {
   const has = (table: typeof lists | typeof pools | typeof offers, id: string) =>
     workspaceRow(tx, table, workspaceId, id) !== undefined;
   const agentOf = (id: string) => workspaceRow(tx, agents, workspaceId, id);
   return {
     checkRules: (rules, path) => parseRules(tx, workspaceId, rules, path),
+    // Checked again when the node runs (the host's addresses then), as webhook deliveries are.
+    checkUrl: (url) => checkWebhookUrl(url, allowPrivate),
     exists(kind, id) {
       if (kind === "list") return has(lists, id);
       if (kind === "pool") return has(pools, id);
@@ -125,7 +127,7 @@ export function createFlow(db: Db, workspaceId: string, input: FlowInput, now = 
   if (input.definition === undefined) throw invalid("definition is required");
   const status = input.status ?? "draft";
   return db.transaction((tx) => {
-    const parsed = parseDefinition(input.definition, refsFor(tx, workspaceId));
+    const parsed = parseDefinition(input.definition, refsFor(tx, workspaceId, settingsFor(db).allowPrivate));
     const row: FlowRow = {
       id: newId(),
       workspaceId,
@@ -189,7 +191,10 @@ export function updateFlow(
     }
     if (input.definition !== undefined) {
       // The body first (422), then the state (409): API.md §1's order.
-      const parsed = parseDefinition(input.definition, refsFor(tx, workspaceId));
+      const parsed = parseDefinition(
+        input.definition,
+        refsFor(tx, workspaceId, settingsFor(db).allowPrivate),
+      );
       if (row.status === "active") throw conflict("Flow is active: pause it before changing its definition");
       next.definition = parsed.definition as unknown as Record<string, unknown>;
       Object.assign(next, triggerOf(parsed.definition));
