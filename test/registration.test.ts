@@ -125,7 +125,7 @@ describe("checkBrand", () => {
   const rows: [string, Record<string, unknown>, string][] = [
     ["legal_name missing", { legal_name: undefined }, "legal_name is required"],
     ["legal_name blank", { legal_name: "   " }, "legal_name is required"],
-    ["legal_name too long", { legal_name: "A".repeat(256) }, "legal_name must be at most 255 characters"],
+    ["legal_name too long", { legal_name: "A".repeat(256) }, "legal_name is too long (max 255)"],
     ["legal_name not a string", { legal_name: 42 }, "legal_name must be a string"],
     ["ein without dash", { ein: "123456789" }, "ein must look like 12-3456789"],
     ["ein too short", { ein: "12-345678" }, "ein must look like 12-3456789"],
@@ -147,7 +147,7 @@ describe("checkBrand", () => {
     ["email malformed", { email: "acme" }, "email must be a valid email address"],
     ["email missing", { email: undefined }, "email is required"],
     ["phone foreign", { phone: "+44 20 7946 0000" }, "phone must be a US or Canadian phone number"],
-    ["phone garbage", { phone: "12" }, "phone must be a US or Canadian phone number"],
+    ["phone garbage", { phone: "12" }, "phone must be a valid phone number"],
     ["phone missing", { phone: undefined }, "phone is required"],
     ["address missing", { address: undefined }, "address is required"],
     ["address not an object", { address: "1 Market St" }, "address must be an object"],
@@ -234,7 +234,7 @@ describe("checkTendlcCampaign", () => {
     ["brand_id not a string", { brand_id: 7 }, "brand_id must be a string"],
     ["use_case unknown", { use_case: "PROMO" }, `use_case must be one of ${USE_CASES.join(", ")}`],
     ["description short", { description: "Order updates." }, "description must be at least 40 characters"],
-    ["description long", { description: "x".repeat(4097) }, "description must be at most 4096 characters"],
+    ["description long", { description: "x".repeat(4097) }, "description is too long (max 4096)"],
     [
       "message_flow short",
       { message_flow: "Customers opt in." },
@@ -274,7 +274,7 @@ describe("checkTendlcCampaign", () => {
     [
       "sample too long",
       { sample_messages: ["x".repeat(1025), goodCampaign.sample_messages[0]] },
-      "sample_messages[0] must be at most 1024 characters",
+      "sample_messages[0] is too long (max 1024)",
     ],
     ["sample not a string", { sample_messages: [1, 2] }, "sample_messages[0] must be a string"],
     ["help_message short", { help_message: "Call us." }, "help_message must be at least 20 characters"],

@@ -174,7 +174,7 @@ function text(value: unknown, field: string, min = 1, max = 255): string {
   const trimmed = value.trim();
   if (trimmed === "") throw invalid(`${field} is required`);
   if (trimmed.length < min) throw invalid(`${field} must be at least ${min} characters`);
-  if (trimmed.length > max) throw invalid(`${field} must be at most ${max} characters`);
+  if (trimmed.length > max) throw invalid(`${field} is too long (max ${max})`);
   return trimmed;
 }
 
@@ -250,7 +250,8 @@ export function checkBrand(input: unknown, partial = false): Partial<BrandInput>
   if (want("phone")) {
     if (isBlank(o.phone)) throw invalid("phone is required");
     const e164 = normalizePhone(o.phone);
-    if (!e164 || !/^\+1\d{10}$/.test(e164)) throw invalid("phone must be a US or Canadian phone number");
+    if (!e164) throw invalid("phone must be a valid phone number");
+    if (!/^\+1\d{10}$/.test(e164)) throw invalid("phone must be a US or Canadian phone number");
     out.phone = e164;
   }
 
@@ -262,7 +263,7 @@ function checkWebsite(value: unknown): string {
   const message = "website must be an absolute http(s) URL";
   if (typeof value !== "string") throw invalid(message);
   const trimmed = value.trim();
-  if (trimmed.length > 2048) throw invalid("website must be at most 2048 characters");
+  if (trimmed.length > 2048) throw invalid("website is too long (max 2048)");
   let url: URL;
   try {
     url = new URL(trimmed);
