@@ -418,6 +418,15 @@ describe("roles", () => {
     const demoted = await call("PATCH", `/v1/users/${agentId}`, { role: "agent" }, { cookie: admin });
     expect(demoted.body.user.role).toBe("agent");
     expect((await call("GET", "/v1/settings", undefined, { cookie: agent })).status).toBe(403);
+    // PATCH is partial: a body without a role changes nothing (an unknown field is ignored).
+    const unchanged = await call(
+      "PATCH",
+      `/v1/users/${agentId}`,
+      { name: "Someone else" },
+      { cookie: admin },
+    );
+    expect([unchanged.status, unchanged.body.user.role]).toEqual([200, "agent"]);
+    expect(unchanged.body.user.name).not.toBe("Someone else");
   });
 });
 

@@ -56,7 +56,10 @@ const InviteBody = Body(
   { description: "Someone to add to the workspace" },
 );
 
-const PatchBody = Body({ role: Role }, { description: "The member's new role" });
+const PatchBody = Body(
+  { role: t.Optional(Role) },
+  { description: "What changes (partial): the member's role. Their name and e-mail are their own." },
+);
 
 // /v1/users – who may sign in to this workspace's dashboard, and as what.
 export function usersRoutes(deps: AppDeps) {
@@ -96,7 +99,10 @@ export function usersRoutes(deps: AppDeps) {
               "Takes effect on the member's next request. Demoting the workspace's last admin: 409 `The last admin of a workspace cannot be removed or demoted`.",
             body: PatchBody,
             errors: [409],
-            run: (workspaceId, id, body, now) => updateMemberRole(deps.db, workspaceId, id, body.role, now),
+            run: (workspaceId, id, body, now) =>
+              body.role === undefined
+                ? getMember(deps.db, workspaceId, id)
+                : updateMemberRole(deps.db, workspaceId, id, body.role, now),
           },
           delete: {
             summary: "Remove a user from the workspace",
