@@ -139,6 +139,18 @@ describe("the reply loop", () => {
     expect(conversation.messages.filter((m: { sender: string }) => m.sender === "system")).toHaveLength(1);
   });
 
+  it("flags the thread when the agent is paused before the reply it owed was due", async () => {
+    const agent = await agentOnNumber({}, { reply_delay_min_sec: 1, reply_delay_max_sec: 1 });
+    const from = nextPhone();
+    const message = (await inbound(from, "How much is a cleaning?")).body.message;
+    expect((await s.api("PATCH", `/v1/agents/${agent.id}`, { status: "paused" })).status).toBe(200);
+    const flagged = await eventually(
+      () => thread(message.conversation_id),
+      (c) => c.needs_attention === true,
+    );
+    expect(agentMessages(flagged)).toHaveLength(0);
+  });
+
   it("never answers YES, a CTIA opt-in keyword, even from a contact already opted in", async () => {
     await agentOnNumber({}, { reply_delay_min_sec: 1, reply_delay_max_sec: 1 });
     const from = nextPhone();

@@ -244,12 +244,34 @@ function replyContext(tx: DbOrTx, payload: JobPayloads["agents.reply"]): ReplyCo
   return { conversation, contact, agent, state };
 }
 
+/**
+ * A reply still owed whose agent stopped acting before it was due (paused, draft, deleted): nobody
+ * will answer the contact, so a person must see the thread, as for a message that arrives while
+ * the agent is not acting. A thread a person took over (agent paused on it) is theirs already.
+ */
+function flagUnanswered(tx: DbOrTx, payload: JobPayloads["agents.reply"], now: number) {
+  const conversation = tx
+    .select()
+    .from(conversations)
+    .where(eq(conversations.id, payload.conversation_id))
+    .get();
+  if (!conversation || conversation.agentPaused || conversation.agentId === null) return;
+  const state = tx.select().from(agentThreads).where(eq(agentThreads.conversationId, conversation.id)).get();
+  if (!state || state.replyDueAt !== payload.due_at) return;
+  if (acting(loadAgent(tx, conversation.agentId))) return;
+  tx.update(agentThreads)
+    .set({ replyDueAt: null, updatedAt: now })
+    .where(eq(agentThreads.conversationId, conversation.id))
+    .run();
+  flagNeedsAttention(tx, conversation, now);
+}
+
 /** `agents.reply`: the reply owed on a thread, once per burst of inbound messages. */
 export async function agentReplyJob(payload: JobPayloads["agents.reply"], ctx: JobContext) {
   const now = ctx.clock.now();
   const first = replyContext(ctx.db, payload);
   if (!first) {
-    ctx.completeWith(() => undefined);
+    ctx.completeWith((tx) => flagUnanswered(tx, payload, now));
     return;
   }
   const { agent } = first;
