@@ -548,8 +548,18 @@ describe("running a flow", () => {
         skipped: 0,
       },
     );
-    const completed = log.of("flow.completed", w.workspaceId);
-    expect(completed.map((e) => (e.data as Json).flow_id).sort()).toEqual([once.id, again.id].sort());
+    // One flow.completed per run that reached its end: the re-entered run's too, once it ends.
+    await eventually(
+      () => w.runs(again.id, "completed"),
+      (runs) => runs.length === 2,
+    );
+    const completed = await eventually(
+      async () => log.of("flow.completed", w.workspaceId),
+      (events) => events.length >= 3,
+    );
+    expect(completed.map((e) => (e.data as Json).flow_id).sort()).toEqual(
+      [once.id, again.id, again.id].sort(),
+    );
     expect((completed[0].data as Json).contact_id).toBe(c.id);
     // The published payload schema names exactly the fields sent (the Run record), and holds.
     const schema = EVENT_DATA_SCHEMAS["flow.completed"];
