@@ -341,6 +341,29 @@ describe("segments CRUD and members", () => {
     expect((await w.call("GET", `/v1/segments/${seg.id}`)).status).toBe(404);
   });
 
+  it("ignores unknown keys in rules: never stored, never echoed", async () => {
+    const w = await world();
+    const rules = {
+      all: [
+        { field: "opted_in", op: "eq", value: true, zzz: 1 },
+        { not: { in_list: "x", note: "n" }, extra: 2 },
+      ],
+      comment: "mine",
+    };
+    const created = await w.call("POST", "/v1/segments", { name: "Clean", rules });
+    expect(created.status).toBe(422); // in_list "x" is no list: the rules are still checked whole
+    const list = (await w.call("POST", "/v1/lists", { name: "L" })).body.list.id;
+    rules.all[1] = { not: { in_list: list, note: "n" }, extra: 2 };
+    const ok = await w.call("POST", "/v1/segments", { name: "Clean", rules });
+    const expected = { all: [{ field: "opted_in", op: "eq", value: true }, { not: { in_list: list } }] };
+    expect(ok.body.segment.rules).toEqual(expected);
+    expect((await w.call("GET", `/v1/segments/${ok.body.segment.id}`)).body.segment.rules).toEqual(expected);
+    const patched = await w.call("PATCH", `/v1/segments/${ok.body.segment.id}`, {
+      rules: { field: "fields.plan", op: "exists", value: null, why: "x" },
+    });
+    expect(patched.body.segment.rules).toEqual({ field: "fields.plan", op: "exists", value: null });
+  });
+
   it("answers 422 'name is required' and 'rules is required'", async () => {
     const noName = await s.api("POST", "/v1/segments", { rules: { all: [] } });
     expect(noName.status).toBe(422);

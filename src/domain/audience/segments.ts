@@ -591,6 +591,21 @@ export function segmentWhere(db: DbOrTx, workspaceId: string, segmentId: string,
   return audienceWhere(segmentRule(db, workspaceId, segmentId).rule, workspaceId, now);
 }
 
+/**
+ * Rules as stored and answered, once `parseRules` accepted them: each node with the keys of its
+ * kind only, values as given (API.md §1: an unknown field is ignored, never stored).
+ */
+function rulesAsStored(node: unknown): unknown {
+  const n = node as Record<string, unknown>;
+  if ("all" in n) return { all: (n.all as unknown[]).map(rulesAsStored) };
+  if ("any" in n) return { any: (n.any as unknown[]).map(rulesAsStored) };
+  if ("not" in n) return { not: rulesAsStored(n.not) };
+  if ("in_list" in n) return { in_list: n.in_list };
+  if ("not_in_list" in n) return { not_in_list: n.not_in_list };
+  const keys = "event" in n ? ["event", "op", "value"] : ["field", "op", "value"];
+  return Object.fromEntries(keys.filter((key) => key in n).map((key) => [key, n[key]]));
+}
+
 export function createSegment(
   db: Db,
   workspaceId: string,
@@ -603,7 +618,7 @@ export function createSegment(
     workspaceId,
     name: input.name,
     description: input.description ?? "",
-    rules: input.rules,
+    rules: rulesAsStored(input.rules),
     createdAt: now,
     updatedAt: now,
   };
@@ -650,7 +665,7 @@ export function updateSegment(
     const changes: Partial<SegmentRow> = { updatedAt: now };
     if (patch.name !== undefined) changes.name = patch.name;
     if (patch.description !== undefined) changes.description = patch.description;
-    if (patch.rules !== undefined) changes.rules = patch.rules;
+    if (patch.rules !== undefined) changes.rules = rulesAsStored(patch.rules);
     tx.update(segments)
       .set(changes)
       .where(and(eq(segments.workspaceId, workspaceId), eq(segments.id, id)))
