@@ -9,6 +9,7 @@ import {
   INTERVALS,
   METRICS,
   parseWindow,
+  type Window,
 } from "../domain/attribution/analytics";
 import { workspaceOf } from "../http/context";
 import { Int, Ok, Query, READ_ERRORS, responses, Timestamp } from "../http/schemas";
@@ -117,14 +118,19 @@ const WindowEcho = {
   from: t.String({ description: "Start of the window (inclusive), ISO 8601" }),
   to: t.String({ description: "End of the window (exclusive), ISO 8601" }),
 };
-const echoed = (window: { from: number; to: number }) => ({
-  from: new Date(window.from).toISOString(),
-  to: new Date(window.to).toISOString(),
-});
 
 // GET /v1/analytics/overview|timeseries|campaigns|numbers|agents – figures over a window.
 export function analyticsRoutes(deps: AppDeps) {
   const windowOf = (query: { from?: string; to?: string }) => parseWindow(query, deps.clock.now());
+  /** What `answer` makes of the query's window, with the window echoed first (API.md §5). */
+  const over = <T extends object>(query: { from?: string; to?: string }, answer: (window: Window) => T) => {
+    const window = windowOf(query);
+    return {
+      from: new Date(window.from).toISOString(),
+      to: new Date(window.to).toISOString(),
+      ...answer(window),
+    };
+  };
   return new Elysia({ name: "analytics" })
     .get(
       "/v1/analytics/overview",
@@ -144,18 +150,14 @@ export function analyticsRoutes(deps: AppDeps) {
     )
     .get(
       "/v1/analytics/timeseries",
-      ({ request, query }) => {
-        const window = windowOf(query);
-        const series = analyticsTimeseries(deps.db, workspaceOf(request), query, window);
-        return {
-          ok: true as const,
-          metric: query.metric as string,
-          interval: query.interval || "day",
-          from: new Date(window.from).toISOString(),
-          to: new Date(window.to).toISOString(),
-          series,
-        };
-      },
+      ({ request, query }) => ({
+        ok: true as const,
+        metric: query.metric,
+        interval: query.interval || "day",
+        ...over(query, (window) => ({
+          series: analyticsTimeseries(deps.db, workspaceOf(request), query, window),
+        })),
+      }),
       {
         query: Query({
           ...WindowQuery,
@@ -196,14 +198,12 @@ export function analyticsRoutes(deps: AppDeps) {
     )
     .get(
       "/v1/analytics/campaigns",
-      ({ request, query }) => {
-        const window = windowOf(query);
-        return {
-          ok: true as const,
-          ...echoed(window),
+      ({ request, query }) => ({
+        ok: true as const,
+        ...over(query, (window) => ({
           campaigns: analyticsCampaigns(deps.db, workspaceOf(request), window),
-        };
-      },
+        })),
+      }),
       {
         query: Query(WindowQuery),
         detail: detail(
@@ -223,14 +223,10 @@ export function analyticsRoutes(deps: AppDeps) {
     )
     .get(
       "/v1/analytics/numbers",
-      ({ request, query }) => {
-        const window = windowOf(query);
-        return {
-          ok: true as const,
-          ...echoed(window),
-          numbers: analyticsNumbers(deps.db, workspaceOf(request), window),
-        };
-      },
+      ({ request, query }) => ({
+        ok: true as const,
+        ...over(query, (window) => ({ numbers: analyticsNumbers(deps.db, workspaceOf(request), window) })),
+      }),
       {
         query: Query(WindowQuery),
         detail: detail(
@@ -246,14 +242,10 @@ export function analyticsRoutes(deps: AppDeps) {
     )
     .get(
       "/v1/analytics/agents",
-      ({ request, query }) => {
-        const window = windowOf(query);
-        return {
-          ok: true as const,
-          ...echoed(window),
-          agents: analyticsAgents(deps.db, workspaceOf(request), window),
-        };
-      },
+      ({ request, query }) => ({
+        ok: true as const,
+        ...over(query, (window) => ({ agents: analyticsAgents(deps.db, workspaceOf(request), window) })),
+      }),
       {
         query: Query(WindowQuery),
         detail: detail(
