@@ -30,7 +30,7 @@ const ISO_DATE_OR_TIME = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)
  * Whether the calendar date a text starts with (`YYYY-MM-DD`) exists. `Date.parse` rolls
  * `2026-02-30` over to March 2 instead of refusing it. Text of another shape passes: its parser decides.
  */
-export function calendarDateExists(text: string): boolean {
+function calendarDateExists(text: string): boolean {
   const found = /^(\d{4})-(\d{2})-(\d{2})/.exec(text);
   if (!found) return true;
   const [year, month, day] = [Number(found[1]), Number(found[2]), Number(found[3])];

@@ -22,7 +22,7 @@ import { enqueueJob } from "../../jobs/queue";
 import { conflict, invalid, notFound } from "../../lib/errors";
 import { isUuid, newId } from "../../lib/ids";
 import { normalizePhone } from "../../lib/phone";
-import { calendarDateExists, toIso } from "../../lib/time";
+import { parseIsoDate, toIso } from "../../lib/time";
 import { agentForReference } from "../agents/agents";
 import { offerExists } from "../attribution/offers";
 import { campaignCallStats, checkSay } from "../calls/calls";
@@ -189,10 +189,8 @@ function parseInput(input: CampaignInput, now: number): Partial<CampaignConfig> 
   if (input.send_at !== undefined) {
     if (input.send_at === null) out.sendAt = null;
     else {
-      const at =
-        ISO_RE.test(input.send_at) && calendarDateExists(input.send_at)
-          ? Date.parse(input.send_at)
-          : Number.NaN;
+      // A date-time with its zone, on a day that exists.
+      const at = ISO_RE.test(input.send_at) ? parseIsoDate(input.send_at) : Number.NaN;
       if (Number.isNaN(at))
         throw invalid("send_at must be an ISO 8601 timestamp (e.g. 2026-11-21T21:06:45Z)");
       if (at <= now) throw invalid("send_at must be in the future");
@@ -227,12 +225,6 @@ function checkText(body: string, path: string) {
 }
 
 /**
- * Checks a whole configuration against the workspace: the content the campaign type needs, merge
- * fields, and that every id in it is the workspace's (422 naming the path:
- * `audience.list_ids[0] does not exist`). An SMS campaign's agent answers the replies (an SMS agent);
- * a voice campaign's agent makes the calls (a voice agent).
- */
-/**
  * The ids a configuration names are the workspace's (422 naming the path): the audience's, the
  * offer's and the pool's. Checked for a PATCH body alone before the campaign's state (API.md §1:
  * body validation, then lookup, then state), and for the whole configuration by `checkConfig`.
@@ -254,6 +246,12 @@ function checkReferences(
   if (config.poolId) checkIds(db, workspaceId, pools, [config.poolId], "pool_id", false);
 }
 
+/**
+ * Checks a whole configuration against the workspace: the content the campaign type needs, merge
+ * fields, and that every id in it is the workspace's (422 naming the path:
+ * `audience.list_ids[0] does not exist`). An SMS campaign's agent answers the replies (an SMS agent);
+ * a voice campaign's agent makes the calls (a voice agent).
+ */
 function checkConfig(db: DbOrTx, workspaceId: string, config: CampaignConfig) {
   if (config.campaignType === "sms") {
     const message = config.message;
