@@ -1,4 +1,4 @@
-import { and, eq, type SQL } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../db/client";
 import { containsText } from "../../db/dialect";
 import { newestFirstPage } from "../../db/paging";
@@ -462,7 +462,7 @@ export function listAgents(
   filters: { status?: string; channel?: string; q?: string },
   page: { limit: number; offset: number },
 ) {
-  const conditions: SQL[] = [eq(agents.workspaceId, workspaceId)];
+  const conditions = [eq(agents.workspaceId, workspaceId), containsText(agents.name, filters.q)];
   if (filters.status !== undefined) {
     if (!(AGENT_STATUSES as readonly string[]).includes(filters.status))
       throw invalid(`status must be one of ${AGENT_STATUSES.join(", ")}`);
@@ -473,8 +473,6 @@ export function listAgents(
       throw invalid(`channel must be one of ${AGENT_CHANNELS.join(", ")}`);
     conditions.push(eq(agents.channel, filters.channel));
   }
-  const named = containsText(agents.name, filters.q);
-  if (named) conditions.push(named);
   const where = and(...conditions);
   const { rows, total } = newestFirstPage(db, agents, where, [agents.createdAt, agents.id], page);
   return { items: rows.map(agentJson), total };

@@ -1,4 +1,4 @@
-import { and, count, eq, inArray, isNull, type SQL } from "drizzle-orm";
+import { and, count, eq, inArray, isNull } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../db/client";
 import { containsText } from "../../db/dialect";
 import { newestFirstPage } from "../../db/paging";
@@ -405,14 +405,12 @@ export function listCampaigns(
   filters: { status?: string; q?: string },
   page: { limit: number; offset: number },
 ): { campaigns: CampaignJson[]; total: number } {
-  const conditions: SQL[] = [eq(campaigns.workspaceId, workspaceId)];
+  const conditions = [eq(campaigns.workspaceId, workspaceId), containsText(campaigns.name, filters.q)];
   if (filters.status !== undefined) {
     if (!(CAMPAIGN_STATUSES as readonly string[]).includes(filters.status))
       throw invalid(`status must be one of ${CAMPAIGN_STATUSES.join(", ")}`);
     conditions.push(eq(campaigns.status, filters.status));
   }
-  const named = containsText(campaigns.name, filters.q);
-  if (named) conditions.push(named);
   const where = and(...conditions);
   const { rows, total } = newestFirstPage(db, campaigns, where, [campaigns.createdAt, campaigns.id], page);
   return { campaigns: rows.map((row) => campaignJson(db, row)), total };
