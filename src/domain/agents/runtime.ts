@@ -228,8 +228,11 @@ interface ReplyContext {
   state: AgentThreadRow;
 }
 
-/** The thread, its contact, agent and state, if the agent still owes this reply. */
-function replyContext(tx: DbOrTx, payload: JobPayloads["agents.reply"]): ReplyContext | null {
+/**
+ * The thread, its state and the agent it belongs to, if this reply is still owed on it (no person
+ * took the thread over, and no later inbound message or handoff replaced the reply).
+ */
+function owedReply(tx: DbOrTx, payload: JobPayloads["agents.reply"]) {
   const conversation = tx
     .select()
     .from(conversations)
@@ -238,10 +241,16 @@ function replyContext(tx: DbOrTx, payload: JobPayloads["agents.reply"]): ReplyCo
   if (!conversation || conversation.agentPaused || conversation.agentId === null) return null;
   const state = tx.select().from(agentThreads).where(eq(agentThreads.conversationId, conversation.id)).get();
   if (!state || state.replyDueAt !== payload.due_at || state.agentId !== conversation.agentId) return null;
-  const agent = loadAgent(tx, conversation.agentId);
-  const contact = tx.select().from(contacts).where(eq(contacts.id, conversation.contactId)).get();
-  if (!acting(agent) || !contact) return null;
-  return { conversation, contact, agent, state };
+  return { conversation, state, agent: loadAgent(tx, conversation.agentId) };
+}
+
+/** The thread, its contact, agent and state, if the agent still owes this reply and can give it. */
+function replyContext(tx: DbOrTx, payload: JobPayloads["agents.reply"]): ReplyContext | null {
+  const owed = owedReply(tx, payload);
+  if (!owed || !acting(owed.agent)) return null;
+  const contact = tx.select().from(contacts).where(eq(contacts.id, owed.conversation.contactId)).get();
+  if (!contact) return null;
+  return { ...owed, agent: owed.agent, contact };
 }
 
 /**
@@ -250,20 +259,13 @@ function replyContext(tx: DbOrTx, payload: JobPayloads["agents.reply"]): ReplyCo
  * the agent is not acting. A thread a person took over (agent paused on it) is theirs already.
  */
 function flagUnanswered(tx: DbOrTx, payload: JobPayloads["agents.reply"], now: number) {
-  const conversation = tx
-    .select()
-    .from(conversations)
-    .where(eq(conversations.id, payload.conversation_id))
-    .get();
-  if (!conversation || conversation.agentPaused || conversation.agentId === null) return;
-  const state = tx.select().from(agentThreads).where(eq(agentThreads.conversationId, conversation.id)).get();
-  if (!state || state.replyDueAt !== payload.due_at) return;
-  if (acting(loadAgent(tx, conversation.agentId))) return;
+  const owed = owedReply(tx, payload);
+  if (!owed || acting(owed.agent)) return;
   tx.update(agentThreads)
     .set({ replyDueAt: null, updatedAt: now })
-    .where(eq(agentThreads.conversationId, conversation.id))
+    .where(eq(agentThreads.conversationId, owed.conversation.id))
     .run();
-  flagNeedsAttention(tx, conversation, now);
+  flagNeedsAttention(tx, owed.conversation, now);
 }
 
 /** `agents.reply`: the reply owed on a thread, once per burst of inbound messages. */
