@@ -96,9 +96,14 @@ export function withClickId(destination: string, clickId: string): string {
  * before, or instead of, a person following it); null as for `recordClick`.
  */
 export function linkDestination(db: Db, code: string): string | null {
-  if (!CODE_RE.test(code)) return null;
+  return activeLink(db, code)?.destinationUrl ?? null;
+}
+
+/** The link of a well-formed code whose offer is active, or undefined (the caller answers 404). */
+function activeLink(db: Db, code: string): Link | undefined {
+  if (!CODE_RE.test(code)) return undefined;
   const link = linkByCode(db, code);
-  return link?.status === "active" ? link.destinationUrl : null;
+  return link?.status === "active" ? link : undefined;
 }
 
 /**
@@ -107,9 +112,8 @@ export function linkDestination(db: Db, code: string): string | null {
  * Clicks are written by group commit: a burst of clicks right after a campaign shares commits.
  */
 export async function recordClick(db: Db, code: string, now = Date.now()): Promise<string | null> {
-  if (!CODE_RE.test(code)) return null;
-  const link = linkByCode(db, code);
-  if (link?.status !== "active") return null;
+  const link = activeLink(db, code);
+  if (!link) return null;
   const row: ClickRow = {
     id: newId(),
     workspaceId: link.workspaceId,
