@@ -129,15 +129,20 @@ describe("the reply loop", () => {
     ).toHaveLength(3);
   });
 
-  it("never answers a CTIA keyword: STOP gets only the opt-out confirmation", async () => {
-    await agentOnNumber({}, { reply_delay_min_sec: 1, reply_delay_max_sec: 1 });
-    const from = nextPhone();
-    const message = (await inbound(from, "STOP")).body.message;
-    await Bun.sleep(1500);
-    const conversation = await thread(message.conversation_id);
-    expect(agentMessages(conversation)).toHaveLength(0);
-    expect(conversation.messages.filter((m: { sender: string }) => m.sender === "system")).toHaveLength(1);
-  });
+  for (const [word, reply] of [
+    ["STOP", "the opt-out confirmation"],
+    // YES from a contact already opted in too: a CTIA opt-in keyword, confirmed as START is.
+    ["yes", "the opt-in confirmation"],
+  ])
+    it(`never answers a CTIA keyword: ${word} gets only ${reply}`, async () => {
+      await agentOnNumber({}, { reply_delay_min_sec: 1, reply_delay_max_sec: 1 });
+      const from = nextPhone();
+      const message = (await inbound(from, word)).body.message;
+      await Bun.sleep(1500);
+      const conversation = await thread(message.conversation_id);
+      expect(agentMessages(conversation)).toHaveLength(0);
+      expect(conversation.messages.filter((m: { sender: string }) => m.sender === "system")).toHaveLength(1);
+    });
 
   it("flags the thread when the agent is paused before the reply it owed was due", async () => {
     const agent = await agentOnNumber({}, { reply_delay_min_sec: 1, reply_delay_max_sec: 1 });
@@ -149,17 +154,6 @@ describe("the reply loop", () => {
       (c) => c.needs_attention === true,
     );
     expect(agentMessages(flagged)).toHaveLength(0);
-  });
-
-  it("never answers YES, a CTIA opt-in keyword, even from a contact already opted in", async () => {
-    await agentOnNumber({}, { reply_delay_min_sec: 1, reply_delay_max_sec: 1 });
-    const from = nextPhone();
-    const message = (await inbound(from, "yes")).body.message;
-    await Bun.sleep(1500);
-    const conversation = await thread(message.conversation_id);
-    expect(agentMessages(conversation)).toHaveLength(0);
-    // The opt-in confirmation, as for START.
-    expect(conversation.messages.filter((m: { sender: string }) => m.sender === "system")).toHaveLength(1);
   });
 
   it("hands off on a keyword: handoff message, needs_attention, agent inactive, agent.handoff", async () => {
