@@ -348,10 +348,10 @@ export class SimulatedCarrier implements Carrier {
         this.unwritten = [];
         this.writing = null;
         try {
-          const insert = ledgerStatements(this.db).insert;
-          if (rows.length === 1) insert.run(rows[0]);
+          if (rows.length === 1) ledgerStatements(this.db).insert.run(rows[0]);
           else
-            this.db.transaction(() => {
+            this.db.transaction((tx) => {
+              const insert = ledgerStatements(tx).insert;
               for (const row of rows) insert.run(row);
             });
           resolve();

@@ -1,6 +1,6 @@
 import { and, count, desc, type SQL, sql } from "drizzle-orm";
 import { log } from "../lib/log";
-import { type Db, sqliteOf } from "./client";
+import { type Db, type DbOrTx, sqliteOf } from "./client";
 import { preparedPerConnection } from "./prepared";
 import { type ConversationRow, conversations } from "./schema";
 
@@ -174,12 +174,12 @@ function contactLabel(firstName: string | null, lastName: string | null, phone: 
  * deleted meanwhile are dropped.
  */
 export function drainSearchBacklog(db: Db, limit = DRAIN_BATCH): number {
-  const statements = drainStatements(db);
   let consumed = 0;
   while (consumed < limit) {
     const batch = Math.min(DRAIN_BATCH, limit - consumed);
     const done = db.transaction(
-      () => {
+      (tx) => {
+        const statements = drainStatements(tx);
         const rows = statements.backlog.values(batch) as [number, number, number][];
         for (const [, kind, ref] of rows) {
           if (kind === 0) {
@@ -217,7 +217,7 @@ export function drainSearchBacklog(db: Db, limit = DRAIN_BATCH): number {
  * The drain's statements, compiled once per connection (a drain runs them per backlog row; built
  * through the query builder each time they cost more than the index writes themselves).
  */
-const drainStatements = preparedPerConnection((db: Db) => {
+const drainStatements = preparedPerConnection((db: DbOrTx) => {
   const sqlite = sqliteOf(db);
   return {
     backlog: sqlite.prepare("SELECT seq, kind, ref FROM search_backlog ORDER BY seq LIMIT ?"),

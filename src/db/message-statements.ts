@@ -1,5 +1,5 @@
 import { and, eq, inArray, sql } from "drizzle-orm";
-import type { Db } from "./client";
+import type { DbOrTx } from "./client";
 import { preparedPerConnection } from "./prepared";
 import { messages } from "./schema";
 
@@ -7,9 +7,10 @@ import { messages } from "./schema";
  * Prepared statements for the per-message hot path (send job, carrier status reports), built once
  * per database. On SQLite a transaction runs on the database's one connection, so these statements
  * take part in whatever transaction is open when they run; a dialect with a connection pool swaps
- * this module for transaction-bound queries.
+ * this module for transaction-bound queries. Inside a transaction, callers ask with the transaction
+ * (`messageStatements(tx)`: the same statements here), so every statement of it names its handle.
  */
-function prepare(db: Db) {
+function prepare(db: DbOrTx) {
   const id = sql.placeholder("id");
   // The hand-off's own writes apply only to a message not handed off yet.
   const notYetSent = and(eq(messages.id, id), inArray(messages.status, ["PENDING", "QUEUED"]));
@@ -68,4 +69,4 @@ function prepare(db: Db) {
 }
 
 export type MessageStatements = ReturnType<typeof prepare>;
-export const messageStatements: (db: Db) => MessageStatements = preparedPerConnection(prepare);
+export const messageStatements: (db: DbOrTx) => MessageStatements = preparedPerConnection(prepare);

@@ -126,8 +126,9 @@ export function createFlow(db: Db, workspaceId: string, input: FlowInput, now = 
   if (input.name === undefined || input.name.trim() === "") throw invalid("name is required");
   if (input.definition === undefined) throw invalid("definition is required");
   const status = input.status ?? "draft";
+  const { allowPrivate } = settingsFor(db);
   return db.transaction((tx) => {
-    const parsed = parseDefinition(input.definition, refsFor(tx, workspaceId, settingsFor(db).allowPrivate));
+    const parsed = parseDefinition(input.definition, refsFor(tx, workspaceId, allowPrivate));
     const row: FlowRow = {
       id: newId(),
       workspaceId,
@@ -182,6 +183,7 @@ export function updateFlow(
   input: FlowInput,
   now = Date.now(),
 ): FlowJson {
+  const { allowPrivate } = settingsFor(db);
   return db.transaction((tx) => {
     let row = findFlow(tx, workspaceId, id);
     const next: FlowRow = { ...row, updatedAt: now };
@@ -191,10 +193,7 @@ export function updateFlow(
     }
     if (input.definition !== undefined) {
       // The body first (422), then the state (409): API.md §1's order.
-      const parsed = parseDefinition(
-        input.definition,
-        refsFor(tx, workspaceId, settingsFor(db).allowPrivate),
-      );
+      const parsed = parseDefinition(input.definition, refsFor(tx, workspaceId, allowPrivate));
       if (row.status === "active") throw conflict("Flow is active: pause it before changing its definition");
       next.definition = parsed.definition as unknown as Record<string, unknown>;
       Object.assign(next, triggerOf(parsed.definition));

@@ -612,19 +612,18 @@ const batchers = new WeakMap<Db, SendBatchers>();
 function batchersOf(db: Db): SendBatchers {
   let found = batchers.get(db);
   if (!found) {
-    const statements = messageStatements(db);
     found = {
       handoffs: new Gate(HANDOFFS_AT_ONCE),
-      markers: new TransactionBatcher(db, (_tx, { messageId, at }) => {
-        statements.markHandoffStarted.run({ id: messageId, now: at });
+      markers: new TransactionBatcher(db, (tx, { messageId, at }) => {
+        messageStatements(tx).markHandoffStarted.run({ id: messageId, now: at });
       }),
       // The job completes in the transaction that records the outcome; a job whose lease was lost
       // (another worker took it) records nothing.
       completions: new TransactionBatcher(db, (tx, { ctx, messageId, outcome, at }) => {
         if (ctx && !ctx.completeIn(tx)) return;
         if (outcome.kind === "sent")
-          markHandedOff(db, tx, messageId, outcome.carrierMessageId, outcome.status, at);
-        else markFailed(db, tx, messageId, outcome.errorCode, outcome.errorMessage, at);
+          markHandedOff(tx, messageId, outcome.carrierMessageId, outcome.status, at);
+        else markFailed(tx, messageId, outcome.errorCode, outcome.errorMessage, at);
       }),
     };
     batchers.set(db, found);
@@ -779,30 +778,22 @@ async function handOff(
 
 /** The carrier accepted the message: SENT (or further, if it already says so), `message.sent` once. */
 function markHandedOff(
-  db: Db,
   tx: DbOrTx,
   messageId: string,
   carrierMessageId: string,
   status: CarrierMessageStatus,
   now: number,
 ) {
-  const current = messageStatements(db).loadMessage.get({ id: messageId });
+  const current = messageStatements(tx).loadMessage.get({ id: messageId });
   if (!current) return;
   const sent = STATUS_RANK[status] < STATUS_RANK.SENT ? "SENT" : status;
-  applyStatus(db, tx, current, { carrierMessageId, status: sent }, now);
+  applyStatus(tx, current, { carrierMessageId, status: sent }, now);
 }
 
-function markFailed(
-  db: Db,
-  tx: DbOrTx,
-  messageId: string,
-  errorCode: string,
-  errorMessage: string,
-  now: number,
-) {
-  const current = messageStatements(db).loadMessage.get({ id: messageId });
+function markFailed(tx: DbOrTx, messageId: string, errorCode: string, errorMessage: string, now: number) {
+  const current = messageStatements(tx).loadMessage.get({ id: messageId });
   if (!current) return;
-  applyStatus(db, tx, current, { carrierMessageId: "", status: "FAILED", errorCode, errorMessage }, now);
+  applyStatus(tx, current, { carrierMessageId: "", status: "FAILED", errorCode, errorMessage }, now);
 }
 
 /**
@@ -810,7 +801,7 @@ function markFailed(
  * and emitting `message.sent` (when sent_at is first set), `message.delivered` or `message.failed`.
  * Also records the carrier's id for the message when it is first learnt.
  */
-function applyStatus(db: Db, tx: DbOrTx, current: MessageRow, update: StatusUpdate, now: number) {
+function applyStatus(tx: DbOrTx, current: MessageRow, update: StatusUpdate, now: number) {
   if (current.direction !== "outbound") return;
   const learntId =
     current.carrierMessageId === null && update.carrierMessageId ? update.carrierMessageId : null;
@@ -818,7 +809,7 @@ function applyStatus(db: Db, tx: DbOrTx, current: MessageRow, update: StatusUpda
   const to = STATUS_RANK[update.status] ?? 0;
   if (to <= from) {
     if (learntId)
-      messageStatements(db).recordStatus.run(statusParams({ ...current, carrierMessageId: learntId }, now));
+      messageStatements(tx).recordStatus.run(statusParams({ ...current, carrierMessageId: learntId }, now));
     return;
   }
   const next: MessageRow = { ...current, status: update.status, updatedAt: now };
@@ -833,7 +824,7 @@ function applyStatus(db: Db, tx: DbOrTx, current: MessageRow, update: StatusUpda
     next.errorCode = update.errorCode ?? (update.status === "UNDELIVERED" ? "undelivered" : "failed");
     next.errorMessage = update.errorMessage ?? null;
   }
-  const statements = messageStatements(db);
+  const statements = messageStatements(tx);
   (learntId ? statements.recordStatus : statements.recordStatusOnly).run(statusParams(next, now));
   if (firstSent)
     emitEvent(
@@ -867,14 +858,14 @@ function statusParams(row: MessageRow, now: number) {
  */
 export function applyStatusUpdates(db: Db, updates: StatusUpdate[], now = Date.now()) {
   if (!updates.length) return;
-  const statements = messageStatements(db);
   db.transaction((tx) => {
+    const statements = messageStatements(tx);
     for (const update of updates) {
       const current = update.messageId
         ? statements.loadMessage.get({ id: update.messageId })
         : statements.loadMessageByCarrierId.get({ carrierMessageId: update.carrierMessageId });
       if (!current) continue;
-      applyStatus(db, tx, current, update, now);
+      applyStatus(tx, current, update, now);
     }
   });
 }

@@ -123,8 +123,8 @@ export interface WebhookInput {
   enabled?: boolean;
 }
 
-function checkUrl(db: Db, url: string) {
-  const problem = checkWebhookUrl(url.trim(), settingsFor(db).allowPrivate);
+function checkUrl(settings: WebhookDeliverySettings, url: string) {
+  const problem = checkWebhookUrl(url.trim(), settings.allowPrivate);
   if (problem) throw invalid(`url ${problem}`);
   return url.trim();
 }
@@ -145,7 +145,7 @@ function findWebhook(db: DbOrTx, workspaceId: string, id: string): WebhookRow {
 
 /** Creates a subscription; the answer carries its secret (the only time besides a rotation). */
 export function createWebhook(db: Db, workspaceId: string, input: WebhookInput, now = Date.now()) {
-  const url = checkUrl(db, input.url);
+  const url = checkUrl(settingsFor(db), input.url);
   const list = checkEvents(input.events);
   const row: WebhookRow = {
     id: newId(),
@@ -185,10 +185,11 @@ export function updateWebhook(
   patch: Partial<WebhookInput>,
   now = Date.now(),
 ): WebhookJson {
+  const settings = settingsFor(db);
   const updated = db.transaction((tx) => {
     const row = findWebhook(tx, workspaceId, id);
     const changes: Partial<WebhookRow> = { updatedAt: now };
-    if (patch.url !== undefined) changes.url = checkUrl(db, patch.url);
+    if (patch.url !== undefined) changes.url = checkUrl(settings, patch.url);
     if (patch.events !== undefined) changes.events = checkEvents(patch.events);
     if (patch.description !== undefined) changes.description = patch.description;
     if (patch.enabled !== undefined) {
@@ -394,7 +395,7 @@ export function dispatchPendingEvents(db: Db, batch = 500): number {
  * The statements every delivery attempt runs, prepared once per database: building and preparing
  * them per attempt costs more CPU than the HTTP request itself at thousands of deliveries a second.
  */
-function prepareHotPath(db: Db) {
+function prepareHotPath(db: DbOrTx) {
   const ph = sql.placeholder;
   return {
     deliveryById: db
@@ -464,7 +465,6 @@ function attemptDelivery(db: Db, webhook: WebhookRow, delivery: WebhookDeliveryR
  * updates the endpoint's health. Runs inside the caller's transaction.
  */
 function recordAttempt(
-  db: Db,
   tx: DbOrTx,
   webhook: WebhookRow,
   delivery: WebhookDeliveryRow,
@@ -486,7 +486,7 @@ function recordAttempt(
     durationMs: response.durationMs,
     createdAt: startedAt,
   };
-  const statements = hotPath(db);
+  const statements = hotPath(tx);
   statements.insertAttempt.run(attempt);
   statements.settleDelivery.run({
     id: delivery.id,
@@ -574,7 +574,7 @@ export const deliverWebhookJob: JobHandler<JobPayloads["webhook.deliver"]> = asy
   }
   ctx.completeWith((tx) => {
     // A replay may have delivered it meanwhile: its 2xx stands, this attempt is still logged.
-    recordAttempt(db, tx, webhook, delivery, response, startedAt, finishedAt, settle);
+    recordAttempt(tx, webhook, delivery, response, startedAt, finishedAt, settle);
     if (settle.status === "pending" && settle.nextAttemptAt !== null) {
       enqueueJob(
         tx,
@@ -625,7 +625,7 @@ export async function sendTestEvent(
     // The endpoint may have been deleted while the request was in flight.
     findWebhook(tx, workspaceId, id);
     tx.insert(webhookDeliveries).values(delivery).run();
-    const attempt = recordAttempt(db, tx, webhook, delivery, response, now, finishedAt, {
+    const attempt = recordAttempt(tx, webhook, delivery, response, now, finishedAt, {
       status: response.ok ? "succeeded" : "failed",
       nextAttemptAt: null,
     });
@@ -727,7 +727,6 @@ export async function retryDelivery(
         .run();
     }
     const attempt = recordAttempt(
-      db,
       tx,
       webhook,
       current,
