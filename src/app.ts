@@ -1,4 +1,3 @@
-import type { Database } from "bun:sqlite";
 import { Elysia } from "elysia";
 import { agentsRoutes } from "./api/agents";
 import { analyticsRoutes } from "./api/analytics";
@@ -33,7 +32,7 @@ import { usersRoutes } from "./api/users";
 import { webhooksRoutes } from "./api/webhooks";
 import type { Carrier } from "./carriers/carrier";
 import type { Config } from "./config";
-import type { Db } from "./db/client";
+import type { Db, SqliteConnection } from "./db/client";
 import { bodylessRoutes, createFrontDoor, httpErrors } from "./http/conventions";
 import { HttpMetrics } from "./http/metrics";
 import { ErrorBody } from "./http/schemas";
@@ -43,7 +42,7 @@ import { eventComponentSchemas } from "./webhooks/events";
 
 export interface AppDeps {
   db: Db;
-  sqlite: Database;
+  sqlite: SqliteConnection;
   config: Config;
   clock: Clock;
   metrics: HttpMetrics;

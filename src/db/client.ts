@@ -9,6 +9,11 @@ export type Db = ReturnType<typeof drizzle>;
 /** A transaction handle; domain functions that write take `Db | Tx` so callers can compose them. */
 export type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
 export type DbOrTx = Db | Tx;
+/**
+ * The bun:sqlite connection, by type, for the code outside src/db/ that still holds one (the key
+ * authenticator's last-use touch). Only src/db/ imports the driver itself.
+ */
+export type SqliteConnection = Database;
 
 /** The bun:sqlite connection a drizzle database or transaction runs on. */
 export function sqliteOf(db: DbOrTx): Database {

@@ -1,10 +1,9 @@
-import type { Database } from "bun:sqlite";
 import { createHash } from "node:crypto";
 import { Elysia } from "elysia";
 import { sessionCookie, sessionTokenOf, wantsSecureCookie } from "../auth/cookies";
 import { isCrossSite } from "../auth/cross-site";
 import { createSessionAuthenticator } from "../auth/sessions";
-import type { Db } from "../db/client";
+import type { Db, SqliteConnection } from "../db/client";
 import { createKeyAuthenticator } from "../domain/workspace/api-keys";
 import {
   claimIdempotencyKey,
@@ -53,7 +52,7 @@ export function registerBodyLimit(path: string, bytes: number) {
 
 export interface ConventionDeps {
   db: Db;
-  sqlite: Database;
+  sqlite: SqliteConnection;
   metrics: HttpMetrics;
   rateLimit: { rps: number; burst: number };
   /** True for a write route that declares no body (API.md: such endpoints ignore one). */

@@ -1,6 +1,5 @@
-import type { Database } from "bun:sqlite";
 import { and, desc, eq, isNull, sql } from "drizzle-orm";
-import { type Db, type DbOrTx, writeUnlessBusy } from "../../db/client";
+import { type Db, type DbOrTx, type SqliteConnection, writeUnlessBusy } from "../../db/client";
 import { CommitCheckedCaches } from "../../db/commit-watch";
 import { newestFirstPage } from "../../db/paging";
 import { type ApiKeyRow, apiKeys, workspaces } from "../../db/schema";
@@ -163,7 +162,7 @@ interface CachedKey extends AuthenticatedKey {
  * renames a workspace (`invalidateKeyCache`). Only live keys are cached
  * (nothing is remembered about a wrong key). Returns null for anything that is not a live key.
  */
-export function createKeyAuthenticator(db: Db, sqlite: Database) {
+export function createKeyAuthenticator(db: Db, sqlite: SqliteConnection) {
   const byHash = db
     .select({
       keyId: apiKeys.id,
