@@ -1,0 +1,152 @@
+import { AsyncLocalStorage } from "node:async_hooks";
+import { is, SQL } from "drizzle-orm";
+import { drizzle, type PostgresJsDatabase } from "drizzle-orm/postgres-js";
+import postgres from "postgres";
+import type { BatchScope, Query, Store } from "./types";
+
+export type PgDb = PostgresJsDatabase<Record<string, never>>;
+/** A transaction handle (drizzle's PgTransaction; it has the same query builder as PgDb). */
+export type PgTx = Parameters<Parameters<PgDb["transaction"]>[0]>[0];
+export type PgHandle = PgDb | PgTx;
+
+export type PgStore = Store<PgDb, PgHandle> & {
+  /** The postgres.js client (SQL text, LISTEN/NOTIFY). */
+  readonly client: postgres.Sql;
+};
+
+export interface PgClientOptions {
+  /** Connections in the pool (postgres.js opens them as they are needed). */
+  max?: number;
+  /** Seconds to wait for a connection to open. */
+  connectTimeoutSec?: number;
+}
+
+/** The default pool size of one process's request side. */
+export const DEFAULT_PG_POOL = 10;
+
+/** The widest integer a JavaScript number holds exactly. */
+const SAFE_DIGITS = 15;
+
+/**
+ * int8 (count(*), sum of integers, bigint columns) as a number when it is a safe integer; a
+ * larger one stays the exact string PostgreSQL sent. Epoch-ms timestamps and every counter here
+ * are far below 2^53.
+ */
+export function parseInt8(text: string): number | string {
+  const n = Number(text);
+  return Number.isSafeInteger(n) ? n : text;
+}
+
+/** numeric (sum/avg of numerics, exact decimals) as a number when it has at most 15 significant digits. */
+export function parseNumeric(text: string): number | string {
+  if (!/^-?\d+(\.\d+)?$/.test(text)) return text; // NaN, Infinity
+  const digits = text.replace(/^-/, "").replace(".", "").replace(/^0+/, "");
+  const significant = text.includes(".") ? digits.replace(/0+$/, "") : digits;
+  return significant.length <= SAFE_DIGITS ? Number(text) : text;
+}
+
+/**
+ * The one place a PostgreSQL connection pool is made (the driver stays swappable: postgres.js
+ * today, through drizzle's postgres-js driver). Notices are not printed; int8 and numeric come
+ * back as numbers where that is exact.
+ */
+export function createPgClient(url: string, options: PgClientOptions = {}): postgres.Sql {
+  const client = postgres(url, {
+    max: options.max ?? DEFAULT_PG_POOL,
+    connect_timeout: options.connectTimeoutSec ?? 10,
+    onnotice: () => {},
+  });
+  const parsers = client.options.parsers as Record<string, (text: string) => unknown>;
+  parsers[20] = parseInt8;
+  parsers[1700] = parseNumeric;
+  return client;
+}
+
+const ISOLATION = {
+  "read committed": "read committed",
+  "repeatable read": "repeatable read",
+  serializable: "serializable",
+} as const;
+
+/**
+ * The PostgreSQL store: a postgres.js pool through drizzle. A transaction holds one pooled
+ * connection for its callback; `writeBatched` is a transaction of its own (the pool gives the
+ * concurrency; PostgreSQL batches WAL flushes of concurrent commits itself).
+ */
+export function createPgStore(url: string, options: PgClientOptions = {}): PgStore {
+  const client = createPgClient(url, options);
+  const db = drizzle({ client }) as PgDb;
+  const current = new AsyncLocalStorage<{ tx: PgTx; open: boolean }>();
+
+  function transaction<R>(fn: (tx: PgTx) => Promise<R> | R, isolation?: keyof typeof ISOLATION): Promise<R> {
+    const open = current.getStore();
+    // Inside a transaction: a savepoint on its connection.
+    if (open?.open) return open.tx.transaction(async (inner) => fn(inner));
+    return db.transaction(
+      async (tx) => {
+        const state = { tx, open: true };
+        try {
+          return await current.run(state, () => fn(tx));
+        } finally {
+          state.open = false;
+        }
+      },
+      isolation ? { isolationLevel: ISOLATION[isolation] } : undefined,
+    );
+  }
+
+  function handle(): PgHandle {
+    const open = current.getStore();
+    return open?.open ? open.tx : db;
+  }
+
+  return {
+    dialect: "postgres",
+    db,
+    client,
+    tx: (fn, options) => transaction(fn, options?.isolation),
+    writeBatched<R>(fn: (tx: PgHandle, batch: BatchScope<PgHandle>) => Promise<R> | R) {
+      return transaction(async (tx) => {
+        const finishes: (() => Promise<void> | void)[] = [];
+        const values = new Map<string, unknown>();
+        const scope: BatchScope<PgHandle> = {
+          collect(key, create, finish) {
+            if (!values.has(key)) {
+              const value = create();
+              values.set(key, value);
+              finishes.push(() => finish(tx, value));
+            }
+            return values.get(key) as never;
+          },
+        };
+        const value = await fn(tx, scope);
+        for (const finish of finishes) await finish();
+        return value;
+      });
+    },
+    async first<R>(query: Query<R>) {
+      if (is(query, SQL)) return (await handle().execute(query))[0] as R | undefined;
+      const limited = hasLimit(query) ? query.limit(1) : query;
+      return ((await limited) as R[])[0];
+    },
+    async rows<R>(query: Query<R>) {
+      if (is(query, SQL)) return [...(await handle().execute(query))] as R[];
+      return (await query) as R[];
+    },
+    async exec(text) {
+      await client.unsafe(text);
+    },
+    async ping() {
+      await client`select 1`;
+    },
+    async close() {
+      await client.end({ timeout: 5 });
+    },
+  };
+}
+
+function hasLimit<R>(
+  query: PromiseLike<R[]>,
+): query is PromiseLike<R[]> & { limit(n: number): PromiseLike<R[]> } {
+  return typeof (query as { limit?: unknown }).limit === "function";
+}

@@ -1,0 +1,329 @@
+/**
+ * The store's contract (src/db/store), run against SQLite and against PostgreSQL (a throwaway
+ * cluster: test/support/postgres.ts; the PostgreSQL half is skipped, with one line saying why,
+ * when none can be started).
+ */
+import { afterAll, describe, expect, it } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { asc, sql } from "drizzle-orm";
+import { integer as pgInteger, pgTable, text as pgText } from "drizzle-orm/pg-core";
+import { integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { createPgStore, createSqliteStore, type Store } from "../src/db/store";
+import { parseInt8, parseNumeric } from "../src/db/store/postgres";
+import { freshDatabase, testPostgres } from "./support/postgres";
+
+const sqliteItems = sqliteTable("store_items", { id: text().primaryKey(), n: integer().notNull() });
+const pgItems = pgTable("store_items", { id: pgText().primaryKey(), n: pgInteger().notNull() });
+
+interface Item {
+  id: string;
+  n: number;
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: one case table drives both dialects' handles
+type AnyHandle = any;
+
+/** What a case needs from a dialect: a fresh store with the table, and the table to query. */
+interface Target {
+  name: "sqlite" | "postgres";
+  open(): Promise<Store<AnyHandle, AnyHandle>>;
+  table: typeof sqliteItems | typeof pgItems;
+}
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+const CREATE = "CREATE TABLE store_items (id text PRIMARY KEY, n integer NOT NULL)";
+
+const sqliteTarget: Target = {
+  name: "sqlite",
+  table: sqliteItems,
+  async open() {
+    const dir = mkdtempSync(join(tmpdir(), "outreach-store-"));
+    dirs.push(dir);
+    const store = createSqliteStore(join(dir, "store.db"));
+    await store.exec(CREATE);
+    return store;
+  },
+};
+
+const pg = await testPostgres();
+if ("skip" in pg) console.log(`store contract on PostgreSQL SKIPPED: ${pg.skip}`);
+
+const targets: Target[] = [sqliteTarget];
+if ("url" in pg) {
+  const adminUrl = pg.url;
+  targets.push({
+    name: "postgres",
+    table: pgItems,
+    async open() {
+      const store = createPgStore(await freshDatabase(adminUrl), { max: 4 });
+      await store.exec(CREATE);
+      return store;
+    },
+  });
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+for (const target of targets) {
+  const { table } = target;
+  const insert = (tx: AnyHandle, id: string, n = 1) => tx.insert(table).values({ id, n });
+  const all = (store: Store<AnyHandle, AnyHandle>) =>
+    store.rows<Item>(store.db.select().from(table).orderBy(asc(table.id)));
+  const ids = async (store: Store<AnyHandle, AnyHandle>) => (await all(store)).map((row) => row.id);
+
+  describe(`store on ${target.name}: transactions`, () => {
+    it("commits when the callback resolves, and answers its value", async () => {
+      const store = await target.open();
+      const value = await store.tx(async (tx) => {
+        await insert(tx, "a");
+        await insert(tx, "b");
+        return "done";
+      });
+      expect({ value, ids: await ids(store) }).toEqual({ value: "done", ids: ["a", "b"] });
+      await store.close();
+    });
+
+    it("rolls everything back when the callback throws, and rethrows", async () => {
+      const store = await target.open();
+      const outcome = await store
+        .tx(async (tx) => {
+          await insert(tx, "a");
+          throw new Error("no");
+        })
+        .catch((error: Error) => error.message);
+      expect({ outcome, ids: await ids(store) }).toEqual({ outcome: "no", ids: [] });
+      await store.close();
+    });
+
+    it("rolls back a failed statement's transaction (a duplicate key)", async () => {
+      const store = await target.open();
+      await store.tx((tx) => insert(tx, "a"));
+      const failed = await store
+        .tx(async (tx) => {
+          await insert(tx, "b");
+          await insert(tx, "a");
+        })
+        .then(
+          () => false,
+          () => true,
+        );
+      expect({ failed, ids: await ids(store) }).toEqual({ failed: true, ids: ["a"] });
+      await store.close();
+    });
+
+    it("a nested transaction's error rolls back everything when nobody catches it", async () => {
+      const store = await target.open();
+      const outcome = await store
+        .tx(async (tx) => {
+          await insert(tx, "outer");
+          await store.tx(async (inner) => {
+            await insert(inner, "inner");
+            throw new Error("inner failed");
+          });
+        })
+        .catch((error: Error) => error.message);
+      expect({ outcome, ids: await ids(store) }).toEqual({ outcome: "inner failed", ids: [] });
+      await store.close();
+    });
+
+    it("a nested transaction caught by the outer one undoes only its own part", async () => {
+      const store = await target.open();
+      await store.tx(async (tx) => {
+        await insert(tx, "a");
+        await store
+          .tx(async (inner) => {
+            await insert(inner, "b");
+            throw new Error("inner failed");
+          })
+          .catch(() => {});
+        await insert(tx, "c");
+      });
+      expect(await ids(store)).toEqual(["a", "c"]);
+      await store.close();
+    });
+
+    it("takes an isolation level", async () => {
+      const store = await target.open();
+      await store.tx((tx) => insert(tx, "a"), { isolation: "serializable" });
+      expect(await ids(store)).toEqual(["a"]);
+      await store.close();
+    });
+  });
+
+  describe(`store on ${target.name}: batched writes`, () => {
+    it("commits the writes of one moment, undoes a failing one alone, and finishes collected values", async () => {
+      const store = await target.open();
+      const finished: string[][] = [];
+      const write = (id: string, fail = false) =>
+        store.writeBatched(async (tx, batch) => {
+          const seen = batch.collect<string[]>(
+            "seen",
+            () => [],
+            (_tx, value) => {
+              finished.push([...value]);
+            },
+          );
+          await insert(tx, id);
+          if (fail) throw new Error(`${id} failed`);
+          seen.push(id);
+          return id;
+        });
+      const outcomes = await Promise.allSettled([write("a"), write("b", true), write("c")]);
+      expect({
+        outcomes: outcomes.map((o) => (o.status === "fulfilled" ? o.value : (o.reason as Error).message)),
+        ids: await ids(store),
+        finished: finished.flat().sort(),
+        finishes: finished.length,
+      }).toEqual({
+        outcomes: ["a", "b failed", "c"],
+        ids: ["a", "c"],
+        finished: ["a", "c"],
+        // SQLite: one transaction for the turn, so one finish; PostgreSQL: one per write (the failed one rolled back).
+        finishes: target.name === "sqlite" ? 1 : 2,
+      });
+      await store.close();
+    });
+  });
+
+  describe(`store on ${target.name}: first, rows, exec, ping`, () => {
+    it("reads through first and rows, builders and raw SQL alike", async () => {
+      const store = await target.open();
+      await store.tx(async (tx) => {
+        for (const [id, n] of [
+          ["a", 1],
+          ["b", 2],
+          ["c", 3],
+        ] as const)
+          await insert(tx, id, n);
+      });
+      const cases: [string, () => Promise<unknown>, unknown][] = [
+        [
+          "first of a select takes one row",
+          () => store.first(store.db.select().from(table).orderBy(asc(table.id))),
+          { id: "a", n: 1 },
+        ],
+        [
+          "first of nothing",
+          () => store.first(store.db.select().from(table).where(sql`${table.n} > 9`)),
+          undefined,
+        ],
+        ["rows of a select", async () => (await all(store)).length, 3],
+        [
+          "first of raw SQL: count(*) is a number",
+          () => store.first(sql`select count(*) as c from store_items`),
+          { c: 3 },
+        ],
+        [
+          "rows of raw SQL",
+          () => store.rows(sql`select id from store_items where n >= 2 order by id`),
+          [{ id: "b" }, { id: "c" }],
+        ],
+        [
+          "sum of integers is a number",
+          () => store.first(sql`select sum(n) as s from store_items`),
+          { s: 6 },
+        ],
+      ];
+      for (const [name, run, expected] of cases)
+        expect({ name, got: await run() }).toEqual({ name, got: expected });
+      await store.close();
+    });
+
+    it("reads its own writes inside a transaction", async () => {
+      const store = await target.open();
+      const seen = await store.tx(async (tx) => {
+        await insert(tx, "a");
+        return store.first(sql`select count(*) as c from store_items`);
+      });
+      expect(seen).toEqual({ c: 1 });
+      await store.close();
+    });
+
+    it("pings an open database, and not a closed one", async () => {
+      const store = await target.open();
+      const before = await store.ping().then(() => "ok");
+      await store.close();
+      const after = await store.ping().then(
+        () => "ok",
+        () => "refused",
+      );
+      expect({ before, after }).toEqual({ before: "ok", after: "refused" });
+    });
+  });
+}
+
+describe("store on sqlite: the one writer", () => {
+  it("runs two concurrent transactions one after the other", async () => {
+    const store = await sqliteTarget.open();
+    const steps: string[] = [];
+    const counter = async (name: string) =>
+      store.tx(async (tx) => {
+        steps.push(`${name} begins`);
+        const row = await store.first<Item>(tx.select().from(sqliteItems));
+        await sleep(20);
+        if (row) await tx.update(sqliteItems).set({ n: row.n + 1 });
+        else await tx.insert(sqliteItems).values({ id: "counter", n: 1 });
+        steps.push(`${name} ends`);
+      });
+    await Promise.all([counter("first"), counter("second")]);
+    expect({ steps, rows: await store.rows(store.db.select().from(sqliteItems)) }).toEqual({
+      steps: ["first begins", "first ends", "second begins", "second ends"],
+      rows: [{ id: "counter", n: 2 }],
+    });
+    await store.close();
+  });
+
+  it("refuses a write outside a transaction instead of slipping past the writer", async () => {
+    const store = await sqliteTarget.open();
+    const outcome = await Promise.resolve()
+      .then(() => store.db.insert(sqliteItems).values({ id: "a", n: 1 }))
+      .then(
+        () => "written",
+        (error: Error) => (/readonly/i.test(error.message) ? "refused" : error.message),
+      );
+    expect({ outcome, ids: await store.rows(store.db.select().from(sqliteItems)) }).toEqual({
+      outcome: "refused",
+      ids: [],
+    });
+    await store.close();
+  });
+
+  it("waits for an open transaction before closing", async () => {
+    const store = await sqliteTarget.open();
+    const writing = store.tx(async (tx) => {
+      await sleep(20);
+      await tx.insert(sqliteItems).values({ id: "a", n: 1 });
+    });
+    await store.close();
+    await writing;
+    const reopened = createSqliteStore(
+      (store as unknown as { writer: { sqlite: { filename: string } } }).writer.sqlite.filename,
+    );
+    expect(await reopened.rows(reopened.db.select().from(sqliteItems))).toEqual([{ id: "a", n: 1 }]);
+    await reopened.close();
+  });
+});
+
+describe("PostgreSQL number parsing", () => {
+  const cases: [string, (text: string) => unknown, string, unknown][] = [
+    ["int8 within 2^53", parseInt8, "1700000000000", 1_700_000_000_000],
+    ["a negative int8", parseInt8, "-42", -42],
+    ["int8 beyond 2^53 stays exact text", parseInt8, "9007199254740993", "9007199254740993"],
+    ["numeric with a fraction", parseNumeric, "2.5000000000000000", 2.5],
+    ["a negative numeric", parseNumeric, "-0.125", -0.125],
+    ["a whole numeric", parseNumeric, "120", 120],
+    ["numeric with 16 significant digits stays text", parseNumeric, "1234567890.123456", "1234567890.123456"],
+    ["NaN stays text", parseNumeric, "NaN", "NaN"],
+  ];
+  for (const [name, parse, text, expected] of cases) {
+    it(name, () => {
+      expect({ name, value: parse(text) }).toEqual({ name, value: expected });
+    });
+  }
+});
