@@ -1,13 +1,29 @@
 /**
- * `npm test`: lint, type-check, then the whole bun:test suite. Fails on the first failing step and
- * ends with one plain summary line (`tests: N passed, M failed`).
+ * `npm test`: lint, type-check, then the bun:test suite twice: on SQLite (every test), then on
+ * PostgreSQL (the tests ready for it, on a throwaway cluster this script starts and stops). Fails
+ * on the first failing step and ends with one plain summary line for both passes
+ * (`tests: N passed, M failed`). Without a PostgreSQL to start, the second pass is skipped and
+ * says why in one line.
  */
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
+import {
+  type PgCluster,
+  PgUnavailable,
+  startPgCluster,
+  TEST_DIALECT,
+  TEST_PG_URL,
+} from "../test/support/postgres";
 
 const root = join(import.meta.dir, "..");
 const bin = (name: string) => join(root, "node_modules", ".bin", name);
+
+/**
+ * The test files that run on PostgreSQL too. The rest of the suite joins as the domain moves onto
+ * the store (docs/postgres.md).
+ */
+const POSTGRES_READY = ["test/store.test.ts"];
 
 function step(name: string, command: string, args: string[]) {
   console.log(`\n▶ ${name}: ${[command.replace(`${root}/`, ""), ...args].join(" ")}`);
@@ -18,6 +34,52 @@ function step(name: string, command: string, args: string[]) {
   }
 }
 
+interface Pass {
+  passed: number;
+  failed: number;
+  code: number;
+}
+
+/** Runs `bun test` with `args`, passing its output through as it comes and reading its totals. */
+function suite(label: string, args: string[], env: Record<string, string>): Promise<Pass> {
+  console.log(`\n▶ ${label}: bun test ${args.join(" ")}`.trimEnd());
+  const child = spawn(bin("bun"), ["test", "--timeout", "60000", ...args], {
+    cwd: root,
+    env: { ...process.env, ...env },
+    stdio: ["inherit", "pipe", "pipe"],
+  });
+  let output = "";
+  child.stdout.on("data", (chunk: Buffer) => {
+    output += chunk;
+    process.stdout.write(chunk);
+  });
+  child.stderr.on("data", (chunk: Buffer) => {
+    output += chunk;
+    process.stderr.write(chunk);
+  });
+  return new Promise((resolve) =>
+    child.on("close", (code) =>
+      resolve({
+        passed: Number(output.match(/^\s*(\d+) pass$/m)?.[1] ?? 0),
+        failed: Number(output.match(/^\s*(\d+) fail$/m)?.[1] ?? 0),
+        code: code ?? 1,
+      }),
+    ),
+  );
+}
+
+/**
+ * The PostgreSQL-ready files a run's path arguments select (all of them without any). The pass
+ * takes those files alone, not the other arguments (`-t` and its pattern name SQLite-pass tests).
+ */
+function postgresFiles(args: string[]): string[] {
+  const filters = args.filter((arg) => !arg.startsWith("-"));
+  if (filters.length === 0) return POSTGRES_READY;
+  return POSTGRES_READY.filter((file) =>
+    filters.some((filter) => file.includes(filter.replace(/^\.\//, ""))),
+  );
+}
+
 step("lint", bin("biome"), ["check", "."]);
 step("typecheck", bin("tsc"), ["--noEmit", "-p", "."]);
 
@@ -25,24 +87,39 @@ step("typecheck", bin("tsc"), ["--noEmit", "-p", "."]);
 const chromium = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 if (!existsSync(chromium)) console.log("browser tests SKIPPED: no chromium (apt-get install chromium)");
 
-// The suite's output is passed through as it comes and also read for the summary line.
-console.log("\n▶ tests: bun test");
-const child = spawn(bin("bun"), ["test", "--timeout", "60000", ...process.argv.slice(2)], {
-  cwd: root,
-  stdio: ["inherit", "pipe", "pipe"],
-});
-let output = "";
-child.stdout.on("data", (chunk: Buffer) => {
-  output += chunk;
-  process.stdout.write(chunk);
-});
-child.stderr.on("data", (chunk: Buffer) => {
-  output += chunk;
-  process.stderr.write(chunk);
-});
-child.on("close", (code) => {
-  const passed = Number(output.match(/^\s*(\d+) pass$/m)?.[1] ?? 0);
-  const failed = Number(output.match(/^\s*(\d+) fail$/m)?.[1] ?? 0);
-  console.log(`\ntests: ${passed} passed, ${failed} failed`);
-  process.exit(code ?? 1);
-});
+const args = process.argv.slice(2);
+const passes: Pass[] = [await suite("tests on SQLite", args, { [TEST_DIALECT]: "sqlite" })];
+
+const files = postgresFiles(args);
+if (files.length > 0) {
+  let cluster: PgCluster | undefined;
+  try {
+    cluster = await startPgCluster();
+  } catch (error) {
+    if (!(error instanceof PgUnavailable)) throw error;
+    console.log(`\nPostgreSQL pass SKIPPED: ${error.message}`);
+  }
+  if (cluster) {
+    const running = cluster;
+    const stop = () => running.stop();
+    process.once("SIGINT", () => {
+      stop();
+      process.exit(130);
+    });
+    try {
+      passes.push(
+        await suite("tests on PostgreSQL", files, {
+          [TEST_DIALECT]: "postgres",
+          [TEST_PG_URL]: running.url,
+        }),
+      );
+    } finally {
+      stop();
+    }
+  }
+}
+
+const passed = passes.reduce((sum, pass) => sum + pass.passed, 0);
+const failed = passes.reduce((sum, pass) => sum + pass.failed, 0);
+console.log(`\ntests: ${passed} passed, ${failed} failed`);
+process.exit(passes.find((pass) => pass.code !== 0)?.code ?? 0);

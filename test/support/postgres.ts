@@ -26,6 +26,17 @@ export class PgUnavailable extends Error {}
 
 /** The environment variable that hands a running cluster's URL to the test files. */
 export const TEST_PG_URL = "OUTREACH_TEST_PG_URL";
+/**
+ * Which pass is running (`sqlite` or `postgres`; `npm test` sets it for each of its two passes).
+ * Unset, a test file run alone runs its cases on both databases.
+ */
+export const TEST_DIALECT = "OUTREACH_TEST_DIALECT";
+
+/** Whether this run's cases on `dialect` run (see TEST_DIALECT). */
+export function testsRunOn(dialect: "sqlite" | "postgres"): boolean {
+  const only = process.env[TEST_DIALECT];
+  return !only || only === dialect;
+}
 
 /** The newest installed server's bin folder (`PG_BIN`, else /usr/lib/postgresql/<version>/bin). */
 export function findPgBin(env: Record<string, string | undefined> = process.env): string | undefined {
