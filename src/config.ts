@@ -12,6 +12,10 @@ export interface Config {
   host: string;
   /** Path of the SQLite database file. */
   dbPath: string;
+  /** A PostgreSQL database (`DATABASE_URL` / `--database-url`) instead of the SQLite file; null: the file. */
+  databaseUrl: string | null;
+  /** Connections in one process's PostgreSQL pool. */
+  databasePoolMax: number;
   /** Which carrier adapter sends and receives. */
   carrier: CarrierName;
   /** Token-bucket refill rate per API key (requests/second); 0 disables rate limiting. */
@@ -93,6 +97,12 @@ function llmFrom(env: Record<string, string | undefined>): LlmConfig | null {
 
 export class ConfigError extends Error {}
 
+/**
+ * A DATABASE_URL that cannot be used (malformed, unreachable, or a database this version cannot
+ * run on): a runtime problem like an unreadable `--db` file, so the commands exit 1 on it.
+ */
+export class DatabaseUrlError extends Error {}
+
 /** The longest delay or timeout an adapter setting may name: a day, in milliseconds. */
 export const MAX_MS = 86_400_000;
 
@@ -146,6 +156,8 @@ export function loadConfig(
     port,
     host,
     dbPath: dbPathFrom(flags, env),
+    databaseUrl: databaseUrlFrom(flags, env),
+    databasePoolMax: intFrom("DATABASE_POOL_MAX", env.DATABASE_POOL_MAX, 10, 1, 1000),
     carrier,
     rateLimitRps: numberFrom("RATE_LIMIT_RPS", env.RATE_LIMIT_RPS, 50),
     rateLimitBurst: intFrom("RATE_LIMIT_BURST", env.RATE_LIMIT_BURST, 100, 1),
@@ -174,4 +186,52 @@ export function dbPathFrom(
 ) {
   const fromFlag = typeof flags.db === "string" ? flags.db : undefined;
   return fromFlag ?? env.OUTREACH_DB ?? "./data/outreach.db";
+}
+
+/** Where the database URL came from, as the operator spelt it (for messages). */
+export function databaseUrlSource(flags: Record<string, string | boolean | undefined>): string {
+  return typeof flags["database-url"] === "string" ? "--database-url" : "DATABASE_URL";
+}
+
+/**
+ * The PostgreSQL database to use: `--database-url`, else `DATABASE_URL` (either wins over `--db` and
+ * OUTREACH_DB); null (the SQLite file) when neither is set or it is empty. A URL that is not a
+ * `postgres://` or `postgresql://` URL with a host (or a `?host=` socket folder) is a
+ * DatabaseUrlError. The messages never repeat the URL: it may hold a password.
+ */
+export function databaseUrlFrom(
+  flags: Record<string, string | boolean | undefined>,
+  env: Record<string, string | undefined> = process.env,
+): string | null {
+  const raw = typeof flags["database-url"] === "string" ? flags["database-url"] : env.DATABASE_URL;
+  if (raw === undefined || raw.trim() === "") return null;
+  const name = databaseUrlSource(flags);
+  let url: URL;
+  try {
+    url = new URL(raw.trim());
+  } catch {
+    throw new DatabaseUrlError(
+      `${name} is not a valid URL (expected postgres://USER:PASSWORD@HOST:PORT/DATABASE)`,
+    );
+  }
+  if (url.protocol !== "postgres:" && url.protocol !== "postgresql:") {
+    throw new DatabaseUrlError(
+      `${name} must be a postgres:// or postgresql:// URL (got ${url.protocol.replace(/:$/, "")}://…); unset it for the embedded SQLite`,
+    );
+  }
+  if (url.hostname === "" && !url.searchParams.get("host")) {
+    throw new DatabaseUrlError(
+      `${name} names no host (expected postgres://USER:PASSWORD@HOST:PORT/DATABASE)`,
+    );
+  }
+  return raw.trim();
+}
+
+/** `host:port/database` of a PostgreSQL URL, without its user and password (for messages). */
+export function describeDatabaseUrl(raw: string): string {
+  const url = new URL(raw);
+  const host = url.hostname || url.searchParams.get("host") || "localhost";
+  const database =
+    decodeURIComponent(url.pathname.replace(/^\//, "")) || decodeURIComponent(url.username) || "postgres";
+  return `${host}:${url.port || "5432"}/${database}`;
 }

@@ -7,10 +7,19 @@ import { type ParsedArgs, parseArgs, requireFlag, UsageError } from "./cli/args"
 import { runBackupCommand, runRestoreCommand } from "./cli/backup";
 import { runContactsCommand } from "./cli/contacts";
 import { runUsersCommand } from "./cli/users";
-import { ConfigError, dbPathFrom, loadConfig } from "./config";
+import {
+  ConfigError,
+  DatabaseUrlError,
+  databaseUrlFrom,
+  databaseUrlSource,
+  dbPathFrom,
+  describeDatabaseUrl,
+  loadConfig,
+} from "./config";
 import { DatabaseOpenError, openDatabase } from "./db/client";
 import { DatabaseFileError } from "./db/database-file";
 import { migrate } from "./db/migrate";
+import { probePostgres } from "./db/store/postgres";
 import { createApiKey, listApiKeys, revokeApiKey, SCOPES, type Scope } from "./domain/workspace/api-keys";
 import { createWorkspace, listWorkspaces } from "./domain/workspace/workspaces";
 import { AppError } from "./lib/errors";
@@ -35,6 +44,8 @@ Usage:
   outreach restore FILE [--db PATH] [--json]
 
 --db defaults to $OUTREACH_DB, else ./data/outreach.db. See README.md for every setting.
+--database-url (or $DATABASE_URL) names a PostgreSQL database instead; this version refuses it
+(the domain runs on the embedded SQLite until it is converted: docs/postgres.md).
 users create: --role defaults to admin; --password-stdin reads the password (at least 10 characters)
 from the first line of stdin, else a one-time setup link (24 h, <PUBLIC_URL>/setup?token=…) is printed.`;
 
@@ -47,6 +58,25 @@ function openForCommand(flags: ParsedArgs["flags"]) {
   const handle = openDatabase(dbPathFrom(flags));
   migrate(handle.sqlite);
   return handle;
+}
+
+/**
+ * A PostgreSQL database named by --database-url or DATABASE_URL: malformed or unreachable → one
+ * line, exit 1. A reachable one is refused too, honestly, until the domain runs on the store
+ * (docs/postgres.md); never a silent fallback to the SQLite file. Nothing is written either way.
+ */
+async function refusePostgres(flags: ParsedArgs["flags"]) {
+  const url = databaseUrlFrom(flags);
+  if (url === null) return;
+  const name = databaseUrlSource(flags);
+  const problem = await probePostgres(url);
+  if (problem !== null)
+    throw new DatabaseUrlError(
+      `${name}: cannot connect to PostgreSQL at ${describeDatabaseUrl(url)}: ${problem}`,
+    );
+  throw new DatabaseUrlError(
+    `${name}: PostgreSQL is not supported by this version yet (the embedded SQLite is); unset ${name}`,
+  );
 }
 
 function parseScopes(raw: string | boolean | undefined): Scope[] | undefined {
@@ -69,6 +99,7 @@ async function run(argv: string[]): Promise<number> {
     console.log(HELP);
     return command || flags.help ? 0 : 1;
   }
+  await refusePostgres(flags);
 
   switch (command) {
     case "serve": {
@@ -202,6 +233,7 @@ run(process.argv.slice(2)).then(
       process.exit(2);
     }
     if (
+      error instanceof DatabaseUrlError ||
       error instanceof DatabaseOpenError ||
       error instanceof StartupError ||
       error instanceof DatabaseFileError

@@ -150,3 +150,21 @@ function hasLimit<R>(
 ): query is PromiseLike<R[]> & { limit(n: number): PromiseLike<R[]> } {
   return typeof (query as { limit?: unknown }).limit === "function";
 }
+
+/**
+ * Whether the PostgreSQL database at `url` answers: null when it does, else the driver's reason in
+ * one line (refused, unknown host, wrong password, no such database, timed out). Runs `select 1`
+ * and nothing else.
+ */
+export async function probePostgres(url: string, timeoutSec = 5): Promise<string | null> {
+  const client = createPgClient(url, { max: 1, connectTimeoutSec: timeoutSec });
+  try {
+    await client`select 1`;
+    return null;
+  } catch (error) {
+    const { message, code } = error as { message?: string; code?: string };
+    return (message || code || String(error)).split("\n")[0];
+  } finally {
+    await client.end({ timeout: 1 }).catch(() => {});
+  }
+}
