@@ -191,6 +191,37 @@ for (const target of targets) {
     });
   });
 
+  describe(`store on ${target.name}: batched writes inside a transaction`, () => {
+    it("join the transaction: its rollback undoes them, and their collected values are finished", async () => {
+      const store = await target.open();
+      const finished: string[] = [];
+      const outcome = await store
+        .tx(async (tx) => {
+          await insert(tx, "a");
+          const id = await store.writeBatched(async (inner, batch) => {
+            batch.collect(
+              "k",
+              () => "value",
+              (_tx, value) => {
+                finished.push(value);
+              },
+            );
+            await insert(inner, "b");
+            return "b";
+          });
+          const seen = await store.rows<Item>(tx.select().from(table).orderBy(asc(table.id)));
+          throw new Error(`${id}: ${seen.map((row) => row.id).join(",")}`);
+        })
+        .catch((error: Error) => error.message);
+      expect({ outcome, finished, ids: await ids(store) }).toEqual({
+        outcome: "b: a,b",
+        finished: ["value"],
+        ids: [],
+      });
+      await store.close();
+    });
+  });
+
   describe(`store on ${target.name}: first, rows, exec, ping`, () => {
     it("reads through first and rows, builders and raw SQL alike", async () => {
       const store = await target.open();

@@ -2,6 +2,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { is, SQL } from "drizzle-orm";
 import { drizzle, type PostgresJsDatabase } from "drizzle-orm/postgres-js";
 import postgres from "postgres";
+import { writeAlone } from "./batch";
 import type { BatchScope, Query, Store } from "./types";
 
 export type PgDb = PostgresJsDatabase<Record<string, never>>;
@@ -106,23 +107,7 @@ export function createPgStore(url: string, options: PgClientOptions = {}): PgSto
     client,
     tx: (fn, options) => transaction(fn, options?.isolation),
     writeBatched<R>(fn: (tx: PgHandle, batch: BatchScope<PgHandle>) => Promise<R> | R) {
-      return transaction(async (tx) => {
-        const finishes: (() => Promise<void> | void)[] = [];
-        const values = new Map<string, unknown>();
-        const scope: BatchScope<PgHandle> = {
-          collect(key, create, finish) {
-            if (!values.has(key)) {
-              const value = create();
-              values.set(key, value);
-              finishes.push(() => finish(tx, value));
-            }
-            return values.get(key) as never;
-          },
-        };
-        const value = await fn(tx, scope);
-        for (const finish of finishes) await finish();
-        return value;
-      });
+      return transaction((tx) => writeAlone<PgHandle, R>(tx, fn));
     },
     async first<R>(query: Query<R>) {
       if (is(query, SQL)) return (await handle().execute(query))[0] as R | undefined;

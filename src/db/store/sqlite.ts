@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { is, SQL } from "drizzle-orm";
 import { BUSY_TIMEOUT_MS, type Db, type DbHandle, isBusy, openDatabase, withoutBusyWait } from "../client";
+import { writeAlone } from "./batch";
 import { Mutex } from "./mutex";
 import type { BatchScope, Query, Store } from "./types";
 
@@ -155,6 +156,10 @@ export function createSqliteStore(path: string, options: { cacheMb?: number } = 
       return transaction(() => fn(writer.db));
     },
     writeBatched<R>(fn: (tx: Db, batch: BatchScope<Db>) => Promise<R> | R): Promise<R> {
+      // Inside a transaction the write joins it (a savepoint): waiting for the next batch would
+      // wait for the mutex this transaction holds.
+      const open = current.getStore();
+      if (open?.open) return savepoint(open, () => writeAlone(writer.db, fn));
       return new Promise<R>((resolve, reject) => {
         pending.push({ fn, resolve: resolve as (value: unknown) => void, reject });
         if (!scheduled) {
