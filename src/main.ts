@@ -3,7 +3,8 @@
  * The outreach executable: `serve` runs the API; the other commands manage the same database.
  * Run `outreach help` for the list.
  */
-import { type ParsedArgs, parseArgs, requireFlag, UsageError } from "./cli/args";
+import packageJson from "../package.json" with { type: "json" };
+import { checkFlags, type ParsedArgs, parseArgs, requireFlag, UsageError } from "./cli/args";
 import { runBackupCommand, runRestoreCommand } from "./cli/backup";
 import { runContactsCommand } from "./cli/contacts";
 import { runUsersCommand } from "./cli/users";
@@ -30,7 +31,7 @@ import { type RunningServer, StartupError, startServer } from "./server";
 const HELP = `outreach – self-hosted outreach platform
 
 Usage:
-  outreach serve [--port N] [--host H] [--db PATH] [--carrier simulated|twilio]
+  outreach serve [--port N] [--host H] [--db PATH | --database-url URL] [--carrier simulated|twilio] [--no-worker]
   outreach migrate [--db PATH]
   outreach workspaces create --name NAME [--db PATH] [--json]
   outreach workspaces list [--db PATH] [--json]
@@ -43,11 +44,52 @@ Usage:
   outreach backup --out FILE [--force] [--db PATH] [--json]
   outreach restore FILE [--db PATH] [--json]
 
+  outreach --version
+  outreach serve --help     serve's flags and environment variables
+
 --db defaults to $OUTREACH_DB, else ./data/outreach.db. See README.md for every setting.
 --database-url (or $DATABASE_URL) names a PostgreSQL database instead; this version refuses it
 (the domain runs on the embedded SQLite until it is converted: docs/postgres.md).
+Exit codes: 0 success, 1 a runtime problem, 2 a usage or configuration error (an unknown option too).
 users create: --role defaults to admin; --password-stdin reads the password (at least 10 characters)
 from the first line of stdin, else a one-time setup link (24 h, <PUBLIC_URL>/setup?token=…) is printed.`;
+
+const SERVE_HELP = `outreach serve – runs the API, the job worker and the scheduler on one database
+
+Usage:
+  outreach serve [--port N] [--host H] [--db PATH] [--carrier simulated|twilio] [--no-worker]
+
+Flags (a flag wins over its environment variable):
+  --port N          HTTP port; 0 picks a free one            (PORT, default 3000)
+  --host H          interface to bind                        (HOST, default 0.0.0.0)
+  --db PATH         SQLite database file, made if missing   (OUTREACH_DB, default ./data/outreach.db)
+  --database-url URL  a PostgreSQL database instead (DATABASE_URL); this version refuses it (docs/postgres.md)
+  --carrier NAME    simulated (no network) or twilio         (CARRIER, default simulated)
+  --no-worker       no job worker or scheduler in this process (WORKER=false)
+  --help            this text
+
+Environment:
+  PUBLIC_URL                 base URL of links, setup links and callbacks (default http://localhost:$PORT)
+  SQLITE_CACHE_MB            SQLite page cache in MB (default 16)
+  RATE_LIMIT_RPS, RATE_LIMIT_BURST
+                             request rate limit: refill per second (default 50; 0 disables) and bucket size (100)
+  LOG_LEVEL                  debug, info, warn or error (default info)
+  WORKER_THREAD              run the worker in a background thread (default true)
+  SHUTDOWN_GRACE_SEC         on SIGTERM, how long running jobs may finish (default 10)
+  SIMULATED_DELIVERY_MS, SIMULATED_CALL_MS, SIMULATED_REVIEW_MS
+                             simulated carrier and voice timings
+  VOICE                      simulated or retell (default simulated)
+  RETELL_API_KEY, RETELL_API_BASE, RETELL_TIMEOUT_MS
+  TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN, TWILIO_API_BASE, TWILIO_CALLBACK_BASE_URL, TWILIO_TIMEOUT_MS
+  WEBHOOK_ALLOW_PRIVATE      allow webhook URLs on private and loopback addresses
+  WEBHOOK_TIMEOUT_MS         webhook delivery timeout (default 15000)
+  LLM_BASE_URL, LLM_API_KEY, LLM_MODEL, LLM_MODEL_FAST, LLM_MODEL_BALANCED, LLM_MODEL_SMART, LLM_TIMEOUT_MS
+                             OpenAI-compatible model server for SMS agents (unset: the offline engine)
+  OAUTH_GITHUB_CLIENT_ID, OAUTH_GITHUB_CLIENT_SECRET, OAUTH_GOOGLE_CLIENT_ID, OAUTH_GOOGLE_CLIENT_SECRET
+                             sign-in with GitHub or Google for existing users
+
+Daily budgets of one-off sends and number orders are workspace settings (PATCH /v1/settings).
+See README.md, "Configuration", for every setting.`;
 
 function print(flags: ParsedArgs["flags"], json: unknown, text: string) {
   console.log(flags.json ? JSON.stringify(json, null, 2) : text);
@@ -93,11 +135,26 @@ function parseScopes(raw: string | boolean | undefined): Scope[] | undefined {
 }
 
 async function run(argv: string[]): Promise<number> {
-  const { positionals, flags } = parseArgs(argv);
+  const parsed = parseArgs(argv);
+  const { positionals, flags } = parsed;
   const [command, sub] = positionals;
-  if (!command || command === "help" || flags.help) {
-    console.log(HELP);
-    return command || flags.help ? 0 : 1;
+  checkFlags(command, parsed);
+  if (flags.version || command === "version") {
+    console.log(`outreach ${packageJson.version}`);
+    return 0;
+  }
+  if (!command) {
+    if (flags.help) {
+      console.log(HELP);
+      return 0;
+    }
+    // A bare `outreach` is a usage error (exit 2), with the usage to read.
+    console.error(HELP);
+    return 2;
+  }
+  if (command === "help" || flags.help) {
+    console.log(command === "serve" || (command === "help" && sub === "serve") ? SERVE_HELP : HELP);
+    return 0;
   }
   await refusePostgres(flags);
 

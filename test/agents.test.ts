@@ -248,6 +248,25 @@ describe("agents API", () => {
   });
 });
 
+describe("GET /v1/voices", () => {
+  it("lists the simulated provider's catalogue: at least 8 voices, each whole, ids unique, both genders", async () => {
+    const r = await s.api("GET", "/v1/voices");
+    expect(r.status).toBe(200);
+    const voices = r.body.voices as Record<string, unknown>[];
+    expect(voices.length).toBeGreaterThanOrEqual(8);
+    for (const voice of voices)
+      expect(voice).toEqual({
+        voice_id: expect.stringMatching(/^sim-[a-z]+$/),
+        name: expect.any(String),
+        provider: "simulated",
+        language: expect.stringMatching(/^[a-z]{2}-[A-Z]{2}$/),
+        gender: expect.stringMatching(/^(female|male)$/),
+      });
+    expect(new Set(voices.map((v) => v.voice_id)).size).toBe(voices.length);
+    expect(new Set(voices.map((v) => v.gender))).toEqual(new Set(["female", "male"]));
+  });
+});
+
 describe("test chat", () => {
   it("answers from knowledge, writing and sending nothing, on a draft agent", async () => {
     const { agent } = (

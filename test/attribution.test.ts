@@ -117,6 +117,24 @@ describe("/v1/offers", () => {
       "destination_url must not point to a link-local or cloud metadata address",
     ],
     ["not a URL", { name: "x", destination_url: "shop" }, "destination_url must be a valid URL"],
+    ...(
+      [
+        ["CR/LF", "https://example.com/a\r\nSet-Cookie: x=1"],
+        ["a line feed", "https://example.com/a\nb"],
+        ["a tab", "https://example.com/a\tb"],
+        ["a space inside", "https://example.com/a b"],
+        ["a leading space", " https://example.com/"],
+        ["a trailing space", "https://example.com/ "],
+        ["a NUL", "https://example.com/\u0000"],
+        ["a DEL", "https://example.com/\u007f"],
+        ["a C1 control", "https://example.com/\u0085"],
+        ["a no-break space", "https://example.com/\u00a0x"],
+      ] as const
+    ).map(([what, url]): [string, Json, string] => [
+      `a destination_url with ${what}`,
+      { name: "x", destination_url: url },
+      "destination_url must be a valid URL",
+    ]),
     [
       "credentials",
       { name: "x", destination_url: "https://u:p@example.com/" },
@@ -148,6 +166,26 @@ describe("/v1/offers", () => {
       expect(query<{ n: number }>("SELECT count(*) AS n FROM offers")[0].n).toBe(before);
     });
   }
+
+  it("answers 422 for a destination_url with control characters or spaces on update, changing nothing", async () => {
+    const made = (
+      await s.api("POST", "/v1/offers", { name: "Kept", destination_url: "https://example.com/k" })
+    ).body.offer;
+    for (const url of [
+      "https://example.com/k\r\nLocation: https://evil.example/",
+      "https://example.com/k x",
+    ]) {
+      const r = await s.api("PATCH", `/v1/offers/${made.id}`, { destination_url: url });
+      expect({ url, status: r.status, error: r.body.error }).toEqual({
+        url,
+        status: 422,
+        error: "destination_url must be a valid URL",
+      });
+    }
+    expect((await s.api("GET", `/v1/offers/${made.id}`)).body.offer.destination_url).toBe(
+      "https://example.com/k",
+    );
+  });
 
   it("keeps offers per workspace", async () => {
     const other = s.newWorkspace("Other");
@@ -182,6 +220,42 @@ describe("GET /r/{code}", () => {
     const location = (await follow(codeOf(made.tracking_url))).headers.get("location") as string;
     expect(location).toMatch(/^https:\/\/v\.example\.com\/p\?q=a%20b&vcx=[0-9a-f-]{36}#f$/);
     expect(new URL(location).searchParams.getAll("vcx")).toHaveLength(1);
+  });
+
+  it("never answers 500 for a stored destination a header cannot carry: it is percent-encoded", async () => {
+    const made = (
+      await s.api("POST", "/v1/offers", { name: "Stored", destination_url: "https://example.com/s" })
+    ).body.offer;
+    const cases: [string, string, RegExp][] = [
+      [
+        "CR/LF",
+        "https://example.com/a\r\nSet-Cookie: x=1",
+        /^https:\/\/example\.com\/a%0D%0ASet-Cookie:%20x=1\?vcx=/,
+      ],
+      ["a tab", "https://example.com/a\tb", /^https:\/\/example\.com\/a%09b\?vcx=/],
+      [
+        "non-ASCII",
+        "https://example.com/日本?q=é",
+        /^https:\/\/example\.com\/%E6%97%A5%E6%9C%AC\?q=%C3%A9&vcx=/,
+      ],
+    ];
+    for (const [what, stored, expected] of cases) {
+      // Written as a database from before the check could hold it.
+      const db = secondConnection();
+      db.query("UPDATE offers SET destination_url = ? WHERE id = ?").run(stored, made.id);
+      db.close();
+      const r = await follow(codeOf(made.tracking_url));
+      expect({ what, status: r.status, location: r.headers.get("location") }).toEqual({
+        what,
+        status: 302,
+        location: expect.stringMatching(expected),
+      });
+      const head = await fetch(`${s.url}/r/${codeOf(made.tracking_url)}`, {
+        method: "HEAD",
+        redirect: "manual",
+      });
+      expect({ what, status: head.status }).toEqual({ what, status: 302 });
+    }
   });
 
   it("answers HEAD with the destination and records no click (link checkers, previews)", async () => {

@@ -610,17 +610,17 @@ describe("POST /v1/campaigns/{id}/launch", () => {
     expect((await w.api("GET", `/v1/campaigns/${c.id}`)).body.campaign.status).toBe("draft");
     expect((await w.api("POST", `/v1/campaigns/${c.id}/pause`)).body).toEqual({
       ok: false,
-      error: "Campaign is not active",
+      error: "Campaign is draft: only an active campaign can be paused",
     });
     expect((await w.api("POST", `/v1/campaigns/${c.id}/resume`)).status).toBe(409);
     const canceled = await w.api("POST", `/v1/campaigns/${c.id}/cancel`);
     expect(canceled.body.campaign.status).toBe("canceled");
     expect((await w.api("POST", `/v1/campaigns/${c.id}/launch`)).body).toEqual({
       ok: false,
-      error: "Campaign is not in draft",
+      error: "Campaign is canceled: only a draft can be launched",
     });
     expect((await w.api("POST", `/v1/campaigns/${c.id}/cancel`)).body.error).toBe(
-      "Campaign is already canceled",
+      "Campaign is canceled: only a draft, scheduled, active or paused campaign can be canceled",
     );
     expect((await w.api("PATCH", `/v1/campaigns/${c.id}`, { name: "x" })).status).toBe(409);
     // A body naming ids that do not exist is refused as such first (422 before 409, API.md §1).
@@ -631,7 +631,102 @@ describe("POST /v1/campaigns/{id}/launch", () => {
       [{ pool_id: unknown }, "pool_id does not exist"],
     ] as const)
       expect((await w.api("PATCH", `/v1/campaigns/${c.id}`, body)).body).toEqual({ ok: false, error });
-    expect((await w.api("DELETE", `/v1/campaigns/${c.id}`)).body.error).toBe("Campaign is not in draft");
+    expect((await w.api("DELETE", `/v1/campaigns/${c.id}`)).body.error).toBe(
+      "Campaign is canceled: only a draft can be deleted",
+    );
+  });
+
+  it("names the state in every action's 409: launch, pause, resume, cancel, edit and delete of a completed campaign, and the others", async () => {
+    const w = workspace();
+    await w.number();
+    const person = await w.contact();
+    const completed = await w.campaign({ name: "Done", audience: { contact_ids: [person.id] } });
+    await w.api("POST", `/v1/campaigns/${completed.id}/launch`);
+    await eventually(
+      async () => (await w.api("GET", `/v1/campaigns/${completed.id}`)).body.campaign.status,
+      (status) => status === "completed",
+    );
+    const draft = await w.campaign({ name: "Draft", audience: { contact_ids: [person.id] } });
+    const scheduled = await w.campaign({
+      name: "Later",
+      audience: { contact_ids: [person.id] },
+      send_at: new Date(Date.now() + 86_400_000).toISOString(),
+    });
+    expect((await w.api("POST", `/v1/campaigns/${scheduled.id}/launch`)).body.campaign.status).toBe(
+      "scheduled",
+    );
+    const cases: [string, string, string, unknown, string][] = [
+      ["launch", completed.id, "POST", "/launch", "Campaign is completed: only a draft can be launched"],
+      [
+        "pause",
+        completed.id,
+        "POST",
+        "/pause",
+        "Campaign is completed: only an active campaign can be paused",
+      ],
+      [
+        "resume",
+        completed.id,
+        "POST",
+        "/resume",
+        "Campaign is completed: only a paused campaign can be resumed",
+      ],
+      [
+        "cancel",
+        completed.id,
+        "POST",
+        "/cancel",
+        "Campaign is completed: only a draft, scheduled, active or paused campaign can be canceled",
+      ],
+      [
+        "edit",
+        completed.id,
+        "PATCH",
+        "",
+        "Campaign is completed: only a draft or scheduled campaign can be changed",
+      ],
+      ["delete", completed.id, "DELETE", "", "Campaign is completed: only a draft can be deleted"],
+      [
+        "resume a draft",
+        draft.id,
+        "POST",
+        "/resume",
+        "Campaign is draft: only a paused campaign can be resumed",
+      ],
+      [
+        "launch a scheduled one",
+        scheduled.id,
+        "POST",
+        "/launch",
+        "Campaign is scheduled: only a draft can be launched",
+      ],
+      [
+        "pause a scheduled one",
+        scheduled.id,
+        "POST",
+        "/pause",
+        "Campaign is scheduled: only an active campaign can be paused",
+      ],
+      [
+        "delete a scheduled one",
+        scheduled.id,
+        "DELETE",
+        "",
+        "Campaign is scheduled: only a draft can be deleted",
+      ],
+    ];
+    for (const [action, id, method, suffix, error] of cases) {
+      const r = await w.api(
+        method,
+        `/v1/campaigns/${id}${suffix}`,
+        method === "PATCH" ? { name: "x" } : undefined,
+      );
+      expect({ action, status: r.status, body: r.body }).toEqual({
+        action,
+        status: 409,
+        body: { ok: false, error },
+      });
+    }
   });
 
   it("pauses, resumes and cancels: throttle_per_minute holds hand-offs, cancel stops for good", async () => {

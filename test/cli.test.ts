@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { spawnSync } from "bun";
@@ -90,6 +90,79 @@ describe("outreach workspaces / keys", () => {
     const unknown = cli(["frobnicate"]);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('unknown command "frobnicate"');
+  });
+});
+
+describe("outreach usage", () => {
+  it("--version prints the version of package.json and exits 0", async () => {
+    const { version } = await Bun.file(join(import.meta.dir, "..", "package.json")).json();
+    const cases = [["--version"], ["-v"], ["version"], ["serve", "--version"]];
+    for (const args of cases)
+      expect({ args, ...cli(args) }).toEqual({ args, code: 0, stdout: `outreach ${version}\n`, stderr: "" });
+  });
+
+  it("a bare outreach prints the usage on stderr and exits 2; --help prints it and exits 0", () => {
+    const bare = cli([]);
+    expect({ code: bare.code, stdout: bare.stdout }).toEqual({ code: 2, stdout: "" });
+    expect(bare.stderr).toContain("Usage:\n  outreach serve");
+    const help = cli(["--help"]);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain("Usage:\n  outreach serve");
+  });
+
+  it("serve --help lists serve's own flags and environment variables", () => {
+    for (const args of [
+      ["serve", "--help"],
+      ["serve", "-h"],
+      ["help", "serve"],
+    ]) {
+      const result = cli(args);
+      const missing = [
+        "--port",
+        "--host",
+        "--db",
+        "--carrier",
+        "--no-worker",
+        "PORT",
+        "HOST",
+        "OUTREACH_DB",
+        "CARRIER",
+        "PUBLIC_URL",
+        "RATE_LIMIT_RPS",
+        "LOG_LEVEL",
+        "WORKER_THREAD",
+        "WEBHOOK_ALLOW_PRIVATE",
+        "LLM_BASE_URL",
+      ].filter((word) => !result.stdout.includes(word));
+      expect({ args, code: result.code, missing }).toEqual({ args, code: 0, missing: [] });
+      expect(result.stdout).not.toContain("outreach keys create");
+    }
+  });
+
+  it("refuses an unknown option with exit 2 naming it, before doing anything", () => {
+    const db = join(dir, "flags.db");
+    const cases: [string[], string][] = [
+      [["serve", "--prot", "9000", "--db", db], "unknown option --prot for serve"],
+      [["serve", "--prot=9000", "--db", db], "unknown option --prot for serve"],
+      [["serve", "--db", db, "--prot"], "unknown option --prot for serve"],
+      [["serve", "-p", "9000", "--db", db], "unknown option -p"],
+      [["migrate", "--db", db, "--force"], "unknown option --force for migrate"],
+      [["keys", "list", "--wrkspace", "x", "--db", db], "unknown option --wrkspace for keys"],
+      [["workspaces", "create", "--name", "A", "--jsn", "--db", db], "unknown option --jsn for workspaces"],
+      [["--prot", "9000"], "unknown option --prot"],
+    ];
+    for (const [args, error] of cases) {
+      const result = cli(args);
+      expect({
+        args,
+        code: result.code,
+        stdout: result.stdout,
+        error: result.stderr.startsWith(`outreach: ${error}`),
+      }).toEqual({ args, code: 2, stdout: "", error: true });
+    }
+    // Nothing was made: the refused commands never opened the database.
+    expect(existsSync(db)).toBe(false);
+    expect(cli(["serve", "--port"]).stderr).toBe("outreach: --port needs a value\n");
   });
 });
 

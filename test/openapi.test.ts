@@ -284,15 +284,72 @@ describe("GET /v1/openapi.json", () => {
     expect(without).toEqual([]);
   });
 
+  it("declares the 409 of a reused Idempotency-Key on every POST that takes the header", () => {
+    const posts = operations().filter(({ op }) =>
+      (op.parameters ?? []).some((p: Json) => p.in === "header" && p.name === "Idempotency-Key"),
+    );
+    expect(posts.length).toBeGreaterThan(10);
+    const without = posts
+      .filter(
+        ({ op }) =>
+          !String(op.responses?.["409"]?.description ?? "").includes(
+            "Idempotency-Key was used with a different request",
+          ),
+      )
+      .map(({ name }) => name);
+    expect(without).toEqual([]);
+    // A route's own 409 (a state conflict) keeps its wording beside the reuse.
+    expect(doc.paths["/v1/campaigns/{id}/launch"].post.responses["409"].description).toMatch(
+      /^State conflict.*; or Idempotency-Key reuse/,
+    );
+  });
+
+  it("documents the bodies the tracking reports accept (JSON sent as text/plain or application/json)", () => {
+    const cases: [string, string[], string[]][] = [
+      ["/t/collect", ["vid"], ["vid", "vcx", "w", "url", "referrer"]],
+      ["/t/identify", ["vid", "w"], ["vid", "w", "email", "phone", "external_id"]],
+    ];
+    for (const [path, required, properties] of cases) {
+      const content = doc.paths[path].post.requestBody?.content ?? {};
+      const schema = content["text/plain"]?.schema;
+      expect({
+        path,
+        media: Object.keys(content).sort(),
+        required: schema?.required,
+        properties: Object.keys(schema?.properties ?? {}),
+        described: Object.values(schema?.properties ?? {}).every(
+          (p: Json) => typeof p.description === "string",
+        ),
+      }).toEqual({ path, media: ["application/json", "text/plain"], required, properties, described: true });
+    }
+  });
+
+  it("says segments take clicked and conversion activity, and answer no 501", () => {
+    const segmentOps = operations().filter(({ path }) => path.startsWith("/v1/segments"));
+    expect(segmentOps.length).toBeGreaterThan(3);
+    const mentions501 = segmentOps
+      .filter(
+        ({ op }) =>
+          op.responses?.["501"] ||
+          /\b501\b|not available yet/.test(`${op.description} ${JSON.stringify(op.requestBody ?? {})}`),
+      )
+      .map(({ name }) => name);
+    expect(mentions501).toEqual([]);
+    const rules =
+      doc.paths["/v1/segments"].post.requestBody.content["application/json"].schema.properties.rules;
+    expect(rules.description).toContain('"inbound"|"outbound"|"clicked"|"conversion"');
+  });
+
   it("documents routes with a dot in their path (the tracking script)", () => {
     expect(doc.paths["/t.js"]?.get?.operationId).toBe("getTrackingScript");
   });
 
-  it("offers JSON request bodies only (the contact import also CSV), as the server reads them", () => {
+  it("offers JSON request bodies only (the contact import also CSV, the tracking reports also text/plain), as the server reads them", () => {
     const kinds = new Set<string>();
     for (const { op } of operations())
       for (const media of Object.keys(op.requestBody?.content ?? {})) kinds.add(media);
-    expect([...kinds].sort()).toEqual(["application/json", "text/csv"]);
+    // The tracking reports are JSON too, sent as text/plain by the script (no CORS preflight).
+    expect([...kinds].sort()).toEqual(["application/json", "text/csv", "text/plain"]);
   });
 
   it("marks a query parameter the server requires as required (timeseries metric)", () => {

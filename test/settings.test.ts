@@ -28,6 +28,8 @@ describe("GET /v1/settings", () => {
         frequency_cap: { enabled: true, max_messages: 3, window_hours: 24, apply_to_all: false },
         paused_states: [],
         require_registration: false,
+        one_off_daily_limit: 5000,
+        number_orders_daily_limit: 50,
       },
     });
   });

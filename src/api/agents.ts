@@ -323,7 +323,7 @@ export function agentsRoutes(deps: AppDeps) {
           operationId: "listVoices",
           summary: "List voices",
           description:
-            "Voices a voice agent may use, from the voice provider: the simulated provider's fixed catalogue, or Retell's `/list-voices` with `VOICE=retell` (`voice_name` → `name`, `accent` → `language` when no language is given). 503 `Voice provider unavailable: try again later` when Retell cannot be reached.",
+            "Voices a voice agent may use, from the voice provider: the simulated provider's fixed catalogue (12 voices: en-US, en-GB, en-AU, en-IN, es-ES, es-MX, fr-FR, de-DE), or Retell's `/list-voices` with `VOICE=retell` (`voice_name` → `name`, `accent` → `language` when no language is given). 503 `Voice provider unavailable: try again later` when Retell cannot be reached.",
         },
         response: responses(
           t.Object({ ok: Ok, voices: t.Array(Voice, { description: "Voices" }) }),

@@ -345,22 +345,28 @@ const ACTIONS = [
     "launch",
     launchCampaign,
     "Launch a campaign",
-    "draft → active (or scheduled when send_at is in the future). The audience is resolved in batches by durable jobs and handed to the send queue at the moment of sending (quiet hours, pool rotation, daily_limit, throttle). 409 `Campaign is not in draft`; 422 for an empty audience or ids deleted since. A voice campaign writes one call per recipient (under the same send-time rules, asked for calls; `throttle_per_minute` counts calls). A refused launch changes nothing. Emits `campaign.started`.",
+    "draft → active (or scheduled when send_at is in the future). The audience is resolved in batches by durable jobs and handed to the send queue at the moment of sending (quiet hours, pool rotation, daily_limit, throttle). 409 `Campaign is <status>: only a draft can be launched` (e.g. `Campaign is completed: only a draft can be launched`); 422 for an empty audience or ids deleted since. A voice campaign writes one call per recipient (under the same send-time rules, asked for calls; `throttle_per_minute` counts calls). A refused launch changes nothing. Emits `campaign.started`.",
     [409],
   ],
   [
     "pause",
     pauseCampaign,
     "Pause a campaign",
-    "active → paused: no new hand-offs (within a second). 409 `Campaign is not active`.",
+    "active → paused: no new hand-offs (within a second). 409 `Campaign is <status>: only an active campaign can be paused`.",
     [409],
   ],
-  ["resume", resumeCampaign, "Resume a campaign", "paused → active. 409 `Campaign is not paused`.", [409]],
+  [
+    "resume",
+    resumeCampaign,
+    "Resume a campaign",
+    "paused → active. 409 `Campaign is <status>: only a paused campaign can be resumed`.",
+    [409],
+  ],
   [
     "cancel",
     cancelCampaign,
     "Cancel a campaign",
-    "Any non-final state → canceled, for good; messages already handed to the send queue still go out. A deferred recipient's waiting message becomes FAILED (`error_code: campaign_canceled`) and the recipient `failed` with that reason. 409 `Campaign is already completed` / `canceled`.",
+    "Any non-final state → canceled, for good; messages already handed to the send queue still go out. A deferred recipient's waiting message becomes FAILED (`error_code: campaign_canceled`) and the recipient `failed` with that reason. 409 `Campaign is <status>: only a draft, scheduled, active or paused campaign can be canceled` for a completed or canceled one.",
     [409],
   ],
 ] as const;
@@ -407,14 +413,15 @@ export function campaignsRoutes(deps: AppDeps) {
         update: {
           summary: "Update a draft or scheduled campaign",
           description:
-            "409 `Campaign is <status>: only draft or scheduled campaigns can be changed` otherwise.",
+            "409 `Campaign is <status>: only a draft or scheduled campaign can be changed` otherwise.",
           errors: [409],
           body: PatchBody,
           run: (workspaceId, id, body, now) => updateCampaign(deps.db, workspaceId, id, body, now),
         },
         delete: {
           summary: "Delete a draft",
-          description: "409 `Campaign is not in draft` otherwise (cancel a launched campaign instead).",
+          description:
+            "409 `Campaign is <status>: only a draft can be deleted` otherwise (cancel a launched campaign instead).",
           errors: [409],
           run: (workspaceId, id) => deleteCampaign(deps.db, workspaceId, id),
         },

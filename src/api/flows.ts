@@ -150,6 +150,10 @@ const Stats = t.Object(
     completed: Int({ description: "Reached an end" }),
     exited: Int({ description: "Left early (a purchase, the flow deleted)" }),
     exited_on_purchase: Int({ description: "Left on a purchase" }),
+    skipped_reentry: Int({
+      description:
+        "Entries refused because the contact had entered this flow 5 times in the last 24 hours (the re-entry bound that stops flows from looping), counted by UTC day in the window",
+    }),
     nodes: t.Record(t.String(), NodeStats, {
       description: "By node id: nodes entered at least once in the window",
     }),
@@ -219,7 +223,7 @@ export function flowsRoutes(deps: AppDeps) {
           create: {
             summary: "Create a flow",
             description:
-              "The definition is checked whole (one trigger, known node types, no dangling edge, the right handles out of `condition` and `wait_for_reply`, ids in node data that exist, condition rules as segment rules, no loop without a wait, at most 200 nodes, waits up to 365 days): 422 names the node or edge. `settings.webhook_secret` is made here.",
+              "The definition is checked whole (one trigger, known node types, no dangling edge, the right handles out of `condition` and `wait_for_reply`, ids in node data that exist, condition rules as segment rules, no loop without a wait, at most 200 nodes, waits up to 365 days): 422 names the node or edge. `settings.webhook_secret` is made here. Created `active`, it is refused like an activation whose list additions would start itself again (422 `flow would loop through flows: A → B → A`).",
             body: CreateBody,
             run: (workspaceId, body, now) => createFlow(deps.db, workspaceId, body, now),
           },
@@ -232,7 +236,7 @@ export function flowsRoutes(deps: AppDeps) {
           update: {
             summary: "Update, activate or pause a flow",
             description:
-              "`status: active` activates a draft or resumes a paused flow (runs go on where they were); `status: paused` holds every run. The definition changes only while the flow is not active (409 `Flow is active: pause it before changing its definition`).",
+              "`status: active` activates a draft or resumes a paused flow (runs go on where they were); `status: paused` holds every run. The definition changes only while the flow is not active (409 `Flow is active: pause it before changing its definition`). Activation refuses a flow whose `add_to_list` nodes would start itself again through the active flows' `added_to_list` triggers, or directly: 422 `flow would loop through flows: Welcome → Nurture → Welcome`. At run time a contact enters one flow at most 5 times in 24 hours; further entries are skipped and counted in the stats' `skipped_reentry`.",
             body: PatchBody,
             errors: [404, 409],
             run: (workspaceId, id, body, now) => updateFlow(deps.db, workspaceId, id, body, now),

@@ -41,7 +41,8 @@ const Value = t.Union([t.Number({ minimum: 0, maximum: MAX_VALUE }), t.Null()], 
 const Url = t.String({
   minLength: 1,
   maxLength: 2000,
-  description: "http or https URL, not a link-local or cloud-metadata address (max 2000)",
+  description:
+    "http or https URL, not a link-local or cloud-metadata address, with no control characters (CR, LF, tab…) or spaces: encode them as %0D, %20… (max 2000)",
   examples: ["https://shop.example.com/spring?utm_source=sms"],
 });
 const Currency = t.String({
@@ -118,7 +119,7 @@ export function offersRoutes(deps: AppDeps) {
           create: {
             summary: "Create an offer",
             description:
-              "`tracking_url` is the offer's own link; `{{offer_url}}` in a campaign body becomes a per-recipient link to it. 422 `destination_url must be an http or https URL`, `destination_url must not point to a link-local or cloud metadata address`.",
+              "`tracking_url` is the offer's own link; `{{offer_url}}` in a campaign body becomes a per-recipient link to it. 422 `destination_url must be a valid URL` (also for control characters or spaces), `destination_url must be an http or https URL`, `destination_url must not point to a link-local or cloud metadata address`.",
             body: CreateBody,
             run: (workspaceId, body, now) => createOffer(deps.db, workspaceId, body, publicUrl, now),
           },
@@ -129,7 +130,8 @@ export function offersRoutes(deps: AppDeps) {
           },
           update: {
             summary: "Update an offer",
-            description: "Partial update; `status: paused` makes every link of the offer answer 404.",
+            description:
+              "Partial update; `status: paused` makes every link of the offer answer 404. `destination_url` is checked as on create (422 `destination_url must be a valid URL` for control characters or spaces).",
             body: PatchBody,
             run: (workspaceId, id, body, now) => updateOffer(deps.db, workspaceId, id, body, publicUrl, now),
           },
@@ -151,7 +153,11 @@ export function offersRoutes(deps: AppDeps) {
         if (!location) return notFoundPage();
         return new Response(null, {
           status: 302,
-          headers: { location, "cache-control": "no-store", "referrer-policy": "no-referrer" },
+          headers: {
+            location: headerSafeLocation(location),
+            "cache-control": "no-store",
+            "referrer-policy": "no-referrer",
+          },
         });
       },
       {
@@ -170,4 +176,20 @@ export function offersRoutes(deps: AppDeps) {
         },
       },
     );
+}
+
+/**
+ * A Location header value for any stored destination: characters a header cannot carry (controls,
+ * spaces, anything outside printable ASCII) percent-encoded as UTF-8, so a destination stored
+ * before URLs were checked, or a non-ASCII one, still redirects instead of answering 500. A valid
+ * ASCII URL passes byte for byte.
+ */
+export function headerSafeLocation(location: string): string {
+  return location.replace(/[^\x21-\x7e]/gu, (character) => {
+    try {
+      return encodeURIComponent(character);
+    } catch {
+      return ""; // a lone surrogate has no UTF-8 form
+    }
+  });
 }

@@ -264,11 +264,28 @@ export function finishDocument(doc: Json): Json {
           ...(op.parameters ?? []).filter((p: Json) => p.name !== IDEMPOTENCY_KEY.name),
           IDEMPOTENCY_KEY,
         ];
+        declareIdempotencyConflict(op);
       }
     }
   }
   addWebhooks(doc);
   return collapseNumericStrings(doc);
+}
+
+/** What a POST answers when its Idempotency-Key came before with another body or path (API.md §1). */
+const IDEMPOTENCY_CONFLICT =
+  "Idempotency-Key reuse: the key was sent before with another body or path (`Idempotency-Key was used with a different request`)";
+
+/**
+ * Every POST that takes `Idempotency-Key` can answer 409 for a reused key: added where the route
+ * declares no 409, and named beside the route's own 409 (a state conflict) where it does.
+ */
+function declareIdempotencyConflict(op: Json) {
+  op.responses ??= {};
+  const existing = op.responses["409"];
+  if (!existing) op.responses["409"] = errorResponseDoc(409, IDEMPOTENCY_CONFLICT);
+  else if (!String(existing.description ?? "").includes("Idempotency-Key was used with a different request"))
+    existing.description = `${existing.description ?? "State conflict"}; or ${IDEMPOTENCY_CONFLICT}`;
 }
 
 /** A query parameter declared with `IntegerQuery`: the integer it stands for. */

@@ -38,8 +38,8 @@ const RULES_DESCRIPTION = [
   "opted_in, created_at, updated_at or `fields.<key>`;",
   "ops eq neq in not_in contains starts_with gt gte lt lte exists not_exists within_last_days before after;",
   'membership `{"in_list": id}` / `{"not_in_list": id}`;',
-  'activity `{"event": "inbound"|"outbound", "op": "any_within_days"|"none_within_days", "value": N}`',
-  "(`clicked` and `conversion` answer 501: not available yet).",
+  'activity `{"event": "inbound"|"outbound"|"clicked"|"conversion", "op": "any_within_days"|"none_within_days", "value": N}`',
+  "(a message received or sent, a tracked link followed, a conversion recorded, in the last N days).",
   "At most 10 levels deep and 100 conditions. A malformed rule → 422 naming its path.",
 ].join(" ");
 
@@ -104,8 +104,7 @@ export function segmentRoutes(deps: AppDeps) {
           create: {
             summary: "Create a segment",
             description:
-              "The rules are checked and compiled before anything is saved: a malformed rule is 422 naming its path, a list it names must exist, and `clicked`/`conversion` activity answers 501 in this version. Members are never stored; every read computes them.",
-            errors: [501],
+              "The rules are checked and compiled before anything is saved: a malformed rule is 422 naming its path, a list it names must exist. Members are never stored; every read computes them.",
             body: Body(
               { name: Name, description: t.Optional(Description), rules: Rules },
               { description: "A new segment" },
@@ -124,7 +123,6 @@ export function segmentRoutes(deps: AppDeps) {
             summary: "Update a segment",
             description:
               "Partial update. New `rules` are checked like on create and apply from the next read; there is no stored membership to rebuild.",
-            errors: [501],
             body: Body(
               { name: t.Optional(Name), description: t.Optional(Description), rules: t.Optional(Rules) },
               { description: "Fields to change" },
@@ -170,7 +168,7 @@ export function segmentRoutes(deps: AppDeps) {
               description: `Up to ${SAMPLE_SIZE} matching contacts, newest first`,
             }),
           }),
-          [...WRITE_ERRORS, 501],
+          WRITE_ERRORS,
         ),
       },
     )

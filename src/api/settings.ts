@@ -46,6 +46,15 @@ const PausedStates = t.Array(t.String({ maxLength: 8, examples: ["LA"] }), {
   examples: [["LA"]],
 });
 
+const ONE_OFF_BUDGET =
+  "Most one-off sends per UTC day, POST /v1/messages and POST /v1/calls together (default 5000; null = no budget). Over it: 429 `Daily limit reached: one_off_daily_limit is 5000` and nothing is sent. Campaigns, flows and agents are not counted.";
+const NUMBER_ORDERS_BUDGET =
+  "Most numbers ordered per UTC day, each number of a request counted (default 50; null = no budget). A request that would pass it: 429 `Daily limit reached: number_orders_daily_limit is 50` and nothing is ordered.";
+
+/** A daily budget setting (API.md §7.2): a whole number from 0, or null for none. */
+const DailyBudget = (description: string, example: number) =>
+  t.Union([Int({ minimum: 0 }), t.Null()], { description, examples: [example] });
+
 export const SettingsSchema = t.Object(
   {
     name: t.String({ description: "Workspace name", examples: ["Acme"] }),
@@ -81,6 +90,8 @@ export const SettingsSchema = t.Object(
       description:
         "Campaign and flow sends from a US local number that is in no APPROVED 10DLC campaign are skipped as `unregistered_number`; one-off sends answer 422 `from is not registered for A2P messaging` (default false)",
     }),
+    one_off_daily_limit: DailyBudget(ONE_OFF_BUDGET, 5000),
+    number_orders_daily_limit: DailyBudget(NUMBER_ORDERS_BUDGET, 50),
   },
   { description: "Workspace settings" },
 );
@@ -138,6 +149,8 @@ const SettingsPatchBody = Body(
       ),
     ),
     paused_states: t.Optional(PausedStates),
+    one_off_daily_limit: t.Optional(DailyBudget(ONE_OFF_BUDGET, 5000)),
+    number_orders_daily_limit: t.Optional(DailyBudget(NUMBER_ORDERS_BUDGET, 50)),
   },
   { description: "Fields to change; others stay as they are" },
 );

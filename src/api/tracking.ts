@@ -1,4 +1,4 @@
-import { Elysia, t } from "elysia";
+import { Elysia, type TSchema, t } from "elysia";
 import type { AppDeps } from "../app";
 import { TRACKING_SCRIPT, TRACKING_SCRIPT_GZIP } from "../domain/attribution/tracking-script";
 import { collectVisit, identifyVisitor } from "../domain/attribution/visitors";
@@ -46,11 +46,62 @@ async function report(request: Request, run: (body: Record<string, unknown>) => 
   return noContent();
 }
 
-const reportDoc = (operationId: string, summary: string, description: string) => ({
+const Vid = t.String({
+  format: "uuid",
+  description: "The visitor id the script keeps (`window.outreach.vid`)",
+  examples: ["0192f3a4-5b6c-7d8e-9f01-23456789abcd"],
+});
+const PublicId = t.String({
+  description: "The workspace's public id (`settings.public_id`, from `/t.js?w=`)",
+  examples: ["ws_k3j9x0q2m8v7c1b5n4z6"],
+});
+
+/** What `POST /t/collect` reads (the script sends it as text/plain JSON); other fields are ignored. */
+export const CollectReport = t.Object(
+  {
+    vid: Vid,
+    vcx: t.Optional(
+      t.String({
+        format: "uuid",
+        description:
+          "The click id from the landing URL's `vcx`: ties the visitor to the click's contact. A report without it records nothing",
+        examples: ["0192f3a4-1111-7222-8333-444455556666"],
+      }),
+    ),
+    w: t.Optional(PublicId),
+    url: t.Optional(t.String({ maxLength: 2000, description: "The page's URL (not stored)" })),
+    referrer: t.Optional(t.String({ maxLength: 2000, description: "The page's referrer (not stored)" })),
+  },
+  {
+    description:
+      "A page view, as JSON sent with `content-type: text/plain` (no CORS preflight) or `application/json`; at most 8 KiB. A report that is not JSON, or names no valid `vid` and `vcx`, is ignored (still 204).",
+  },
+);
+
+/** What `POST /t/identify` reads; other fields are ignored. */
+export const IdentifyReport = t.Object(
+  {
+    vid: Vid,
+    w: PublicId,
+    email: t.Optional(t.String({ description: "The visitor's e-mail", examples: ["ada@example.com"] })),
+    phone: t.Optional(t.String({ description: "The visitor's phone number", examples: ["+14155550123"] })),
+    external_id: t.Optional(t.String({ description: "Your id for the contact", examples: ["cus_42"] })),
+  },
+  {
+    description:
+      "Ties the visitor to a known contact: at least one of `email`, `phone`, `external_id`. JSON sent as text/plain or application/json; at most 8 KiB.",
+  },
+);
+
+const reportDoc = (operationId: string, summary: string, description: string, body: TSchema) => ({
   tags: ["Tracking"],
   operationId,
   summary,
   description,
+  requestBody: {
+    required: true,
+    content: { "text/plain": { schema: body }, "application/json": { schema: body } },
+  },
   responses: {
     204: { description: "Always, whatever the report said (nothing is revealed)" },
     429: { description: "Rate limited (per address)" },
@@ -111,6 +162,7 @@ export function trackingRoutes(deps: AppDeps) {
           "collectVisit",
           "Report a page view",
           "Public, CORS, rate limited per address. `{vid, vcx?, url, referrer, w?}` (JSON, sent as text/plain by the script): a `vcx` ties the visitor to the click's contact. Always 204.",
+          CollectReport,
         ),
       },
     )
@@ -122,6 +174,7 @@ export function trackingRoutes(deps: AppDeps) {
           "identifyVisitor",
           "Identify a visitor",
           "Public, CORS, rate limited per address. `{vid, w, email | phone | external_id}`: ties the visitor to a known contact of the workspace `w` names. Never creates a contact; always 204.",
+          IdentifyReport,
         ),
       },
     )

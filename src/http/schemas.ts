@@ -36,7 +36,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   401: "Missing or unknown API key or session (`Invalid or missing API key`)",
   403: "The key lacks the `write` scope (`This API key cannot create and edit.`), the account's role does not allow it (`This account cannot create and edit.`), or a write with the session cookie came from another site (`Cross-site request refused`)",
   404: "Unknown id, or an id of another workspace (`Not found`)",
-  409: "State conflict, or Idempotency-Key reuse",
+  409: "State conflict (e.g. `Campaign is completed: only a draft can be launched`)",
   410: "A one-time link that has expired or was already used",
   413: "Body too large",
   422: "Validation failed (`<field> is required`, `<field> must be ...`)",

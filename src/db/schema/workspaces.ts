@@ -39,6 +39,10 @@ export const workspaces = sqliteTable(
     costSmsSegment: real("cost_sms_segment").notNull().default(0.0079),
     costCallMinute: real("cost_call_minute").notNull().default(0.014),
     costCurrency: text("cost_currency").notNull().default("USD"),
+    /** Daily budget of one-off sends (POST /v1/messages and /v1/calls) per UTC day; null = none. */
+    oneOffDailyLimit: integer("one_off_daily_limit").default(5000),
+    /** Daily budget of numbers ordered per UTC day; null = none. */
+    numberOrdersDailyLimit: integer("number_orders_daily_limit").default(50),
     createdAt: createdAtColumn(),
     updatedAt: updatedAtColumn(),
   },

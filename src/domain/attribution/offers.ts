@@ -67,12 +67,19 @@ export function offerJson(row: OfferRow, publicUrl: string): OfferJson {
   };
 }
 
+/** A control character (C0, DEL, C1) or any space: never part of a URL as written (API.md §7.2). */
+const UNSAFE_URL_CHARACTER =
+  /[\u0000-\u0020\u007f-\u009f\u00a0\u1680\u2000-\u200b\u2028\u2029\u202f\u205f\u3000\ufeff]/;
+
 /**
- * An offer's destination: an absolute http(s) URL without credentials that does not point at a
+ * An offer's destination: an absolute http(s) URL, with no control characters or spaces, without credentials that does not point at a
  * link-local or cloud-metadata address (the webhook target rules; private addresses are allowed,
  * a self-hosted landing page may live there). Returns the URL as given.
  */
 export function checkDestinationUrl(raw: string): string {
+  // The URL parser drops tabs and line breaks and trims spaces, so "https://a.example/x\r\nSet-Cookie: …"
+  // parses; stored as given it would be written into a redirect's Location header.
+  if (UNSAFE_URL_CHARACTER.test(raw)) throw invalid("destination_url must be a valid URL");
   const problem = checkWebhookUrl(raw, true);
   if (problem) throw invalid(`destination_url ${problem}`);
   return raw;

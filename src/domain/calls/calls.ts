@@ -47,6 +47,7 @@ import { settleCallRecipient } from "../campaigns/stats";
 import { emitEvent } from "../events";
 import { threadForContact, touchConversation } from "../messaging/conversations";
 import { activeNumberOf, defaultSender } from "../messaging/numbers";
+import { spendDailyBudget } from "../workspace/daily-budgets";
 
 export const MAX_SAY_LENGTH = 2000;
 
@@ -218,8 +219,8 @@ export function queueCall(
 /**
  * POST /v1/calls: exactly one of `agent_id` (a voice agent) or `say`; `from` a voice-capable
  * number of the workspace (default sender rule otherwise); opt-out and suppression → 422 like a
- * message. Creates the contact and its thread when new. One transaction; nothing is written when
- * a check fails.
+ * message. Creates the contact and its thread when new. Spends one of the workspace's one-off
+ * daily budget (429 past it). One transaction; nothing is written when a check fails.
  */
 export function createCall(db: Db, workspaceId: string, input: CallInput, now = Date.now()): CallJson {
   const hasAgent = input.agent_id !== undefined && input.agent_id !== null;
@@ -236,6 +237,7 @@ export function createCall(db: Db, workspaceId: string, input: CallInput, now = 
     if (!from) throw invalid("from must be a valid phone number");
   }
   return db.transaction((tx) => {
+    spendDailyBudget(tx, workspaceId, "one_off_daily_limit", 1, now);
     const agent = hasAgent ? voiceAgentFor(tx, workspaceId, input.agent_id as string) : null;
     const sender = callSender(tx, workspaceId, from);
     const permission = canSendTo(tx, workspaceId, to);

@@ -429,7 +429,7 @@ export function updateCampaign(
     const row = findCampaign(tx, workspaceId, id);
     checkReferences(tx, workspaceId, parsed);
     if (row.status !== "draft" && row.status !== "scheduled")
-      throw conflict(`Campaign is ${row.status}: only draft or scheduled campaigns can be changed`);
+      throw conflict(`Campaign is ${row.status}: only a draft or scheduled campaign can be changed`);
     const next: CampaignRow = { ...row, ...parsed, updatedAt: now };
     if (row.status === "scheduled" && next.sendAt === null)
       throw invalid("send_at is required while the campaign is scheduled (cancel it instead)");
@@ -449,7 +449,7 @@ export function updateCampaign(
 export function deleteCampaign(db: Db, workspaceId: string, id: string): void {
   db.transaction((tx) => {
     const row = findCampaign(tx, workspaceId, id);
-    if (row.status !== "draft") throw conflict("Campaign is not in draft");
+    if (row.status !== "draft") throw conflict(`Campaign is ${row.status}: only a draft can be deleted`);
     tx.delete(campaigns).where(eq(campaigns.id, row.id)).run();
   });
 }
@@ -466,7 +466,7 @@ export function deleteCampaign(db: Db, workspaceId: string, id: string): void {
 export function launchCampaign(db: Db, workspaceId: string, id: string, now = Date.now()): CampaignJson {
   return db.transaction((tx) => {
     const row = findCampaign(tx, workspaceId, id);
-    if (row.status !== "draft") throw conflict("Campaign is not in draft");
+    if (row.status !== "draft") throw conflict(`Campaign is ${row.status}: only a draft can be launched`);
     checkConfig(tx, workspaceId, row);
     if (!audienceHasAnyone(tx, workspaceId, row.audience, now))
       throw invalid("audience is empty: no contact is in its lists, segments or contact_ids");
@@ -511,7 +511,8 @@ export function startCampaign(tx: DbOrTx, row: CampaignRow, now: number): Campai
 export function pauseCampaign(db: Db, workspaceId: string, id: string, now = Date.now()): CampaignJson {
   return db.transaction((tx) => {
     const row = findCampaign(tx, workspaceId, id);
-    if (row.status !== "active") throw conflict("Campaign is not active");
+    if (row.status !== "active")
+      throw conflict(`Campaign is ${row.status}: only an active campaign can be paused`);
     tx.update(campaigns).set({ status: "paused", updatedAt: now }).where(eq(campaigns.id, row.id)).run();
     return campaignJson(tx, { ...row, status: "paused", updatedAt: now });
   });
@@ -521,7 +522,8 @@ export function pauseCampaign(db: Db, workspaceId: string, id: string, now = Dat
 export function resumeCampaign(db: Db, workspaceId: string, id: string, now = Date.now()): CampaignJson {
   return db.transaction((tx) => {
     const row = findCampaign(tx, workspaceId, id);
-    if (row.status !== "paused") throw conflict("Campaign is not paused");
+    if (row.status !== "paused")
+      throw conflict(`Campaign is ${row.status}: only a paused campaign can be resumed`);
     const generation = row.dispatchGeneration + 1;
     tx.update(campaigns)
       .set({ status: "active", updatedAt: now, dispatchGeneration: generation })
@@ -543,7 +545,9 @@ export function cancelCampaign(db: Db, workspaceId: string, id: string, now = Da
   return db.transaction((tx) => {
     const row = findCampaign(tx, workspaceId, id);
     if (row.status === "completed" || row.status === "canceled")
-      throw conflict(`Campaign is already ${row.status}`);
+      throw conflict(
+        `Campaign is ${row.status}: only a draft, scheduled, active or paused campaign can be canceled`,
+      );
     tx.update(campaigns)
       .set({ status: "canceled", canceledAt: now, updatedAt: now })
       .where(eq(campaigns.id, row.id))

@@ -8,7 +8,7 @@
  * written with the run's move past its node, never twice. Pausing stops the dispatcher (runs hold
  * where they are); activating again starts a new one. Enrolments wake it.
  */
-import { and, eq, gte, inArray, isNull, sql } from "drizzle-orm";
+import { and, eq, gt, gte, inArray, isNull, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../db/client";
 import { containsText } from "../../db/dialect";
 import { newestFirstPage } from "../../db/paging";
@@ -18,6 +18,7 @@ import {
   contacts,
   type FlowRow,
   type FlowRunRow,
+  flowReentrySkips,
   flowRuns,
   flowSteps,
   flows,
@@ -41,7 +42,9 @@ import { checkWebhookUrl } from "../../webhooks/targets";
 import { contactJson } from "../audience/contacts";
 import { parseRules } from "../audience/segments";
 import { RETRY_SCHEDULE_MS, settingsFor } from "../webhooks/webhooks";
+import { utcDay } from "../workspace/daily-budgets";
 import { type DefinitionRefs, parseDefinition } from "./definition";
+import { findFlowLoop, listLinksOf } from "./loops";
 import { advanceRun, dueRuns, type FlowSettings, finishRun, flowGraph, RunEnv, runJson } from "./runner";
 import type { FlowDefinition } from "./types";
 
@@ -49,6 +52,9 @@ export const FLOW_STATUSES = ["draft", "active", "paused"] as const;
 export const RUN_STATUSES = ["active", "completed", "exited"] as const;
 /** Stats window (API.md §3: `window_days: 30`). */
 export const STATS_WINDOW_DAYS = 30;
+/** The re-entry bound (API.md §7.2): entries of one contact into one flow per 24 hours. */
+export const MAX_ENTRIES_PER_DAY = 5;
+const ENTRY_BOUND_WINDOW_MS = 24 * 3_600_000;
 /** Runs advanced per dispatcher transaction. */
 export const DISPATCH_BATCH = 200;
 /** The longest a dispatcher sleeps: how late a run made due while it was running can start. */
@@ -232,8 +238,12 @@ export function updateFlow(
   });
 }
 
-/** draft or paused → active, with a new dispatcher (an older one stops at its next step). */
+/**
+ * draft or paused → active, with a new dispatcher (an older one stops at its next step). A flow
+ * whose list additions would start itself again through the active flows → 422 naming the loop.
+ */
 function activate(tx: DbOrTx, row: FlowRow, now: number): FlowRow {
+  refuseLoop(tx, row);
   const next: FlowRow = {
     ...row,
     status: "active",
@@ -251,6 +261,26 @@ function activate(tx: DbOrTx, row: FlowRow, now: number): FlowRow {
     dedupeKey: dispatcherKey(payload),
   });
   return next;
+}
+
+/** 422 `flow would loop through flows: A → B → A` when `row`, active, would start itself again. */
+function refuseLoop(tx: DbOrTx, row: FlowRow) {
+  const start = listLinksOf(row);
+  if (start.addsTo.length === 0) return;
+  const others = tx
+    .select({ id: flows.id, name: flows.name, definition: flows.definition })
+    .from(flows)
+    .where(
+      and(
+        eq(flows.workspaceId, row.workspaceId),
+        eq(flows.status, "active"),
+        eq(flows.triggerEvent, "added_to_list"),
+      ),
+    )
+    .all()
+    .map(listLinksOf);
+  const loop = findFlowLoop(start, others);
+  if (loop) throw invalid(`flow would loop through flows: ${loop.join(" → ")}`);
 }
 
 const dispatcherKey = (p: { flow_id: string; generation: number }) =>
@@ -275,7 +305,8 @@ export function deleteFlow(db: Db, workspaceId: string, id: string, now = Date.n
 
 /**
  * Starts runs for `contactIds` (contacts of the flow's workspace), due now at the trigger. A
- * contact with an active run in this flow is skipped; without `allow_reentry`, so is one who was
+ * contact with an active run in this flow is skipped; so is one who entered it MAX_ENTRIES_PER_DAY
+ * times in the last 24 hours (counted as `skipped_reentry`); without `allow_reentry`, so is one who was
  * ever enrolled. Wakes the flow's dispatcher. Returns how many runs started.
  */
 export function enrollContacts(
@@ -304,8 +335,13 @@ export function enrollContacts(
         .all()
         .map((r) => r.contactId),
     );
-    const rows = chunk
-      .filter((id) => !taken.has(id))
+    const free = chunk.filter((id) => !taken.has(id));
+    // The re-entry bound: a contact who entered this flow MAX_ENTRIES_PER_DAY times in the last
+    // 24 hours is skipped (only a flow that allows re-entry can get there).
+    const bounded = reentry ? overEntryBound(tx, flow.id, free, now) : new Set<string>();
+    if (bounded.size > 0) countReentrySkips(tx, flow, bounded.size, now);
+    const rows = free
+      .filter((id) => !bounded.has(id))
       .map((contactId) => ({
         id: newId(),
         workspaceId: flow.workspaceId,
@@ -330,6 +366,35 @@ export function enrollContacts(
   }
   if (started > 0) wakeJob(tx, dispatcherKey({ flow_id: flow.id, generation: flow.dispatchGeneration }), now);
   return started;
+}
+
+/** The contacts of `contactIds` who entered the flow MAX_ENTRIES_PER_DAY times in the 24 hours to `now`. */
+function overEntryBound(tx: DbOrTx, flowId: string, contactIds: string[], now: number): Set<string> {
+  if (contactIds.length === 0) return new Set();
+  const rows = tx
+    .select({ contactId: flowRuns.contactId, n: sql<number>`count(*)` })
+    .from(flowRuns)
+    .where(
+      and(
+        eq(flowRuns.flowId, flowId),
+        inArray(flowRuns.contactId, contactIds),
+        gt(flowRuns.startedAt, now - ENTRY_BOUND_WINDOW_MS),
+      ),
+    )
+    .groupBy(flowRuns.contactId)
+    .all();
+  return new Set(rows.filter((row) => Number(row.n) >= MAX_ENTRIES_PER_DAY).map((row) => row.contactId));
+}
+
+/** Adds `n` entries refused by the re-entry bound to the flow's count of the UTC day. */
+function countReentrySkips(tx: DbOrTx, flow: FlowRow, n: number, now: number) {
+  tx.insert(flowReentrySkips)
+    .values({ workspaceId: flow.workspaceId, flowId: flow.id, day: utcDay(now), count: n })
+    .onConflictDoUpdate({
+      target: [flowReentrySkips.workspaceId, flowReentrySkips.flowId, flowReentrySkips.day],
+      set: { count: sql`${flowReentrySkips.count} + ${n}` },
+    })
+    .run();
 }
 
 /**
@@ -592,7 +657,8 @@ export interface NodeStats {
 }
 
 /**
- * `GET /v1/flows/{id}/stats` (API.md §3, §5): runs started in the last 30 days by status, and per
+ * `GET /v1/flows/{id}/stats` (API.md §3, §5): runs started in the last 30 days by status, entries
+ * refused by the re-entry bound (`skipped_reentry`, by UTC day), and per
  * node (entered at least once in the window) its visits: entered, completed, sent, failed (a send
  * or call that failed, then or later), waiting (runs there now), skipped (by §6.1).
  */
@@ -616,8 +682,21 @@ export function flowStats(db: DbOrTx, workspaceId: string, id: string, now = Dat
     completed: 0,
     exited: 0,
     exited_on_purchase: 0,
+    skipped_reentry: 0,
     nodes: {} as Record<string, NodeStats>,
   };
+  const skips = db
+    .select({ n: sql<number>`coalesce(sum(${flowReentrySkips.count}), 0)` })
+    .from(flowReentrySkips)
+    .where(
+      and(
+        eq(flowReentrySkips.workspaceId, workspaceId),
+        eq(flowReentrySkips.flowId, flow.id),
+        gte(flowReentrySkips.day, utcDay(since)),
+      ),
+    )
+    .get();
+  stats.skipped_reentry = Number(skips?.n ?? 0);
   for (const row of byStatus) {
     const n = Number(row.n);
     stats.enrolled += n;

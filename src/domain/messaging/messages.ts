@@ -37,6 +37,7 @@ import { canSendTo } from "../audience/suppression";
 import { type HandOffRules, handOffDecision, isMarketingMessage } from "../campaigns/send-plan";
 import { emitEvent } from "../events";
 import { registeredNumberIds, senderSkip } from "../registration/sender-check";
+import { spendDailyBudget } from "../workspace/daily-budgets";
 import { findConversation, type MessageSender, threadForContact, touchConversation } from "./conversations";
 import { reserveDailySend, resolveSender } from "./numbers";
 
@@ -325,9 +326,9 @@ export function assertCanSendTo(db: DbOrTx, workspaceId: string, phone: string) 
 }
 
 /**
- * POST /v1/messages: one SMS now. In one savepoint: resolve the sender, check opt-out and
- * suppression, create the contact and conversation if new, reserve the daily cap, record the
- * message PENDING and enqueue its send; nothing is written when any check fails. The savepoint is
+ * POST /v1/messages: one SMS now. In one savepoint: spend one of the workspace's one-off daily
+ * budget (429 past it), resolve the sender, check opt-out and suppression, create the contact and
+ * conversation if new, reserve the number's daily cap, record the message PENDING and enqueue its send; nothing is written when any check fails. The savepoint is
  * part of a transaction shared with the other sends of this event-loop turn (the group commit,
  * src/db/group-commit.ts), and the promise settles after its commit. Input errors throw at once,
  * before anything is queued.
@@ -369,6 +370,8 @@ function checkOneOff(input: OneOffInput): CheckedOneOff {
 }
 
 function acceptOneOff(tx: Tx, workspaceId: string, input: CheckedOneOff, batch: string[], now: number) {
+  // The workspace's daily budget first (429); any later refusal rolls the spend back with the rest.
+  spendDailyBudget(tx, workspaceId, "one_off_daily_limit", 1, now);
   const sender = resolveSender(tx, workspaceId, input.from);
   // Counted first, so a full number is the answer whatever else is wrong; a later refusal rolls
   // the count back with the rest of this write.

@@ -25,6 +25,7 @@ import { isUuid, newId } from "../../lib/ids";
 import { log } from "../../lib/log";
 import { normalizePhone } from "../../lib/phone";
 import { smsAgentForReference } from "../agents/agents";
+import { refundDailyBudget, spendDailyBudget } from "../workspace/daily-budgets";
 import { registerDefaultNumberCheck } from "../workspace/settings";
 
 /** A number as the API shows it (API.md §3 Numbers). */
@@ -344,7 +345,15 @@ export async function orderNumbers(
     else toOrder.push(number);
   }
 
-  // 2. The carrier, one number at a time; the in-flight set keeps a parallel request off them.
+  // 2. The workspace's daily budget, spent for every number about to be ordered before the
+  // carrier is asked (429: nothing ordered); what the carrier does not grant is given back in 4.
+  if (toOrder.length > 0)
+    db.transaction((tx) =>
+      spendDailyBudget(tx, workspaceId, "number_orders_daily_limit", toOrder.length, now),
+    );
+  let recorded = false;
+
+  // 3. The carrier, one number at a time; the in-flight set keeps a parallel request off them.
   for (const number of toOrder) ordersInFlight.add(number);
   const granted: { number: string; carrierNumberId: string; voiceCapable: boolean }[] = [];
   let outage = false;
@@ -367,7 +376,7 @@ export async function orderNumbers(
       }
     }
 
-    // 3. Record what was granted, in one transaction.
+    // 4. Record what was granted, and give back the budget of the rest, in one transaction.
     const workspace = db.select().from(workspaces).where(eq(workspaces.id, workspaceId)).get();
     if (!workspace) throw notFound();
     const rows: NumberRow[] = granted.map((g) => ({
@@ -385,11 +394,21 @@ export async function orderNumbers(
       updatedAt: now,
       releasedAt: null,
     }));
-    if (rows.length) db.transaction((tx) => tx.insert(numbers).values(rows).run());
+    db.transaction((tx) => {
+      if (rows.length) tx.insert(numbers).values(rows).run();
+      refundDailyBudget(tx, workspaceId, "number_orders_daily_limit", toOrder.length - rows.length, now);
+    });
+    recorded = true;
     if (rows.length === 0 && outage) throw carrierUnavailable();
     return { ordered: toRecords(db, workspaceId, rows, now), added: rows.length, skipped };
   } finally {
     for (const number of toOrder) ordersInFlight.delete(number);
+    // A failure before the record (an unexpected carrier error): nothing was recorded, so the
+    // whole spend goes back.
+    if (!recorded && toOrder.length > 0)
+      db.transaction((tx) =>
+        refundDailyBudget(tx, workspaceId, "number_orders_daily_limit", toOrder.length, now),
+      );
   }
 }
 

@@ -7,6 +7,7 @@ import { isTimeZone } from "../../lib/time";
 import { invalidateTrackingFlags } from "../attribution/conversions";
 import { checkCurrency } from "../attribution/values";
 import { invalidateKeyCache } from "./api-keys";
+import { DAILY_BUDGETS } from "./daily-budgets";
 import { newPublicId } from "./workspaces";
 
 /** A cost per unit: finite, 0 to 100. */
@@ -14,6 +15,13 @@ function checkCost(value: number, field: string): number {
   if (!Number.isFinite(value) || value < 0 || value > 100)
     throw invalid(`${field} must be a number between 0 and 100`);
   return value;
+}
+
+/** A daily budget: a whole number from 0, or null for none. */
+function checkDailyBudget(value: number | null | undefined, field: string) {
+  if (value === undefined || value === null) return;
+  if (!Number.isSafeInteger(value) || value < 0)
+    throw invalid(`${field} must be a non-negative integer or null`);
 }
 
 export interface WorkspaceSettings {
@@ -36,6 +44,10 @@ export interface WorkspaceSettings {
   paused_states: string[];
   /** Sends from US local numbers need an APPROVED 10DLC campaign (API.md §3 10DLC). */
   require_registration: boolean;
+  /** One-off sends (messages and calls) per UTC day; null = no budget (API.md §7.2). */
+  one_off_daily_limit: number | null;
+  /** Numbers ordered per UTC day; null = no budget (API.md §7.2). */
+  number_orders_daily_limit: number | null;
 }
 
 export type SettingsPatch = Partial<
@@ -71,6 +83,8 @@ export function settingsOf(row: WorkspaceRow): WorkspaceSettings {
     },
     paused_states: row.pausedStates,
     require_registration: row.requireRegistration,
+    one_off_daily_limit: row.oneOffDailyLimit,
+    number_orders_daily_limit: row.numberOrdersDailyLimit,
   };
 }
 
@@ -134,6 +148,7 @@ export function updateSettings(
         if (!pausedStates.includes(upper)) pausedStates.push(upper);
       }
     }
+    for (const budget of DAILY_BUDGETS) checkDailyBudget(patch[budget], budget);
     const changes: Partial<WorkspaceRow> = { updatedAt: now };
     if (patch.name !== undefined) changes.name = patch.name;
     if (patch.timezone !== undefined) changes.timezone = patch.timezone;
@@ -160,6 +175,9 @@ export function updateSettings(
     if (cap?.apply_to_all !== undefined) changes.frequencyCapApplyToAll = cap.apply_to_all;
     if (pausedStates !== undefined) changes.pausedStates = pausedStates;
     if (patch.require_registration !== undefined) changes.requireRegistration = patch.require_registration;
+    if (patch.one_off_daily_limit !== undefined) changes.oneOffDailyLimit = patch.one_off_daily_limit;
+    if (patch.number_orders_daily_limit !== undefined)
+      changes.numberOrdersDailyLimit = patch.number_orders_daily_limit;
     tx.update(workspaces).set(changes).where(eq(workspaces.id, workspaceId)).run();
     if (changes.name !== undefined) invalidateKeyCache();
     if (changes.conversionTrackingEnabled !== undefined) invalidateTrackingFlags();

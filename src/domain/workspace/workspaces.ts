@@ -20,6 +20,9 @@ export function newPublicId(): string {
   return `ws_${Array.from(bytes, (b) => (b % 36).toString(36)).join("")}`;
 }
 
+/** The daily budgets of a new workspace (API.md §7.2). */
+export const DEFAULT_DAILY_BUDGETS = { one_off_daily_limit: 5000, number_orders_daily_limit: 50 } as const;
+
 /** Creates a workspace with default settings. */
 export function createWorkspace(db: DbOrTx, input: { name: string; now?: number }): WorkspaceRow {
   const now = input.now ?? Date.now();
@@ -46,6 +49,8 @@ export function createWorkspace(db: DbOrTx, input: { name: string; now?: number 
     frequencyCapWindowHours: 24,
     frequencyCapApplyToAll: false,
     pausedStates: [],
+    oneOffDailyLimit: DEFAULT_DAILY_BUDGETS.one_off_daily_limit,
+    numberOrdersDailyLimit: DEFAULT_DAILY_BUDGETS.number_orders_daily_limit,
     createdAt: now,
     updatedAt: now,
   };

@@ -1,0 +1,107 @@
+/**
+ * Daily budgets of a workspace (API.md §7.2): how many one-off sends (POST /v1/messages and
+ * POST /v1/calls) and how many numbers ordered a workspace may make per UTC day, so that a leaked
+ * key cannot run up the bill. Campaigns, flows and agents have their own caps and are not counted.
+ *
+ * A budget is spent in the transaction that writes the send or the order: one conditional upsert
+ * counts the spend only while it stays within the setting, so concurrent requests never overshoot
+ * it, and a later refusal in the same transaction gives the spend back with the rest.
+ */
+import { and, eq, sql } from "drizzle-orm";
+import type { DbOrTx } from "../../db/client";
+import { preparedPerConnection } from "../../db/prepared";
+import { dailyBudgetUsage, workspaces } from "../../db/schema";
+import { AppError } from "../../lib/errors";
+
+export const DAILY_BUDGETS = ["one_off_daily_limit", "number_orders_daily_limit"] as const;
+export type DailyBudget = (typeof DAILY_BUDGETS)[number];
+
+const DAY_MS = 86_400_000;
+
+/** The UTC day of `now`, as days since 1970-01-01. */
+export function utcDay(now: number): number {
+  return Math.floor(now / DAY_MS);
+}
+
+const statements = preparedPerConnection((db: DbOrTx) => {
+  const ph = sql.placeholder;
+  // Adds `n` to the day's count; capped, an existing count is raised only while it stays within
+  // `limit` (nothing is returned then). A first spend over the limit is refused before this runs.
+  const spend = (capped: boolean) =>
+    db
+      .insert(dailyBudgetUsage)
+      .values({ workspaceId: ph("workspaceId"), budget: ph("budget"), day: ph("day"), count: ph("n") })
+      .onConflictDoUpdate({
+        target: [dailyBudgetUsage.workspaceId, dailyBudgetUsage.budget, dailyBudgetUsage.day],
+        set: { count: sql`${dailyBudgetUsage.count} + excluded.count` },
+        setWhere: capped ? sql`${dailyBudgetUsage.count} + excluded.count <= ${ph("limit")}` : undefined,
+      })
+      .returning({ count: dailyBudgetUsage.count })
+      .prepare();
+  return {
+    limits: db
+      .select({
+        one_off_daily_limit: workspaces.oneOffDailyLimit,
+        number_orders_daily_limit: workspaces.numberOrdersDailyLimit,
+      })
+      .from(workspaces)
+      .where(eq(workspaces.id, ph("workspaceId")))
+      .prepare(),
+    spendCapped: spend(true),
+    spendUncapped: spend(false),
+  };
+});
+
+/**
+ * Spends `n` of the workspace's `budget` for the UTC day of `now`, in the caller's transaction.
+ * Throws 429 `Daily limit reached: <budget> is <limit>` (nothing counted) when the day's spend
+ * would pass the setting; a null setting counts without a limit.
+ */
+export function spendDailyBudget(
+  tx: DbOrTx,
+  workspaceId: string,
+  budget: DailyBudget,
+  n: number,
+  now: number,
+) {
+  if (n <= 0) return;
+  const limits = statements(tx).limits.get({ workspaceId });
+  const limit = limits ? limits[budget] : null;
+  const usage = { workspaceId, budget, day: utcDay(now), n };
+  const counted =
+    limit === null || limit === undefined
+      ? statements(tx).spendUncapped.all(usage)
+      : n <= limit
+        ? statements(tx).spendCapped.all({ ...usage, limit })
+        : [];
+  if (counted.length === 0) throw dailyLimitReached(budget, limit ?? 0, now);
+}
+
+/** Gives back `n` of a spend that did not happen after all (numbers the carrier did not grant). */
+export function refundDailyBudget(
+  tx: DbOrTx,
+  workspaceId: string,
+  budget: DailyBudget,
+  n: number,
+  spentAt: number,
+) {
+  if (n <= 0) return;
+  tx.update(dailyBudgetUsage)
+    .set({ count: sql`max(${dailyBudgetUsage.count} - ${n}, 0)` })
+    .where(
+      and(
+        eq(dailyBudgetUsage.workspaceId, workspaceId),
+        eq(dailyBudgetUsage.budget, budget),
+        eq(dailyBudgetUsage.day, utcDay(spentAt)),
+      ),
+    )
+    .run();
+}
+
+/** 429 naming the setting and its value; `retry_after` is the time to the next UTC midnight. */
+function dailyLimitReached(budget: DailyBudget, limit: number, now: number): AppError {
+  const retryAfter = Math.max(1, Math.ceil(((utcDay(now) + 1) * DAY_MS - now) / 1000));
+  return new AppError("rate_limited", `Daily limit reached: ${budget} is ${limit}`, {
+    retry_after: retryAfter,
+  });
+}
