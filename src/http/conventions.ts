@@ -456,13 +456,9 @@ export function createFrontDoor(deps: ConventionDeps, handle: Handle) {
       }
       state.auth = auth;
 
-      // 2. Rate limit per key (per session for the dashboard).
-      const limited = limit(
-        request,
-        state,
-        path,
-        auth.kind === "key" ? auth.keyId : `session:${auth.sessionId}`,
-      );
+      // 2. Rate limit per workspace (API.md §7.2): every key and session of a workspace share one
+      //    bucket, so minting more keys buys no more rate.
+      const limited = limit(request, state, path, `workspace:${auth.workspaceId}`);
       if (limited) return limited;
 
       // 3. A write with the session cookie must come from this site (a bearer key cannot be sent by
