@@ -88,7 +88,9 @@ const DeliveryLogEntry = t.Object(
     ...DeliverySchema.properties,
     attempt_id: Uuid("Id of this attempt"),
     event_id: Uuid("Event id (the `webhook-id` header)"),
-    response_body: t.Union([t.String(), t.Null()], { description: "First 2 KiB of the receiver's answer" }),
+    response_body: t.Union([t.String(), t.Null()], {
+      description: "First 1 KiB of the receiver's answer (no more is read)",
+    }),
     error: t.Union([t.String(), t.Null()], {
       description: "Why the attempt failed (HTTP status, timeout, connection error), or null",
     }),
@@ -272,7 +274,7 @@ export function webhooksRoutes(deps: AppDeps) {
             operationId: "listWebhookDeliveries",
             summary: "Delivery log",
             description:
-              "Every attempt to this endpoint, newest first: receiver status, the first 2 KiB of its answer, duration, and the error when it did not answer. `id` is the delivery (replay it with …/deliveries/{id}/retry).",
+              "Every attempt to this endpoint, newest first: receiver status, the first 1 KiB of its answer (no more is read), duration, and the error when it did not answer. `id` is the delivery (replay it with …/deliveries/{id}/retry).",
           },
           response: responses(
             listEnvelope("deliveries", DeliveryLogEntry, "Delivery attempts, newest first"),
