@@ -107,7 +107,8 @@ const EventsField = t.Array(t.String({ minLength: 1, maxLength: 100 }), {
 const UrlField = t.String({
   minLength: 1,
   maxLength: 2000,
-  description: "Receiver URL, http or https. Link-local and cloud metadata addresses are refused.",
+  description:
+    "Receiver URL, http or https. Private, loopback and link-local addresses (IPv6 forms embedding one included) are refused by default with 422 `url points to a private address (an operator can allow this with WEBHOOK_ALLOW_PRIVATE=true)`; link-local and cloud metadata addresses whatever the setting.",
   examples: ["https://example.com/hooks/outreach"],
 });
 const DescriptionField = t.Union([t.String({ maxLength: 2000 }), t.Null()], { description: "Free text" });
