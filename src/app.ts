@@ -58,7 +58,7 @@ export const API_DESCRIPTION = `Self-hosted outreach platform API.
 * Success: \`{ok: true, <name>: ...}\` with status 200. Errors: \`{ok: false, error}\` with 400, 401, 403, 404, 409, 413, 422, 429 or 500.
 * Lists take \`limit\` (default 50, clamped to 200) and \`offset\`, and answer \`total\`, \`limit\`, \`offset\`.
 * Every POST accepts \`Idempotency-Key\` (24 h replay; reuse with another body is 409).
-* Rate limit: token bucket per key (per client address without a key); \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\`, \`X-RateLimit-Reset\` on every response.`;
+* Rate limit: one token bucket per workspace, shared by all its keys and sessions (per client address without a key); \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\`, \`X-RateLimit-Reset\` on every response.`;
 
 /** Builds the HTTP application on its dependencies; tests build it on a temp database. */
 export function createApp(deps: AppDeps) {

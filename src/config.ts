@@ -32,7 +32,7 @@ export interface Config {
   workerThread: boolean;
   /** Seconds a graceful shutdown waits for running jobs before releasing their leases. */
   shutdownGraceSec: number;
-  /** Whether webhooks may target loopback and private addresses (link-local/metadata never). */
+  /** Whether webhooks may target loopback and private addresses (default no; link-local/metadata never). */
   webhookAllowPrivate: boolean;
   /** How long one webhook attempt may take before it counts as failed. */
   webhookTimeoutMs: number;
@@ -166,7 +166,7 @@ export function loadConfig(
     workerEnabled: env.WORKER !== "false" && flags["no-worker"] !== true,
     workerThread: booleanFrom("WORKER_THREAD", env.WORKER_THREAD, true),
     shutdownGraceSec: intFrom("SHUTDOWN_GRACE_SEC", env.SHUTDOWN_GRACE_SEC, 10, 0, 3600),
-    webhookAllowPrivate: booleanFrom("WEBHOOK_ALLOW_PRIVATE", env.WEBHOOK_ALLOW_PRIVATE, true),
+    webhookAllowPrivate: booleanFrom("WEBHOOK_ALLOW_PRIVATE", env.WEBHOOK_ALLOW_PRIVATE, false),
     webhookTimeoutMs: intFrom("WEBHOOK_TIMEOUT_MS", env.WEBHOOK_TIMEOUT_MS, 15_000, 100, 60_000),
     sqliteCacheMb: intFrom("SQLITE_CACHE_MB", env.SQLITE_CACHE_MB, 16, 1, 4096),
     llm: llmFrom(env),

@@ -364,7 +364,7 @@ describe("the tracking script and its reports", () => {
       "[]",
       '{"vid":"x"}',
       JSON.stringify({ vid: crypto.randomUUID(), vcx: crypto.randomUUID() }),
-      "x".repeat(20_000),
+      "x".repeat(8 * 1024),
     ]) {
       for (const path of ["/t/collect", "/t/identify"]) {
         const r = await fetch(`${s.url}${path}`, {
@@ -375,6 +375,37 @@ describe("the tracking script and its reports", () => {
         expect(r.status).toBe(204);
         expect(r.headers.get("access-control-allow-origin")).toBe("*");
         expect(await r.text()).toBe("");
+      }
+    }
+    expect(query<{ n: number }>("SELECT count(*) AS n FROM visitors")[0].n).toBe(0);
+  });
+
+  it("answers 413 with CORS for a report over 8 KiB, declared or chunked, and records nothing", async () => {
+    const big = JSON.stringify({
+      vid: crypto.randomUUID(),
+      vcx: crypto.randomUUID(),
+      pad: "x".repeat(8 * 1024),
+    });
+    for (const path of ["/t/collect", "/t/identify"]) {
+      for (const chunked of [false, true]) {
+        const bytes = new TextEncoder().encode(big);
+        const body = chunked
+          ? new ReadableStream({
+              start(controller) {
+                for (let i = 0; i < bytes.length; i += 1000) controller.enqueue(bytes.subarray(i, i + 1000));
+                controller.close();
+              },
+            })
+          : big;
+        const r = await fetch(`${s.url}${path}`, {
+          method: "POST",
+          body,
+          headers: { "content-type": "text/plain" },
+          duplex: "half",
+        } as RequestInit);
+        expect({ path, chunked, status: r.status }).toEqual({ path, chunked, status: 413 });
+        expect(r.headers.get("access-control-allow-origin")).toBe("*");
+        expect((await r.json()).error).toBe("Request body is too large (max 8192 bytes)");
       }
     }
     expect(query<{ n: number }>("SELECT count(*) AS n FROM visitors")[0].n).toBe(0);

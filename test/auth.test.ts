@@ -804,6 +804,51 @@ describe("sign-in rate limit", () => {
   });
 });
 
+describe("sign-in rate limit under concurrent guesses (API.md §7.2)", () => {
+  let limited: TestServer;
+  beforeAll(async () => {
+    limited = await startTestServer();
+    const url = limited.announcement.match(/(\S+\/setup\?token=[A-Za-z0-9_-]{43})/)?.[1] as string;
+    const setup = await limited.api(
+      "POST",
+      "/auth/setup",
+      { token: tokenOf(url), name: "Root", email: "root@example.com", password: PASSWORD },
+      { key: null },
+    );
+    if (setup.status !== 200) throw new Error(`setup failed: ${JSON.stringify(setup.body)}`);
+  });
+  afterAll(() => limited.stop());
+
+  const attempt = (email: string, password: string) =>
+    limited.api("POST", "/auth/login", { email, password }, { key: null });
+
+  it("gives back the place of a right password: 9 failures and a sign-in leave one more guess", async () => {
+    for (let i = 0; i < 9; i++)
+      expect([i, (await attempt("root@example.com", "wrong password")).status]).toEqual([i, 401]);
+    expect((await attempt("root@example.com", PASSWORD)).status).toBe(200);
+    // The address still has its 9 failures: the 10th is checked, the 11th is refused unchecked.
+    expect((await attempt("nobody@example.com", "wrong password")).status).toBe(401);
+    expect((await attempt("root@example.com", PASSWORD)).status).toBe(429);
+    // The next case starts from a clean count.
+    limited.server.handle.sqlite.run("DELETE FROM login_failures");
+  });
+
+  it("checks at most 10 passwords when 60 sign-ins for one e-mail arrive at once (59 wrong, 1 right)", async () => {
+    const passwords = Array.from({ length: 60 }, (_, i) => (i === 30 ? PASSWORD : `wrong password ${i}`));
+    const answers = await Promise.all(passwords.map((password) => attempt("root@example.com", password)));
+    const checked = answers.filter((a) => a.status !== 429).length;
+    const statuses = new Set(answers.map((a) => a.status));
+    expect({
+      checked: checked <= 10,
+      refusedOnly429: [...statuses].every((s) => [200, 401, 429].includes(s)),
+    }).toEqual({
+      checked: true,
+      refusedOnly429: true,
+    });
+    expect(answers.filter((a) => a.status === 429).length).toBeGreaterThanOrEqual(50);
+  });
+});
+
 describe("Idempotency-Key on answers with a secret", () => {
   it("never stores a new key or a setup link: a repeated key answers 409 without them", async () => {
     const headers = { "idempotency-key": "create-key-1" };

@@ -316,3 +316,111 @@ describe("the last parts of the specification", () => {
     expect((await s.api("GET", "/v1/short-codes/requests", undefined, { key: null })).status).toBe(401);
   });
 });
+
+/** A body sent chunked (no Content-Length): `total` bytes of `fill`, in 16 KiB chunks; counts what was pulled. */
+function chunkedBody(total: number, fill = "x") {
+  const chunk = new TextEncoder().encode(fill.repeat(16 * 1024));
+  const sent = { bytes: 0 };
+  const stream = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (sent.bytes >= total) return controller.close();
+      const part = chunk.subarray(0, Math.min(chunk.byteLength, total - sent.bytes));
+      sent.bytes += part.byteLength;
+      controller.enqueue(part);
+    },
+  });
+  return { stream, sent };
+}
+
+function postChunked(path: string, total: number, headers: Record<string, string> = {}) {
+  const { stream, sent } = chunkedBody(total);
+  const response = fetch(`${s.url}${path}`, {
+    method: "POST",
+    body: stream,
+    headers: { "content-type": "application/x-www-form-urlencoded", ...headers },
+    duplex: "half",
+  } as RequestInit);
+  return { response, sent };
+}
+
+describe("bodies limited while they are read (API.md §7.2)", () => {
+  const KiB = 1024;
+  const cases: [string, string, number, Record<string, string>][] = [
+    ["a carrier callback", "/carriers/twilio/status?message_id=x", 64 * KiB, {}],
+    ["a carrier's inbound webhook", "/carriers/twilio/inbound", 64 * KiB, {}],
+    ["Retell's webhook", "/carriers/retell/webhook", 64 * KiB, {}],
+    ["sign-in", "/auth/login", 64 * KiB, { "content-type": "application/json" }],
+    ["setup", "/auth/setup", 64 * KiB, { "content-type": "application/json" }],
+    ["a tracking report", "/t/collect", 8 * KiB, { "content-type": "text/plain" }],
+  ];
+  for (const [label, path, limit, headers] of cases) {
+    it(`answers 413 to ${label} sent chunked over ${limit / KiB} KiB, before anything else`, async () => {
+      const { response } = postChunked(path, limit + 1, headers);
+      const r = await response;
+      expect({ path, status: r.status }).toEqual({ path, status: 413 });
+      expect(await r.json()).toEqual({ ok: false, error: `Request body is too large (max ${limit} bytes)` });
+    });
+  }
+
+  it("answers 413 to a declared Content-Length over the limit without reading the body", async () => {
+    const r = await fetch(`${s.url}/auth/login`, {
+      method: "POST",
+      body: JSON.stringify({ email: "a@example.com", password: "x".repeat(70 * KiB) }),
+      headers: { "content-type": "application/json" },
+    });
+    expect(r.status).toBe(413);
+  });
+
+  it("stops reading a 60 MiB chunked body to a carrier callback at its limit (the sender is cut off early)", async () => {
+    const { response, sent } = postChunked("/carriers/twilio/status", 60 * 1024 * KiB);
+    const r = await response;
+    expect(r.status).toBe(413);
+    await r.text();
+    // The client stops sending once the answer arrives: far less than the 60 MiB was ever pulled.
+    expect(sent.bytes).toBeLessThan(8 * 1024 * KiB);
+  });
+
+  it("applies the 1 MiB limit to a chunked body on an API route, and accepts a chunked body under it", async () => {
+    const over = postChunked("/v1/contacts", 1024 * KiB + 1, {
+      authorization: `Bearer ${s.key}`,
+      "content-type": "application/json",
+    });
+    expect((await over.response).status).toBe(413);
+    const small = new TextEncoder().encode(JSON.stringify({ name: "Chunked" }));
+    const r = await fetch(`${s.url}/v1/settings`, {
+      method: "PATCH",
+      body: new ReadableStream({
+        start(controller) {
+          controller.enqueue(small.subarray(0, 10));
+          controller.enqueue(small.subarray(10));
+          controller.close();
+        },
+      }),
+      headers: { authorization: `Bearer ${s.key}`, "content-type": "application/json" },
+      duplex: "half",
+    } as RequestInit);
+    expect(r.status).toBe(200);
+    expect((await r.json()).settings.name).toBe("Chunked");
+  });
+});
+
+describe("carrier callbacks limited per client address (API.md §7.2)", () => {
+  let limited: TestServer;
+  beforeAll(async () => {
+    limited = await startTestServer({ rateLimitRps: 0.001, rateLimitBurst: 3 });
+  });
+  afterAll(() => limited.stop());
+
+  it("answers 429 once the address's bucket is empty, signed or not", async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const r = await fetch(`${limited.url}/carriers/twilio/status?message_id=x`, {
+        method: "POST",
+        body: "MessageStatus=delivered",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+      });
+      statuses.push(r.status);
+    }
+    expect(statuses).toEqual([401, 401, 401, 429, 429]);
+  });
+});

@@ -187,9 +187,11 @@ describe("rate limiting", () => {
     expect(refused.headers.get("x-ratelimit-remaining")).toBe("0");
   });
 
-  it("keeps a bucket per key", async () => {
+  it("keeps one bucket per workspace: another key of the same workspace is refused, another workspace is not", async () => {
     const { key } = limited.newKey(["read"]);
-    expect((await limited.api("GET", "/v1/me", undefined, { key })).status).toBe(200);
+    expect((await limited.api("GET", "/v1/me", undefined, { key })).status).toBe(429);
+    const other = limited.newWorkspace("Other");
+    expect((await limited.api("GET", "/v1/me", undefined, { key: other.key })).status).toBe(200);
   });
 
   it("limits requests without a live key per client address, with the headers on every answer", async () => {
@@ -200,11 +202,29 @@ describe("rate limiting", () => {
     expect(answers[0].headers.get("x-ratelimit-limit")).toBe("3");
     expect(answers[0].headers.get("x-ratelimit-remaining")).toBe("2");
     expect(answers[3].body).toEqual({ ok: false, error: "Rate limit exceeded", retry_after: 1 });
-    // The same address's bucket covers the public endpoints; a live key still has its own.
+    // The same address's bucket covers the public endpoints; a live key's workspace still has its own.
     const health = await fetch(`${limited.url}/healthz`);
     expect(health.status).toBe(429);
     expect(health.headers.get("x-ratelimit-limit")).toBe("3");
-    const { key } = limited.newKey(["read"]);
+    const { key } = limited.newWorkspace("Third");
     expect((await limited.api("GET", "/v1/me", undefined, { key })).status).toBe(200);
+  });
+});
+
+describe("rate limiting per workspace (API.md §7.2)", () => {
+  let limited: TestServer;
+  beforeAll(async () => {
+    // A bucket that refills too slowly to matter during the test: only the burst counts.
+    limited = await startTestServer({ rateLimitRps: 0.001, rateLimitBurst: 8 });
+  });
+  afterAll(() => limited.stop());
+
+  it("gives four keys of one workspace together the budget of one key", async () => {
+    const keys = [limited.key, ...[1, 2, 3].map(() => limited.newKey(["read", "write"]).key)];
+    const statuses: number[] = [];
+    for (let i = 0; i < 16; i++)
+      statuses.push((await limited.api("GET", "/v1/me", undefined, { key: keys[i % 4] })).status);
+    const allowed = statuses.filter((status) => status === 200).length;
+    expect({ allowed, refused: statuses.length - allowed }).toEqual({ allowed: 8, refused: 8 });
   });
 });

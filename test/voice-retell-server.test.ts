@@ -196,8 +196,20 @@ describe("VOICE=retell", () => {
 
     const at = Date.now();
     expect(await webhook(ended, { at })).toEqual({ status: 200, body: { ok: true } });
-    // The same signed request again is a replay.
-    expect((await webhook(ended, { at })).status).toBe(401);
+    // The same signed request again is a replay, however its signature header is spelled.
+    const digest = retellSignature(API_KEY, JSON.stringify(ended), at);
+    for (const signature of [
+      `v=${at},d=${digest}`,
+      `d=${digest},v=${at}`,
+      `V=${at},D=${digest.toUpperCase()}`,
+      ` v = ${at} , d = ${digest} `,
+      `v=${at};d=${digest}`,
+      `v=0${at},d=${digest}`,
+      `v=${at},d=${digest},v=${at}`,
+    ]) {
+      const replayed = await webhook(ended, { at, signature });
+      expect({ signature, status: replayed.status }).toEqual({ signature, status: 401 });
+    }
     const call = (await s.api("GET", `/v1/calls/${id}`)).body.call;
     expect(call).toMatchObject({
       status: "COMPLETED",

@@ -659,6 +659,25 @@ describe("x-retell-signature", () => {
     expect(retell.verifyWebhook({ rawBody: body, headers }, timestamp + 5 * 60_000)).toBe(true);
   });
 
+  it("accepts the same signature spelled otherwise: parts in any order, any case, spaces, `;`", () => {
+    const now = timestamp + 60_000;
+    for (const header of [
+      `d=${digest},v=${timestamp}`,
+      `V=${timestamp},D=${digest.toUpperCase()}`,
+      ` v = ${timestamp} ,  d = ${digest} `,
+      `v=${timestamp};d=${digest}`,
+    ]) {
+      const ok = retell.verifyWebhook({ rawBody: body, headers: signed(header) }, now);
+      expect({ header, ok }).toEqual({ header, ok: true });
+      const key = retell.webhookReplayKey({ rawBody: body, headers: signed(header) });
+      expect({ header, key }).toEqual({ header, key: `retell:v=${timestamp},d=${digest}` });
+    }
+    // A part given twice with two values is malformed.
+    expect(
+      retell.webhookReplayKey({ rawBody: body, headers: signed(`v=${timestamp},d=${digest},v=1`) }),
+    ).toBeNull();
+  });
+
   it("refuses a changed body, a wrong key, a malformed or missing header and a stale timestamp", () => {
     const now = timestamp + 60_000;
     const headers = signed(`v=${timestamp},d=${digest}`);

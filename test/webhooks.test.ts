@@ -11,6 +11,7 @@ import { jobHandlers } from "../src/jobs/handlers";
 import { enqueueJob } from "../src/jobs/queue";
 import { createWorker } from "../src/jobs/worker";
 import { startServer } from "../src/server";
+import { postWebhook } from "../src/webhooks/deliver";
 import type { EventType } from "../src/webhooks/events";
 import { startTestServer, type TestServer } from "./support/server";
 import { type Received, Receiver, startClosingServer, startHangingServer } from "./support/webhook-receiver";
@@ -187,7 +188,7 @@ describe("POST /v1/webhooks", () => {
     });
   }
 
-  it("allows loopback and private receivers by default", async () => {
+  it("allows loopback and private receivers with WEBHOOK_ALLOW_PRIVATE=true (this server's setting)", async () => {
     for (const url of [
       "http://127.0.0.1:9/h",
       "http://10.1.2.3/h",
@@ -207,44 +208,185 @@ describe("POST /v1/webhooks", () => {
   });
 });
 
-describe("WEBHOOK_ALLOW_PRIVATE=false", () => {
-  it("refuses loopback and private receivers with 422", async () => {
-    const strict = await startTestServer({ workerEnabled: false }, { WEBHOOK_ALLOW_PRIVATE: "false" });
-    try {
-      for (const url of [
-        "http://127.0.0.1/h",
-        "http://10.0.0.8/h",
-        "http://[::1]/h",
-        "http://localhost:3000/h",
-      ]) {
-        const r = await strict.api("POST", "/v1/webhooks", { url, events: ["*"] });
-        expect(r.status).toBe(422);
-        expect(r.body.error).toBe("url must not point to a private or loopback address");
-      }
-      const ok = await strict.api("POST", "/v1/webhooks", { url: "https://example.com/h", events: ["*"] });
-      expect(ok.status).toBe(200);
-    } finally {
-      await strict.stop();
+describe("private webhook targets, refused by default (API.md §7.2)", () => {
+  const PRIVATE =
+    "url points to a private address (an operator can allow this with WEBHOOK_ALLOW_PRIVATE=true)";
+  let strict: TestServer;
+  beforeAll(async () => {
+    strict = await startTestServer({ workerEnabled: false }, { WEBHOOK_ALLOW_PRIVATE: "false" });
+  });
+  afterAll(() => strict.stop());
+
+  it("is the default setting", () => {
+    expect(loadConfig({}, {}).webhookAllowPrivate).toBe(false);
+  });
+
+  // Every spelling of a private, loopback or link-local address, the IPv4 inside IPv6 forms included.
+  const refused = [
+    "http://127.0.0.1/h",
+    "http://127.1.2.3:8080/h",
+    "http://localhost:3000/h",
+    "http://api.localhost/h",
+    "http://10.0.0.8/h",
+    "http://172.16.0.1/h",
+    "http://172.31.255.255/h",
+    "http://192.168.1.5/h",
+    "http://169.254.169.254/latest/meta-data",
+    "http://metadata.google.internal/computeMetadata/v1",
+    "http://100.64.0.1/h",
+    "http://0.0.0.0/h",
+    "http://0.1.2.3/h",
+    "http://2130706433/h",
+    "http://0177.0.0.1/h",
+    "http://0x7f.1/h",
+    "http://127.1/h",
+    "http://2852039166/h",
+    "http://[::1]/h",
+    "http://[::]/h",
+    "http://[::ffff:127.0.0.1]/h",
+    "http://[::ffff:169.254.169.254]/h",
+    "http://[::ffff:a9fe:a9fe]/h",
+    "http://[0:0:0:0:0:ffff:a9fe:a9fe]/h",
+    "http://[::169.254.169.254]/h",
+    "http://[::a9fe:a9fe]/h",
+    "http://[::ffff:0:a9fe:a9fe]/h",
+    "http://[64:ff9b::a9fe:a9fe]/h",
+    "http://[64:ff9b::169.254.169.254]/h",
+    "http://[64:ff9b::10.0.0.1]/h",
+    "http://[2002:a9fe:a9fe::]/h",
+    "http://[2002:7f00:1::1]/h",
+    "http://[2001:0:4136:e378:8000:63bf:5601:5601]/h",
+    "http://[fd00::1]/h",
+    "http://[fd00:ec2::254]/h",
+    "http://[fc00::1]/h",
+    "http://[fe80::1]/h",
+    "http://[ff02::1]/h",
+    "https://[FE80::ABCD]/h",
+  ];
+  for (const url of refused) {
+    it(`answers 422 for ${url} on create, and saves nothing`, async () => {
+      const before = (await strict.api("GET", "/v1/webhooks")).body.total;
+      const created = await strict.api("POST", "/v1/webhooks", { url, events: ["*"] });
+      expect({ url, status: created.status, body: created.body }).toEqual({
+        url,
+        status: 422,
+        body: { ok: false, error: PRIVATE },
+      });
+      expect((await strict.api("GET", "/v1/webhooks")).body.total).toBe(before);
+    });
+  }
+
+  it("answers 422 when an update points a webhook at a private address, and keeps its url", async () => {
+    const created = await strict.api("POST", "/v1/webhooks", { url: "https://example.com/h", events: ["*"] });
+    expect(created.status).toBe(200);
+    for (const url of ["http://[::ffff:a9fe:a9fe]/", "http://10.1.1.1/"]) {
+      const r = await strict.api("PATCH", `/v1/webhooks/${created.body.webhook.id}`, { url });
+      expect({ url, status: r.status, error: r.body.error }).toEqual({ url, status: 422, error: PRIVATE });
+    }
+    const got = await strict.api("GET", `/v1/webhooks/${created.body.webhook.id}`);
+    expect(got.body.webhook.url).toBe("https://example.com/h");
+  });
+
+  it("accepts public addresses, and IPv6 forms embedding a public IPv4", async () => {
+    for (const url of [
+      "https://example.com/h",
+      "http://93.184.216.34/h",
+      "http://[::ffff:93.184.216.34]/h",
+      "http://[64:ff9b::5db8:d822]/h",
+      "http://[2002:5db8:d822::1]/h",
+      "http://[2606:4700::1111]/h",
+      "http://172.32.0.1/h",
+      "http://100.128.0.1/h",
+    ]) {
+      const r = await strict.api("POST", "/v1/webhooks", { url, events: ["*"] });
+      expect({ url, status: r.status }).toEqual({ url, status: 200 });
     }
   });
 
-  it("checks the resolved address at delivery time: a name resolving to a private address fails", async () => {
-    const strict = await startTestServer({ workerEnabled: false }, { WEBHOOK_ALLOW_PRIVATE: "false" });
-    try {
-      // The machine's own host name resolves to a loopback or private address.
-      const url = receiver.url("/resolved").replace("127.0.0.1", hostname());
-      const created = await strict.api("POST", "/v1/webhooks", { url, events: ["*"] });
-      expect(created.status).toBe(200);
-      const r = await strict.api("POST", `/v1/webhooks/${created.body.webhook.id}/test`);
-      expect(r.body.delivery).toMatchObject({ status: "failed", response_status: null });
-      const log = await strict.api("GET", `/v1/webhooks/${created.body.webhook.id}/deliveries`);
-      expect(log.body.deliveries[0].error).toMatch(
-        /resolves to .*, a private address webhooks may not target/,
-      );
-      expect(receiver.at("/resolved")).toHaveLength(0);
-    } finally {
-      await strict.stop();
-    }
+  it("refuses a flow's webhook node on a private address with the same rule", async () => {
+    const r = await strict.api("POST", "/v1/flows", {
+      name: "Private hook",
+      definition: {
+        nodes: [
+          { id: "t", type: "trigger", position: { x: 0, y: 0 }, data: { event: "manual" } },
+          {
+            id: "h",
+            type: "webhook",
+            position: { x: 0, y: 100 },
+            data: { url: "http://[64:ff9b::a9fe:a9fe]/x" },
+          },
+        ],
+        edges: [{ id: "t-h", source: "t", target: "h" }],
+      },
+    });
+    expect(r.status).toBe(422);
+    expect(r.body.error).toEndWith(
+      "data.url points to a private address (an operator can allow this with WEBHOOK_ALLOW_PRIVATE=true)",
+    );
+  });
+
+  it("checks the resolved address at delivery time: a name resolving to a private address fails, nothing sent", async () => {
+    // The machine's own host name resolves to a loopback or private address.
+    const url = receiver.url("/resolved").replace("127.0.0.1", hostname());
+    const created = await strict.api("POST", "/v1/webhooks", { url, events: ["*"] });
+    expect(created.status).toBe(200);
+    const r = await strict.api("POST", `/v1/webhooks/${created.body.webhook.id}/test`);
+    expect(r.body.delivery).toMatchObject({ status: "failed", response_status: null });
+    const log = await strict.api("GET", `/v1/webhooks/${created.body.webhook.id}/deliveries`);
+    expect(log.body.deliveries[0].error).toMatch(
+      /resolves to .*, a private address \(an operator can allow this with WEBHOOK_ALLOW_PRIVATE=true\): nothing was sent$/,
+    );
+    expect(receiver.at("/resolved")).toHaveLength(0);
+  });
+});
+
+describe("postWebhook", () => {
+  const base = { headers: {}, body: "{}", timeoutMs: 2_000 };
+
+  it("refuses a name that resolves to a private address, and sends nothing", async () => {
+    const url = receiver.url("/pinned-refused").replace("127.0.0.1", "internal.example.test");
+    const r = await postWebhook({
+      ...base,
+      url,
+      allowPrivate: false,
+      resolve: async () => [{ address: "::ffff:10.0.0.1", family: 6 }],
+    });
+    expect(r).toMatchObject({ ok: false, status: null });
+    expect(r.error).toBe(
+      "internal.example.test resolves to ::ffff:10.0.0.1, a private address (an operator can allow this with WEBHOOK_ALLOW_PRIVATE=true): nothing was sent",
+    );
+    expect(receiver.at("/pinned-refused")).toHaveLength(0);
+  });
+
+  it("connects to the address it checked, with the URL's host in the Host header (one lookup)", async () => {
+    const url = receiver.url("/pinned").replace("127.0.0.1", "receiver.example.test");
+    let lookups = 0;
+    const r = await postWebhook({
+      ...base,
+      url,
+      allowPrivate: true,
+      resolve: async () => {
+        lookups++;
+        return [{ address: "127.0.0.1", family: 4 }];
+      },
+    });
+    expect(r).toMatchObject({ ok: true, status: 200 });
+    expect(lookups).toBe(1);
+    const got = receiver.at("/pinned");
+    expect(got).toHaveLength(1);
+    expect(got[0].headers.host).toBe(new URL(url).host);
+  });
+
+  it("still refuses link-local and metadata addresses with WEBHOOK_ALLOW_PRIVATE=true", async () => {
+    const r = await postWebhook({
+      ...base,
+      url: "http://rebind.example.test/",
+      allowPrivate: true,
+      resolve: async () => [{ address: "169.254.169.254", family: 4 }],
+    });
+    expect(r.error).toBe(
+      "rebind.example.test resolves to 169.254.169.254, a link-local address webhooks may not target: nothing was sent",
+    );
   });
 });
 
@@ -440,13 +582,13 @@ describe("POST /v1/webhooks/{id}/test", () => {
     expect(receiver.at("/target")).toHaveLength(0);
   });
 
-  it("reads at most 64 KiB of a huge answer and logs 2 KiB of it", async () => {
+  it("reads at most 1 KiB of a huge answer and logs it", async () => {
     receiver.script("/test-huge", () => new Response("x".repeat(8 * 1024 * 1024)));
     const w = await subscribe("/test-huge");
     const r = await s.api("POST", `/v1/webhooks/${w.id}/test`);
     expect(r.body.delivery).toMatchObject({ status: "succeeded", response_status: 200 });
     const log = await s.api("GET", `/v1/webhooks/${w.id}/deliveries`);
-    expect(log.body.deliveries[0].response_body).toHaveLength(2048);
+    expect(log.body.deliveries[0].response_body).toHaveLength(1024);
   });
 
   it("fails with a logged timeout when the receiver hangs", async () => {
@@ -882,7 +1024,7 @@ describe("durability", () => {
     expect(receiver.at("/restart")).toHaveLength(0);
 
     const second = await startServer({
-      ...loadConfig({}, { RATE_LIMIT_RPS: "0", LOG_LEVEL: "error" }),
+      ...loadConfig({}, { RATE_LIMIT_RPS: "0", LOG_LEVEL: "error", WEBHOOK_ALLOW_PRIVATE: "true" }),
       port: 0,
       host: "127.0.0.1",
       dbPath: first.dbPath,

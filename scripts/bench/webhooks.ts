@@ -153,7 +153,7 @@ async function startServer(dbPath: string): Promise<Subprocess> {
           dbPath,
         ];
   const proc = spawn(command, {
-    env: { ...process.env, RATE_LIMIT_RPS: "0", LOG_LEVEL: "error" },
+    env: { ...process.env, RATE_LIMIT_RPS: "0", LOG_LEVEL: "error", WEBHOOK_ALLOW_PRIVATE: "true" },
     stdout: "ignore",
     stderr: "inherit",
   });

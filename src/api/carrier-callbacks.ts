@@ -122,9 +122,10 @@ export function carrierCallbackRoutes(deps: AppDeps) {
         const webhook = { rawBody: await request.text(), headers: request.headers };
         const now = deps.clock.now();
         if (!deps.voice.verifyWebhook(webhook, now)) throw INVALID_SIGNATURE;
-        // A genuine request seen before (the same signature) is a replay: refused, nothing changes.
-        if (!acceptWebhookReceipt(deps.db, request.headers.get("x-retell-signature") ?? "", now))
-          throw INVALID_SIGNATURE;
+        // A genuine request seen before (the same timestamp and digest, however the signature
+        // header is spelled) is a replay: refused, nothing changes.
+        const replayKey = deps.voice.webhookReplayKey(webhook);
+        if (!replayKey || !acceptWebhookReceipt(deps.db, replayKey, now)) throw INVALID_SIGNATURE;
         const report = deps.voice.parseWebhook(webhook);
         if (report) {
           const { unknown } = applyCallReports(deps.db, [report], now);

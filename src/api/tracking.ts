@@ -5,7 +5,7 @@ import { collectVisit, identifyVisitor } from "../domain/attribution/visitors";
 import { registerStreamingRoute } from "../http/conventions";
 import { log } from "../lib/log";
 
-/** The most a report may carry; longer ones are dropped unread. */
+/** The most a report may carry; the front door answers 413 to longer ones before they reach here. */
 const MAX_REPORT_BYTES = 8 * 1024;
 
 const CORS = {
@@ -103,7 +103,8 @@ const reportDoc = (operationId: string, summary: string, description: string, bo
     content: { "text/plain": { schema: body }, "application/json": { schema: body } },
   },
   responses: {
-    204: { description: "Always, whatever the report said (nothing is revealed)" },
+    204: { description: "Whatever the report said (nothing is revealed)" },
+    413: { description: "The report is over 8 KiB (counted while it is read; the rest is not read)" },
     429: { description: "Rate limited (per address)" },
   },
 });

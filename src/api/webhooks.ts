@@ -88,7 +88,9 @@ const DeliveryLogEntry = t.Object(
     ...DeliverySchema.properties,
     attempt_id: Uuid("Id of this attempt"),
     event_id: Uuid("Event id (the `webhook-id` header)"),
-    response_body: t.Union([t.String(), t.Null()], { description: "First 2 KiB of the receiver's answer" }),
+    response_body: t.Union([t.String(), t.Null()], {
+      description: "First 1 KiB of the receiver's answer (no more is read)",
+    }),
     error: t.Union([t.String(), t.Null()], {
       description: "Why the attempt failed (HTTP status, timeout, connection error), or null",
     }),
@@ -105,7 +107,8 @@ const EventsField = t.Array(t.String({ minLength: 1, maxLength: 100 }), {
 const UrlField = t.String({
   minLength: 1,
   maxLength: 2000,
-  description: "Receiver URL, http or https. Link-local and cloud metadata addresses are refused.",
+  description:
+    "Receiver URL, http or https. Private, loopback and link-local addresses (IPv6 forms embedding one included) are refused by default with 422 `url points to a private address (an operator can allow this with WEBHOOK_ALLOW_PRIVATE=true)`; link-local and cloud metadata addresses whatever the setting.",
   examples: ["https://example.com/hooks/outreach"],
 });
 const DescriptionField = t.Union([t.String({ maxLength: 2000 }), t.Null()], { description: "Free text" });
@@ -272,7 +275,7 @@ export function webhooksRoutes(deps: AppDeps) {
             operationId: "listWebhookDeliveries",
             summary: "Delivery log",
             description:
-              "Every attempt to this endpoint, newest first: receiver status, the first 2 KiB of its answer, duration, and the error when it did not answer. `id` is the delivery (replay it with …/deliveries/{id}/retry).",
+              "Every attempt to this endpoint, newest first: receiver status, the first 1 KiB of its answer (no more is read), duration, and the error when it did not answer. `id` is the delivery (replay it with …/deliveries/{id}/retry).",
           },
           response: responses(
             listEnvelope("deliveries", DeliveryLogEntry, "Delivery attempts, newest first"),

@@ -2,7 +2,7 @@ import { eq } from "drizzle-orm";
 import type { Db, DbOrTx } from "../db/client";
 import { users as usersTable, workspaces } from "../db/schema";
 import { AppError, invalid, notFound } from "../lib/errors";
-import { clearLoginFailures, loginRetryAfter, loginSubjects, recordLoginFailure } from "./login-limit";
+import { clearLoginFailures, loginSubjects, releaseLoginAttempt, reserveLoginAttempt } from "./login-limit";
 import { checkNewPassword, hashPassword, verifyPassword } from "./passwords";
 import type { Role } from "./roles";
 import { type AuthenticatedSession, createSession, revokeUserSessions, type SessionUser } from "./sessions";
@@ -44,9 +44,9 @@ function workspaceName(db: DbOrTx, workspaceId: string): string {
 
 /**
  * Signs in with e-mail and password (API.md §6.7). An unknown e-mail and a wrong password answer
- * the same 401 after the same work (one argon2 verification). While the client's address or the
- * e-mail has 10 failures in 15 minutes, every attempt is refused with 429 before any password is
- * checked. Lands in `workspaceId` when given (the user must be a member), else the oldest membership.
+ * the same 401 after the same work (one argon2 verification). Each attempt is counted as a failure
+ * before its password is checked (a right one is given back); while the client's address or the
+ * e-mail has 10 in 15 minutes, every attempt is refused with 429 before any password is checked. Lands in `workspaceId` when given (the user must be a member), else the oldest membership.
  */
 export async function signIn(
   db: Db,
@@ -54,15 +54,17 @@ export async function signIn(
 ): Promise<SignedIn> {
   const subjects = loginSubjects(input.address, input.email);
   const both = [subjects.address, subjects.email];
-  const retryAfter = loginRetryAfter(db, both, input.now);
-  if (retryAfter !== null) throw new AppError("rate_limited", TOO_MANY_ATTEMPTS, { retry_after: retryAfter });
+  // The attempt is counted as a failure before the password is checked, so concurrent guesses
+  // cannot all pass the limit while the slow check runs (API.md §7.2).
+  const reserved = reserveLoginAttempt(db, both, input.now);
+  if (reserved.retryAfter !== null)
+    throw new AppError("rate_limited", TOO_MANY_ATTEMPTS, { retry_after: reserved.retryAfter });
 
   const user = findUserByEmail(db, input.email);
   const valid = await verifyPassword(input.password, user?.passwordHash);
-  if (!user || !valid) {
-    recordLoginFailure(db, both, input.now);
-    throw new AppError("unauthorized", INVALID_LOGIN);
-  }
+  if (!user || !valid) throw new AppError("unauthorized", INVALID_LOGIN);
+  // The right password: its reserved place is given back, and the e-mail's failures forgotten.
+  releaseLoginAttempt(db, reserved.reservation);
   const askedRole = input.workspaceId ? roleIn(db, user.id, input.workspaceId) : null;
   const membership =
     input.workspaceId && askedRole
@@ -167,12 +169,12 @@ export async function changePassword(
   if (!user) throw new AppError("unauthorized", "Not signed in");
   const subjects = loginSubjects(input.address, user.email);
   const both = [subjects.address, subjects.email];
-  const retryAfter = loginRetryAfter(db, both, input.now());
-  if (retryAfter !== null) throw new AppError("rate_limited", TOO_MANY_ATTEMPTS, { retry_after: retryAfter });
-  if (!(await verifyPassword(input.currentPassword, user.passwordHash))) {
-    recordLoginFailure(db, both, input.now());
+  const reserved = reserveLoginAttempt(db, both, input.now());
+  if (reserved.retryAfter !== null)
+    throw new AppError("rate_limited", TOO_MANY_ATTEMPTS, { retry_after: reserved.retryAfter });
+  if (!(await verifyPassword(input.currentPassword, user.passwordHash)))
     throw invalid("current_password is incorrect");
-  }
+  releaseLoginAttempt(db, reserved.reservation);
   const passwordHash = await hashPassword(input.newPassword);
   const now = input.now();
   db.transaction((tx) => {

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { and, asc, eq, gt, inArray, lt } from "drizzle-orm";
-import type { DbOrTx } from "../db/client";
+import type { Db, DbOrTx } from "../db/client";
 import { loginFailures } from "../db/schema";
 import { newId } from "../lib/ids";
 import { normalizeEmail } from "./users";
@@ -39,14 +39,39 @@ export function loginRetryAfter(db: DbOrTx, subjects: string[], now: number): nu
   return until > now ? Math.max(1, Math.ceil((until - now) / 1000)) : null;
 }
 
-/** Counts a failed sign-in against each subject; failures older than the window are deleted. */
-export function recordLoginFailure(db: DbOrTx, subjects: string[], now: number) {
+/** Counts a failed sign-in against each subject; failures older than the window are deleted. Returns the rows' ids. */
+export function recordLoginFailure(db: DbOrTx, subjects: string[], now: number): string[] {
   db.delete(loginFailures)
     .where(lt(loginFailures.failedAt, now - LOGIN_WINDOW_MS))
     .run();
-  db.insert(loginFailures)
-    .values(subjects.map((subject) => ({ id: newId(), subject, failedAt: now })))
-    .run();
+  const rows = subjects.map((subject) => ({ id: newId(), subject, failedAt: now }));
+  db.insert(loginFailures).values(rows).run();
+  return rows.map((row) => row.id);
+}
+
+/**
+ * Reserves a sign-in attempt before any password is checked (API.md §7.2): in one transaction, either
+ * refuses it (`retryAfter`, seconds) or counts it as a failure against every subject and returns the
+ * failure rows' ids. Concurrent guesses each take a place, so at most MAX_LOGIN_FAILURES passwords are
+ * checked per subject and window however they arrive; a right password gives its place back
+ * (releaseLoginAttempt).
+ */
+export function reserveLoginAttempt(
+  db: Db,
+  subjects: string[],
+  now: number,
+): { retryAfter: number; reservation?: undefined } | { retryAfter: null; reservation: string[] } {
+  return db.transaction((tx) => {
+    const retryAfter = loginRetryAfter(tx, subjects, now);
+    if (retryAfter !== null) return { retryAfter };
+    return { retryAfter: null, reservation: recordLoginFailure(tx, subjects, now) };
+  });
+}
+
+/** Gives back the places a sign-in reserved (it succeeded: it was not a failure). */
+export function releaseLoginAttempt(db: DbOrTx, reservation: string[]) {
+  if (reservation.length === 0) return;
+  db.delete(loginFailures).where(inArray(loginFailures.id, reservation)).run();
 }
 
 /** Forgets the failures of subjects (an e-mail whose owner just signed in). */

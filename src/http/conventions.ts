@@ -20,6 +20,10 @@ import { TokenBuckets } from "./rate-limit";
 
 export const JSON_BODY_LIMIT = 1024 * 1024;
 export const IMPORT_BODY_LIMIT = 20 * 1024 * 1024;
+/** Carrier callbacks and the sign-in routes (unauthenticated, API.md §7.2). */
+export const CALLBACK_BODY_LIMIT = 64 * 1024;
+/** Tracking reports (unauthenticated, API.md §7.2). */
+export const TRACKING_BODY_LIMIT = 8 * 1024;
 
 /** Paths under /v1 that need no API key. */
 const PUBLIC_PATHS = new Set(["/v1/openapi.json"]);
@@ -48,6 +52,52 @@ export const SECRET_REPLAY_MESSAGE =
 const bodyLimits = new Map<string, number>();
 export function registerBodyLimit(path: string, bytes: number) {
   bodyLimits.set(path, bytes);
+}
+
+/**
+ * The most a request to `path` may send (API.md §7.2): small for the unauthenticated routes —
+ * carrier callbacks and `/auth/*` 64 KiB, tracking reports 8 KiB — a registered limit (the import
+ * upload), else 1 MiB.
+ */
+export function bodyLimitOf(path: string): number {
+  if (path.startsWith("/carriers/") || path.startsWith("/auth/")) return CALLBACK_BODY_LIMIT;
+  if (path.startsWith("/t/")) return TRACKING_BODY_LIMIT;
+  return bodyLimits.get(path) ?? JSON_BODY_LIMIT;
+}
+
+/** Unauthenticated streaming routes: their (small) bodies are read whole, within the limit, here. */
+const readsWholeHere = (path: string) => path.startsWith("/carriers/") || path.startsWith("/t/");
+
+/**
+ * Reads a body, counting while it arrives: null as soon as it passes `limit`, and the rest is never
+ * read (the stream is cancelled), chunked or not. A declared Content-Length over the limit is refused
+ * before anything is read.
+ */
+export async function readBounded(request: Request, limit: number): Promise<Uint8Array | null> {
+  if (Number(request.headers.get("content-length") ?? 0) > limit) return null;
+  const body = request.body;
+  if (!body) return new Uint8Array();
+  const reader = body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel().catch(() => {});
+      return null;
+    }
+    chunks.push(value);
+  }
+  if (chunks.length === 1) return chunks[0];
+  const out = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return out;
 }
 
 export interface ConventionDeps {
@@ -130,19 +180,20 @@ interface AddressSource {
   requestIP(request: Request): { address: string } | null;
 }
 
-/** Public paths that share the per-address bucket (carrier callbacks are signed, not limited). */
+/** Public paths that share the per-address bucket. */
 const ADDRESS_LIMITED_PATHS = new Set(["/healthz", "/metrics", "/v1/openapi.json", "/docs", "/t.js"]);
 
 /**
- * Tracked links (`/r/<code>`), tracking reports (`/t/...`) and the sign-in routes (`/auth/...`):
- * public, limited per address.
+ * Tracked links (`/r/<code>`), tracking reports (`/t/...`), the sign-in routes (`/auth/...`) and
+ * carrier callbacks (`/carriers/...`, API.md §7.2): public, limited per address.
  */
 function isAddressLimited(path: string): boolean {
   return (
     ADDRESS_LIMITED_PATHS.has(path) ||
     path.startsWith("/r/") ||
     path.startsWith("/t/") ||
-    path.startsWith("/auth/")
+    path.startsWith("/auth/") ||
+    path.startsWith("/carriers/")
   );
 }
 
@@ -294,11 +345,11 @@ export function createFrontDoor(deps: ConventionDeps, handle: Handle) {
       headers.delete("content-length");
       return withParsedBody(request, new Request(request.url, { method, headers }), "", state, path);
     }
-    // 4. Body: at most the route's limit, JSON, an object (an empty body is {}).
-    const limit = bodyLimits.get(path) ?? JSON_BODY_LIMIT;
-    if (Number(request.headers.get("content-length") ?? 0) > limit) return fail(tooLarge(limit));
-    const text = await request.text();
-    if (text.length > limit) return fail(tooLarge(limit));
+    // 4. Body: at most the route's limit (counted while it is read), JSON, an object (an empty body is {}).
+    const limit = bodyLimitOf(path);
+    const bytes = await readBounded(request, limit);
+    if (!bytes) return fail(tooLarge(limit));
+    const text = new TextDecoder().decode(bytes);
     let body = text;
     let value: unknown = {};
     if (text.trim() === "") {
@@ -334,17 +385,18 @@ export function createFrontDoor(deps: ConventionDeps, handle: Handle) {
     );
   }
 
-  /** A streaming route's body, read whole (within the route's limit) so Idempotency-Key can apply. */
+  /**
+   * A streaming route's body, read whole within the route's limit (counted while it is read): so
+   * Idempotency-Key can apply, and for the small unauthenticated routes before they run.
+   */
   async function withWholeUpload(request: Request, state: RequestState, path: string): Promise<Response> {
-    const limit = bodyLimits.get(path) ?? JSON_BODY_LIMIT;
-    if (Number(request.headers.get("content-length") ?? 0) > limit)
-      return reject(request, state, path, tooLarge(limit));
-    const bytes = await request.arrayBuffer();
-    if (bytes.byteLength > limit) return reject(request, state, path, tooLarge(limit));
+    const limit = bodyLimitOf(path);
+    const bytes = await readBounded(request, limit);
+    if (!bytes) return reject(request, state, path, tooLarge(limit));
     const forwarded = new Request(request.url, {
       method: request.method,
       headers: request.headers,
-      body: bytes,
+      body: bytes as Uint8Array<ArrayBuffer>,
     });
     return withParsedBody(request, forwarded, new TextDecoder().decode(bytes), state, path);
   }
@@ -455,13 +507,9 @@ export function createFrontDoor(deps: ConventionDeps, handle: Handle) {
       }
       state.auth = auth;
 
-      // 2. Rate limit per key (per session for the dashboard).
-      const limited = limit(
-        request,
-        state,
-        path,
-        auth.kind === "key" ? auth.keyId : `session:${auth.sessionId}`,
-      );
+      // 2. Rate limit per workspace (API.md §7.2): every key and session of a workspace share one
+      //    bucket, so minting more keys buys no more rate.
+      const limited = limit(request, state, path, `workspace:${auth.workspaceId}`);
       if (limited) return limited;
 
       // 3. A write with the session cookie must come from this site (a bearer key cannot be sent by
@@ -488,6 +536,8 @@ export function createFrontDoor(deps: ConventionDeps, handle: Handle) {
 
     if (WRITE_METHODS.has(method)) {
       if (!streamingRoutes.has(`${method} ${path}`)) return withBody(request, state, path);
+      // Carrier callbacks and tracking reports are small: read whole here, within their limit.
+      if (readsWholeHere(path)) return withWholeUpload(request, state, path);
       // A streamed upload with Idempotency-Key is read whole first: the key is bound to its bytes.
       if (method === "POST" && state.auth && request.headers.get("idempotency-key") !== null)
         return withWholeUpload(request, state, path);

@@ -1,6 +1,6 @@
 /**
- * Per-key token buckets (API.md §1): `rps` tokens a second up to `burst`. In memory, per process:
- * several processes behind one balancer each enforce the limit on the share they see.
+ * Token buckets (API.md §1, §7.2): `rps` tokens a second up to `burst`, one per workspace (per client
+ * address without a key). In memory, per process: several processes behind one balancer each enforce the limit on the share they see.
  */
 export interface RateDecision {
   allowed: boolean;

@@ -9,6 +9,7 @@ import { startFlowTriggers } from "../domain/flows/triggers";
 import { receiveInbound } from "../domain/messaging/inbound";
 import { startMessaging } from "../domain/messaging/messages";
 import { startRegistration } from "../domain/registration/registration";
+import { configureWebhookDelivery } from "../domain/webhooks/webhooks";
 import { createEngine } from "../engines";
 import type { VoiceProvider } from "../voice/provider";
 import { jobHandlers } from "./handlers";
@@ -20,6 +21,12 @@ import { createWorker, type Worker } from "./worker";
  * inside the transactions of the events, messages and list changes that concern them.
  */
 export function startRuntimes(db: Db, config: Config, carrier: Carrier, voice: VoiceProvider) {
+  // Webhook and flow-webhook targets and timeouts (WEBHOOK_ALLOW_PRIVATE, WEBHOOK_TIMEOUT_MS), in
+  // this thread too: the background thread delivers most of them.
+  configureWebhookDelivery(db, {
+    allowPrivate: config.webhookAllowPrivate,
+    timeoutMs: config.webhookTimeoutMs,
+  });
   // Campaign sends merge {{offer_url}} as a link under PUBLIC_URL.
   configureTrackedLinks({ publicUrl: config.publicUrl });
   // Send jobs hand off to this carrier; its status reports and inbound messages land in the database.

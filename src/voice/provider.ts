@@ -183,6 +183,11 @@ export interface VoiceProvider {
   lookupCall(call: OutboundCall, since: number): Promise<CallLookup>;
   /** True when the webhook is genuine and fresh (signature and age checked at `now`). */
   verifyWebhook(webhook: VoiceWebhook, now: number): boolean;
+  /**
+   * What identifies a verified webhook for replay detection: its signature's parsed parts, so a
+   * replay is recognised however its signature header is re-spelled. Null when there is none.
+   */
+  webhookReplayKey(webhook: VoiceWebhook): string | null;
   /** Parses a verified webhook; null when it is not about a call's state. */
   parseWebhook(webhook: VoiceWebhook): CallReport | null;
 }

@@ -123,16 +123,32 @@ export function retellSignature(apiKey: string, rawBody: string, timestampMs: nu
     .digest("hex");
 }
 
-/** `v=<ms>,d=<hex>` → its parts; null when malformed. */
+/**
+ * `v=<ms>,d=<hex>` → its parts; null when malformed. However the header is spelled — parts in any
+ * order, names in any case, spaces around them, `;` for `,` — the same signature parses the same
+ * (replays are recognised by these parts, not by the header's text). A part given twice with
+ * different values is malformed.
+ */
 function parseSignatureHeader(header: string | null): { timestamp: string; digest: string } | null {
   if (!header) return null;
   const parts = new Map<string, string>();
-  for (const part of header.split(",")) {
+  for (const part of header.split(/[,;]/)) {
     const at = part.indexOf("=");
-    if (at > 0) parts.set(part.slice(0, at).trim(), part.slice(at + 1).trim());
+    if (at < 0) {
+      if (part.trim() !== "") return null;
+      continue;
+    }
+    const name = part.slice(0, at).trim().toLowerCase();
+    const value = part
+      .slice(at + 1)
+      .trim()
+      .toLowerCase();
+    const seen = parts.get(name);
+    if (seen !== undefined && seen !== value) return null;
+    parts.set(name, value);
   }
-  const timestamp = parts.get("v") ?? "";
-  const digest = (parts.get("d") ?? "").toLowerCase();
+  const timestamp = (parts.get("v") ?? "").replace(/^0+(?=\d)/, "");
+  const digest = parts.get("d") ?? "";
   if (!/^\d{1,16}$/.test(timestamp) || !/^[0-9a-f]{64}$/.test(digest)) return null;
   return { timestamp, digest };
 }
@@ -553,6 +569,12 @@ export class RetellVoice implements VoiceProvider {
       signature.digest,
       retellSignature(this.options.apiKey, webhook.rawBody, signature.timestamp),
     );
+  }
+
+  /** The parsed timestamp and digest, one spelling whatever the header's: a replay's key. */
+  webhookReplayKey(webhook: VoiceWebhook): string | null {
+    const signature = parseSignatureHeader(webhook.headers.get(RETELL_SIGNATURE_HEADER));
+    return signature ? `retell:v=${signature.timestamp},d=${signature.digest}` : null;
   }
 
   /** Never throws: a body that is not a call event is null. */

@@ -379,6 +379,10 @@ export class SimulatedVoice implements VoiceProvider {
     return false;
   }
 
+  webhookReplayKey(_webhook: VoiceWebhook): string | null {
+    return null;
+  }
+
   parseWebhook(): CallReport | null {
     return null;
   }

@@ -49,7 +49,8 @@ export async function startTestServer(
   const dir = mkdtempSync(join(tmpdir(), "outreach-test-"));
   const dbPath = join(dir, "test.db");
   const config: Config = {
-    ...loadConfig({}, { RATE_LIMIT_RPS: "0", LOG_LEVEL: "error", ...env }),
+    // Test receivers listen on loopback: private targets are allowed unless a test says otherwise.
+    ...loadConfig({}, { RATE_LIMIT_RPS: "0", LOG_LEVEL: "error", WEBHOOK_ALLOW_PRIVATE: "true", ...env }),
     port: 0,
     host: "127.0.0.1",
     dbPath,

@@ -3,7 +3,7 @@ import { createdAtColumn, idColumn, workspaceIdColumn } from "./columns";
 
 /**
  * Every HTTP attempt of a webhook delivery, kept for the delivery log: the receiver's status, the
- * first 2 KiB of its answer, how long it took, and the error when there was no answer.
+ * first 1 KiB of its answer, how long it took, and the error when there was no answer.
  * status: succeeded | failed.
  */
 export const webhookAttempts = sqliteTable(

@@ -48,7 +48,7 @@ export interface WebhookDeliverySettings {
   allowPrivate: boolean;
   timeoutMs: number;
 }
-const DEFAULT_SETTINGS: WebhookDeliverySettings = { allowPrivate: true, timeoutMs: 15_000 };
+const DEFAULT_SETTINGS: WebhookDeliverySettings = { allowPrivate: false, timeoutMs: 15_000 };
 const settingsByDb = new WeakMap<Db, WebhookDeliverySettings>();
 /** Sets how webhooks on `db` are checked and sent (called when the app is built). */
 export function configureWebhookDelivery(db: Db, settings: WebhookDeliverySettings) {
