@@ -101,9 +101,9 @@ describe("POST /v1/contacts", () => {
   it("answers 422 for a bad email, timezone, fields and too-long names", async () => {
     const cases: [Record<string, unknown>, string][] = [
       [{ email: "nope" }, "email must be a valid email address"],
-      [{ timezone: "Mars/Base" }, "timezone must be a valid IANA time zone"],
-      [{ timezone: "+05:00" }, "timezone must be a valid IANA time zone"],
-      [{ timezone: "america/new_york" }, "timezone must be a valid IANA time zone"],
+      [{ timezone: "Mars/Base" }, "timezone must be an IANA time zone"],
+      [{ timezone: "+05:00" }, "timezone must be an IANA time zone"],
+      [{ timezone: "america/new_york" }, "timezone must be an IANA time zone"],
       [{ fields: { nested: { a: 1 } } }, "fields.nested must be a string, number, boolean or null"],
       [{ fields: "x" }, "fields must be an object"],
       [{ first_name: "x".repeat(201) }, "first_name is too long (max 200)"],

@@ -78,8 +78,16 @@ export interface SendInput {
   kind: SendKind;
   /** The contact's number in E.164, or null. */
   phone: string | null;
-  /** The contact's IANA zone, or null (the area code decides). */
+  /**
+   * The zone the contact (or its import) gave, used alone; null: the number decides (every zone
+   * its area code spans). Pass a zone shown for display only (`timezone_source: area_code`) as null.
+   */
   timezone: string | null;
+  /**
+   * The state or province the contact (or its import) gave (two letters): the state rules use it
+   * before the area code's state. Null or absent: the area code's state.
+   */
+  state?: string | null;
   /** On the workspace's suppression list. */
   suppressed: boolean;
   /** Opted out (opted_in false). */
@@ -143,6 +151,35 @@ const UNKNOWN_STATE: NumberState = Object.freeze({ kind: "unknown" });
 const NOT_US: NumberState = Object.freeze({ kind: "none", regions: NO_REGIONS });
 const statesByAreaCode = new Map<string, NumberState>();
 const RULES_BY_STATE = new Map(STATE_RULES.map((rule) => [rule.state, rule]));
+const regionsOf = (country: string) =>
+  new Set(
+    areaCodesWithRegion().flatMap((code) => {
+      const region = regionOfAreaCode(code);
+      return region?.country === country ? region.regions : [];
+    }),
+  );
+const US_STATES = regionsOf("US");
+const CA_PROVINCES = regionsOf("CA");
+
+const statesByGivenState = new Map<string, NumberState>();
+
+/**
+ * The state whose rules apply: the contact's own `state` when it is a known US state or Canadian
+ * province code, else the number's area code's state.
+ */
+function recipientState(phone: string, given: string | null | undefined): NumberState {
+  if (!given) return numberState(phone);
+  const code = given.toUpperCase();
+  let state = statesByGivenState.get(code);
+  if (state) return state;
+  if (US_STATES.has(code)) {
+    state = Object.freeze({ kind: "known", regions: [code], rule: RULES_BY_STATE.get(code) ?? null });
+  } else if (CA_PROVINCES.has(code)) {
+    state = Object.freeze({ kind: "none", regions: [code] });
+  } else return numberState(phone); // not a code the table knows: the area code decides
+  statesByGivenState.set(code, state);
+  return state;
+}
 
 function numberState(phone: string): NumberState {
   const areaCode = nanpAreaCode(phone);
@@ -215,7 +252,7 @@ function stateRulesFor(state: NumberState, channel: Channel): CompiledState {
 /** The part of SendInput that decides *when* a send may go. */
 export type WindowInput = Pick<
   SendInput,
-  "channel" | "kind" | "phone" | "timezone" | "quiet_hours" | "state_rules"
+  "channel" | "kind" | "phone" | "timezone" | "state" | "quiet_hours" | "state_rules"
 >;
 
 function windowPlan(
@@ -246,7 +283,7 @@ function windowPlan(
 export function nextAllowedAt(input: WindowInput, from: number): WindowAnswer {
   const phone = phoneStatus(input.phone) === "ok" ? input.phone : null;
   const local = localTimeFor(phone, input.timezone);
-  const state = phone ? stateRulesFor(numberState(phone), input.channel) : NO_STATE_RULES;
+  const state = phone ? stateRulesFor(recipientState(phone, input.state), input.channel) : NO_STATE_RULES;
   return findWindow(windowPlan(input, local, state), from);
 }
 
@@ -293,7 +330,7 @@ export function decideSend(input: SendInput, now: number): SendDecision {
   const phone = input.phone as string;
 
   const marketing = input.kind === "marketing";
-  const numberStateOfPhone = marketing ? numberState(phone) : NOT_US;
+  const numberStateOfPhone = marketing ? recipientState(phone, input.state) : NOT_US;
   if (marketing && input.paused_states && input.paused_states.length > 0) {
     if (isPaused(numberStateOfPhone, input.paused_states)) return SKIPS.state_paused;
   }
