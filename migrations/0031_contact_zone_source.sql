@@ -1,7 +1,7 @@
 DROP INDEX `contacts_workspace_send_class_idx`;--> statement-breakpoint
 ALTER TABLE `contacts` ADD `state` text;--> statement-breakpoint
-CREATE INDEX `contacts_workspace_send_class_idx` ON `contacts` (`workspace_id`,`timezone`,`state`,(CASE WHEN length("phone_number") = 12 AND substr("phone_number", 1, 2) = '+1' THEN substr("phone_number", 1, 5) ELSE "phone_number" END),`opted_in`,`phone_number`);
---> statement-breakpoint
+CREATE INDEX `contacts_workspace_send_class_idx` ON `contacts` (`workspace_id`,`timezone`,`state`,(CASE WHEN length("phone_number") = 12 AND substr("phone_number", 1, 2) = '+1' THEN substr("phone_number", 1, 5) ELSE "phone_number" END),`opted_in`,`phone_number`);--> statement-breakpoint
+ALTER TABLE `conversations` ADD `attention_reason` text;--> statement-breakpoint
 -- hand-written:
 -- API.md §7.1: a zone is stored only when the caller or an import gave it (timezone_source: given).
 -- A contact whose stored zone is its area code's main zone (as every contact created without a zone
@@ -455,3 +455,11 @@ WHERE length(`phone_number`) = 12 AND substr(`phone_number`, 1, 2) = '+1' AND `t
   ('+1986', 'America/Boise'),
   ('+1989', 'America/New_York'),
   ('+1448', 'America/Chicago'));
+--> statement-breakpoint
+-- Threads flagged before attention_reason existed get the likeliest reason (API.md §7.1).
+UPDATE `conversations` SET `attention_reason` = CASE
+    WHEN `agent_id` IS NOT NULL AND `agent_paused` = 1 THEN 'agent_handoff'
+    WHEN `draft_reply` IS NOT NULL THEN 'agent_flagged'
+    ELSE 'unanswered_message'
+  END
+WHERE `needs_attention` = 1;

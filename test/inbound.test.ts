@@ -151,10 +151,78 @@ describe("CTIA keywords", () => {
     });
   }
 
-  it("a sentence containing STOP is an ordinary message", async () => {
+  // API.md §7.1: trimmed, case folded, punctuation and emoji dropped; the whole message, or at most
+  // six words one of which is an opt-out keyword.
+  const OPT_OUTS = [
+    "Stop.",
+    "STOP!!",
+    "stop 🛑",
+    "Opt out",
+    "opt-out",
+    "OPT-OUT!",
+    "please stop",
+    "stop texting me",
+    "Unsubscribe me",
+    "STOP STOP STOP",
+    "¡Stop!",
+    "pls don't text me, stop",
+    "I want to opt out now",
+    "Cancel.",
+    "quit it",
+    "“stop”",
+  ];
+  let next = 1000;
+  for (const body of OPT_OUTS) {
+    it(`${JSON.stringify(body)} is an opt-out, confirmed once`, async () => {
+      const phone = `+1415556${next++}`;
+      await inbound(phone, body);
+      await inbound(phone, body);
+      const contact = await contactOf(phone);
+      const confirmations = (await settledOutboxTo(phone)).length;
+      expect({ body, opted_in: contact.opted_in, confirmations }).toEqual({
+        body,
+        opted_in: false,
+        confirmations: 1,
+      });
+    });
+  }
+
+  const NOT_OPT_OUTS = [
+    "please stop by the shop tomorrow to pick up your order",
+    "Hi, is the store open on Sunday?",
+    "stopping by later",
+    "yes please",
+    "help me",
+    "START now",
+  ];
+  for (const body of NOT_OPT_OUTS) {
+    it(`${JSON.stringify(body)} is not an opt-out`, async () => {
+      const phone = `+1415556${next++}`;
+      await inbound(phone, body);
+      const contact = await contactOf(phone);
+      expect({ body, opted_in: contact.opted_in }).toEqual({ body, opted_in: true });
+    });
+  }
+
+  it("a message of more than six words containing a keyword flags the thread possible_opt_out", async () => {
     const phone = "+14155550211";
-    await inbound(phone, "please stop by tomorrow");
+    const answer = await inbound(phone, "I told you last week to STOP sending me these offers!");
     expect((await contactOf(phone)).opted_in).toBe(true);
+    const conversation = (await s.api("GET", `/v1/conversations/${answer.body.message.conversation_id}`)).body
+      .conversation;
+    expect(conversation).toMatchObject({ needs_attention: true, attention_reason: "possible_opt_out" });
+    expect(await settledOutboxTo(phone)).toEqual([]);
+    // Cleared by a person: the reason goes with the flag.
+    await s.api("PATCH", `/v1/conversations/${conversation.id}`, { needs_attention: false });
+    const cleared = (await s.api("GET", `/v1/conversations/${conversation.id}`)).body.conversation;
+    expect(cleared).toMatchObject({ needs_attention: false, attention_reason: null });
+  });
+
+  it("an ordinary message no agent owns needs attention with attention_reason unanswered_message", async () => {
+    const answer = await inbound("+14155550219", "What time do you open?");
+    const conversation = (await s.api("GET", `/v1/conversations/${answer.body.message.conversation_id}`)).body
+      .conversation;
+    expect(conversation).toMatchObject({ needs_attention: true, attention_reason: "unanswered_message" });
   });
 
   it("START opts back in, lifts the opt_out entry, confirms and emits contact.opted_in", async () => {

@@ -208,6 +208,9 @@ export const ConversationEventData = Type.Object(
     contact_id: Id("Contact"),
     status: Type.String({ description: "open or closed" }),
     needs_attention: Type.Boolean({ description: "Waiting for a person" }),
+    attention_reason: NullableString(
+      "Why: unanswered_message | possible_opt_out | agent_handoff | agent_flagged | manual",
+    ),
     last_message_at: NullableTime("Latest message"),
   },
   { description: "The Conversation record", additionalProperties: true },
