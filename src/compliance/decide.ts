@@ -6,7 +6,7 @@
  */
 import { areaCodesWithRegion, regionOfAreaCode } from "../lib/area-code-regions";
 import { type LocalTime, localTimeFor, nanpAreaCode } from "./local-time";
-import { STATE_RULES, type StateRule } from "./state-rules";
+import { CRTC_CALL_RULE, STATE_RULES, type StateRule } from "./state-rules";
 import {
   type DeferReason,
   findWindow,
@@ -14,7 +14,6 @@ import {
   quietHoursRule,
   SEARCH_HORIZON_MS,
   stateHourRule,
-  strictestHourRules,
   type WindowAnswer,
 } from "./windows";
 import { HOUR_MS, isKnownZone } from "./zone-clock";
@@ -144,11 +143,11 @@ function phoneStatus(phone: string | null | undefined): "none" | "invalid" | "ok
 type NumberState =
   | { kind: "known"; regions: readonly string[]; rule: StateRule | null }
   | { kind: "unknown" }
-  | { kind: "none"; regions: readonly string[] };
+  | { kind: "none"; regions: readonly string[]; canada: boolean };
 
 const NO_REGIONS: readonly string[] = Object.freeze([]);
 const UNKNOWN_STATE: NumberState = Object.freeze({ kind: "unknown" });
-const NOT_US: NumberState = Object.freeze({ kind: "none", regions: NO_REGIONS });
+const NOT_US: NumberState = Object.freeze({ kind: "none", regions: NO_REGIONS, canada: false });
 const statesByAreaCode = new Map<string, NumberState>();
 const RULES_BY_STATE = new Map(STATE_RULES.map((rule) => [rule.state, rule]));
 const regionsOf = (country: string) =>
@@ -175,7 +174,7 @@ function recipientState(phone: string, given: string | null | undefined): Number
   if (US_STATES.has(code)) {
     state = Object.freeze({ kind: "known", regions: [code], rule: RULES_BY_STATE.get(code) ?? null });
   } else if (CA_PROVINCES.has(code)) {
-    state = Object.freeze({ kind: "none", regions: [code] });
+    state = Object.freeze({ kind: "none", regions: [code], canada: true });
   } else return numberState(phone); // not a code the table knows: the area code decides
   statesByGivenState.set(code, state);
   return state;
@@ -188,7 +187,8 @@ function numberState(phone: string): NumberState {
   if (state) return state;
   const region = regionOfAreaCode(areaCode);
   if (!region) state = UNKNOWN_STATE;
-  else if (region.country !== "US") state = Object.freeze({ kind: "none", regions: region.regions });
+  else if (region.country !== "US")
+    state = Object.freeze({ kind: "none", regions: region.regions, canada: region.country === "CA" });
   else {
     const rule =
       region.regions.map((code) => RULES_BY_STATE.get(code)).find((row) => row !== undefined) ?? null;
@@ -223,14 +223,34 @@ function compileState(rule: StateRule, channel: Channel): CompiledState {
     : NO_STATE_RULES;
 }
 
-/** Unknown state: every row that reaches the channel at once, and every cap. */
+/** Every zone the area codes of a state (or of Canada, for "CA-CRTC") span. */
+function zonesOfRow(rule: StateRule): string[] {
+  const zones = new Set<string>();
+  for (const code of areaCodesWithRegion()) {
+    const region = regionOfAreaCode(code);
+    if (!region) continue;
+    const inRow =
+      rule.state === CRTC_CALL_RULE.state ? region.country === "CA" : region.regions.includes(rule.state);
+    if (inRow) for (const zone of localTimeFor(`+1${code}5550100`, null).zones) zones.add(zone);
+  }
+  return [...zones];
+}
+
+/**
+ * Unknown state (a +1 area code the table does not know): every row that reaches the channel at
+ * once (Canada's CRTC hours too), each read in every zone of its own state (the number is in one
+ * state, in one of its zones: a row read in another state's zones would close windows no number can
+ * be in), and every cap. Quiet hours still hold in every NANP zone (NANP_FALLBACK_ZONES).
+ */
 function compileUnknown(channel: Channel): CompiledState {
-  const rows = STATE_RULES.filter((rule) => reaches(rule, channel));
+  const rows = [...STATE_RULES, CRTC_CALL_RULE].filter((rule) => reaches(rule, channel));
   const caps = new Map<string, Cap>();
   for (const rule of rows)
     if (rule.cap) caps.set(`${rule.cap.max_messages}/${rule.cap.window_hours}`, rule.cap);
   return Object.freeze({
-    hourRules: Object.freeze(strictestHourRules(rows, "unknown")),
+    hourRules: Object.freeze(
+      rows.map((rule) => stateHourRule(rule, "unknown", rule.zone === null ? zonesOfRow(rule) : null)),
+    ),
     caps: [...caps.values()],
   });
 }
@@ -240,10 +260,15 @@ const compiled = {
   voice: new Map(STATE_RULES.map((rule) => [rule, compileState(rule, "voice")])),
 };
 const compiledUnknown = { sms: compileUnknown("sms"), voice: compileUnknown("voice") };
+const compiledCanada = {
+  sms: compileState(CRTC_CALL_RULE, "sms"),
+  voice: compileState(CRTC_CALL_RULE, "voice"),
+};
 
 function stateRulesFor(state: NumberState, channel: Channel): CompiledState {
   if (state.kind === "unknown") return compiledUnknown[channel];
   if (state.kind === "known" && state.rule) return compiled[channel].get(state.rule) ?? NO_STATE_RULES;
+  if (state.kind === "none" && state.canada) return compiledCanada[channel];
   return NO_STATE_RULES;
 }
 
