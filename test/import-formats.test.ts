@@ -23,7 +23,7 @@ async function contactsOf(key: string): Promise<Map<string, Json>> {
   const list = (await s.api("GET", "/v1/contacts?limit=100", undefined, { key })).body.contacts as Json[];
   return new Map(list.map((c) => [c.phone_number as string, c]));
 }
-const picked = (c: Json | undefined) =>
+const picked = (c: Json | undefined): Json | undefined =>
   c && { opted_in: c.opted_in, state: c.state, timezone: c.timezone, timezone_source: c.timezone_source };
 
 // [format, file, the answer, contacts by phone: what the import made of them]
