@@ -15,6 +15,7 @@ import {
   STATE_RULES,
   usFederalHolidays,
 } from "../src/compliance";
+import { isoDateOfDay, stateLegalHolidays } from "../src/compliance/holidays";
 import { dayOfDate } from "../src/compliance/zone-clock";
 import { areaCodesWithRegion, regionOfAreaCode } from "../src/lib/area-code-regions";
 import { AREA_CODE_ZONES_DATA } from "../src/lib/area-codes.data";
@@ -101,6 +102,11 @@ describe("decideSend: every state row on a weekday, both sides of each edge (def
     ["NJ", "+12015550100", "America/New_York", 8, 21],
     ["UT", "+18015550100", "America/Denver", 8, 21],
     ["WA", "+12065550100", "America/Los_Angeles", 8, 20],
+    ["RI", "+14015550100", "America/New_York", 9, 18],
+    ["KY", "+15025550100", "America/New_York", 10, 21],
+    ["MA", "+16175550100", "America/New_York", 8, 20],
+    ["MI", "+13135550100", "America/New_York", 9, 21],
+    ["MN", "+16125550100", "America/Chicago", 9, 21],
     ["GA", "+14045550100", "America/New_York", 8, 21], // GA's row is voice only: quiet hours decide texts
     ["NY", "+12125550100", "America/New_York", 8, 21], // no row
   ];
@@ -430,20 +436,20 @@ describe("decideSend: a deferral ends on the first allowed minute (random cases)
 });
 
 describe("decideSend: fail closed when the zone or the state is unknown", () => {
-  it("an unknown +1 area code is read in every zone from Newfoundland to Samoa with every state row", () => {
-    // Summer: Newfoundland 9:00–20:00 NDT is 11:30–22:30Z, Samoa 9:00–20:00 is 20:00–07:00Z.
+  it("an unknown +1 area code: quiet hours in every zone from Newfoundland to Samoa, each state row in its state's zones", () => {
+    // Summer: quiet hours open 8:00 in Samoa (19:00Z); Rhode Island's 9:00–18:00 EDT closes at 22:00Z.
     const cases: [string, Shown][] = [
       [
-        "2026-06-17T19:59:00.000Z",
-        { action: "defer", until: "2026-06-17T20:00:00.000Z", reasons: ["state_hours:unknown"] },
+        "2026-06-17T18:59:00.000Z",
+        { action: "defer", until: "2026-06-17T19:00:00.000Z", reasons: ["quiet_hours"] },
       ],
-      ["2026-06-17T20:00:00.000Z", { action: "send" }],
-      ["2026-06-17T22:29:00.000Z", { action: "send" }],
+      ["2026-06-17T19:00:00.000Z", { action: "send" }],
+      ["2026-06-17T21:59:00.000Z", { action: "send" }],
       [
-        "2026-06-17T22:30:00.000Z",
+        "2026-06-17T22:00:00.000Z",
         {
           action: "defer",
-          until: "2026-06-18T20:00:00.000Z",
+          until: "2026-06-18T19:00:00.000Z",
           reasons: ["state_hours:unknown", "quiet_hours"],
         },
       ],
@@ -456,13 +462,14 @@ describe("decideSend: fail closed when the zone or the state is unknown", () => 
     // Sunday afternoon in the Americas: waits for Monday's shared window.
     expect(decide({ phone: UNKNOWN_AREA }, Date.parse("2026-06-21T20:30:00.000Z"))).toEqual({
       action: "defer",
-      until: "2026-06-22T20:00:00.000Z",
-      reasons: ["sunday:unknown"],
+      until: "2026-06-22T19:00:00.000Z",
+      reasons: ["sunday:unknown", "quiet_hours", "state_hours:unknown"],
     });
     // Christmas 2026 is a Friday: Saturday's window, in every zone.
-    expect(decide({ phone: UNKNOWN_AREA }, Date.parse("2026-12-25T20:30:00.000Z"))).toMatchObject({
+    expect(decide({ phone: UNKNOWN_AREA }, Date.parse("2026-12-25T20:30:00.000Z"))).toEqual({
       action: "defer",
-      until: "2026-12-26T20:00:00.000Z",
+      until: "2026-12-26T19:00:00.000Z",
+      reasons: ["holiday:unknown", "quiet_hours", "state_hours:unknown"],
     });
   });
 
@@ -1054,6 +1061,11 @@ describe("the state table", () => {
       "LA",
       "AL",
       "MS",
+      "RI",
+      "KY",
+      "MA",
+      "MI",
+      "MN",
       "NJ",
       "UT",
       "WA",
@@ -1177,5 +1189,260 @@ describe("lintContent", () => {
     expect(warning.message).toContain('alcohol ("Wine")');
     expect(warning.message).toContain('tobacco ("cigars")');
     expect(lintContent("Hi {{favourite_color}}")[0].message).toBe("Unknown merge field {{favourite_color}}.");
+  });
+});
+
+describe("decideSend: Rhode Island, Canada's CRTC hours, a contact's own state (API.md §7.1)", () => {
+  const RI = "+14015550100";
+  // [case, input, now (local wall time, zone), expected]
+  const cases: [string, Partial<SendInput>, string, string, Shown][] = [
+    [
+      "RI on a Saturday at 9:30 waits for 10:00",
+      { phone: RI },
+      "2026-06-20T09:30",
+      "America/New_York",
+      {
+        action: "defer",
+        until: iso(at("2026-06-20T10:00", "America/New_York")),
+        reasons: ["state_hours:RI"],
+      },
+    ],
+    [
+      "RI on a Saturday at 16:59 sends",
+      { phone: RI },
+      "2026-06-20T16:59",
+      "America/New_York",
+      { action: "send" },
+    ],
+    [
+      "RI on a Saturday at 17:00 waits for Monday 9:00 (no Sundays)",
+      { phone: RI },
+      "2026-06-20T17:00",
+      "America/New_York",
+      {
+        action: "defer",
+        until: iso(at("2026-06-22T09:00", "America/New_York")),
+        reasons: ["state_hours:RI", "sunday:RI"],
+      },
+    ],
+    // Victory Day (second Monday of August) is a Rhode Island legal holiday (date-holidays, US-RI).
+    [
+      "RI on Victory Day 2026 waits for Tuesday",
+      { phone: RI },
+      "2026-08-10T12:00",
+      "America/New_York",
+      {
+        action: "defer",
+        until: iso(at("2026-08-11T09:00", "America/New_York")),
+        reasons: ["holiday:RI"],
+      },
+    ],
+    [
+      "RI on the day after Thanksgiving sends (not a holiday there)",
+      { phone: RI },
+      "2026-11-27T12:00",
+      "America/New_York",
+      {
+        action: "send",
+      },
+    ],
+    // A Toronto number: texts keep quiet hours only; calls keep the CRTC's hours.
+    [
+      "a text to Canada at 21:15 on a weekday: quiet hours",
+      { phone: ON },
+      "2026-06-17T20:30",
+      "America/Toronto",
+      { action: "send" },
+    ],
+    [
+      "a call to Canada on a Saturday at 18:30 waits for Sunday 10:00",
+      { phone: ON, channel: "voice" },
+      "2026-06-20T18:30",
+      "America/Toronto",
+      {
+        action: "defer",
+        until: iso(at("2026-06-21T10:00", "America/Toronto")),
+        reasons: ["state_hours:CA-CRTC"],
+      },
+    ],
+    [
+      "a call to Canada on a Sunday at 9:30 waits for 10:00",
+      { phone: ON, channel: "voice" },
+      "2026-06-21T09:30",
+      "America/Toronto",
+      {
+        action: "defer",
+        until: iso(at("2026-06-21T10:00", "America/Toronto")),
+        reasons: ["state_hours:CA-CRTC"],
+      },
+    ],
+    [
+      "a call to Canada on a weekday at 20:59 sends",
+      { phone: ON, channel: "voice" },
+      "2026-06-17T20:59",
+      "America/Toronto",
+      { action: "send" },
+    ],
+    [
+      "a call to Canada on a weekday at 8:30 waits for 9:00",
+      { phone: ON, channel: "voice" },
+      "2026-06-17T08:30",
+      "America/Toronto",
+      {
+        action: "defer",
+        until: iso(at("2026-06-17T09:00", "America/Toronto")),
+        reasons: ["state_hours:CA-CRTC"],
+      },
+    ],
+    // A New York number whose contact lives in Florida: Florida's 20:00 end applies.
+    [
+      "a contact's state (FL) before its area code's (NY)",
+      { phone: NY, state: "FL" },
+      "2026-06-17T20:30",
+      "America/New_York",
+      {
+        action: "defer",
+        until: iso(at("2026-06-18T08:00", "America/New_York")),
+        reasons: ["state_hours:FL"],
+      },
+    ],
+    [
+      "a contact's state in lower case",
+      { phone: NY, state: "fl" },
+      "2026-06-17T20:30",
+      "America/New_York",
+      {
+        action: "defer",
+        until: iso(at("2026-06-18T08:00", "America/New_York")),
+        reasons: ["state_hours:FL"],
+      },
+    ],
+    [
+      "a contact's state (NY) lifts its area code's (FL) stricter hours",
+      { phone: FL, state: "NY" },
+      "2026-06-17T20:30",
+      "America/New_York",
+      {
+        action: "send",
+      },
+    ],
+    [
+      "an unreadable state leaves the area code's",
+      { phone: FL, state: "Atlantis" },
+      "2026-06-17T20:30",
+      "America/New_York",
+      {
+        action: "defer",
+        until: iso(at("2026-06-18T08:00", "America/New_York")),
+        reasons: ["state_hours:FL"],
+      },
+    ],
+    [
+      "a contact's state pauses like the area code's",
+      { phone: NY, state: "LA", paused_states: ["LA"] },
+      "2026-06-17T12:00",
+      "America/New_York",
+      {
+        action: "skip",
+        reason: "state_paused",
+      },
+    ],
+  ];
+  for (const [name, input, local, zone, expected] of cases) {
+    it(name, () => {
+      expect({ name, decision: decide(input, at(local, zone)) }).toEqual({ name, decision: expected });
+    });
+  }
+});
+
+describe("decideSend: the zones of a contact whose zone comes from its area code", () => {
+  // [case, phone, timezone given, local time, zone of that time, expected action]
+  const cases: [string, string, string | null, string, string, "send" | "defer"][] = [
+    [
+      "850 at 7:30 Central (8:30 Eastern): Pensacola is outside hours",
+      "+18505550100",
+      null,
+      "2026-06-17T07:30",
+      "America/Chicago",
+      "defer",
+    ],
+    [
+      "850 at 8:00 Central: allowed in both zones",
+      "+18505550100",
+      null,
+      "2026-06-17T08:00",
+      "America/Chicago",
+      "send",
+    ],
+    [
+      "850 given Eastern at 7:30 Central: the given zone alone",
+      "+18505550100",
+      "America/New_York",
+      "2026-06-17T07:30",
+      "America/Chicago",
+      "send",
+    ],
+    [
+      "448 at 19:30 Central (20:30 Eastern): Florida's 20:00 in Tallahassee",
+      "+14485550100",
+      null,
+      "2026-06-17T19:30",
+      "America/Chicago",
+      "defer",
+    ],
+    [
+      "423 at 20:30 Central (21:30 Eastern)",
+      "+14235550100",
+      null,
+      "2026-06-17T20:30",
+      "America/Chicago",
+      "defer",
+    ],
+    ["423 at 20:30 Eastern", "+14235550100", null, "2026-06-17T20:30", "America/New_York", "send"],
+    [
+      "324 (new, Jacksonville) at 12:00 Eastern on a Wednesday",
+      "+13245550100",
+      null,
+      "2026-06-17T12:00",
+      "America/New_York",
+      "send",
+    ],
+    [
+      "975 (new, Kansas City) at 7:30 Central",
+      "+19755550100",
+      null,
+      "2026-06-17T07:30",
+      "America/Chicago",
+      "defer",
+    ],
+  ];
+  for (const [name, phone, timezone, local, zone, action] of cases) {
+    it(name, () => {
+      expect({ name, action: decide({ phone, timezone }, at(local, zone)).action }).toEqual({ name, action });
+    });
+  }
+});
+
+describe("holidays: the federal table agrees with date-holidays", () => {
+  it("has every federal holiday and observed day date-holidays (US) has, and no other but Veterans Day observed, 2001–2059", () => {
+    const ours = new Set<string>();
+    const library = new Set<string>();
+    for (let year = 2000; year <= 2060; year++) {
+      for (const h of usFederalHolidays(year)) ours.add(h.date).add(h.observed);
+      for (const h of stateLegalHolidays("", year)) library.add(isoDateOfDay(h.day));
+    }
+    const inRange = (day: string) => day >= "2001-01-01" && day <= "2059-12-31";
+    // date-holidays does not list Veterans Day's observed Friday/Monday (5 U.S.C. 6103(b) does): the
+    // only days the federal table closes beyond it (failing closed).
+    const veteransDayObserved = (day: string) => /-11-1[02]$/.test(day);
+    const differences = [
+      ...[...ours]
+        .filter((day) => inRange(day) && !library.has(day) && !veteransDayObserved(day))
+        .map((day) => `only ours: ${day}`),
+      ...[...library]
+        .filter((day) => inRange(day) && !ours.has(day))
+        .map((day) => `only date-holidays: ${day}`),
+    ];
+    expect(differences).toEqual([]);
   });
 });

@@ -32,6 +32,7 @@ describe("GET /v1/conversations", () => {
       contact_id: expect.any(String),
       status: "open",
       needs_attention: true,
+      attention_reason: "unanswered_message",
       assigned_to: null,
       agent_id: null,
       agent_paused: false,

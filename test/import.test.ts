@@ -33,7 +33,14 @@ describe("POST /v1/contacts/import with Idempotency-Key", () => {
       });
     const text = "phone_number,first_name\n+12025550181,Ada\n+12025550182,Alan\n";
     const first = await send(text);
-    expect(first.body).toEqual({ ok: true, created: 2, updated: 0, skipped: 0, errors: [] });
+    expect(first.body).toEqual({
+      ok: true,
+      created: 2,
+      updated: 0,
+      skipped: 0,
+      errors: [],
+      consent_column: null,
+    });
     const again = await send(text);
     expect(again.status).toBe(200);
     expect(again.body).toEqual(first.body);
@@ -71,6 +78,7 @@ describe("POST /v1/contacts/import (CSV)", () => {
         { row: 4, error: "phone_number must be a valid phone number" },
         { row: 5, error: "email must be a valid email address" },
       ],
+      consent_column: null,
     });
     const list = (await s.api("GET", "/v1/contacts?limit=10", undefined, { key: ws.key })).body.contacts;
     const byPhone = Object.fromEntries(list.map((c: { phone_number: string }) => [c.phone_number, c]));
@@ -81,6 +89,7 @@ describe("POST /v1/contacts/import (CSV)", () => {
       source: "import",
       opted_in: true,
       timezone: "America/New_York",
+      timezone_source: "area_code",
       fields: { Plan: "pro", Seats: "3" },
     });
     expect(byPhone["+12025550102"]).toMatchObject({
@@ -99,7 +108,14 @@ describe("POST /v1/contacts/import (CSV)", () => {
       "phone_number,first_name,city\n+12025550201,Ann\n2025550202,Benjamin\n2025550203,Cat\n(202) 555-0203,Cat,Paris\n2025550203,Cat,Paris\n",
       ws.key,
     );
-    expect(r.body).toEqual({ ok: true, created: 1, updated: 2, skipped: 2, errors: [] });
+    expect(r.body).toEqual({
+      ok: true,
+      created: 1,
+      updated: 2,
+      skipped: 2,
+      errors: [],
+      consent_column: null,
+    });
     expect(countContacts(ws.workspaceId)).toBe(3);
     const cat = (await s.api("GET", "/v1/contacts?q=Cat", undefined, { key: ws.key })).body.contacts[0];
     expect(cat).toMatchObject({ phone_number: "+12025550203", first_name: "Cat", fields: { city: "Paris" } });
@@ -114,7 +130,8 @@ describe("POST /v1/contacts/import (CSV)", () => {
       created: 0,
       updated: 0,
       skipped: 1,
-      errors: [{ row: 3, error: "opted_in must be true or false" }],
+      errors: [{ row: 3, error: "opted_in must be yes or no" }],
+      consent_column: "opted_in",
     });
     const c = (await s.api("GET", "/v1/contacts", undefined, { key: ws.key })).body.contacts[0];
     expect(c.opted_in).toBe(false);
@@ -211,6 +228,7 @@ describe("POST /v1/contacts/import (JSON)", () => {
         { row: 3, error: "contact must be an object" },
         { row: 4, error: "phone_number is required" },
       ],
+      consent_column: null,
     });
     const c = (await s.api("GET", "/v1/contacts", undefined, { key: ws.key })).body.contacts[0];
     expect(c).toMatchObject({ first_name: "Ann", last_name: "Again", fields: { plan: "pro", seats: 2 } });

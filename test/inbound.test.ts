@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
+import { isPossibleOptOut, type KeywordKind, keywordOf } from "../src/domain/messaging/inbound";
 import { eventLog } from "./support/event-log";
 import { eventually, orderNumber } from "./support/messaging";
 import { startTestServer, type TestServer } from "./support/server";
@@ -151,10 +152,78 @@ describe("CTIA keywords", () => {
     });
   }
 
-  it("a sentence containing STOP is an ordinary message", async () => {
+  // API.md §7.1: trimmed, case folded, punctuation and emoji dropped; the whole message, or at most
+  // six words one of which is an opt-out keyword.
+  const OPT_OUTS = [
+    "Stop.",
+    "STOP!!",
+    "stop 🛑",
+    "Opt out",
+    "opt-out",
+    "OPT-OUT!",
+    "please stop",
+    "stop texting me",
+    "Unsubscribe me",
+    "STOP STOP STOP",
+    "¡Stop!",
+    "pls don't text me, stop",
+    "I want to opt out now",
+    "Cancel.",
+    "quit it",
+    "“stop”",
+  ];
+  let next = 1000;
+  for (const body of OPT_OUTS) {
+    it(`${JSON.stringify(body)} is an opt-out, confirmed once`, async () => {
+      const phone = `+1415556${next++}`;
+      await inbound(phone, body);
+      await inbound(phone, body);
+      const contact = await contactOf(phone);
+      const confirmations = (await settledOutboxTo(phone)).length;
+      expect({ body, opted_in: contact.opted_in, confirmations }).toEqual({
+        body,
+        opted_in: false,
+        confirmations: 1,
+      });
+    });
+  }
+
+  const NOT_OPT_OUTS = [
+    "please stop by the shop tomorrow to pick up your order",
+    "Hi, is the store open on Sunday?",
+    "stopping by later",
+    "yes please",
+    "help me",
+    "START now",
+  ];
+  for (const body of NOT_OPT_OUTS) {
+    it(`${JSON.stringify(body)} is not an opt-out`, async () => {
+      const phone = `+1415556${next++}`;
+      await inbound(phone, body);
+      const contact = await contactOf(phone);
+      expect({ body, opted_in: contact.opted_in }).toEqual({ body, opted_in: true });
+    });
+  }
+
+  it("a message of more than six words containing a keyword flags the thread possible_opt_out", async () => {
     const phone = "+14155550211";
-    await inbound(phone, "please stop by tomorrow");
+    const answer = await inbound(phone, "I told you last week to STOP sending me these offers!");
     expect((await contactOf(phone)).opted_in).toBe(true);
+    const conversation = (await s.api("GET", `/v1/conversations/${answer.body.message.conversation_id}`)).body
+      .conversation;
+    expect(conversation).toMatchObject({ needs_attention: true, attention_reason: "possible_opt_out" });
+    expect(await settledOutboxTo(phone)).toEqual([]);
+    // Cleared by a person: the reason goes with the flag.
+    await s.api("PATCH", `/v1/conversations/${conversation.id}`, { needs_attention: false });
+    const cleared = (await s.api("GET", `/v1/conversations/${conversation.id}`)).body.conversation;
+    expect(cleared).toMatchObject({ needs_attention: false, attention_reason: null });
+  });
+
+  it("an ordinary message no agent owns needs attention with attention_reason unanswered_message", async () => {
+    const answer = await inbound("+14155550219", "What time do you open?");
+    const conversation = (await s.api("GET", `/v1/conversations/${answer.body.message.conversation_id}`)).body
+      .conversation;
+    expect(conversation).toMatchObject({ needs_attention: true, attention_reason: "unanswered_message" });
   });
 
   it("START opts back in, lifts the opt_out entry, confirms and emits contact.opted_in", async () => {
@@ -295,4 +364,46 @@ describe("sandbox endpoints with a real carrier", () => {
       else process.env.TWILIO_AUTH_TOKEN = saved.token;
     }
   });
+});
+
+describe("keywordOf and isPossibleOptOut (the wording rule, API.md §7.1)", () => {
+  // [reply, keyword, possible opt-out]
+  const CASES: [string, KeywordKind | null, boolean][] = [
+    ["STOP", "opt_out", false],
+    ["  stop  ", "opt_out", false],
+    ["Stop.", "opt_out", false],
+    ["STOP!!", "opt_out", false],
+    ["🛑 stop 🛑", "opt_out", false],
+    ["Opt out", "opt_out", false],
+    ["opt-out", "opt_out", false],
+    ["OPTOUT", "opt_out", false],
+    ["please stop", "opt_out", false],
+    ["stop texting me", "opt_out", false],
+    ["unsubscribe me", "opt_out", false],
+    ["Cancel my subscription please", "opt_out", false],
+    ["can you please just stop now", "opt_out", false], // six words
+    ["can you please just stop now thanks", null, true], // seven words
+    ["I said STOP sending me these texts every day", null, true],
+    ["please stop by the shop tomorrow to pick up your order", null, true],
+    ["stopping by later", null, false],
+    ["unstoppable deals", null, false],
+    ["START", "opt_in", false],
+    ["unstop", "opt_in", false],
+    ["Yes", "opt_in", false],
+    ["yes please", null, false],
+    ["HELP", "help", false],
+    ["info", "help", false],
+    ["help me", null, false],
+    ["", null, false],
+    ["!!!", null, false],
+  ];
+  for (const [reply, keyword, possible] of CASES) {
+    it(`${JSON.stringify(reply)} → ${keyword ?? "no keyword"}${possible ? ", possible opt-out" : ""}`, () => {
+      expect({ reply, keyword: keywordOf(reply), possible: isPossibleOptOut(reply) }).toEqual({
+        reply,
+        keyword,
+        possible,
+      });
+    });
+  }
 });

@@ -1,5 +1,5 @@
 import { t } from "elysia";
-import { Deleted, Ok, PageFields, Timestamp } from "../http/schemas";
+import { Deleted, Enum, Ok, PageFields, Timestamp } from "../http/schemas";
 
 export { PageFields };
 
@@ -21,8 +21,21 @@ export const ContactSchema = t.Object(
     }),
     opted_in: t.Boolean({ description: "False blocks every send to this contact" }),
     timezone: t.Union([t.String(), t.Null()], {
-      description: "IANA zone; defaults from the phone number's area code",
+      description:
+        "IANA zone. With `timezone_source: given` the send-time rules use it alone; with `area_code` it is the " +
+        "area code's main zone, shown for display, and the rules check every zone the area code spans",
       examples: ["America/New_York"],
+    }),
+    timezone_source: Enum(
+      ["given", "area_code"],
+      "given: the zone came from the caller or an import; area_code: from the phone number's area code " +
+        "(sends wait until allowed in every zone the area code spans)",
+    ),
+    state: t.Union([t.String(), t.Null()], {
+      description:
+        "US state or Canadian province (two letters) given by the caller or an import; the state rules use it " +
+        "before the area code's state. Null: the area code's state",
+      examples: ["FL"],
     }),
     fields: t.Record(t.String(), t.Unknown(), { description: "Custom values (string, number, boolean)" }),
     created_at: Timestamp("When the contact was created"),

@@ -27,6 +27,12 @@ const ImportEnvelope = t.Object({
     }),
     { description: "Rows not imported (at most 1000 listed)" },
   ),
+  consent_column: t.Union([t.String(), t.Null()], {
+    description:
+      "The column that set `opted_in` per row, as the file names it (`Accepts SMS Marketing`, `SMS Consent`, " +
+      "`opted_in`...); null: the file had none and every contact was imported as opted in",
+    examples: ["Accepts SMS Marketing"],
+  }),
 });
 
 async function readText(stream: ReadableStream<Uint8Array> | null, limit: number): Promise<string> {
@@ -128,8 +134,15 @@ export function contactImportRoutes(deps: AppDeps) {
         },
         description: [
           "`text/csv`: a header row, then one contact per line (quoted fields and CRLF supported). Columns",
-          "`phone_number` (or `phone`), `first_name`, `last_name`, `email`, `external_id`, `opted_in`, `timezone`",
-          "map to the contact; any other column goes to `fields`. No phone column: 422 before anything is written.",
+          "`phone_number` (or `phone`, `Phone Number`, `Mobile Phone Number`, `Mobile`, `Cell Phone`; when the",
+          "row's phone is empty, `Default Address Phone`/`Address Phone`), `first_name`, `last_name`, `email`,",
+          "`external_id`, `timezone` (an IANA zone: the contact's own, `timezone_source: given`), a state column",
+          "(`state`, `province`, `Default Address Province Code`, `Region`, `State/Region`: kept as `state`, two",
+          "letters) and a consent column (`opted_in`, `Accepts SMS Marketing`, `SMS Consent`, `SMS Opt In`,",
+          "`SMS Marketing Consent`, `SMS Subscription Status`; yes/no, true/false, 1/0,",
+          "subscribed/unsubscribed/not_subscribed; another value is a row error `<column> must be yes or no`)",
+          "map to the contact; any other column goes to `fields`. Without a consent column everyone is imported",
+          "opted in and the answer says `consent_column: null`. No phone column: 422 before anything is written.",
           "`application/json`: `{contacts:[{phone_number, first_name, ..., fields}], list_id?}`.",
           "",
           "Upsert by phone number: a known number updates the contact (blank cells keep values, fields merge;",

@@ -19,7 +19,13 @@ const ContactBody = {
   email: NullableText("Email address"),
   external_id: NullableText("Your system's id for this person (max 200)"),
   opted_in: t.Optional(t.Boolean({ description: "Defaults to true; false blocks every send" })),
-  timezone: NullableText("IANA zone; defaults from the phone number's area code"),
+  timezone: NullableText(
+    "IANA zone: the contact's own (`timezone_source: given`), used alone by the send-time rules; null " +
+      "(or left out on create): from the area code (`area_code`), every zone of which is checked",
+  ),
+  state: NullableText(
+    "US state or Canadian province, two letters; the state rules use it before the area code's",
+  ),
   fields: FieldsInput,
 };
 

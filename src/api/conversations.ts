@@ -1,6 +1,11 @@
 import { Elysia, t } from "elysia";
 import type { AppDeps } from "../app";
-import { getConversation, listConversations, updateConversation } from "../domain/messaging/conversations";
+import {
+  ATTENTION_REASONS,
+  getConversation,
+  listConversations,
+  updateConversation,
+} from "../domain/messaging/conversations";
 import { MAX_BODY_LENGTH, replyToConversation } from "../domain/messaging/messages";
 import { workspaceOf } from "../http/context";
 import { paginationQuery, parsePagination } from "../http/pagination";
@@ -22,6 +27,13 @@ const ConversationFields = {
   contact_id: Uuid("The contact of the thread"),
   status: t.String({ description: "open | closed", examples: ["open"] }),
   needs_attention: t.Boolean({ description: "A human should look: an inbound message no agent owns" }),
+  attention_reason: t.Union([...ATTENTION_REASONS.map((reason) => t.Literal(reason)), t.Null()], {
+    description:
+      "Why the thread needs a person; null when needs_attention is false. unanswered_message: no agent will " +
+      "answer; possible_opt_out: a message longer than six words containing an opt-out keyword; " +
+      "agent_handoff; agent_flagged (a hot lead or an assist draft); manual (set with PATCH)",
+    examples: ["possible_opt_out"],
+  }),
   assigned_to: t.Union([t.String(), t.Null()], { description: "Teammate the thread is assigned to" }),
   agent_id: t.Union([t.String(), t.Null()], { description: "AI agent that owns the thread" }),
   agent_paused: t.Boolean({

@@ -6,7 +6,7 @@
  */
 import { areaCodesWithRegion, regionOfAreaCode } from "../lib/area-code-regions";
 import { type LocalTime, localTimeFor, nanpAreaCode } from "./local-time";
-import { STATE_RULES, type StateRule } from "./state-rules";
+import { CRTC_CALL_RULE, STATE_RULES, type StateRule } from "./state-rules";
 import {
   type DeferReason,
   findWindow,
@@ -14,7 +14,6 @@ import {
   quietHoursRule,
   SEARCH_HORIZON_MS,
   stateHourRule,
-  strictestHourRules,
   type WindowAnswer,
 } from "./windows";
 import { HOUR_MS, isKnownZone } from "./zone-clock";
@@ -78,8 +77,16 @@ export interface SendInput {
   kind: SendKind;
   /** The contact's number in E.164, or null. */
   phone: string | null;
-  /** The contact's IANA zone, or null (the area code decides). */
+  /**
+   * The zone the contact (or its import) gave, used alone; null: the number decides (every zone
+   * its area code spans). Pass a zone shown for display only (`timezone_source: area_code`) as null.
+   */
   timezone: string | null;
+  /**
+   * The state or province the contact (or its import) gave (two letters): the state rules use it
+   * before the area code's state. Null or absent: the area code's state.
+   */
+  state?: string | null;
   /** On the workspace's suppression list. */
   suppressed: boolean;
   /** Opted out (opted_in false). */
@@ -136,13 +143,42 @@ function phoneStatus(phone: string | null | undefined): "none" | "invalid" | "ok
 type NumberState =
   | { kind: "known"; regions: readonly string[]; rule: StateRule | null }
   | { kind: "unknown" }
-  | { kind: "none"; regions: readonly string[] };
+  | { kind: "none"; regions: readonly string[]; canada: boolean };
 
 const NO_REGIONS: readonly string[] = Object.freeze([]);
 const UNKNOWN_STATE: NumberState = Object.freeze({ kind: "unknown" });
-const NOT_US: NumberState = Object.freeze({ kind: "none", regions: NO_REGIONS });
+const NOT_US: NumberState = Object.freeze({ kind: "none", regions: NO_REGIONS, canada: false });
 const statesByAreaCode = new Map<string, NumberState>();
 const RULES_BY_STATE = new Map(STATE_RULES.map((rule) => [rule.state, rule]));
+const regionsOf = (country: string) =>
+  new Set(
+    areaCodesWithRegion().flatMap((code) => {
+      const region = regionOfAreaCode(code);
+      return region?.country === country ? region.regions : [];
+    }),
+  );
+const US_STATES = regionsOf("US");
+const CA_PROVINCES = regionsOf("CA");
+
+const statesByGivenState = new Map<string, NumberState>();
+
+/**
+ * The state whose rules apply: the contact's own `state` when it is a known US state or Canadian
+ * province code, else the number's area code's state.
+ */
+function recipientState(phone: string, given: string | null | undefined): NumberState {
+  if (!given) return numberState(phone);
+  const code = given.toUpperCase();
+  let state = statesByGivenState.get(code);
+  if (state) return state;
+  if (US_STATES.has(code)) {
+    state = Object.freeze({ kind: "known", regions: [code], rule: RULES_BY_STATE.get(code) ?? null });
+  } else if (CA_PROVINCES.has(code)) {
+    state = Object.freeze({ kind: "none", regions: [code], canada: true });
+  } else return numberState(phone); // not a code the table knows: the area code decides
+  statesByGivenState.set(code, state);
+  return state;
+}
 
 function numberState(phone: string): NumberState {
   const areaCode = nanpAreaCode(phone);
@@ -151,7 +187,8 @@ function numberState(phone: string): NumberState {
   if (state) return state;
   const region = regionOfAreaCode(areaCode);
   if (!region) state = UNKNOWN_STATE;
-  else if (region.country !== "US") state = Object.freeze({ kind: "none", regions: region.regions });
+  else if (region.country !== "US")
+    state = Object.freeze({ kind: "none", regions: region.regions, canada: region.country === "CA" });
   else {
     const rule =
       region.regions.map((code) => RULES_BY_STATE.get(code)).find((row) => row !== undefined) ?? null;
@@ -186,14 +223,34 @@ function compileState(rule: StateRule, channel: Channel): CompiledState {
     : NO_STATE_RULES;
 }
 
-/** Unknown state: every row that reaches the channel at once, and every cap. */
+/** Every zone the area codes of a state (or of Canada, for "CA-CRTC") span. */
+function zonesOfRow(rule: StateRule): string[] {
+  const zones = new Set<string>();
+  for (const code of areaCodesWithRegion()) {
+    const region = regionOfAreaCode(code);
+    if (!region) continue;
+    const inRow =
+      rule.state === CRTC_CALL_RULE.state ? region.country === "CA" : region.regions.includes(rule.state);
+    if (inRow) for (const zone of localTimeFor(`+1${code}5550100`, null).zones) zones.add(zone);
+  }
+  return [...zones];
+}
+
+/**
+ * Unknown state (a +1 area code the table does not know): every row that reaches the channel at
+ * once (Canada's CRTC hours too), each read in every zone of its own state (the number is in one
+ * state, in one of its zones: a row read in another state's zones would close windows no number can
+ * be in), and every cap. Quiet hours still hold in every NANP zone (NANP_FALLBACK_ZONES).
+ */
 function compileUnknown(channel: Channel): CompiledState {
-  const rows = STATE_RULES.filter((rule) => reaches(rule, channel));
+  const rows = [...STATE_RULES, CRTC_CALL_RULE].filter((rule) => reaches(rule, channel));
   const caps = new Map<string, Cap>();
   for (const rule of rows)
     if (rule.cap) caps.set(`${rule.cap.max_messages}/${rule.cap.window_hours}`, rule.cap);
   return Object.freeze({
-    hourRules: Object.freeze(strictestHourRules(rows, "unknown")),
+    hourRules: Object.freeze(
+      rows.map((rule) => stateHourRule(rule, "unknown", rule.zone === null ? zonesOfRow(rule) : null)),
+    ),
     caps: [...caps.values()],
   });
 }
@@ -203,10 +260,15 @@ const compiled = {
   voice: new Map(STATE_RULES.map((rule) => [rule, compileState(rule, "voice")])),
 };
 const compiledUnknown = { sms: compileUnknown("sms"), voice: compileUnknown("voice") };
+const compiledCanada = {
+  sms: compileState(CRTC_CALL_RULE, "sms"),
+  voice: compileState(CRTC_CALL_RULE, "voice"),
+};
 
 function stateRulesFor(state: NumberState, channel: Channel): CompiledState {
   if (state.kind === "unknown") return compiledUnknown[channel];
   if (state.kind === "known" && state.rule) return compiled[channel].get(state.rule) ?? NO_STATE_RULES;
+  if (state.kind === "none" && state.canada) return compiledCanada[channel];
   return NO_STATE_RULES;
 }
 
@@ -215,7 +277,7 @@ function stateRulesFor(state: NumberState, channel: Channel): CompiledState {
 /** The part of SendInput that decides *when* a send may go. */
 export type WindowInput = Pick<
   SendInput,
-  "channel" | "kind" | "phone" | "timezone" | "quiet_hours" | "state_rules"
+  "channel" | "kind" | "phone" | "timezone" | "state" | "quiet_hours" | "state_rules"
 >;
 
 function windowPlan(
@@ -246,7 +308,7 @@ function windowPlan(
 export function nextAllowedAt(input: WindowInput, from: number): WindowAnswer {
   const phone = phoneStatus(input.phone) === "ok" ? input.phone : null;
   const local = localTimeFor(phone, input.timezone);
-  const state = phone ? stateRulesFor(numberState(phone), input.channel) : NO_STATE_RULES;
+  const state = phone ? stateRulesFor(recipientState(phone, input.state), input.channel) : NO_STATE_RULES;
   return findWindow(windowPlan(input, local, state), from);
 }
 
@@ -293,7 +355,7 @@ export function decideSend(input: SendInput, now: number): SendDecision {
   const phone = input.phone as string;
 
   const marketing = input.kind === "marketing";
-  const numberStateOfPhone = marketing ? numberState(phone) : NOT_US;
+  const numberStateOfPhone = marketing ? recipientState(phone, input.state) : NOT_US;
   if (marketing && input.paused_states && input.paused_states.length > 0) {
     if (isPaused(numberStateOfPhone, input.paused_states)) return SKIPS.state_paused;
   }

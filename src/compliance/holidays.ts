@@ -6,6 +6,7 @@
  * 11582); New Year's Day on a Saturday is observed on December 31 of the year before. Fail closed:
  * a rule that forbids a holiday forbids both the date itself and the observed date.
  */
+import Holidays from "date-holidays";
 import { DAY_MS, dateOfDay, dayOfDate, weekdayOfDay } from "./zone-clock";
 
 type HolidayDate =
@@ -56,10 +57,51 @@ export const HOLIDAY_DEFINITIONS = {
   all_saints_day: { name: "All Saints' Day", date: fixed(11, 1, false) },
   confederate_memorial_day: { name: "Confederate Memorial Day", date: nth(4, MONDAY, 4) },
   jefferson_davis_birthday: { name: "Jefferson Davis' Birthday", date: nth(1, MONDAY, 6) },
-  pioneer_day: { name: "Pioneer Day", date: fixed(7, 24) },
 } satisfies Record<string, HolidayDefinition>;
 
 export type HolidayId = keyof typeof HOLIDAY_DEFINITIONS;
+
+/**
+ * A state's legal (public) holidays as the `date-holidays` library knows them, observed days
+ * included ("legal_holidays:RI"): state rows name these rather than a hand-written list.
+ */
+export type StateHolidays = `legal_holidays:${string}`;
+/** What a state row may name: one holiday of HOLIDAY_DEFINITIONS, or a state's legal holidays. */
+export type HolidaySource = HolidayId | StateHolidays;
+
+export const legalHolidaysOf = (state: string): StateHolidays => `legal_holidays:${state}`;
+
+const librariesByState = new Map<string, Holidays>();
+
+/**
+ * The public holidays of a US state in a year from `date-holidays` (federal and state days, with
+ * the days they are observed on), as day numbers with names; state "" is the federal list.
+ */
+export function stateLegalHolidays(state: string, year: number): { day: number; name: string }[] {
+  let library = librariesByState.get(state);
+  if (!library) {
+    library = state ? new Holidays("US", state) : new Holidays("US");
+    librariesByState.set(state, library);
+  }
+  return library
+    .getHolidays(year)
+    .filter((holiday) => holiday.type === "public")
+    .map((holiday) => {
+      const [y, m, d] = holiday.date.slice(0, 10).split("-").map(Number) as [number, number, number];
+      return { day: dayOfDate(y, m, d), name: holiday.name };
+    });
+}
+
+/** Every day (with its name) a holiday source closes in a year: a date and its observed date. */
+function daysOf(source: HolidaySource, year: number): { day: number; name: string }[] {
+  if (source.startsWith("legal_holidays:")) return stateLegalHolidays(source.slice(15), year);
+  const occurrence = holidayIn(source as HolidayId, year);
+  if (!occurrence) return [];
+  const days = [{ day: occurrence.day, name: occurrence.name }];
+  if (occurrence.observed !== occurrence.day)
+    days.push({ day: occurrence.observed, name: `${occurrence.name} (observed)` });
+  return days;
+}
 
 /** The eleven federal legal holidays. */
 export const FEDERAL_HOLIDAYS: readonly HolidayId[] = [
@@ -168,7 +210,7 @@ export function usFederalHolidays(
 export class HolidayCalendar {
   private readonly years = new Map<number, Set<number>>();
 
-  constructor(readonly ids: readonly HolidayId[]) {}
+  constructor(readonly ids: readonly HolidaySource[]) {}
 
   /** True when `dayNumber` (days since 1970-01-01, local date) is one of the holidays or observed. */
   has(dayNumber: number): boolean {
@@ -177,10 +219,7 @@ export class HolidayCalendar {
     if (!days) {
       days = new Set();
       for (const y of [year - 1, year, year + 1]) {
-        for (const id of this.ids) {
-          const occurrence = holidayIn(id, y);
-          if (occurrence) days.add(occurrence.day).add(occurrence.observed);
-        }
+        for (const id of this.ids) for (const entry of daysOf(id, y)) days.add(entry.day);
       }
       if (this.years.size > 200) this.years.clear();
       this.years.set(year, days);
@@ -194,10 +233,7 @@ export class HolidayCalendar {
     const names: string[] = [];
     for (const y of [year - 1, year, year + 1]) {
       for (const id of this.ids) {
-        const occurrence = holidayIn(id, y);
-        if (occurrence && (occurrence.day === dayNumber || occurrence.observed === dayNumber)) {
-          names.push(occurrence.day === dayNumber ? occurrence.name : `${occurrence.name} (observed)`);
-        }
+        for (const entry of daysOf(id, y)) if (entry.day === dayNumber) names.push(entry.name);
       }
     }
     return names;

@@ -3,12 +3,13 @@
  * the federal 8:00–21:00 (47 CFR 64.1200(c)(1)). Data only: a correction to a rule touches this
  * file and nothing else. Not legal advice; a summary of public sources as of 2026.
  *
- * Every row is applied while `state_rules` is on, by the state of the recipient's area code.
+ * Every row is applied while `state_rules` is on, by the contact's own `state` when it has one, else
+ * by the state of the recipient's area code. `sms`/`voice` say which channels a row reaches.
  * Rows whose reach to texts is unclear are applied to texts anyway (fail closed: a wrong deferral
  * costs a delay, a wrong send $500–$1,500). Hours are read in the recipient's local time unless
  * the row names a zone.
  */
-import { FEDERAL_HOLIDAYS, type HolidayId } from "./holidays";
+import { FEDERAL_HOLIDAYS, type HolidaySource, legalHolidaysOf } from "./holidays";
 
 /** Does the row reach this channel? `unclear` rows are applied like `yes`. */
 export type Reach = "yes" | "unclear" | "no";
@@ -21,8 +22,11 @@ export interface StateRule {
   state: string;
   /** Allowed hours per weekday, Sunday first (7 entries). */
   hours: readonly DayHours[];
-  /** Holidays on which nothing is sent (dates and observed dates), in the rule's local time. */
-  holidays: readonly HolidayId[];
+  /**
+   * Holidays on which nothing is sent (dates and observed dates), in the rule's local time: ids of
+   * HOLIDAY_DEFINITIONS, or a state's legal holidays from the `date-holidays` library.
+   */
+  holidays: readonly HolidaySource[];
   /** Most marketing messages per rolling window, or null. */
   cap: { max_messages: number; window_hours: number } | null;
   /** Reach to texts and to calls. */
@@ -124,6 +128,7 @@ export const STATE_RULES: readonly StateRule[] = [
     hours: exceptSunday(8, 20),
     holidays: [
       ...FEDERAL_HOLIDAYS,
+      legalHolidaysOf("LA"),
       "battle_of_new_orleans",
       "mardi_gras",
       "good_friday",
@@ -136,9 +141,10 @@ export const STATE_RULES: readonly StateRule[] = [
     zone: null,
     source: "La. R.S. 45:811 (hours, Sundays, holidays); holidays of La. R.S. 1:55",
     note:
-      "Texts: unclear (the statute speaks of dialers and operators), applied. Holidays: the federal ones and " +
-      "the statewide days of La. R.S. 1:55 (Battle of New Orleans, Mardi Gras, Good Friday, Huey P. Long Day, " +
-      "All Saints' Day); Baton Rouge's Inauguration Day is not modelled. A governor-declared emergency bans " +
+      "Texts: unclear (the statute speaks of dialers and operators), applied. Holidays: the federal ones, " +
+      "Louisiana's legal holidays as `date-holidays` knows them, and the statewide days of La. R.S. 1:55 it " +
+      "leaves out (Battle of New Orleans, Huey P. Long Day, All Saints' Day); Baton Rouge's Inauguration Day is " +
+      "not modelled. A governor-declared emergency bans " +
       "solicitations: stop the state with `paused_states`.",
   },
   {
@@ -167,6 +173,64 @@ export const STATE_RULES: readonly StateRule[] = [
     note: "The statute says Central time: the hours are read in America/Chicago whatever the contact's zone.",
   },
   {
+    state: "RI",
+    hours: [null, ...Array.from({ length: 5 }, () => [9, 18] as const), [10, 17]],
+    holidays: [...FEDERAL_HOLIDAYS, legalHolidaysOf("RI")],
+    cap: null,
+    sms: "unclear",
+    voice: "yes",
+    zone: null,
+    source:
+      "R.I. Gen. Laws §5-61-2(2), §5-61-3.6; state holidays of R.I. Gen. Laws §25-1-1 (from `date-holidays`, US-RI)",
+    note:
+      "9:00–18:00 Monday to Friday, 10:00–17:00 on Saturday, no Sundays, no state or federal holidays (Victory " +
+      "Day included). Texts: unclear (telephone solicitation), applied.",
+  },
+  {
+    state: "KY",
+    hours: daily(10, 21),
+    holidays: [],
+    cap: null,
+    sms: "unclear",
+    voice: "yes",
+    zone: null,
+    source: "KRS 367.46955(15)",
+    note: "No telephone solicitation before 10:00 or after 21:00. Texts: unclear, applied.",
+  },
+  {
+    state: "MA",
+    hours: daily(8, 20),
+    holidays: [],
+    cap: null,
+    sms: "unclear",
+    voice: "yes",
+    zone: null,
+    source: "M.G.L. c. 159C; 201 CMR 12.02",
+    note: "No unsolicited telephone sales calls before 8:00 or after 20:00. Texts: unclear, applied.",
+  },
+  {
+    state: "MI",
+    hours: daily(9, 21),
+    holidays: [],
+    cap: null,
+    sms: "unclear",
+    voice: "yes",
+    zone: null,
+    source: "MCL 445.111b (Home Solicitation Sales Act)",
+    note: "No telephone solicitation between 21:00 and 9:00. Texts: unclear, applied.",
+  },
+  {
+    state: "MN",
+    hours: daily(9, 21),
+    holidays: [],
+    cap: null,
+    sms: "unclear",
+    voice: "yes",
+    zone: null,
+    source: "Minn. Stat. 325E.27",
+    note: "No telephone solicitation before 9:00 or after 21:00. Texts: unclear, applied.",
+  },
+  {
     state: "NJ",
     hours: daily(8, 21),
     holidays: [],
@@ -180,12 +244,12 @@ export const STATE_RULES: readonly StateRule[] = [
   {
     state: "UT",
     hours: exceptSunday(8, 21),
-    holidays: [...FEDERAL_HOLIDAYS, "pioneer_day"],
+    holidays: [...FEDERAL_HOLIDAYS, legalHolidaysOf("UT")],
     cap: null,
     sms: "unclear",
     voice: "yes",
     zone: null,
-    source: "Utah Code 13-25a-103; legal holidays of Utah Code 63G-1-301",
+    source: "Utah Code 13-25a-103; legal holidays of Utah Code 63G-1-301 (from `date-holidays`, US-UT)",
     note:
       "No Sundays or legal holidays without the recipient's consent; consent is not modelled (fail closed). " +
       "Texts: unclear, applied.",
@@ -213,3 +277,27 @@ export const STATE_RULES: readonly StateRule[] = [
     note: "Voice only.",
   },
 ];
+
+/*
+ * Listed by compliance vendors but not in the table: NV (9–20), NM (9–21) and PA (weekend and
+ * holiday limits). No statute text was at hand to confirm their hours and reach; the federal
+ * 8:00–21:00 still applies to them. Add a row with its citation once confirmed.
+ */
+
+/**
+ * Canada (not a state row): the CRTC Unsolicited Telecommunications Rules (Part III, telemarketing
+ * rules, s. 3) allow telemarketing calls 9:00–21:30 on weekdays and 10:00–18:00 on weekends,
+ * recipient local time. Calls to Canadian numbers only (voice channel). The engine's rules are
+ * whole hours, so the weekday end is read as 21:00 (failing closed by 30 minutes).
+ */
+export const CRTC_CALL_RULE: StateRule = {
+  state: "CA-CRTC",
+  hours: [[10, 18], ...Array.from({ length: 5 }, () => [9, 21] as const), [10, 18]],
+  holidays: [],
+  cap: null,
+  sms: "no",
+  voice: "yes",
+  zone: null,
+  source: "CRTC Unsolicited Telecommunications Rules, Part III (Telemarketing Rules), s. 3",
+  note: "Weekdays 9:00–21:30 (read as 21:00), weekends 10:00–18:00, recipient local time; calls only.",
+};

@@ -6,7 +6,7 @@
  * which the whole day is closed. Rules are whole hours, so a window opens on an hour of some
  * zone's wall clock; the search jumps from one opening to the next instead of walking minutes.
  */
-import { HolidayCalendar, type HolidayId } from "./holidays";
+import { HolidayCalendar, type HolidaySource } from "./holidays";
 import type { StateRule } from "./state-rules";
 import {
   DAY_MS,
@@ -96,61 +96,36 @@ const quietRulesByHours: (HourRule | null | undefined)[] = [];
 const quietRulesByKey = new Map<string, HourRule | null>();
 
 const calendars = new Map<string, HolidayCalendar>();
-function calendarOf(ids: readonly HolidayId[]): HolidayCalendar | null {
+function calendarOf(ids: readonly HolidaySource[]): HolidayCalendar | null {
   if (ids.length === 0) return null;
   const key = [...new Set(ids)].sort().join(",");
   let calendar = calendars.get(key);
   if (!calendar) {
-    calendar = new HolidayCalendar(key.split(",") as HolidayId[]);
+    calendar = new HolidayCalendar(key.split(",") as HolidaySource[]);
     calendars.set(key, calendar);
   }
   return calendar;
 }
 
-/** A state row as an hour rule; `label` names it in reasons (the state, or "unknown"). */
-export function stateHourRule(rule: StateRule, label = rule.state): HourRule {
+/**
+ * A state row as an hour rule; `label` names it in reasons (the state, or "unknown"). `zones`
+ * reads it in those zones instead of the recipient's (a row of an unknown state, read in its own
+ * state's zones).
+ */
+export function stateHourRule(
+  rule: StateRule,
+  label = rule.state,
+  zones: readonly string[] | null = null,
+): HourRule {
   return Object.freeze({
     masks: Object.freeze(rule.hours.map((day) => (day ? hoursMask(day[0], day[1]) : 0))),
     holidays: calendarOf(rule.holidays),
     zone: rule.zone,
-    ownZones: rule.zone === null ? null : Object.freeze([rule.zone]),
+    ownZones: rule.zone === null ? (zones ? Object.freeze([...zones]) : null) : Object.freeze([rule.zone]),
     hoursReason: `state_hours:${label}` as const,
     sundayReason: rule.hours[0] === null ? (`sunday:${label}` as const) : null,
     holidayReason: rule.holidays.length > 0 ? (`holiday:${label}` as const) : null,
   });
-}
-
-/**
- * Several state rows as one rule that is open only when all of them are (hours intersected,
- * holidays united); rows with their own zone are kept as separate rules. Used when the state is
- * unknown: the number could be in any of them.
- */
-export function strictestHourRules(rules: readonly StateRule[], label: string): HourRule[] {
-  const local = rules.filter((rule) => rule.zone === null);
-  const combined: HourRule[] = rules
-    .filter((rule) => rule.zone !== null)
-    .map((rule) => stateHourRule(rule, label));
-  if (local.length > 0) {
-    const masks = Array.from({ length: 7 }, (_, weekday) =>
-      local.reduce((mask, rule) => {
-        const day = rule.hours[weekday];
-        return mask & (day ? hoursMask(day[0], day[1]) : 0);
-      }, ALL_HOURS),
-    );
-    const holidays = local.flatMap((rule) => rule.holidays);
-    combined.unshift(
-      Object.freeze({
-        masks: Object.freeze(masks),
-        holidays: calendarOf(holidays),
-        zone: null,
-        ownZones: null,
-        hoursReason: `state_hours:${label}` as const,
-        sundayReason: masks[0] === 0 ? (`sunday:${label}` as const) : null,
-        holidayReason: holidays.length > 0 ? (`holiday:${label}` as const) : null,
-      }),
-    );
-  }
-  return combined;
 }
 
 /** Why `rule` is closed at a wall time, or null when it is open. */

@@ -18,7 +18,9 @@
  * by custom), 907 (the Aleutians), 250/236/257/672 (the Kootenays and Peace River, British
  * Columbia), 306/639/474 (Lloydminster keeps Alberta time), 418/581/367 (Magdalen Islands,
  * Atlantic), 709/879 (Labrador, Atlantic), 807 (north-western Ontario, Central), 867 (Yukon, the
- * Northwest Territories and Nunavut).
+ * Northwest Territories and Nunavut). Zones Google libphonenumber's time zone map lists for an area
+ * code or any of its exchanges are all here too (test/area-code-zones.test.ts), even where NANPA
+ * places the area code in one zone (689, 474, 907's Honolulu): an extra zone only delays a send.
  *
  * One line per area code: "<area code> <country> <region[,region]|-> [<other zone> ...]".
  */
@@ -103,9 +105,11 @@ export const AREA_CODE_REGIONS_DATA = `
 320 US MN
 321 US FL
 323 US CA
+324 US FL
 325 US TX
 326 US OH
 327 US AR
+329 US NY
 330 US OH
 331 US IL
 332 US NY
@@ -181,7 +185,7 @@ export const AREA_CODE_REGIONS_DATA = `
 470 US GA
 472 US NC
 473 GD -
-474 CA SK America/Edmonton
+474 CA SK America/Edmonton America/Winnipeg
 475 US CT
 478 US GA
 479 US AR
@@ -265,6 +269,7 @@ export const AREA_CODE_REGIONS_DATA = `
 639 CA SK America/Edmonton
 640 US NJ
 641 US IA
+645 US FL
 646 US NY
 647 CA ON
 649 TC -
@@ -289,7 +294,8 @@ export const AREA_CODE_REGIONS_DATA = `
 682 US TX
 683 CA ON
 684 US AS
-689 US FL
+686 US VA
+689 US FL America/Chicago
 701 US ND America/Denver
 702 US NV
 703 US VA
@@ -298,7 +304,7 @@ export const AREA_CODE_REGIONS_DATA = `
 706 US GA
 707 US CA
 708 US IL
-709 CA NL America/Halifax
+709 CA NL America/Halifax America/Puerto_Rico
 712 US IA
 713 US TX
 714 US CA
@@ -314,14 +320,17 @@ export const AREA_CODE_REGIONS_DATA = `
 726 US TX
 727 US FL
 728 US FL
+730 US IL
 731 US TN
 732 US NJ
 734 US MI
 737 US TX
+738 US CA
 740 US OH
 742 CA ON
 743 US NC
 747 US CA
+748 US CO
 753 CA ON
 754 US FL
 757 US VA
@@ -366,6 +375,7 @@ export const AREA_CODE_REGIONS_DATA = `
 818 US CA
 819 CA QC
 820 US CA
+821 US SC
 825 CA AB
 826 US VA
 828 US NC
@@ -394,7 +404,7 @@ export const AREA_CODE_REGIONS_DATA = `
 863 US FL
 864 US SC
 865 US TN
-867 CA YT,NT,NU America/Edmonton America/Winnipeg America/Toronto
+867 CA YT,NT,NU America/Edmonton America/Winnipeg America/Toronto America/Vancouver
 868 TT -
 869 KN -
 870 US AR
@@ -402,14 +412,14 @@ export const AREA_CODE_REGIONS_DATA = `
 873 CA QC
 876 JM -
 878 US PA
-879 CA NL America/Halifax
+879 CA NL America/Halifax America/Puerto_Rico
 901 US TN
 902 CA NS,PE
 903 US TX
 904 US FL
 905 CA ON
 906 US MI America/Chicago
-907 US AK America/Adak
+907 US AK America/Adak Pacific/Honolulu
 908 US NJ
 909 US CA
 910 US NC
@@ -449,6 +459,7 @@ export const AREA_CODE_REGIONS_DATA = `
 971 US OR
 972 US TX
 973 US NJ
+975 US MO
 978 US MA
 979 US TX
 980 US NC

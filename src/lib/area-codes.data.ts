@@ -4,12 +4,16 @@
  * Source: the area-code level entries ("1NXX|zone") of Google libphonenumber's
  * resources/timezones/map_data.txt (Apache License 2.0, https://github.com/google/libphonenumber).
  * Where that file lists several zones for one area code, the zone of the area code's most populous
- * part is kept (e.g. 605 -> America/Chicago, 775 -> America/Los_Angeles, 480/520/602/928 ->
+ * part is kept here (the others are in area-code-regions.data.ts, and the send-time rules check them
+ * all) (e.g. 605 -> America/Chicago, 775 -> America/Los_Angeles, 480/520/602/928 ->
  * America/Phoenix). Corrected: 437 (Toronto, listed as Winnipeg), Saskatchewan 306/639 (America/Regina,
  * no DST). Added: overlays assigned after that file was generated (e.g. 223, 272, 274, 326, 350,
  * 353, 447, 448, 464, 472, 557, 572, 624, 640, 656, 659, 728, 771, 826, 835, 839, 840, 861, 930,
  * 943, 945, 948, 983; Canada 257, 263, 354, 367, 368, 382, 428, 468, 474, 584, 672, 683, 742,
- * 753, 879, 942), zoned like the area code they overlay.
+ * 753, 879, 942), zoned like the area code they overlay; 448 (the 850 overlay) is Eastern like 850.
+ * In the source since: 324 FL, 329 NY, 645 FL, 686 VA, 730 IL, 738 CA, 748 CO, 821 SC, 975 MO.
+ * test/area-code-zones.test.ts compares this table with a vendored copy of the source (refreshed by
+ * scripts/refresh-area-codes.ts) and lists every deliberate difference with its reason.
  * One line per area code: "<area code> <IANA zone>".
  */
 export const AREA_CODE_ZONES_DATA = `
@@ -93,9 +97,11 @@ export const AREA_CODE_ZONES_DATA = `
 320 America/Chicago
 321 America/New_York
 323 America/Los_Angeles
+324 America/New_York
 325 America/Chicago
 326 America/New_York
 327 America/Chicago
+329 America/New_York
 330 America/New_York
 331 America/Chicago
 332 America/New_York
@@ -161,7 +167,7 @@ export const AREA_CODE_ZONES_DATA = `
 443 America/New_York
 445 America/New_York
 447 America/Chicago
-448 America/Chicago
+448 America/New_York
 450 America/Toronto
 458 America/Los_Angeles
 463 America/New_York
@@ -255,6 +261,7 @@ export const AREA_CODE_ZONES_DATA = `
 639 America/Regina
 640 America/New_York
 641 America/Chicago
+645 America/New_York
 646 America/New_York
 647 America/Toronto
 649 America/Grand_Turk
@@ -279,6 +286,7 @@ export const AREA_CODE_ZONES_DATA = `
 682 America/Chicago
 683 America/Toronto
 684 Pacific/Pago_Pago
+686 America/New_York
 689 America/New_York
 701 America/Chicago
 702 America/Los_Angeles
@@ -304,14 +312,17 @@ export const AREA_CODE_ZONES_DATA = `
 726 America/Chicago
 727 America/New_York
 728 America/New_York
+730 America/Chicago
 731 America/Chicago
 732 America/New_York
 734 America/New_York
 737 America/Chicago
+738 America/Los_Angeles
 740 America/New_York
 742 America/Toronto
 743 America/New_York
 747 America/Los_Angeles
+748 America/Denver
 753 America/Toronto
 754 America/New_York
 757 America/New_York
@@ -356,6 +367,7 @@ export const AREA_CODE_ZONES_DATA = `
 818 America/Los_Angeles
 819 America/Toronto
 820 America/Los_Angeles
+821 America/New_York
 825 America/Edmonton
 826 America/New_York
 828 America/New_York
@@ -439,6 +451,7 @@ export const AREA_CODE_ZONES_DATA = `
 971 America/Los_Angeles
 972 America/Chicago
 973 America/New_York
+975 America/Chicago
 978 America/New_York
 979 America/Chicago
 980 America/New_York

@@ -112,7 +112,11 @@ export const ContactEventData = Type.Object(
     external_id: NullableString("Id in the customer's system"),
     source: Type.String({ description: "Where the contact came from" }),
     opted_in: Type.Boolean({ description: "Consent to receive messages" }),
-    timezone: NullableString("IANA zone"),
+    timezone: NullableString("IANA zone (the area code's main zone when timezone_source is area_code)"),
+    timezone_source: Type.Union([Type.Literal("given"), Type.Literal("area_code")], {
+      description: "given: from the caller or an import; area_code: from the phone number",
+    }),
+    state: NullableString("US state or Canadian province (two letters) given for the contact"),
     fields: Type.Record(Type.String(), Type.Unknown(), { description: "Custom fields" }),
     created_at: Time("Created"),
     updated_at: Time("Last changed"),
@@ -204,6 +208,9 @@ export const ConversationEventData = Type.Object(
     contact_id: Id("Contact"),
     status: Type.String({ description: "open or closed" }),
     needs_attention: Type.Boolean({ description: "Waiting for a person" }),
+    attention_reason: NullableString(
+      "Why: unanswered_message | possible_opt_out | agent_handoff | agent_flagged | manual",
+    ),
     last_message_at: NullableTime("Latest message"),
   },
   { description: "The Conversation record", additionalProperties: true },

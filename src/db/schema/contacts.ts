@@ -33,8 +33,17 @@ export const contacts = sqliteTable(
     /** Where the contact came from: api, import, inbound, ... */
     source: text("source").notNull(),
     optedIn: boolColumn("opted_in").notNull().default(true),
-    /** IANA zone; defaults from the phone number's area code. */
+    /**
+     * The IANA zone the caller or an import gave (`timezone_source: given`), used alone by the
+     * send-time rules. Null: the number decides (`area_code`): the API shows the area code's main
+     * zone and the rules check every zone the area code spans (API.md §7.1).
+     */
     timezone: text("timezone"),
+    /**
+     * US state / Canadian province (two letters) the caller or an import gave; the state rules
+     * use it before the area code's state. Null: the area code decides.
+     */
+    state: text("state"),
     fields: jsonColumn<Record<string, unknown>>("fields").notNull(),
     createdAt: createdAtColumn(),
     updatedAt: updatedAtColumn(),
@@ -51,6 +60,7 @@ export const contacts = sqliteTable(
     index("contacts_workspace_send_class_idx").on(
       t.workspaceId,
       t.timezone,
+      t.state,
       sendClassArea(t.phoneNumber),
       t.optedIn,
       // Not read by the grouping; it makes the index cover the query (no row read per contact).

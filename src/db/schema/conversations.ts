@@ -21,6 +21,8 @@ export const conversations = sqliteTable(
     /** open | closed */
     status: text("status").notNull(),
     needsAttention: boolColumn("needs_attention").notNull().default(false),
+    /** Why the thread needs a person (ATTENTION_REASONS in domain/messaging/conversations.ts); null when it does not. */
+    attentionReason: text("attention_reason"),
     /** Free-form assignee (a teammate's name or id) for inbox triage. */
     assignedTo: text("assigned_to"),
     /** The AI agent that owns the thread, if any. */

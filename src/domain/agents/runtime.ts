@@ -118,13 +118,15 @@ function replyDelayMs(agent: AgentJson): number {
 /**
  * Runs in the transaction that stored an inbound message (src/domain/messaging/inbound.ts): a
  * thread an active SMS agent owns owes a reply. CTIA keywords are never answered (a STOP also
- * cancels what was owed), and a handoff keyword hands off at once.
+ * cancels what was owed), nor is a thread flagged as a possible opt-out (a person decides), and a
+ * handoff keyword hands off at once.
  */
 export function agentOnInbound(tx: DbOrTx, inbound: InboundContext) {
   const { conversation, now } = inbound;
   if (conversation.agentId === null || conversation.agentPaused) return;
-  if (inbound.keyword) {
-    if (inbound.keyword === "opt_out")
+  const possibleOptOut = conversation.needsAttention && conversation.attentionReason === "possible_opt_out";
+  if (inbound.keyword || possibleOptOut) {
+    if (inbound.keyword === "opt_out" || possibleOptOut)
       tx.update(agentThreads)
         .set({ replyDueAt: null, updatedAt: now })
         .where(eq(agentThreads.conversationId, conversation.id))
@@ -134,7 +136,7 @@ export function agentOnInbound(tx: DbOrTx, inbound: InboundContext) {
   const agent = loadAgent(tx, conversation.agentId);
   if (!acting(agent)) {
     // The owner is not acting (paused, draft, voice, deleted): a person must see the message.
-    flagNeedsAttention(tx, conversation, now);
+    flagNeedsAttention(tx, conversation, now, "unanswered_message");
     return;
   }
   const state = threadState(tx, conversation, agent.id, now);
@@ -265,7 +267,7 @@ function flagUnanswered(tx: DbOrTx, payload: JobPayloads["agents.reply"], now: n
     .set({ replyDueAt: null, updatedAt: now })
     .where(eq(agentThreads.conversationId, owed.conversation.id))
     .run();
-  flagNeedsAttention(tx, owed.conversation, now);
+  flagNeedsAttention(tx, owed.conversation, now, "unanswered_message");
 }
 
 /** `agents.reply`: the reply owed on a thread, once per burst of inbound messages. */
@@ -345,7 +347,7 @@ function applyReply(
     saveThread(tx, conversation.id, { replyDueAt: null, turns: state.turns + 1 }, now);
     return;
   }
-  if (decision.needsAttention) conversation = flagNeedsAttention(tx, conversation, now);
+  if (decision.needsAttention) conversation = flagNeedsAttention(tx, conversation, now, "agent_flagged");
   const set: Partial<AgentThreadRow> = {
     replyDueAt: null,
     turns: state.turns + 1,
@@ -360,7 +362,7 @@ function applyReply(
     const replies = repliesSoFar(agent, state, now);
     if (replies.count >= agent.sms.max_replies_per_day) {
       // No replies at all (max_replies_per_day 0), or spent meanwhile: a person answers instead.
-      flagNeedsAttention(tx, conversation, now);
+      flagNeedsAttention(tx, conversation, now, "unanswered_message");
     } else if (sendAgentMessage(tx, conversation, contact, decision.send, now)) {
       set.repliesDay = replies.day;
       set.repliesToday = replies.count + 1;
@@ -425,7 +427,7 @@ function applyHandoff(
   now: number,
 ) {
   if (decision.send) sendAgentMessage(tx, conversation, contact, decision.send, now);
-  const flagged = flagNeedsAttention(tx, conversation, now);
+  const flagged = flagNeedsAttention(tx, conversation, now, "agent_handoff");
   tx.update(conversations)
     .set({ agentPaused: true, updatedAt: now })
     .where(eq(conversations.id, flagged.id))

@@ -1,10 +1,10 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { Db, Tx } from "../../db/client";
 import { type ContactRow, contacts, listMembers } from "../../db/schema";
-import { timezoneForPhone } from "../../lib/area-codes";
 import { AppError, invalid } from "../../lib/errors";
 import { newId } from "../../lib/ids";
 import { normalizePhone } from "../../lib/phone";
+import { stateCodeOf } from "../../lib/state-codes";
 import { isTimeZone } from "../../lib/time";
 import { emitEvents } from "../events";
 import { checkContactScalars, contactJson, mergeFields } from "./contacts";
@@ -27,6 +27,11 @@ export interface ImportResult {
   updated: number;
   skipped: number;
   errors: ImportError[];
+  /**
+   * The column that set `opted_in` per row (as the file spells it), or null when there was none
+   * and everyone was imported as opted in (API.md §7.1).
+   */
+  consent_column: string | null;
 }
 
 export interface ImportOptions {
@@ -48,12 +53,17 @@ const DEFAULT_BATCH = 1000;
 interface RawRow {
   row: number;
   phone?: unknown;
+  /** `Default Address Phone` / `Address Phone`: used when the row's main phone is empty. */
+  phone_fallback?: unknown;
   first_name?: unknown;
   last_name?: unknown;
   email?: unknown;
   external_id?: unknown;
   opted_in?: unknown;
+  /** The consent column's name as the file spells it (for the row error). */
+  consent_column?: string;
   timezone?: unknown;
+  state?: unknown;
   fields?: unknown;
 }
 
@@ -66,6 +76,7 @@ interface CleanRow {
   externalId?: string;
   optedIn?: boolean;
   timezone?: string;
+  state?: string;
   fields?: Record<string, unknown>;
 }
 
@@ -203,16 +214,40 @@ export class CsvReader {
 // Header → contact attribute
 // ---------------------------------------------------------------------------------------------
 
-type Column = "phone" | "first_name" | "last_name" | "email" | "external_id" | "opted_in" | "timezone";
+type Column =
+  | "phone"
+  | "phone_fallback"
+  | "first_name"
+  | "last_name"
+  | "email"
+  | "external_id"
+  | "opted_in"
+  | "timezone"
+  | "state";
 
+/**
+ * Header names (lower case, runs of anything but letters and digits as "_") → contact attribute.
+ * Covers the exports users bring (API.md §7.1): Shopify (`Phone`, `Default Address Phone`,
+ * `Accepts SMS Marketing`, `Default Address Province Code`), Klaviyo (`Phone Number`, `SMS
+ * Consent`, `State / Region`), Mailchimp (`Phone Number`, `SMS Subscription Status`, `REGION`,
+ * `TIMEZONE`), HubSpot (`Phone Number`, `Mobile Phone Number`, `State/Region`).
+ */
 const HEADER_ALIASES: Record<string, Column> = {
   phone: "phone",
   phone_number: "phone",
   phonenumber: "phone",
   mobile: "phone",
   mobile_number: "phone",
+  mobile_phone: "phone",
+  mobile_phone_number: "phone",
   cell: "phone",
+  cell_phone: "phone",
+  cell_phone_number: "phone",
+  sms_phone: "phone",
+  sms_phone_number: "phone",
   number: "phone",
+  default_address_phone: "phone_fallback",
+  address_phone: "phone_fallback",
   first_name: "first_name",
   firstname: "first_name",
   first: "first_name",
@@ -227,24 +262,53 @@ const HEADER_ALIASES: Record<string, Column> = {
   external_id: "external_id",
   externalid: "external_id",
   opted_in: "opted_in",
+  accepts_sms_marketing: "opted_in",
+  sms_consent: "opted_in",
+  sms_opt_in: "opted_in",
+  sms_marketing_consent: "opted_in",
+  sms_subscription_status: "opted_in",
   timezone: "timezone",
   time_zone: "timezone",
   tz: "timezone",
+  state: "state",
+  province: "state",
+  default_address_province_code: "state",
+  region: "state",
+  state_region: "state",
+  province_code: "state",
 };
+
+/** A header as HEADER_ALIASES spells it: "State / Region" → "state_region". */
+const canonicalHeader = (name: string) =>
+  name
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, "_")
+    .replace(/^_+|_+$/g, "");
 
 interface HeaderPlan {
   columns: ({ kind: "column"; column: Column } | { kind: "field"; key: string } | { kind: "ignore" })[];
+  /** The consent column as the file spells it, or null. */
+  consentColumn: string | null;
+  /** Header names as the file spells them (trimmed). */
+  headers: string[];
 }
 
 function planHeader(header: string[]): HeaderPlan {
   const seen = new Set<string>();
+  let consentColumn: string | null = null;
   const columns: HeaderPlan["columns"] = header.map((raw) => {
     const name = raw.trim();
-    const canonical = name.toLowerCase().replace(/[\s-]+/g, "_");
+    const canonical = canonicalHeader(name);
     // Own keys only: a header named "constructor" or "__proto__" is a custom field, not a column.
     const column = Object.hasOwn(HEADER_ALIASES, canonical) ? HEADER_ALIASES[canonical] : undefined;
+    // A second phone column (HubSpot's `Mobile Phone Number` after `Phone Number`) is the fallback.
+    if (column === "phone" && seen.has("phone") && !seen.has("phone_fallback")) {
+      seen.add("phone_fallback");
+      return { kind: "column", column: "phone_fallback" };
+    }
     if (column && !seen.has(column)) {
       seen.add(column);
+      if (column === "opted_in") consentColumn = name;
       return { kind: "column", column };
     }
     if (!name || column) return { kind: "ignore" };
@@ -254,8 +318,8 @@ function planHeader(header: string[]): HeaderPlan {
     seen.add(`field:${key}`);
     return { kind: "field", key };
   });
-  if (!seen.has("phone")) throw invalid("phone_number column is required");
-  return { columns };
+  if (!seen.has("phone") && !seen.has("phone_fallback")) throw invalid("phone_number column is required");
+  return { columns, consentColumn, headers: header.map((name) => name.trim()) };
 }
 
 function rowFromCsv(plan: HeaderPlan, record: CsvRecord): RawRow | ImportError {
@@ -266,6 +330,7 @@ function rowFromCsv(plan: HeaderPlan, record: CsvRecord): RawRow | ImportError {
     };
   }
   const row: RawRow = { row: record.line };
+  if (plan.consentColumn !== null) row.consent_column = plan.consentColumn;
   let fields: Record<string, unknown> | undefined;
   for (let i = 0; i < record.fields.length; i++) {
     const value = record.fields[i] as string;
@@ -273,8 +338,13 @@ function rowFromCsv(plan: HeaderPlan, record: CsvRecord): RawRow | ImportError {
     if (!spec || spec.kind === "ignore") continue;
     const v = value.trim();
     if (v === "") continue;
-    if (spec.kind === "column") row[spec.column] = v;
-    else {
+    if (spec.kind === "column") {
+      // A state the table cannot read as two letters stays a custom field under its header.
+      if (spec.column === "state" && stateCodeOf(v) === null) {
+        fields ??= {};
+        fields[plan.headers[i] as string] = v;
+      } else row[spec.column] = v;
+    } else {
       fields ??= {};
       fields[spec.key] = v;
     }
@@ -283,8 +353,9 @@ function rowFromCsv(plan: HeaderPlan, record: CsvRecord): RawRow | ImportError {
   return row;
 }
 
-const TRUE_WORDS = new Set(["true", "yes", "y", "1"]);
-const FALSE_WORDS = new Set(["false", "no", "n", "0"]);
+/** Consent values (API.md §7.1), compared in lower case. */
+const TRUE_WORDS = new Set(["true", "yes", "y", "1", "subscribed"]);
+const FALSE_WORDS = new Set(["false", "no", "n", "0", "unsubscribed", "not_subscribed", "never_subscribed"]);
 
 function optionalText(value: unknown, name: string): string | undefined {
   if (value === undefined || value === null || value === "") return undefined;
@@ -294,10 +365,13 @@ function optionalText(value: unknown, name: string): string | undefined {
 
 /** Validates one row; throws AppError with the message reported for the row. */
 function cleanRow(raw: RawRow): CleanRow {
-  if (raw.phone === undefined || raw.phone === null || raw.phone === "")
-    throw invalid("phone_number is required");
-  if (typeof raw.phone !== "string") throw invalid("phone_number must be a string");
-  const phone = normalizePhoneFast(raw.phone);
+  // The row's main phone, else its address phone (Shopify's `Default Address Phone`).
+  const given =
+    raw.phone === undefined || raw.phone === null || raw.phone === "" ? raw.phone_fallback : raw.phone;
+  if (given === undefined || given === null || given === "") throw invalid("phone_number is required");
+  if (typeof given !== "string") throw invalid("phone_number must be a string");
+  // A leading apostrophe is a spreadsheet's "keep as text" mark (Shopify exports write one).
+  const phone = normalizePhoneFast(given.replace(/^'/, ""));
   if (!phone) throw invalid("phone_number must be a valid phone number");
   const out: CleanRow = { row: raw.row, phone };
   out.firstName = optionalText(raw.first_name, "first_name");
@@ -306,12 +380,28 @@ function cleanRow(raw: RawRow): CleanRow {
   out.externalId = optionalText(raw.external_id, "external_id");
   out.timezone = optionalText(raw.timezone, "timezone");
   if (raw.opted_in !== undefined && raw.opted_in !== null && raw.opted_in !== "") {
+    const word =
+      typeof raw.opted_in === "string"
+        ? raw.opted_in
+            .trim()
+            .toLowerCase()
+            .replace(/[\s-]+/g, "_")
+        : null;
     if (typeof raw.opted_in === "boolean") out.optedIn = raw.opted_in;
-    else if (typeof raw.opted_in === "string" && TRUE_WORDS.has(raw.opted_in.trim().toLowerCase()))
-      out.optedIn = true;
-    else if (typeof raw.opted_in === "string" && FALSE_WORDS.has(raw.opted_in.trim().toLowerCase()))
-      out.optedIn = false;
+    else if (raw.opted_in === 1 || raw.opted_in === 0) out.optedIn = raw.opted_in === 1;
+    else if (word !== null && TRUE_WORDS.has(word)) out.optedIn = true;
+    else if (word !== null && FALSE_WORDS.has(word)) out.optedIn = false;
+    else if (raw.consent_column) throw invalid(`${raw.consent_column} must be yes or no`);
     else throw invalid("opted_in must be true or false");
+  } else if (raw.consent_column) {
+    // A file with a consent column and an empty cell: no consent recorded (fail closed).
+    out.optedIn = false;
+  }
+  if (raw.state !== undefined && raw.state !== null && raw.state !== "") {
+    if (typeof raw.state !== "string") throw invalid("state must be a string");
+    const code = stateCodeOf(raw.state);
+    if (code === null) throw invalid("state must be a two-letter state or province code");
+    out.state = code;
   }
   if (raw.fields !== undefined && raw.fields !== null) {
     if (typeof raw.fields !== "object" || Array.isArray(raw.fields))
@@ -319,7 +409,7 @@ function cleanRow(raw: RawRow): CleanRow {
     out.fields = raw.fields as Record<string, unknown>;
   }
   if (out.timezone !== undefined && !isTimeZone(out.timezone))
-    throw invalid("timezone must be a valid IANA time zone");
+    throw invalid("timezone must be an IANA time zone");
   checkContactScalars({
     first_name: out.firstName,
     last_name: out.lastName,
@@ -357,6 +447,7 @@ function prepareStatements(db: Db) {
         source: p("source"),
         optedIn: p("optedIn"),
         timezone: p("timezone"),
+        state: p("state"),
         fields: p("fields"),
         createdAt: p("createdAt"),
         updatedAt: p("updatedAt"),
@@ -372,6 +463,7 @@ function prepareStatements(db: Db) {
         externalId: sql`${p("externalId")}`,
         optedIn: sql`${p("optedIn")}`,
         timezone: sql`${p("timezone")}`,
+        state: sql`${p("state")}`,
         fields: sql`${p("fields")}`,
         updatedAt: sql`${p("updatedAt")}`,
       })
@@ -392,7 +484,7 @@ function prepareStatements(db: Db) {
 }
 
 class Importer {
-  readonly result: ImportResult = { created: 0, updated: 0, skipped: 0, errors: [] };
+  readonly result: ImportResult = { created: 0, updated: 0, skipped: 0, errors: [], consent_column: null };
   private pending: (CleanRow | ImportError)[] = [];
   rows = 0;
   private readonly batchSize: number;
@@ -468,7 +560,9 @@ class Importer {
           externalId: r.externalId ?? null,
           source: "import",
           optedIn: r.optedIn ?? true,
-          timezone: r.timezone ?? timezoneForPhone(r.phone),
+          // Only a zone the file gives is stored (given); none: the area code decides.
+          timezone: r.timezone ?? null,
+          state: r.state ?? null,
           fields: r.fields ? mergeFields({}, r.fields) : {},
           createdAt: now,
           updatedAt: now,
@@ -537,6 +631,7 @@ function applyRow(current: ContactRow, r: CleanRow, now: number): ContactRow | n
   set("email", r.email);
   set("externalId", r.externalId);
   set("timezone", r.timezone);
+  set("state", r.state);
   if (r.optedIn === false) set("optedIn", false);
   if (r.fields) {
     const merged = mergeFields(current.fields ?? {}, r.fields);
@@ -580,6 +675,7 @@ export async function importContactsCsv(
     for (const record of records) {
       if (!plan) {
         plan = planHeader(record.fields);
+        importer.result.consent_column = plan.consentColumn;
         continue;
       }
       if (record.fields.length === 1 && record.fields[0]?.trim() === "") continue;
@@ -634,6 +730,7 @@ export async function importContactsJson(
       continue;
     }
     const o = item as Record<string, unknown>;
+    if (o.opted_in !== undefined) importer.result.consent_column = "opted_in";
     importer.add({
       row,
       phone: o.phone_number ?? o.phone,
@@ -643,6 +740,7 @@ export async function importContactsJson(
       external_id: o.external_id,
       opted_in: o.opted_in,
       timezone: o.timezone,
+      state: o.state,
       fields: o.fields,
     });
   }

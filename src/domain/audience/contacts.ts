@@ -8,6 +8,7 @@ import { timezoneForPhone } from "../../lib/area-codes";
 import { conflict, invalid, notFound } from "../../lib/errors";
 import { newId } from "../../lib/ids";
 import { normalizePhone } from "../../lib/phone";
+import { stateCodeOf } from "../../lib/state-codes";
 import { isTimeZone, toIso } from "../../lib/time";
 import { emitEvent } from "../events";
 
@@ -22,6 +23,8 @@ export interface ContactJson {
   source: string;
   opted_in: boolean;
   timezone: string | null;
+  timezone_source: "given" | "area_code";
+  state: string | null;
   fields: Record<string, unknown>;
   created_at: string;
   updated_at: string;
@@ -37,7 +40,10 @@ export function contactJson(row: ContactRow): ContactJson {
     external_id: row.externalId,
     source: row.source,
     opted_in: row.optedIn,
-    timezone: row.timezone,
+    // A zone not given is the area code's main zone, for display: the rules check all its zones.
+    timezone: row.timezone ?? timezoneForPhone(row.phoneNumber),
+    timezone_source: row.timezone ? "given" : "area_code",
+    state: row.state,
     fields: row.fields ?? {},
     created_at: toIso(row.createdAt) as string,
     updated_at: toIso(row.updatedAt) as string,
@@ -65,7 +71,7 @@ export function findContactByPhone(db: DbOrTx, workspaceId: string, e164: string
 
 /**
  * Finds the workspace's contact by phone number (normalised to E.164) or creates it: opted in,
- * time zone from the area code, `contact.created` emitted in the same transaction. Used by every
+ * time zone and state from the area code (none stored), `contact.created` emitted in the same transaction. Used by every
  * path that meets a number first (inbound messages, one-off sends, imports).
  * Throws 422 `phone_number must be a valid phone number` when `phone` cannot be a number.
  */
@@ -90,7 +96,8 @@ export function ensureContact(
     externalId: null,
     source,
     optedIn: true,
-    timezone: timezoneForPhone(e164),
+    timezone: null,
+    state: null,
     fields: {},
     createdAt: now,
     updatedAt: now,
@@ -117,7 +124,14 @@ export interface ContactInput {
   external_id?: string | null;
   opted_in?: boolean;
   timezone?: string | null;
+  state?: string | null;
   fields?: Record<string, unknown> | unknown;
+}
+
+/** A state or province as stored: its two-letter code (checked before); blank is null. */
+function normalizeStateCode(value: string | null | undefined): string | null | undefined {
+  if (value === undefined || value === null) return value;
+  return value.trim() === "" ? null : stateCodeOf(value);
 }
 
 /** A custom field key usable in `fields` and in segment rules (`fields.<key>`). */
@@ -155,7 +169,9 @@ export function checkContactScalars(input: ContactInput): void {
   if (input.email !== undefined && input.email !== null && input.email !== "" && !EMAIL_RE.test(input.email))
     throw invalid("email must be a valid email address");
   if (input.timezone !== undefined && input.timezone !== null && !isTimeZone(input.timezone))
-    throw invalid("timezone must be a valid IANA time zone");
+    throw invalid("timezone must be an IANA time zone");
+  if (typeof input.state === "string" && input.state.trim() !== "" && stateCodeOf(input.state) === null)
+    throw invalid("state must be a two-letter state or province code");
   if (input.fields !== undefined) checkFields(input.fields);
 }
 
@@ -165,6 +181,7 @@ const TEXT_LIMITS: [keyof ContactInput & string, number][] = [
   ["email", 320],
   ["external_id", 200],
   ["timezone", 100],
+  ["state", 100],
 ];
 
 const blankToNull = (v: string | null | undefined) => (v === undefined ? undefined : v === "" ? null : v);
@@ -196,7 +213,9 @@ export function createContact(
       externalId: blankToNull(input.external_id) ?? null,
       source,
       optedIn: input.opted_in ?? true,
-      timezone: input.timezone ?? timezoneForPhone(phone),
+      // Only a zone the caller gives is stored (given); none: the area code decides.
+      timezone: input.timezone ?? null,
+      state: normalizeStateCode(input.state) ?? null,
       fields: withoutNulls((input.fields ?? {}) as Record<string, unknown>),
       createdAt: now,
       updatedAt: now,
@@ -261,7 +280,9 @@ export function updateContact(
     if (patch.last_name !== undefined) changes.lastName = blankToNull(patch.last_name) ?? null;
     if (patch.email !== undefined) changes.email = blankToNull(patch.email) ?? null;
     if (patch.external_id !== undefined) changes.externalId = blankToNull(patch.external_id) ?? null;
+    // A zone makes the contact's zone `given`; null returns it to the area code's.
     if (patch.timezone !== undefined) changes.timezone = patch.timezone;
+    if (patch.state !== undefined) changes.state = normalizeStateCode(patch.state) ?? null;
     if (patch.opted_in !== undefined) changes.optedIn = patch.opted_in;
     if (patch.fields !== undefined)
       changes.fields = mergeFields(row.fields ?? {}, patch.fields as Record<string, unknown>);

@@ -239,8 +239,8 @@ function cachedTotals(
 /** A number's class as `sendClassArea` computes it in SQL: "+1NPA" for a twelve-character +1 number. */
 const sendClassAreaOf = (phone: string) =>
   phone.length === 12 && phone.startsWith("+1") ? phone.slice(0, 5) : phone;
-const groupKey = (timezone: string | null, area: string, optedIn: boolean) =>
-  `${timezone ?? ""}\u0000${timezone === null ? 0 : 1}\u0000${area}\u0000${optedIn ? 1 : 0}`;
+const groupKey = (timezone: string | null, state: string | null, area: string, optedIn: boolean) =>
+  `${timezone ?? ""}\u0000${timezone === null ? 0 : 1}\u0000${state ?? ""}\u0000${state === null ? 0 : 1}\u0000${area}\u0000${optedIn ? 1 : 0}`;
 
 /**
  * The audience (`where`) counted by send class: zone, `sendClassArea` of the number and opted_in,
@@ -251,13 +251,14 @@ export function audienceClasses(db: DbOrTx, where: SQL | undefined) {
   return db
     .select({
       timezone: contacts.timezone,
+      state: contacts.state,
       area: sql<string>`${area}`,
       optedIn: contacts.optedIn,
       n: count(),
     })
     .from(contacts)
     .where(where)
-    .groupBy(contacts.timezone, area, contacts.optedIn);
+    .groupBy(contacts.timezone, contacts.state, area, contacts.optedIn);
 }
 
 /**
@@ -274,8 +275,12 @@ export function audienceClasses(db: DbOrTx, where: SQL | undefined) {
 function previewTotals(db: Db, campaign: CampaignRow, rules: SendRules, at: number): Totals {
   const where = audienceCondition(db, campaign.workspaceId, campaign.audience, at);
   const classes = audienceClasses(db, where).all();
-  const remaining = new Map<string, { timezone: string | null; area: string; optedIn: boolean; n: number }>();
-  for (const row of classes) remaining.set(groupKey(row.timezone, row.area, row.optedIn), { ...row });
+  const remaining = new Map<
+    string,
+    { timezone: string | null; state: string | null; area: string; optedIn: boolean; n: number }
+  >();
+  for (const row of classes)
+    remaining.set(groupKey(row.timezone, row.state, row.area, row.optedIn), { ...row });
 
   const totals: Totals = { recipients: 0, sendable: 0, deferred: 0, skipped: {}, lastDeferral: at };
   const channel = campaign.campaignType === "voice" ? "voice" : "sms";
@@ -297,7 +302,7 @@ function previewTotals(db: Db, campaign: CampaignRow, rules: SendRules, at: numb
     for (const contact of fresh) {
       decided.add(contact.id);
       const group = remaining.get(
-        groupKey(contact.timezone, sendClassAreaOf(contact.phoneNumber), contact.optedIn),
+        groupKey(contact.timezone, contact.state, sendClassAreaOf(contact.phoneNumber), contact.optedIn),
       );
       if (group) group.n -= 1;
       totals.recipients += 1;
@@ -353,7 +358,7 @@ function previewTotals(db: Db, campaign: CampaignRow, rules: SendRules, at: numb
     const phoneNumber = group.area.length === 5 ? `${group.area}0000000` : group.area;
     tally(
       complianceDecision(
-        { phoneNumber, timezone: group.timezone, optedIn: group.optedIn },
+        { phoneNumber, timezone: group.timezone, state: group.state, optedIn: group.optedIn },
         NO_FACTS,
         rules,
         at,

@@ -225,7 +225,7 @@ export function recipientFacts(
  * call for the run, the preview's page and the preview's totals.
  */
 export function complianceDecision(
-  contact: Pick<ContactRow, "phoneNumber" | "timezone" | "optedIn">,
+  contact: Pick<ContactRow, "phoneNumber" | "timezone" | "optedIn"> & Partial<Pick<ContactRow, "state">>,
   facts: RecipientFacts,
   rules: SendRules,
   now: number,
@@ -237,6 +237,7 @@ export function complianceDecision(
       kind: "marketing",
       phone: contact.phoneNumber,
       timezone: contact.timezone,
+      state: contact.state ?? null,
       suppressed: facts.suppression !== null && facts.suppression !== "opt_out",
       opted_out: !contact.optedIn || facts.suppression === "opt_out",
       quiet_hours: rules.quietHours,
@@ -249,10 +250,10 @@ export function complianceDecision(
   );
 }
 
-/** A contact's zone, prepared once per connection: every marketing hand-off reads it. */
+/** A contact's given zone and state, prepared once per connection: every marketing hand-off reads them. */
 const contactZone = preparedPerConnection((db: DbOrTx) =>
   db
-    .select({ timezone: contacts.timezone })
+    .select({ timezone: contacts.timezone, state: contacts.state })
     .from(contacts)
     .where(eq(contacts.id, sql.placeholder("id")))
     .prepare(),
@@ -301,7 +302,7 @@ export function handOffDecision(
   const zone = send.contactId ? contactZone(tx).get({ id: send.contactId }) : undefined;
   // Opt-out and suppression are the hand-off's own check, made just before this.
   return complianceDecision(
-    { phoneNumber: send.to, timezone: zone?.timezone ?? null, optedIn: true },
+    { phoneNumber: send.to, timezone: zone?.timezone ?? null, state: zone?.state ?? null, optedIn: true },
     { suppression: null, recentSends: [] },
     rules,
     now,

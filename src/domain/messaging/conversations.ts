@@ -27,12 +27,32 @@ export type ConversationStatus = (typeof CONVERSATION_STATUSES)[number];
 /** Who wrote a message in a thread. */
 export type MessageSender = "contact" | "agent" | "human" | "campaign" | "flow" | "system";
 
+/**
+ * Why a thread needs a person (API.md §7.1 `attention_reason`):
+ * - unanswered_message: a contact's message no agent will answer (no agent, agent not acting, its
+ *   daily replies spent);
+ * - possible_opt_out: a message longer than six words containing an opt-out keyword (not an opt-out
+ *   by itself: a person decides);
+ * - agent_handoff: the thread's agent handed off;
+ * - agent_flagged: the agent asked a person to look (a hot lead, an assist-mode draft);
+ * - manual: set by a person (PATCH needs_attention).
+ */
+export const ATTENTION_REASONS = [
+  "unanswered_message",
+  "possible_opt_out",
+  "agent_handoff",
+  "agent_flagged",
+  "manual",
+] as const;
+export type AttentionReason = (typeof ATTENTION_REASONS)[number];
+
 /** The Conversation as the API returns it. */
 export interface ConversationJson {
   id: string;
   contact_id: string;
   status: string;
   needs_attention: boolean;
+  attention_reason: string | null;
   assigned_to: string | null;
   agent_id: string | null;
   agent_paused: boolean;
@@ -61,6 +81,7 @@ export function conversationJson(row: ConversationRow): ConversationJson {
     contact_id: row.contactId,
     status: row.status,
     needs_attention: row.needsAttention,
+    attention_reason: row.needsAttention ? row.attentionReason : null,
     assigned_to: row.assignedTo,
     agent_id: row.agentId,
     agent_paused: row.agentPaused,
@@ -198,6 +219,7 @@ function newThread(
     contactId,
     status: "open",
     needsAttention: false,
+    attentionReason: null,
     assignedTo: null,
     agentId: options.agentId ?? null,
     agentPaused: false,
@@ -249,14 +271,27 @@ export function touchConversation(tx: DbOrTx, conversationId: string, at: number
 }
 
 /**
- * Flags a thread for a human. Emits `conversation.needs_attention` when the flag turns on
- * (not again while it stays on).
+ * Flags a thread for a human, saying why. Emits `conversation.needs_attention` when the flag turns
+ * on (not again while it stays on). A possible opt-out replaces the reason of a thread already
+ * flagged: it is the one a person must not miss.
  */
-export function flagNeedsAttention(tx: DbOrTx, conversation: ConversationRow, now: number) {
-  if (conversation.needsAttention) return conversation;
-  const updated = { ...conversation, needsAttention: true, updatedAt: now };
+export function flagNeedsAttention(
+  tx: DbOrTx,
+  conversation: ConversationRow,
+  now: number,
+  reason: AttentionReason,
+) {
+  if (conversation.needsAttention) {
+    if (reason !== "possible_opt_out" || conversation.attentionReason === reason) return conversation;
+    tx.update(conversations)
+      .set({ attentionReason: reason })
+      .where(eq(conversations.id, conversation.id))
+      .run();
+    return { ...conversation, attentionReason: reason };
+  }
+  const updated = { ...conversation, needsAttention: true, attentionReason: reason, updatedAt: now };
   tx.update(conversations)
-    .set({ needsAttention: true, updatedAt: now })
+    .set({ needsAttention: true, attentionReason: reason, updatedAt: now })
     .where(eq(conversations.id, conversation.id))
     .run();
   emitEvent(tx, conversation.workspaceId, "conversation.needs_attention", conversationJson(updated), now);
@@ -356,8 +391,11 @@ export function updateConversation(
       set.draftReply = null;
     }
     tx.update(conversations).set(set).where(eq(conversations.id, row.id)).run();
-    if (patch.needs_attention === true) flagNeedsAttention(tx, row, now);
+    if (patch.needs_attention === true) flagNeedsAttention(tx, row, now, "manual");
     else if (patch.needs_attention === false)
-      tx.update(conversations).set({ needsAttention: false }).where(eq(conversations.id, row.id)).run();
+      tx.update(conversations)
+        .set({ needsAttention: false, attentionReason: null })
+        .where(eq(conversations.id, row.id))
+        .run();
   });
 }

@@ -25,7 +25,12 @@ import { flagNeedsAttention, threadForContact, touchConversation } from "./conve
 import { messageJson, queueOutboundMessage } from "./messages";
 import { reserveDailySend } from "./numbers";
 
-/** CTIA keywords, matched against the whole trimmed body, case-insensitively (API.md §3). */
+/**
+ * Opt-out keywords (CTIA, and FCC 24-24's revocation words). A reply is an opt-out (API.md §7.1)
+ * when, trimmed, folded to upper case and stripped of punctuation and emoji, it is one of them or
+ * `OPT OUT`, or when it has at most OPT_OUT_MAX_WORDS words and one of them is such a keyword
+ * (`Stop.`, `please stop`, `stop texting me`, `unsubscribe me`).
+ */
 export const OPT_OUT_KEYWORDS = [
   "STOP",
   "STOPALL",
@@ -36,17 +41,57 @@ export const OPT_OUT_KEYWORDS = [
   "OPTOUT",
   "REVOKE",
 ];
+/** Opt-in and help keywords: the whole trimmed body, case-insensitively (API.md §3). */
 export const OPT_IN_KEYWORDS = ["START", "UNSTOP", "YES"];
 export const HELP_KEYWORDS = ["HELP", "INFO"];
+/** A reply of at most this many words containing an opt-out keyword is an opt-out. */
+export const OPT_OUT_MAX_WORDS = 6;
 
 export type KeywordKind = "opt_out" | "opt_in" | "help";
 
+/**
+ * The words of a reply as the opt-out rule reads them: upper case, apostrophes dropped ("don't"),
+ * every other character that is not a letter or a digit (punctuation, emoji, symbols) a space, and
+ * "OPT OUT" / "OPT-OUT" read as the one word OPTOUT.
+ */
+export function optOutWords(body: string): string[] {
+  const words = body
+    .normalize("NFKC")
+    .toUpperCase()
+    .replace(/['’ʼ`]/g, "")
+    .replace(/[^\p{L}\p{N}]+/gu, " ")
+    .trim()
+    .split(" ")
+    .filter((word) => word !== "");
+  const joined: string[] = [];
+  for (let i = 0; i < words.length; i++) {
+    if (words[i] === "OPT" && words[i + 1] === "OUT") {
+      joined.push("OPTOUT");
+      i++;
+    } else joined.push(words[i] as string);
+  }
+  return joined;
+}
+
+const hasOptOutKeyword = (words: readonly string[]) => words.some((word) => OPT_OUT_KEYWORDS.includes(word));
+
+/** The compliance keyword a reply is (opt-out by API.md §7.1's wording rule), or null. */
 export function keywordOf(body: string): KeywordKind | null {
+  const words = optOutWords(body);
+  if (words.length > 0 && words.length <= OPT_OUT_MAX_WORDS && hasOptOutKeyword(words)) return "opt_out";
   const word = body.trim().toUpperCase();
-  if (OPT_OUT_KEYWORDS.includes(word)) return "opt_out";
   if (OPT_IN_KEYWORDS.includes(word)) return "opt_in";
   if (HELP_KEYWORDS.includes(word)) return "help";
   return null;
+}
+
+/**
+ * A reply longer than OPT_OUT_MAX_WORDS words with an opt-out keyword in it ("I said stop sending
+ * these things to my phone"): not an opt-out by the rule, but a person must read it.
+ */
+export function isPossibleOptOut(body: string): boolean {
+  const words = optOutWords(body);
+  return words.length > OPT_OUT_MAX_WORDS && hasOptOutKeyword(words);
 }
 
 /** What an inbound listener (agents, flows) learns, inside the transaction that stored the message. */
@@ -166,7 +211,10 @@ export function receiveInbound(db: Db, sms: InboundSms, now = Date.now()): Messa
       now,
     });
     const agentOwns = conversation.agentId !== null && !conversation.agentPaused;
-    if (!keyword && !agentOwns) conversation = flagNeedsAttention(tx, conversation, now);
+    if (!keyword && isPossibleOptOut(sms.body))
+      conversation = flagNeedsAttention(tx, conversation, now, "possible_opt_out");
+    else if (!keyword && !agentOwns)
+      conversation = flagNeedsAttention(tx, conversation, now, "unanswered_message");
 
     for (const listener of listeners)
       listener(tx, { workspaceId, message, conversation, contact, keyword, now });

@@ -528,6 +528,7 @@ function pauseAgentAndClearAttention(tx: DbOrTx, conversationId: string, now: nu
   tx.update(conversations)
     .set({
       needsAttention: false,
+      attentionReason: null,
       agentPaused: row.agentId !== null ? true : row.agentPaused,
       draftReply: null,
       updatedAt: now,
