@@ -11,6 +11,7 @@ const EXISTING: Record<RefKind, string[]> = {
   voice_agent: ["voice1"],
   pool: ["pool1"],
   offer: ["offer1"],
+  verified_link_domain: ["domain1"],
 };
 
 const refs: DefinitionRefs = {

@@ -135,7 +135,8 @@ interface AddressSource {
 const ADDRESS_LIMITED_PATHS = new Set(["/healthz", "/metrics", "/v1/openapi.json", "/docs", "/t.js"]);
 
 /**
- * Tracked links (`/r/<code>`), tracking reports (`/t/...`) and the sign-in routes (`/auth/...`):
+ * Tracked links (`/r/<code>`), tracking reports (`/t/...`), link domain checks
+ * (`/.well-known/outreach/<token>`) and the sign-in routes (`/auth/...`):
  * public, limited per address.
  */
 function isAddressLimited(path: string): boolean {
@@ -143,6 +144,7 @@ function isAddressLimited(path: string): boolean {
     ADDRESS_LIMITED_PATHS.has(path) ||
     path.startsWith("/r/") ||
     path.startsWith("/t/") ||
+    path.startsWith("/.well-known/outreach/") ||
     path.startsWith("/auth/")
   );
 }

@@ -13,6 +13,7 @@ export * from "./events";
 export * from "./flows";
 export * from "./idempotency-keys";
 export * from "./jobs";
+export * from "./link-domains";
 export * from "./link-versions";
 export * from "./list-members";
 export * from "./lists";

@@ -37,7 +37,15 @@ export const UPDATABLE_FIELDS = ["first_name", "last_name", "email", "external_i
 /** Nodes where a run pauses: a loop through one of them is allowed. */
 const WAIT_TYPES: readonly NodeType[] = ["wait", "wait_for_reply"];
 
-export type RefKind = "list" | "agent" | "voice_agent" | "sms_agent" | "pool" | "offer";
+/** `verified_link_domain`: a verified branded link domain of the workspace (API.md §7.5). */
+export type RefKind =
+  | "list"
+  | "agent"
+  | "voice_agent"
+  | "sms_agent"
+  | "pool"
+  | "offer"
+  | "verified_link_domain";
 
 export interface DefinitionRefs {
   /**
@@ -271,6 +279,14 @@ function checkNodeData(node: FlowNode, name: string, path: string, refs: Definit
       if (mergeFieldsOf(body).some((field) => field.name === "offer_url"))
         throw invalid(`${name}: data.body uses {{offer_url}}, which a flow message cannot fill`);
       ref("pool_id", "pool", null, true);
+      // The domain of the workspace's tracked links in the text (null: the default, else PUBLIC_URL).
+      const domainId = data.link_domain_id;
+      if (
+        domainId !== undefined &&
+        domainId !== null &&
+        (typeof domainId !== "string" || !refs.exists("verified_link_domain", domainId))
+      )
+        throw invalid(`${path}.data.link_domain_id is not a verified link domain`);
       return;
     }
     case "wait": {

@@ -30,6 +30,8 @@ import { AppError } from "../../lib/errors";
 import { newId } from "../../lib/ids";
 import { toIso } from "../../lib/time";
 import { handContactToAgent } from "../agents/runtime";
+import { brandTrackedLinks } from "../attribution/link-domains";
+import { workspaceLinkBase } from "../attribution/offers";
 import { mergeFields } from "../audience/contacts";
 import { contactMatches } from "../audience/segments";
 import { callSender, queueCall } from "../calls/calls";
@@ -509,11 +511,27 @@ function sendNode(
     thread: conversation,
     numberId: sender.id,
     from: sender.number,
-    body: mergeBody(String(data.body ?? ""), contact),
+    body: onFlowLinkDomain(
+      tx,
+      flow.workspaceId,
+      mergeBody(String(data.body ?? ""), contact),
+      data.link_domain_id,
+    ),
     sender: "flow",
     now,
   });
   return { go: "out", outcome: "sent", action: "sent", detail: message.body, messageId: message.id };
+}
+
+/**
+ * The workspace's tracked links in a flow's text (an offer's `tracking_url`) go out on the node's
+ * `link_domain_id`, else the default verified domain, else PUBLIC_URL (a domain deleted since the
+ * flow was saved falls back the same way).
+ */
+function onFlowLinkDomain(tx: DbOrTx, workspaceId: string, body: string, named: unknown): string {
+  if (!body.includes("/r/")) return body;
+  const base = workspaceLinkBase(tx, workspaceId, [typeof named === "string" ? named : null]);
+  return brandTrackedLinks(tx, workspaceId, body, base);
 }
 
 function callNode(
