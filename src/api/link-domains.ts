@@ -184,7 +184,18 @@ export function linkDomainsRoutes(deps: AppDeps) {
           description:
             "Public, on any host the server is reached by, rate limited per address. Answers the token as plain text when it is a link domain's token of this server, so a check through the domain proves the domain reaches this server; 404 otherwise.",
           responses: {
-            200: { description: "The token, as plain text" },
+            200: {
+              description: "The token, as plain text",
+              content: {
+                "text/plain": {
+                  schema: {
+                    type: "string",
+                    description: "The token",
+                    example: "3xk9QaZb7LmN2pQrStUvWxYz01234567",
+                  },
+                },
+              },
+            },
             404: { description: "Not a token of this server" },
           },
         },
