@@ -463,7 +463,7 @@ const ROWS: Row[] = [
   [
     "send_sms with offer_url",
     setData("s1", { body: "See {{offer_url}}" }),
-    'nodes[1] ("s1"): data.body uses {{offer_url}}, which a flow message cannot fill',
+    'nodes[1] ("s1"): data.body uses {{offer_url}} but the node has no data.offer_id',
   ],
   [
     "send_sms with an unknown pool",

@@ -652,6 +652,95 @@ describe("tracked links on a branded domain", () => {
     expect(unknown.status).toBe(404);
   });
 
+  it("a flow's {{offer_url}} is a link of the contact's own on the node's domain; copied offer links move to it too", async () => {
+    const ws = s.newWorkspace("Flows");
+    const call = (method: string, path: string, body?: unknown) => s.api(method, path, body, { key: ws.key });
+    await call("PATCH", "/v1/settings", { quiet_hours: { enabled: false }, state_rules: false });
+    const available = await call("GET", "/v1/numbers/available?area_code=312&limit=1");
+    await orderNumber(s, available.body.numbers[0].number, { key: ws.key });
+    const domain = await verifiedDomain(ws.key, "flow");
+    await call("PATCH", `/v1/link-domains/${domain.id}`, { is_default: false });
+    const offer = (
+      await call("POST", "/v1/offers", { name: "F", destination_url: "https://shop.example.com/f" })
+    ).body.offer;
+    const contact = (
+      await call("POST", "/v1/contacts", { phone_number: "+13125550177", timezone: zoneAtLocalHour(12) })
+    ).body.contact;
+    const flow = await call("POST", "/v1/flows", {
+      name: "Welcome",
+      definition: {
+        nodes: [
+          { id: "t", type: "trigger", position: { x: 0, y: 0 }, data: { event: "manual" } },
+          {
+            id: "s",
+            type: "send_sms",
+            position: { x: 0, y: 100 },
+            data: {
+              body: `Yours: {{offer_url}} and ours: ${offer.tracking_url}`,
+              offer_id: offer.id,
+              link_domain_id: domain.id,
+            },
+          },
+        ],
+        edges: [{ id: "e", source: "t", target: "s" }],
+      },
+    });
+    expect(flow.status).toBe(200);
+    await call("PATCH", `/v1/flows/${flow.body.flow.id}`, { status: "active" });
+    expect(
+      (await call("POST", `/v1/flows/${flow.body.flow.id}/enroll`, { contact_ids: [contact.id] })).status,
+    ).toBe(200);
+    const sends = await eventually(
+      async () => (await call("GET", "/v1/sandbox/outbox")).body.sends as Json[],
+      (rows) => rows.length >= 1,
+    );
+    const base = `https://${domain.domain}/r/`;
+    const ownCode = sends[0]?.body.match(/^Yours: (\S+) and ours/)?.[1]?.split("/r/")[1];
+    expect(sends[0]?.body).toBe(
+      `Yours: ${base}${ownCode} and ours: ${base}${offer.tracking_url.split("/r/")[1]}`,
+    );
+    expect(ownCode).toMatch(/^[0-9A-Za-z]{10}$/);
+    const r = await fetch(`${s.url}/r/${ownCode}`, { redirect: "manual", headers: { host: domain.domain } });
+    expect(r.status).toBe(302);
+    const vcx = new URL(r.headers.get("location") as string).searchParams.get("vcx") as string;
+    const conv = await call("POST", "/v1/conversion", { txn: "flow-1", value: 5, vcx });
+    expect(conv.body.conversion.contact_id).toBe(contact.id);
+    const row = (await call("GET", `/v1/conversions?contact_id=${contact.id}`)).body.conversions[0];
+    expect(row).toMatchObject({ offer_id: offer.id, click_id: vcx, flow_id: flow.body.flow.id });
+  });
+
+  it("a flow's {{offer_url}} needs the node's offer_id, an offer of the workspace", async () => {
+    const foreign = (
+      await s.api(
+        "POST",
+        "/v1/offers",
+        { name: "X", destination_url: "https://x.example.com/" },
+        { key: s.newWorkspace("Offerer").key },
+      )
+    ).body.offer;
+    const flowWith = (data: Record<string, unknown>) =>
+      s.api("POST", "/v1/flows", {
+        name: "F",
+        definition: {
+          nodes: [
+            { id: "t", type: "trigger", position: { x: 0, y: 0 }, data: { event: "manual" } },
+            { id: "s", type: "send_sms", position: { x: 0, y: 100 }, data },
+          ],
+          edges: [{ id: "e", source: "t", target: "s" }],
+        },
+      });
+    const without = await flowWith({ body: "Go {{offer_url}}" });
+    expect([without.status, without.body.error]).toEqual([
+      422,
+      'nodes[1] ("s"): data.body uses {{offer_url}} but the node has no data.offer_id',
+    ]);
+    const other = await flowWith({ body: "Go {{offer_url}}", offer_id: foreign.id });
+    expect([other.status, other.body.error]).toEqual([
+      422,
+      "definition.nodes[1].data.offer_id does not exist",
+    ]);
+  });
+
   it("an agent's reply puts the workspace's tracked links on the agent's domain", async () => {
     const ws = s.newWorkspace("Agents");
     const call = (method: string, path: string, body?: unknown) => s.api(method, path, body, { key: ws.key });

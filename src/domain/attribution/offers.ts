@@ -196,7 +196,7 @@ export function deleteOffer(db: DbOrTx, workspaceId: string, id: string): void {
 }
 
 /**
- * A per-recipient link for a campaign message (`{{offer_url}}`): written in the transaction that
+ * A per-recipient link for a campaign or flow message (`{{offer_url}}`): written in the transaction that
  * writes the message, so a click knows its contact, campaign, message and sending number.
  */
 export function createRecipientLink(
@@ -205,7 +205,8 @@ export function createRecipientLink(
     workspaceId: string;
     offerId: string;
     contactId: string;
-    campaignId: string;
+    /** Null for a flow's link. */
+    campaignId: string | null;
     messageId: string;
     numberId: string | null;
     code: string;

@@ -274,11 +274,12 @@ function checkNodeData(node: FlowNode, name: string, path: string, refs: Definit
       if (typeof body !== "string" || body.trim() === "")
         throw invalid(`${name}: data.body must be a non-empty string`);
       if (body.length > MAX_SMS_BODY) throw invalid(`${name}: data.body is too long (max ${MAX_SMS_BODY})`);
-      // Campaign merge fields, but no {{offer_url}}: a flow message has no offer to link to.
+      // Campaign merge fields; {{offer_url}} (a link of the contact's own) needs the node's offer.
       checkMergeFields(body, `${name}: data.body`, true);
-      if (mergeFieldsOf(body).some((field) => field.name === "offer_url"))
-        throw invalid(`${name}: data.body uses {{offer_url}}, which a flow message cannot fill`);
+      if (!has("offer_id") && mergeFieldsOf(body).some((field) => field.name === "offer_url"))
+        throw invalid(`${name}: data.body uses {{offer_url}} but the node has no data.offer_id`);
       ref("pool_id", "pool", null, true);
+      ref("offer_id", "offer", null, true);
       // The domain of the workspace's tracked links in the text (null: the default, else PUBLIC_URL).
       const domainId = data.link_domain_id;
       if (
