@@ -290,6 +290,28 @@ describe("POST /v1/link-domains/{id}/verify", () => {
     }
   });
 
+  it("verifies against the server itself when LINK_DOMAIN_CHECK_BASE is its own address", async () => {
+    const probe = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response("") });
+    const port = probe.port;
+    probe.stop(true);
+    const self = await startTestServer(
+      { publicUrl: "https://outreach.example.com", port },
+      { LINK_DOMAIN_CHECK_BASE: `http://127.0.0.1:${port}` },
+    );
+    try {
+      const added = (await self.api("POST", "/v1/link-domains", { domain: "go.selfcheck.example" })).body
+        .link_domain;
+      const r = await self.api("POST", `/v1/link-domains/${added.id}/verify`);
+      expect([r.status, r.body.link_domain.status, r.body.link_domain.failure_reason]).toEqual([
+        200,
+        "verified",
+        null,
+      ]);
+    } finally {
+      await self.stop();
+    }
+  });
+
   it("turns a verified domain failed when a later check fails, and its links stop using it", async () => {
     const ws = s.newWorkspace("Lapsed");
     const domain = await verifiedDomain(ws.key);
