@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
+import { checkLinkDomain } from "../src/domain/attribution/link-domains";
 import { eventually, orderNumber } from "./support/messaging";
 import { startTestServer, type TestServer } from "./support/server";
 import { zoneAtLocalHour } from "./support/zones";
@@ -288,6 +289,13 @@ describe("POST /v1/link-domains/{id}/verify", () => {
     } finally {
       await lonely.stop();
     }
+  });
+
+  it("without LINK_DOMAIN_CHECK_BASE, checks https://<domain> itself: a name that does not resolve could not connect", async () => {
+    // .invalid never resolves (RFC 6761).
+    expect(await checkLinkDomain("go.nothing.invalid", "x".repeat(32), { timeoutMs: 2000 })).toBe(
+      "could not connect",
+    );
   });
 
   it("verifies against the server itself when LINK_DOMAIN_CHECK_BASE is its own address", async () => {

@@ -1,3 +1,4 @@
+import { lookup } from "node:dns/promises";
 import { isIP } from "node:net";
 import { domainToASCII } from "node:url";
 import { and, eq, inArray, ne, or } from "drizzle-orm";
@@ -9,6 +10,7 @@ import { workspaceRow } from "../../db/workspace-row";
 import { conflict, invalid, notFound } from "../../lib/errors";
 import { newId } from "../../lib/ids";
 import { toIso } from "../../lib/time";
+import { classifyAddress } from "../../webhooks/targets";
 import { newLinkCode } from "./offers";
 
 /**
@@ -249,6 +251,10 @@ export async function checkLinkDomain(
   const url = options.base ? `${options.base.replace(/\/+$/, "")}${path}` : `https://${domain}${path}`;
   const seconds = Math.round(options.timeoutMs / 100) / 10;
   const signal = AbortSignal.timeout(options.timeoutMs);
+  if (!options.base) {
+    const refused = await refusedAddress(domain, options.timeoutMs);
+    if (refused) return refused;
+  }
   let response: Response;
   try {
     response = await fetch(url, {
@@ -272,6 +278,31 @@ export async function checkLinkDomain(
   } catch {
     if (signal.aborted) return `the check URL did not answer within ${seconds} s`;
     return "could not connect";
+  }
+}
+
+/**
+ * The check is a request this server makes: a domain that resolves to a link-local or cloud
+ * metadata address is never fetched (the webhook target rule). A name that does not resolve is
+ * left to the fetch, which answers `could not connect`.
+ */
+async function refusedAddress(domain: string, timeoutMs: number): Promise<string | null> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error("timeout")), timeoutMs);
+    });
+    const addresses = await Promise.race([lookup(domain, { all: true }), timeout]);
+    for (const { address } of addresses) {
+      const kind = classifyAddress(address);
+      if (kind === "link-local" || kind === "metadata")
+        return `${domain} resolves to ${address}, a ${kind} address this server does not fetch`;
+    }
+    return null;
+  } catch {
+    return null;
+  } finally {
+    clearTimeout(timer);
   }
 }
 
