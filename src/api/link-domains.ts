@@ -83,7 +83,7 @@ const PatchBody = Body(
   { description: "Fields to change" },
 );
 
-const CHECK_DOC = `The check fetches \`https://<domain>/.well-known/outreach/<token>\` (no redirects followed, at most 1 KiB read, a few seconds at most) and expects this server's answer: the token. With \`LINK_DOMAIN_CHECK_BASE\` set, it is sent there instead, with the domain as the \`Host\` header.`;
+const CHECK_DOC = `The check fetches \`https://<domain>/.well-known/outreach/<token>\` (no redirects followed, at most 1 KiB read, a few seconds at most; a domain resolving to a link-local or cloud-metadata address is not fetched) and expects this server's answer: the token. With \`LINK_DOMAIN_CHECK_BASE\` set, it is sent there instead, with the domain as the \`Host\` header.`;
 
 // /v1/link-domains – branded link domains (API.md §7.5); GET /.well-known/outreach/{token} – the check's answer.
 export function linkDomainsRoutes(deps: AppDeps) {
