@@ -36,6 +36,13 @@ export interface Config {
   webhookAllowPrivate: boolean;
   /** How long one webhook attempt may take before it counts as failed. */
   webhookTimeoutMs: number;
+  /**
+   * LINK_DOMAIN_CHECK_BASE: where a link domain's check is sent instead of `https://<domain>`
+   * (with the domain as the Host header), e.g. a test's own server; null: the domain itself.
+   */
+  linkDomainCheckBase: string | null;
+  /** How long a link domain's check may take before it fails. */
+  linkDomainCheckTimeoutMs: number;
   /** SQLite page cache of the server's connection, in MB (hot index pages stay in memory). */
   sqliteCacheMb: number;
   /** OpenAI-compatible chat-completions server for SMS agents; null: the built-in offline engine. */
@@ -168,10 +175,32 @@ export function loadConfig(
     shutdownGraceSec: intFrom("SHUTDOWN_GRACE_SEC", env.SHUTDOWN_GRACE_SEC, 10, 0, 3600),
     webhookAllowPrivate: booleanFrom("WEBHOOK_ALLOW_PRIVATE", env.WEBHOOK_ALLOW_PRIVATE, false),
     webhookTimeoutMs: intFrom("WEBHOOK_TIMEOUT_MS", env.WEBHOOK_TIMEOUT_MS, 15_000, 100, 60_000),
+    linkDomainCheckBase: checkBaseFrom(env.LINK_DOMAIN_CHECK_BASE),
+    linkDomainCheckTimeoutMs: intFrom(
+      "LINK_DOMAIN_CHECK_TIMEOUT_MS",
+      env.LINK_DOMAIN_CHECK_TIMEOUT_MS,
+      5_000,
+      100,
+      60_000,
+    ),
     sqliteCacheMb: intFrom("SQLITE_CACHE_MB", env.SQLITE_CACHE_MB, 16, 1, 4096),
     llm: llmFrom(env),
     oauth: oauthFrom(env),
   };
+}
+
+/** LINK_DOMAIN_CHECK_BASE: an http(s) base URL without a trailing slash, or null when unset. */
+function checkBaseFrom(raw: string | undefined): string | null {
+  if (raw === undefined || raw.trim() === "") return null;
+  let url: URL;
+  try {
+    url = new URL(raw.trim());
+  } catch {
+    throw new ConfigError(`LINK_DOMAIN_CHECK_BASE must be an http or https URL (got "${raw}")`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:")
+    throw new ConfigError(`LINK_DOMAIN_CHECK_BASE must be an http or https URL (got "${raw}")`);
+  return raw.trim().replace(/\/+$/, "");
 }
 
 /** PUBLIC_URL without a trailing slash, else `http://localhost:<port>`. */

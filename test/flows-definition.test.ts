@@ -11,6 +11,7 @@ const EXISTING: Record<RefKind, string[]> = {
   voice_agent: ["voice1"],
   pool: ["pool1"],
   offer: ["offer1"],
+  verified_link_domain: ["domain1"],
 };
 
 const refs: DefinitionRefs = {
@@ -462,7 +463,7 @@ const ROWS: Row[] = [
   [
     "send_sms with offer_url",
     setData("s1", { body: "See {{offer_url}}" }),
-    'nodes[1] ("s1"): data.body uses {{offer_url}}, which a flow message cannot fill',
+    'nodes[1] ("s1"): data.body uses {{offer_url}} but the node has no data.offer_id',
   ],
   [
     "send_sms with an unknown pool",

@@ -394,6 +394,59 @@ describe("preflight", () => {
     expect(preflightPassed(issues)).toBe(true);
   });
 
+  describe("with the workspace's verified link domains", () => {
+    // Written in capitals, as people write a brand: the bare-domain pattern alone does not see a link.
+    const BRANDED = "Acme Widgets: track it at GO.ACMEWIDGETS.COM/T/1 today.";
+    const cases: [string, Partial<TendlcCampaignInput>, string[], string[][]][] = [
+      [
+        "an undeclared link on the domain",
+        { sample_messages: [S0, BRANDED] },
+        ["go.acmewidgets.com"],
+        [["sample_messages[1]", "embedded_link_mismatch", "error"]],
+      ],
+      [
+        "a declared link on the domain",
+        { has_embedded_links: true, sample_messages: [S0, BRANDED] },
+        ["go.acmewidgets.com"],
+        [],
+      ],
+      [
+        "a declared link with a scheme",
+        {
+          has_embedded_links: true,
+          sample_messages: [S0, "Acme Widgets: see HTTPS://GO.ACMEWIDGETS.COM/T/1"],
+        },
+        ["go.acmewidgets.com"],
+        [],
+      ],
+      [
+        "the same text without the domain",
+        { has_embedded_links: true, sample_messages: [S0, BRANDED] },
+        [],
+        [["has_embedded_links", "embedded_link_mismatch", "warning"]],
+      ],
+      [
+        "a longer name that only contains the domain",
+        {
+          has_embedded_links: true,
+          sample_messages: [S0, "Acme Widgets: see GO.ACMEWIDGETS.COM-X now."],
+        },
+        ["go.acmewidgets.com"],
+        [["has_embedded_links", "embedded_link_mismatch", "warning"]],
+      ],
+    ];
+    for (const [name, patch, domains, expected] of cases) {
+      it(`checks has_embedded_links against ${name}`, () => {
+        const issues = preflight({ ...goodCampaign, ...patch }, acme, domains).map((i) => [
+          i.field,
+          i.code,
+          i.severity,
+        ]);
+        expect({ name, issues }).toEqual({ name, issues: expected });
+      });
+    }
+  });
+
   type Row = [string, Partial<TendlcCampaignInput>, string[][]];
   const rows: Row[] = [
     [

@@ -58,7 +58,10 @@ const smsFields = {
   capture_fields: Strings(
     "Fields to capture from the contact's messages: first_name, last_name, email, or custom (zip, appointment_time …)",
   ),
-  link_domain_id: NullableStr("Branded link domain (not available in this version: must be null)", 64),
+  link_domain_id: NullableStr(
+    "A verified link domain of the workspace (`/v1/link-domains`) for the tracked links the agent sends; null: the default verified domain, else PUBLIC_URL. Otherwise 422 `sms.link_domain_id is not a verified link domain`. A domain deleted or no longer verified later falls back the same way.",
+    64,
+  ),
   conversion_keywords: Strings("A contact message containing one records a `lead` conversion"),
   conversion_on_agent_goal: t.Boolean({ description: "Record a `lead` conversion when the goal is reached" }),
   followup_enabled: t.Boolean({ description: "Follow up when the contact goes quiet" }),

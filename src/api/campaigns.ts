@@ -154,6 +154,9 @@ export const CampaignSchema = t.Object(
     from: NullableString("Fixed sending number (E.164)"),
     pool_id: NullableString("Pool the sends rotate across"),
     offer_id: NullableString("Offer behind {{offer_url}}"),
+    link_domain_id: NullableString(
+      "Branded link domain of its `{{offer_url}}` links; null: the offer's, else the workspace's default verified domain, else PUBLIC_URL. A domain deleted or no longer verified falls back the same way when a message is written.",
+    ),
     send_at: NullableTimestamp("When a scheduled campaign starts"),
     quiet_hours: t.Union([QuietHours, t.Null()], { description: "Own quiet hours; null = the workspace's" }),
     throttle_per_minute: NullableInt("Most hand-offs per minute; null = no limit"),
@@ -236,6 +239,12 @@ const configFields = {
   offer_id: t.Optional(
     t.Union([t.String({ maxLength: 64 }), t.Null()], {
       description: "An offer of the workspace: `{{offer_url}}` becomes each recipient's tracked link",
+    }),
+  ),
+  link_domain_id: t.Optional(
+    t.Union([t.String({ maxLength: 64 }), t.Null()], {
+      description:
+        "A verified link domain of the workspace (`/v1/link-domains`) for its `{{offer_url}}` links; null: the offer's, else the default, else PUBLIC_URL. Otherwise 422 `link_domain_id is not a verified link domain`",
     }),
   ),
   send_at: t.Optional(
@@ -401,7 +410,7 @@ export function campaignsRoutes(deps: AppDeps) {
         create: {
           summary: "Create a campaign (draft)",
           description:
-            "Validated whole: every id in the body must be the workspace's (422 `audience.list_ids[0] does not exist`, `pool_id does not exist`, `from is not a number of this workspace`; `offer_id does not exist`, `agent_id must be an SMS agent`), `send_at` in the future, hours 0–23, throttle ≥ 1, a pool with active numbers, variant weights > 0, known merge fields (`message.body has an unknown merge field {{favourite_color}}`). Voice campaigns need `say` or a voice `agent_id`, not both (`say and agent_id cannot both be set for a voice campaign: choose one`), and a voice-capable `from` or pool (`from cannot place calls: the number has no voice capability`).",
+            "Validated whole: every id in the body must be the workspace's (422 `audience.list_ids[0] does not exist`, `pool_id does not exist`, `from is not a number of this workspace`; `offer_id does not exist`, `agent_id must be an SMS agent`, `link_domain_id is not a verified link domain`), `send_at` in the future, hours 0–23, throttle ≥ 1, a pool with active numbers, variant weights > 0, known merge fields (`message.body has an unknown merge field {{favourite_color}}`). Voice campaigns need `say` or a voice `agent_id`, not both (`say and agent_id cannot both be set for a voice campaign: choose one`), and a voice-capable `from` or pool (`from cannot place calls: the number has no voice capability`).",
           body: CreateBody,
           run: (workspaceId, body, now) => createCampaign(deps.db, workspaceId, body, now),
         },
@@ -463,7 +472,7 @@ export function campaignsRoutes(deps: AppDeps) {
           operationId: "previewCampaign",
           summary: "Dry run of a campaign",
           description:
-            "In any state; writes nothing. Each contact of the page is planned by the same function as the real run (audience, variant, merge, sender rotation, send-time decision), so preview and run agree; totals cover the whole audience. `{{offer_url}}` shows as `<public url>/r/XXXXXXXXXX`: a recipient's own link has that shape and length, and its code is made when the message is written.",
+            "In any state; writes nothing. Each contact of the page is planned by the same function as the real run (audience, variant, merge, sender rotation, send-time decision), so preview and run agree; totals cover the whole audience. `{{offer_url}}` shows as `<link base>/r/XXXXXXXXXX` on the domain the links will use (the campaign's link domain, the offer's, the default, else PUBLIC_URL): a recipient's own link has that shape and length, and its code is made when the message is written.",
         },
         response: responses(t.Object({ ok: Ok, preview: Preview }), [...READ_ERRORS, 404, 422]),
       },

@@ -43,7 +43,7 @@ const Node = t.Object(
     ),
     data: t.Record(t.String(), t.Unknown(), {
       description:
-        "By type: trigger {event: contact_created|added_to_list|inbound_keyword|link_clicked|conversion|manual, list_id?, keywords?, offer_id?, conversion_event? (the conversion's event name; any when absent)}; send_sms {body, pool_id?}; wait {minutes|hours|days}; wait_for_reply {timeout_hours}; condition {rules}; agent {agent_id}; add_to_list/remove_from_list {list_id}; update_contact {fields}; webhook {url}; call {agent_id|say}; end {}",
+        "By type: trigger {event: contact_created|added_to_list|inbound_keyword|link_clicked|conversion|manual, list_id?, keywords?, offer_id?, conversion_event? (the conversion's event name; any when absent)}; send_sms {body, pool_id?, offer_id? ({{offer_url}} in body becomes the contact's own tracked link to it), link_domain_id? (a verified link domain for its links; else the offer's, the default, PUBLIC_URL)}; wait {minutes|hours|days}; wait_for_reply {timeout_hours}; condition {rules}; agent {agent_id}; add_to_list/remove_from_list {list_id}; update_contact {fields}; webhook {url}; call {agent_id|say}; end {}",
     }),
   },
   { description: "A node (React Flow's format)" },

@@ -12,6 +12,7 @@ import {
 } from "../domain/attribution/offers";
 import { MAX_VALUE } from "../domain/attribution/values";
 import { Body, Enum, Timestamp, Uuid } from "../http/schemas";
+import { linkDomainsRoutes } from "./link-domains";
 import { resourceRoutes } from "./resource-routes";
 
 export const OfferSchema = t.Object(
@@ -27,8 +28,12 @@ export const OfferSchema = t.Object(
     status: Enum(OFFER_STATUSES, "active, or paused (its links answer 404)"),
     tracking_url: t.String({
       description:
-        "The offer's own tracked link (`<PUBLIC_URL>/r/<code>`); campaign messages get per-recipient links",
-      examples: ["https://outreach.example.com/r/Xb3k9QaZ"],
+        "The offer's own tracked link (`https://<link domain>/r/<code>` on the offer's link domain, else the workspace's default verified domain, else `<PUBLIC_URL>/r/<code>`); campaign messages get per-recipient links",
+      examples: ["https://go.acmebikes.com/r/Xb3k9QaZ"],
+    }),
+    link_domain_id: t.Union([t.String(), t.Null()], {
+      description:
+        "Branded link domain of its links; null: the workspace's default verified domain, else PUBLIC_URL. A domain deleted or no longer verified falls back the same way.",
     }),
     created_at: Timestamp("Created"),
   },
@@ -51,6 +56,11 @@ const Currency = t.String({
   examples: ["USD"],
 });
 
+const LinkDomainId = t.Union([t.String({ maxLength: 64 }), t.Null()], {
+  description:
+    "A verified link domain of the workspace (`/v1/link-domains`), or null for the default; otherwise 422 `link_domain_id is not a verified link domain`",
+});
+
 const CreateBody = Body(
   {
     name: t.String({
@@ -63,6 +73,7 @@ const CreateBody = Body(
     value: t.Optional(Value),
     currency: t.Optional(Currency),
     status: t.Optional(Enum(OFFER_STATUSES, "active (default) or paused")),
+    link_domain_id: t.Optional(LinkDomainId),
   },
   { description: "A new offer" },
 );
@@ -74,6 +85,7 @@ const PatchBody = Body(
     value: t.Optional(Value),
     currency: t.Optional(Currency),
     status: t.Optional(Enum(OFFER_STATUSES, "active or paused")),
+    link_domain_id: t.Optional(LinkDomainId),
   },
   { description: "Fields to change; others stay as they are" },
 );
@@ -87,10 +99,12 @@ function notFoundPage(): Response {
   });
 }
 
-// /v1/offers – CRUD of offers; GET /r/{code} – a tracked link (public): click, then 302.
+// /v1/offers – CRUD of offers; GET /r/{code} – a tracked link (public): click, then 302. The
+// link domains the links go out on (/v1/link-domains) are mounted here, beside the links.
 export function offersRoutes(deps: AppDeps) {
   const publicUrl = deps.config.publicUrl;
   return new Elysia({ name: "offers" })
+    .use(linkDomainsRoutes(deps))
     .use(
       resourceRoutes(
         deps,
@@ -119,14 +133,14 @@ export function offersRoutes(deps: AppDeps) {
           create: {
             summary: "Create an offer",
             description:
-              "`tracking_url` is the offer's own link; `{{offer_url}}` in a campaign body becomes a per-recipient link to it. 422 `destination_url must be a valid URL` (also for control characters or spaces), `destination_url must be an http or https URL`, `destination_url must not point to a link-local or cloud metadata address`.",
+              "`tracking_url` is the offer's own link; `{{offer_url}}` in a campaign body becomes a per-recipient link to it. 422 `destination_url must be a valid URL` (also for control characters or spaces), `destination_url must be an http or https URL`, `destination_url must not point to a link-local or cloud metadata address`, `link_domain_id is not a verified link domain`.",
             body: CreateBody,
             run: (workspaceId, body, now) => createOffer(deps.db, workspaceId, body, publicUrl, now),
           },
           get: {
             summary: "Get an offer",
             description: "The offer with its `tracking_url`.",
-            run: (workspaceId, id) => offerJson(findOffer(deps.db, workspaceId, id), publicUrl),
+            run: (workspaceId, id) => offerJson(deps.db, findOffer(deps.db, workspaceId, id), publicUrl),
           },
           update: {
             summary: "Update an offer",
@@ -167,7 +181,7 @@ export function offersRoutes(deps: AppDeps) {
           operationId: "followTrackedLink",
           summary: "Follow a tracked link",
           description:
-            "Public, rate limited per address. Records a click (event `link.clicked`) and answers 302 to the offer's destination with `vcx=<click id>` appended to its own query string (replacing a `vcx` of the destination's own). `HEAD` answers 302 to the destination without recording a click (link checkers and previews). An unknown code or a paused offer answers a 404 page and redirects nowhere.",
+            "Public, rate limited per address; answers on any host it is reached by (PUBLIC_URL or a branded link domain of `/v1/link-domains`). Records a click (event `link.clicked`) and answers 302 to the offer's destination with `vcx=<click id>` appended to its own query string (replacing a `vcx` of the destination's own). `HEAD` answers 302 to the destination without recording a click (link checkers and previews). An unknown code or a paused offer answers a 404 page and redirects nowhere.",
           responses: {
             302: { description: "Redirect to the destination with `vcx` appended" },
             404: { description: "Unknown code or paused offer (an HTML page)" },

@@ -104,9 +104,14 @@ export const TAGS: { name: string; description: string }[] = [
       "Destinations behind tracked links: each has its own link, and `{{offer_url}}` in a campaign gives every recipient a link of their own.",
   },
   {
+    name: "Link domains",
+    description:
+      "Branded link domains (`go.acmebikes.com`): a host name of the workspace's own, pointed at this server and verified by an HTTP check, on which every tracked link of the workspace goes out (the default, or the one a campaign, offer, flow node or agent names) instead of PUBLIC_URL.",
+  },
+  {
     name: "Tracking",
     description:
-      "Public endpoints a browser calls, without an API key and limited per address: tracked links (`/r/<code>`, a click then a 302), the tracking script `/t.js` and its reports.",
+      "Public endpoints a browser calls, without an API key and limited per address: tracked links (`/r/<code>`, a click then a 302, on PUBLIC_URL or any branded link domain), the tracking script `/t.js` and its reports, and the link domain check's answer (`/.well-known/outreach/<token>`).",
   },
   {
     name: "Conversions",

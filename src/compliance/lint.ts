@@ -35,7 +35,10 @@ export const DEFAULT_MERGE_FIELDS: readonly string[] = [
   "offer_url",
 ];
 
-/** Public shorteners carriers filter (Twilio error 30963 for campaigns that use them). */
+/**
+ * Public shorteners carriers filter (Twilio error 30963 for campaigns that use them): the content
+ * lint warns of them, and a branded link domain may not be one (or under one).
+ */
 export const PUBLIC_URL_SHORTENERS: readonly string[] = [
   "bit.ly",
   "tinyurl.com",
@@ -45,6 +48,15 @@ export const PUBLIC_URL_SHORTENERS: readonly string[] = [
   "is.gd",
   "buff.ly",
   "rebrand.ly",
+  "cutt.ly",
+  "shorturl.at",
+  "tiny.cc",
+  "rb.gy",
+  "t.ly",
+  "bl.ink",
+  "short.io",
+  "tr.im",
+  "v.gd",
 ];
 
 /**

@@ -392,10 +392,24 @@ const COMPANY_SUFFIX = /(?:\s+(?:inc|incorporated|llc|ltd|limited|corp|corporati
 
 const EMAILS_ALL = new RegExp(EMAIL_IN_TEXT.source, "gi");
 
-/** The first link in `body` (email addresses are not links), or null. */
-function linkIn(body: string): string | null {
+/** A link on one of `domains` (a workspace's verified link domains), with or without a scheme. */
+function ownLinkPatterns(domains: readonly string[]): RegExp[] {
+  return domains.map(
+    (domain) =>
+      new RegExp(
+        `(?<![\\w@.-])(?:https?://)?${domain.replace(/[.*+?^${}()|[\]\\-]/g, "\\$&")}(?![\\w-])(?:/\\S*)?`,
+        "i",
+      ),
+  );
+}
+
+/**
+ * The first link in `body` (email addresses are not links), or null. Links on the workspace's own
+ * verified link domains (`ownDomains`) are found whatever their top-level label looks like.
+ */
+function linkIn(body: string, ownDomains: readonly string[] = []): string | null {
   const withoutEmails = body.replace(EMAILS_ALL, " ");
-  for (const pattern of LINKS) {
+  for (const pattern of [...ownLinkPatterns(ownDomains), ...LINKS]) {
     const match = withoutEmails.match(pattern);
     if (match) return match[0].replace(/[.,;:!?)]+$/, "");
   }
@@ -431,13 +445,16 @@ const sampleLabel = (i: number) => `Sample message ${i + 1}`;
 /**
  * What carriers reject before a fee is paid, per CTIA and Twilio's campaign review (30893 brand
  * name and opt-out in samples, 30963 public shorteners, 30889 undeclared links or phone numbers,
- * SHAFT content, use case vs content). Ordered by field then code; deterministic.
+ * SHAFT content, use case vs content). Ordered by field then code; deterministic. `linkDomains`:
+ * the workspace's verified branded link domains (API.md §7.5): sample links on them are links the
+ * campaign will send, checked against `has_embedded_links` like any other.
  */
 export function preflight(
   campaign: Pick<TendlcCampaignInput, "sample_messages" | "has_embedded_links" | "has_embedded_phone"> & {
     use_case: string;
   },
   brand: { legal_name: string; dba_name?: string | null } | null,
+  linkDomains: readonly string[] = [],
 ): PreflightIssue[] {
   const issues: PreflightIssue[] = [];
   const samples = campaign.sample_messages ?? [];
@@ -479,7 +496,7 @@ export function preflight(
     const shaft = lint.find((w) => w.code === "shaft_content");
     if (shaft) add(field, "shaft_content", "error", `${sampleLabel(i)}: ${shaft.message}`);
 
-    const link = linkIn(sample);
+    const link = linkIn(sample, linkDomains);
     if (link) {
       anyLink = true;
       if (!campaign.has_embedded_links) {

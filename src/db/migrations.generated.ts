@@ -32,6 +32,7 @@ import m29 from "../../migrations/0029_call_flow_id.sql" with { type: "text" };
 import m30 from "../../migrations/0030_numbers_created_id.sql" with { type: "text" };
 import m31 from "../../migrations/0031_daily_budgets_reentry.sql" with { type: "text" };
 import m32 from "../../migrations/0032_contact_zone_source.sql" with { type: "text" };
+import m33 from "../../migrations/0033_link_domains.sql" with { type: "text" };
 
 /** Migrations in the order they apply. */
 export const embeddedMigrations: { tag: string; sql: string }[] = [
@@ -68,4 +69,5 @@ export const embeddedMigrations: { tag: string; sql: string }[] = [
   { tag: "0030_numbers_created_id", sql: m30 },
   { tag: "0031_daily_budgets_reentry", sql: m31 },
   { tag: "0032_contact_zone_source", sql: m32 },
+  { tag: "0033_link_domains", sql: m33 },
 ];

@@ -184,14 +184,16 @@ interface AddressSource {
 const ADDRESS_LIMITED_PATHS = new Set(["/healthz", "/metrics", "/v1/openapi.json", "/docs", "/t.js"]);
 
 /**
- * Tracked links (`/r/<code>`), tracking reports (`/t/...`), the sign-in routes (`/auth/...`) and
- * carrier callbacks (`/carriers/...`, API.md §7.2): public, limited per address.
+ * Tracked links (`/r/<code>`), tracking reports (`/t/...`), link domain checks
+ * (`/.well-known/outreach/<token>`), the sign-in routes (`/auth/...`) and carrier callbacks
+ * (`/carriers/...`, API.md §7.2): public, limited per address.
  */
 function isAddressLimited(path: string): boolean {
   return (
     ADDRESS_LIMITED_PATHS.has(path) ||
     path.startsWith("/r/") ||
     path.startsWith("/t/") ||
+    path.startsWith("/.well-known/outreach/") ||
     path.startsWith("/auth/") ||
     path.startsWith("/carriers/")
   );

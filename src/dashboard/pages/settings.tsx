@@ -1,5 +1,6 @@
 import { type FormEvent, useCallback, useEffect, useState } from "react";
 import { ApiError, del, get, type Json, patch, post } from "../api";
+import { LinkDomainsSection } from "../components/LinkDomainsSection";
 import { lines, ResourceSection } from "../components/resource";
 
 /** Settings (admins only): the workspace's sending rules, API keys, users. */
@@ -10,6 +11,7 @@ export function SettingsPage() {
       <WorkspaceSettings />
       <ApiKeys />
       <Users />
+      <LinkDomainsSection />
       <Registration />
     </div>
   );

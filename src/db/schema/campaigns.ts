@@ -50,6 +50,8 @@ export const campaigns = sqliteTable(
     fromNumber: text("from_number"),
     poolId: text("pool_id"),
     offerId: text("offer_id"),
+    /** Branded link domain of its `{{offer_url}}` links; null: the offer's, the default, PUBLIC_URL. */
+    linkDomainId: text("link_domain_id"),
     sendAt: timestampColumn("send_at"),
     /** Null: the workspace's quiet hours apply. */
     quietHours: jsonColumn<CampaignQuietHours>("quiet_hours"),

@@ -15,6 +15,7 @@ export * from "./flow-reentry-skips";
 export * from "./flows";
 export * from "./idempotency-keys";
 export * from "./jobs";
+export * from "./link-domains";
 export * from "./link-versions";
 export * from "./list-members";
 export * from "./lists";

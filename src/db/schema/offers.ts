@@ -18,6 +18,8 @@ export const offers = sqliteTable(
     currency: text("currency").notNull(),
     status: text("status").notNull(),
     code: text("code").notNull(),
+    /** Branded link domain of its links; null: the workspace's default, else PUBLIC_URL. */
+    linkDomainId: text("link_domain_id"),
     createdAt: createdAtColumn(),
     updatedAt: updatedAtColumn(),
   },

@@ -22,6 +22,7 @@ import {
   type VoiceProvider,
   VoiceUnavailableError,
 } from "../../voice/provider";
+import { checkLinkDomainReference } from "../attribution/link-domains";
 
 export const AGENT_STATUSES = ["draft", "active", "paused"] as const;
 export const AGENT_CHANNELS = ["sms", "voice"] as const;
@@ -374,7 +375,6 @@ function mergeConfig(current: AgentJson, input: AgentInput, voices: ReadonlySet<
   ) {
     throw invalid("voice_id is not a known voice");
   }
-  if (next.sms.link_domain_id !== null) throw invalid("sms.link_domain_id does not exist");
   return next;
 }
 
@@ -444,7 +444,9 @@ export async function createAgent(
       created_at: "",
       updated_at: "",
     };
-    return mergeConfig(blank, input, voices);
+    const merged = mergeConfig(blank, input, voices);
+    checkLinkDomainReference(tx, workspaceId, merged.sms.link_domain_id, "sms.link_domain_id");
+    return merged;
   });
   const sync = json.channel === "voice" ? await syncVoiceAgent(voice, json, null, now) : null;
   const row = { ...rowOf(json, workspaceId, now, now), voiceSync: sync };
@@ -496,6 +498,9 @@ export async function updateAgent(
     db.transaction((tx) => {
       const current = findAgent(tx, workspaceId, id);
       const json = mergeConfig(agentJson(current), input, voices);
+      // Only a domain the body names is checked: one named earlier and deleted since falls back.
+      if (input.sms?.link_domain_id !== undefined)
+        checkLinkDomainReference(tx, workspaceId, json.sms.link_domain_id, "sms.link_domain_id");
       // An agent answering on numbers or threads by SMS cannot become a voice agent under them.
       if (json.channel === "voice" && current.channel === "sms" && answersSms(tx, workspaceId, id))
         throw invalid("channel cannot be voice while the agent answers SMS on numbers, campaigns or threads");

@@ -19,6 +19,8 @@ import { RescheduleJob } from "../../jobs/catalog";
 import { enqueueJob } from "../../jobs/queue";
 import { log } from "../../lib/log";
 import { recordAgentConversion } from "../attribution/conversions";
+import { brandTrackedLinks } from "../attribution/link-domains";
+import { workspaceLinkBase } from "../attribution/offers";
 import { canSendTo } from "../audience/suppression";
 import { complianceDecision, recipientFacts, workspaceSendRules } from "../campaigns/send-plan";
 import { emitEvent } from "../events";
@@ -478,12 +480,31 @@ function sendAgentMessage(
     conversationId: conversation.id,
     numberId: sender.id,
     from: sender.number,
-    body,
+    body: onAgentLinkDomain(tx, conversation, body),
     sender: "agent",
     followup: options.followup ?? false,
     now,
   });
   return true;
+}
+
+/**
+ * The workspace's tracked links in an agent's text (an offer's `tracking_url` in its knowledge,
+ * greeting or handoff message, whichever host it was copied from) go out on the agent's
+ * `sms.link_domain_id`, else the default verified domain, else PUBLIC_URL.
+ */
+function onAgentLinkDomain(tx: DbOrTx, conversation: ConversationRow, body: string): string {
+  if (!body.includes("/r/")) return body;
+  const agent = conversation.agentId
+    ? tx
+        .select({ sms: agents.sms })
+        .from(agents)
+        .where(and(eq(agents.workspaceId, conversation.workspaceId), eq(agents.id, conversation.agentId)))
+        .get()
+    : undefined;
+  const named = agent?.sms.link_domain_id;
+  const base = workspaceLinkBase(tx, conversation.workspaceId, [typeof named === "string" ? named : null]);
+  return brandTrackedLinks(tx, conversation.workspaceId, body, base);
 }
 
 function scheduleFollowup(tx: DbOrTx, conversation: ConversationRow, agent: AgentJson, now: number) {

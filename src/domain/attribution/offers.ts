@@ -9,6 +9,7 @@ import { newId } from "../../lib/ids";
 import { toIso } from "../../lib/time";
 import { checkWebhookUrl } from "../../webhooks/targets";
 import { invalidateLinkCache } from "./clicks";
+import { checkLinkDomainReference, linkBaseUrl } from "./link-domains";
 import { checkCurrency, checkValue } from "./values";
 
 /** The Offer as the API returns it (API.md §3 Offers & tracking). */
@@ -20,6 +21,7 @@ export interface OfferJson {
   currency: string;
   status: "active" | "paused";
   tracking_url: string;
+  link_domain_id: string | null;
   created_at: string;
 }
 
@@ -31,6 +33,7 @@ export interface OfferInput {
   value?: number | null;
   currency?: string;
   status?: (typeof OFFER_STATUSES)[number];
+  link_domain_id?: string | null;
 }
 
 const CODE_ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
@@ -49,12 +52,17 @@ export function newLinkCode(length = 10): string {
   return out.join("");
 }
 
-/** `/r/<code>` under the server's public base URL (PUBLIC_URL). */
-export function trackingUrl(publicUrl: string, code: string): string {
-  return `${publicUrl}/r/${code}`;
+/** `/r/<code>` under a base URL: a verified link domain (`https://<domain>`) or PUBLIC_URL. */
+export function trackingUrl(base: string, code: string): string {
+  return `${base}/r/${code}`;
 }
 
-export function offerJson(row: OfferRow, publicUrl: string): OfferJson {
+/**
+ * The Offer record; `tracking_url` is on the offer's link domain, else the workspace's default
+ * verified domain, else PUBLIC_URL (`publicUrl`), as the link is shared at this moment.
+ */
+export function offerJson(db: DbOrTx, row: OfferRow, publicUrl: string): OfferJson {
+  const base = linkBaseUrl(db, row.workspaceId, [row.linkDomainId], publicUrl);
   return {
     id: row.id,
     name: row.name,
@@ -62,7 +70,8 @@ export function offerJson(row: OfferRow, publicUrl: string): OfferJson {
     value: row.value,
     currency: row.currency,
     status: row.status as OfferJson["status"],
-    tracking_url: trackingUrl(publicUrl, row.code),
+    tracking_url: trackingUrl(base, row.code),
+    link_domain_id: row.linkDomainId,
     created_at: toIso(row.createdAt) as string,
   };
 }
@@ -108,15 +117,17 @@ export function createOffer(
     currency: input.currency === undefined ? "USD" : checkCurrency(input.currency, "currency"),
     status: input.status ?? "active",
     code: newLinkCode(8),
+    linkDomainId: input.link_domain_id ?? null,
     createdAt: now,
     updatedAt: now,
   };
-  db.transaction((tx) => {
+  return db.transaction((tx) => {
+    checkLinkDomainReference(tx, workspaceId, input.link_domain_id);
     tx.insert(offers).values(row).run();
     // The offer's own link: a click on it knows the offer only.
     tx.insert(trackedLinks).values({ code: row.code, workspaceId, offerId: row.id, createdAt: now }).run();
+    return offerJson(tx, row, publicUrl);
   });
-  return offerJson(row, publicUrl);
 }
 
 /** The workspace's offer, or 404 (malformed, unknown or another workspace's id). */
@@ -146,7 +157,7 @@ export function listOffers(
     containsText(offers.name, filter.q),
   );
   const { rows, total } = newestFirstPage(db, offers, where, [offers.createdAt, offers.id], page);
-  return { offers: rows.map((row) => offerJson(row, publicUrl)), total };
+  return { offers: rows.map((row) => offerJson(db, row, publicUrl)), total };
 }
 
 export function updateOffer(
@@ -160,14 +171,16 @@ export function updateOffer(
   const updated = db.transaction((tx) => {
     const row = findOffer(tx, workspaceId, id);
     checkInput(patch);
+    if (patch.link_domain_id !== undefined) checkLinkDomainReference(tx, workspaceId, patch.link_domain_id);
     const changes: Partial<OfferRow> = { updatedAt: now };
     if (patch.name !== undefined) changes.name = patch.name;
     if (patch.destination_url !== undefined) changes.destinationUrl = patch.destination_url;
     if (patch.value !== undefined) changes.value = patch.value;
     if (patch.currency !== undefined) changes.currency = checkCurrency(patch.currency, "currency");
     if (patch.status !== undefined) changes.status = patch.status;
+    if (patch.link_domain_id !== undefined) changes.linkDomainId = patch.link_domain_id;
     tx.update(offers).set(changes).where(eq(offers.id, row.id)).run();
-    return offerJson({ ...row, ...changes }, publicUrl);
+    return offerJson(tx, { ...row, ...changes }, publicUrl);
   });
   // Its links answer with the new status and destination from the next click on.
   invalidateLinkCache();
@@ -190,7 +203,7 @@ export function deleteOffer(db: DbOrTx, workspaceId: string, id: string): void {
 }
 
 /**
- * A per-recipient link for a campaign message (`{{offer_url}}`): written in the transaction that
+ * A per-recipient link for a campaign or flow message (`{{offer_url}}`): written in the transaction that
  * writes the message, so a click knows its contact, campaign, message and sending number.
  */
 export function createRecipientLink(
@@ -199,7 +212,8 @@ export function createRecipientLink(
     workspaceId: string;
     offerId: string;
     contactId: string;
-    campaignId: string;
+    /** Null for a flow's link. */
+    campaignId: string | null;
     messageId: string;
     numberId: string | null;
     code: string;
@@ -212,18 +226,54 @@ export function createRecipientLink(
 }
 
 /** PUBLIC_URL for links written outside a request (the campaign dispatcher); set at boot. */
-let linkBaseUrl = "http://localhost:3000";
+let publicBaseUrl = "http://localhost:3000";
 export function configureTrackedLinks(options: { publicUrl: string }) {
-  linkBaseUrl = options.publicUrl;
+  publicBaseUrl = options.publicUrl;
+}
+
+/** PUBLIC_URL as set at boot: the base of links when a workspace has no verified link domain. */
+export function publicLinkBase(): string {
+  return publicBaseUrl;
+}
+
+/**
+ * The base of a workspace's links at this moment (`https://<domain>` or PUBLIC_URL): the first
+ * verified domain of `named` (e.g. the campaign's, then the offer's), else the default.
+ */
+export function workspaceLinkBase(
+  db: DbOrTx,
+  workspaceId: string,
+  named: readonly (string | null | undefined)[] = [],
+): string {
+  return linkBaseUrl(db, workspaceId, named, publicBaseUrl);
+}
+
+/**
+ * The base of a campaign's `{{offer_url}}` links: the campaign's link domain, else its offer's,
+ * else the workspace's default, else PUBLIC_URL (resolved when the message is written, so a domain
+ * deleted or failed meanwhile falls back).
+ */
+export function campaignLinkBase(
+  db: DbOrTx,
+  campaign: { workspaceId: string; offerId: string | null; linkDomainId: string | null },
+): string {
+  const offer = campaign.offerId
+    ? db
+        .select({ linkDomainId: offers.linkDomainId })
+        .from(offers)
+        .where(and(eq(offers.workspaceId, campaign.workspaceId), eq(offers.id, campaign.offerId)))
+        .get()
+    : undefined;
+  return workspaceLinkBase(db, campaign.workspaceId, [campaign.linkDomainId, offer?.linkDomainId]);
 }
 
 /**
  * `{{offer_url}}` for one campaign recipient: a new code whose link row is written with the
- * message (`createRecipientLink`). Returns the code and the URL to merge into the body.
+ * message (`createRecipientLink`). Returns the code and the URL (under `base`) to merge into the body.
  */
-export function newRecipientLink(): { code: string; url: string } {
+export function newRecipientLink(base: string): { code: string; url: string } {
   const code = newLinkCode(RECIPIENT_CODE_LENGTH);
-  return { code, url: trackingUrl(linkBaseUrl, code) };
+  return { code, url: trackingUrl(base, code) };
 }
 
 const RECIPIENT_CODE_LENGTH = 10;
@@ -232,6 +282,6 @@ const RECIPIENT_CODE_LENGTH = 10;
  * `{{offer_url}}` in a campaign preview: the shape and length of a recipient's own link, whose code
  * is only made when the message is written (so the previewed length and segments are the sent ones).
  */
-export function previewRecipientLink(): string {
-  return trackingUrl(linkBaseUrl, "X".repeat(RECIPIENT_CODE_LENGTH));
+export function previewRecipientLink(base: string): string {
+  return trackingUrl(base, "X".repeat(RECIPIENT_CODE_LENGTH));
 }

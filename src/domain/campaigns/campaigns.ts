@@ -24,6 +24,7 @@ import { isUuid, newId } from "../../lib/ids";
 import { normalizePhone } from "../../lib/phone";
 import { parseIsoDate, toIso } from "../../lib/time";
 import { agentForReference } from "../agents/agents";
+import { checkLinkDomainReference } from "../attribution/link-domains";
 import { offerExists } from "../attribution/offers";
 import { campaignCallStats, checkSay } from "../calls/calls";
 import { emitEvent } from "../events";
@@ -50,6 +51,7 @@ export interface CampaignJson {
   from: string | null;
   pool_id: string | null;
   offer_id: string | null;
+  link_domain_id: string | null;
   send_at: string | null;
   quiet_hours: CampaignQuietHours | null;
   throttle_per_minute: number | null;
@@ -74,6 +76,7 @@ export function campaignJson(db: DbOrTx, row: CampaignRow): CampaignJson {
     from: row.fromNumber,
     pool_id: row.poolId,
     offer_id: row.offerId,
+    link_domain_id: row.linkDomainId,
     send_at: toIso(row.sendAt),
     quiet_hours: row.quietHours,
     throttle_per_minute: row.throttlePerMinute,
@@ -105,6 +108,7 @@ export interface CampaignInput {
   from?: string | null;
   pool_id?: string | null;
   offer_id?: string | null;
+  link_domain_id?: string | null;
   send_at?: string | null;
   /** Checked here, not by the schema: see parseQuietHours. */
   quiet_hours?: { enabled?: unknown; start_hour?: unknown; end_hour?: unknown } | null;
@@ -123,6 +127,7 @@ type CampaignConfig = Pick<
   | "fromNumber"
   | "poolId"
   | "offerId"
+  | "linkDomainId"
   | "sendAt"
   | "quietHours"
   | "throttlePerMinute"
@@ -186,6 +191,7 @@ function parseInput(input: CampaignInput, now: number): Partial<CampaignConfig> 
   }
   if (input.pool_id !== undefined) out.poolId = input.pool_id;
   if (input.offer_id !== undefined) out.offerId = input.offer_id;
+  if (input.link_domain_id !== undefined) out.linkDomainId = input.link_domain_id;
   if (input.send_at !== undefined) {
     if (input.send_at === null) out.sendAt = null;
     else {
@@ -368,12 +374,14 @@ export function createCampaign(
     fromNumber: parsed.fromNumber ?? null,
     poolId: parsed.poolId ?? null,
     offerId: parsed.offerId ?? null,
+    linkDomainId: parsed.linkDomainId ?? null,
     sendAt: parsed.sendAt ?? null,
     quietHours: parsed.quietHours ?? null,
     throttlePerMinute: parsed.throttlePerMinute ?? null,
   };
   return db.transaction((tx) => {
     checkConfig(tx, workspaceId, config);
+    checkLinkDomainReference(tx, workspaceId, config.linkDomainId);
     const row: CampaignRow = {
       id: newId(),
       workspaceId,
@@ -428,6 +436,8 @@ export function updateCampaign(
   return db.transaction((tx) => {
     const row = findCampaign(tx, workspaceId, id);
     checkReferences(tx, workspaceId, parsed);
+    // Only a domain the body names is checked: one named earlier and deleted since falls back.
+    checkLinkDomainReference(tx, workspaceId, parsed.linkDomainId);
     if (row.status !== "draft" && row.status !== "scheduled")
       throw conflict(`Campaign is ${row.status}: only a draft or scheduled campaign can be changed`);
     const next: CampaignRow = { ...row, ...parsed, updatedAt: now };

@@ -14,7 +14,7 @@ import type { JobContext, JobPayloads } from "../../jobs/catalog";
 import { RescheduleJob } from "../../jobs/catalog";
 import { enqueueJob } from "../../jobs/queue";
 import { handContactToAgent } from "../agents/runtime";
-import { createRecipientLink, newRecipientLink } from "../attribution/offers";
+import { campaignLinkBase, createRecipientLink, newRecipientLink } from "../attribution/offers";
 import { queueCall } from "../calls/calls";
 import { emitEvent } from "../events";
 import { openThreadsOf, threadForContact, threadFrom } from "../messaging/conversations";
@@ -54,7 +54,7 @@ function writeCampaignMessage(
         greet: false,
       })
     : threadFrom(tx, step.threads, campaign.workspaceId, contact.id, now);
-  const link = campaign.offerId ? newRecipientLink() : null;
+  const link = campaign.offerId ? newRecipientLink(campaignLinkBase(tx, campaign)) : null;
   const message = queueOutboundMessage(tx, {
     workspaceId: campaign.workspaceId,
     contact,

@@ -18,7 +18,7 @@ import {
 } from "../../db/schema";
 import { invalid } from "../../lib/errors";
 import { toIso } from "../../lib/time";
-import { previewRecipientLink } from "../attribution/offers";
+import { campaignLinkBase, previewRecipientLink } from "../attribution/offers";
 import { localDay, nextLocalMidnight } from "../messaging/numbers";
 import { audienceCondition, audiencePage } from "./audience";
 import { findCampaign } from "./campaigns";
@@ -110,6 +110,8 @@ export function previewCampaign(
       const rows = audiencePage(tx, campaign, startsAt, { limit: page.limit, offset: page.offset });
       const facts = recipientFacts(tx, workspaceId, campaign.id, rows, rules, startsAt);
       const senders = new SenderBook(tx, campaign);
+      // `{{offer_url}}` on the domain the links will use, as long as a recipient's own link.
+      const linkBase = campaign.offerId ? campaignLinkBase(tx, campaign) : "";
       for (const contact of rows) {
         const plan = planSend(
           tx,
@@ -132,7 +134,7 @@ export function previewCampaign(
             plan.outcome === "skip"
               ? null
               : campaign.offerId
-                ? bodyFor(campaign, contact, { offerUrl: previewRecipientLink() }).body
+                ? bodyFor(campaign, contact, { offerUrl: previewRecipientLink(linkBase) }).body
                 : plan.body,
           variant: plan.variant,
         });

@@ -37,7 +37,15 @@ export const UPDATABLE_FIELDS = ["first_name", "last_name", "email", "external_i
 /** Nodes where a run pauses: a loop through one of them is allowed. */
 const WAIT_TYPES: readonly NodeType[] = ["wait", "wait_for_reply"];
 
-export type RefKind = "list" | "agent" | "voice_agent" | "sms_agent" | "pool" | "offer";
+/** `verified_link_domain`: a verified branded link domain of the workspace (API.md §7.5). */
+export type RefKind =
+  | "list"
+  | "agent"
+  | "voice_agent"
+  | "sms_agent"
+  | "pool"
+  | "offer"
+  | "verified_link_domain";
 
 export interface DefinitionRefs {
   /**
@@ -266,11 +274,20 @@ function checkNodeData(node: FlowNode, name: string, path: string, refs: Definit
       if (typeof body !== "string" || body.trim() === "")
         throw invalid(`${name}: data.body must be a non-empty string`);
       if (body.length > MAX_SMS_BODY) throw invalid(`${name}: data.body is too long (max ${MAX_SMS_BODY})`);
-      // Campaign merge fields, but no {{offer_url}}: a flow message has no offer to link to.
+      // Campaign merge fields; {{offer_url}} (a link of the contact's own) needs the node's offer.
       checkMergeFields(body, `${name}: data.body`, true);
-      if (mergeFieldsOf(body).some((field) => field.name === "offer_url"))
-        throw invalid(`${name}: data.body uses {{offer_url}}, which a flow message cannot fill`);
+      if (!has("offer_id") && mergeFieldsOf(body).some((field) => field.name === "offer_url"))
+        throw invalid(`${name}: data.body uses {{offer_url}} but the node has no data.offer_id`);
       ref("pool_id", "pool", null, true);
+      ref("offer_id", "offer", null, true);
+      // The domain of the workspace's tracked links in the text (null: the default, else PUBLIC_URL).
+      const domainId = data.link_domain_id;
+      if (
+        domainId !== undefined &&
+        domainId !== null &&
+        (typeof domainId !== "string" || !refs.exists("verified_link_domain", domainId))
+      )
+        throw invalid(`${path}.data.link_domain_id is not a verified link domain`);
       return;
     }
     case "wait": {

@@ -22,6 +22,7 @@ import {
   flowRuns,
   flowSteps,
   flows,
+  linkDomains,
   lists,
   messages,
   offers,
@@ -111,6 +112,8 @@ function refsFor(tx: DbOrTx, workspaceId: string, allowPrivate: boolean): Defini
       if (kind === "list") return has(lists, id);
       if (kind === "pool") return has(pools, id);
       if (kind === "offer") return has(offers, id);
+      if (kind === "verified_link_domain")
+        return workspaceRow(tx, linkDomains, workspaceId, id)?.status === "verified";
       const agent = agentOf(id);
       if (kind === "agent") return agent !== undefined;
       if (kind === "sms_agent") return agent?.channel === "sms";

@@ -22,6 +22,7 @@ import {
   listMembers,
   lists,
   type NumberRow,
+  offers,
   RUN_IS_ACTIVE,
 } from "../../db/schema";
 import { workspaceRow } from "../../db/workspace-row";
@@ -30,6 +31,8 @@ import { AppError } from "../../lib/errors";
 import { newId } from "../../lib/ids";
 import { toIso } from "../../lib/time";
 import { handContactToAgent } from "../agents/runtime";
+import { brandTrackedLinks } from "../attribution/link-domains";
+import { createRecipientLink, newRecipientLink, workspaceLinkBase } from "../attribution/offers";
 import { mergeFields } from "../audience/contacts";
 import { contactMatches } from "../audience/segments";
 import { callSender, queueCall } from "../calls/calls";
@@ -502,6 +505,8 @@ function sendNode(
     sender = fixed;
   }
   const conversation = threadForContact(tx, flow.workspaceId, contact.id, { reopen: false, now });
+  const link = flowOfferLink(tx, flow.workspaceId, data);
+  const merged = mergeBody(String(data.body ?? ""), contact, link ? { offerUrl: link.url } : {});
   const message = queueOutboundMessage(tx, {
     workspaceId: flow.workspaceId,
     contact,
@@ -509,11 +514,54 @@ function sendNode(
     thread: conversation,
     numberId: sender.id,
     from: sender.number,
-    body: mergeBody(String(data.body ?? ""), contact),
+    body: onFlowLinkDomain(tx, flow.workspaceId, merged, data.link_domain_id),
     sender: "flow",
     now,
   });
+  if (link)
+    createRecipientLink(
+      tx,
+      {
+        workspaceId: flow.workspaceId,
+        offerId: link.offerId,
+        contactId: contact.id,
+        campaignId: null,
+        messageId: message.id,
+        numberId: sender.id,
+        code: link.code,
+      },
+      now,
+    );
   return { go: "out", outcome: "sent", action: "sent", detail: message.body, messageId: message.id };
+}
+
+/**
+ * The workspace's tracked links in a flow's text (an offer's `tracking_url`) go out on the node's
+ * `link_domain_id`, else the default verified domain, else PUBLIC_URL (a domain deleted since the
+ * flow was saved falls back the same way).
+ */
+/**
+ * `{{offer_url}}` of a send_sms node with `offer_id`: a new link of the contact's own, on the node's
+ * link domain, else the offer's, the default, PUBLIC_URL. Null when the node names no offer or its
+ * offer was deleted since (the field then merges its fallback).
+ */
+function flowOfferLink(
+  tx: DbOrTx,
+  workspaceId: string,
+  data: Record<string, unknown>,
+): { offerId: string; code: string; url: string } | null {
+  if (typeof data.offer_id !== "string") return null;
+  const offer = workspaceRow(tx, offers, workspaceId, data.offer_id);
+  if (!offer) return null;
+  const named = typeof data.link_domain_id === "string" ? data.link_domain_id : null;
+  const link = newRecipientLink(workspaceLinkBase(tx, workspaceId, [named, offer.linkDomainId]));
+  return { offerId: offer.id, ...link };
+}
+
+function onFlowLinkDomain(tx: DbOrTx, workspaceId: string, body: string, named: unknown): string {
+  if (!body.includes("/r/")) return body;
+  const base = workspaceLinkBase(tx, workspaceId, [typeof named === "string" ? named : null]);
+  return brandTrackedLinks(tx, workspaceId, body, base);
 }
 
 function callNode(

@@ -20,6 +20,7 @@ import {
 import type { Db, DbOrTx } from "../../db/client";
 import { newestFirstPage } from "../../db/paging";
 import {
+  linkDomains,
   NUMBER_IS_ACTIVE,
   numbers,
   type ShortCodeRequestRow,
@@ -252,9 +253,23 @@ function checkReferences(tx: DbOrTx, workspaceId: string, input: TendlcCampaignI
   return brand;
 }
 
+/** The workspace's verified link domains: sample links on them are the campaign's own links. */
+function verifiedLinkDomains(db: DbOrTx, workspaceId: string): string[] {
+  return db
+    .select({ domain: linkDomains.domain })
+    .from(linkDomains)
+    .where(and(eq(linkDomains.workspaceId, workspaceId), eq(linkDomains.status, "verified")))
+    .all()
+    .map((row) => row.domain);
+}
+
 /** The pre-flight for a checked campaign; its errors block (422 naming the field), warnings are kept. */
-function blockingPreflight(input: TendlcCampaignInput, brand: TendlcBrandRow): PreflightIssue[] {
-  const issues = preflight(input, { legal_name: brand.legalName });
+function blockingPreflight(tx: DbOrTx, input: TendlcCampaignInput, brand: TendlcBrandRow): PreflightIssue[] {
+  const issues = preflight(
+    input,
+    { legal_name: brand.legalName },
+    verifiedLinkDomains(tx, brand.workspaceId),
+  );
   const error = issues.find((issue) => issue.severity === "error");
   if (error) throw invalid(`${error.field}: ${error.message}`, { code: error.code });
   return issues;
@@ -273,7 +288,7 @@ export function createTendlcCampaign(db: Db, workspaceId: string, body: unknown,
   const input = checkTendlcCampaign(body);
   return db.transaction((tx) => {
     const brand = checkReferences(tx, workspaceId, input);
-    const issues = blockingPreflight(input, brand);
+    const issues = blockingPreflight(tx, input, brand);
     const row: TendlcCampaignRow = {
       id: newId(),
       workspaceId,
@@ -317,7 +332,7 @@ export function updateTendlcCampaign(
       throw conflict("10DLC campaign is APPROVED: an approved registration cannot be edited");
     const input = checkTendlcCampaign({ ...campaignInputOf(current), ...patch });
     const brand = checkReferences(tx, workspaceId, input);
-    const issues = blockingPreflight(input, brand);
+    const issues = blockingPreflight(tx, input, brand);
     const row: TendlcCampaignRow = {
       ...current,
       brandId: brand.id,
@@ -346,7 +361,7 @@ export function updateTendlcCampaign(
 export function preflightCampaign(db: Db, workspaceId: string, body: unknown) {
   const input = checkTendlcCampaign(body);
   const brand = checkReferences(db, workspaceId, input);
-  const issues = preflight(input, { legal_name: brand.legalName });
+  const issues = preflight(input, { legal_name: brand.legalName }, verifiedLinkDomains(db, workspaceId));
   return { passed: preflightPassed(issues), issues };
 }
 
