@@ -30,6 +30,7 @@ import m27 from "../../migrations/0027_drop_messages_created_index.sql" with { t
 import m28 from "../../migrations/0028_conversation_search_key_at_insert.sql" with { type: "text" };
 import m29 from "../../migrations/0029_call_flow_id.sql" with { type: "text" };
 import m30 from "../../migrations/0030_numbers_created_id.sql" with { type: "text" };
+import m31 from "../../migrations/0031_conversation_notes_reads.sql" with { type: "text" };
 
 /** Migrations in the order they apply. */
 export const embeddedMigrations: { tag: string; sql: string }[] = [
@@ -64,4 +65,5 @@ export const embeddedMigrations: { tag: string; sql: string }[] = [
   { tag: "0028_conversation_search_key_at_insert", sql: m28 },
   { tag: "0029_call_flow_id", sql: m29 },
   { tag: "0030_numbers_created_id", sql: m30 },
+  { tag: "0031_conversation_notes_reads", sql: m31 },
 ];

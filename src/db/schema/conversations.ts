@@ -21,7 +21,7 @@ export const conversations = sqliteTable(
     /** open | closed */
     status: text("status").notNull(),
     needsAttention: boolColumn("needs_attention").notNull().default(false),
-    /** Free-form assignee (a teammate's name or id) for inbox triage. */
+    /** The workspace user the thread is assigned to (a user id, API.md §7.4); null when unassigned. */
     assignedTo: text("assigned_to"),
     /** The AI agent that owns the thread, if any. */
     agentId: text("agent_id"),
