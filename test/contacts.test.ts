@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { eventLog } from "./support/event-log";
+import { orderNumber } from "./support/messaging";
 import { startTestServer, type TestServer } from "./support/server";
 
 let s: TestServer;
@@ -359,6 +360,73 @@ describe("GET/PATCH/DELETE /v1/contacts/{id}", () => {
         expect(r.status).toBe(404);
         expect(r.body).toEqual({ ok: false, error: "Not found" });
       }
+    }
+  });
+});
+
+describe("GET /v1/contacts/{id}/activity", () => {
+  const OURS = "+14155550100";
+
+  it("lists messages, replies, list additions, conversions and the opt-out, newest first, in words", async () => {
+    await orderNumber(s, OURS);
+    const number = phone();
+    const contact = (await s.api("POST", "/v1/contacts", { phone_number: number, first_name: "Rae" })).body
+      .contact;
+    const list = (await s.api("POST", "/v1/lists", { name: "Regulars" })).body.list;
+    const steps: [string, () => Promise<{ status: number }>][] = [
+      ["add to list", () => s.api("POST", `/v1/lists/${list.id}/contacts`, { contact_ids: [contact.id] })],
+      ["send", () => s.api("POST", "/v1/messages", { to: number, body: "Your table is ready" })],
+      ["reply", () => s.api("POST", "/v1/sandbox/inbound", { from: number, to: OURS, body: "On my way" })],
+      ["convert", () => s.api("POST", "/v1/conversion", { txn: `t-${number}`, value: 12.5, phone: number })],
+      ["opt out", () => s.api("POST", "/v1/sandbox/inbound", { from: number, to: OURS, body: "STOP" })],
+    ];
+    for (const [name, step] of steps) {
+      expect([name, (await step()).status]).toEqual([name, 200]);
+      await Bun.sleep(3);
+    }
+    const answer = await s.api("GET", `/v1/contacts/${contact.id}/activity`);
+    expect(answer.status).toBe(200);
+    expect(answer.body).toMatchObject({ ok: true, total: 7, limit: 50, offset: 0 });
+    const seen = answer.body.activity.map((a: { type: string; summary: string }) => [a.type, a.summary]);
+    expect(seen).toEqual([
+      ["message", expect.stringMatching(/^Sent by system .*"You have been unsubscribed/)],
+      ["message", 'Replied: "STOP"'],
+      ["opt_out", "Opted out via inbound"],
+      ["conversion", "Converted: purchase (12.5 USD)"],
+      ["message", 'Replied: "On my way"'],
+      ["message", expect.stringMatching(/^Sent by human \(\w+\): "Your table is ready"$/)],
+      ["list_added", 'Added to list "Regulars"'],
+    ]);
+    expect(answer.body.activity[6].ids).toEqual({ list_id: list.id });
+    const times = answer.body.activity.map((a: { at: string }) => a.at);
+    expect(times).toEqual([...times].sort().reverse());
+  });
+
+  it("pages with limit and offset, and answers 422 for a bad limit", async () => {
+    const contact = (await s.api("POST", "/v1/contacts", { phone_number: phone() })).body.contact;
+    for (const name of ["A", "B", "C"]) {
+      const list = (await s.api("POST", "/v1/lists", { name })).body.list;
+      await s.api("POST", `/v1/lists/${list.id}/contacts`, { contact_ids: [contact.id] });
+      await Bun.sleep(3);
+    }
+    const page = await s.api("GET", `/v1/contacts/${contact.id}/activity?limit=1&offset=1`);
+    expect(page.body).toMatchObject({ total: 3, limit: 1, offset: 1 });
+    expect(page.body.activity.map((a: { summary: string }) => a.summary)).toEqual(['Added to list "B"']);
+    const bad = await s.api("GET", `/v1/contacts/${contact.id}/activity?limit=-1`);
+    expect(bad.status).toBe(422);
+  });
+
+  it("answers 404 for unknown, malformed and another workspace's contacts", async () => {
+    const contact = (await s.api("POST", "/v1/contacts", { phone_number: phone() })).body.contact;
+    const other = s.newWorkspace("Elsewhere");
+    const cases: [string, string, string | undefined][] = [
+      ["unknown", Bun.randomUUIDv7(), undefined],
+      ["malformed", "123", undefined],
+      ["another workspace's", contact.id, other.key],
+    ];
+    for (const [name, id, key] of cases) {
+      const answer = await s.api("GET", `/v1/contacts/${id}/activity`, undefined, { key });
+      expect([name, answer.status, answer.body]).toEqual([name, 404, { ok: false, error: "Not found" }]);
     }
   });
 });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
-import { eq } from "drizzle-orm";
-import { conversations } from "../src/db/schema";
+import { count, eq, like } from "drizzle-orm";
+import { conversations, events, messages } from "../src/db/schema";
 import { eventually, orderNumber } from "./support/messaging";
 import { startTestServer, type TestServer } from "./support/server";
 
@@ -18,6 +18,33 @@ async function threadWith(from: string, body: string) {
   return answer.body.message.conversation_id as string;
 }
 const ids = (body: { conversations: { id: string }[] }) => body.conversations.map((c) => c.id);
+
+/** Invites a workspace user (with the key) and signs them in: their id and session cookie. */
+async function teammate(email: string, name = email.split("@")[0] as string) {
+  const invited = await s.api("POST", "/v1/users", { email, name, role: "agent" });
+  expect([invited.status, invited.body.error]).toEqual([200, undefined]);
+  const token = new URL(invited.body.setup_url, "http://x").searchParams.get("token");
+  const done = await s.api(
+    "POST",
+    "/auth/setup",
+    { token, password: "correct horse battery" },
+    { key: null },
+  );
+  const cookie = (done.headers.get("set-cookie") ?? "").match(/^outreach_session=([A-Za-z0-9_-]{43});/)?.[1];
+  if (!cookie) throw new Error(`no session for ${email}: ${done.status} ${JSON.stringify(done.body)}`);
+  return { id: invited.body.user.id as string, cookie };
+}
+
+/** A request with a user's session instead of the key. */
+const asUser = (cookie: string, method: string, path: string, body?: unknown) =>
+  s.api(method, path, body, { key: null, headers: { cookie: `outreach_session=${cookie}` } });
+
+let dana: { id: string; cookie: string };
+let jordan: { id: string; cookie: string };
+beforeAll(async () => {
+  dana = await teammate("dana@acme.test", "Dana");
+  jordan = await teammate("jordan@acme.test", "Jordan");
+});
 
 describe("GET /v1/conversations", () => {
   it("lists threads most recently active first with {ok, conversations, total, limit, offset}", async () => {
@@ -41,6 +68,21 @@ describe("GET /v1/conversations", () => {
       intent: null,
       last_message_at: expect.stringMatching(/Z$/),
       created_at: expect.stringMatching(/Z$/),
+      contact: {
+        id: expect.any(String),
+        first_name: null,
+        last_name: null,
+        phone_number: "+14155550301",
+        opted_in: true,
+      },
+      last_message: {
+        body: "second",
+        direction: "inbound",
+        sender: "contact",
+        created_at: expect.stringMatching(/Z$/),
+      },
+      unread: 1,
+      assignee: null,
     });
   });
 
@@ -48,7 +90,7 @@ describe("GET /v1/conversations", () => {
     const closed = await threadWith("+14155550310", "closing soon");
     await s.api("PATCH", `/v1/conversations/${closed}`, {
       status: "closed",
-      assigned_to: "dana",
+      assigned_to: dana.id,
       needs_attention: false,
     });
     const open = await threadWith("+14155550311", "still open");
@@ -77,7 +119,7 @@ describe("GET /v1/conversations", () => {
     expect(answer.status).toBe(422);
     expect(answer.body).toEqual({
       ok: false,
-      error: "filter must be one of all, open, closed, needs_attention, assigned, unassigned, agent",
+      error: "filter must be one of all, open, closed, needs_attention, assigned, unassigned, agent, mine",
     });
   });
 
@@ -210,14 +252,14 @@ describe("PATCH /v1/conversations/{id}", () => {
     const id = await threadWith("+14155550360", "x");
     const answer = await s.api("PATCH", `/v1/conversations/${id}`, {
       status: "closed",
-      assigned_to: "jordan",
+      assigned_to: jordan.id,
       needs_attention: false,
     });
     expect(answer.status).toBe(200);
     expect(answer.body).toEqual({ ok: true, updated: true });
     expect((await s.api("GET", `/v1/conversations/${id}`)).body.conversation).toMatchObject({
       status: "closed",
-      assigned_to: "jordan",
+      assigned_to: jordan.id,
       needs_attention: false,
     });
     await s.api("PATCH", `/v1/conversations/${id}`, { assigned_to: null, status: "open" });
@@ -273,5 +315,245 @@ describe("a thread's last_message_at", () => {
     expect(moved?.lastMessageAt).toBe(Date.parse(later.body.message.created_at));
     expect(moved?.lastMessageAt).toBeGreaterThan(created?.lastMessageAt ?? 0);
     expect(moved?.updatedAt).toBe(moved?.lastMessageAt ?? -1);
+  });
+});
+
+describe("GET /v1/conversations: what an inbox row shows (API.md §7.4)", () => {
+  const row = async (id: string, cookie?: string) => {
+    const answer = cookie
+      ? await asUser(cookie, "GET", "/v1/conversations?limit=200")
+      : await s.api("GET", "/v1/conversations?limit=200");
+    return answer.body.conversations.find((c: { id: string }) => c.id === id);
+  };
+
+  it("carries the latest message's first 140 characters, its direction and sender", async () => {
+    const id = await threadWith("+14155550400", "first");
+    await s.api("POST", `/v1/conversations/${id}`, { body: `${"é".repeat(150)} tail` });
+    expect((await row(id)).last_message).toEqual({
+      body: "é".repeat(140),
+      direction: "outbound",
+      sender: "human",
+      created_at: expect.stringMatching(/Z$/),
+    });
+  });
+
+  it("counts unread inbound messages per user, from when that user last opened the thread", async () => {
+    const id = await threadWith("+14155550401", "one");
+    await threadWith("+14155550401", "two");
+    const cases: [string, () => Promise<number>, number][] = [
+      ["dana before opening", async () => (await row(id, dana.cookie)).unread, 2],
+      ["the key before anyone opened", async () => (await row(id)).unread, 2],
+    ];
+    for (const [name, read, expected] of cases) expect([name, await read()]).toEqual([name, expected]);
+    expect((await asUser(dana.cookie, "GET", `/v1/conversations/${id}`)).status).toBe(200);
+    await Bun.sleep(2);
+    await threadWith("+14155550401", "three");
+    const after: [string, () => Promise<number>, number][] = [
+      ["dana after opening, one more inbound", async () => (await row(id, dana.cookie)).unread, 1],
+      ["jordan, who never opened it", async () => (await row(id, jordan.cookie)).unread, 3],
+      ["the key: since any user opened it", async () => (await row(id)).unread, 1],
+    ];
+    for (const [name, read, expected] of after) expect([name, await read()]).toEqual([name, expected]);
+  });
+
+  it("a GET with an API key marks nothing read", async () => {
+    const id = await threadWith("+14155550402", "hello");
+    await s.api("GET", `/v1/conversations/${id}`);
+    expect((await row(id, jordan.cookie)).unread).toBe(1);
+  });
+
+  it("carries the assignee's id, e-mail and name", async () => {
+    const id = await threadWith("+14155550403", "x");
+    await s.api("PATCH", `/v1/conversations/${id}`, { assigned_to: "dana@acme.test" });
+    expect(await row(id)).toMatchObject({
+      assigned_to: dana.id,
+      assignee: { id: dana.id, email: "dana@acme.test", name: "Dana" },
+    });
+  });
+
+  it("shows the contact's opted-out state in the row", async () => {
+    const id = await threadWith("+14155550404", "STOP");
+    expect((await row(id)).contact).toMatchObject({ phone_number: "+14155550404", opted_in: false });
+  });
+});
+
+describe("GET /v1/conversations?filter=mine", () => {
+  it("lists the threads assigned to the signed-in user", async () => {
+    const danas = await threadWith("+14155550410", "for dana");
+    const jordans = await threadWith("+14155550411", "for jordan");
+    await s.api("PATCH", `/v1/conversations/${danas}`, { assigned_to: dana.id });
+    await s.api("PATCH", `/v1/conversations/${jordans}`, { assigned_to: jordan.id });
+    const mine = await asUser(dana.cookie, "GET", "/v1/conversations?filter=mine&limit=200");
+    expect(mine.status).toBe(200);
+    expect(ids(mine.body)).toContain(danas);
+    expect(ids(mine.body)).not.toContain(jordans);
+    expect(mine.body.conversations.every((c: { assigned_to: string }) => c.assigned_to === dana.id)).toBe(
+      true,
+    );
+  });
+
+  it("answers 422 to an API key, which has no user", async () => {
+    const answer = await s.api("GET", "/v1/conversations?filter=mine");
+    expect([answer.status, answer.body]).toEqual([
+      422,
+      { ok: false, error: "filter mine needs a signed-in user (an API key has none)" },
+    ]);
+  });
+});
+
+describe("PATCH /v1/conversations/{id} assigned_to", () => {
+  it("takes a workspace user's id or e-mail (any case) and stores the id; null unassigns", async () => {
+    const id = await threadWith("+14155550420", "x");
+    const cases: [string, string | null, string | null][] = [
+      ["id", jordan.id, jordan.id],
+      ["e-mail", "dana@acme.test", dana.id],
+      ["e-mail in capitals", "DANA@Acme.Test", dana.id],
+      ["null", null, null],
+    ];
+    for (const [name, value, stored] of cases) {
+      const answer = await s.api("PATCH", `/v1/conversations/${id}`, { assigned_to: value });
+      const after = (await s.api("GET", `/v1/conversations/${id}`)).body.conversation.assigned_to;
+      expect([name, answer.status, after]).toEqual([name, 200, stored]);
+    }
+  });
+
+  it("answers 422 'assigned_to does not exist' for anyone else and keeps the assignee", async () => {
+    const id = await threadWith("+14155550421", "x");
+    await s.api("PATCH", `/v1/conversations/${id}`, { assigned_to: dana.id });
+    const stranger = s.newWorkspace("Strangers");
+    const invited = await s.api(
+      "POST",
+      "/v1/users",
+      { email: "ola@elsewhere.test", name: "Ola", role: "admin" },
+      { key: stranger.key },
+    );
+    const cases: [string, unknown][] = [
+      ["a name", "jordan"],
+      ["an unknown e-mail", "nobody@acme.test"],
+      ["an unknown id", Bun.randomUUIDv7()],
+      ["another workspace's user by id", invited.body.user.id],
+      ["another workspace's user by e-mail", "ola@elsewhere.test"],
+      ["an empty string", ""],
+    ];
+    for (const [name, value] of cases) {
+      const answer = await s.api("PATCH", `/v1/conversations/${id}`, {
+        assigned_to: value,
+        status: "closed",
+      });
+      expect([name, answer.status, answer.body]).toEqual([
+        name,
+        422,
+        { ok: false, error: "assigned_to does not exist" },
+      ]);
+    }
+    expect((await s.api("GET", `/v1/conversations/${id}`)).body.conversation).toMatchObject({
+      assigned_to: dana.id,
+      status: "open",
+    });
+  });
+
+  it("lets an agent user assign a thread to themself", async () => {
+    const id = await threadWith("+14155550422", "x");
+    const answer = await asUser(jordan.cookie, "PATCH", `/v1/conversations/${id}`, {
+      assigned_to: jordan.id,
+    });
+    expect([answer.status, answer.body]).toEqual([200, { ok: true, updated: true }]);
+  });
+});
+
+describe("GET /v1/conversations/assignees", () => {
+  it("lists the workspace's users by name, for agent users too", async () => {
+    const answer = await asUser(jordan.cookie, "GET", "/v1/conversations/assignees");
+    expect(answer.status).toBe(200);
+    expect(answer.body.assignees).toEqual(
+      expect.arrayContaining([
+        { id: dana.id, email: "dana@acme.test", name: "Dana" },
+        { id: jordan.id, email: "jordan@acme.test", name: "Jordan" },
+      ]),
+    );
+  });
+
+  it("never lists another workspace's users", async () => {
+    const other = s.newWorkspace("Lonely");
+    const answer = await s.api("GET", "/v1/conversations/assignees", undefined, { key: other.key });
+    expect(answer.body.assignees.map((a: { email: string }) => a.email)).not.toContain("dana@acme.test");
+  });
+});
+
+describe("POST /v1/conversations/{id}/notes", () => {
+  const db = () => s.server.handle.db;
+  const messageCount = () => db().select({ n: count() }).from(messages).get()?.n ?? 0;
+  const messageEvents = () =>
+    db().select({ n: count() }).from(events).where(like(events.type, "message.%")).get()?.n ?? 0;
+
+  it("adds a note with its author, shown in the thread as sender 'note'", async () => {
+    const id = await threadWith("+14155550430", "Can I change my order?");
+    const answer = await asUser(dana.cookie, "POST", `/v1/conversations/${id}/notes`, {
+      body: "She wants size M instead.",
+    });
+    expect(answer.status).toBe(200);
+    expect(answer.body).toEqual({
+      ok: true,
+      note: {
+        id: expect.any(String),
+        body: "She wants size M instead.",
+        author: { user_id: dana.id, name: "Dana" },
+        created_at: expect.stringMatching(/Z$/),
+      },
+    });
+    const thread = (await s.api("GET", `/v1/conversations/${id}`)).body.conversation.messages;
+    expect(thread.at(-1)).toEqual({
+      id: answer.body.note.id,
+      direction: "internal",
+      sender: "note",
+      body: "She wants size M instead.",
+      status: "NOTE",
+      call_id: null,
+      created_at: answer.body.note.created_at,
+      author: { user_id: dana.id, name: "Dana" },
+    });
+  });
+
+  it("is never sent: no message, no message.* event, no analytics figure, not the row's last message", async () => {
+    const id = await threadWith("+14155550431", "hi");
+    const figures = async () => {
+      const { messages: counted, replies } = (await s.api("GET", "/v1/analytics/overview")).body.overview;
+      return {
+        messages: messageCount(),
+        events: messageEvents(),
+        analytics: { sent: counted.sent, inbound: counted.inbound, replies },
+        listed: (await s.api("GET", "/v1/messages?limit=1")).body.total,
+      };
+    };
+    const before = await figures();
+    const note = await s.api("POST", `/v1/conversations/${id}/notes`, { body: "Do not text her after 6pm" });
+    expect(note.status).toBe(200);
+    await Bun.sleep(50);
+    const after = await figures();
+    expect(after).toEqual(before);
+    const listed = (await s.api("GET", "/v1/conversations?limit=200")).body.conversations;
+    expect(listed.find((c: { id: string }) => c.id === id).last_message.body).toBe("hi");
+  });
+
+  it("names the API key as author when written with a key", async () => {
+    const id = await threadWith("+14155550432", "x");
+    const answer = await s.api("POST", `/v1/conversations/${id}/notes`, { body: "from the CRM" });
+    expect(answer.body.note.author).toEqual({ user_id: null, name: expect.any(String) });
+  });
+
+  it("answers 422 for a missing, blank or long body, and 404 for unknown and foreign threads", async () => {
+    const id = await threadWith("+14155550433", "x");
+    const other = s.newWorkspace("Other notes");
+    const cases: [string, string, unknown, string | undefined, number, string][] = [
+      ["no body", id, {}, undefined, 422, "body is required"],
+      ["blank body", id, { body: "   " }, undefined, 422, "body is required"],
+      ["long body", id, { body: "x".repeat(2001) }, undefined, 422, "body is too long (max 2000)"],
+      ["unknown thread", Bun.randomUUIDv7(), { body: "x" }, undefined, 404, "Not found"],
+      ["another workspace's thread", id, { body: "x" }, other.key, 404, "Not found"],
+    ];
+    for (const [name, thread, body, key, status, error] of cases) {
+      const answer = await s.api("POST", `/v1/conversations/${thread}/notes`, body, { key });
+      expect([name, answer.status, answer.body]).toEqual([name, status, { ok: false, error }]);
+    }
   });
 });

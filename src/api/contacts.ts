@@ -1,5 +1,6 @@
 import { Elysia, t } from "elysia";
 import type { AppDeps } from "../app";
+import { ACTIVITY_TYPES, contactActivity } from "../domain/audience/activity";
 import {
   contactJson,
   createContact,
@@ -8,7 +9,9 @@ import {
   listContacts,
   updateContact,
 } from "../domain/audience/contacts";
-import { Body } from "../http/schemas";
+import { workspaceOf } from "../http/context";
+import { paginationQuery, parsePagination } from "../http/pagination";
+import { Body, listEnvelope, Query, READ_ERRORS, responses, Timestamp } from "../http/schemas";
 import { ContactSchema, FieldsInput, NullableText } from "./audience-schemas";
 import { contactImportRoutes } from "./contact-import";
 import { resourceRoutes } from "./resource-routes";
@@ -48,62 +51,113 @@ const PatchBody = Body(
   { description: "Fields to change; others stay as they are" },
 );
 
-// /v1/contacts – CRUD, search and import of the people a workspace reaches.
+const Activity = t.Object(
+  {
+    type: t.String({ description: ACTIVITY_TYPES.join(" | "), examples: ["click"] }),
+    at: Timestamp("When it happened"),
+    summary: t.String({
+      description: "What happened, in words",
+      examples: ['Clicked the link of offer "Spring sale"'],
+    }),
+    ids: t.Record(t.String(), t.String(), {
+      description:
+        "Ids of what the entry concerns, by name (message_id, conversation_id, campaign_id, call_id, click_id, offer_id, conversion_id, flow_id, run_id, list_id, suppression_id, agent_id); absent ones are left out",
+      examples: [
+        {
+          click_id: "01933b7e-0000-7000-8000-000000000001",
+          offer_id: "01933b7e-0000-7000-8000-000000000002",
+        },
+      ],
+    }),
+  },
+  { description: "One thing that happened to a contact" },
+);
+
+// /v1/contacts – CRUD, search and import of the people a workspace reaches;
+// GET /v1/contacts/{id}/activity – what happened to one contact.
 export function contactRoutes(deps: AppDeps) {
-  return new Elysia({ name: "contacts" }).use(contactImportRoutes(deps)).use(
-    resourceRoutes(
-      deps,
+  return new Elysia({ name: "contacts" })
+    .use(contactImportRoutes(deps))
+    .get(
+      "/v1/contacts/:id/activity",
+      ({ request, params, query }) => ({
+        ok: true as const,
+        ...contactActivity(deps.db, workspaceOf(request), params.id, parsePagination(query)),
+      }),
       {
-        path: "/v1/contacts",
-        tag: "Contacts",
-        one: "contact",
-        many: "contacts",
-        item: ContactSchema,
-        idDescription: "Contact id",
+        params: t.Object({ id: t.String({ description: "Contact id" }) }),
+        query: Query({ ...paginationQuery }),
+        detail: {
+          tags: ["Contacts"],
+          operationId: "getContactActivity",
+          summary: "A contact's activity, newest first",
+          description:
+            "Messages, calls, clicks, conversions, flow entries and exits, list additions and opt-outs (suppressions of the contact's number) as `{type, at, summary, ids}`. Removals from lists are not recorded, so only current memberships appear. Another workspace's contact → 404.",
+        },
+        response: responses(listEnvelope("activity", Activity, "Entries, newest first"), [
+          ...READ_ERRORS,
+          404,
+          422,
+        ]),
       },
-      {
-        list: {
-          summary: "List contacts (newest first)",
-          description:
-            "`q` matches first name, last name, phone number or email, case-insensitively; paginated with `limit` and `offset`.",
-          query: {
-            q: t.Optional(t.String({ description: "Matches first name, last name, phone number or email" })),
+    )
+    .use(
+      resourceRoutes(
+        deps,
+        {
+          path: "/v1/contacts",
+          tag: "Contacts",
+          one: "contact",
+          many: "contacts",
+          item: ContactSchema,
+          idDescription: "Contact id",
+        },
+        {
+          list: {
+            summary: "List contacts (newest first)",
+            description:
+              "`q` matches first name, last name, phone number or email, case-insensitively; paginated with `limit` and `offset`.",
+            query: {
+              q: t.Optional(
+                t.String({ description: "Matches first name, last name, phone number or email" }),
+              ),
+            },
+            itemsDescription: "Contacts, newest first",
+            run: (workspaceId, query, page) => {
+              const { rows, total } = listContacts(deps.db, workspaceId, { q: query.q, ...page });
+              return { items: rows.map(contactJson), total };
+            },
           },
-          itemsDescription: "Contacts, newest first",
-          run: (workspaceId, query, page) => {
-            const { rows, total } = listContacts(deps.db, workspaceId, { q: query.q, ...page });
-            return { items: rows.map(contactJson), total };
+          create: {
+            summary: "Create a contact",
+            description:
+              "409 `Contact with this phone_number already exists` (with `contact_id`) when the number is taken. Emits `contact.created`.",
+            errors: [409],
+            body: CreateBody,
+            run: (workspaceId, body, now) =>
+              contactJson(createContact(deps.db, workspaceId, body, "api", now)),
+          },
+          get: {
+            summary: "Get a contact",
+            description: "The contact with its consent (`opted_in`), timezone and custom `fields`.",
+            run: (workspaceId, id) => contactJson(getContact(deps.db, workspaceId, id)),
+          },
+          update: {
+            summary: "Update a contact",
+            description:
+              "Partial update. `fields` merges (null removes a key). `opted_in: false` blocks every send to the contact.",
+            errors: [409],
+            body: PatchBody,
+            run: (workspaceId, id, body, now) =>
+              contactJson(updateContact(deps.db, workspaceId, id, body, now)),
+          },
+          delete: {
+            summary: "Delete a contact",
+            description:
+              "Removes the contact and its list memberships. A suppression entry for its number stays.",
+            run: (workspaceId, id) => deleteContact(deps.db, workspaceId, id),
           },
         },
-        create: {
-          summary: "Create a contact",
-          description:
-            "409 `Contact with this phone_number already exists` (with `contact_id`) when the number is taken. Emits `contact.created`.",
-          errors: [409],
-          body: CreateBody,
-          run: (workspaceId, body, now) => contactJson(createContact(deps.db, workspaceId, body, "api", now)),
-        },
-        get: {
-          summary: "Get a contact",
-          description: "The contact with its consent (`opted_in`), timezone and custom `fields`.",
-          run: (workspaceId, id) => contactJson(getContact(deps.db, workspaceId, id)),
-        },
-        update: {
-          summary: "Update a contact",
-          description:
-            "Partial update. `fields` merges (null removes a key). `opted_in: false` blocks every send to the contact.",
-          errors: [409],
-          body: PatchBody,
-          run: (workspaceId, id, body, now) =>
-            contactJson(updateContact(deps.db, workspaceId, id, body, now)),
-        },
-        delete: {
-          summary: "Delete a contact",
-          description:
-            "Removes the contact and its list memberships. A suppression entry for its number stays.",
-          run: (workspaceId, id) => deleteContact(deps.db, workspaceId, id),
-        },
-      },
-    ),
-  );
+      ),
+    );
 }

@@ -1,13 +1,17 @@
 import { Elysia, t } from "elysia";
 import type { AppDeps } from "../app";
 import {
+  addNote,
   ATTENTION_REASONS,
   getConversation,
+  type InboxViewer,
+  LAST_MESSAGE_PREVIEW,
+  listAssignees,
   listConversations,
   updateConversation,
 } from "../domain/messaging/conversations";
 import { MAX_BODY_LENGTH, replyToConversation } from "../domain/messaging/messages";
-import { workspaceOf } from "../http/context";
+import { authOf, workspaceOf } from "../http/context";
 import { paginationQuery, parsePagination } from "../http/pagination";
 import {
   Body,
@@ -34,7 +38,9 @@ const ConversationFields = {
       "agent_handoff; agent_flagged (a hot lead or an assist draft); manual (set with PATCH)",
     examples: ["possible_opt_out"],
   }),
-  assigned_to: t.Union([t.String(), t.Null()], { description: "Teammate the thread is assigned to" }),
+  assigned_to: t.Union([t.String(), t.Null()], {
+    description: "Id of the workspace user the thread is assigned to; null when unassigned",
+  }),
   agent_id: t.Union([t.String(), t.Null()], { description: "AI agent that owns the thread" }),
   agent_paused: t.Boolean({
     description: "True once a human replied or the agent handed off: the agent stays quiet",
@@ -54,12 +60,95 @@ const ConversationFields = {
 
 export const ConversationSchema = t.Object(ConversationFields, { description: "An inbox thread" });
 
+const Assignee = t.Object(
+  {
+    id: Uuid("User id"),
+    email: t.String({ description: "The user's e-mail", examples: ["dana@acme.test"] }),
+    name: t.String({ description: "The user's name", examples: ["Dana"] }),
+  },
+  { description: "A workspace user a thread can be assigned to" },
+);
+
+const InboxRowFields = {
+  ...ConversationFields,
+  contact: t.Union(
+    [
+      t.Object(
+        {
+          id: Uuid("Contact id"),
+          first_name: t.Union([t.String(), t.Null()], { description: "First name" }),
+          last_name: t.Union([t.String(), t.Null()], { description: "Last name" }),
+          phone_number: t.String({ description: "E.164 phone number", examples: ["+14155550123"] }),
+          opted_in: t.Boolean({ description: "False once the contact opted out: no reply can be sent" }),
+        },
+        { description: "The thread's contact" },
+      ),
+      t.Null(),
+    ],
+    { description: "The thread's contact; null if it was deleted" },
+  ),
+  last_message: t.Union(
+    [
+      t.Object(
+        {
+          body: t.String({ description: `The first ${LAST_MESSAGE_PREVIEW} characters of the text` }),
+          direction: t.String({ description: "outbound | inbound" }),
+          sender: t.String({ description: "contact | agent | human | campaign | flow | system" }),
+          created_at: Timestamp("When it was sent or received"),
+        },
+        { description: "The thread's latest message (notes are not messages and never appear here)" },
+      ),
+      t.Null(),
+    ],
+    { description: "The latest message; null for a thread without one" },
+  ),
+  unread: t.Integer({
+    minimum: 0,
+    description:
+      "Inbound messages since the signed-in user last opened the thread (GET /v1/conversations/{id} with their session). With an API key: since any workspace user last opened it.",
+  }),
+  assignee: t.Union([Assignee, t.Null()], {
+    description: "The user `assigned_to` names, for display; null when unassigned",
+  }),
+};
+
+const InboxRow = t.Object(InboxRowFields, {
+  description: "An inbox thread with what its row shows: contact, latest message, unread count, assignee",
+});
+
+const NoteAuthor = t.Object(
+  {
+    user_id: t.Union([t.String(), t.Null()], {
+      description: "The user who wrote it; null when written with an API key",
+    }),
+    name: t.String({ description: "The user's name, or the API key's name" }),
+  },
+  { description: "Who wrote the note" },
+);
+
+const NoteSchema = t.Object(
+  {
+    id: Uuid("Note id"),
+    body: t.String({ description: "The note's text" }),
+    author: NoteAuthor,
+    created_at: Timestamp("When it was written"),
+  },
+  { description: "A private note of the team on a thread: never sent to the contact" },
+);
+
+/** Who reads: the session's user, or no one for an API key. */
+function viewerOf(request: Request): InboxViewer {
+  const auth = authOf(request);
+  return { userId: auth.kind === "session" ? auth.user.id : null };
+}
+
 const ThreadMessage = t.Object(
   {
     id: Uuid("Message id"),
     direction: t.String({ description: "outbound | inbound" }),
     sender: t.String({
-      description: "contact | agent | human | campaign | flow | system",
+      description:
+        "contact | agent | human | campaign | flow | system | note (a private note of the team: direction `internal`, status `NOTE`, never sent)",
       examples: ["contact"],
     }),
     body: t.String({
@@ -73,31 +162,35 @@ const ThreadMessage = t.Object(
       description: "The call this entry reports (one entry per finished call); null for SMS",
     }),
     created_at: Timestamp("When it was sent or received"),
+    author: t.Optional(NoteAuthor),
   },
-  { description: "One message of the thread" },
+  { description: "One message of the thread, or a note of the team (`sender: note`, with `author`)" },
 );
 
 const Id = t.Object({ id: t.String({ description: "Conversation id" }) });
 
-// GET /v1/conversations, GET/PATCH/POST /v1/conversations/{id} – the inbox.
+// GET /v1/conversations, GET/PATCH/POST /v1/conversations/{id}, POST /v1/conversations/{id}/notes,
+// GET /v1/conversations/assignees – the inbox.
 export function conversationsRoutes(deps: AppDeps) {
   return new Elysia({ name: "conversations" })
     .get(
       "/v1/conversations",
       ({ request, query }) => ({
         ok: true as const,
-        ...listConversations(deps.db, workspaceOf(request), {
-          filter: query.filter,
-          q: query.q,
-          ...parsePagination(query),
-        }),
+        ...listConversations(
+          deps.db,
+          workspaceOf(request),
+          { filter: query.filter, q: query.q, ...parsePagination(query) },
+          viewerOf(request),
+        ),
       }),
       {
         query: Query({
           ...paginationQuery,
           filter: t.Optional(
             t.String({
-              description: "all (default) | open | closed | needs_attention | assigned | unassigned | agent",
+              description:
+                "all (default) | open | closed | needs_attention | assigned | unassigned | agent | mine (assigned to the signed-in user; with an API key → 422)",
               examples: ["needs_attention"],
             }),
           ),
@@ -109,19 +202,76 @@ export function conversationsRoutes(deps: AppDeps) {
           tags: ["Conversations"],
           operationId: "listConversations",
           summary: "List inbox threads",
-          description: "Most recently active first. Unknown `filter` → 422.",
+          description:
+            "Most recently active first. Each record carries what an inbox row shows (`contact`, `last_message`, `unread`, `assignee`), read in one query for the page. Unknown `filter` → 422; `filter=mine` with an API key (no user) → 422 `filter mine needs a signed-in user (an API key has none)`.",
+        },
+        response: responses(listEnvelope("conversations", InboxRow, "Threads, most recent activity first"), [
+          ...READ_ERRORS,
+          422,
+        ]),
+      },
+    )
+    .get(
+      "/v1/conversations/assignees",
+      ({ request }) => ({ ok: true as const, assignees: listAssignees(deps.db, workspaceOf(request)) }),
+      {
+        detail: {
+          tags: ["Conversations"],
+          operationId: "listAssignees",
+          summary: "List the users a thread can be assigned to",
+          description:
+            "Every member of the workspace (either role), by name: the inbox's assign picker. Readable by agent users, who cannot list /v1/users.",
         },
         response: responses(
-          listEnvelope("conversations", ConversationSchema, "Threads, most recent activity first"),
-          [...READ_ERRORS, 422],
+          t.Object({ ok: Ok, assignees: t.Array(Assignee, { description: "Workspace users, by name" }) }),
+          READ_ERRORS,
         ),
+      },
+    )
+    .post(
+      "/v1/conversations/:id/notes",
+      ({ request, params, body }) => {
+        const auth = authOf(request);
+        const author =
+          auth.kind === "session"
+            ? { userId: auth.user.id, name: auth.user.name || auth.user.email }
+            : { userId: null, name: auth.keyName };
+        return {
+          ok: true as const,
+          note: addNote(deps.db, workspaceOf(request), params.id, body.body, author, deps.clock.now()),
+        };
+      },
+      {
+        params: Id,
+        body: Body({
+          body: t.String({
+            minLength: 1,
+            maxLength: 2000,
+            description: "The note (1–2000 characters); seen by the team only",
+            examples: ["Called her back; she wants the blue one in M."],
+          }),
+        }),
+        detail: {
+          tags: ["Conversations"],
+          operationId: "addConversationNote",
+          summary: "Add a private note to a thread",
+          description:
+            "The note appears in the thread with `sender: note` and is never sent: no message, no webhook `message.*` event, no analytics figure, and no agent reads it. It does not reopen the thread or move it in the inbox.",
+        },
+        response: responses(t.Object({ ok: Ok, note: NoteSchema }), [...WRITE_ERRORS, 404]),
       },
     )
     .get(
       "/v1/conversations/:id",
       ({ request, params }) => ({
         ok: true as const,
-        conversation: getConversation(deps.db, workspaceOf(request), params.id),
+        conversation: getConversation(
+          deps.db,
+          workspaceOf(request),
+          params.id,
+          viewerOf(request),
+          deps.clock.now(),
+        ),
       }),
       {
         params: Id,
@@ -129,7 +279,8 @@ export function conversationsRoutes(deps: AppDeps) {
           tags: ["Conversations"],
           operationId: "getConversation",
           summary: "Get a thread with all its messages",
-          description: "Messages oldest first.",
+          description:
+            "Messages and the team's notes (`sender: note`), oldest first. Opened with a user's session, it marks the thread read for that user (`unread` counts from now).",
         },
         response: responses(
           t.Object({
@@ -187,7 +338,9 @@ export function conversationsRoutes(deps: AppDeps) {
           status: t.Optional(t.String({ description: "open | closed", examples: ["closed"] })),
           assigned_to: t.Optional(
             t.Union([t.String({ maxLength: 200 }), t.Null()], {
-              description: "Teammate to assign; null unassigns",
+              description:
+                "A workspace user's id or e-mail (stored as the id); null unassigns. Anyone else → 422 `assigned_to does not exist`",
+              examples: ["dana@acme.test"],
             }),
           ),
           needs_attention: t.Optional(t.Boolean({ description: "Set or clear the attention flag" })),

@@ -1,3 +1,6 @@
+import createClient from "openapi-fetch";
+import type { components, paths } from "./api-types.generated";
+
 /**
  * The dashboard's one client of the API: `/v1` with the session cookie (same origin, so the
  * cross-site check passes), and `/auth` for signing in. Every error is the API's `{ok:false,error}`,
@@ -66,3 +69,31 @@ export function importCsv(csv: Blob, onProgress: (fraction: number) => void): Pr
     xhr.send(csv);
   });
 }
+
+/**
+ * The typed client: paths, parameters, bodies and answers are the OpenAPI document's
+ * (api-types.generated.ts, from the server's typebox schemas). `call` unwraps an answer or throws
+ * the API's error as ApiError, as `api` does.
+ */
+export const client = createClient<paths>({ baseUrl: "", credentials: "same-origin" });
+
+export async function call<T>(
+  request: Promise<{ data?: T; error?: unknown; response: Response }>,
+): Promise<T> {
+  const { data, error, response } = await request;
+  if (data === undefined || !response.ok) {
+    if (response.status === 401) window.dispatchEvent(new Event("outreach:signed-out"));
+    const message = (error as { error?: string } | undefined)?.error;
+    throw new ApiError(response.status, message ?? `HTTP ${response.status}`);
+  }
+  return data;
+}
+
+/** A schema of the OpenAPI document by name. */
+export type Schema<K extends keyof components["schemas"]> = components["schemas"][K];
+/** What `GET <path>` answers. */
+export type Answer<P extends keyof paths> = paths[P] extends {
+  get: { responses: { 200: { content: { "application/json": infer A } } } };
+}
+  ? A
+  : never;

@@ -72,7 +72,9 @@ function Shell({ session, onSignOut }: { session: Session; onSignOut: () => void
       </nav>
       <main className="main">
         <Switch>
-          <Route path="/inbox/:id?">{(params) => <InboxPage threadId={params.id ?? null} />}</Route>
+          <Route path="/inbox/:id?">
+            {(params) => <InboxPage threadId={params.id ?? null} me={session.user.id} />}
+          </Route>
           <Route path="/contacts" component={ContactsPage} />
           <Route path="/audience" component={AudiencePage} />
           <Route path="/agents/:id?">{(params) => <AgentsPage agentId={params.id ?? null} />}</Route>

@@ -33,6 +33,7 @@ import m30 from "../../migrations/0030_numbers_created_id.sql" with { type: "tex
 import m31 from "../../migrations/0031_daily_budgets_reentry.sql" with { type: "text" };
 import m32 from "../../migrations/0032_contact_zone_source.sql" with { type: "text" };
 import m33 from "../../migrations/0033_link_domains.sql" with { type: "text" };
+import m34 from "../../migrations/0034_conversation_notes_reads.sql" with { type: "text" };
 
 /** Migrations in the order they apply. */
 export const embeddedMigrations: { tag: string; sql: string }[] = [
@@ -70,4 +71,5 @@ export const embeddedMigrations: { tag: string; sql: string }[] = [
   { tag: "0031_daily_budgets_reentry", sql: m31 },
   { tag: "0032_contact_zone_source", sql: m32 },
   { tag: "0033_link_domains", sql: m33 },
+  { tag: "0034_conversation_notes_reads", sql: m34 },
 ];

@@ -7,7 +7,7 @@
  * screenshot goes to docs/screenshots/ with SCREENSHOTS=1 (else to a temporary folder).
  */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
@@ -56,7 +56,8 @@ async function signedIn(
   role: "admin" | "agent",
 ): Promise<{ context: BrowserContext; page: Page }> {
   const link = await invite(email, role);
-  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  // bypassCSP: axe-core is injected into the page, which the dashboard's CSP would refuse.
+  const context = await browser.newContext({ viewport: { width: 1440, height: 900 }, bypassCSP: true });
   const page = await context.newPage();
   const errors: string[] = [];
   page.on("pageerror", (error) => errors.push(String(error)));
@@ -74,6 +75,21 @@ async function signedIn(
 }
 
 const shot = (page: Page, name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`) });
+
+const AXE = readFileSync(join(import.meta.dir, "..", "..", "node_modules", "axe-core", "axe.min.js"), "utf8");
+
+/** axe-core's serious and critical violations on the page as it is, as "rule: elements" lines. */
+async function accessibilityProblems(page: Page): Promise<string[]> {
+  await page.addScriptTag({ content: AXE });
+  const result: Json = await page.evaluate(() =>
+    (window as unknown as { axe: { run: (d: Document, o: object) => Promise<unknown> } }).axe.run(document, {
+      resultTypes: ["violations"],
+    }),
+  );
+  return result.violations
+    .filter((v: Json) => v.impact === "serious" || v.impact === "critical")
+    .map((v: Json) => `${v.id}: ${v.nodes.map((n: Json) => n.target.join(" ")).join(", ")}`);
+}
 
 describe.skipIf(!available)("the dashboard in Chromium", () => {
   it("signs out and back in with e-mail and password; a wrong password shows the API's answer", async () => {
@@ -118,17 +134,71 @@ describe.skipIf(!available)("the dashboard in Chromium", () => {
     await page.getByRole("link", { name: "Inbox" }).click();
     await page.getByRole("link", { name: /Rita <b>bold<\/b>/ }).click();
     // Names and bodies are text: the markup shows as typed, and no <b> or <i> element exists.
-    await page.getByText("Is my order <i>ready</i>?").waitFor();
+    await page.locator(".messages").getByText("Is my order <i>ready</i>?").waitFor();
     expect(await page.locator(".messages b, .messages i, .thread-list b").count()).toBe(0);
     await page.getByRole("form", { name: "Reply" }).getByRole("textbox").fill("Yes, pick it up any time.");
     await page.getByRole("button", { name: "Send reply" }).click();
-    await page.getByText("Yes, pick it up any time.").waitFor();
+    await page.locator(".messages").getByText("Yes, pick it up any time.").waitFor();
     await shot(page, "inbox");
     const outbox = await eventually(
       async () => (await s.api("GET", "/v1/sandbox/outbox")).body.sends as Json[],
       (sends) => sends.some((x) => x.body === "Yes, pick it up any time."),
     );
     expect(outbox.find((x) => x.body === "Yes, pick it up any time.")?.to).toBe(from);
+    await context.close();
+  });
+
+  it("inbox: rows show the last message and unread state; j/k, r and e; notes, assign to me, opted-out state", async () => {
+    const { context, page } = await signedIn("barbara@example.com", "admin");
+    const [chatty, quiet] = ["+14155550181", "+14155550182"];
+    await s.api("POST", "/v1/contacts", { phone_number: chatty, first_name: "Noor" });
+    await s.api("POST", "/v1/contacts", { phone_number: quiet, first_name: "Olu" });
+    await s.api("POST", "/v1/sandbox/inbound", { from: quiet, to: OURS, body: "STOP" });
+    await s.api("POST", "/v1/sandbox/inbound", {
+      from: chatty,
+      to: OURS,
+      body: "Do you open on Sunday?\nAsking for a friend",
+    });
+    await page.getByRole("link", { name: "Inbox" }).click();
+    const row = page.locator(".thread-list li", { hasText: "Noor" });
+    await row.getByText("Do you open on Sunday?").waitFor();
+    expect(await row.getByText("Asking for a friend").count()).toBe(0);
+    expect(await row.getByText("1 new").count()).toBe(1);
+    // j opens the newest thread; its unread mark goes once opened.
+    await page.keyboard.press("j");
+    await page.locator(".thread-view h2", { hasText: "Noor" }).waitFor();
+    await eventually(
+      async () => row.getByText("1 new").count(),
+      (n) => n === 0,
+    );
+    // A private note: shown in the thread, never sent.
+    await page.getByRole("tab", { name: "Private note" }).click();
+    await page.getByLabel("Note for the team (never sent)").fill("Regular on Saturdays");
+    await page.getByRole("button", { name: "Add note" }).click();
+    await page.locator(".message.note", { hasText: "Regular on Saturdays" }).waitFor();
+    const sends = (await s.api("GET", "/v1/sandbox/outbox")).body.sends as Json[];
+    expect(sends.some((x) => x.body === "Regular on Saturdays")).toBe(false);
+    await page.getByRole("button", { name: "Assign to me" }).click();
+    await page.getByRole("button", { name: "Assign to me" }).waitFor({ state: "detached" });
+    expect(
+      await page.getByRole("combobox", { name: "Assigned to" }).locator("option:checked").textContent(),
+    ).toBe("barbara (me)");
+    await page.getByRole("tab", { name: "Reply" }).click();
+    // e closes the thread; r puts the cursor in the reply.
+    await page.locator("body").click({ position: { x: 5, y: 5 } });
+    await page.keyboard.press("e");
+    await page.getByRole("button", { name: "Reopen" }).waitFor();
+    await page.keyboard.press("r");
+    expect(await page.evaluate(() => document.activeElement?.tagName)).toBe("TEXTAREA");
+    await page.keyboard.press("Escape");
+    await page.locator("body").click({ position: { x: 5, y: 5 } });
+    await page.keyboard.press("k");
+    await page.keyboard.press("j");
+    await page.locator(".thread-view h2", { hasText: "Olu" }).waitFor();
+    await page.getByText("This contact opted out.").waitFor();
+    expect(await page.getByRole("button", { name: "Send reply" }).isDisabled()).toBe(true);
+    await shot(page, "inbox-thread");
+    expect(await accessibilityProblems(page)).toEqual([]);
     await context.close();
   });
 
@@ -312,7 +382,7 @@ describe.skipIf(!available)("the dashboard in Chromium", () => {
     await context.close();
   });
 
-  it("renders every page at 1280×800 (screenshots) and 390×844 without a page error", async () => {
+  it("renders every page at 1440×900 (screenshots) and 390×844 without a page error or a serious axe-core violation", async () => {
     const { context, page } = await signedIn("edsger@example.com", "admin");
     const pages = [
       "inbox",
@@ -327,12 +397,15 @@ describe.skipIf(!available)("the dashboard in Chromium", () => {
       "webhooks",
       "settings",
     ];
+    const problems: string[] = [];
     for (const name of pages) {
       await page.goto(`${s.url}/${name}`);
       await page.getByRole("main").waitFor();
       await page.waitForTimeout(250);
       await shot(page, `page-${name}`);
+      for (const problem of await accessibilityProblems(page)) problems.push(`${name}: ${problem}`);
     }
+    expect(problems).toEqual([]);
     await page.setViewportSize({ width: 390, height: 844 });
     for (const name of pages) {
       await page.goto(`${s.url}/${name}`);
@@ -342,5 +415,5 @@ describe.skipIf(!available)("the dashboard in Chromium", () => {
     await shot(page, "mobile-settings");
     expect((page as Page & { errors?: string[] }).errors).toEqual([]);
     await context.close();
-  });
+  }, 60_000);
 });

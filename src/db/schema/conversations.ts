@@ -23,7 +23,7 @@ export const conversations = sqliteTable(
     needsAttention: boolColumn("needs_attention").notNull().default(false),
     /** Why the thread needs a person (ATTENTION_REASONS in domain/messaging/conversations.ts); null when it does not. */
     attentionReason: text("attention_reason"),
-    /** Free-form assignee (a teammate's name or id) for inbox triage. */
+    /** The workspace user the thread is assigned to (a user id, API.md §7.4); null when unassigned. */
     assignedTo: text("assigned_to"),
     /** The AI agent that owns the thread, if any. */
     agentId: text("agent_id"),

@@ -7,6 +7,7 @@ export * from "./campaign-recipients";
 export * from "./campaigns";
 export * from "./clicks";
 export * from "./contacts";
+export * from "./conversation-notes";
 export * from "./conversations";
 export * from "./conversions";
 export * from "./daily-budget-usage";

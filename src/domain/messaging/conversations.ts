@@ -1,12 +1,24 @@
-import { and, count, desc, eq, isNotNull, isNull, type SQL, sql } from "drizzle-orm";
+import { and, count, desc, eq, isNotNull, isNull, or, type SQL, sql } from "drizzle-orm";
+import { alias } from "drizzle-orm/sqlite-core";
 import type { Db, DbOrTx } from "../../db/client";
-import { inJsonListParam } from "../../db/dialect";
+import { inJsonList, inJsonListParam } from "../../db/dialect";
 import { searchConversations } from "../../db/message-search";
 import { preparedPerConnection, rowPlaceholders } from "../../db/prepared";
-import { type ConversationRow, conversations, type MessageRow, messages } from "../../db/schema";
+import {
+  type ConversationNoteRow,
+  type ConversationRow,
+  contacts,
+  conversationNotes,
+  conversationReads,
+  conversations,
+  type MessageRow,
+  memberships,
+  messages,
+  users,
+} from "../../db/schema";
 import { workspaceRow } from "../../db/workspace-row";
 import { invalid, notFound } from "../../lib/errors";
-import { newId } from "../../lib/ids";
+import { isUuid, newId } from "../../lib/ids";
 import { toIso } from "../../lib/time";
 import { smsAgentForReference } from "../agents/agents";
 import { emitEvent } from "../events";
@@ -19,13 +31,19 @@ export const CONVERSATION_FILTERS = [
   "assigned",
   "unassigned",
   "agent",
+  "mine",
 ] as const;
 export type ConversationFilter = (typeof CONVERSATION_FILTERS)[number];
 export const CONVERSATION_STATUSES = ["open", "closed"] as const;
 export type ConversationStatus = (typeof CONVERSATION_STATUSES)[number];
 
-/** Who wrote a message in a thread. */
-export type MessageSender = "contact" | "agent" | "human" | "campaign" | "flow" | "system";
+/** Who wrote a message in a thread (`note`: a private note of the team, never sent). */
+export type MessageSender = "contact" | "agent" | "human" | "campaign" | "flow" | "system" | "note";
+
+/** Who reads the inbox: the session's user, or null for an API key (no user). */
+export interface InboxViewer {
+  userId: string | null;
+}
 
 /**
  * Why a thread needs a person (API.md §7.1 `attention_reason`):
@@ -73,7 +91,40 @@ export interface ThreadMessageJson {
   /** A call's entry (status CALL): the call it reports; null for SMS. */
   call_id: string | null;
   created_at: string;
+  /** Notes only: who wrote it. */
+  author?: NoteAuthorJson;
 }
+
+/** Who wrote a note: a workspace user (`user_id`), or an API key (`user_id` null, its name). */
+export interface NoteAuthorJson {
+  user_id: string | null;
+  name: string;
+}
+
+/** A private note of the team on a thread (API.md §7.4). */
+export interface NoteJson {
+  id: string;
+  body: string;
+  author: NoteAuthorJson;
+  created_at: string;
+}
+
+/** What an inbox row shows beyond the thread itself (API.md §7.4), read for a page at once. */
+export interface InboxDetailsJson {
+  contact: {
+    id: string;
+    first_name: string | null;
+    last_name: string | null;
+    phone_number: string;
+    opted_in: boolean;
+  } | null;
+  last_message: { body: string; direction: string; sender: string; created_at: string } | null;
+  unread: number;
+  assignee: { id: string; email: string; name: string } | null;
+}
+
+/** Characters of the latest message an inbox row carries. */
+export const LAST_MESSAGE_PREVIEW = 140;
 
 export function conversationJson(row: ConversationRow): ConversationJson {
   return {
@@ -307,34 +358,45 @@ const filterConditions: Record<ConversationFilter, SQL | undefined> = {
   unassigned: isNull(conversations.assignedTo),
   // Threads an agent is handling: it owns them and has not handed off or been paused by a reply.
   agent: and(isNotNull(conversations.agentId), eq(conversations.agentPaused, false)),
+  // Stands for the viewer's own threads: replaced by `assigned_to = <user>` in filterCondition.
+  mine: undefined,
 };
+
+function filterCondition(filter: ConversationFilter, viewer: InboxViewer): SQL | undefined {
+  if (filter !== "mine") return filterConditions[filter];
+  // An API key is no one: "mine" has no meaning for it, and an empty list would look like an answer.
+  if (!viewer.userId) throw invalid("filter mine needs a signed-in user (an API key has none)");
+  return eq(conversations.assignedTo, viewer.userId);
+}
 
 /** Inbox threads, most recently active first, narrowed by `filter` and searched by `q`. */
 export function listConversations(
   db: Db,
   workspaceId: string,
   query: { filter?: string; q?: string; limit: number; offset: number },
+  viewer: InboxViewer = { userId: null },
 ) {
   const filter = (query.filter ?? "all") as ConversationFilter;
   if (!CONVERSATION_FILTERS.includes(filter))
     throw invalid(`filter must be one of ${CONVERSATION_FILTERS.join(", ")}`);
+  const condition = filterCondition(filter, viewer);
   const q = query.q?.trim();
   if (q) {
     const found = searchConversations(db, {
       workspaceId,
       text: q,
-      where: filterConditions[filter],
+      where: condition,
       limit: query.limit,
       offset: query.offset,
     });
     return {
-      conversations: found.rows.map(conversationJson),
+      conversations: inboxRows(db, workspaceId, found.rows, viewer),
       total: found.total,
       limit: query.limit,
       offset: query.offset,
     };
   }
-  const where = and(eq(conversations.workspaceId, workspaceId), filterConditions[filter]);
+  const where = and(eq(conversations.workspaceId, workspaceId), condition);
   const rows = db
     .select()
     .from(conversations)
@@ -344,11 +406,111 @@ export function listConversations(
     .offset(query.offset)
     .all();
   const total = db.select({ n: count() }).from(conversations).where(where).get()?.n ?? 0;
-  return { conversations: rows.map(conversationJson), total, limit: query.limit, offset: query.offset };
+  return {
+    conversations: inboxRows(db, workspaceId, rows, viewer),
+    total,
+    limit: query.limit,
+    offset: query.offset,
+  };
 }
 
-/** One conversation with its full thread, oldest message first. */
-export function getConversation(db: Db, workspaceId: string, id: string) {
+const lastMessage = alias(messages, "last_message");
+
+/**
+ * The page's threads with their contact, latest message, unread count and assignee: one query for
+ * the whole page (each part an indexed lookup per thread), never one request per row.
+ *
+ * `unread` counts inbound messages after the viewer last opened the thread; for an API key (no
+ * user), after any workspace user last opened it.
+ */
+function inboxRows(db: Db, workspaceId: string, rows: ConversationRow[], viewer: InboxViewer) {
+  if (rows.length === 0) return [];
+  const readBy = viewer.userId ? sql`AND r.user_id = ${viewer.userId}` : sql``;
+  const lastRead = sql`coalesce((SELECT max(r.read_at) FROM ${conversationReads} r WHERE r.conversation_id = ${conversations.id} ${readBy}), 0)`;
+  const details = db
+    .select({
+      id: conversations.id,
+      contactId: contacts.id,
+      firstName: contacts.firstName,
+      lastName: contacts.lastName,
+      phoneNumber: contacts.phoneNumber,
+      optedIn: contacts.optedIn,
+      lastBody: sql<string | null>`substr(${lastMessage.body}, 1, ${LAST_MESSAGE_PREVIEW})`,
+      lastDirection: lastMessage.direction,
+      lastSender: lastMessage.sender,
+      lastAt: lastMessage.createdAt,
+      unread: sql<number>`(SELECT count(*) FROM ${messages} m WHERE m.workspace_id = ${conversations.workspaceId} AND m.conversation_id = ${conversations.id} AND m.direction = 'inbound' AND m.created_at > ${lastRead})`,
+      assigneeId: users.id,
+      assigneeEmail: users.email,
+      assigneeName: users.name,
+    })
+    .from(conversations)
+    .leftJoin(
+      contacts,
+      and(eq(contacts.id, conversations.contactId), eq(contacts.workspaceId, conversations.workspaceId)),
+    )
+    .leftJoin(
+      lastMessage,
+      eq(
+        lastMessage.id,
+        sql`(SELECT m.id FROM ${messages} m WHERE m.workspace_id = ${conversations.workspaceId} AND m.conversation_id = ${conversations.id} ORDER BY m.created_at DESC, m.id DESC LIMIT 1)`,
+      ),
+    )
+    .leftJoin(users, eq(users.id, conversations.assignedTo))
+    .where(
+      and(
+        eq(conversations.workspaceId, workspaceId),
+        inJsonList(
+          conversations.id,
+          rows.map((r) => r.id),
+        ),
+      ),
+    )
+    .all();
+  const byId = new Map(details.map((d) => [d.id, d]));
+  return rows.map((row) => {
+    const d = byId.get(row.id);
+    const extra: InboxDetailsJson = {
+      contact:
+        d?.contactId && d.phoneNumber !== null
+          ? {
+              id: d.contactId,
+              first_name: d.firstName,
+              last_name: d.lastName,
+              phone_number: d.phoneNumber,
+              opted_in: Boolean(d.optedIn),
+            }
+          : null,
+      last_message:
+        d?.lastAt != null && d.lastDirection !== null && d.lastSender !== null
+          ? {
+              body: d.lastBody ?? "",
+              direction: d.lastDirection,
+              sender: d.lastSender,
+              created_at: toIso(d.lastAt) as string,
+            }
+          : null,
+      unread: Number(d?.unread ?? 0),
+      assignee:
+        d?.assigneeId && d.assigneeEmail !== null && d.assigneeName !== null
+          ? { id: d.assigneeId, email: d.assigneeEmail, name: d.assigneeName }
+          : null,
+    };
+    return { ...conversationJson(row), ...extra };
+  });
+}
+
+/**
+ * One conversation with its full thread, oldest first: its messages and the team's notes
+ * (`sender: "note"`). A signed-in user opening it marks it read for them (`unread` counts from here).
+ */
+export function getConversation(
+  db: Db,
+  workspaceId: string,
+  id: string,
+  viewer: InboxViewer = { userId: null },
+  now = Date.now(),
+) {
   const row = findConversation(db, workspaceId, id);
   if (!row) throw notFound();
   const thread = db
@@ -357,7 +519,114 @@ export function getConversation(db: Db, workspaceId: string, id: string) {
     .where(and(eq(messages.workspaceId, workspaceId), eq(messages.conversationId, row.id)))
     .orderBy(messages.createdAt, messages.id)
     .all();
-  return { ...conversationJson(row), messages: thread.map(threadMessageJson) };
+  const notes = db
+    .select()
+    .from(conversationNotes)
+    .where(and(eq(conversationNotes.workspaceId, workspaceId), eq(conversationNotes.conversationId, row.id)))
+    .orderBy(conversationNotes.createdAt, conversationNotes.id)
+    .all();
+  if (viewer.userId) markRead(db, workspaceId, row.id, viewer.userId, now);
+  const entries = [...thread.map(threadMessageJson), ...notes.map(noteEntryJson)].sort((a, b) =>
+    a.created_at === b.created_at ? (a.id < b.id ? -1 : 1) : a.created_at < b.created_at ? -1 : 1,
+  );
+  return { ...conversationJson(row), messages: entries };
+}
+
+/** Records that the user opened the thread now (never moves an earlier open forward past a later one). */
+function markRead(db: Db, workspaceId: string, conversationId: string, userId: string, now: number) {
+  db.insert(conversationReads)
+    .values({ conversationId, userId, workspaceId, readAt: now })
+    .onConflictDoUpdate({
+      target: [conversationReads.conversationId, conversationReads.userId],
+      set: { readAt: sql`max(${conversationReads.readAt}, excluded.read_at)` },
+    })
+    .run();
+}
+
+function noteAuthor(row: ConversationNoteRow): NoteAuthorJson {
+  return { user_id: row.authorUserId, name: row.authorName };
+}
+
+function noteJson(row: ConversationNoteRow): NoteJson {
+  return { id: row.id, body: row.body, author: noteAuthor(row), created_at: toIso(row.createdAt) as string };
+}
+
+/** A note as an entry of the thread: never sent, so no direction out and no delivery status. */
+function noteEntryJson(row: ConversationNoteRow): ThreadMessageJson {
+  return {
+    id: row.id,
+    direction: "internal",
+    sender: "note",
+    body: row.body,
+    status: "NOTE",
+    call_id: null,
+    created_at: toIso(row.createdAt) as string,
+    author: noteAuthor(row),
+  };
+}
+
+/**
+ * Adds a private note to a thread (API.md §7.4). It is stored apart from messages, so no send,
+ * webhook, analytics figure or agent context ever sees it; it does not move the thread in the inbox.
+ */
+export function addNote(
+  db: Db,
+  workspaceId: string,
+  conversationId: string,
+  body: string,
+  author: { userId: string | null; name: string },
+  now: number,
+): NoteJson {
+  const text = body.trim();
+  if (!text) throw invalid("body is required");
+  return db.transaction((tx) => {
+    const row = findConversation(tx, workspaceId, conversationId);
+    if (!row) throw notFound();
+    const note: ConversationNoteRow = {
+      id: newId(),
+      workspaceId,
+      conversationId: row.id,
+      body: text,
+      authorUserId: author.userId,
+      authorName: author.name,
+      createdAt: now,
+    };
+    tx.insert(conversationNotes).values(note).run();
+    return noteJson(note);
+  });
+}
+
+/** The workspace's users a thread can be assigned to, by name. */
+export function listAssignees(db: Db, workspaceId: string) {
+  return db
+    .select({ id: users.id, email: users.email, name: users.name })
+    .from(users)
+    .innerJoin(memberships, and(eq(memberships.userId, users.id), eq(memberships.workspaceId, workspaceId)))
+    .orderBy(users.name, users.email)
+    .all();
+}
+
+/**
+ * The workspace user `reference` names, by id or e-mail (any case): the id to store as the
+ * assignee. Anyone else → 422 `assigned_to does not exist`.
+ */
+function assigneeId(tx: DbOrTx, workspaceId: string, reference: string): string {
+  const byId = isUuid(reference) ? eq(users.id, reference) : undefined;
+  const byEmail = reference.includes("@") ? eq(users.email, reference.trim().toLowerCase()) : undefined;
+  const found =
+    byId || byEmail
+      ? tx
+          .select({ id: users.id })
+          .from(users)
+          .innerJoin(
+            memberships,
+            and(eq(memberships.userId, users.id), eq(memberships.workspaceId, workspaceId)),
+          )
+          .where(or(byId, byEmail))
+          .get()
+      : undefined;
+  if (!found) throw invalid("assigned_to does not exist");
+  return found.id;
 }
 
 export interface ConversationPatch {
@@ -367,7 +636,7 @@ export interface ConversationPatch {
   agent_id?: string | null;
 }
 
-/** Inbox triage: status, assignee and the attention flag. */
+/** Inbox triage: status, assignee (a workspace user's id or e-mail, stored as the id) and the attention flag. */
 export function updateConversation(
   db: Db,
   workspaceId: string,
@@ -382,7 +651,8 @@ export function updateConversation(
     if (!row) throw notFound();
     const set: Partial<ConversationRow> = { updatedAt: now };
     if (patch.status !== undefined) set.status = patch.status;
-    if (patch.assigned_to !== undefined) set.assignedTo = patch.assigned_to;
+    if (patch.assigned_to !== undefined)
+      set.assignedTo = patch.assigned_to === null ? null : assigneeId(tx, workspaceId, patch.assigned_to);
     if (patch.agent_id !== undefined) {
       // Giving the thread to an agent (or another one) makes it active there; null takes it away.
       if (patch.agent_id !== null) smsAgentForReference(tx, workspaceId, patch.agent_id, "agent_id");
