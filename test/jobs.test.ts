@@ -379,6 +379,26 @@ describe("maintenance.prune", () => {
     const oldEvents = Array.from({ length: 3 }, () => event(now - 8 * day, true));
     const oldUndispatched = event(now - 8 * day, false);
     const recentEvent = event(now - 6 * day, true);
+    // Daily budget counts: today's and yesterday's stay; re-entry skips: the stats window's stay.
+    const { dailyBudgetUsage, flowReentrySkips } = await import("../src/db/schema");
+    const today = Math.floor(now / day);
+    handle.db
+      .insert(dailyBudgetUsage)
+      .values(
+        [today, today - 1, today - 2, today - 40].map((d) => ({
+          workspaceId: "w",
+          budget: "one_off_daily_limit",
+          day: d,
+          count: 1,
+        })),
+      )
+      .run();
+    handle.db
+      .insert(flowReentrySkips)
+      .values(
+        [today, today - 29, today - 40].map((d) => ({ workspaceId: "w", flowId: "f", day: d, count: 1 })),
+      )
+      .run();
     const pruneId = enqueueJob(handle.db, "maintenance.prune", {})!;
     const worker = createWorker({ db: handle.db, handlers: jobHandlers(), pollMs: 5 });
     worker.start();
@@ -406,6 +426,11 @@ describe("maintenance.prune", () => {
     for (const id of oldEvents) expect(left.has(id)).toBe(false);
     expect(left.has(oldUndispatched)).toBe(true);
     expect(left.has(recentEvent)).toBe(true);
+    const days = (rows: { day: number }[]) => rows.map((r) => today - r.day).sort((a, b) => a - b);
+    expect({
+      budgets: days(handle.db.select().from(dailyBudgetUsage).all()),
+      skips: days(handle.db.select().from(flowReentrySkips).all()),
+    }).toEqual({ budgets: [0, 1], skips: [0, 29] });
   });
 });
 

@@ -304,6 +304,18 @@ describe("GET /v1/openapi.json", () => {
     );
   });
 
+  it("names the daily budget in the 429 of the routes that spend one", () => {
+    const cases: [string, string][] = [
+      ["/v1/messages", "Daily limit reached: one_off_daily_limit is 5000"],
+      ["/v1/calls", "Daily limit reached: one_off_daily_limit is 5000"],
+      ["/v1/numbers", "Daily limit reached: number_orders_daily_limit is 50"],
+    ];
+    for (const [path, wording] of cases) {
+      const description = String(doc.paths[path].post.responses["429"]?.description);
+      expect({ path, named: description.includes(wording) }).toEqual({ path, named: true });
+    }
+  });
+
   it("documents the bodies the tracking reports accept (JSON sent as text/plain or application/json)", () => {
     const cases: [string, string[], string[]][] = [
       ["/t/collect", ["vid"], ["vid", "vcx", "w", "url", "referrer"]],

@@ -5,6 +5,7 @@ import { workspaceOf } from "../http/context";
 import { paginationQuery, parsePagination } from "../http/pagination";
 import {
   Body,
+  dailyBudget429,
   Enum,
   Int,
   listEnvelope,
@@ -104,9 +105,13 @@ export function callsRoutes(deps: AppDeps) {
           operationId: "createCall",
           summary: "Place one call",
           description:
-            "An agent call (`agent_id`, a voice agent) goes through the voice provider; a `say` call through the carrier (Twilio: Calls API with TwiML `<Say>`). The call is recorded QUEUED and placed by a durable job: a crash never places it twice, and an outage keeps it QUEUED and retries it (then FAILED with `ended_reason: provider_unavailable`). Opt-out and suppression are checked now and again when it is placed. Creates the contact and its thread when new; the finished call adds one entry to the thread and emits `call.completed`. 422: `agent_id or say is required`, `agent_id and say cannot both be given: choose one`, `say must not be empty`, `say is too long (max 2000)`, `agent_id does not exist`, `agent_id must be a voice agent (this one is an SMS agent)`, `agent_id is paused`, `to must be a valid phone number`, `from is not a number of this workspace`, `from cannot place calls: the number has no voice capability`, `No sending number: order one with POST /v1/numbers`, `Recipient has opted out`, `Recipient is suppressed`.",
+            "An agent call (`agent_id`, a voice agent) goes through the voice provider; a `say` call through the carrier (Twilio: Calls API with TwiML `<Say>`). The call is recorded QUEUED and placed by a durable job: a crash never places it twice, and an outage keeps it QUEUED and retries it (then FAILED with `ended_reason: provider_unavailable`). Opt-out and suppression are checked now and again when it is placed. Creates the contact and its thread when new; the finished call adds one entry to the thread and emits `call.completed`. 422: `agent_id or say is required`, `agent_id and say cannot both be given: choose one`, `say must not be empty`, `say is too long (max 2000)`, `agent_id does not exist`, `agent_id must be a voice agent (this one is an SMS agent)`, `agent_id is paused`, `to must be a valid phone number`, `from is not a number of this workspace`, `from cannot place calls: the number has no voice capability`, `No sending number: order one with POST /v1/numbers`, `Recipient has opted out`, `Recipient is suppressed`. Counts against the workspace's `one_off_daily_limit` (with POST /v1/messages).",
         },
-        response: responses(t.Object({ ok: Ok, call: CallSchema }), WRITE_ERRORS),
+        response: responses(
+          t.Object({ ok: Ok, call: CallSchema }),
+          WRITE_ERRORS,
+          dailyBudget429("one_off_daily_limit", 5000),
+        ),
       },
     )
     .get(

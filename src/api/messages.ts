@@ -5,6 +5,7 @@ import { workspaceOf } from "../http/context";
 import { paginationQuery, parsePagination } from "../http/pagination";
 import {
   Body,
+  dailyBudget429,
   Enum,
   Int,
   listEnvelope,
@@ -97,7 +98,7 @@ export function messagesRoutes(deps: AppDeps) {
           operationId: "sendMessage",
           summary: "Send one SMS",
           description:
-            "Validates, checks opt-out and suppression (again at send time), creates the contact and conversation if new, and queues a durable send. 422: `to must be a valid phone number`, `Recipient has opted out`, `Recipient is suppressed`, `No sending number: order one with POST /v1/numbers`, `from is not a number of this workspace`, `from has reached its daily_limit`.",
+            "Validates, checks opt-out and suppression (again at send time), creates the contact and conversation if new, and queues a durable send. 422: `to must be a valid phone number`, `Recipient has opted out`, `Recipient is suppressed`, `No sending number: order one with POST /v1/numbers`, `from is not a number of this workspace`, `from has reached its daily_limit`. Counts against the workspace's `one_off_daily_limit` (with POST /v1/calls).",
         },
         response: responses(
           t.Object({
@@ -111,6 +112,7 @@ export function messagesRoutes(deps: AppDeps) {
             ),
           }),
           WRITE_ERRORS,
+          dailyBudget429("one_off_daily_limit", 5000),
         ),
       },
     )

@@ -12,6 +12,7 @@ import { workspaceOf } from "../http/context";
 import {
   Body,
   Deleted,
+  dailyBudget429,
   Enum,
   Int,
   IntegerQuery,
@@ -200,10 +201,16 @@ export function numbersRoutes(deps: AppDeps) {
             "server, or not available at the carrier: those are never ordered or charged, so a re-order is",
             "harmless. With `number`, `ordered` is that number's record (null when skipped); with `numbers`,",
             "`ordered` is the array of records newly ordered. 422 `number is required` without either,",
-            "`pool_id does not exist`. 503 when the carrier is down and nothing could be ordered.",
+            "`pool_id does not exist`. 503 when the carrier is down and nothing could be ordered. Each number",
+            "to order counts against the workspace's `number_orders_daily_limit`: a request that would pass it",
+            "answers 429 and orders none of its numbers; numbers the carrier does not grant are not counted.",
           ].join(" "),
         },
-        response: responses(OrderEnvelope, [...WRITE_ERRORS, 503]),
+        response: responses(
+          OrderEnvelope,
+          [...WRITE_ERRORS, 503],
+          dailyBudget429("number_orders_daily_limit", 50),
+        ),
       },
     )
     .use(

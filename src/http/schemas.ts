@@ -135,6 +135,11 @@ export const READ_ERRORS = [401, 429];
 /** Errors every authenticated write can answer. */
 export const WRITE_ERRORS = [400, 401, 403, 413, 422, 429];
 
+/** The 429 of a route that spends a daily budget (API.md §7.2), beside the rate limit's. */
+export const dailyBudget429 = (setting: string, value: number) => ({
+  429: `Rate limited (\`Rate limit exceeded\`, with Retry-After), or the workspace's daily budget is spent: \`Daily limit reached: ${setting} is ${value}\` (the setting's name and value, with \`retry_after\` to the next UTC midnight); nothing is written`,
+});
+
 export const Timestamp = (description: string) =>
   t.String({ format: "date-time", description, examples: ["2026-11-21T21:06:45.123Z"] });
 export const NullableTimestamp = (description: string) =>

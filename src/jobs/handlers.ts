@@ -4,17 +4,19 @@ import { agentFollowupJob, agentReplyJob } from "../domain/agents/runtime";
 import { placeCallJob } from "../domain/calls/calls";
 import { dispatchCampaignJob, resolveRecipientsJob, startScheduledJob } from "../domain/campaigns/dispatch";
 import { pruneEvents } from "../domain/events";
-import { dispatchFlowJob, flowWebhookJob } from "../domain/flows/flows";
+import { dispatchFlowJob, flowWebhookJob, pruneReentrySkips } from "../domain/flows/flows";
 import { sendMessageBatchJob, sendMessageJob } from "../domain/messaging/messages";
 import { registryReviewJob } from "../domain/registration/registration";
 import { deliverWebhookJob, pruneWebhookLog } from "../domain/webhooks/webhooks";
+import { pruneDailyBudgets } from "../domain/workspace/daily-budgets";
 import { JOB_POLICIES, type JobHandler, type JobKind, type JobPayloads, type RegisteredJob } from "./catalog";
 
 const DAY_MS = 86_400_000;
 
 /**
  * Deletes finished jobs after a day (dead ones after a week), idempotency records after 24 h,
- * dispatched outbox events after 7 days, and the webhook delivery log after 30 days.
+ * dispatched outbox events after 7 days, the webhook delivery log after 30 days, daily budget
+ * counts of days before yesterday and flow re-entry skip counts past the stats window.
  */
 const pruneMaintenance: JobHandler<JobPayloads["maintenance.prune"]> = async (_payload, ctx) => {
   const now = ctx.clock.now();
@@ -30,6 +32,8 @@ const pruneMaintenance: JobHandler<JobPayloads["maintenance.prune"]> = async (_p
       .where(lt(idempotencyKeys.createdAt, now - DAY_MS))
       .run();
     pruneWebhookLog(tx, now);
+    pruneDailyBudgets(tx, now);
+    pruneReentrySkips(tx, now);
   });
 };
 

@@ -107,6 +107,25 @@ describe.skipIf(!available)("the dashboard in Chromium", () => {
     await context.close();
   });
 
+  it("sets the daily budgets in Settings: a number, or blank for none", async () => {
+    const { context, page } = await signedIn("hedy@example.com", "admin");
+    await page.getByRole("link", { name: "Settings" }).click();
+    const workspace = page.getByRole("region", { name: "Workspace" });
+    const oneOff = workspace.getByLabel("One-off sends per day (blank: no limit)");
+    expect(await oneOff.inputValue()).toBe("5000");
+    await oneOff.fill("250");
+    await workspace.getByLabel("Numbers ordered per day (blank: no limit)").fill("");
+    await workspace.getByRole("button", { name: "Save" }).click();
+    await workspace.getByRole("status").waitFor();
+    const saved = (await s.api("GET", "/v1/settings")).body.settings;
+    expect({ one_off: saved.one_off_daily_limit, orders: saved.number_orders_daily_limit }).toEqual({
+      one_off: 250,
+      orders: null,
+    });
+    await s.api("PATCH", "/v1/settings", { one_off_daily_limit: 5000, number_orders_daily_limit: 50 });
+    await context.close();
+  });
+
   it("creates an API key shown once, which works until it is revoked", async () => {
     const { context, page } = await signedIn("grace@example.com", "admin");
     await page.getByRole("link", { name: "Settings" }).click();

@@ -41,6 +41,8 @@ function WorkspaceSettings() {
         },
         state_rules: form.get("state_rules") === "on",
         require_registration: form.get("require_registration") === "on",
+        one_off_daily_limit: dailyBudget(form.get("one_off_daily_limit")),
+        number_orders_daily_limit: dailyBudget(form.get("number_orders_daily_limit")),
       });
       setSettings(answer.settings);
       setMessage("Saved");
@@ -90,6 +92,26 @@ function WorkspaceSettings() {
           <input type="checkbox" name="require_registration" defaultChecked={settings.require_registration} />{" "}
           Require 10DLC registration
         </label>
+        <label>
+          One-off sends per day (blank: no limit)
+          <input
+            name="one_off_daily_limit"
+            type="number"
+            min={0}
+            step={1}
+            defaultValue={settings.one_off_daily_limit ?? ""}
+          />
+        </label>
+        <label>
+          Numbers ordered per day (blank: no limit)
+          <input
+            name="number_orders_daily_limit"
+            type="number"
+            min={0}
+            step={1}
+            defaultValue={settings.number_orders_daily_limit ?? ""}
+          />
+        </label>
         {error && (
           <p className="error" role="alert">
             {error}
@@ -100,6 +122,12 @@ function WorkspaceSettings() {
       </form>
     </section>
   );
+}
+
+/** A daily budget field: blank is no budget (null), else the whole number typed. */
+function dailyBudget(value: FormDataEntryValue | null): number | null {
+  const text = String(value ?? "").trim();
+  return text === "" ? null : Number(text);
 }
 
 function ApiKeys() {

@@ -78,6 +78,7 @@ export function offerJson(db: DbOrTx, row: OfferRow, publicUrl: string): OfferJs
 
 /** A control character (C0, DEL, C1) or any space: never part of a URL as written (API.md §7.2). */
 const UNSAFE_URL_CHARACTER =
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses
   /[\u0000-\u0020\u007f-\u009f\u00a0\u1680\u2000-\u200b\u2028\u2029\u202f\u205f\u3000\ufeff]/;
 
 /**

@@ -8,7 +8,7 @@
  * written with the run's move past its node, never twice. Pausing stops the dispatcher (runs hold
  * where they are); activating again starts a new one. Enrolments wake it.
  */
-import { and, eq, gt, gte, inArray, isNull, sql } from "drizzle-orm";
+import { and, eq, gt, gte, inArray, isNull, lt, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../db/client";
 import { containsText } from "../../db/dialect";
 import { newestFirstPage } from "../../db/paging";
@@ -397,6 +397,13 @@ function countReentrySkips(tx: DbOrTx, flow: FlowRow, n: number, now: number) {
       target: [flowReentrySkips.workspaceId, flowReentrySkips.flowId, flowReentrySkips.day],
       set: { count: sql`${flowReentrySkips.count} + ${n}` },
     })
+    .run();
+}
+
+/** Deletes re-entry skip counts older than the stats window (the only place they are read). */
+export function pruneReentrySkips(tx: DbOrTx, now: number) {
+  tx.delete(flowReentrySkips)
+    .where(lt(flowReentrySkips.day, utcDay(now - STATS_WINDOW_DAYS * 86_400_000) - 1))
     .run();
 }
 

@@ -7,7 +7,7 @@
  * counts the spend only while it stays within the setting, so concurrent requests never overshoot
  * it, and a later refusal in the same transaction gives the spend back with the rest.
  */
-import { and, eq, sql } from "drizzle-orm";
+import { and, eq, lt, sql } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
 import { preparedPerConnection } from "../../db/prepared";
 import { dailyBudgetUsage, workspaces } from "../../db/schema";
@@ -87,7 +87,9 @@ export function refundDailyBudget(
 ) {
   if (n <= 0) return;
   tx.update(dailyBudgetUsage)
-    .set({ count: sql`max(${dailyBudgetUsage.count} - ${n}, 0)` })
+    .set({
+      count: sql`case when ${dailyBudgetUsage.count} > ${n} then ${dailyBudgetUsage.count} - ${n} else 0 end`,
+    })
     .where(
       and(
         eq(dailyBudgetUsage.workspaceId, workspaceId),
@@ -104,4 +106,11 @@ function dailyLimitReached(budget: DailyBudget, limit: number, now: number): App
   return new AppError("rate_limited", `Daily limit reached: ${budget} is ${limit}`, {
     retry_after: retryAfter,
   });
+}
+
+/** Deletes the counts of days before yesterday (UTC): only today's is ever read. */
+export function pruneDailyBudgets(tx: DbOrTx, now: number) {
+  tx.delete(dailyBudgetUsage)
+    .where(lt(dailyBudgetUsage.day, utcDay(now) - 1))
+    .run();
 }
