@@ -227,4 +227,25 @@ describe("rate limiting per workspace (API.md §7.2)", () => {
     const allowed = statuses.filter((status) => status === 200).length;
     expect({ allowed, refused: statuses.length - allowed }).toEqual({ allowed: 8, refused: 8 });
   });
+
+  it("counts a dashboard session of the workspace against the same bucket", async () => {
+    // The workspace's bucket is empty after the case above; signing in is not a /v1 request.
+    const url = limited.announcement.match(/\/setup\?token=([A-Za-z0-9_-]{43})/)?.[1] as string;
+    const setup = await limited.api(
+      "POST",
+      "/auth/setup",
+      { token: url, name: "Root", email: "root@example.com", password: "correct horse battery" },
+      { key: null },
+    );
+    const cookie = setup.headers.get("set-cookie")?.match(/^outreach_session=([A-Za-z0-9_-]{43});/)?.[1];
+    expect(cookie).toBeDefined();
+    const me = await limited.api("GET", "/v1/me", undefined, {
+      key: null,
+      headers: { cookie: `outreach_session=${cookie}` },
+    });
+    expect({ status: me.status, error: me.body.error }).toEqual({
+      status: 429,
+      error: "Rate limit exceeded",
+    });
+  });
 });

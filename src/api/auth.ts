@@ -127,7 +127,7 @@ export function authRoutes(deps: AppDeps) {
           tags: [TAG],
           operationId: "login",
           summary: "Sign in",
-          description: `Signs in with e-mail and password. ${COOKIE_NOTE} A wrong password and an unknown e-mail both answer 401 \`Invalid email or password\`. After 10 failures in 15 minutes from one address or for one e-mail, attempts are refused with 429 \`Too many sign-in attempts: try again later\` (with \`retry_after\`). 403 for a request from another site, or an account that belongs to no workspace.`,
+          description: `Signs in with e-mail and password. ${COOKIE_NOTE} A wrong password and an unknown e-mail both answer 401 \`Invalid email or password\`. Each attempt is counted before its password is checked (a right one gives its place back), so at most 10 passwords are checked per address and per e-mail in 15 minutes, however concurrently they arrive; further attempts are refused with 429 \`Too many sign-in attempts: try again later\` (with \`retry_after\`). A body over 64 KiB answers 413. 403 for a request from another site, or an account that belongs to no workspace.`,
           security: [],
         },
         response: responses(SignedInSchema, [400, 401, 403, 413, 422, 429], {

@@ -142,7 +142,7 @@ export function carrierCallbackRoutes(deps: AppDeps) {
           operationId: "receiveRetellWebhook",
           summary: "Retell call webhook (signed by Retell)",
           description:
-            "With `VOICE=retell`, Retell posts `call_started`, `call_ended` and `call_analyzed` here, signed with `x-retell-signature: v=<ms>,d=<hex HMAC-SHA256(api key, body + ms)>`. A forged signature, one older or newer than 5 minutes, or a replay of an accepted request answers 401 and changes nothing. `call_ended`/`call_analyzed` fill status, duration, transcript, recording, summary, sentiment and `ended_reason` (Retell's `disconnection_reason`, mapped to our statuses). A webhook about an unknown call is acknowledged (200) and logged.",
+            "With `VOICE=retell`, Retell posts `call_started`, `call_ended` and `call_analyzed` here, signed with `x-retell-signature: v=<ms>,d=<hex HMAC-SHA256(api key, body + ms)>`. A forged signature, one older or newer than 5 minutes, or a replay of an accepted request (recognised by the signature's timestamp and digest, however the header is spelled: order of parts, case, spaces) answers 401 and changes nothing. Bodies over 64 KiB answer 413 before they are read further; callbacks are rate limited per client address. `call_ended`/`call_analyzed` fill status, duration, transcript, recording, summary, sentiment and `ended_reason` (Retell's `disconnection_reason`, mapped to our statuses). A webhook about an unknown call is acknowledged (200) and logged.",
         },
         response: responses(t.Object({ ok: Ok }), [401]),
       },
