@@ -33,6 +33,7 @@ export const PARTIAL_INDEX_COLUMNS: ReadonlySet<string> = new Set([
   "call_id",
   "delivered_at",
   "dispatched_at",
+  "is_default",
   "message_id",
   "outcome",
   "provider_call_id",

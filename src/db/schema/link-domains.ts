@@ -42,3 +42,7 @@ export const linkDomains = sqliteTable(
 );
 
 export type LinkDomainRow = typeof linkDomains.$inferSelect;
+
+/** Literal conditions (compiled once, see src/db/bound-parameters.ts): a usable domain, the default. */
+export const LINK_DOMAIN_IS_VERIFIED = sql`${linkDomains.status} = 'verified'`;
+export const LINK_DOMAIN_IS_DEFAULT = sql`${linkDomains.isDefault} = 1`;

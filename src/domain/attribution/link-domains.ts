@@ -5,7 +5,13 @@ import { and, eq, inArray, ne, or } from "drizzle-orm";
 import { PUBLIC_URL_SHORTENERS } from "../../compliance/lint";
 import type { DbOrTx } from "../../db/client";
 import { newestFirstPage } from "../../db/paging";
-import { type LinkDomainRow, linkDomains, trackedLinks } from "../../db/schema";
+import {
+  LINK_DOMAIN_IS_DEFAULT,
+  LINK_DOMAIN_IS_VERIFIED,
+  type LinkDomainRow,
+  linkDomains,
+  trackedLinks,
+} from "../../db/schema";
 import { workspaceRow } from "../../db/workspace-row";
 import { conflict, invalid, notFound } from "../../lib/errors";
 import { newId } from "../../lib/ids";
@@ -413,10 +419,8 @@ export function linkBaseUrl(
     .where(
       and(
         eq(linkDomains.workspaceId, workspaceId),
-        eq(linkDomains.status, "verified"),
-        ids.length > 0
-          ? or(eq(linkDomains.isDefault, true), inArray(linkDomains.id, ids))
-          : eq(linkDomains.isDefault, true),
+        LINK_DOMAIN_IS_VERIFIED,
+        ids.length > 0 ? or(LINK_DOMAIN_IS_DEFAULT, inArray(linkDomains.id, ids)) : LINK_DOMAIN_IS_DEFAULT,
       ),
     )
     .all();
