@@ -102,10 +102,14 @@ if (files.length > 0) {
   if (cluster) {
     const running = cluster;
     const stop = () => running.stop();
-    process.once("SIGINT", () => {
-      stop();
-      process.exit(130);
-    });
+    for (const [signal, code] of [
+      ["SIGINT", 130],
+      ["SIGTERM", 143],
+    ] as const)
+      process.once(signal, () => {
+        stop();
+        process.exit(code);
+      });
     try {
       passes.push(
         await suite("tests on PostgreSQL", files, {
