@@ -1,8 +1,8 @@
 import { Elysia, t } from "elysia";
 import type { AppDeps } from "../app";
 import {
-  addNote,
   ATTENTION_REASONS,
+  addNote,
   getConversation,
   type InboxViewer,
   LAST_MESSAGE_PREVIEW,
