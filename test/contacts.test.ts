@@ -38,6 +38,8 @@ describe("POST /v1/contacts", () => {
       source: "api",
       opted_in: true,
       timezone: "America/Los_Angeles",
+      timezone_source: "area_code",
+      state: null,
       fields: { plan: "pro", seats: 3 },
     });
     expect(c.id).toMatch(/^[0-9a-f-]{36}$/);
@@ -62,6 +64,74 @@ describe("POST /v1/contacts", () => {
     });
     expect(r.body.contact.timezone).toBe("Europe/Paris");
     expect(r.body.contact.opted_in).toBe(false);
+  });
+
+  // [case, body, timezone shown, timezone_source, state]
+  const ZONES: [string, Record<string, unknown>, string | null, string, string | null][] = [
+    [
+      "no zone: the area code's main zone, for display",
+      { phone_number: "8505550120" },
+      "America/New_York",
+      "area_code",
+      null,
+    ],
+    [
+      "timezone null: from the area code",
+      { phone_number: "8505550121", timezone: null },
+      "America/New_York",
+      "area_code",
+      null,
+    ],
+    [
+      "a zone given: its own",
+      { phone_number: "8505550122", timezone: "America/Chicago" },
+      "America/Chicago",
+      "given",
+      null,
+    ],
+    [
+      "a zone equal to the main zone, given: still given",
+      { phone_number: "8505550123", timezone: "America/New_York" },
+      "America/New_York",
+      "given",
+      null,
+    ],
+    [
+      "448 (850's overlay) shows Eastern",
+      { phone_number: "4485550124" },
+      "America/New_York",
+      "area_code",
+      null,
+    ],
+    ["a new area code (324)", { phone_number: "3245550125" }, "America/New_York", "area_code", null],
+    ["a state given", { phone_number: "2125550126", state: "fl" }, "America/New_York", "area_code", "FL"],
+    [
+      "a state by name",
+      { phone_number: "2125550127", state: "Rhode Island" },
+      "America/New_York",
+      "area_code",
+      "RI",
+    ],
+    ["a UK number: no area code zone", { phone_number: "+442071234567" }, null, "area_code", null],
+  ];
+  for (const [name, body, timezone, source, state] of ZONES) {
+    it(`timezone_source: ${name}`, async () => {
+      const c = (await s.api("POST", "/v1/contacts", body)).body.contact;
+      expect({ name, timezone: c?.timezone, timezone_source: c?.timezone_source, state: c?.state }).toEqual({
+        name,
+        timezone,
+        timezone_source: source,
+        state,
+      });
+    });
+  }
+
+  it("answers 422 'state must be a two-letter state or province code' for an unknown state", async () => {
+    const r = await s.api("POST", "/v1/contacts", { phone_number: phone(), state: "Atlantis" });
+    expect({ status: r.status, body: r.body }).toEqual({
+      status: 422,
+      body: { ok: false, error: "state must be a two-letter state or province code" },
+    });
   });
 
   it("answers 409 with contact_id for a phone number already in the workspace", async () => {
@@ -227,6 +297,35 @@ describe("GET/PATCH/DELETE /v1/contacts/{id}", () => {
     const del = await s.api("DELETE", `/v1/contacts/${c.id}`);
     expect(del.body).toEqual({ ok: true, deleted: true });
     expect((await s.api("GET", `/v1/contacts/${c.id}`)).status).toBe(404);
+  });
+
+  it("PATCH timezone makes the zone given; timezone: null returns it to the area code", async () => {
+    const c = (await s.api("POST", "/v1/contacts", { phone_number: "8505550130" })).body.contact;
+    const steps: [Record<string, unknown>, string, string][] = [
+      [{ timezone: "America/Chicago" }, "America/Chicago", "given"],
+      [{ first_name: "Unrelated" }, "America/Chicago", "given"],
+      [{ timezone: null }, "America/New_York", "area_code"],
+      [{ timezone: "America/New_York" }, "America/New_York", "given"],
+    ];
+    for (const [patch, timezone, source] of steps) {
+      const r = await s.api("PATCH", `/v1/contacts/${c.id}`, patch);
+      expect({
+        patch,
+        status: r.status,
+        timezone: r.body.contact.timezone,
+        source: r.body.contact.timezone_source,
+      }).toEqual({
+        patch,
+        status: 200,
+        timezone,
+        source,
+      });
+    }
+    const bad = await s.api("PATCH", `/v1/contacts/${c.id}`, { timezone: "Mars/Base" });
+    expect({ status: bad.status, body: bad.body }).toEqual({
+      status: 422,
+      body: { ok: false, error: "timezone must be an IANA time zone" },
+    });
   });
 
   it("answers 409 when PATCH moves a contact onto another's number", async () => {

@@ -301,6 +301,11 @@ function planHeader(header: string[]): HeaderPlan {
     const canonical = canonicalHeader(name);
     // Own keys only: a header named "constructor" or "__proto__" is a custom field, not a column.
     const column = Object.hasOwn(HEADER_ALIASES, canonical) ? HEADER_ALIASES[canonical] : undefined;
+    // A second phone column (HubSpot's `Mobile Phone Number` after `Phone Number`) is the fallback.
+    if (column === "phone" && seen.has("phone") && !seen.has("phone_fallback")) {
+      seen.add("phone_fallback");
+      return { kind: "column", column: "phone_fallback" };
+    }
     if (column && !seen.has(column)) {
       seen.add(column);
       if (column === "opted_in") consentColumn = name;
@@ -350,7 +355,7 @@ function rowFromCsv(plan: HeaderPlan, record: CsvRecord): RawRow | ImportError {
 
 /** Consent values (API.md §7.1), compared in lower case. */
 const TRUE_WORDS = new Set(["true", "yes", "y", "1", "subscribed"]);
-const FALSE_WORDS = new Set(["false", "no", "n", "0", "unsubscribed", "not_subscribed"]);
+const FALSE_WORDS = new Set(["false", "no", "n", "0", "unsubscribed", "not_subscribed", "never_subscribed"]);
 
 function optionalText(value: unknown, name: string): string | undefined {
   if (value === undefined || value === null || value === "") return undefined;
@@ -365,7 +370,8 @@ function cleanRow(raw: RawRow): CleanRow {
     raw.phone === undefined || raw.phone === null || raw.phone === "" ? raw.phone_fallback : raw.phone;
   if (given === undefined || given === null || given === "") throw invalid("phone_number is required");
   if (typeof given !== "string") throw invalid("phone_number must be a string");
-  const phone = normalizePhoneFast(given);
+  // A leading apostrophe is a spreadsheet's "keep as text" mark (Shopify exports write one).
+  const phone = normalizePhoneFast(given.replace(/^'/, ""));
   if (!phone) throw invalid("phone_number must be a valid phone number");
   const out: CleanRow = { row: raw.row, phone };
   out.firstName = optionalText(raw.first_name, "first_name");
