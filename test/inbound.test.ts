@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
+import { isPossibleOptOut, type KeywordKind, keywordOf } from "../src/domain/messaging/inbound";
 import { eventLog } from "./support/event-log";
 import { eventually, orderNumber } from "./support/messaging";
 import { startTestServer, type TestServer } from "./support/server";
@@ -363,4 +364,46 @@ describe("sandbox endpoints with a real carrier", () => {
       else process.env.TWILIO_AUTH_TOKEN = saved.token;
     }
   });
+});
+
+describe("keywordOf and isPossibleOptOut (the wording rule, API.md §7.1)", () => {
+  // [reply, keyword, possible opt-out]
+  const CASES: [string, KeywordKind | null, boolean][] = [
+    ["STOP", "opt_out", false],
+    ["  stop  ", "opt_out", false],
+    ["Stop.", "opt_out", false],
+    ["STOP!!", "opt_out", false],
+    ["🛑 stop 🛑", "opt_out", false],
+    ["Opt out", "opt_out", false],
+    ["opt-out", "opt_out", false],
+    ["OPTOUT", "opt_out", false],
+    ["please stop", "opt_out", false],
+    ["stop texting me", "opt_out", false],
+    ["unsubscribe me", "opt_out", false],
+    ["Cancel my subscription please", "opt_out", false],
+    ["can you please just stop now", "opt_out", false], // six words
+    ["can you please just stop now thanks", null, true], // seven words
+    ["I said STOP sending me these texts every day", null, true],
+    ["please stop by the shop tomorrow to pick up your order", null, true],
+    ["stopping by later", null, false],
+    ["unstoppable deals", null, false],
+    ["START", "opt_in", false],
+    ["unstop", "opt_in", false],
+    ["Yes", "opt_in", false],
+    ["yes please", null, false],
+    ["HELP", "help", false],
+    ["info", "help", false],
+    ["help me", null, false],
+    ["", null, false],
+    ["!!!", null, false],
+  ];
+  for (const [reply, keyword, possible] of CASES) {
+    it(`${JSON.stringify(reply)} → ${keyword ?? "no keyword"}${possible ? ", possible opt-out" : ""}`, () => {
+      expect({ reply, keyword: keywordOf(reply), possible: isPossibleOptOut(reply) }).toEqual({
+        reply,
+        keyword,
+        possible,
+      });
+    });
+  }
 });

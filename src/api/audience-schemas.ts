@@ -1,5 +1,5 @@
 import { t } from "elysia";
-import { Deleted, Ok, PageFields, Timestamp } from "../http/schemas";
+import { Deleted, Enum, Ok, PageFields, Timestamp } from "../http/schemas";
 
 export { PageFields };
 
@@ -26,12 +26,11 @@ export const ContactSchema = t.Object(
         "area code's main zone, shown for display, and the rules check every zone the area code spans",
       examples: ["America/New_York"],
     }),
-    timezone_source: t.Union([t.Literal("given"), t.Literal("area_code")], {
-      description:
-        "given: the zone came from the caller or an import; area_code: from the phone number's area code " +
+    timezone_source: Enum(
+      ["given", "area_code"],
+      "given: the zone came from the caller or an import; area_code: from the phone number's area code " +
         "(sends wait until allowed in every zone the area code spans)",
-      examples: ["area_code"],
-    }),
+    ),
     state: t.Union([t.String(), t.Null()], {
       description:
         "US state or Canadian province (two letters) given by the caller or an import; the state rules use it " +
