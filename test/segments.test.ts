@@ -35,6 +35,33 @@ async function names(call: (m: string, p: string, b?: unknown) => Promise<ApiRes
 }
 
 describe("POST /v1/segments/preview", () => {
+  it("matches timezone as the API shows it (given, or the area code's main zone) and state", async () => {
+    const ws = s.newWorkspace();
+    const call = (method: string, path: string, body?: unknown) => s.api(method, path, body, { key: ws.key });
+    await call("POST", "/v1/contacts", { phone_number: "+13125550901", first_name: "Chicago number" });
+    await call("POST", "/v1/contacts", {
+      phone_number: "+12125550902",
+      first_name: "Given Central",
+      timezone: "America/Chicago",
+    });
+    await call("POST", "/v1/contacts", { phone_number: "+12125550903", first_name: "New York", state: "NY" });
+    await call("POST", "/v1/contacts", { phone_number: "+442071234567", first_name: "London" });
+    // [rule, names]
+    const cases: [unknown, string[]][] = [
+      [{ field: "timezone", op: "eq", value: "America/Chicago" }, ["Chicago number", "Given Central"]],
+      [{ field: "timezone", op: "eq", value: "America/New_York" }, ["New York"]],
+      [{ field: "timezone", op: "not_exists" }, ["London"]],
+      [
+        { field: "timezone", op: "starts_with", value: "america/" },
+        ["Chicago number", "Given Central", "New York"],
+      ],
+      [{ field: "state", op: "eq", value: "NY" }, ["New York"]],
+    ];
+    for (const [rule, expected] of cases) {
+      expect({ rule, names: await names(call, { all: [rule] }) }).toEqual({ rule, names: expected });
+    }
+  });
+
   it("compiles fields, custom fields, groups, not and list membership", async () => {
     const w = await world();
     expect(await names(w.call, { all: [] })).toEqual(["Ada", "Bob", "Cy", "Dee"]);
@@ -200,7 +227,7 @@ describe("segment rules: bad input", () => {
     [
       "an unknown field",
       { any: [{ field: "shoe_size", op: "eq", value: 1 }] },
-      "rules.any[0].field must be one of phone_number, first_name, last_name, email, external_id, source, timezone, opted_in, created_at, updated_at or fields.<key>",
+      "rules.any[0].field must be one of phone_number, first_name, last_name, email, external_id, source, timezone, state, opted_in, created_at, updated_at or fields.<key>",
     ],
     [
       "a node of no known shape",

@@ -34,8 +34,8 @@ registerReadOnlyPost("/v1/segments/preview");
 const RULES_DESCRIPTION = [
   "Rule tree, compiled into one SQL query.",
   'Groups `{"all":[...]}` / `{"any":[...]}`, negation `{"not": rule}`;',
-  'conditions `{"field", "op", "value"}` on phone_number, first_name, last_name, email, external_id, source, timezone,',
-  "opted_in, created_at, updated_at or `fields.<key>`;",
+  'conditions `{"field", "op", "value"}` on phone_number, first_name, last_name, email, external_id, source, timezone',
+  "(as shown: the given zone, else the area code's main zone), state, opted_in, created_at, updated_at or `fields.<key>`;",
   "ops eq neq in not_in contains starts_with gt gte lt lte exists not_exists within_last_days before after;",
   'membership `{"in_list": id}` / `{"not_in_list": id}`;',
   'activity `{"event": "inbound"|"outbound"|"clicked"|"conversion", "op": "any_within_days"|"none_within_days", "value": N}`',

@@ -22,3 +22,8 @@ export function timezoneForPhone(e164: string): string | null {
   if (!e164.startsWith("+1") || e164.length !== 12) return null;
   return timezoneForAreaCode(e164.slice(2, 5));
 }
+
+/** Every area code of the table with its main zone (e.g. for an SQL CASE over area codes). */
+export function areaCodeMainZones(): [areaCode: string, zone: string][] {
+  return [...load()];
+}

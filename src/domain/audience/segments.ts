@@ -32,6 +32,7 @@ import {
   segments,
 } from "../../db/schema";
 import { workspaceRow } from "../../db/workspace-row";
+import { areaCodeMainZones } from "../../lib/area-codes";
 import { invalid, notFound } from "../../lib/errors";
 import { newId } from "../../lib/ids";
 import { normalizePhone } from "../../lib/phone";
@@ -84,14 +85,28 @@ export const ACTIVITY_EVENTS = ["inbound", "outbound", "clicked", "conversion"] 
 export const ACTIVITY_OPS = ["any_within_days", "none_within_days"] as const;
 
 type ColumnKind = "text" | "bool" | "date";
-const COLUMNS: Record<string, { column: SQLiteColumn; kind: ColumnKind; nullable: boolean }> = {
+
+/**
+ * The zone a contact shows (API.md §7.1): its own, else its area code's main zone. Segments match
+ * it as the API shows it, whether the zone was given or comes from the area code.
+ */
+const shownTimezone: SQL = (() => {
+  const branches = areaCodeMainZones()
+    .map(([code, zone]) => `WHEN '${code}' THEN '${zone}'`)
+    .join(" ");
+  const phone = sql`${contacts.phoneNumber}`;
+  return sql`COALESCE(${contacts.timezone}, CASE WHEN length(${phone}) = 12 AND substr(${phone}, 1, 2) = '+1' THEN CASE substr(${phone}, 3, 3) ${sql.raw(branches)} END END)`;
+})();
+
+const COLUMNS: Record<string, { column: SQLiteColumn | SQL; kind: ColumnKind; nullable: boolean }> = {
   phone_number: { column: contacts.phoneNumber, kind: "text", nullable: false },
   first_name: { column: contacts.firstName, kind: "text", nullable: true },
   last_name: { column: contacts.lastName, kind: "text", nullable: true },
   email: { column: contacts.email, kind: "text", nullable: true },
   external_id: { column: contacts.externalId, kind: "text", nullable: true },
   source: { column: contacts.source, kind: "text", nullable: false },
-  timezone: { column: contacts.timezone, kind: "text", nullable: true },
+  timezone: { column: shownTimezone, kind: "text", nullable: true },
+  state: { column: contacts.state, kind: "text", nullable: true },
   opted_in: { column: contacts.optedIn, kind: "bool", nullable: false },
   created_at: { column: contacts.createdAt, kind: "date", nullable: false },
   updated_at: { column: contacts.updatedAt, kind: "date", nullable: false },
@@ -356,7 +371,9 @@ function compileCustom(key: string, op: Op, value: unknown, now: number): SQL {
 
 function compileColumn(field: string, op: Op, value: unknown, now: number): SQL {
   const spec = COLUMNS[field] as (typeof COLUMNS)[string];
-  const col = spec.column;
+  // drizzle's operators take a column or an SQL expression alike (the shown timezone is one); the
+  // cast only picks an overload: text values bind the same either way.
+  const col = spec.column as SQLiteColumn;
   const guard = (condition: SQL | undefined): SQL =>
     (spec.nullable ? and(isNotNull(col), condition) : condition) as SQL;
   switch (op) {
