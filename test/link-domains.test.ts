@@ -112,7 +112,7 @@ describe("POST /v1/link-domains", () => {
     ],
     [
       "more than 253 characters",
-      `${"a".repeat(60)}.`.repeat(4) + "example.org",
+      `${`${"a".repeat(60)}.`.repeat(4)}example.org`,
       "domain is too long (max 253)",
     ],
     [
