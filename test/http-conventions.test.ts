@@ -179,10 +179,10 @@ describe("Idempotency-Key", () => {
 });
 
 describe("public endpoints", () => {
-  it("GET /healthz answers without a key", async () => {
+  it("GET /healthz answers without a key and names the database", async () => {
     const r = await s.api("GET", "/healthz", undefined, { key: null });
     expect(r.status).toBe(200);
-    expect(r.body).toEqual({ ok: true, status: "ok" });
+    expect(r.body).toEqual({ ok: true, status: "ok", database: "sqlite" });
   });
 
   it("GET /v1/openapi.json documents every route with version 1.0.0", async () => {

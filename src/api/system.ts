@@ -2,6 +2,16 @@ import { Elysia, t } from "elysia";
 import type { AppDeps } from "../app";
 import { queueDepth } from "../jobs/queue";
 
+/**
+ * The engine this server runs on. Only the embedded SQLite today: a PostgreSQL DATABASE_URL is
+ * refused at start-up until the domain runs on the store (docs/postgres.md).
+ */
+const DATABASE = "sqlite" as const;
+const DatabaseKind = t.Union([t.Literal("sqlite"), t.Literal("postgres")], {
+  description: "The database engine: `sqlite` (the embedded file) or `postgres` (DATABASE_URL)",
+  examples: ["sqlite"],
+});
+
 // GET /healthz, GET /metrics – liveness with a database check, and Prometheus metrics. No auth.
 export function systemRoutes(deps: AppDeps) {
   return new Elysia({ name: "system" })
@@ -10,10 +20,10 @@ export function systemRoutes(deps: AppDeps) {
       ({ set }) => {
         try {
           deps.sqlite.query("SELECT 1").get();
-          return { ok: true, status: "ok" as const };
+          return { ok: true, status: "ok" as const, database: DATABASE };
         } catch {
           set.status = 503;
-          return { ok: false, status: "database unavailable" as const };
+          return { ok: false, status: "database unavailable" as const, database: DATABASE };
         }
       },
       {
@@ -21,16 +31,19 @@ export function systemRoutes(deps: AppDeps) {
           tags: ["System"],
           operationId: "getHealth",
           summary: "Health check",
-          description: "No auth. 200 when the database answers, 503 otherwise.",
+          description:
+            "No auth. 200 when the database answers, 503 otherwise; `database` names the engine (API.md §7.3).",
         },
         response: {
           200: t.Object({
             ok: t.Boolean({ description: "True: the server and its database answer" }),
             status: t.String({ description: "`ok`" }),
+            database: DatabaseKind,
           }),
           503: t.Object({
             ok: t.Boolean({ description: "False: the database does not answer" }),
             status: t.String({ description: "What is wrong" }),
+            database: DatabaseKind,
           }),
         },
       },
