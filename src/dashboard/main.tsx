@@ -23,7 +23,7 @@ import { SettingsPage } from "./pages/settings";
 import { SetupPage } from "./pages/setup";
 import { WebhooksPage } from "./pages/webhooks";
 
-const FlowsPage = lazy(() => import("./pages/flows"));
+const FlowsPage = lazy(() => import("./pages/flows/index"));
 const AnalyticsPage = lazy(() => import("./pages/analytics"));
 
 export interface Session {

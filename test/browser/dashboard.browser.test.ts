@@ -290,6 +290,58 @@ describe.skipIf(!available)("the dashboard in Chromium", () => {
     await context.close();
   });
 
+  it("flow editor: forms per node, a new step follows the selected one, rename, leaving asks, simulate in words", async () => {
+    const { context, page } = await signedIn("frances@example.com", "admin");
+    const flow = (
+      await s.api("POST", "/v1/flows", {
+        name: "Keyword welcome",
+        definition: {
+          nodes: [{ id: "t", type: "trigger", position: { x: 0, y: 0 }, data: { event: "manual" } }],
+          edges: [],
+        },
+      })
+    ).body.flow;
+    await page.goto(`${s.url}/flows/${flow.id}`);
+    await page.locator('.react-flow__node[data-id="t"]').click();
+    await page.getByLabel("Starts when").selectOption("inbound_keyword");
+    await page.getByLabel(/^Keywords/).fill("JOIN");
+    await page.getByTestId("palette-send_sms").click();
+    await page.getByLabel("Message").fill("Welcome aboard, {{first_name|friend}}!");
+    await page.getByTestId("palette-wait_for_reply").click();
+    await page.getByLabel("Wait up to (hours)").fill("12");
+    await page.getByText("Unsaved changes").waitFor();
+    // Leaving with unsaved changes asks first; dismissing stays.
+    page.once("dialog", (dialog) => void dialog.dismiss());
+    await page.getByRole("link", { name: "← Flows" }).click();
+    expect(new URL(page.url()).pathname).toBe(`/flows/${flow.id}`);
+    await page.getByLabel("Flow name").fill("JOIN welcome");
+    await page.getByRole("button", { name: "Rename" }).click();
+    await page.getByRole("status").filter({ hasText: "Renamed" }).waitFor();
+    await page.getByRole("button", { name: "Save" }).click();
+    await page.getByRole("status").filter({ hasText: "Saved" }).waitFor();
+    const saved = (await s.api("GET", `/v1/flows/${flow.id}`)).body.flow;
+    expect(saved.name).toBe("JOIN welcome");
+    const byType = Object.fromEntries(saved.definition.nodes.map((n: Json) => [n.type, n]));
+    expect(byType.trigger.data).toEqual({ event: "inbound_keyword", keywords: ["JOIN"] });
+    expect(byType.send_sms.data).toEqual({ body: "Welcome aboard, {{first_name|friend}}!" });
+    expect(byType.wait_for_reply.data).toEqual({ timeout_hours: 12 });
+    expect(saved.definition.edges.map((e: Json) => [e.source, e.target])).toEqual([
+      ["t", byType.send_sms.id],
+      [byType.send_sms.id, byType.wait_for_reply.id],
+    ]);
+    // Edges carry arrows; a wait-for-reply's handles are labelled in words.
+    expect(await page.locator(".react-flow__edge path[marker-end]").count()).toBe(2);
+    await page.locator('[data-testid="node-wait_for_reply"] .handle-labels').getByText("no reply").waitFor();
+    await page.getByRole("button", { name: "Simulate" }).click();
+    await page
+      .getByRole("list", { name: "Simulation" })
+      .getByText(/Send a text — the contact was sent a text/)
+      .waitFor();
+    await shot(page, "flow-editor-forms");
+    expect(await accessibilityProblems(page)).toEqual([]);
+    await context.close();
+  });
+
   it("connects two flow nodes with the keyboard alone, and saves the edge", async () => {
     const { context, page } = await signedIn("niklaus@example.com", "admin");
     const flow = (
