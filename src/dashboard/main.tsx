@@ -13,7 +13,7 @@ import { Link, Redirect, Route, Switch, useLocation } from "wouter";
 import { get, type Json, post } from "./api";
 import { AgentsPage } from "./pages/agents";
 import { AudiencePage } from "./pages/audience";
-import { CampaignsPage } from "./pages/campaigns";
+import { CampaignsPage } from "./pages/campaigns/index";
 import { ContactsPage } from "./pages/contacts";
 import { InboxPage } from "./pages/inbox";
 import { LoginPage } from "./pages/login";

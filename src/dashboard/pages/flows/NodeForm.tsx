@@ -157,7 +157,7 @@ export function NodeForm({
           label="SMS agent"
           value={data.agent_id}
           rows={agents}
-          filter={(a) => a.type !== "voice"}
+          filter={(a) => a.channel !== "voice"}
           empty="No SMS agents yet."
           onChange={(v) => set({ agent_id: v })}
         />
@@ -199,7 +199,7 @@ export function NodeForm({
               label="Voice agent"
               value={data.agent_id}
               rows={agents}
-              filter={(a) => a.type === "voice"}
+              filter={(a) => a.channel === "voice"}
               empty="No voice agents yet."
               onChange={(v) => onChange({ agent_id: v })}
             />
