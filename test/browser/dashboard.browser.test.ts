@@ -450,8 +450,12 @@ describe.skipIf(!available)("the dashboard in Chromium", () => {
 
   it("renders every page at 1440×900 (screenshots) and 390×844 without a page error or a serious axe-core violation", async () => {
     const { context, page } = await signedIn("edsger@example.com", "admin");
+    const someone = (await s.api("POST", "/v1/contacts", { phone_number: "+14155550199", first_name: "Ida" }))
+      .body.contact;
     const pages = [
       "inbox",
+      `contacts/${someone.id}`,
+      "no-such-page",
       "contacts",
       "audience",
       "campaigns",
@@ -468,7 +472,7 @@ describe.skipIf(!available)("the dashboard in Chromium", () => {
       await page.goto(`${s.url}/${name}`);
       await page.getByRole("main").waitFor();
       await page.waitForTimeout(250);
-      await shot(page, `page-${name}`);
+      await shot(page, `page-${name.includes("/") ? "contact" : name}`);
       for (const problem of await accessibilityProblems(page)) problems.push(`${name}: ${problem}`);
     }
     expect(problems).toEqual([]);
