@@ -11,7 +11,7 @@ import { lazy, Suspense, useCallback, useEffect, useState } from "react";
 import { createRoot } from "react-dom/client";
 import { Link, Redirect, Route, Switch, useLocation } from "wouter";
 import { get, type Json, post } from "./api";
-import { AgentsPage } from "./pages/agents";
+import { AgentsPage } from "./pages/agents/index";
 import { AudiencePage } from "./pages/audience";
 import { CampaignsPage } from "./pages/campaigns/index";
 import { ContactsPage } from "./pages/contacts/index";

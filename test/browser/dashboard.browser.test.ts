@@ -425,6 +425,26 @@ describe.skipIf(!available)("the dashboard in Chromium", () => {
       .getByText(/9am to 5pm|Maya/)
       .first()
       .waitFor();
+    // Settings grouped by purpose, in words; voice settings only for voice agents.
+    const settings = page.getByRole("form", { name: "Agent settings" });
+    for (const group of ["Persona", "Conversation", "Handing off to a person", "Timing", "Follow-ups"])
+      await settings.getByRole("group", { name: group }).waitFor();
+    expect(await settings.getByRole("group", { name: "Voice" }).count()).toBe(0);
+    await settings.getByLabel("Hand off when the contact is upset").uncheck();
+    await settings.getByLabel("Time zone of the quiet hours").fill("Mars/Olympus");
+    await settings.getByRole("button", { name: "Save agent" }).click();
+    await settings
+      .locator(".field", { hasText: "Time zone of the quiet hours" })
+      .getByRole("alert")
+      .waitFor();
+    await settings.getByLabel("Time zone of the quiet hours").fill("America/Chicago");
+    await settings.getByLabel("Longest reply (characters)").fill("320");
+    await settings.getByRole("button", { name: "Save agent" }).click();
+    await settings.getByRole("status").filter({ hasText: "Saved" }).waitFor();
+    const after = (await s.api("GET", `/v1/agents/${agent.id}`)).body.agent;
+    expect([after.sms.max_length, after.sms.handoff_on_negative]).toEqual([320, false]);
+    await shot(page, "agent-form");
+    expect(await accessibilityProblems(page)).toEqual([]);
     await context.close();
   });
 
