@@ -101,7 +101,7 @@ export function ContactPage({ id }: { id: string }) {
     setError(null);
     try {
       if (add) await post(`/v1/lists/${listId}/contacts`, { contact_ids: [id] });
-      else await fetchDelete(`/v1/lists/${listId}/contacts`, { contact_ids: [id] });
+      else await del(`/v1/lists/${listId}/contacts`, { contact_ids: [id] });
       await load();
       await loadActivity();
     } catch (e) {
@@ -254,17 +254,4 @@ export function ContactPage({ id }: { id: string }) {
       </div>
     </div>
   );
-}
-
-/** DELETE with a JSON body (list membership removal takes the ids in the body). */
-async function fetchDelete(path: string, body: unknown) {
-  const response = await fetch(path, {
-    method: "DELETE",
-    credentials: "same-origin",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify(body),
-  });
-  const parsed = await response.json().catch(() => null);
-  if (!response.ok || parsed?.ok === false)
-    throw new ApiError(response.status, parsed?.error ?? `HTTP ${response.status}`);
 }
