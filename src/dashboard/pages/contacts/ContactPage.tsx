@@ -146,7 +146,9 @@ export function ContactPage({ id }: { id: string }) {
               <input name="opted_in" type="checkbox" defaultChecked={contact.opted_in} /> Opted in to messages
             </label>
             <label>
-              Custom fields (one <code>key=value</code> a line)
+              <span>
+                Custom fields (one <code>key=value</code> a line)
+              </span>
               <textarea
                 name="fields"
                 rows={4}

@@ -281,7 +281,9 @@ function UpdateForm({ data, onChange }: { data: NodeData; onChange: (data: NodeD
         </label>
       ))}
       <label>
-        Custom fields (one <code>key=value</code> a line)
+        <span>
+          Custom fields (one <code>key=value</code> a line)
+        </span>
         <textarea
           rows={3}
           defaultValue={Object.entries(custom)
