@@ -753,3 +753,44 @@ describe("determinism and the engine object", () => {
     expect(answer).toMatchObject({ reply: "I don't have that information right now.", confidence: 0.1 });
   });
 });
+
+describe("answers from the system prompt's and the goal's facts as well as knowledge", () => {
+  const SALE_PROMPT = `You are Sam, the assistant of Pedal Bikes. Be brief and friendly.
+The spring sale takes 20% off every e-bike until May 31.
+Free delivery within 10 miles of the shop.
+Never discuss competitors.`;
+  const rows: { name: string; agent: Partial<EngineAgent>; message: string; reply: RegExp }[] = [
+    {
+      name: "a fact of the prompt answers, with no knowledge",
+      agent: { systemPrompt: SALE_PROMPT, knowledge: "", goal: null },
+      message: "How long does the spring sale last?",
+      reply: /20% off every e-bike until May 31/,
+    },
+    {
+      name: "another fact of the prompt",
+      agent: { systemPrompt: SALE_PROMPT, knowledge: "", goal: null },
+      message: "Is there free delivery?",
+      reply: /Free delivery within 10 miles/,
+    },
+    {
+      name: "the goal's details after its colon",
+      agent: {
+        systemPrompt: "You are Sam.",
+        knowledge: "",
+        goal: "Sell the winter deal: helmets are $25 this week",
+      },
+      message: "How much are helmets?",
+      reply: /helmets are \$25 this week/,
+    },
+    {
+      name: "the prompt's instructions are never an answer",
+      agent: { systemPrompt: SALE_PROMPT, knowledge: "", goal: null },
+      message: "Who are you and are you brief?",
+      reply: /^(?!.*You are Sam)(?!.*Be brief)/,
+    },
+  ];
+  for (const row of rows)
+    test(row.name, () => {
+      expect(ask(row.message, row.agent).reply).toMatch(row.reply);
+    });
+});

@@ -42,7 +42,7 @@ export async function api(method: string, path: string, body?: unknown): Promise
 export const get = (path: string) => api("GET", path);
 export const post = (path: string, body?: unknown) => api("POST", path, body ?? {});
 export const patch = (path: string, body: unknown) => api("PATCH", path, body);
-export const del = (path: string) => api("DELETE", path);
+export const del = (path: string, body?: unknown) => api("DELETE", path, body);
 
 /** Uploads a CSV to the import endpoint, reporting upload progress (0–1) as it goes. */
 export function importCsv(csv: Blob, onProgress: (fraction: number) => void): Promise<Json> {

@@ -11,10 +11,10 @@ import { lazy, Suspense, useCallback, useEffect, useState } from "react";
 import { createRoot } from "react-dom/client";
 import { Link, Redirect, Route, Switch, useLocation } from "wouter";
 import { get, type Json, post } from "./api";
-import { AgentsPage } from "./pages/agents";
+import { AgentsPage } from "./pages/agents/index";
 import { AudiencePage } from "./pages/audience";
-import { CampaignsPage } from "./pages/campaigns";
-import { ContactsPage } from "./pages/contacts";
+import { CampaignsPage } from "./pages/campaigns/index";
+import { ContactsPage } from "./pages/contacts/index";
 import { InboxPage } from "./pages/inbox";
 import { LoginPage } from "./pages/login";
 import { NumbersPage } from "./pages/numbers";
@@ -23,7 +23,7 @@ import { SettingsPage } from "./pages/settings";
 import { SetupPage } from "./pages/setup";
 import { WebhooksPage } from "./pages/webhooks";
 
-const FlowsPage = lazy(() => import("./pages/flows"));
+const FlowsPage = lazy(() => import("./pages/flows/index"));
 const AnalyticsPage = lazy(() => import("./pages/analytics"));
 
 export interface Session {
@@ -45,6 +45,22 @@ const NAV: { href: string; label: string; admin?: boolean }[] = [
   { href: "/webhooks", label: "Webhooks" },
   { href: "/settings", label: "Settings", admin: true },
 ];
+
+/** An unknown path: says so, and offers the way back. */
+function NotFound() {
+  const [location] = useLocation();
+  return (
+    <div className="page">
+      <h1>Page not found</h1>
+      <p>
+        There is no page at <code>{location}</code>.
+      </p>
+      <p>
+        <Link href="/inbox">Go to the inbox</Link>
+      </p>
+    </div>
+  );
+}
 
 function Shell({ session, onSignOut }: { session: Session; onSignOut: () => void }) {
   const [location] = useLocation();
@@ -75,7 +91,7 @@ function Shell({ session, onSignOut }: { session: Session; onSignOut: () => void
           <Route path="/inbox/:id?">
             {(params) => <InboxPage threadId={params.id ?? null} me={session.user.id} />}
           </Route>
-          <Route path="/contacts" component={ContactsPage} />
+          <Route path="/contacts/:id?">{(params) => <ContactsPage contactId={params.id ?? null} />}</Route>
           <Route path="/audience" component={AudiencePage} />
           <Route path="/agents/:id?">{(params) => <AgentsPage agentId={params.id ?? null} />}</Route>
           <Route path="/numbers" component={NumbersPage} />
@@ -97,8 +113,11 @@ function Shell({ session, onSignOut }: { session: Session; onSignOut: () => void
           <Route path="/settings">
             {admin ? <SettingsPage /> : <p role="alert">Your account cannot open settings.</p>}
           </Route>
-          <Route>
+          <Route path="/">
             <Redirect to="/inbox" />
+          </Route>
+          <Route>
+            <NotFound />
           </Route>
         </Switch>
       </main>

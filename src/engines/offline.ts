@@ -4,9 +4,10 @@
  *
  * - Opening (`opening`, or an empty thread): the agent's greeting, else a short opener from its
  *   name and goal.
- * - A reply answers the contact's messages after the agent's last one: the knowledge sentences
- *   that best match them (token overlap, IDF-weighted), else a step toward the goal (ask for a
- *   missing capture field, or ask the goal's question) with low confidence.
+ * - A reply answers the contact's messages after the agent's last one: the sentences that best
+ *   match them (token overlap, IDF-weighted) from the knowledge and the facts the system prompt and
+ *   the goal state (instructions such as "You are …" or "Be brief" left out), else a step toward
+ *   the goal (ask for a missing capture field, or ask the goal's question) with low confidence.
  * - A thread where the agent spoke last (a follow-up) gets a short check-in and the next step.
  * - Lexicon sentiment, phrase intent, pattern capture (email, phone, ZIP, dates and times, names,
  *   `<field> is X`), guardrail topics kept out of replies, `agent.maxLength` respected.
@@ -359,6 +360,45 @@ function matchKnowledge(
     if (picked.some((i) => index.sentences[i].terms.has(term))) matched += weights[q];
   });
   return { picked, best: first, coverage: total > 0 ? matched / total : 0 };
+}
+
+// ————————————————————————————————————————————————————————————————— what the agent answers from
+
+/**
+ * A system prompt's sentences that instruct the agent rather than state a fact ("You are Maya",
+ * "Be brief", "Never discuss pricing", "If they ask …"): kept out of the answers.
+ */
+const INSTRUCTION =
+  /^(?:you\b|you're\b|your\b|be\b|act\b|always\b|never\b|don'?t\b|do not\b|avoid\b|keep\b|only\b|if\b|when\b|use\b|answer\b|reply\b|respond\b|ask\b|help\b|try\b|make sure\b|remember\b|please\b|stay\b|speak\b|write\b|sound\b|the assistant\b|as an?\b)/i;
+
+/** The prompt's statements of fact, one a line (instructions dropped). */
+function factsOf(text: string): string[] {
+  return text
+    .split(/\r?\n|(?<=[.!?])\s+(?=[A-Z0-9])/)
+    .map((sentence) => sentence.trim().replace(/^[-*•]\s*/, ""))
+    .filter((sentence) => sentence.length > 0 && !INSTRUCTION.test(sentence));
+}
+
+/**
+ * The goal's facts: what follows a colon, or a sentence with a figure in it ("Sell the spring
+ * sale: 20% off every bike until May 31" → "20% off every bike until May 31"). The goal's aim
+ * itself ("Get the contact to book a call") is not an answer; the goal's question asks for it.
+ */
+function goalFacts(goal: string | null): string[] {
+  if (!goal) return [];
+  return factsOf(goal)
+    .map((sentence) => (sentence.includes(":") ? sentence.slice(sentence.indexOf(":") + 1).trim() : sentence))
+    .filter((sentence) => /\d|[$€£%]/.test(sentence));
+}
+
+/**
+ * What the agent answers from: its knowledge, then the facts its system prompt and goal state (a
+ * prompt that holds the sale's details answers questions about the sale, as a model would).
+ */
+function answerSource(agent: EngineAgent): string {
+  return [agent.knowledge, ...factsOf(agent.systemPrompt), ...goalFacts(agent.goal)]
+    .filter((part) => part.trim() !== "")
+    .join("\n");
 }
 
 // ————————————————————————————————————————————————————————————————— guardrails
@@ -1252,7 +1292,7 @@ export function offlineAnswer(input: EngineInput): EngineAnswer {
   }
   const literal = new Set<string>();
   const query = termsOf(question, literal);
-  const index = knowledgeIndex(agent.knowledge);
+  const index = knowledgeIndex(answerSource(agent));
   const forbidden = forbiddenTerms(agent.guardrails);
   // A statement that gave a capture ("Sure, Tuesday at 3 works, bob@x.com") asks nothing.
   const match =

@@ -139,6 +139,8 @@ describe.skipIf(!available)("the dashboard in Chromium", () => {
     expect(me.status).toBe(200);
     await page.getByRole("button", { name: "Done" }).click();
     expect(await page.getByTestId("new-key").count()).toBe(0);
+    // Revoking asks first.
+    page.once("dialog", (dialog) => void dialog.accept());
     await keys.getByRole("button", { name: "Revoke CI key" }).click();
     await keys.getByText("revoked").first().waitFor();
     expect((await s.api("GET", "/v1/me", undefined, { key })).status).toBe(401);
@@ -168,7 +170,7 @@ describe.skipIf(!available)("the dashboard in Chromium", () => {
   });
 
   it("inbox: rows show the last message and unread state; j/k, r and e; notes, assign to me, opted-out state", async () => {
-    const { context, page } = await signedIn("barbara@example.com", "admin");
+    const { context, page } = await signedIn("katherine@example.com", "admin");
     const [chatty, quiet] = ["+14155550181", "+14155550182"];
     await s.api("POST", "/v1/contacts", { phone_number: chatty, first_name: "Noor" });
     await s.api("POST", "/v1/contacts", { phone_number: quiet, first_name: "Olu" });
@@ -201,7 +203,7 @@ describe.skipIf(!available)("the dashboard in Chromium", () => {
     await page.getByRole("button", { name: "Assign to me" }).waitFor({ state: "detached" });
     expect(
       await page.getByRole("combobox", { name: "Assigned to" }).locator("option:checked").textContent(),
-    ).toBe("barbara (me)");
+    ).toBe("katherine (me)");
     await page.getByRole("tab", { name: "Reply" }).click();
     // e closes the thread; r puts the cursor in the reply.
     await page.locator("body").click({ position: { x: 5, y: 5 } });
@@ -251,9 +253,20 @@ describe.skipIf(!available)("the dashboard in Chromium", () => {
     const list = (await s.api("POST", "/v1/lists", { name: "Browser list" })).body.list;
     await s.api("POST", `/v1/lists/${list.id}/contacts`, { contact_ids: ids });
     await page.getByRole("link", { name: "Campaigns" }).click();
+    await page.getByRole("button", { name: "New campaign" }).click();
     const form = page.getByRole("region", { name: "New campaign" });
     await form.getByLabel("Name", { exact: true }).fill("Browser campaign");
-    await form.getByLabel("Audience (list)").selectOption(list.id);
+    await form.getByRole("group", { name: "Lists", exact: true }).getByLabel("Browser list").check();
+    // The counter follows the text: a curly quote makes it UCS-2.
+    await form
+      .getByLabel("Message", { exact: true })
+      .fill("Hi {{first_name|there}}, it’s on! Reply STOP to opt out.");
+    await form.getByText(/UCS-2 · 1 segment/).waitFor();
+    await form.getByLabel("Message", { exact: true }).fill("x".repeat(161));
+    await form.getByText(/GSM-7 · 2 segments/).waitFor();
+    await form.getByLabel("Message", { exact: true }).fill("Hi {{first_name|there}}! Reply STOP to opt out.");
+    await shot(page, "campaign-form");
+    expect(await accessibilityProblems(page)).toEqual([]);
     await form.getByRole("button", { name: "Create draft" }).click();
     await page.getByTestId("campaign-status").filter({ hasText: "draft" }).waitFor();
     await page.getByRole("button", { name: "Preview" }).click();
@@ -261,8 +274,11 @@ describe.skipIf(!available)("the dashboard in Chromium", () => {
       .getByRole("region", { name: "Preview" })
       .getByText(/3 recipients/)
       .waitFor();
-    await page.getByRole("button", { name: "Launch" }).click();
+    await page.getByRole("button", { name: "Launch", exact: true }).click();
+    // Launching asks first, naming the recipient count.
+    await page.getByRole("button", { name: "Launch to 3 recipients" }).click();
     await page.getByTestId("stat-delivered").filter({ hasText: "3" }).waitFor({ timeout: 20_000 });
+    await page.getByRole("region", { name: "Recipients" }).getByText("delivered").first().waitFor();
     await shot(page, "campaign");
     await context.close();
   });
@@ -306,6 +322,58 @@ describe.skipIf(!available)("the dashboard in Chromium", () => {
     const again = (await s.api("GET", `/v1/flows/${id}`)).body.flow.definition;
     expect(again).toEqual(saved);
     expect(await page.locator(".react-flow__edge").count()).toBe(2);
+    await context.close();
+  });
+
+  it("flow editor: forms per node, a new step follows the selected one, rename, leaving asks, simulate in words", async () => {
+    const { context, page } = await signedIn("frances@example.com", "admin");
+    const flow = (
+      await s.api("POST", "/v1/flows", {
+        name: "Keyword welcome",
+        definition: {
+          nodes: [{ id: "t", type: "trigger", position: { x: 0, y: 0 }, data: { event: "manual" } }],
+          edges: [],
+        },
+      })
+    ).body.flow;
+    await page.goto(`${s.url}/flows/${flow.id}`);
+    await page.locator('.react-flow__node[data-id="t"]').click();
+    await page.getByLabel("Starts when").selectOption("inbound_keyword");
+    await page.getByLabel(/^Keywords/).fill("JOIN");
+    await page.getByTestId("palette-send_sms").click();
+    await page.getByLabel("Message").fill("Welcome aboard, {{first_name|friend}}!");
+    await page.getByTestId("palette-wait_for_reply").click();
+    await page.getByLabel("Wait up to (hours)").fill("12");
+    await page.getByText("Unsaved changes").waitFor();
+    // Leaving with unsaved changes asks first; dismissing stays.
+    page.once("dialog", (dialog) => void dialog.dismiss());
+    await page.getByRole("link", { name: "← Flows" }).click();
+    expect(new URL(page.url()).pathname).toBe(`/flows/${flow.id}`);
+    await page.getByLabel("Flow name").fill("JOIN welcome");
+    await page.getByRole("button", { name: "Rename" }).click();
+    await page.getByRole("status").filter({ hasText: "Renamed" }).waitFor();
+    await page.getByRole("button", { name: "Save" }).click();
+    await page.getByRole("status").filter({ hasText: "Saved" }).waitFor();
+    const saved = (await s.api("GET", `/v1/flows/${flow.id}`)).body.flow;
+    expect(saved.name).toBe("JOIN welcome");
+    const byType = Object.fromEntries(saved.definition.nodes.map((n: Json) => [n.type, n]));
+    expect(byType.trigger.data).toEqual({ event: "inbound_keyword", keywords: ["JOIN"] });
+    expect(byType.send_sms.data).toEqual({ body: "Welcome aboard, {{first_name|friend}}!" });
+    expect(byType.wait_for_reply.data).toEqual({ timeout_hours: 12 });
+    expect(saved.definition.edges.map((e: Json) => [e.source, e.target])).toEqual([
+      ["t", byType.send_sms.id],
+      [byType.send_sms.id, byType.wait_for_reply.id],
+    ]);
+    // Edges carry arrows; a wait-for-reply's handles are labelled in words.
+    expect(await page.locator(".react-flow__edge path[marker-end]").count()).toBe(2);
+    await page.locator('[data-testid="node-wait_for_reply"] .handle-labels').getByText("no reply").waitFor();
+    await page.getByRole("button", { name: "Simulate" }).click();
+    await page
+      .getByRole("list", { name: "Simulation" })
+      .getByText(/Send a text — the contact was sent a text/)
+      .waitFor();
+    await shot(page, "flow-editor-forms");
+    expect(await accessibilityProblems(page)).toEqual([]);
     await context.close();
   });
 
@@ -378,6 +446,26 @@ describe.skipIf(!available)("the dashboard in Chromium", () => {
       .getByText(/9am to 5pm|Maya/)
       .first()
       .waitFor();
+    // Settings grouped by purpose, in words; voice settings only for voice agents.
+    const settings = page.getByRole("form", { name: "Agent settings" });
+    for (const group of ["Persona", "Conversation", "Handing off to a person", "Timing", "Follow-ups"])
+      await settings.getByRole("group", { name: group }).waitFor();
+    expect(await settings.getByRole("group", { name: "Voice" }).count()).toBe(0);
+    await settings.getByLabel("Hand off when the contact is upset").uncheck();
+    await settings.getByLabel("Time zone of the quiet hours").fill("Mars/Olympus");
+    await settings.getByRole("button", { name: "Save agent" }).click();
+    await settings
+      .locator(".field", { hasText: "Time zone of the quiet hours" })
+      .getByRole("alert")
+      .waitFor();
+    await settings.getByLabel("Time zone of the quiet hours").fill("America/Chicago");
+    await settings.getByLabel("Longest reply (characters)").fill("320");
+    await settings.getByRole("button", { name: "Save agent" }).click();
+    await settings.getByRole("status").filter({ hasText: "Saved" }).waitFor();
+    const after = (await s.api("GET", `/v1/agents/${agent.id}`)).body.agent;
+    expect([after.sms.max_length, after.sms.handoff_on_negative]).toEqual([320, false]);
+    await shot(page, "agent-form");
+    expect(await accessibilityProblems(page)).toEqual([]);
     await context.close();
   });
 
@@ -403,8 +491,12 @@ describe.skipIf(!available)("the dashboard in Chromium", () => {
 
   it("renders every page at 1440×900 (screenshots) and 390×844 without a page error or a serious axe-core violation", async () => {
     const { context, page } = await signedIn("edsger@example.com", "admin");
+    const someone = (await s.api("POST", "/v1/contacts", { phone_number: "+14155550199", first_name: "Ida" }))
+      .body.contact;
     const pages = [
       "inbox",
+      `contacts/${someone.id}`,
+      "no-such-page",
       "contacts",
       "audience",
       "campaigns",
@@ -421,7 +513,7 @@ describe.skipIf(!available)("the dashboard in Chromium", () => {
       await page.goto(`${s.url}/${name}`);
       await page.getByRole("main").waitFor();
       await page.waitForTimeout(250);
-      await shot(page, `page-${name}`);
+      await shot(page, `page-${name.includes("/") ? "contact" : name}`);
       for (const problem of await accessibilityProblems(page)) problems.push(`${name}: ${problem}`);
     }
     expect(problems).toEqual([]);

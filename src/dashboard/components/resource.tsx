@@ -76,7 +76,11 @@ export function ResourceSection(props: {
     (props.fields ?? []).map((f) => f.name),
   );
   return (
-    <section className="card" aria-label={props.title}>
+    <section
+      className="card"
+      aria-label={props.title}
+      id={props.title.toLowerCase().replace(/[^a-z0-9]+/g, "-")}
+    >
       <h2>{props.title}</h2>
       {props.fields && (
         <form onSubmit={create} className="grid">
@@ -151,7 +155,12 @@ export function ResourceSection(props: {
                   {props.canDelete && (
                     <button
                       type="button"
-                      onClick={() => del(`${props.path}/${row.id}`).then(load, (e) => setError(e.message))}
+                      className="danger"
+                      onClick={() => {
+                        const what = row.name ?? row.number ?? row.url ?? "this item";
+                        if (!window.confirm(`Delete ${what}? This cannot be undone.`)) return;
+                        del(`${props.path}/${row.id}`).then(load, (e) => setError(e.message));
+                      }}
                     >
                       Delete
                     </button>

@@ -1,29 +1,8 @@
-import { useEffect, useState } from "react";
-import { ApiError, get, type Json, post } from "../api";
+import { useCallback, useEffect, useState } from "react";
+import { Link } from "wouter";
+import { ApiError, del, get, type Json, post } from "../api";
+import { RULE_FIELDS, RULE_OPS, RuleBuilder, rowsOf } from "../components/RuleBuilder";
 import { ResourceSection } from "../components/resource";
-
-const OPS = [
-  "eq",
-  "neq",
-  "in",
-  "not_in",
-  "contains",
-  "starts_with",
-  "gt",
-  "gte",
-  "lt",
-  "lte",
-  "exists",
-  "not_exists",
-  "within_last_days",
-  "before",
-  "after",
-];
-interface RuleRow {
-  field: string;
-  op: string;
-  value: string;
-}
 
 /** Lists, and segments with a rule builder whose count is live (POST /v1/segments/preview). */
 export function AudiencePage() {
@@ -39,6 +18,7 @@ export function AudiencePage() {
           { label: "Name", cell: (r) => r.name },
           { label: "Contacts", cell: (r) => r.contacts ?? r.members ?? "" },
         ]}
+        extra={(row) => <ListMembers list={row} />}
         canDelete
       />
       <SegmentBuilder />
@@ -48,7 +28,7 @@ export function AudiencePage() {
         many="segments"
         columns={[
           { label: "Name", cell: (r) => r.name },
-          { label: "Rules", cell: (r) => <code className="small">{JSON.stringify(r.rules)}</code> },
+          { label: "Who", cell: (r) => rulesInWords(r.rules) },
         ]}
         canDelete
       />
@@ -56,27 +36,12 @@ export function AudiencePage() {
   );
 }
 
-function ruleValue(row: RuleRow): unknown {
-  if (row.op === "exists" || row.op === "not_exists") return undefined;
-  if (row.op === "in" || row.op === "not_in") return row.value.split(",").map((v) => v.trim());
-  if (row.value === "true" || row.value === "false") return row.value === "true";
-  const n = Number(row.value);
-  return row.value !== "" && Number.isFinite(n) && !row.field.startsWith("fields.") ? n : row.value;
-}
-
+/** A segment from rules picked in words, with the live count of matching contacts. */
 function SegmentBuilder() {
-  const [join, setJoin] = useState<"all" | "any">("all");
-  const [rows, setRows] = useState<RuleRow[]>([{ field: "opted_in", op: "eq", value: "true" }]);
+  const [rules, setRules] = useState<unknown>({ all: [{ field: "opted_in", op: "eq", value: true }] });
   const [count, setCount] = useState<number | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [name, setName] = useState("");
-  const rules = {
-    [join]: rows.map((r) => ({
-      field: r.field,
-      op: r.op,
-      ...(ruleValue(r) === undefined ? {} : { value: ruleValue(r) }),
-    })),
-  };
   const key = JSON.stringify(rules);
   useEffect(() => {
     const timer = setTimeout(async () => {
@@ -91,54 +56,13 @@ function SegmentBuilder() {
     }, 250);
     return () => clearTimeout(timer);
   }, [key]);
-  const update = (i: number, patch: Partial<RuleRow>) =>
-    setRows(rows.map((r, j) => (i === j ? { ...r, ...patch } : r)));
   return (
     <section className="card" aria-label="Segment builder">
       <h2>New segment</h2>
-      <label>
-        Match
-        <select value={join} onChange={(e) => setJoin(e.target.value as "all" | "any")}>
-          <option value="all">all of these</option>
-          <option value="any">any of these</option>
-        </select>
-      </label>
-      {rows.map((row, i) => (
-        // biome-ignore lint/suspicious/noArrayIndexKey: rows have no identity beyond their place
-        <div className="row" key={i}>
-          <input
-            aria-label="Field"
-            value={row.field}
-            onChange={(e) => update(i, { field: e.target.value })}
-            placeholder="first_name or fields.plan"
-          />
-          <select aria-label="Operator" value={row.op} onChange={(e) => update(i, { op: e.target.value })}>
-            {OPS.map((op) => (
-              <option key={op}>{op}</option>
-            ))}
-          </select>
-          <input
-            aria-label="Value"
-            value={row.value}
-            onChange={(e) => update(i, { value: e.target.value })}
-          />
-          <button
-            type="button"
-            onClick={() => setRows(rows.filter((_, j) => j !== i))}
-            aria-label="Remove condition"
-          >
-            ×
-          </button>
-        </div>
-      ))}
-      <div className="row">
-        <button type="button" onClick={() => setRows([...rows, { field: "", op: "eq", value: "" }])}>
-          Add condition
-        </button>
-        <span role="status" data-testid="segment-count">
-          {count === null ? "" : `${count} contacts match`}
-        </span>
-      </div>
+      <RuleBuilder rules={rules} onChange={setRules} label="Contacts who match" />
+      <p role="status" data-testid="segment-count" className="count">
+        {count === null ? "" : `${count} contacts match`}
+      </p>
       {error && (
         <p className="error" role="alert">
           {error}
@@ -172,4 +96,72 @@ export function useLists(): Json[] {
     void get("/v1/lists?limit=200").then((a) => setLists(a.lists));
   }, []);
   return lists;
+}
+
+/** A segment's rules in words: "First name is Ada and Opted in is true". */
+function rulesInWords(rules: unknown): string {
+  const { join, rows } = rowsOf(rules);
+  if (rows.length === 0) return "Custom rules";
+  return rows
+    .map((r) => {
+      const field = RULE_FIELDS.find((f) => f.value === r.field)?.label ?? r.field.replace(/^fields\./, "");
+      const op = RULE_OPS.find((o) => o.value === r.op)?.label ?? r.op;
+      return `${field} ${op}${r.value ? ` ${r.value}` : ""}`;
+    })
+    .join(join === "all" ? " and " : " or ");
+}
+
+/** A list opened: its members a page at a time, each removable (after a confirmation). */
+function ListMembers({ list }: { list: Json }) {
+  const [open, setOpen] = useState(false);
+  const [rows, setRows] = useState<Json[] | null>(null);
+  const [total, setTotal] = useState(0);
+  const load = useCallback(async () => {
+    const answer = await get(`/v1/lists/${list.id}/contacts?limit=50`);
+    setRows(answer.contacts);
+    setTotal(answer.total);
+  }, [list.id]);
+  useEffect(() => {
+    if (open) void load();
+  }, [open, load]);
+  if (!open)
+    return (
+      <button type="button" className="secondary" onClick={() => setOpen(true)}>
+        Members
+      </button>
+    );
+  return (
+    <div className="members">
+      <button type="button" className="secondary" onClick={() => setOpen(false)}>
+        Close
+      </button>
+      {rows === null ? (
+        <p className="muted small">Loading…</p>
+      ) : rows.length === 0 ? (
+        <p className="muted small">No one is on this list.</p>
+      ) : (
+        <ul className="plain">
+          {rows.map((c) => (
+            <li key={c.id} className="row">
+              <Link href={`/contacts/${c.id}`}>
+                {[c.first_name, c.last_name].filter(Boolean).join(" ") || c.phone_number}
+              </Link>
+              <button
+                type="button"
+                className="danger"
+                onClick={async () => {
+                  if (!window.confirm(`Remove ${c.phone_number} from “${list.name}”?`)) return;
+                  await del(`/v1/lists/${list.id}/contacts`, { contact_ids: [c.id] });
+                  await load();
+                }}
+              >
+                Remove
+              </button>
+            </li>
+          ))}
+        </ul>
+      )}
+      {total > (rows?.length ?? 0) && <p className="muted small">The first 50 of {total}.</p>}
+    </div>
+  );
 }

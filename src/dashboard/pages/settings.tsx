@@ -3,18 +3,46 @@ import { ApiError, del, get, type Json, patch, post } from "../api";
 import { LinkDomainsSection } from "../components/LinkDomainsSection";
 import { lines, ResourceSection } from "../components/resource";
 
-/** Settings (admins only): the workspace's sending rules, API keys, users. */
+/** The page's sections, for its table of contents (each section's aria-label). */
+const SECTIONS = ["Workspace", "API keys", "Users", "10DLC brands", "10DLC campaigns", "Short codes"];
+
+/**
+ * Settings (admins only), in sections: the workspace and its sending rules, API keys, users, then
+ * sender registration (10DLC brands and campaigns, short codes). Further sections mount in the
+ * marked spot below, one line each.
+ */
 export function SettingsPage() {
   return (
     <div className="page">
       <h1>Settings</h1>
+      <nav aria-label="Settings sections" className="toc">
+        {SECTIONS.map((name) => (
+          <a key={name} href={`#${anchorOf(name)}`}>
+            {name}
+          </a>
+        ))}
+      </nav>
       <WorkspaceSettings />
       <ApiKeys />
       <Users />
       <LinkDomainsSection />
       <Registration />
+      {/* More sections mount here, one line each (e.g. branded link domains). */}
     </div>
   );
+}
+
+function anchorOf(name: string): string {
+  return name.toLowerCase().replace(/[^a-z0-9]+/g, "-");
+}
+
+/** Every IANA time zone the browser knows (a short list where it cannot say). */
+function timeZones(current: string): string[] {
+  const known =
+    typeof Intl.supportedValuesOf === "function"
+      ? Intl.supportedValuesOf("timeZone")
+      : ["America/New_York", "America/Chicago", "America/Denver", "America/Los_Angeles", "UTC"];
+  return known.includes(current) ? known : [current, ...known];
 }
 
 function WorkspaceSettings() {
@@ -51,7 +79,7 @@ function WorkspaceSettings() {
     }
   }
   return (
-    <section className="card" aria-label="Workspace">
+    <section className="card" aria-label="Workspace" id="workspace">
       <h2>Workspace</h2>
       <form onSubmit={save} className="grid">
         <label>
@@ -60,7 +88,13 @@ function WorkspaceSettings() {
         </label>
         <label>
           Time zone
-          <input name="timezone" defaultValue={settings.timezone} />
+          <select name="timezone" defaultValue={settings.timezone}>
+            {timeZones(settings.timezone).map((zone) => (
+              <option key={zone} value={zone}>
+                {zone.replaceAll("_", " ")}
+              </option>
+            ))}
+          </select>
         </label>
         <label className="check">
           <input type="checkbox" name="quiet" defaultChecked={settings.quiet_hours.enabled} /> Quiet hours
@@ -153,12 +187,13 @@ function ApiKeys() {
       setError(e instanceof ApiError ? e.message : "Could not create the key");
     }
   }
-  async function revoke(id: string) {
+  async function revoke(id: string, name: string) {
+    if (!window.confirm(`Revoke the key “${name}”? Programs using it stop working at once.`)) return;
     await del(`/v1/api-keys/${id}`);
     await load();
   }
   return (
-    <section className="card" aria-label="API keys">
+    <section className="card" aria-label="API keys" id="api-keys">
       <h2>API keys</h2>
       {created && (
         <div className="secret" role="status">
@@ -207,7 +242,12 @@ function ApiKeys() {
                 {key.revoked_at ? (
                   <span className="muted">revoked</span>
                 ) : (
-                  <button type="button" onClick={() => revoke(key.id)} aria-label={`Revoke ${key.name}`}>
+                  <button
+                    type="button"
+                    className="danger"
+                    onClick={() => revoke(key.id, key.name)}
+                    aria-label={`Revoke ${key.name}`}
+                  >
                     Revoke
                   </button>
                 )}
@@ -245,7 +285,7 @@ function Users() {
     }
   }
   return (
-    <section className="card" aria-label="Users">
+    <section className="card" aria-label="Users" id="users">
       <h2>Users</h2>
       <form onSubmit={invite} className="row">
         <label>
