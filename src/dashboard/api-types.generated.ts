@@ -3476,8 +3476,11 @@ export interface operations {
                         ok: boolean;
                         /** @description `ok` */
                         status: string;
-                        /** @enum {string} */
-                        database: "sqlite" | "postgres";
+                        /**
+                         * @description The database engine: `sqlite` (the embedded file) or `postgres` (DATABASE_URL)
+                         * @example sqlite
+                         */
+                        database: string;
                     };
                 };
             };
@@ -3492,8 +3495,11 @@ export interface operations {
                         ok: boolean;
                         /** @description What is wrong */
                         status: string;
-                        /** @enum {string} */
-                        database: "sqlite" | "postgres";
+                        /**
+                         * @description The database engine: `sqlite` (the embedded file) or `postgres` (DATABASE_URL)
+                         * @example sqlite
+                         */
+                        database: string;
                     };
                 };
             };
