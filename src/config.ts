@@ -1,6 +1,6 @@
 /**
  * Configuration: environment variables and command-line flags, validated once at start.
- * Every setting is listed in README.md (Configuration).
+ * Every setting is listed in docs/configuration.md.
  */
 
 export type CarrierName = "simulated" | "twilio";

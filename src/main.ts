@@ -47,7 +47,7 @@ Usage:
   outreach --version
   outreach serve --help     serve's flags and environment variables
 
---db defaults to $OUTREACH_DB, else ./data/outreach.db. See README.md for every setting.
+--db defaults to $OUTREACH_DB, else ./data/outreach.db. See docs/configuration.md for every setting.
 --database-url (or $DATABASE_URL) names a PostgreSQL database instead; this version refuses it
 (the domain runs on the embedded SQLite until it is converted: docs/postgres.md).
 Exit codes: 0 success, 1 a runtime problem, 2 a usage or configuration error (an unknown option too).
@@ -89,7 +89,7 @@ Environment:
                              sign-in with GitHub or Google for existing users
 
 Daily budgets of one-off sends and number orders are workspace settings (PATCH /v1/settings).
-See README.md, "Configuration", for every setting.`;
+See docs/configuration.md for every setting.`;
 
 function print(flags: ParsedArgs["flags"], json: unknown, text: string) {
   console.log(flags.json ? JSON.stringify(json, null, 2) : text);

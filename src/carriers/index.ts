@@ -1,6 +1,6 @@
 /**
  * Picks the carrier adapter named by `CARRIER` (default `simulated`) and reads its settings from
- * the environment once, failing fast with a clear message (README, "Carriers").
+ * the environment once, failing fast with a clear message (docs/numbers.md, "Carriers").
  */
 import type { Config } from "../config";
 import { ConfigError, intFrom, MAX_MS } from "../config";

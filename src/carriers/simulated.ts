@@ -3,7 +3,7 @@
  * `sandbox_sends`, one row per hand-off), reports a final status after a configurable delay, and
  * answers number searches with deterministic numbers. Same input, same result.
  *
- * Magic numbers (README, "Carriers"):
+ * Magic numbers (docs/numbers.md, "Carriers"):
  *   to +15005550001         rejected at send: invalid number (FAILED, nothing in the ledger)
  *   to +15005550009         accepted, then UNDELIVERED (the handset cannot receive)
  *   to +15005550004         accepted, then FAILED (blocked by the carrier)

@@ -1,6 +1,6 @@
 /**
  * Picks the voice provider named by `VOICE` (default `simulated`) and reads its settings from the
- * environment once, failing fast with a clear message (README, "Voice").
+ * environment once, failing fast with a clear message (docs/calls.md, "Voice").
  */
 import { ConfigError, intFrom, MAX_MS } from "../config";
 import type { DbOrTx } from "../db/client";

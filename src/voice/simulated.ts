@@ -5,7 +5,7 @@
  * survive a restart. Two lines share the ledger: `voice` (the simulated voice provider, agent
  * calls) and `carrier` (the simulated carrier's `say` calls); each reports only its own rows.
  *
- * Magic numbers (README, "Voice"):
+ * Magic numbers (docs/calls.md, "Voice"):
  *   to +15005550004   BUSY
  *   to +15005550009   NO_ANSWER
  *   to +15005550007   VOICEMAIL (the agent's voicemail_message, or the `say` text, is left)
