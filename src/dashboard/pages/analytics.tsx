@@ -92,7 +92,8 @@ export default function AnalyticsPage() {
   return (
     <div className="page">
       <h1>Analytics</h1>
-      <div className="row" role="group" aria-label="Date range">
+      <fieldset className="row range">
+        <legend className="range-legend">Date range</legend>
         <label>
           From
           <input type="date" value={from} onChange={(e) => setFrom(e.target.value)} />
@@ -106,7 +107,7 @@ export default function AnalyticsPage() {
             Last {n} days
           </button>
         ))}
-      </div>
+      </fieldset>
       {error && (
         <p className="error" role="alert">
           {error}

@@ -104,7 +104,7 @@ export function ThreadView(props: {
       <div className="thread-view">
         <header>
           <div>
-            <h2>{contactName(contact ?? null)}</h2>
+            <h2 className="thread-title">{contactName(contact ?? null)}</h2>
             {contact && <span className="muted">{contact.phone_number}</span>}
           </div>
           <div className="actions">
