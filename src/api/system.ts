@@ -1,5 +1,6 @@
 import { Elysia, t } from "elysia";
 import type { AppDeps } from "../app";
+import { Enum } from "../http/schemas";
 import { queueDepth } from "../jobs/queue";
 
 /**
@@ -7,10 +8,10 @@ import { queueDepth } from "../jobs/queue";
  * refused at start-up until the domain runs on the store (docs/postgres.md).
  */
 const DATABASE = "sqlite" as const;
-const DatabaseKind = t.Union([t.Literal("sqlite"), t.Literal("postgres")], {
-  description: "The database engine: `sqlite` (the embedded file) or `postgres` (DATABASE_URL)",
-  examples: ["sqlite"],
-});
+const DatabaseKind = Enum(
+  ["sqlite", "postgres"],
+  "The database engine: `sqlite` (the embedded file) or `postgres` (DATABASE_URL)",
+);
 
 // GET /healthz, GET /metrics – liveness with a database check, and Prometheus metrics. No auth.
 export function systemRoutes(deps: AppDeps) {
