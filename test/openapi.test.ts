@@ -308,6 +308,7 @@ describe("GET /v1/openapi.json", () => {
     const cases: [string, string][] = [
       ["/v1/messages", "Daily limit reached: one_off_daily_limit is 5000"],
       ["/v1/calls", "Daily limit reached: one_off_daily_limit is 5000"],
+      ["/v1/conversations/{id}", "Daily limit reached: one_off_daily_limit is 5000"],
       ["/v1/numbers", "Daily limit reached: number_orders_daily_limit is 50"],
     ];
     for (const [path, wording] of cases) {

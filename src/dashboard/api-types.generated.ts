@@ -9,7 +9,7 @@ export interface paths {
         };
         /**
          * Health check
-         * @description No auth. 200 when the database answers, 503 otherwise.
+         * @description No auth. 200 when the database answers, 503 otherwise; `database` names the engine (API.md §7.3).
          */
         get: operations["getHealth"];
         put?: never;
@@ -91,7 +91,7 @@ export interface paths {
         put?: never;
         /**
          * Sign in
-         * @description Signs in with e-mail and password. Sets the session cookie `outreach_session` (HttpOnly, SameSite=Lax, `Secure` over https, 30 days, extended as it is used). A wrong password and an unknown e-mail both answer 401 `Invalid email or password`. After 10 failures in 15 minutes from one address or for one e-mail, attempts are refused with 429 `Too many sign-in attempts: try again later` (with `retry_after`). 403 for a request from another site, or an account that belongs to no workspace.
+         * @description Signs in with e-mail and password. Sets the session cookie `outreach_session` (HttpOnly, SameSite=Lax, `Secure` over https, 30 days, extended as it is used). A wrong password and an unknown e-mail both answer 401 `Invalid email or password`. Each attempt is counted before its password is checked (a right one gives its place back), so at most 10 passwords are checked per address and per e-mail in 15 minutes, however concurrently they arrive; further attempts are refused with 429 `Too many sign-in attempts: try again later` (with `retry_after`). A body over 64 KiB answers 413. 403 for a request from another site, or an account that belongs to no workspace.
          */
         post: operations["login"];
         delete?: never;
@@ -375,7 +375,7 @@ export interface paths {
         put?: never;
         /**
          * Create a segment
-         * @description The rules are checked and compiled before anything is saved: a malformed rule is 422 naming its path, a list it names must exist, and `clicked`/`conversion` activity answers 501 in this version. Members are never stored; every read computes them.
+         * @description The rules are checked and compiled before anything is saved: a malformed rule is 422 naming its path, a list it names must exist. Members are never stored; every read computes them.
          */
         post: operations["createSegment"];
         delete?: never;
@@ -487,7 +487,7 @@ export interface paths {
         put?: never;
         /**
          * Order numbers
-         * @description Orders `number`, or each of `numbers`, from the carrier (charged). `added` counts numbers newly ordered; `skipped` counts numbers already in this workspace, held by another workspace of this server, or not available at the carrier: those are never ordered or charged, so a re-order is harmless. With `number`, `ordered` is that number's record (null when skipped); with `numbers`, `ordered` is the array of records newly ordered. 422 `number is required` without either, `pool_id does not exist`. 503 when the carrier is down and nothing could be ordered.
+         * @description Orders `number`, or each of `numbers`, from the carrier (charged). `added` counts numbers newly ordered; `skipped` counts numbers already in this workspace, held by another workspace of this server, or not available at the carrier: those are never ordered or charged, so a re-order is harmless. With `number`, `ordered` is that number's record (null when skipped); with `numbers`, `ordered` is the array of records newly ordered. 422 `number is required` without either, `pool_id does not exist`. 503 when the carrier is down and nothing could be ordered. Each number to order counts against the workspace's `number_orders_daily_limit`: a request that would pass it answers 429 and orders none of its numbers; numbers the carrier does not grant are not counted.
          */
         post: operations["orderNumbers"];
         delete?: never;
@@ -739,7 +739,7 @@ export interface paths {
         put?: never;
         /**
          * Import contacts (CSV or JSON)
-         * @description `text/csv`: a header row, then one contact per line (quoted fields and CRLF supported). Columns `phone_number` (or `phone`), `first_name`, `last_name`, `email`, `external_id`, `opted_in`, `timezone` map to the contact; any other column goes to `fields`. No phone column: 422 before anything is written. `application/json`: `{contacts:[{phone_number, first_name, ..., fields}], list_id?}`.  Upsert by phone number: a known number updates the contact (blank cells keep values, fields merge; an import can opt a contact out, never back in). Duplicate numbers in one import collapse to one contact. Rows are applied in batches, one transaction per batch; a bad row is reported in `errors` by row number and never stops the rest. `list_id` (query, or body for JSON) adds every imported contact to that list (422 `list_id does not exist`). Body ≤ 20 MiB, also enforced while streaming (413; batches already applied stay).
+         * @description `text/csv`: a header row, then one contact per line (quoted fields and CRLF supported). Columns `phone_number` (or `phone`, `Phone Number`, `Mobile Phone Number`, `Mobile`, `Cell Phone`; when the row's phone is empty, `Default Address Phone`/`Address Phone`), `first_name`, `last_name`, `email`, `external_id`, `timezone` (an IANA zone: the contact's own, `timezone_source: given`), a state column (`state`, `province`, `Default Address Province Code`, `Region`, `State/Region`: kept as `state`, two letters) and a consent column (`opted_in`, `Accepts SMS Marketing`, `SMS Consent`, `SMS Opt In`, `SMS Marketing Consent`, `SMS Subscription Status`; yes/no, true/false, 1/0, subscribed/unsubscribed/not_subscribed; another value is a row error `<column> must be yes or no`) map to the contact; any other column goes to `fields`. Without a consent column everyone is imported opted in and the answer says `consent_column: null`. No phone column: 422 before anything is written. `application/json`: `{contacts:[{phone_number, first_name, ..., fields}], list_id?}`.  Upsert by phone number: a known number updates the contact (blank cells keep values, fields merge; an import can opt a contact out, never back in). Duplicate numbers in one import collapse to one contact. Rows are applied in batches, one transaction per batch; a bad row is reported in `errors` by row number and never stops the rest. `list_id` (query, or body for JSON) adds every imported contact to that list (422 `list_id does not exist`). Body ≤ 20 MiB, also enforced while streaming (413; batches already applied stay).
          */
         post: operations["importContacts"];
         delete?: never;
@@ -835,7 +835,7 @@ export interface paths {
         put?: never;
         /**
          * Send one SMS
-         * @description Validates, checks opt-out and suppression (again at send time), creates the contact and conversation if new, and queues a durable send. 422: `to must be a valid phone number`, `Recipient has opted out`, `Recipient is suppressed`, `No sending number: order one with POST /v1/numbers`, `from is not a number of this workspace`, `from has reached its daily_limit`.
+         * @description Validates, checks opt-out and suppression (again at send time), creates the contact and conversation if new, and queues a durable send. 422: `to must be a valid phone number`, `Recipient has opted out`, `Recipient is suppressed`, `No sending number: order one with POST /v1/numbers`, `from is not a number of this workspace`, `from has reached its daily_limit`. Counts against the workspace's `one_off_daily_limit` (with POST /v1/calls).
          */
         post: operations["sendMessage"];
         delete?: never;
@@ -879,7 +879,7 @@ export interface paths {
         put?: never;
         /**
          * Place one call
-         * @description An agent call (`agent_id`, a voice agent) goes through the voice provider; a `say` call through the carrier (Twilio: Calls API with TwiML `<Say>`). The call is recorded QUEUED and placed by a durable job: a crash never places it twice, and an outage keeps it QUEUED and retries it (then FAILED with `ended_reason: provider_unavailable`). Opt-out and suppression are checked now and again when it is placed. Creates the contact and its thread when new; the finished call adds one entry to the thread and emits `call.completed`. 422: `agent_id or say is required`, `agent_id and say cannot both be given: choose one`, `say must not be empty`, `say is too long (max 2000)`, `agent_id does not exist`, `agent_id must be a voice agent (this one is an SMS agent)`, `agent_id is paused`, `to must be a valid phone number`, `from is not a number of this workspace`, `from cannot place calls: the number has no voice capability`, `No sending number: order one with POST /v1/numbers`, `Recipient has opted out`, `Recipient is suppressed`.
+         * @description An agent call (`agent_id`, a voice agent) goes through the voice provider; a `say` call through the carrier (Twilio: Calls API with TwiML `<Say>`). The call is recorded QUEUED and placed by a durable job: a crash never places it twice, and an outage keeps it QUEUED and retries it (then FAILED with `ended_reason: provider_unavailable`). Opt-out and suppression are checked now and again when it is placed. Creates the contact and its thread when new; the finished call adds one entry to the thread and emits `call.completed`. 422: `agent_id or say is required`, `agent_id and say cannot both be given: choose one`, `say must not be empty`, `say is too long (max 2000)`, `agent_id does not exist`, `agent_id must be a voice agent (this one is an SMS agent)`, `agent_id is paused`, `to must be a valid phone number`, `from is not a number of this workspace`, `from cannot place calls: the number has no voice capability`, `No sending number: order one with POST /v1/numbers`, `Recipient has opted out`, `Recipient is suppressed`. Counts against the workspace's `one_off_daily_limit` (with POST /v1/messages).
          */
         post: operations["createCall"];
         delete?: never;
@@ -983,7 +983,7 @@ export interface paths {
         put?: never;
         /**
          * Reply as the team
-         * @description Sends from the number the thread last used (else the default), pauses the thread's agent and clears needs_attention. Opted-out or suppressed contact → 422.
+         * @description Sends from the number the thread last used (else the default), pauses the thread's agent and clears needs_attention. Opted-out or suppressed contact → 422. A reply is a one-off send: it counts against the workspace's `one_off_daily_limit` with `POST /v1/messages` and `POST /v1/calls`; past it, 429 `Daily limit reached: one_off_daily_limit is 5000` and nothing is sent.
          */
         post: operations["replyToConversation"];
         delete?: never;
@@ -1077,7 +1077,7 @@ export interface paths {
         };
         /**
          * List voices
-         * @description Voices a voice agent may use, from the voice provider: the simulated provider's fixed catalogue, or Retell's `/list-voices` with `VOICE=retell` (`voice_name` → `name`, `accent` → `language` when no language is given). 503 `Voice provider unavailable: try again later` when Retell cannot be reached.
+         * @description Voices a voice agent may use, from the voice provider: the simulated provider's fixed catalogue (12 voices: en-US, en-GB, en-AU, en-IN, es-ES, es-MX, fr-FR, de-DE), or Retell's `/list-voices` with `VOICE=retell` (`voice_name` → `name`, `accent` → `language` when no language is given). 503 `Voice provider unavailable: try again later` when Retell cannot be reached.
          */
         get: operations["listVoices"];
         put?: never;
@@ -1219,7 +1219,7 @@ export interface paths {
         put?: never;
         /**
          * Retell call webhook (signed by Retell)
-         * @description With `VOICE=retell`, Retell posts `call_started`, `call_ended` and `call_analyzed` here, signed with `x-retell-signature: v=<ms>,d=<hex HMAC-SHA256(api key, body + ms)>`. A forged signature, one older or newer than 5 minutes, or a replay of an accepted request answers 401 and changes nothing. `call_ended`/`call_analyzed` fill status, duration, transcript, recording, summary, sentiment and `ended_reason` (Retell's `disconnection_reason`, mapped to our statuses). A webhook about an unknown call is acknowledged (200) and logged.
+         * @description With `VOICE=retell`, Retell posts `call_started`, `call_ended` and `call_analyzed` here, signed with `x-retell-signature: v=<ms>,d=<hex HMAC-SHA256(api key, body + ms)>`. A forged signature, one older or newer than 5 minutes, or a replay of an accepted request (recognised by the signature's timestamp and digest, however the header is spelled: order of parts, case, spaces) answers 401 and changes nothing. Bodies over 64 KiB answer 413 before they are read further; callbacks are rate limited per client address. `call_ended`/`call_analyzed` fill status, duration, transcript, recording, summary, sentiment and `ended_reason` (Retell's `disconnection_reason`, mapped to our statuses). A webhook about an unknown call is acknowledged (200) and logged.
          */
         post: operations["receiveRetellWebhook"];
         delete?: never;
@@ -1329,7 +1329,7 @@ export interface paths {
         };
         /**
          * Delivery log
-         * @description Every attempt to this endpoint, newest first: receiver status, the first 2 KiB of its answer, duration, and the error when it did not answer. `id` is the delivery (replay it with …/deliveries/{id}/retry).
+         * @description Every attempt to this endpoint, newest first: receiver status, the first 1 KiB of its answer (no more is read), duration, and the error when it did not answer. `id` is the delivery (replay it with …/deliveries/{id}/retry).
          */
         get: operations["listWebhookDeliveries"];
         put?: never;
@@ -1375,7 +1375,7 @@ export interface paths {
         put?: never;
         /**
          * Create a campaign (draft)
-         * @description Validated whole: every id in the body must be the workspace's (422 `audience.list_ids[0] does not exist`, `pool_id does not exist`, `from is not a number of this workspace`; `offer_id does not exist`, `agent_id must be an SMS agent`), `send_at` in the future, hours 0–23, throttle ≥ 1, a pool with active numbers, variant weights > 0, known merge fields (`message.body has an unknown merge field {{favourite_color}}`). Voice campaigns need `say` or a voice `agent_id`, not both (`say and agent_id cannot both be set for a voice campaign: choose one`), and a voice-capable `from` or pool (`from cannot place calls: the number has no voice capability`).
+         * @description Validated whole: every id in the body must be the workspace's (422 `audience.list_ids[0] does not exist`, `pool_id does not exist`, `from is not a number of this workspace`; `offer_id does not exist`, `agent_id must be an SMS agent`, `link_domain_id is not a verified link domain`), `send_at` in the future, hours 0–23, throttle ≥ 1, a pool with active numbers, variant weights > 0, known merge fields (`message.body has an unknown merge field {{favourite_color}}`). Voice campaigns need `say` or a voice `agent_id`, not both (`say and agent_id cannot both be set for a voice campaign: choose one`), and a voice-capable `from` or pool (`from cannot place calls: the number has no voice capability`).
          */
         post: operations["createCampaign"];
         delete?: never;
@@ -1400,14 +1400,14 @@ export interface paths {
         post?: never;
         /**
          * Delete a draft
-         * @description 409 `Campaign is not in draft` otherwise (cancel a launched campaign instead).
+         * @description 409 `Campaign is <status>: only a draft can be deleted` otherwise (cancel a launched campaign instead).
          */
         delete: operations["deleteCampaign"];
         options?: never;
         head?: never;
         /**
          * Update a draft or scheduled campaign
-         * @description 409 `Campaign is <status>: only draft or scheduled campaigns can be changed` otherwise.
+         * @description 409 `Campaign is <status>: only a draft or scheduled campaign can be changed` otherwise.
          */
         patch: operations["updateCampaign"];
         trace?: never;
@@ -1423,7 +1423,7 @@ export interface paths {
         put?: never;
         /**
          * Launch a campaign
-         * @description draft → active (or scheduled when send_at is in the future). The audience is resolved in batches by durable jobs and handed to the send queue at the moment of sending (quiet hours, pool rotation, daily_limit, throttle). 409 `Campaign is not in draft`; 422 for an empty audience or ids deleted since. A voice campaign writes one call per recipient (under the same send-time rules, asked for calls; `throttle_per_minute` counts calls). A refused launch changes nothing. Emits `campaign.started`.
+         * @description draft → active (or scheduled when send_at is in the future). The audience is resolved in batches by durable jobs and handed to the send queue at the moment of sending (quiet hours, pool rotation, daily_limit, throttle). 409 `Campaign is <status>: only a draft can be launched` (e.g. `Campaign is completed: only a draft can be launched`); 422 for an empty audience or ids deleted since. A voice campaign writes one call per recipient (under the same send-time rules, asked for calls; `throttle_per_minute` counts calls). A refused launch changes nothing. Emits `campaign.started`.
          */
         post: operations["launchCampaign"];
         delete?: never;
@@ -1443,7 +1443,7 @@ export interface paths {
         put?: never;
         /**
          * Pause a campaign
-         * @description active → paused: no new hand-offs (within a second). 409 `Campaign is not active`.
+         * @description active → paused: no new hand-offs (within a second). 409 `Campaign is <status>: only an active campaign can be paused`.
          */
         post: operations["pauseCampaign"];
         delete?: never;
@@ -1463,7 +1463,7 @@ export interface paths {
         put?: never;
         /**
          * Resume a campaign
-         * @description paused → active. 409 `Campaign is not paused`.
+         * @description paused → active. 409 `Campaign is <status>: only a paused campaign can be resumed`.
          */
         post: operations["resumeCampaign"];
         delete?: never;
@@ -1483,7 +1483,7 @@ export interface paths {
         put?: never;
         /**
          * Cancel a campaign
-         * @description Any non-final state → canceled, for good; messages already handed to the send queue still go out. A deferred recipient's waiting message becomes FAILED (`error_code: campaign_canceled`) and the recipient `failed` with that reason. 409 `Campaign is already completed` / `canceled`.
+         * @description Any non-final state → canceled, for good; messages already handed to the send queue still go out. A deferred recipient's waiting message becomes FAILED (`error_code: campaign_canceled`) and the recipient `failed` with that reason. 409 `Campaign is <status>: only a draft, scheduled, active or paused campaign can be canceled` for a completed or canceled one.
          */
         post: operations["cancelCampaign"];
         delete?: never;
@@ -1501,7 +1501,7 @@ export interface paths {
         };
         /**
          * Dry run of a campaign
-         * @description In any state; writes nothing. Each contact of the page is planned by the same function as the real run (audience, variant, merge, sender rotation, send-time decision), so preview and run agree; totals cover the whole audience. `{{offer_url}}` shows as `<public url>/r/XXXXXXXXXX`: a recipient's own link has that shape and length, and its code is made when the message is written.
+         * @description In any state; writes nothing. Each contact of the page is planned by the same function as the real run (audience, variant, merge, sender rotation, send-time decision), so preview and run agree; totals cover the whole audience. `{{offer_url}}` shows as `<link base>/r/XXXXXXXXXX` on the domain the links will use (the campaign's link domain, the offer's, the default, else PUBLIC_URL): a recipient's own link has that shape and length, and its code is made when the message is written.
          */
         get: operations["previewCampaign"];
         put?: never;
@@ -1547,7 +1547,7 @@ export interface paths {
         put?: never;
         /**
          * Create a flow
-         * @description The definition is checked whole (one trigger, known node types, no dangling edge, the right handles out of `condition` and `wait_for_reply`, ids in node data that exist, condition rules as segment rules, no loop without a wait, at most 200 nodes, waits up to 365 days): 422 names the node or edge. `settings.webhook_secret` is made here.
+         * @description The definition is checked whole (one trigger, known node types, no dangling edge, the right handles out of `condition` and `wait_for_reply`, ids in node data that exist, condition rules as segment rules, no loop without a wait, at most 200 nodes, waits up to 365 days): 422 names the node or edge. `settings.webhook_secret` is made here. Created `active`, it is refused like an activation whose list additions would start itself again (422 `flow would loop through flows: A → B → A`).
          */
         post: operations["createFlow"];
         delete?: never;
@@ -1579,7 +1579,7 @@ export interface paths {
         head?: never;
         /**
          * Update, activate or pause a flow
-         * @description `status: active` activates a draft or resumes a paused flow (runs go on where they were); `status: paused` holds every run. The definition changes only while the flow is not active (409 `Flow is active: pause it before changing its definition`).
+         * @description `status: active` activates a draft or resumes a paused flow (runs go on where they were); `status: paused` holds every run. The definition changes only while the flow is not active (409 `Flow is active: pause it before changing its definition`). Activation refuses a flow whose `add_to_list` nodes would start itself again through the active flows' `added_to_list` triggers, or directly: 422 `flow would loop through flows: Welcome → Nurture → Welcome`. At run time a contact enters one flow at most 5 times in 24 hours; further entries are skipped and counted in the stats' `skipped_reentry`.
          */
         patch: operations["updateFlow"];
         trace?: never;
@@ -1864,6 +1864,98 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/link-domains": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List link domains (newest first)
+         * @description Filter: `status` (pending, verified, failed).
+         */
+        get: operations["listLinkDomains"];
+        put?: never;
+        /**
+         * Add a link domain
+         * @description Adds the domain as `pending`; point it at this server (a CNAME to PUBLIC_URL's host, or a reverse proxy that forwards `/r/*` and `/.well-known/outreach/*` here over HTTPS), then `POST /v1/link-domains/{id}/verify`. 422 naming the reason: `domain must be a host name, not an IP address`, `domain is a public URL shortener (bit.ly): carriers filter its links`, `domain is this server's own PUBLIC_URL host: …`, `domain must be a host name, without a scheme (like https://)` (also: a path, a port, spaces, one label, `domain is too long (max 253)`, `domain has an invalid label "…"`). 409 `domain is already used by another workspace` (a domain belongs to one workspace of the server) or `domain is already a link domain of this workspace`.
+         */
+        post: operations["createLinkDomain"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/link-domains/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a link domain
+         * @description The domain with its status and verification instructions.
+         */
+        get: operations["getLinkDomain"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a link domain
+         * @description Allowed while campaigns, offers, agents or flow nodes name it: they keep its id, and their links fall back when a message is written (or an offer is read) to the workspace's default verified domain, else PUBLIC_URL. Links already sent on the domain keep working only as long as the domain still points at this server.
+         */
+        delete: operations["deleteLinkDomain"];
+        options?: never;
+        head?: never;
+        /**
+         * Set or clear the default link domain
+         * @description `is_default: true` makes a verified domain the workspace's default (the previous default stops being one); 409 `Link domain is not verified: verify it before making it the default` otherwise. `is_default: false` leaves the workspace without a default.
+         */
+        patch: operations["updateLinkDomain"];
+        trace?: never;
+    };
+    "/v1/link-domains/{id}/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check that a link domain reaches this server
+         * @description The check fetches `https://<domain>/.well-known/outreach/<token>` (no redirects followed, at most 1 KiB read, a few seconds at most; a domain resolving to a link-local or cloud-metadata address is not fetched) and expects this server's answer: the token. With `LINK_DOMAIN_CHECK_BASE` set, it is sent there instead, with the domain as the `Host` header. Answers the record: `verified` (the first verified domain of the workspace becomes its default), or `failed` with `failure_reason` (`the check URL answered 404`, `could not connect`, `the check URL answered another token`, `the check URL did not answer within 5 s`). A failed check is an answer, never an error; a verified domain that fails a later check is no longer used. May be repeated at any time.
+         */
+        post: operations["verifyLinkDomain"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/.well-known/outreach/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Answer a link domain's check
+         * @description Public, on any host the server is reached by, rate limited per address. Answers the token as plain text when it is a link domain's token of this server, so a check through the domain proves the domain reaches this server; 404 otherwise.
+         */
+        get: operations["answerLinkDomainCheck"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/offers": {
         parameters: {
             query?: never;
@@ -1879,7 +1971,7 @@ export interface paths {
         put?: never;
         /**
          * Create an offer
-         * @description `tracking_url` is the offer's own link; `{{offer_url}}` in a campaign body becomes a per-recipient link to it. 422 `destination_url must be an http or https URL`, `destination_url must not point to a link-local or cloud metadata address`.
+         * @description `tracking_url` is the offer's own link; `{{offer_url}}` in a campaign body becomes a per-recipient link to it. 422 `destination_url must be a valid URL` (also for control characters or spaces), `destination_url must be an http or https URL`, `destination_url must not point to a link-local or cloud metadata address`, `link_domain_id is not a verified link domain`.
          */
         post: operations["createOffer"];
         delete?: never;
@@ -1911,7 +2003,7 @@ export interface paths {
         head?: never;
         /**
          * Update an offer
-         * @description Partial update; `status: paused` makes every link of the offer answer 404.
+         * @description Partial update; `status: paused` makes every link of the offer answer 404. `destination_url` is checked as on create (422 `destination_url must be a valid URL` for control characters or spaces).
          */
         patch: operations["updateOffer"];
         trace?: never;
@@ -1925,7 +2017,7 @@ export interface paths {
         };
         /**
          * Follow a tracked link
-         * @description Public, rate limited per address. Records a click (event `link.clicked`) and answers 302 to the offer's destination with `vcx=<click id>` appended to its own query string (replacing a `vcx` of the destination's own). `HEAD` answers 302 to the destination without recording a click (link checkers and previews). An unknown code or a paused offer answers a 404 page and redirects nowhere.
+         * @description Public, rate limited per address; answers on any host it is reached by (PUBLIC_URL or a branded link domain of `/v1/link-domains`). Records a click (event `link.clicked`) and answers 302 to the offer's destination with `vcx=<click id>` appended to its own query string (replacing a `vcx` of the destination's own). `HEAD` answers 302 to the destination without recording a click (link checkers and previews). An unknown code or a paused offer answers a 404 page and redirects nowhere.
          */
         get: operations["followTrackedLink"];
         put?: never;
@@ -2760,8 +2852,12 @@ export interface components {
                 source: string;
                 /** @description Consent to receive messages */
                 opted_in: boolean;
-                /** @description IANA zone */
+                /** @description IANA zone (the area code's main zone when timezone_source is area_code) */
                 timezone: string | null;
+                /** @description given: from the caller or an import; area_code: from the phone number */
+                timezone_source: "given" | "area_code";
+                /** @description US state or Canadian province (two letters) given for the contact */
+                state: string | null;
                 /** @description Custom fields */
                 fields: {
                     [key: string]: unknown;
@@ -2811,8 +2907,12 @@ export interface components {
                 source: string;
                 /** @description Consent to receive messages */
                 opted_in: boolean;
-                /** @description IANA zone */
+                /** @description IANA zone (the area code's main zone when timezone_source is area_code) */
                 timezone: string | null;
+                /** @description given: from the caller or an import; area_code: from the phone number */
+                timezone_source: "given" | "area_code";
+                /** @description US state or Canadian province (two letters) given for the contact */
+                state: string | null;
                 /** @description Custom fields */
                 fields: {
                     [key: string]: unknown;
@@ -2862,8 +2962,12 @@ export interface components {
                 source: string;
                 /** @description Consent to receive messages */
                 opted_in: boolean;
-                /** @description IANA zone */
+                /** @description IANA zone (the area code's main zone when timezone_source is area_code) */
                 timezone: string | null;
+                /** @description given: from the caller or an import; area_code: from the phone number */
+                timezone_source: "given" | "area_code";
+                /** @description US state or Canadian province (two letters) given for the contact */
+                state: string | null;
                 /** @description Custom fields */
                 fields: {
                     [key: string]: unknown;
@@ -2908,6 +3012,8 @@ export interface components {
                 status: string;
                 /** @description Waiting for a person */
                 needs_attention: boolean;
+                /** @description Why: unanswered_message | possible_opt_out | agent_handoff | agent_flagged | manual */
+                attention_reason: string | null;
                 /** @description Latest message */
                 last_message_at: string | null;
             } & {
@@ -3370,6 +3476,11 @@ export interface operations {
                         ok: boolean;
                         /** @description `ok` */
                         status: string;
+                        /**
+                         * @description The database engine: `sqlite` (the embedded file) or `postgres` (DATABASE_URL)
+                         * @enum {string}
+                         */
+                        database: "sqlite" | "postgres";
                     };
                 };
             };
@@ -3384,6 +3495,11 @@ export interface operations {
                         ok: boolean;
                         /** @description What is wrong */
                         status: string;
+                        /**
+                         * @description The database engine: `sqlite` (the embedded file) or `postgres` (DATABASE_URL)
+                         * @enum {string}
+                         */
+                        database: "sqlite" | "postgres";
                     };
                 };
             };
@@ -4384,6 +4500,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description Idempotency-Key reuse: the key was sent before with another body or path (`Idempotency-Key was used with a different request`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Body too large */
             413: {
                 headers: {
@@ -4757,7 +4882,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description State conflict, or Idempotency-Key reuse */
+            /** @description State conflict (e.g. `Campaign is completed: only a draft can be launched`); or Idempotency-Key reuse: the key was sent before with another body or path (`Idempotency-Key was used with a different request`) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4957,7 +5082,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description State conflict, or Idempotency-Key reuse */
+            /** @description State conflict (e.g. `Campaign is completed: only a draft can be launched`) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5101,7 +5226,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description State conflict, or Idempotency-Key reuse */
+            /** @description State conflict (e.g. `Campaign is completed: only a draft can be launched`) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5251,6 +5376,16 @@ export interface operations {
                             paused_states: string[];
                             /** @description Campaign and flow sends from a US local number that is in no APPROVED 10DLC campaign are skipped as `unregistered_number`; one-off sends answer 422 `from is not registered for A2P messaging` (default false) */
                             require_registration: boolean;
+                            /**
+                             * @description Most one-off sends per UTC day, POST /v1/messages, POST /v1/calls and the team's replies in a thread (POST /v1/conversations/{id}) together (default 5000; null = no budget). Over it: 429 `Daily limit reached: one_off_daily_limit is 5000` and nothing is sent. Campaigns, flows and agents are not counted.
+                             * @example 5000
+                             */
+                            one_off_daily_limit: number | null;
+                            /**
+                             * @description Most numbers ordered per UTC day, each number of a request counted (default 50; null = no budget). A request that would pass it: 429 `Daily limit reached: number_orders_daily_limit is 50` and nothing is ordered.
+                             * @example 50
+                             */
+                            number_orders_daily_limit: number | null;
                         };
                     };
                 };
@@ -5349,6 +5484,16 @@ export interface operations {
                      *     ]
                      */
                     paused_states?: string[];
+                    /**
+                     * @description Most one-off sends per UTC day, POST /v1/messages, POST /v1/calls and the team's replies in a thread (POST /v1/conversations/{id}) together (default 5000; null = no budget). Over it: 429 `Daily limit reached: one_off_daily_limit is 5000` and nothing is sent. Campaigns, flows and agents are not counted.
+                     * @example 5000
+                     */
+                    one_off_daily_limit?: number | null;
+                    /**
+                     * @description Most numbers ordered per UTC day, each number of a request counted (default 50; null = no budget). A request that would pass it: 429 `Daily limit reached: number_orders_daily_limit is 50` and nothing is ordered.
+                     * @example 50
+                     */
+                    number_orders_daily_limit?: number | null;
                 } & {
                     [key: string]: unknown;
                 };
@@ -5458,6 +5603,16 @@ export interface operations {
                             paused_states: string[];
                             /** @description Campaign and flow sends from a US local number that is in no APPROVED 10DLC campaign are skipped as `unregistered_number`; one-off sends answer 422 `from is not registered for A2P messaging` (default false) */
                             require_registration: boolean;
+                            /**
+                             * @description Most one-off sends per UTC day, POST /v1/messages, POST /v1/calls and the team's replies in a thread (POST /v1/conversations/{id}) together (default 5000; null = no budget). Over it: 429 `Daily limit reached: one_off_daily_limit is 5000` and nothing is sent. Campaigns, flows and agents are not counted.
+                             * @example 5000
+                             */
+                            one_off_daily_limit: number | null;
+                            /**
+                             * @description Most numbers ordered per UTC day, each number of a request counted (default 50; null = no budget). A request that would pass it: 429 `Daily limit reached: number_orders_daily_limit is 50` and nothing is ordered.
+                             * @example 50
+                             */
+                            number_orders_daily_limit: number | null;
                         };
                     };
                 };
@@ -5617,7 +5772,7 @@ export interface operations {
                     /** @description Description (max 2000) */
                     description?: string;
                     /**
-                     * @description Rule tree, compiled into one SQL query. Groups `{"all":[...]}` / `{"any":[...]}`, negation `{"not": rule}`; conditions `{"field", "op", "value"}` on phone_number, first_name, last_name, email, external_id, source, timezone, opted_in, created_at, updated_at or `fields.<key>`; ops eq neq in not_in contains starts_with gt gte lt lte exists not_exists within_last_days before after; membership `{"in_list": id}` / `{"not_in_list": id}`; activity `{"event": "inbound"|"outbound", "op": "any_within_days"|"none_within_days", "value": N}` (`clicked` and `conversion` answer 501: not available yet). At most 10 levels deep and 100 conditions. A malformed rule → 422 naming its path.
+                     * @description Rule tree, compiled into one SQL query. Groups `{"all":[...]}` / `{"any":[...]}`, negation `{"not": rule}`; conditions `{"field", "op", "value"}` on phone_number, first_name, last_name, email, external_id, source, timezone (as shown: the given zone, else the area code's main zone), state, opted_in, created_at, updated_at or `fields.<key>`; ops eq neq in not_in contains starts_with gt gte lt lte exists not_exists within_last_days before after; membership `{"in_list": id}` / `{"not_in_list": id}`; activity `{"event": "inbound"|"outbound"|"clicked"|"conversion", "op": "any_within_days"|"none_within_days", "value": N}` (a message received or sent, a tracked link followed, a conversion recorded, in the last N days). At most 10 levels deep and 100 conditions. A malformed rule → 422 naming its path.
                      * @example {
                      *       "all": [
                      *         {
@@ -5713,6 +5868,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description Idempotency-Key reuse: the key was sent before with another body or path (`Idempotency-Key was used with a different request`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Body too large */
             413: {
                 headers: {
@@ -5733,15 +5897,6 @@ export interface operations {
             };
             /** @description Rate limited (`Rate limit exceeded`, with Retry-After) */
             429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            /** @description Not built in this version (`Not implemented yet in this version: <part> (<path>)`) */
-            501: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5948,7 +6103,7 @@ export interface operations {
                     /** @description Description (max 2000) */
                     description?: string;
                     /**
-                     * @description Rule tree, compiled into one SQL query. Groups `{"all":[...]}` / `{"any":[...]}`, negation `{"not": rule}`; conditions `{"field", "op", "value"}` on phone_number, first_name, last_name, email, external_id, source, timezone, opted_in, created_at, updated_at or `fields.<key>`; ops eq neq in not_in contains starts_with gt gte lt lte exists not_exists within_last_days before after; membership `{"in_list": id}` / `{"not_in_list": id}`; activity `{"event": "inbound"|"outbound", "op": "any_within_days"|"none_within_days", "value": N}` (`clicked` and `conversion` answer 501: not available yet). At most 10 levels deep and 100 conditions. A malformed rule → 422 naming its path.
+                     * @description Rule tree, compiled into one SQL query. Groups `{"all":[...]}` / `{"any":[...]}`, negation `{"not": rule}`; conditions `{"field", "op", "value"}` on phone_number, first_name, last_name, email, external_id, source, timezone (as shown: the given zone, else the area code's main zone), state, opted_in, created_at, updated_at or `fields.<key>`; ops eq neq in not_in contains starts_with gt gte lt lte exists not_exists within_last_days before after; membership `{"in_list": id}` / `{"not_in_list": id}`; activity `{"event": "inbound"|"outbound"|"clicked"|"conversion", "op": "any_within_days"|"none_within_days", "value": N}` (a message received or sent, a tracked link followed, a conversion recorded, in the last N days). At most 10 levels deep and 100 conditions. A malformed rule → 422 naming its path.
                      * @example {
                      *       "all": [
                      *         {
@@ -6080,15 +6235,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Not built in this version (`Not implemented yet in this version: <part> (<path>)`) */
-            501: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
         };
     };
     previewSegment: {
@@ -6106,7 +6252,7 @@ export interface operations {
             content: {
                 "application/json": {
                     /**
-                     * @description Rule tree, compiled into one SQL query. Groups `{"all":[...]}` / `{"any":[...]}`, negation `{"not": rule}`; conditions `{"field", "op", "value"}` on phone_number, first_name, last_name, email, external_id, source, timezone, opted_in, created_at, updated_at or `fields.<key>`; ops eq neq in not_in contains starts_with gt gte lt lte exists not_exists within_last_days before after; membership `{"in_list": id}` / `{"not_in_list": id}`; activity `{"event": "inbound"|"outbound", "op": "any_within_days"|"none_within_days", "value": N}` (`clicked` and `conversion` answer 501: not available yet). At most 10 levels deep and 100 conditions. A malformed rule → 422 naming its path.
+                     * @description Rule tree, compiled into one SQL query. Groups `{"all":[...]}` / `{"any":[...]}`, negation `{"not": rule}`; conditions `{"field", "op", "value"}` on phone_number, first_name, last_name, email, external_id, source, timezone (as shown: the given zone, else the area code's main zone), state, opted_in, created_at, updated_at or `fields.<key>`; ops eq neq in not_in contains starts_with gt gte lt lte exists not_exists within_last_days before after; membership `{"in_list": id}` / `{"not_in_list": id}`; activity `{"event": "inbound"|"outbound"|"clicked"|"conversion", "op": "any_within_days"|"none_within_days", "value": N}` (a message received or sent, a tracked link followed, a conversion recorded, in the last N days). At most 10 levels deep and 100 conditions. A malformed rule → 422 naming its path.
                      * @example {
                      *       "all": [
                      *         {
@@ -6182,10 +6328,20 @@ export interface operations {
                             /** @description False blocks every send to this contact */
                             opted_in: boolean;
                             /**
-                             * @description IANA zone; defaults from the phone number's area code
+                             * @description IANA zone. With `timezone_source: given` the send-time rules use it alone; with `area_code` it is the area code's main zone, shown for display, and the rules check every zone the area code spans
                              * @example America/New_York
                              */
                             timezone: string | null;
+                            /**
+                             * @description given: the zone came from the caller or an import; area_code: from the phone number's area code (sends wait until allowed in every zone the area code spans)
+                             * @enum {string}
+                             */
+                            timezone_source: "given" | "area_code";
+                            /**
+                             * @description US state or Canadian province (two letters) given by the caller or an import; the state rules use it before the area code's state. Null: the area code's state
+                             * @example FL
+                             */
+                            state: string | null;
                             /** @description Custom values (string, number, boolean) */
                             fields: {
                                 [key: string]: unknown;
@@ -6233,6 +6389,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description Idempotency-Key reuse: the key was sent before with another body or path (`Idempotency-Key was used with a different request`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Body too large */
             413: {
                 headers: {
@@ -6253,15 +6418,6 @@ export interface operations {
             };
             /** @description Rate limited (`Rate limit exceeded`, with Retry-After) */
             429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            /** @description Not built in this version (`Not implemented yet in this version: <part> (<path>)`) */
-            501: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6322,10 +6478,20 @@ export interface operations {
                             /** @description False blocks every send to this contact */
                             opted_in: boolean;
                             /**
-                             * @description IANA zone; defaults from the phone number's area code
+                             * @description IANA zone. With `timezone_source: given` the send-time rules use it alone; with `area_code` it is the area code's main zone, shown for display, and the rules check every zone the area code spans
                              * @example America/New_York
                              */
                             timezone: string | null;
+                            /**
+                             * @description given: the zone came from the caller or an import; area_code: from the phone number's area code (sends wait until allowed in every zone the area code spans)
+                             * @enum {string}
+                             */
+                            timezone_source: "given" | "area_code";
+                            /**
+                             * @description US state or Canadian province (two letters) given by the caller or an import; the state rules use it before the area code's state. Null: the area code's state
+                             * @example FL
+                             */
+                            state: string | null;
                             /** @description Custom values (string, number, boolean) */
                             fields: {
                                 [key: string]: unknown;
@@ -6721,6 +6887,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description Idempotency-Key reuse: the key was sent before with another body or path (`Idempotency-Key was used with a different request`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Body too large */
             413: {
                 headers: {
@@ -6739,7 +6914,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Rate limited (`Rate limit exceeded`, with Retry-After) */
+            /** @description Rate limited (`Rate limit exceeded`, with Retry-After), or the workspace's daily budget is spent: `Daily limit reached: number_orders_daily_limit is 50` (the setting's name and value, with `retry_after` to the next UTC midnight); nothing is written */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6943,7 +7118,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description State conflict, or Idempotency-Key reuse */
+            /** @description State conflict (e.g. `Campaign is completed: only a draft can be launched`) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -7099,7 +7274,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description State conflict, or Idempotency-Key reuse */
+            /** @description State conflict (e.g. `Campaign is completed: only a draft can be launched`) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -7302,6 +7477,15 @@ export interface operations {
             };
             /** @description The key lacks the `write` scope (`This API key cannot create and edit.`), the account's role does not allow it (`This account cannot create and edit.`), or a write with the session cookie came from another site (`Cross-site request refused`) */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Idempotency-Key reuse: the key was sent before with another body or path (`Idempotency-Key was used with a different request`) */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7711,6 +7895,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description Idempotency-Key reuse: the key was sent before with another body or path (`Idempotency-Key was used with a different request`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Body too large */
             413: {
                 headers: {
@@ -8021,7 +8214,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description State conflict, or Idempotency-Key reuse */
+            /** @description State conflict (e.g. `Campaign is completed: only a draft can be launched`); or Idempotency-Key reuse: the key was sent before with another body or path (`Idempotency-Key was used with a different request`) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -8386,6 +8579,15 @@ export interface operations {
             };
             /** @description The key lacks the `write` scope (`This API key cannot create and edit.`), the account's role does not allow it (`This account cannot create and edit.`), or a write with the session cookie came from another site (`Cross-site request refused`) */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Idempotency-Key reuse: the key was sent before with another body or path (`Idempotency-Key was used with a different request`) */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8761,10 +8963,20 @@ export interface operations {
                             /** @description False blocks every send to this contact */
                             opted_in: boolean;
                             /**
-                             * @description IANA zone; defaults from the phone number's area code
+                             * @description IANA zone. With `timezone_source: given` the send-time rules use it alone; with `area_code` it is the area code's main zone, shown for display, and the rules check every zone the area code spans
                              * @example America/New_York
                              */
                             timezone: string | null;
+                            /**
+                             * @description given: the zone came from the caller or an import; area_code: from the phone number's area code (sends wait until allowed in every zone the area code spans)
+                             * @enum {string}
+                             */
+                            timezone_source: "given" | "area_code";
+                            /**
+                             * @description US state or Canadian province (two letters) given by the caller or an import; the state rules use it before the area code's state. Null: the area code's state
+                             * @example FL
+                             */
+                            state: string | null;
                             /** @description Custom values (string, number, boolean) */
                             fields: {
                                 [key: string]: unknown;
@@ -8903,6 +9115,15 @@ export interface operations {
             };
             /** @description Unknown id, or an id of another workspace (`Not found`) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Idempotency-Key reuse: the key was sent before with another body or path (`Idempotency-Key was used with a different request`) */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9100,6 +9321,11 @@ export interface operations {
                              */
                             error: string;
                         }[];
+                        /**
+                         * @description The column that set `opted_in` per row, as the file names it (`Accepts SMS Marketing`, `SMS Consent`, `opted_in`...); null: the file had none and every contact was imported as opted in
+                         * @example Accepts SMS Marketing
+                         */
+                        consent_column: string | null;
                     };
                 };
             };
@@ -9123,6 +9349,15 @@ export interface operations {
             };
             /** @description The key lacks the `write` scope (`This API key cannot create and edit.`), the account's role does not allow it (`This account cannot create and edit.`), or a write with the session cookie came from another site (`Cross-site request refused`) */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Idempotency-Key reuse: the key was sent before with another body or path (`Idempotency-Key was used with a different request`) */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9311,10 +9546,20 @@ export interface operations {
                             /** @description False blocks every send to this contact */
                             opted_in: boolean;
                             /**
-                             * @description IANA zone; defaults from the phone number's area code
+                             * @description IANA zone. With `timezone_source: given` the send-time rules use it alone; with `area_code` it is the area code's main zone, shown for display, and the rules check every zone the area code spans
                              * @example America/New_York
                              */
                             timezone: string | null;
+                            /**
+                             * @description given: the zone came from the caller or an import; area_code: from the phone number's area code (sends wait until allowed in every zone the area code spans)
+                             * @enum {string}
+                             */
+                            timezone_source: "given" | "area_code";
+                            /**
+                             * @description US state or Canadian province (two letters) given by the caller or an import; the state rules use it before the area code's state. Null: the area code's state
+                             * @example FL
+                             */
+                            state: string | null;
                             /** @description Custom values (string, number, boolean) */
                             fields: {
                                 [key: string]: unknown;
@@ -9399,8 +9644,10 @@ export interface operations {
                     external_id?: string | null;
                     /** @description Defaults to true; false blocks every send */
                     opted_in?: boolean;
-                    /** @description IANA zone; defaults from the phone number's area code */
+                    /** @description IANA zone: the contact's own (`timezone_source: given`), used alone by the send-time rules; null (or left out on create): from the area code (`area_code`), every zone of which is checked */
                     timezone?: string | null;
+                    /** @description US state or Canadian province, two letters; the state rules use it before the area code's */
+                    state?: string | null;
                     /**
                      * @description Object of custom values (string, number, boolean). Merged on update; a key set to null is removed.
                      * @example {
@@ -9452,10 +9699,20 @@ export interface operations {
                             /** @description False blocks every send to this contact */
                             opted_in: boolean;
                             /**
-                             * @description IANA zone; defaults from the phone number's area code
+                             * @description IANA zone. With `timezone_source: given` the send-time rules use it alone; with `area_code` it is the area code's main zone, shown for display, and the rules check every zone the area code spans
                              * @example America/New_York
                              */
                             timezone: string | null;
+                            /**
+                             * @description given: the zone came from the caller or an import; area_code: from the phone number's area code (sends wait until allowed in every zone the area code spans)
+                             * @enum {string}
+                             */
+                            timezone_source: "given" | "area_code";
+                            /**
+                             * @description US state or Canadian province (two letters) given by the caller or an import; the state rules use it before the area code's state. Null: the area code's state
+                             * @example FL
+                             */
+                            state: string | null;
                             /** @description Custom values (string, number, boolean) */
                             fields: {
                                 [key: string]: unknown;
@@ -9503,7 +9760,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description State conflict, or Idempotency-Key reuse */
+            /** @description State conflict (e.g. `Campaign is completed: only a draft can be launched`); or Idempotency-Key reuse: the key was sent before with another body or path (`Idempotency-Key was used with a different request`) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -9589,10 +9846,20 @@ export interface operations {
                             /** @description False blocks every send to this contact */
                             opted_in: boolean;
                             /**
-                             * @description IANA zone; defaults from the phone number's area code
+                             * @description IANA zone. With `timezone_source: given` the send-time rules use it alone; with `area_code` it is the area code's main zone, shown for display, and the rules check every zone the area code spans
                              * @example America/New_York
                              */
                             timezone: string | null;
+                            /**
+                             * @description given: the zone came from the caller or an import; area_code: from the phone number's area code (sends wait until allowed in every zone the area code spans)
+                             * @enum {string}
+                             */
+                            timezone_source: "given" | "area_code";
+                            /**
+                             * @description US state or Canadian province (two letters) given by the caller or an import; the state rules use it before the area code's state. Null: the area code's state
+                             * @example FL
+                             */
+                            state: string | null;
                             /** @description Custom values (string, number, boolean) */
                             fields: {
                                 [key: string]: unknown;
@@ -9763,8 +10030,10 @@ export interface operations {
                     external_id?: string | null;
                     /** @description Defaults to true; false blocks every send */
                     opted_in?: boolean;
-                    /** @description IANA zone; defaults from the phone number's area code */
+                    /** @description IANA zone: the contact's own (`timezone_source: given`), used alone by the send-time rules; null (or left out on create): from the area code (`area_code`), every zone of which is checked */
                     timezone?: string | null;
+                    /** @description US state or Canadian province, two letters; the state rules use it before the area code's */
+                    state?: string | null;
                     /**
                      * @description Object of custom values (string, number, boolean). Merged on update; a key set to null is removed.
                      * @example {
@@ -9816,10 +10085,20 @@ export interface operations {
                             /** @description False blocks every send to this contact */
                             opted_in: boolean;
                             /**
-                             * @description IANA zone; defaults from the phone number's area code
+                             * @description IANA zone. With `timezone_source: given` the send-time rules use it alone; with `area_code` it is the area code's main zone, shown for display, and the rules check every zone the area code spans
                              * @example America/New_York
                              */
                             timezone: string | null;
+                            /**
+                             * @description given: the zone came from the caller or an import; area_code: from the phone number's area code (sends wait until allowed in every zone the area code spans)
+                             * @enum {string}
+                             */
+                            timezone_source: "given" | "area_code";
+                            /**
+                             * @description US state or Canadian province (two letters) given by the caller or an import; the state rules use it before the area code's state. Null: the area code's state
+                             * @example FL
+                             */
+                            state: string | null;
                             /** @description Custom values (string, number, boolean) */
                             fields: {
                                 [key: string]: unknown;
@@ -9876,7 +10155,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description State conflict, or Idempotency-Key reuse */
+            /** @description State conflict (e.g. `Campaign is completed: only a draft can be launched`) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -10142,6 +10421,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description Idempotency-Key reuse: the key was sent before with another body or path (`Idempotency-Key was used with a different request`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Body too large */
             413: {
                 headers: {
@@ -10160,7 +10448,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Rate limited (`Rate limit exceeded`, with Retry-After) */
+            /** @description Rate limited (`Rate limit exceeded`, with Retry-After), or the workspace's daily budget is spent: `Daily limit reached: one_off_daily_limit is 5000` (the setting's name and value, with `retry_after` to the next UTC midnight); nothing is written */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -10592,6 +10880,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description Idempotency-Key reuse: the key was sent before with another body or path (`Idempotency-Key was used with a different request`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Body too large */
             413: {
                 headers: {
@@ -10610,7 +10907,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Rate limited (`Rate limit exceeded`, with Retry-After) */
+            /** @description Rate limited (`Rate limit exceeded`, with Retry-After), or the workspace's daily budget is spent: `Daily limit reached: one_off_daily_limit is 5000` (the setting's name and value, with `retry_after` to the next UTC midnight); nothing is written */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -10799,6 +11096,11 @@ export interface operations {
                             status: string;
                             /** @description A human should look: an inbound message no agent owns */
                             needs_attention: boolean;
+                            /**
+                             * @description Why the thread needs a person; null when needs_attention is false. unanswered_message: no agent will answer; possible_opt_out: a message longer than six words containing an opt-out keyword; agent_handoff; agent_flagged (a hot lead or an assist draft); manual (set with PATCH)
+                             * @example possible_opt_out
+                             */
+                            attention_reason: "unanswered_message" | "possible_opt_out" | "agent_handoff" | "agent_flagged" | "manual" | null;
                             /** @description Id of the workspace user the thread is assigned to; null when unassigned */
                             assigned_to: string | null;
                             /** @description AI agent that owns the thread */
@@ -11078,6 +11380,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description Idempotency-Key reuse: the key was sent before with another body or path (`Idempotency-Key was used with a different request`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Body too large */
             413: {
                 headers: {
@@ -11149,6 +11460,11 @@ export interface operations {
                             status: string;
                             /** @description A human should look: an inbound message no agent owns */
                             needs_attention: boolean;
+                            /**
+                             * @description Why the thread needs a person; null when needs_attention is false. unanswered_message: no agent will answer; possible_opt_out: a message longer than six words containing an opt-out keyword; agent_handoff; agent_flagged (a hot lead or an assist draft); manual (set with PATCH)
+                             * @example possible_opt_out
+                             */
+                            attention_reason: "unanswered_message" | "possible_opt_out" | "agent_handoff" | "agent_flagged" | "manual" | null;
                             /** @description Id of the workspace user the thread is assigned to; null when unassigned */
                             assigned_to: string | null;
                             /** @description AI agent that owns the thread */
@@ -11325,6 +11641,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description Idempotency-Key reuse: the key was sent before with another body or path (`Idempotency-Key was used with a different request`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Body too large */
             413: {
                 headers: {
@@ -11343,7 +11668,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Rate limited (`Rate limit exceeded`, with Retry-After) */
+            /** @description Rate limited (`Rate limit exceeded`, with Retry-After), or the workspace's daily budget is spent: `Daily limit reached: one_off_daily_limit is 5000` (the setting's name and value, with `retry_after` to the next UTC midnight); nothing is written */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -11570,7 +11895,7 @@ export interface operations {
                                 max_replies_per_day: number;
                                 /** @description Fields to capture from the contact's messages: first_name, last_name, email, or custom (zip, appointment_time …) (up to 200) */
                                 capture_fields: string[];
-                                /** @description Branded link domain (not available in this version: must be null) (max 64) */
+                                /** @description A verified link domain of the workspace (`/v1/link-domains`) for the tracked links the agent sends; null: the default verified domain, else PUBLIC_URL. Otherwise 422 `sms.link_domain_id is not a verified link domain`. A domain deleted or no longer verified later falls back the same way. (max 64) */
                                 link_domain_id: string | null;
                                 /** @description A contact message containing one records a `lead` conversion (up to 200) */
                                 conversion_keywords: string[];
@@ -11795,7 +12120,7 @@ export interface operations {
                         max_replies_per_day?: number;
                         /** @description Fields to capture from the contact's messages: first_name, last_name, email, or custom (zip, appointment_time …) (up to 200) */
                         capture_fields?: string[];
-                        /** @description Branded link domain (not available in this version: must be null) (max 64) */
+                        /** @description A verified link domain of the workspace (`/v1/link-domains`) for the tracked links the agent sends; null: the default verified domain, else PUBLIC_URL. Otherwise 422 `sms.link_domain_id is not a verified link domain`. A domain deleted or no longer verified later falls back the same way. (max 64) */
                         link_domain_id?: string | null;
                         /** @description A contact message containing one records a `lead` conversion (up to 200) */
                         conversion_keywords?: string[];
@@ -11959,7 +12284,7 @@ export interface operations {
                                 max_replies_per_day: number;
                                 /** @description Fields to capture from the contact's messages: first_name, last_name, email, or custom (zip, appointment_time …) (up to 200) */
                                 capture_fields: string[];
-                                /** @description Branded link domain (not available in this version: must be null) (max 64) */
+                                /** @description A verified link domain of the workspace (`/v1/link-domains`) for the tracked links the agent sends; null: the default verified domain, else PUBLIC_URL. Otherwise 422 `sms.link_domain_id is not a verified link domain`. A domain deleted or no longer verified later falls back the same way. (max 64) */
                                 link_domain_id: string | null;
                                 /** @description A contact message containing one records a `lead` conversion (up to 200) */
                                 conversion_keywords: string[];
@@ -12091,6 +12416,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description Idempotency-Key reuse: the key was sent before with another body or path (`Idempotency-Key was used with a different request`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Body too large */
             413: {
                 headers: {
@@ -12215,7 +12549,7 @@ export interface operations {
                                 max_replies_per_day: number;
                                 /** @description Fields to capture from the contact's messages: first_name, last_name, email, or custom (zip, appointment_time …) (up to 200) */
                                 capture_fields: string[];
-                                /** @description Branded link domain (not available in this version: must be null) (max 64) */
+                                /** @description A verified link domain of the workspace (`/v1/link-domains`) for the tracked links the agent sends; null: the default verified domain, else PUBLIC_URL. Otherwise 422 `sms.link_domain_id is not a verified link domain`. A domain deleted or no longer verified later falls back the same way. (max 64) */
                                 link_domain_id: string | null;
                                 /** @description A contact message containing one records a `lead` conversion (up to 200) */
                                 conversion_keywords: string[];
@@ -12523,7 +12857,7 @@ export interface operations {
                         max_replies_per_day?: number;
                         /** @description Fields to capture from the contact's messages: first_name, last_name, email, or custom (zip, appointment_time …) (up to 200) */
                         capture_fields?: string[];
-                        /** @description Branded link domain (not available in this version: must be null) (max 64) */
+                        /** @description A verified link domain of the workspace (`/v1/link-domains`) for the tracked links the agent sends; null: the default verified domain, else PUBLIC_URL. Otherwise 422 `sms.link_domain_id is not a verified link domain`. A domain deleted or no longer verified later falls back the same way. (max 64) */
                         link_domain_id?: string | null;
                         /** @description A contact message containing one records a `lead` conversion (up to 200) */
                         conversion_keywords?: string[];
@@ -12687,7 +13021,7 @@ export interface operations {
                                 max_replies_per_day: number;
                                 /** @description Fields to capture from the contact's messages: first_name, last_name, email, or custom (zip, appointment_time …) (up to 200) */
                                 capture_fields: string[];
-                                /** @description Branded link domain (not available in this version: must be null) (max 64) */
+                                /** @description A verified link domain of the workspace (`/v1/link-domains`) for the tracked links the agent sends; null: the default verified domain, else PUBLIC_URL. Otherwise 422 `sms.link_domain_id is not a verified link domain`. A domain deleted or no longer verified later falls back the same way. (max 64) */
                                 link_domain_id: string | null;
                                 /** @description A contact message containing one records a `lead` conversion (up to 200) */
                                 conversion_keywords: string[];
@@ -12968,6 +13302,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description Idempotency-Key reuse: the key was sent before with another body or path (`Idempotency-Key was used with a different request`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Body too large */
             413: {
                 headers: {
@@ -13212,6 +13555,15 @@ export interface operations {
             };
             /** @description Unknown id, or an id of another workspace (`Not found`) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Idempotency-Key reuse: the key was sent before with another body or path (`Idempotency-Key was used with a different request`) */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13669,7 +14021,7 @@ export interface operations {
             content: {
                 "application/json": {
                     /**
-                     * @description Receiver URL, http or https. Link-local and cloud metadata addresses are refused.
+                     * @description Receiver URL, http or https. Private, loopback and link-local addresses (IPv6 forms embedding one included) are refused by default with 422 `url points to a private address (an operator can allow this with WEBHOOK_ALLOW_PRIVATE=true)`; link-local and cloud metadata addresses whatever the setting.
                      * @example https://example.com/hooks/outreach
                      */
                     url: string;
@@ -13762,6 +14114,15 @@ export interface operations {
             };
             /** @description The key lacks the `write` scope (`This API key cannot create and edit.`), the account's role does not allow it (`This account cannot create and edit.`), or a write with the session cookie came from another site (`Cross-site request refused`) */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Idempotency-Key reuse: the key was sent before with another body or path (`Idempotency-Key was used with a different request`) */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14020,7 +14381,7 @@ export interface operations {
             content: {
                 "application/json": {
                     /**
-                     * @description Receiver URL, http or https. Link-local and cloud metadata addresses are refused.
+                     * @description Receiver URL, http or https. Private, loopback and link-local addresses (IPv6 forms embedding one included) are refused by default with 422 `url points to a private address (an operator can allow this with WEBHOOK_ALLOW_PRIVATE=true)`; link-local and cloud metadata addresses whatever the setting.
                      * @example https://example.com/hooks/outreach
                      */
                     url?: string;
@@ -14254,6 +14615,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description Idempotency-Key reuse: the key was sent before with another body or path (`Idempotency-Key was used with a different request`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Body too large */
             413: {
                 headers: {
@@ -14378,6 +14748,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description Idempotency-Key reuse: the key was sent before with another body or path (`Idempotency-Key was used with a different request`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Body too large */
             413: {
                 headers: {
@@ -14472,7 +14851,7 @@ export interface operations {
                              * @example 01936f8e-7c1a-7a3b-9f00-2d5e8c1b4a77
                              */
                             event_id: string;
-                            /** @description First 2 KiB of the receiver's answer */
+                            /** @description First 1 KiB of the receiver's answer (no more is read) */
                             response_body: string | null;
                             /** @description Why the attempt failed (HTTP status, timeout, connection error), or null */
                             error: string | null;
@@ -14620,6 +14999,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description Idempotency-Key reuse: the key was sent before with another body or path (`Idempotency-Key was used with a different request`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Body too large */
             413: {
                 headers: {
@@ -14735,6 +15123,8 @@ export interface operations {
                             pool_id: string | null;
                             /** @description Offer behind {{offer_url}} */
                             offer_id: string | null;
+                            /** @description Branded link domain of its `{{offer_url}}` links; null: the offer's, else the workspace's default verified domain, else PUBLIC_URL. A domain deleted or no longer verified falls back the same way when a message is written. */
+                            link_domain_id: string | null;
                             /**
                              * Format: date-time
                              * @description When a scheduled campaign starts
@@ -14944,6 +15334,8 @@ export interface operations {
                     pool_id?: string | null;
                     /** @description An offer of the workspace: `{{offer_url}}` becomes each recipient's tracked link */
                     offer_id?: string | null;
+                    /** @description A verified link domain of the workspace (`/v1/link-domains`) for its `{{offer_url}}` links; null: the offer's, else the default, else PUBLIC_URL. Otherwise 422 `link_domain_id is not a verified link domain` */
+                    link_domain_id?: string | null;
                     /** @description ISO 8601 time in the future: launch schedules the campaign for then */
                     send_at?: string | null;
                     /** @description Own quiet hours; null = the workspace's */
@@ -15037,6 +15429,8 @@ export interface operations {
                             pool_id: string | null;
                             /** @description Offer behind {{offer_url}} */
                             offer_id: string | null;
+                            /** @description Branded link domain of its `{{offer_url}}` links; null: the offer's, else the workspace's default verified domain, else PUBLIC_URL. A domain deleted or no longer verified falls back the same way when a message is written. */
+                            link_domain_id: string | null;
                             /**
                              * Format: date-time
                              * @description When a scheduled campaign starts
@@ -15176,6 +15570,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description Idempotency-Key reuse: the key was sent before with another body or path (`Idempotency-Key was used with a different request`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Body too large */
             413: {
                 headers: {
@@ -15288,6 +15691,8 @@ export interface operations {
                             pool_id: string | null;
                             /** @description Offer behind {{offer_url}} */
                             offer_id: string | null;
+                            /** @description Branded link domain of its `{{offer_url}}` links; null: the offer's, else the workspace's default verified domain, else PUBLIC_URL. A domain deleted or no longer verified falls back the same way when a message is written. */
+                            link_domain_id: string | null;
                             /**
                              * Format: date-time
                              * @description When a scheduled campaign starts
@@ -15496,7 +15901,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description State conflict, or Idempotency-Key reuse */
+            /** @description State conflict (e.g. `Campaign is completed: only a draft can be launched`) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -15595,6 +16000,8 @@ export interface operations {
                     pool_id?: string | null;
                     /** @description An offer of the workspace: `{{offer_url}}` becomes each recipient's tracked link */
                     offer_id?: string | null;
+                    /** @description A verified link domain of the workspace (`/v1/link-domains`) for its `{{offer_url}}` links; null: the offer's, else the default, else PUBLIC_URL. Otherwise 422 `link_domain_id is not a verified link domain` */
+                    link_domain_id?: string | null;
                     /** @description ISO 8601 time in the future: launch schedules the campaign for then */
                     send_at?: string | null;
                     /** @description Own quiet hours; null = the workspace's */
@@ -15688,6 +16095,8 @@ export interface operations {
                             pool_id: string | null;
                             /** @description Offer behind {{offer_url}} */
                             offer_id: string | null;
+                            /** @description Branded link domain of its `{{offer_url}}` links; null: the offer's, else the workspace's default verified domain, else PUBLIC_URL. A domain deleted or no longer verified falls back the same way when a message is written. */
+                            link_domain_id: string | null;
                             /**
                              * Format: date-time
                              * @description When a scheduled campaign starts
@@ -15836,7 +16245,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description State conflict, or Idempotency-Key reuse */
+            /** @description State conflict (e.g. `Campaign is completed: only a draft can be launched`) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -15960,6 +16369,8 @@ export interface operations {
                             pool_id: string | null;
                             /** @description Offer behind {{offer_url}} */
                             offer_id: string | null;
+                            /** @description Branded link domain of its `{{offer_url}}` links; null: the offer's, else the workspace's default verified domain, else PUBLIC_URL. A domain deleted or no longer verified falls back the same way when a message is written. */
+                            link_domain_id: string | null;
                             /**
                              * Format: date-time
                              * @description When a scheduled campaign starts
@@ -16108,7 +16519,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description State conflict, or Idempotency-Key reuse */
+            /** @description State conflict (e.g. `Campaign is completed: only a draft can be launched`); or Idempotency-Key reuse: the key was sent before with another body or path (`Idempotency-Key was used with a different request`) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -16232,6 +16643,8 @@ export interface operations {
                             pool_id: string | null;
                             /** @description Offer behind {{offer_url}} */
                             offer_id: string | null;
+                            /** @description Branded link domain of its `{{offer_url}}` links; null: the offer's, else the workspace's default verified domain, else PUBLIC_URL. A domain deleted or no longer verified falls back the same way when a message is written. */
+                            link_domain_id: string | null;
                             /**
                              * Format: date-time
                              * @description When a scheduled campaign starts
@@ -16380,7 +16793,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description State conflict, or Idempotency-Key reuse */
+            /** @description State conflict (e.g. `Campaign is completed: only a draft can be launched`); or Idempotency-Key reuse: the key was sent before with another body or path (`Idempotency-Key was used with a different request`) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -16504,6 +16917,8 @@ export interface operations {
                             pool_id: string | null;
                             /** @description Offer behind {{offer_url}} */
                             offer_id: string | null;
+                            /** @description Branded link domain of its `{{offer_url}}` links; null: the offer's, else the workspace's default verified domain, else PUBLIC_URL. A domain deleted or no longer verified falls back the same way when a message is written. */
+                            link_domain_id: string | null;
                             /**
                              * Format: date-time
                              * @description When a scheduled campaign starts
@@ -16652,7 +17067,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description State conflict, or Idempotency-Key reuse */
+            /** @description State conflict (e.g. `Campaign is completed: only a draft can be launched`); or Idempotency-Key reuse: the key was sent before with another body or path (`Idempotency-Key was used with a different request`) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -16776,6 +17191,8 @@ export interface operations {
                             pool_id: string | null;
                             /** @description Offer behind {{offer_url}} */
                             offer_id: string | null;
+                            /** @description Branded link domain of its `{{offer_url}}` links; null: the offer's, else the workspace's default verified domain, else PUBLIC_URL. A domain deleted or no longer verified falls back the same way when a message is written. */
+                            link_domain_id: string | null;
                             /**
                              * Format: date-time
                              * @description When a scheduled campaign starts
@@ -16924,7 +17341,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description State conflict, or Idempotency-Key reuse */
+            /** @description State conflict (e.g. `Campaign is completed: only a draft can be launched`); or Idempotency-Key reuse: the key was sent before with another body or path (`Idempotency-Key was used with a different request`) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -17257,7 +17674,7 @@ export interface operations {
                                         /** @description y */
                                         y: number;
                                     };
-                                    /** @description By type: trigger {event: contact_created|added_to_list|inbound_keyword|link_clicked|conversion|manual, list_id?, keywords?, offer_id?, conversion_event? (the conversion's event name; any when absent)}; send_sms {body, pool_id?}; wait {minutes|hours|days}; wait_for_reply {timeout_hours}; condition {rules}; agent {agent_id}; add_to_list/remove_from_list {list_id}; update_contact {fields}; webhook {url}; call {agent_id|say}; end {} */
+                                    /** @description By type: trigger {event: contact_created|added_to_list|inbound_keyword|link_clicked|conversion|manual, list_id?, keywords?, offer_id?, conversion_event? (the conversion's event name; any when absent)}; send_sms {body, pool_id?, offer_id? ({{offer_url}} in body becomes the contact's own tracked link to it), link_domain_id? (a verified link domain for its links; else the offer's, the default, PUBLIC_URL)}; wait {minutes|hours|days}; wait_for_reply {timeout_hours}; condition {rules}; agent {agent_id}; add_to_list/remove_from_list {list_id}; update_contact {fields}; webhook {url}; call {agent_id|say}; end {} */
                                     data: {
                                         [key: string]: unknown;
                                     };
@@ -17414,7 +17831,7 @@ export interface operations {
                                         /** @description y */
                                         y: number;
                                     };
-                                    /** @description By type: trigger {event: contact_created|added_to_list|inbound_keyword|link_clicked|conversion|manual, list_id?, keywords?, offer_id?, conversion_event? (the conversion's event name; any when absent)}; send_sms {body, pool_id?}; wait {minutes|hours|days}; wait_for_reply {timeout_hours}; condition {rules}; agent {agent_id}; add_to_list/remove_from_list {list_id}; update_contact {fields}; webhook {url}; call {agent_id|say}; end {} */
+                                    /** @description By type: trigger {event: contact_created|added_to_list|inbound_keyword|link_clicked|conversion|manual, list_id?, keywords?, offer_id?, conversion_event? (the conversion's event name; any when absent)}; send_sms {body, pool_id?, offer_id? ({{offer_url}} in body becomes the contact's own tracked link to it), link_domain_id? (a verified link domain for its links; else the offer's, the default, PUBLIC_URL)}; wait {minutes|hours|days}; wait_for_reply {timeout_hours}; condition {rules}; agent {agent_id}; add_to_list/remove_from_list {list_id}; update_contact {fields}; webhook {url}; call {agent_id|say}; end {} */
                                     data: {
                                         [key: string]: unknown;
                                     };
@@ -17476,6 +17893,15 @@ export interface operations {
             };
             /** @description The key lacks the `write` scope (`This API key cannot create and edit.`), the account's role does not allow it (`This account cannot create and edit.`), or a write with the session cookie came from another site (`Cross-site request refused`) */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Idempotency-Key reuse: the key was sent before with another body or path (`Idempotency-Key was used with a different request`) */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -17567,7 +17993,7 @@ export interface operations {
                                         /** @description y */
                                         y: number;
                                     };
-                                    /** @description By type: trigger {event: contact_created|added_to_list|inbound_keyword|link_clicked|conversion|manual, list_id?, keywords?, offer_id?, conversion_event? (the conversion's event name; any when absent)}; send_sms {body, pool_id?}; wait {minutes|hours|days}; wait_for_reply {timeout_hours}; condition {rules}; agent {agent_id}; add_to_list/remove_from_list {list_id}; update_contact {fields}; webhook {url}; call {agent_id|say}; end {} */
+                                    /** @description By type: trigger {event: contact_created|added_to_list|inbound_keyword|link_clicked|conversion|manual, list_id?, keywords?, offer_id?, conversion_event? (the conversion's event name; any when absent)}; send_sms {body, pool_id?, offer_id? ({{offer_url}} in body becomes the contact's own tracked link to it), link_domain_id? (a verified link domain for its links; else the offer's, the default, PUBLIC_URL)}; wait {minutes|hours|days}; wait_for_reply {timeout_hours}; condition {rules}; agent {agent_id}; add_to_list/remove_from_list {list_id}; update_contact {fields}; webhook {url}; call {agent_id|say}; end {} */
                                     data: {
                                         [key: string]: unknown;
                                     };
@@ -17813,7 +18239,7 @@ export interface operations {
                                         /** @description y */
                                         y: number;
                                     };
-                                    /** @description By type: trigger {event: contact_created|added_to_list|inbound_keyword|link_clicked|conversion|manual, list_id?, keywords?, offer_id?, conversion_event? (the conversion's event name; any when absent)}; send_sms {body, pool_id?}; wait {minutes|hours|days}; wait_for_reply {timeout_hours}; condition {rules}; agent {agent_id}; add_to_list/remove_from_list {list_id}; update_contact {fields}; webhook {url}; call {agent_id|say}; end {} */
+                                    /** @description By type: trigger {event: contact_created|added_to_list|inbound_keyword|link_clicked|conversion|manual, list_id?, keywords?, offer_id?, conversion_event? (the conversion's event name; any when absent)}; send_sms {body, pool_id?, offer_id? ({{offer_url}} in body becomes the contact's own tracked link to it), link_domain_id? (a verified link domain for its links; else the offer's, the default, PUBLIC_URL)}; wait {minutes|hours|days}; wait_for_reply {timeout_hours}; condition {rules}; agent {agent_id}; add_to_list/remove_from_list {list_id}; update_contact {fields}; webhook {url}; call {agent_id|say}; end {} */
                                     data: {
                                         [key: string]: unknown;
                                     };
@@ -17891,7 +18317,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description State conflict, or Idempotency-Key reuse */
+            /** @description State conflict (e.g. `Campaign is completed: only a draft can be launched`) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -18008,7 +18434,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description State conflict, or Idempotency-Key reuse */
+            /** @description State conflict (e.g. `Campaign is completed: only a draft can be launched`); or Idempotency-Key reuse: the key was sent before with another body or path (`Idempotency-Key was used with a different request`) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -18083,6 +18509,8 @@ export interface operations {
                             exited: number;
                             /** @description Left on a purchase */
                             exited_on_purchase: number;
+                            /** @description Entries refused because the contact had entered this flow 5 times in the last 24 hours (the re-entry bound that stops flows from looping), counted by UTC day in the window */
+                            skipped_reentry: number;
                             /** @description By node id: nodes entered at least once in the window */
                             nodes: {
                                 [key: string]: {
@@ -18375,6 +18803,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description Idempotency-Key reuse: the key was sent before with another body or path (`Idempotency-Key was used with a different request`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Body too large */
             413: {
                 headers: {
@@ -18498,6 +18935,15 @@ export interface operations {
             };
             /** @description The key lacks the `write` scope (`This API key cannot create and edit.`), the account's role does not allow it (`This account cannot create and edit.`), or a write with the session cookie came from another site (`Cross-site request refused`) */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Idempotency-Key reuse: the key was sent before with another body or path (`Idempotency-Key was used with a different request`) */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -18789,6 +19235,15 @@ export interface operations {
             };
             /** @description The key lacks the `write` scope (`This API key cannot create and edit.`), the account's role does not allow it (`This account cannot create and edit.`), or a write with the session cookie came from another site (`Cross-site request refused`) */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Idempotency-Key reuse: the key was sent before with another body or path (`Idempotency-Key was used with a different request`) */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -19097,7 +19552,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description State conflict, or Idempotency-Key reuse */
+            /** @description State conflict (e.g. `Campaign is completed: only a draft can be launched`) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -19422,6 +19877,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description Idempotency-Key reuse: the key was sent before with another body or path (`Idempotency-Key was used with a different request`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Body too large */
             413: {
                 headers: {
@@ -19739,7 +20203,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description State conflict, or Idempotency-Key reuse */
+            /** @description State conflict (e.g. `Campaign is completed: only a draft can be launched`) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -20010,6 +20474,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description Idempotency-Key reuse: the key was sent before with another body or path (`Idempotency-Key was used with a different request`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Body too large */
             413: {
                 headers: {
@@ -20259,6 +20732,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description Idempotency-Key reuse: the key was sent before with another body or path (`Idempotency-Key was used with a different request`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Body too large */
             413: {
                 headers: {
@@ -20405,6 +20887,872 @@ export interface operations {
             };
         };
     };
+    listLinkDomains: {
+        parameters: {
+            query?: {
+                limit?: number;
+                offset?: number;
+                status?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Always true on success
+                         * @constant
+                         */
+                        ok: true;
+                        /** @description Link domains, newest first */
+                        link_domains: {
+                            /**
+                             * @description Link domain id
+                             * @example 01936f8e-7c1a-7a3b-9f00-2d5e8c1b4a77
+                             */
+                            id: string;
+                            /**
+                             * @description Host name the workspace's tracked links use (lower case, no trailing dot)
+                             * @example go.acmebikes.com
+                             */
+                            domain: string;
+                            /**
+                             * @description pending (added, not checked yet), verified (the check reached this server: links may use it) or failed (see failure_reason)
+                             * @enum {string}
+                             */
+                            status: "pending" | "verified" | "failed";
+                            /** @description The domain every tracked link of the workspace uses unless a campaign, offer, flow node or agent names another (used only while verified). The first domain verified becomes the default. */
+                            is_default: boolean;
+                            /** @description How the domain is verified */
+                            verification: {
+                                /**
+                                 * @description Always http: the check fetches `url`
+                                 * @constant
+                                 */
+                                method: "http";
+                                /**
+                                 * @description What the check fetches; it must reach this server, which answers `token`
+                                 * @example https://go.acmebikes.com/.well-known/outreach/3xk9QaZb7LmN2pQrStUvWxYz01234567
+                                 */
+                                url: string;
+                                /**
+                                 * @description What this server answers at `/.well-known/outreach/<token>` on any host
+                                 * @example 3xk9QaZb7LmN2pQrStUvWxYz01234567
+                                 */
+                                token: string;
+                            };
+                            /**
+                             * @description Why the last check failed (`the check URL answered 404`, `could not connect`, `the check URL answered another token`, `the check URL did not answer within 5 s`); null unless failed
+                             * @example the check URL answered 404
+                             */
+                            failure_reason: string | null;
+                            /**
+                             * Format: date-time
+                             * @description When a check last succeeded
+                             * @example 2026-11-21T21:06:45.123Z
+                             */
+                            verified_at: string | null;
+                            /**
+                             * Format: date-time
+                             * @description When the domain was last checked
+                             * @example 2026-11-21T21:06:45.123Z
+                             */
+                            checked_at: string | null;
+                            /**
+                             * Format: date-time
+                             * @description Added
+                             * @example 2026-11-21T21:06:45.123Z
+                             */
+                            created_at: string;
+                        }[];
+                        /** @description Items matching, over all pages */
+                        total: number;
+                        /** @description Page size used */
+                        limit: number;
+                        /** @description Items skipped */
+                        offset: number;
+                    };
+                };
+            };
+            /** @description Missing or unknown API key or session (`Invalid or missing API key`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Validation failed (`<field> is required`, `<field> must be ...`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Rate limited (`Rate limit exceeded`, with Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    createLinkDomain: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Replays the first answer (status and body) for 24 h; the same key with another body or path is 409. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description A new link domain */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description A host name the workspace controls (a subdomain such as `go.example.com` is usual). Not an IP address, a public URL shortener, this server's own PUBLIC_URL host, or anything but a host name (no scheme, path, port or spaces; at least two labels; max 253 characters). Stored in lower case without a trailing dot.
+                     * @example go.acmebikes.com
+                     */
+                    domain: string;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Always true on success
+                         * @constant
+                         */
+                        ok: true;
+                        /** @description A branded link domain: a host name of the workspace's own pointed at this server */
+                        link_domain: {
+                            /**
+                             * @description Link domain id
+                             * @example 01936f8e-7c1a-7a3b-9f00-2d5e8c1b4a77
+                             */
+                            id: string;
+                            /**
+                             * @description Host name the workspace's tracked links use (lower case, no trailing dot)
+                             * @example go.acmebikes.com
+                             */
+                            domain: string;
+                            /**
+                             * @description pending (added, not checked yet), verified (the check reached this server: links may use it) or failed (see failure_reason)
+                             * @enum {string}
+                             */
+                            status: "pending" | "verified" | "failed";
+                            /** @description The domain every tracked link of the workspace uses unless a campaign, offer, flow node or agent names another (used only while verified). The first domain verified becomes the default. */
+                            is_default: boolean;
+                            /** @description How the domain is verified */
+                            verification: {
+                                /**
+                                 * @description Always http: the check fetches `url`
+                                 * @constant
+                                 */
+                                method: "http";
+                                /**
+                                 * @description What the check fetches; it must reach this server, which answers `token`
+                                 * @example https://go.acmebikes.com/.well-known/outreach/3xk9QaZb7LmN2pQrStUvWxYz01234567
+                                 */
+                                url: string;
+                                /**
+                                 * @description What this server answers at `/.well-known/outreach/<token>` on any host
+                                 * @example 3xk9QaZb7LmN2pQrStUvWxYz01234567
+                                 */
+                                token: string;
+                            };
+                            /**
+                             * @description Why the last check failed (`the check URL answered 404`, `could not connect`, `the check URL answered another token`, `the check URL did not answer within 5 s`); null unless failed
+                             * @example the check URL answered 404
+                             */
+                            failure_reason: string | null;
+                            /**
+                             * Format: date-time
+                             * @description When a check last succeeded
+                             * @example 2026-11-21T21:06:45.123Z
+                             */
+                            verified_at: string | null;
+                            /**
+                             * Format: date-time
+                             * @description When the domain was last checked
+                             * @example 2026-11-21T21:06:45.123Z
+                             */
+                            checked_at: string | null;
+                            /**
+                             * Format: date-time
+                             * @description Added
+                             * @example 2026-11-21T21:06:45.123Z
+                             */
+                            created_at: string;
+                        };
+                    };
+                };
+            };
+            /** @description Malformed JSON or wrong content type (`Invalid JSON body`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing or unknown API key or session (`Invalid or missing API key`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The key lacks the `write` scope (`This API key cannot create and edit.`), the account's role does not allow it (`This account cannot create and edit.`), or a write with the session cookie came from another site (`Cross-site request refused`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description State conflict (e.g. `Campaign is completed: only a draft can be launched`); or Idempotency-Key reuse: the key was sent before with another body or path (`Idempotency-Key was used with a different request`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Validation failed (`<field> is required`, `<field> must be ...`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Rate limited (`Rate limit exceeded`, with Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getLinkDomain: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Always true on success
+                         * @constant
+                         */
+                        ok: true;
+                        /** @description A branded link domain: a host name of the workspace's own pointed at this server */
+                        link_domain: {
+                            /**
+                             * @description Link domain id
+                             * @example 01936f8e-7c1a-7a3b-9f00-2d5e8c1b4a77
+                             */
+                            id: string;
+                            /**
+                             * @description Host name the workspace's tracked links use (lower case, no trailing dot)
+                             * @example go.acmebikes.com
+                             */
+                            domain: string;
+                            /**
+                             * @description pending (added, not checked yet), verified (the check reached this server: links may use it) or failed (see failure_reason)
+                             * @enum {string}
+                             */
+                            status: "pending" | "verified" | "failed";
+                            /** @description The domain every tracked link of the workspace uses unless a campaign, offer, flow node or agent names another (used only while verified). The first domain verified becomes the default. */
+                            is_default: boolean;
+                            /** @description How the domain is verified */
+                            verification: {
+                                /**
+                                 * @description Always http: the check fetches `url`
+                                 * @constant
+                                 */
+                                method: "http";
+                                /**
+                                 * @description What the check fetches; it must reach this server, which answers `token`
+                                 * @example https://go.acmebikes.com/.well-known/outreach/3xk9QaZb7LmN2pQrStUvWxYz01234567
+                                 */
+                                url: string;
+                                /**
+                                 * @description What this server answers at `/.well-known/outreach/<token>` on any host
+                                 * @example 3xk9QaZb7LmN2pQrStUvWxYz01234567
+                                 */
+                                token: string;
+                            };
+                            /**
+                             * @description Why the last check failed (`the check URL answered 404`, `could not connect`, `the check URL answered another token`, `the check URL did not answer within 5 s`); null unless failed
+                             * @example the check URL answered 404
+                             */
+                            failure_reason: string | null;
+                            /**
+                             * Format: date-time
+                             * @description When a check last succeeded
+                             * @example 2026-11-21T21:06:45.123Z
+                             */
+                            verified_at: string | null;
+                            /**
+                             * Format: date-time
+                             * @description When the domain was last checked
+                             * @example 2026-11-21T21:06:45.123Z
+                             */
+                            checked_at: string | null;
+                            /**
+                             * Format: date-time
+                             * @description Added
+                             * @example 2026-11-21T21:06:45.123Z
+                             */
+                            created_at: string;
+                        };
+                    };
+                };
+            };
+            /** @description Missing or unknown API key or session (`Invalid or missing API key`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unknown id, or an id of another workspace (`Not found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Rate limited (`Rate limit exceeded`, with Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    deleteLinkDomain: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Always true on success
+                         * @constant
+                         */
+                        ok: true;
+                        /**
+                         * @description Always true: the resource was deleted
+                         * @constant
+                         */
+                        deleted: true;
+                    };
+                };
+            };
+            /** @description Malformed JSON or wrong content type (`Invalid JSON body`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing or unknown API key or session (`Invalid or missing API key`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The key lacks the `write` scope (`This API key cannot create and edit.`), the account's role does not allow it (`This account cannot create and edit.`), or a write with the session cookie came from another site (`Cross-site request refused`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unknown id, or an id of another workspace (`Not found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Validation failed (`<field> is required`, `<field> must be ...`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Rate limited (`Rate limit exceeded`, with Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    updateLinkDomain: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description Fields to change */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description true: the workspace's default link domain (verified domains only; 409 otherwise), replacing the previous default; false: no default (links use PUBLIC_URL unless they name a domain) */
+                    is_default?: boolean;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Always true on success
+                         * @constant
+                         */
+                        ok: true;
+                        /** @description A branded link domain: a host name of the workspace's own pointed at this server */
+                        link_domain: {
+                            /**
+                             * @description Link domain id
+                             * @example 01936f8e-7c1a-7a3b-9f00-2d5e8c1b4a77
+                             */
+                            id: string;
+                            /**
+                             * @description Host name the workspace's tracked links use (lower case, no trailing dot)
+                             * @example go.acmebikes.com
+                             */
+                            domain: string;
+                            /**
+                             * @description pending (added, not checked yet), verified (the check reached this server: links may use it) or failed (see failure_reason)
+                             * @enum {string}
+                             */
+                            status: "pending" | "verified" | "failed";
+                            /** @description The domain every tracked link of the workspace uses unless a campaign, offer, flow node or agent names another (used only while verified). The first domain verified becomes the default. */
+                            is_default: boolean;
+                            /** @description How the domain is verified */
+                            verification: {
+                                /**
+                                 * @description Always http: the check fetches `url`
+                                 * @constant
+                                 */
+                                method: "http";
+                                /**
+                                 * @description What the check fetches; it must reach this server, which answers `token`
+                                 * @example https://go.acmebikes.com/.well-known/outreach/3xk9QaZb7LmN2pQrStUvWxYz01234567
+                                 */
+                                url: string;
+                                /**
+                                 * @description What this server answers at `/.well-known/outreach/<token>` on any host
+                                 * @example 3xk9QaZb7LmN2pQrStUvWxYz01234567
+                                 */
+                                token: string;
+                            };
+                            /**
+                             * @description Why the last check failed (`the check URL answered 404`, `could not connect`, `the check URL answered another token`, `the check URL did not answer within 5 s`); null unless failed
+                             * @example the check URL answered 404
+                             */
+                            failure_reason: string | null;
+                            /**
+                             * Format: date-time
+                             * @description When a check last succeeded
+                             * @example 2026-11-21T21:06:45.123Z
+                             */
+                            verified_at: string | null;
+                            /**
+                             * Format: date-time
+                             * @description When the domain was last checked
+                             * @example 2026-11-21T21:06:45.123Z
+                             */
+                            checked_at: string | null;
+                            /**
+                             * Format: date-time
+                             * @description Added
+                             * @example 2026-11-21T21:06:45.123Z
+                             */
+                            created_at: string;
+                        };
+                    };
+                };
+            };
+            /** @description Malformed JSON or wrong content type (`Invalid JSON body`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing or unknown API key or session (`Invalid or missing API key`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The key lacks the `write` scope (`This API key cannot create and edit.`), the account's role does not allow it (`This account cannot create and edit.`), or a write with the session cookie came from another site (`Cross-site request refused`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unknown id, or an id of another workspace (`Not found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description State conflict (e.g. `Campaign is completed: only a draft can be launched`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Validation failed (`<field> is required`, `<field> must be ...`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Rate limited (`Rate limit exceeded`, with Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    verifyLinkDomain: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Replays the first answer (status and body) for 24 h; the same key with another body or path is 409. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Always true on success
+                         * @constant
+                         */
+                        ok: true;
+                        /** @description A branded link domain: a host name of the workspace's own pointed at this server */
+                        link_domain: {
+                            /**
+                             * @description Link domain id
+                             * @example 01936f8e-7c1a-7a3b-9f00-2d5e8c1b4a77
+                             */
+                            id: string;
+                            /**
+                             * @description Host name the workspace's tracked links use (lower case, no trailing dot)
+                             * @example go.acmebikes.com
+                             */
+                            domain: string;
+                            /**
+                             * @description pending (added, not checked yet), verified (the check reached this server: links may use it) or failed (see failure_reason)
+                             * @enum {string}
+                             */
+                            status: "pending" | "verified" | "failed";
+                            /** @description The domain every tracked link of the workspace uses unless a campaign, offer, flow node or agent names another (used only while verified). The first domain verified becomes the default. */
+                            is_default: boolean;
+                            /** @description How the domain is verified */
+                            verification: {
+                                /**
+                                 * @description Always http: the check fetches `url`
+                                 * @constant
+                                 */
+                                method: "http";
+                                /**
+                                 * @description What the check fetches; it must reach this server, which answers `token`
+                                 * @example https://go.acmebikes.com/.well-known/outreach/3xk9QaZb7LmN2pQrStUvWxYz01234567
+                                 */
+                                url: string;
+                                /**
+                                 * @description What this server answers at `/.well-known/outreach/<token>` on any host
+                                 * @example 3xk9QaZb7LmN2pQrStUvWxYz01234567
+                                 */
+                                token: string;
+                            };
+                            /**
+                             * @description Why the last check failed (`the check URL answered 404`, `could not connect`, `the check URL answered another token`, `the check URL did not answer within 5 s`); null unless failed
+                             * @example the check URL answered 404
+                             */
+                            failure_reason: string | null;
+                            /**
+                             * Format: date-time
+                             * @description When a check last succeeded
+                             * @example 2026-11-21T21:06:45.123Z
+                             */
+                            verified_at: string | null;
+                            /**
+                             * Format: date-time
+                             * @description When the domain was last checked
+                             * @example 2026-11-21T21:06:45.123Z
+                             */
+                            checked_at: string | null;
+                            /**
+                             * Format: date-time
+                             * @description Added
+                             * @example 2026-11-21T21:06:45.123Z
+                             */
+                            created_at: string;
+                        };
+                    };
+                };
+            };
+            /** @description Malformed JSON or wrong content type (`Invalid JSON body`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing or unknown API key or session (`Invalid or missing API key`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The key lacks the `write` scope (`This API key cannot create and edit.`), the account's role does not allow it (`This account cannot create and edit.`), or a write with the session cookie came from another site (`Cross-site request refused`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unknown id, or an id of another workspace (`Not found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Idempotency-Key reuse: the key was sent before with another body or path (`Idempotency-Key was used with a different request`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Validation failed (`<field> is required`, `<field> must be ...`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Rate limited (`Rate limit exceeded`, with Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    answerLinkDomainCheck: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The token, as plain text */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Not a token of this server */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     listOffers: {
         parameters: {
             query?: {
@@ -20464,10 +21812,12 @@ export interface operations {
                              */
                             status: "active" | "paused";
                             /**
-                             * @description The offer's own tracked link (`<PUBLIC_URL>/r/<code>`); campaign messages get per-recipient links
-                             * @example https://outreach.example.com/r/Xb3k9QaZ
+                             * @description The offer's own tracked link (`https://<link domain>/r/<code>` on the offer's link domain, else the workspace's default verified domain, else `<PUBLIC_URL>/r/<code>`); campaign messages get per-recipient links
+                             * @example https://go.acmebikes.com/r/Xb3k9QaZ
                              */
                             tracking_url: string;
+                            /** @description Branded link domain of its links; null: the workspace's default verified domain, else PUBLIC_URL. A domain deleted or no longer verified falls back the same way. */
+                            link_domain_id: string | null;
                             /**
                              * Format: date-time
                              * @description Created
@@ -20533,7 +21883,7 @@ export interface operations {
                      */
                     name: string;
                     /**
-                     * @description http or https URL, not a link-local or cloud-metadata address (max 2000)
+                     * @description http or https URL, not a link-local or cloud-metadata address, with no control characters (CR, LF, tab…) or spaces: encode them as %0D, %20… (max 2000)
                      * @example https://shop.example.com/spring?utm_source=sms
                      */
                     destination_url: string;
@@ -20549,6 +21899,8 @@ export interface operations {
                      * @enum {string}
                      */
                     status?: "active" | "paused";
+                    /** @description A verified link domain of the workspace (`/v1/link-domains`), or null for the default; otherwise 422 `link_domain_id is not a verified link domain` */
+                    link_domain_id?: string | null;
                 } & {
                     [key: string]: unknown;
                 };
@@ -20600,10 +21952,12 @@ export interface operations {
                              */
                             status: "active" | "paused";
                             /**
-                             * @description The offer's own tracked link (`<PUBLIC_URL>/r/<code>`); campaign messages get per-recipient links
-                             * @example https://outreach.example.com/r/Xb3k9QaZ
+                             * @description The offer's own tracked link (`https://<link domain>/r/<code>` on the offer's link domain, else the workspace's default verified domain, else `<PUBLIC_URL>/r/<code>`); campaign messages get per-recipient links
+                             * @example https://go.acmebikes.com/r/Xb3k9QaZ
                              */
                             tracking_url: string;
+                            /** @description Branded link domain of its links; null: the workspace's default verified domain, else PUBLIC_URL. A domain deleted or no longer verified falls back the same way. */
+                            link_domain_id: string | null;
                             /**
                              * Format: date-time
                              * @description Created
@@ -20634,6 +21988,15 @@ export interface operations {
             };
             /** @description The key lacks the `write` scope (`This API key cannot create and edit.`), the account's role does not allow it (`This account cannot create and edit.`), or a write with the session cookie came from another site (`Cross-site request refused`) */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Idempotency-Key reuse: the key was sent before with another body or path (`Idempotency-Key was used with a different request`) */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -20726,10 +22089,12 @@ export interface operations {
                              */
                             status: "active" | "paused";
                             /**
-                             * @description The offer's own tracked link (`<PUBLIC_URL>/r/<code>`); campaign messages get per-recipient links
-                             * @example https://outreach.example.com/r/Xb3k9QaZ
+                             * @description The offer's own tracked link (`https://<link domain>/r/<code>` on the offer's link domain, else the workspace's default verified domain, else `<PUBLIC_URL>/r/<code>`); campaign messages get per-recipient links
+                             * @example https://go.acmebikes.com/r/Xb3k9QaZ
                              */
                             tracking_url: string;
+                            /** @description Branded link domain of its links; null: the workspace's default verified domain, else PUBLIC_URL. A domain deleted or no longer verified falls back the same way. */
+                            link_domain_id: string | null;
                             /**
                              * Format: date-time
                              * @description Created
@@ -20881,7 +22246,7 @@ export interface operations {
                     /** @description Offer name (max 200) */
                     name?: string;
                     /**
-                     * @description http or https URL, not a link-local or cloud-metadata address (max 2000)
+                     * @description http or https URL, not a link-local or cloud-metadata address, with no control characters (CR, LF, tab…) or spaces: encode them as %0D, %20… (max 2000)
                      * @example https://shop.example.com/spring?utm_source=sms
                      */
                     destination_url?: string;
@@ -20897,6 +22262,8 @@ export interface operations {
                      * @enum {string}
                      */
                     status?: "active" | "paused";
+                    /** @description A verified link domain of the workspace (`/v1/link-domains`), or null for the default; otherwise 422 `link_domain_id is not a verified link domain` */
+                    link_domain_id?: string | null;
                 } & {
                     [key: string]: unknown;
                 };
@@ -20948,10 +22315,12 @@ export interface operations {
                              */
                             status: "active" | "paused";
                             /**
-                             * @description The offer's own tracked link (`<PUBLIC_URL>/r/<code>`); campaign messages get per-recipient links
-                             * @example https://outreach.example.com/r/Xb3k9QaZ
+                             * @description The offer's own tracked link (`https://<link domain>/r/<code>` on the offer's link domain, else the workspace's default verified domain, else `<PUBLIC_URL>/r/<code>`); campaign messages get per-recipient links
+                             * @example https://go.acmebikes.com/r/Xb3k9QaZ
                              */
                             tracking_url: string;
+                            /** @description Branded link domain of its links; null: the workspace's default verified domain, else PUBLIC_URL. A domain deleted or no longer verified falls back the same way. */
+                            link_domain_id: string | null;
                             /**
                              * Format: date-time
                              * @description Created
@@ -21090,10 +22459,66 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody: {
+            content: {
+                "text/plain": {
+                    /**
+                     * Format: uuid
+                     * @description The visitor id the script keeps (`window.outreach.vid`)
+                     * @example 0192f3a4-5b6c-7d8e-9f01-23456789abcd
+                     */
+                    vid: string;
+                    /**
+                     * Format: uuid
+                     * @description The click id from the landing URL's `vcx`: ties the visitor to the click's contact. A report without it records nothing
+                     * @example 0192f3a4-1111-7222-8333-444455556666
+                     */
+                    vcx?: string;
+                    /**
+                     * @description The workspace's public id (`settings.public_id`, from `/t.js?w=`)
+                     * @example ws_k3j9x0q2m8v7c1b5n4z6
+                     */
+                    w?: string;
+                    /** @description The page's URL (not stored) */
+                    url?: string;
+                    /** @description The page's referrer (not stored) */
+                    referrer?: string;
+                };
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description The visitor id the script keeps (`window.outreach.vid`)
+                     * @example 0192f3a4-5b6c-7d8e-9f01-23456789abcd
+                     */
+                    vid: string;
+                    /**
+                     * Format: uuid
+                     * @description The click id from the landing URL's `vcx`: ties the visitor to the click's contact. A report without it records nothing
+                     * @example 0192f3a4-1111-7222-8333-444455556666
+                     */
+                    vcx?: string;
+                    /**
+                     * @description The workspace's public id (`settings.public_id`, from `/t.js?w=`)
+                     * @example ws_k3j9x0q2m8v7c1b5n4z6
+                     */
+                    w?: string;
+                    /** @description The page's URL (not stored) */
+                    url?: string;
+                    /** @description The page's referrer (not stored) */
+                    referrer?: string;
+                };
+            };
+        };
         responses: {
-            /** @description Always, whatever the report said (nothing is revealed) */
+            /** @description Whatever the report said (nothing is revealed) */
             204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The report is over 8 KiB (counted while it is read; the rest is not read) */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -21115,10 +22540,76 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody: {
+            content: {
+                "text/plain": {
+                    /**
+                     * Format: uuid
+                     * @description The visitor id the script keeps (`window.outreach.vid`)
+                     * @example 0192f3a4-5b6c-7d8e-9f01-23456789abcd
+                     */
+                    vid: string;
+                    /**
+                     * @description The workspace's public id (`settings.public_id`, from `/t.js?w=`)
+                     * @example ws_k3j9x0q2m8v7c1b5n4z6
+                     */
+                    w: string;
+                    /**
+                     * @description The visitor's e-mail
+                     * @example ada@example.com
+                     */
+                    email?: string;
+                    /**
+                     * @description The visitor's phone number
+                     * @example +14155550123
+                     */
+                    phone?: string;
+                    /**
+                     * @description Your id for the contact
+                     * @example cus_42
+                     */
+                    external_id?: string;
+                };
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description The visitor id the script keeps (`window.outreach.vid`)
+                     * @example 0192f3a4-5b6c-7d8e-9f01-23456789abcd
+                     */
+                    vid: string;
+                    /**
+                     * @description The workspace's public id (`settings.public_id`, from `/t.js?w=`)
+                     * @example ws_k3j9x0q2m8v7c1b5n4z6
+                     */
+                    w: string;
+                    /**
+                     * @description The visitor's e-mail
+                     * @example ada@example.com
+                     */
+                    email?: string;
+                    /**
+                     * @description The visitor's phone number
+                     * @example +14155550123
+                     */
+                    phone?: string;
+                    /**
+                     * @description Your id for the contact
+                     * @example cus_42
+                     */
+                    external_id?: string;
+                };
+            };
+        };
         responses: {
-            /** @description Always, whatever the report said (nothing is revealed) */
+            /** @description Whatever the report said (nothing is revealed) */
             204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The report is over 8 KiB (counted while it is read; the rest is not read) */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
