@@ -343,6 +343,33 @@ function postChunked(path: string, total: number, headers: Record<string, string
   return { response, sent };
 }
 
+/** Sends `head` on a raw connection; what came back within 2 s, and whether the server closed it. */
+async function rawExchange(port: number, head: string): Promise<{ text: string; closed: boolean }> {
+  let text = "";
+  let closed = false;
+  const done = Promise.withResolvers<void>();
+  const socket = await Bun.connect({
+    hostname: "127.0.0.1",
+    port,
+    socket: {
+      data(_socket, data) {
+        text += data.toString();
+      },
+      close() {
+        closed = true;
+        done.resolve();
+      },
+      error() {
+        done.resolve();
+      },
+    },
+  });
+  socket.write(head);
+  await Promise.race([done.promise, Bun.sleep(2000)]);
+  socket.end();
+  return { text, closed };
+}
+
 describe("bodies limited while they are read (API.md §7.2)", () => {
   const KiB = 1024;
   const cases: [string, string, number, Record<string, string>][] = [
@@ -369,6 +396,37 @@ describe("bodies limited while they are read (API.md §7.2)", () => {
       headers: { "content-type": "application/json" },
     });
     expect(r.status).toBe(413);
+  });
+
+  it("answers a declared length far over the limit (1 GiB, nothing sent) with the 413 envelope, and closes the connection", async () => {
+    const routes: [string, number][] = [
+      ["/carriers/twilio/status", 64 * KiB],
+      ["/carriers/retell/webhook", 64 * KiB],
+      ["/auth/login", 64 * KiB],
+      ["/t/collect", 8 * KiB],
+      ["/v1/contacts", 1024 * KiB],
+    ];
+    const { port } = new URL(s.url);
+    for (const [path, limit] of routes) {
+      const answer = await rawExchange(
+        Number(port),
+        `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${s.key}\r\nContent-Type: application/json\r\nContent-Length: ${1024 ** 3}\r\n\r\n`,
+      );
+      const body = answer.text.slice(answer.text.indexOf("\r\n\r\n") + 4);
+      expect({
+        path,
+        status: answer.text.split(" ")[1],
+        connection: /\r\nconnection: close\r\n/i.test(answer.text),
+        body,
+        closed: answer.closed,
+      }).toEqual({
+        path,
+        status: "413",
+        connection: true,
+        body: JSON.stringify({ ok: false, error: `Request body is too large (max ${limit} bytes)` }),
+        closed: true,
+      });
+    }
   });
 
   it("stops reading a 60 MiB chunked body to a carrier callback at its limit (the sender is cut off early)", async () => {
