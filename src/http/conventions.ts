@@ -224,9 +224,6 @@ export function errorResponse(error: AppError): Response {
   if (error.code === "rate_limited" && typeof error.extra?.retry_after === "number") {
     headers["retry-after"] = String(error.extra.retry_after);
   }
-  // A body over its limit is not read further: the connection closes after the answer, so the
-  // server neither reads nor drains the rest.
-  if (error.code === "payload_too_large") headers.connection = "close";
   return new Response(JSON.stringify(errorBody(error)), { status: STATUS_OF[error.code], headers });
 }
 
