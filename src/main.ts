@@ -84,6 +84,7 @@ Environment:
   TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN, TWILIO_API_BASE, TWILIO_CALLBACK_BASE_URL, TWILIO_TIMEOUT_MS
   WEBHOOK_ALLOW_PRIVATE      allow webhook URLs on private and loopback addresses
   WEBHOOK_TIMEOUT_MS         webhook delivery timeout (default 15000)
+  BODY_TIMEOUT_MS            how long a callback, sign-in or tracking body may take to arrive (default 10000; then 408)
   LINK_DOMAIN_CHECK_BASE     where link domain checks are sent instead of https://<domain> (the domain in Host)
   LINK_DOMAIN_CHECK_TIMEOUT_MS
                              how long a link domain's check may take (default 5000)

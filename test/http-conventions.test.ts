@@ -458,6 +458,93 @@ describe("bodies limited while they are read (API.md §7.2)", () => {
   });
 });
 
+describe("slow bodies on the unauthenticated routes (BODY_TIMEOUT_MS)", () => {
+  let slow: TestServer;
+  beforeAll(async () => {
+    slow = await startTestServer({ bodyTimeoutMs: 400 });
+  });
+  afterAll(() => slow.stop());
+
+  /** Sends `head`, then one byte every 50 ms; the answer and how long it took (3 s at most). */
+  async function trickle(head: string, byte: string): Promise<{ text: string; ms: number }> {
+    const started = performance.now();
+    let text = "";
+    const answered = Promise.withResolvers<void>();
+    const socket = await Bun.connect({
+      hostname: "127.0.0.1",
+      port: Number(new URL(slow.url).port),
+      socket: {
+        data(_socket, data) {
+          text += data.toString();
+          if (text.includes("\r\n\r\n{")) answered.resolve();
+        },
+        close() {
+          answered.resolve();
+        },
+        error() {
+          answered.resolve();
+        },
+      },
+    });
+    socket.write(head);
+    const timer = setInterval(() => socket.write(byte), 50);
+    await Promise.race([answered.promise, Bun.sleep(3000)]);
+    clearInterval(timer);
+    socket.end();
+    return { text, ms: performance.now() - started };
+  }
+
+  const cases: [string, string][] = [
+    ["sign-in", "/auth/login"],
+    ["a carrier callback", "/carriers/twilio/status"],
+    ["a tracking report", "/t/collect"],
+  ];
+  for (const [label, path] of cases) {
+    for (const chunked of [false, true]) {
+      it(`answers 408 to ${label} whose ${chunked ? "chunked " : ""}body trickles in a byte at a time`, async () => {
+        const head = `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n${
+          chunked ? "Transfer-Encoding: chunked" : "Content-Length: 1000"
+        }\r\n\r\n`;
+        const { text, ms } = await trickle(head, chunked ? "1\r\n \r\n" : " ");
+        expect({
+          path,
+          chunked,
+          status: text.split(" ")[1],
+          body: text.slice(text.indexOf("\r\n\r\n") + 4),
+          inTime: ms < 2500,
+        }).toEqual({
+          path,
+          chunked,
+          status: "408",
+          body: JSON.stringify({
+            ok: false,
+            error: "Request body was not received within 0.4 s: send it at once",
+          }),
+          inTime: true,
+        });
+      });
+    }
+  }
+
+  it("still accepts a small body that arrives in pieces within the deadline", async () => {
+    const body = JSON.stringify({ vid: "v1" });
+    const r = await fetch(`${slow.url}/t/collect`, {
+      method: "POST",
+      body: new ReadableStream({
+        async start(controller) {
+          controller.enqueue(new TextEncoder().encode(body.slice(0, 5)));
+          await Bun.sleep(100);
+          controller.enqueue(new TextEncoder().encode(body.slice(5)));
+          controller.close();
+        },
+      }),
+      headers: { "content-type": "text/plain" },
+      duplex: "half",
+    } as RequestInit);
+    expect(r.status).toBe(204);
+  });
+});
+
 describe("carrier callbacks limited per client address (API.md §7.2)", () => {
   let limited: TestServer;
   beforeAll(async () => {

@@ -71,24 +71,45 @@ const readsWholeHere = (path: string) => path.startsWith("/carriers/") || path.s
 /**
  * Reads a body, counting while it arrives: null as soon as it passes `limit`, and the rest is never
  * read (the stream is cancelled), chunked or not. A declared Content-Length over the limit is refused
- * before anything is read.
+ * before anything is read. With `deadlineMs`, a body still incomplete then is given up (the stream
+ * is cancelled): "timeout".
  */
-export async function readBounded(request: Request, limit: number): Promise<Uint8Array | null> {
+export async function readBounded(
+  request: Request,
+  limit: number,
+  deadlineMs?: number,
+): Promise<Uint8Array | null | "timeout"> {
   if (Number(request.headers.get("content-length") ?? 0) > limit) return null;
   const body = request.body;
   if (!body) return new Uint8Array();
   const reader = body.getReader();
+  let timedOut = false;
+  const timer =
+    deadlineMs === undefined
+      ? undefined
+      : setTimeout(() => {
+          timedOut = true;
+          reader.cancel().catch(() => {});
+        }, deadlineMs);
   const chunks: Uint8Array[] = [];
   let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      await reader.cancel().catch(() => {});
-      return null;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (timedOut) return "timeout";
+      if (done) break;
+      size += value.byteLength;
+      if (size > limit) {
+        await reader.cancel().catch(() => {});
+        return null;
+      }
+      chunks.push(value);
     }
-    chunks.push(value);
+  } catch (error) {
+    if (timedOut) return "timeout";
+    throw error;
+  } finally {
+    clearTimeout(timer);
   }
   if (chunks.length === 1) return chunks[0];
   const out = new Uint8Array(size);
@@ -109,6 +130,12 @@ export interface ConventionDeps {
   takesNoBody?: (method: string, path: string) => boolean;
   /** PUBLIC_URL: an `Origin` naming it is same-site; an https one makes session cookies `Secure`. */
   publicUrl?: string;
+  /**
+   * BODY_TIMEOUT_MS: how long a small body (the 64 KiB and 8 KiB routes, all unauthenticated) may
+   * take to arrive; a client trickling it is answered 408 and let go instead of holding its
+   * connection and buffer until the idle timeout. Default 10 s.
+   */
+  bodyTimeoutMs?: number;
 }
 
 /**
@@ -336,6 +363,15 @@ export function createFrontDoor(deps: ConventionDeps, handle: Handle) {
     });
   }
 
+  /** The deadline of a body of at most `limit` bytes: the small, unauthenticated ones only. */
+  const bodyTimeoutMs = deps.bodyTimeoutMs ?? 10_000;
+  const deadlineFor = (limit: number) => (limit <= CALLBACK_BODY_LIMIT ? bodyTimeoutMs : undefined);
+  const tooSlow = () =>
+    new AppError(
+      "request_timeout",
+      `Request body was not received within ${bodyTimeoutMs / 1000} s: send it at once`,
+    );
+
   /** Body checks and Idempotency-Key for writes: the only part that has to wait for the request. */
   async function withBody(request: Request, state: RequestState, path: string): Promise<Response> {
     const method = request.method;
@@ -349,7 +385,8 @@ export function createFrontDoor(deps: ConventionDeps, handle: Handle) {
     }
     // 4. Body: at most the route's limit (counted while it is read), JSON, an object (an empty body is {}).
     const limit = bodyLimitOf(path);
-    const bytes = await readBounded(request, limit);
+    const bytes = await readBounded(request, limit, deadlineFor(limit));
+    if (bytes === "timeout") return fail(tooSlow());
     if (!bytes) return fail(tooLarge(limit));
     const text = new TextDecoder().decode(bytes);
     let body = text;
@@ -393,7 +430,8 @@ export function createFrontDoor(deps: ConventionDeps, handle: Handle) {
    */
   async function withWholeUpload(request: Request, state: RequestState, path: string): Promise<Response> {
     const limit = bodyLimitOf(path);
-    const bytes = await readBounded(request, limit);
+    const bytes = await readBounded(request, limit, deadlineFor(limit));
+    if (bytes === "timeout") return reject(request, state, path, tooSlow());
     if (!bytes) return reject(request, state, path, tooLarge(limit));
     const forwarded = new Request(request.url, {
       method: request.method,
