@@ -320,6 +320,28 @@ describe("POST /v1/link-domains/{id}/verify", () => {
     }
   });
 
+  it("verifies against the server itself even when its address has spent its bucket on clicks and reports", async () => {
+    const probe = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response("") });
+    const port = probe.port;
+    probe.stop(true);
+    const self = await startTestServer(
+      { publicUrl: "https://outreach.example.com", port, rateLimitRps: 0.001, rateLimitBurst: 3 },
+      { LINK_DOMAIN_CHECK_BASE: `http://127.0.0.1:${port}` },
+    );
+    try {
+      const statuses: number[] = [];
+      for (let i = 0; i < 4; i++)
+        statuses.push((await fetch(`${self.url}/r/NoSuchCode1`, { redirect: "manual" })).status);
+      expect(statuses).toEqual([404, 404, 404, 429]);
+      const added = (await self.api("POST", "/v1/link-domains", { domain: "go.busy.example" })).body
+        .link_domain;
+      const r = await self.api("POST", `/v1/link-domains/${added.id}/verify`);
+      expect([r.body.link_domain.status, r.body.link_domain.failure_reason]).toEqual(["verified", null]);
+    } finally {
+      await self.stop();
+    }
+  });
+
   it("turns a verified domain failed when a later check fails, and its links stop using it", async () => {
     const ws = s.newWorkspace("Lapsed");
     const domain = await verifiedDomain(ws.key);

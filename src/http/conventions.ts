@@ -207,6 +207,9 @@ interface AddressSource {
   requestIP(request: Request): { address: string } | null;
 }
 
+/** Where a link domain's check token is answered (src/domain/attribution/link-domains.ts). */
+const WELL_KNOWN_CHECK_PREFIX = "/.well-known/outreach/";
+
 /** Public paths that share the per-address bucket. */
 const ADDRESS_LIMITED_PATHS = new Set(["/healthz", "/metrics", "/v1/openapi.json", "/docs", "/t.js"]);
 
@@ -220,7 +223,7 @@ function isAddressLimited(path: string): boolean {
     ADDRESS_LIMITED_PATHS.has(path) ||
     path.startsWith("/r/") ||
     path.startsWith("/t/") ||
-    path.startsWith("/.well-known/outreach/") ||
+    path.startsWith(WELL_KNOWN_CHECK_PREFIX) ||
     path.startsWith("/auth/") ||
     path.startsWith("/carriers/")
   );
@@ -523,9 +526,12 @@ export function createFrontDoor(deps: ConventionDeps, handle: Handle) {
     const path = pathOf(request.url);
     const method = request.method;
 
-    // Public endpoints (health, metrics, the API reference) are limited per client address.
+    // Public endpoints (health, metrics, the API reference) are limited per client address. A link
+    // domain check has a bucket of its own: it often comes from this very server (or the proxy in
+    // front of it), whose address clicks and tracking reports may have spent.
     if (isAddressLimited(path)) {
-      const limited = limit(request, state, path, `address:${addressOf(request, server)}`);
+      const scope = path.startsWith(WELL_KNOWN_CHECK_PREFIX) ? "check" : "address";
+      const limited = limit(request, state, path, `${scope}:${addressOf(request, server)}`);
       if (limited) return limited;
     }
 
