@@ -136,6 +136,30 @@ describe("one_off_daily_limit", () => {
     expect((await open.api("POST", `/v1/conversations/${own}`, { body: "Hi" })).status).toBe(200);
   });
 
+  it("a 429 is not kept for the request's Idempotency-Key: the same key sends once the budget allows", async () => {
+    const w = await workspace({ one_off_daily_limit: 0 });
+    const body = message();
+    const send = () =>
+      s.api("POST", "/v1/messages", body, { key: w.key, headers: { "idempotency-key": "budget-retry" } });
+    const refused = await send();
+    expect({ status: refused.status, replayed: refused.headers.get("idempotent-replayed") }).toEqual({
+      status: 429,
+      replayed: null,
+    });
+    await w.api("PATCH", "/v1/settings", { one_off_daily_limit: 1 });
+    const sent = await send();
+    expect({ status: sent.status, replayed: sent.headers.get("idempotent-replayed") }).toEqual({
+      status: 200,
+      replayed: null,
+    });
+    const again = await send();
+    expect({ status: again.status, replayed: again.headers.get("idempotent-replayed") }).toEqual({
+      status: 200,
+      replayed: "true",
+    });
+    expect((await w.totals()).messages).toBe(1);
+  });
+
   it("a refused send spends nothing", async () => {
     const w = await workspace({ one_off_daily_limit: 1 });
     const refused = await w.api("POST", "/v1/messages", { to: newPhone(), from: "+14155559999", body: "Hi" });

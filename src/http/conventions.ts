@@ -346,7 +346,9 @@ export function createFrontDoor(deps: ConventionDeps, handle: Handle) {
     const key = state.idempotencyKey;
     if (!key || !state.auth) return finish(request, state, response, path);
     const workspaceId = state.auth.workspaceId;
-    if (response.status >= 500) {
+    // A failure of the server, or a refusal that passes with time (429: a daily budget), is not
+    // kept: the same key may be tried again and gets a fresh answer.
+    if (response.status >= 500 || response.status === 429) {
       releaseIdempotencyKey(deps.db, workspaceId, key);
       return finish(request, state, response, path);
     }
