@@ -3761,6 +3761,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description The body did not arrive within `BODY_TIMEOUT_MS` (10 s by default; the small unauthenticated routes only): `Request body was not received within 10 s: send it at once` */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Body too large */
             413: {
                 headers: {
@@ -4015,6 +4024,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description The body did not arrive within `BODY_TIMEOUT_MS` (10 s by default; the small unauthenticated routes only): `Request body was not received within 10 s: send it at once` */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description A new user's e-mail belongs to another user (`A user with this email already exists`) */
             409: {
                 headers: {
@@ -4124,6 +4142,15 @@ export interface operations {
             };
             /** @description From another site (`Cross-site request refused`) */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The body did not arrive within `BODY_TIMEOUT_MS` (10 s by default; the small unauthenticated routes only): `Request body was not received within 10 s: send it at once` */
+            408: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13812,6 +13839,33 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description The body did not arrive within `BODY_TIMEOUT_MS` (10 s by default; the small unauthenticated routes only): `Request body was not received within 10 s: send it at once` */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Rate limited (`Rate limit exceeded`, with Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     receiveTwilioInboundMessage: {
@@ -13834,6 +13888,33 @@ export interface operations {
             };
             /** @description The carrier's signature is missing or does not match (`Invalid signature`) */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The body did not arrive within `BODY_TIMEOUT_MS` (10 s by default; the small unauthenticated routes only): `Request body was not received within 10 s: send it at once` */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Rate limited (`Rate limit exceeded`, with Retry-After) */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13876,6 +13957,33 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description The body did not arrive within `BODY_TIMEOUT_MS` (10 s by default; the small unauthenticated routes only): `Request body was not received within 10 s: send it at once` */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Rate limited (`Rate limit exceeded`, with Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     receiveRetellWebhook: {
@@ -13904,6 +14012,33 @@ export interface operations {
             };
             /** @description The carrier's signature is missing or does not match (`Invalid signature`) */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The body did not arrive within `BODY_TIMEOUT_MS` (10 s by default; the small unauthenticated routes only): `Request body was not received within 10 s: send it at once` */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Rate limited (`Rate limit exceeded`, with Retry-After) */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -22517,6 +22652,13 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description The report did not arrive within `BODY_TIMEOUT_MS` (10 s by default) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description The report is over 8 KiB (counted while it is read; the rest is not read) */
             413: {
                 headers: {
@@ -22603,6 +22745,13 @@ export interface operations {
         responses: {
             /** @description Whatever the report said (nothing is revealed) */
             204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The report did not arrive within `BODY_TIMEOUT_MS` (10 s by default) */
+            408: {
                 headers: {
                     [name: string]: unknown;
                 };
