@@ -116,6 +116,11 @@ describe("POST /v1/link-domains", () => {
       "domain is too long (max 253)",
     ],
     [
+      "far more than 253 characters",
+      `${`${"a".repeat(60)}.`.repeat(20)}example.org`,
+      "domain is too long (max 253)",
+    ],
+    [
       "a label longer than 63",
       `${"a".repeat(64)}.example.org`,
       `domain has a label longer than 63 characters (${"a".repeat(20)}…)`,
@@ -150,6 +155,9 @@ describe("POST /v1/link-domains", () => {
     ],
     ["t.co", "t.co", "domain is a public URL shortener (t.co): carriers filter its links"],
     ["cutt.ly", "cutt.ly", "domain is a public URL shortener (cutt.ly): carriers filter its links"],
+    ["bitly.com", "bitly.com", "domain is a public URL shortener (bitly.com): carriers filter its links"],
+    ["j.mp", "j.mp", "domain is a public URL shortener (j.mp): carriers filter its links"],
+    ["lnkd.in", "lnkd.in", "domain is a public URL shortener (lnkd.in): carriers filter its links"],
     ["tiny.cc", "tiny.cc", "domain is a public URL shortener (tiny.cc): carriers filter its links"],
     [
       "the server's own PUBLIC_URL host",
