@@ -55,9 +55,9 @@ export interface AppDeps {
 export const API_DESCRIPTION = `Self-hosted outreach platform API.
 
 * Every request under /v1 sends \`Authorization: Bearer opk_...\`; keys carry the scopes \`read\` and \`write\`. The dashboard sends its session cookie instead (see Account).
-* Success: \`{ok: true, <name>: ...}\` with status 200. Errors: \`{ok: false, error}\` with 400, 401, 403, 404, 409, 413, 422, 429 or 500.
+* Success: \`{ok: true, <name>: ...}\` with status 200. Errors: \`{ok: false, error}\` with 400, 401, 403, 404, 408, 409, 413, 422, 429 or 500.
 * Lists take \`limit\` (default 50, clamped to 200) and \`offset\`, and answer \`total\`, \`limit\`, \`offset\`.
-* Bodies are limited while they are read, chunked or not: 1 MiB (the contacts import 20 MiB; \`/auth/*\` and carrier callbacks 64 KiB; \`/t/*\` 8 KiB); over the limit → 413 without reading the rest.
+* Bodies are limited while they are read, chunked or not: 1 MiB (the contacts import 20 MiB; \`/auth/*\` and carrier callbacks 64 KiB; \`/t/*\` 8 KiB); over the limit → 413 without reading the rest; a callback, sign-in or tracking body that has not arrived within 10 s (\`BODY_TIMEOUT_MS\`) → 408.
 * Every POST accepts \`Idempotency-Key\` (24 h replay; reuse with another body is 409).
 * Rate limit: one token bucket per workspace, shared by all its keys and sessions (per client address without a key); \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\`, \`X-RateLimit-Reset\` on every response.`;
 
@@ -145,6 +145,7 @@ export function createFetchHandler(deps: AppDeps) {
       metrics: deps.metrics,
       rateLimit: { rps: deps.config.rateLimitRps, burst: deps.config.rateLimitBurst },
       publicUrl: deps.config.publicUrl,
+      bodyTimeoutMs: deps.config.bodyTimeoutMs,
       takesNoBody: bodylessRoutes(
         app.routes.map((route) => ({
           method: route.method,

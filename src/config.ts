@@ -36,6 +36,8 @@ export interface Config {
   webhookAllowPrivate: boolean;
   /** How long one webhook attempt may take before it counts as failed. */
   webhookTimeoutMs: number;
+  /** How long a small body (64 KiB routes: carrier callbacks, /auth, /t) may take to arrive: 408 after. */
+  bodyTimeoutMs: number;
   /**
    * LINK_DOMAIN_CHECK_BASE: where a link domain's check is sent instead of `https://<domain>`
    * (with the domain as the Host header), e.g. a test's own server; null: the domain itself.
@@ -175,6 +177,7 @@ export function loadConfig(
     shutdownGraceSec: intFrom("SHUTDOWN_GRACE_SEC", env.SHUTDOWN_GRACE_SEC, 10, 0, 3600),
     webhookAllowPrivate: booleanFrom("WEBHOOK_ALLOW_PRIVATE", env.WEBHOOK_ALLOW_PRIVATE, false),
     webhookTimeoutMs: intFrom("WEBHOOK_TIMEOUT_MS", env.WEBHOOK_TIMEOUT_MS, 15_000, 100, 60_000),
+    bodyTimeoutMs: intFrom("BODY_TIMEOUT_MS", env.BODY_TIMEOUT_MS, 10_000, 100, 55_000),
     linkDomainCheckBase: checkBaseFrom(env.LINK_DOMAIN_CHECK_BASE),
     linkDomainCheckTimeoutMs: intFrom(
       "LINK_DOMAIN_CHECK_TIMEOUT_MS",

@@ -71,6 +71,7 @@ Flags (a flag wins over its environment variable):
 Environment:
   PUBLIC_URL                 base URL of links, setup links and callbacks (default http://localhost:$PORT)
   SQLITE_CACHE_MB            SQLite page cache in MB (default 16)
+  DATABASE_POOL_MAX          connections in a PostgreSQL pool (default 10; with --database-url)
   RATE_LIMIT_RPS, RATE_LIMIT_BURST
                              request rate limit: refill per second (default 50; 0 disables) and bucket size (100)
   LOG_LEVEL                  debug, info, warn or error (default info)
@@ -83,6 +84,10 @@ Environment:
   TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN, TWILIO_API_BASE, TWILIO_CALLBACK_BASE_URL, TWILIO_TIMEOUT_MS
   WEBHOOK_ALLOW_PRIVATE      allow webhook URLs on private and loopback addresses
   WEBHOOK_TIMEOUT_MS         webhook delivery timeout (default 15000)
+  BODY_TIMEOUT_MS            how long a callback, sign-in or tracking body may take to arrive (default 10000; then 408)
+  LINK_DOMAIN_CHECK_BASE     where link domain checks are sent instead of https://<domain> (the domain in Host)
+  LINK_DOMAIN_CHECK_TIMEOUT_MS
+                             how long a link domain's check may take (default 5000)
   LLM_BASE_URL, LLM_API_KEY, LLM_MODEL, LLM_MODEL_FAST, LLM_MODEL_BALANCED, LLM_MODEL_SMART, LLM_TIMEOUT_MS
                              OpenAI-compatible model server for SMS agents (unset: the offline engine)
   OAUTH_GITHUB_CLIENT_ID, OAUTH_GITHUB_CLIENT_SECRET, OAUTH_GOOGLE_CLIENT_ID, OAUTH_GOOGLE_CLIENT_SECRET

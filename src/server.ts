@@ -123,7 +123,12 @@ export async function startServer(
     http = Bun.serve({
       port: config.port,
       hostname: config.host,
-      maxRequestBodySize: 64 * 1024 * 1024,
+      // Every route limits its body itself while it is read (src/http/conventions.ts) and answers
+      // 413 in the API's envelope; Bun's own cap (an empty 413) stays out of the way of any
+      // declared length. The unread rest is discarded as it arrives, never buffered, and the
+      // connection ends at idleTimeout. (Closing at once would reset a client still sending,
+      // which then never sees its 413.)
+      maxRequestBodySize: Number.MAX_SAFE_INTEGER,
       // Longer than anything a request may wait for (a webhook test waits up to 15 s for the
       // receiver); Bun's default of 10 s would cut such a request off without an answer.
       idleTimeout: 60,

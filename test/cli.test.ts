@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { spawnSync } from "bun";
@@ -137,6 +137,19 @@ describe("outreach usage", () => {
       expect({ args, code: result.code, missing }).toEqual({ args, code: 0, missing: [] });
       expect(result.stdout).not.toContain("outreach keys create");
     }
+  });
+
+  it("serve --help names every environment variable of the README's configuration table", () => {
+    const readme = readFileSync(join(import.meta.dir, "..", "README.md"), "utf8");
+    const table = readme.slice(readme.indexOf("\n## Configuration"));
+    const names = new Set<string>();
+    for (const row of table.split("\n").filter((line) => line.startsWith("| `"))) {
+      const first = row.split("|")[1] ?? "";
+      for (const m of first.matchAll(/`([A-Z][A-Z0-9_]+)`/g)) names.add(m[1]);
+    }
+    expect(names.size).toBeGreaterThan(20);
+    const help = cli(["serve", "--help"]).stdout;
+    expect([...names].filter((name) => !help.includes(name))).toEqual([]);
   });
 
   it("refuses an unknown option with exit 2 naming it, before doing anything", () => {

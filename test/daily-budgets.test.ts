@@ -111,6 +111,55 @@ describe("one_off_daily_limit", () => {
     expect(await w.totals()).toEqual(before);
   });
 
+  it("counts the team's replies in a thread (POST /v1/conversations/{id}): past it, 429 and nothing sent", async () => {
+    const w = await workspace({ one_off_daily_limit: 3 });
+    expect((await w.api("POST", "/v1/messages", message())).status).toBe(200);
+    const thread = (await w.api("GET", "/v1/conversations")).body.conversations[0].id;
+    const replies = [];
+    for (let i = 0; i < 4; i++)
+      replies.push(await w.api("POST", `/v1/conversations/${thread}`, { body: "Hi again" }));
+    expect(replies.map((r) => [r.status, r.body.error ?? null])).toEqual([
+      [200, null],
+      [200, null],
+      [429, "Daily limit reached: one_off_daily_limit is 3"],
+      [429, "Daily limit reached: one_off_daily_limit is 3"],
+    ]);
+    expect((await w.totals()).messages).toBe(3);
+    // A reply refused for another reason spends nothing.
+    const open = await workspace({ one_off_daily_limit: 2 });
+    expect((await open.api("POST", "/v1/messages", message())).status).toBe(200);
+    const unknown = await open.api("POST", "/v1/conversations/01900000-0000-7000-8000-000000000000", {
+      body: "Hi",
+    });
+    expect(unknown.status).toBe(404);
+    const own = (await open.api("GET", "/v1/conversations")).body.conversations[0].id;
+    expect((await open.api("POST", `/v1/conversations/${own}`, { body: "Hi" })).status).toBe(200);
+  });
+
+  it("a 429 is not kept for the request's Idempotency-Key: the same key sends once the budget allows", async () => {
+    const w = await workspace({ one_off_daily_limit: 0 });
+    const body = message();
+    const send = () =>
+      s.api("POST", "/v1/messages", body, { key: w.key, headers: { "idempotency-key": "budget-retry" } });
+    const refused = await send();
+    expect({ status: refused.status, replayed: refused.headers.get("idempotent-replayed") }).toEqual({
+      status: 429,
+      replayed: null,
+    });
+    await w.api("PATCH", "/v1/settings", { one_off_daily_limit: 1 });
+    const sent = await send();
+    expect({ status: sent.status, replayed: sent.headers.get("idempotent-replayed") }).toEqual({
+      status: 200,
+      replayed: null,
+    });
+    const again = await send();
+    expect({ status: again.status, replayed: again.headers.get("idempotent-replayed") }).toEqual({
+      status: 200,
+      replayed: "true",
+    });
+    expect((await w.totals()).messages).toBe(1);
+  });
+
   it("a refused send spends nothing", async () => {
     const w = await workspace({ one_off_daily_limit: 1 });
     const refused = await w.api("POST", "/v1/messages", { to: newPhone(), from: "+14155559999", body: "Hi" });

@@ -343,6 +343,37 @@ function postChunked(path: string, total: number, headers: Record<string, string
   return { response, sent };
 }
 
+/** Sends `head` on a raw connection; the answer, once a complete one has come back (2 s at most). */
+async function rawExchange(port: number, head: string): Promise<string> {
+  let text = "";
+  const done = Promise.withResolvers<void>();
+  const complete = () => {
+    const at = text.indexOf("\r\n\r\n");
+    const length = Number(text.match(/\r\ncontent-length: (\d+)/i)?.[1] ?? Number.NaN);
+    return at >= 0 && text.length - at - 4 >= length;
+  };
+  const socket = await Bun.connect({
+    hostname: "127.0.0.1",
+    port,
+    socket: {
+      data(_socket, data) {
+        text += data.toString();
+        if (complete()) done.resolve();
+      },
+      close() {
+        done.resolve();
+      },
+      error() {
+        done.resolve();
+      },
+    },
+  });
+  socket.write(head);
+  await Promise.race([done.promise, Bun.sleep(2000)]);
+  socket.end();
+  return text;
+}
+
 describe("bodies limited while they are read (API.md §7.2)", () => {
   const KiB = 1024;
   const cases: [string, string, number, Record<string, string>][] = [
@@ -369,6 +400,29 @@ describe("bodies limited while they are read (API.md §7.2)", () => {
       headers: { "content-type": "application/json" },
     });
     expect(r.status).toBe(413);
+  });
+
+  it("answers a declared length far over the limit (1 GiB, nothing sent) with the 413 envelope at once", async () => {
+    const routes: [string, number][] = [
+      ["/carriers/twilio/status", 64 * KiB],
+      ["/carriers/retell/webhook", 64 * KiB],
+      ["/auth/login", 64 * KiB],
+      ["/t/collect", 8 * KiB],
+      ["/v1/contacts", 1024 * KiB],
+    ];
+    const { port } = new URL(s.url);
+    for (const [path, limit] of routes) {
+      const answer = await rawExchange(
+        Number(port),
+        `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${s.key}\r\nContent-Type: application/json\r\nContent-Length: ${1024 ** 3}\r\n\r\n`,
+      );
+      const body = answer.slice(answer.indexOf("\r\n\r\n") + 4);
+      expect({ path, status: answer.split(" ")[1], body }).toEqual({
+        path,
+        status: "413",
+        body: JSON.stringify({ ok: false, error: `Request body is too large (max ${limit} bytes)` }),
+      });
+    }
   });
 
   it("stops reading a 60 MiB chunked body to a carrier callback at its limit (the sender is cut off early)", async () => {
@@ -401,6 +455,93 @@ describe("bodies limited while they are read (API.md §7.2)", () => {
     } as RequestInit);
     expect(r.status).toBe(200);
     expect((await r.json()).settings.name).toBe("Chunked");
+  });
+});
+
+describe("slow bodies on the unauthenticated routes (BODY_TIMEOUT_MS)", () => {
+  let slow: TestServer;
+  beforeAll(async () => {
+    slow = await startTestServer({ bodyTimeoutMs: 400 });
+  });
+  afterAll(() => slow.stop());
+
+  /** Sends `head`, then one byte every 50 ms; the answer and how long it took (3 s at most). */
+  async function trickle(head: string, byte: string): Promise<{ text: string; ms: number }> {
+    const started = performance.now();
+    let text = "";
+    const answered = Promise.withResolvers<void>();
+    const socket = await Bun.connect({
+      hostname: "127.0.0.1",
+      port: Number(new URL(slow.url).port),
+      socket: {
+        data(_socket, data) {
+          text += data.toString();
+          if (text.includes("\r\n\r\n{")) answered.resolve();
+        },
+        close() {
+          answered.resolve();
+        },
+        error() {
+          answered.resolve();
+        },
+      },
+    });
+    socket.write(head);
+    const timer = setInterval(() => socket.write(byte), 50);
+    await Promise.race([answered.promise, Bun.sleep(3000)]);
+    clearInterval(timer);
+    socket.end();
+    return { text, ms: performance.now() - started };
+  }
+
+  const cases: [string, string][] = [
+    ["sign-in", "/auth/login"],
+    ["a carrier callback", "/carriers/twilio/status"],
+    ["a tracking report", "/t/collect"],
+  ];
+  for (const [label, path] of cases) {
+    for (const chunked of [false, true]) {
+      it(`answers 408 to ${label} whose ${chunked ? "chunked " : ""}body trickles in a byte at a time`, async () => {
+        const head = `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n${
+          chunked ? "Transfer-Encoding: chunked" : "Content-Length: 1000"
+        }\r\n\r\n`;
+        const { text, ms } = await trickle(head, chunked ? "1\r\n \r\n" : " ");
+        expect({
+          path,
+          chunked,
+          status: text.split(" ")[1],
+          body: text.slice(text.indexOf("\r\n\r\n") + 4),
+          inTime: ms < 2500,
+        }).toEqual({
+          path,
+          chunked,
+          status: "408",
+          body: JSON.stringify({
+            ok: false,
+            error: "Request body was not received within 0.4 s: send it at once",
+          }),
+          inTime: true,
+        });
+      });
+    }
+  }
+
+  it("still accepts a small body that arrives in pieces within the deadline", async () => {
+    const body = JSON.stringify({ vid: "v1" });
+    const r = await fetch(`${slow.url}/t/collect`, {
+      method: "POST",
+      body: new ReadableStream({
+        async start(controller) {
+          controller.enqueue(new TextEncoder().encode(body.slice(0, 5)));
+          await Bun.sleep(100);
+          controller.enqueue(new TextEncoder().encode(body.slice(5)));
+          controller.close();
+        },
+      }),
+      headers: { "content-type": "text/plain" },
+      duplex: "half",
+    } as RequestInit);
+    expect(r.status).toBe(204);
   });
 });
 

@@ -116,6 +116,11 @@ describe("POST /v1/link-domains", () => {
       "domain is too long (max 253)",
     ],
     [
+      "far more than 253 characters",
+      `${`${"a".repeat(60)}.`.repeat(20)}example.org`,
+      "domain is too long (max 253)",
+    ],
+    [
       "a label longer than 63",
       `${"a".repeat(64)}.example.org`,
       `domain has a label longer than 63 characters (${"a".repeat(20)}…)`,
@@ -150,6 +155,9 @@ describe("POST /v1/link-domains", () => {
     ],
     ["t.co", "t.co", "domain is a public URL shortener (t.co): carriers filter its links"],
     ["cutt.ly", "cutt.ly", "domain is a public URL shortener (cutt.ly): carriers filter its links"],
+    ["bitly.com", "bitly.com", "domain is a public URL shortener (bitly.com): carriers filter its links"],
+    ["j.mp", "j.mp", "domain is a public URL shortener (j.mp): carriers filter its links"],
+    ["lnkd.in", "lnkd.in", "domain is a public URL shortener (lnkd.in): carriers filter its links"],
     ["tiny.cc", "tiny.cc", "domain is a public URL shortener (tiny.cc): carriers filter its links"],
     [
       "the server's own PUBLIC_URL host",
@@ -315,6 +323,28 @@ describe("POST /v1/link-domains/{id}/verify", () => {
         "verified",
         null,
       ]);
+    } finally {
+      await self.stop();
+    }
+  });
+
+  it("verifies against the server itself even when its address has spent its bucket on clicks and reports", async () => {
+    const probe = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response("") });
+    const port = probe.port;
+    probe.stop(true);
+    const self = await startTestServer(
+      { publicUrl: "https://outreach.example.com", port, rateLimitRps: 0.001, rateLimitBurst: 3 },
+      { LINK_DOMAIN_CHECK_BASE: `http://127.0.0.1:${port}` },
+    );
+    try {
+      const statuses: number[] = [];
+      for (let i = 0; i < 4; i++)
+        statuses.push((await fetch(`${self.url}/r/NoSuchCode1`, { redirect: "manual" })).status);
+      expect(statuses).toEqual([404, 404, 404, 429]);
+      const added = (await self.api("POST", "/v1/link-domains", { domain: "go.busy.example" })).body
+        .link_domain;
+      const r = await self.api("POST", `/v1/link-domains/${added.id}/verify`);
+      expect([r.body.link_domain.status, r.body.link_domain.failure_reason]).toEqual(["verified", null]);
     } finally {
       await self.stop();
     }

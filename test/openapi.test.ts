@@ -304,10 +304,27 @@ describe("GET /v1/openapi.json", () => {
     );
   });
 
+  it("declares the 408 of a slow body on every route with a body deadline", () => {
+    const paths = [
+      "/auth/login",
+      "/auth/setup",
+      "/auth/password",
+      "/t/collect",
+      "/t/identify",
+      "/carriers/twilio/status",
+      "/carriers/twilio/inbound",
+      "/carriers/twilio/call-status",
+      "/carriers/retell/webhook",
+    ];
+    const missing = paths.filter((path) => !doc.paths[path]?.post?.responses?.["408"]);
+    expect(missing).toEqual([]);
+  });
+
   it("names the daily budget in the 429 of the routes that spend one", () => {
     const cases: [string, string][] = [
       ["/v1/messages", "Daily limit reached: one_off_daily_limit is 5000"],
       ["/v1/calls", "Daily limit reached: one_off_daily_limit is 5000"],
+      ["/v1/conversations/{id}", "Daily limit reached: one_off_daily_limit is 5000"],
       ["/v1/numbers", "Daily limit reached: number_orders_daily_limit is 50"],
     ];
     for (const [path, wording] of cases) {

@@ -262,6 +262,11 @@ describe("private webhook targets, refused by default (API.md §7.2)", () => {
     "http://[fe80::1]/h",
     "http://[ff02::1]/h",
     "https://[FE80::ABCD]/h",
+    // Credentials before the host do not hide it: refused for where it points.
+    "http://example.com@127.0.0.1/h",
+    "http://user:pass@[::1]/h",
+    "http://LOCALHOST./h",
+    "http://127.0.0.1./h",
   ];
   for (const url of refused) {
     it(`answers 422 for ${url} on create, and saves nothing`, async () => {

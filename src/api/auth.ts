@@ -130,7 +130,7 @@ export function authRoutes(deps: AppDeps) {
           description: `Signs in with e-mail and password. ${COOKIE_NOTE} A wrong password and an unknown e-mail both answer 401 \`Invalid email or password\`. Each attempt is counted before its password is checked (a right one gives its place back), so at most 10 passwords are checked per address and per e-mail in 15 minutes, however concurrently they arrive; further attempts are refused with 429 \`Too many sign-in attempts: try again later\` (with \`retry_after\`). A body over 64 KiB answers 413. 403 for a request from another site, or an account that belongs to no workspace.`,
           security: [],
         },
-        response: responses(SignedInSchema, [400, 401, 403, 413, 422, 429], {
+        response: responses(SignedInSchema, [400, 401, 403, 408, 413, 422, 429], {
           401: "Wrong e-mail or password (`Invalid email or password`)",
           403: "From another site (`Cross-site request refused`), or the account belongs to no workspace",
           429: "Too many failed sign-ins (`Too many sign-in attempts: try again later`, with `retry_after`)",
@@ -205,7 +205,7 @@ export function authRoutes(deps: AppDeps) {
           description: `Spends a one-time setup link (24 h): sets the password of the user it was made for, or creates the user it invites (the first admin's link, printed by \`outreach serve\` on an empty database, takes \`email\` and \`name\` from the body). Then signs in, like \`POST /auth/login\`. ${COOKIE_NOTE} An unknown, expired or used link answers 410 \`This setup link has expired or was already used\`; a password shorter than ${MIN_PASSWORD_LENGTH} characters 422 \`password must be at least ${MIN_PASSWORD_LENGTH} characters\`.`,
           security: [],
         },
-        response: responses(SignedInSchema, [400, 403, 409, 410, 413, 422, 429], {
+        response: responses(SignedInSchema, [400, 403, 408, 409, 410, 413, 422, 429], {
           403: "From another site (`Cross-site request refused`)",
           409: "A new user's e-mail belongs to another user (`A user with this email already exists`)",
           410: "Unknown, expired or used link (`This setup link has expired or was already used`)",
@@ -235,7 +235,7 @@ export function authRoutes(deps: AppDeps) {
           description: `Changes the signed-in user's password and ends every other session of theirs; this one stays. A wrong \`current_password\` answers 422 \`current_password is incorrect\` and counts as a failed sign-in (429 after 10 in 15 minutes).`,
           security: [{ session: [] }],
         },
-        response: responses(t.Object({ ok: Ok }), [400, 401, 403, 413, 422, 429], {
+        response: responses(t.Object({ ok: Ok }), [400, 401, 403, 408, 413, 422, 429], {
           401: "No live session (`Not signed in`)",
           403: "From another site (`Cross-site request refused`)",
           429: "Too many failed attempts (`Too many sign-in attempts: try again later`, with `retry_after`)",

@@ -63,7 +63,7 @@ export function carrierCallbackRoutes(deps: AppDeps) {
           description:
             "Twilio posts each status change of a message sent through it here (`?message_id=<id>`, form-encoded, signed with `X-Twilio-Signature`). A genuine report moves the message along its lifecycle (a repeated or late report changes nothing) and emits `message.sent`, `message.delivered` or `message.failed`; a report about nothing of ours is acknowledged and ignored. A forged call answers 401 and changes nothing.",
         },
-        response: responses(t.Object({ ok: Ok }), [401]),
+        response: responses(t.Object({ ok: Ok }), [401, 408, 413, 429]),
       },
     )
     .post(
@@ -92,7 +92,7 @@ export function carrierCallbackRoutes(deps: AppDeps) {
             contentMediaType: "text/xml",
             examples: ['<?xml version="1.0" encoding="UTF-8"?><Response></Response>'],
           }),
-          [401],
+          [401, 408, 413, 429],
         ),
       },
     )
@@ -113,7 +113,7 @@ export function carrierCallbackRoutes(deps: AppDeps) {
           description:
             "Twilio posts each status change of a `say` call placed through it here (`?call_id=<id>`, form-encoded, signed with `X-Twilio-Signature`): initiated, ringing, answered, completed. A genuine report moves the call along its lifecycle (never back); the first final status adds the thread entry and emits `call.completed`. A report about no call of ours is acknowledged and ignored. A forged call answers 401 and changes nothing.",
         },
-        response: responses(t.Object({ ok: Ok }), [401]),
+        response: responses(t.Object({ ok: Ok }), [401, 408, 413, 429]),
       },
     )
     .post(
@@ -144,7 +144,7 @@ export function carrierCallbackRoutes(deps: AppDeps) {
           description:
             "With `VOICE=retell`, Retell posts `call_started`, `call_ended` and `call_analyzed` here, signed with `x-retell-signature: v=<ms>,d=<hex HMAC-SHA256(api key, body + ms)>`. A forged signature, one older or newer than 5 minutes, or a replay of an accepted request (recognised by the signature's timestamp and digest, however the header is spelled: order of parts, case, spaces) answers 401 and changes nothing. Bodies over 64 KiB answer 413 before they are read further; callbacks are rate limited per client address. `call_ended`/`call_analyzed` fill status, duration, transcript, recording, summary, sentiment and `ended_reason` (Retell's `disconnection_reason`, mapped to our statuses). A webhook about an unknown call is acknowledged (200) and logged.",
         },
-        response: responses(t.Object({ ok: Ok }), [401]),
+        response: responses(t.Object({ ok: Ok }), [401, 408, 413, 429]),
       },
     );
 }

@@ -15,6 +15,7 @@ import { authOf, workspaceOf } from "../http/context";
 import { paginationQuery, parsePagination } from "../http/pagination";
 import {
   Body,
+  dailyBudget429,
   listEnvelope,
   NullableTimestamp,
   Ok,
@@ -315,7 +316,7 @@ export function conversationsRoutes(deps: AppDeps) {
           operationId: "replyToConversation",
           summary: "Reply as the team",
           description:
-            "Sends from the number the thread last used (else the default), pauses the thread's agent and clears needs_attention. Opted-out or suppressed contact → 422.",
+            "Sends from the number the thread last used (else the default), pauses the thread's agent and clears needs_attention. Opted-out or suppressed contact → 422. A reply is a one-off send: it counts against the workspace's `one_off_daily_limit` with `POST /v1/messages` and `POST /v1/calls`; past it, 429 `Daily limit reached: one_off_daily_limit is 5000` and nothing is sent.",
         },
         response: responses(
           t.Object({
@@ -323,6 +324,7 @@ export function conversationsRoutes(deps: AppDeps) {
             sent: t.Literal(true, { description: "Always true: the reply was queued for sending" }),
           }),
           [...WRITE_ERRORS, 404],
+          dailyBudget429("one_off_daily_limit", 5000),
         ),
       },
     )

@@ -47,7 +47,7 @@ const PausedStates = t.Array(t.String({ maxLength: 8, examples: ["LA"] }), {
 });
 
 const ONE_OFF_BUDGET =
-  "Most one-off sends per UTC day, POST /v1/messages and POST /v1/calls together (default 5000; null = no budget). Over it: 429 `Daily limit reached: one_off_daily_limit is 5000` and nothing is sent. Campaigns, flows and agents are not counted.";
+  "Most one-off sends per UTC day, POST /v1/messages, POST /v1/calls and the team's replies in a thread (POST /v1/conversations/{id}) together (default 5000; null = no budget). Over it: 429 `Daily limit reached: one_off_daily_limit is 5000` and nothing is sent. Campaigns, flows and agents are not counted.";
 const NUMBER_ORDERS_BUDGET =
   "Most numbers ordered per UTC day, each number of a request counted (default 50; null = no budget). A request that would pass it: 429 `Daily limit reached: number_orders_daily_limit is 50` and nothing is ordered.";
 

@@ -104,6 +104,7 @@ const reportDoc = (operationId: string, summary: string, description: string, bo
   },
   responses: {
     204: { description: "Whatever the report said (nothing is revealed)" },
+    408: { description: "The report did not arrive within `BODY_TIMEOUT_MS` (10 s by default)" },
     413: { description: "The report is over 8 KiB (counted while it is read; the rest is not read)" },
     429: { description: "Rate limited (per address)" },
   },

@@ -41,6 +41,8 @@ export const DEFAULT_MERGE_FIELDS: readonly string[] = [
  */
 export const PUBLIC_URL_SHORTENERS: readonly string[] = [
   "bit.ly",
+  "bitly.com",
+  "j.mp",
   "tinyurl.com",
   "t.co",
   "goo.gl",
@@ -57,6 +59,7 @@ export const PUBLIC_URL_SHORTENERS: readonly string[] = [
   "short.io",
   "tr.im",
   "v.gd",
+  "lnkd.in",
 ];
 
 /**

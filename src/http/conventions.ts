@@ -71,30 +71,52 @@ const readsWholeHere = (path: string) => path.startsWith("/carriers/") || path.s
 /**
  * Reads a body, counting while it arrives: null as soon as it passes `limit`, and the rest is never
  * read (the stream is cancelled), chunked or not. A declared Content-Length over the limit is refused
- * before anything is read.
+ * before anything is read; one within it is read natively (its length frames it) unless a deadline
+ * applies. With `deadlineMs`, a body still incomplete then is given up (the stream
+ * is cancelled): "timeout".
  */
-export async function readBounded(request: Request, limit: number): Promise<Uint8Array | null> {
+export async function readBounded(
+  request: Request,
+  limit: number,
+  deadlineMs?: number,
+): Promise<Uint8Array | null | "timeout"> {
   const declared = request.headers.get("content-length");
-  if (declared !== null) {
+  if (declared !== null && !(Number(declared) <= limit)) return null;
+  if (declared !== null && deadlineMs === undefined) {
     // A declared length frames the body: the server reads exactly that many bytes, no more, so the
     // native read is as bounded as the counted one below and much cheaper on the hot routes.
-    if (!(Number(declared) <= limit)) return null;
     return new Uint8Array(await request.arrayBuffer());
   }
   const body = request.body;
   if (!body) return new Uint8Array();
   const reader = body.getReader();
+  let timedOut = false;
+  const timer =
+    deadlineMs === undefined
+      ? undefined
+      : setTimeout(() => {
+          timedOut = true;
+          reader.cancel().catch(() => {});
+        }, deadlineMs);
   const chunks: Uint8Array[] = [];
   let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      await reader.cancel().catch(() => {});
-      return null;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (timedOut) return "timeout";
+      if (done) break;
+      size += value.byteLength;
+      if (size > limit) {
+        await reader.cancel().catch(() => {});
+        return null;
+      }
+      chunks.push(value);
     }
-    chunks.push(value);
+  } catch (error) {
+    if (timedOut) return "timeout";
+    throw error;
+  } finally {
+    clearTimeout(timer);
   }
   if (chunks.length === 1) return chunks[0];
   const out = new Uint8Array(size);
@@ -115,6 +137,12 @@ export interface ConventionDeps {
   takesNoBody?: (method: string, path: string) => boolean;
   /** PUBLIC_URL: an `Origin` naming it is same-site; an https one makes session cookies `Secure`. */
   publicUrl?: string;
+  /**
+   * BODY_TIMEOUT_MS: how long a small body (the 64 KiB and 8 KiB routes, all unauthenticated) may
+   * take to arrive; a client trickling it is answered 408 and let go instead of holding its
+   * connection and buffer until the idle timeout. Default 10 s.
+   */
+  bodyTimeoutMs?: number;
 }
 
 /**
@@ -186,6 +214,9 @@ interface AddressSource {
   requestIP(request: Request): { address: string } | null;
 }
 
+/** Where a link domain's check token is answered (src/domain/attribution/link-domains.ts). */
+const WELL_KNOWN_CHECK_PREFIX = "/.well-known/outreach/";
+
 /** Public paths that share the per-address bucket. */
 const ADDRESS_LIMITED_PATHS = new Set(["/healthz", "/metrics", "/v1/openapi.json", "/docs", "/t.js"]);
 
@@ -199,7 +230,7 @@ function isAddressLimited(path: string): boolean {
     ADDRESS_LIMITED_PATHS.has(path) ||
     path.startsWith("/r/") ||
     path.startsWith("/t/") ||
-    path.startsWith("/.well-known/outreach/") ||
+    path.startsWith(WELL_KNOWN_CHECK_PREFIX) ||
     path.startsWith("/auth/") ||
     path.startsWith("/carriers/")
   );
@@ -322,7 +353,9 @@ export function createFrontDoor(deps: ConventionDeps, handle: Handle) {
     const key = state.idempotencyKey;
     if (!key || !state.auth) return finish(request, state, response, path);
     const workspaceId = state.auth.workspaceId;
-    if (response.status >= 500) {
+    // A failure of the server, or a refusal that passes with time (429: a daily budget), is not
+    // kept: the same key may be tried again and gets a fresh answer.
+    if (response.status >= 500 || response.status === 429) {
       releaseIdempotencyKey(deps.db, workspaceId, key);
       return finish(request, state, response, path);
     }
@@ -342,6 +375,15 @@ export function createFrontDoor(deps: ConventionDeps, handle: Handle) {
     });
   }
 
+  /** The deadline of a body of at most `limit` bytes: the small, unauthenticated ones only. */
+  const bodyTimeoutMs = deps.bodyTimeoutMs ?? 10_000;
+  const deadlineFor = (limit: number) => (limit <= CALLBACK_BODY_LIMIT ? bodyTimeoutMs : undefined);
+  const tooSlow = () =>
+    new AppError(
+      "request_timeout",
+      `Request body was not received within ${bodyTimeoutMs / 1000} s: send it at once`,
+    );
+
   /** Body checks and Idempotency-Key for writes: the only part that has to wait for the request. */
   async function withBody(request: Request, state: RequestState, path: string): Promise<Response> {
     const method = request.method;
@@ -355,7 +397,8 @@ export function createFrontDoor(deps: ConventionDeps, handle: Handle) {
     }
     // 4. Body: at most the route's limit (counted while it is read), JSON, an object (an empty body is {}).
     const limit = bodyLimitOf(path);
-    const bytes = await readBounded(request, limit);
+    const bytes = await readBounded(request, limit, deadlineFor(limit));
+    if (bytes === "timeout") return fail(tooSlow());
     if (!bytes) return fail(tooLarge(limit));
     const text = new TextDecoder().decode(bytes);
     let body = text;
@@ -399,7 +442,8 @@ export function createFrontDoor(deps: ConventionDeps, handle: Handle) {
    */
   async function withWholeUpload(request: Request, state: RequestState, path: string): Promise<Response> {
     const limit = bodyLimitOf(path);
-    const bytes = await readBounded(request, limit);
+    const bytes = await readBounded(request, limit, deadlineFor(limit));
+    if (bytes === "timeout") return reject(request, state, path, tooSlow());
     if (!bytes) return reject(request, state, path, tooLarge(limit));
     const forwarded = new Request(request.url, {
       method: request.method,
@@ -491,9 +535,12 @@ export function createFrontDoor(deps: ConventionDeps, handle: Handle) {
     const path = pathOf(request.url);
     const method = request.method;
 
-    // Public endpoints (health, metrics, the API reference) are limited per client address.
+    // Public endpoints (health, metrics, the API reference) are limited per client address. A link
+    // domain check has a bucket of its own: it often comes from this very server (or the proxy in
+    // front of it), whose address clicks and tracking reports may have spent.
     if (isAddressLimited(path)) {
-      const limited = limit(request, state, path, `address:${addressOf(request, server)}`);
+      const scope = path.startsWith(WELL_KNOWN_CHECK_PREFIX) ? "check" : "address";
+      const limited = limit(request, state, path, `${scope}:${addressOf(request, server)}`);
       if (limited) return limited;
     }
 

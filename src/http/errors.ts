@@ -11,6 +11,7 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   not_found: 404,
   conflict: 409,
   gone: 410,
+  request_timeout: 408,
   payload_too_large: 413,
   validation: 422,
   rate_limited: 429,

@@ -37,6 +37,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   403: "The key lacks the `write` scope (`This API key cannot create and edit.`), the account's role does not allow it (`This account cannot create and edit.`), or a write with the session cookie came from another site (`Cross-site request refused`)",
   404: "Unknown id, or an id of another workspace (`Not found`)",
   409: "State conflict (e.g. `Campaign is completed: only a draft can be launched`)",
+  408: "The body did not arrive within `BODY_TIMEOUT_MS` (10 s by default; the small unauthenticated routes only): `Request body was not received within 10 s: send it at once`",
   410: "A one-time link that has expired or was already used",
   413: "Body too large",
   422: "Validation failed (`<field> is required`, `<field> must be ...`)",

@@ -10,6 +10,7 @@ export type ErrorCode =
   | "not_found"
   | "conflict"
   | "gone"
+  | "request_timeout"
   | "payload_too_large"
   | "validation"
   | "rate_limited"

@@ -148,12 +148,18 @@ export function checkWebhookUrl(raw: string, allowPrivate: boolean): string | nu
     return "must be a valid URL";
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") return "must be an http or https URL";
-  if (url.username || url.password) return "must not contain credentials";
   const host = hostOf(url);
   if (!host) return "must be a valid URL";
-  if (METADATA_HOSTS.has(host)) return refusal("metadata", allowPrivate);
-  if (isIP(host)) return refusal(classifyAddress(host), allowPrivate);
-  if (host === "localhost" || host.endsWith(".localhost")) return refusal("private", allowPrivate);
+  // The address first: `http://example.com@127.0.0.1/` is refused for where it points.
+  const where = METADATA_HOSTS.has(host)
+    ? refusal("metadata", allowPrivate)
+    : isIP(host)
+      ? refusal(classifyAddress(host), allowPrivate)
+      : host === "localhost" || host.endsWith(".localhost")
+        ? refusal("private", allowPrivate)
+        : null;
+  if (where) return where;
+  if (url.username || url.password) return "must not contain credentials";
   return null;
 }
 

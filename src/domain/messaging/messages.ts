@@ -463,7 +463,9 @@ export function listMessages(db: Db, workspaceId: string, filters: MessageFilter
 /**
  * POST /v1/conversations/{id}: the team answers in a thread. The reply goes out from the number
  * the thread last used (else the workspace default), pauses the thread's agent and clears
- * `needs_attention`. Suppression and opt-out apply (422).
+ * `needs_attention`. Suppression and opt-out apply (422). A reply is a one-off send: it spends the
+ * workspace's `one_off_daily_limit` (429 past it, nothing written), or a leaked key could text one
+ * thread without bound.
  */
 export function replyToConversation(
   db: Db,
@@ -476,6 +478,8 @@ export function replyToConversation(
   db.transaction((tx) => {
     const conversation = findConversation(tx, workspaceId, conversationId);
     if (!conversation) throw notFound();
+    // The daily budget first (429); any later refusal rolls the spend back with the rest.
+    spendDailyBudget(tx, workspaceId, "one_off_daily_limit", 1, now);
     const contact = contactOf(tx, workspaceId, conversation.contactId);
     const sender = resolveSender(tx, workspaceId, threadNumber(tx, workspaceId, conversation.id));
     if (!reserveDailySend(tx, sender, now)) throw invalid("from has reached its daily_limit");
