@@ -983,7 +983,7 @@ export interface paths {
         put?: never;
         /**
          * Reply as the team
-         * @description Sends from the number the thread last used (else the default), pauses the thread's agent and clears needs_attention. Opted-out or suppressed contact → 422.
+         * @description Sends from the number the thread last used (else the default), pauses the thread's agent and clears needs_attention. Opted-out or suppressed contact → 422. A reply is a one-off send: it counts against the workspace's `one_off_daily_limit` with `POST /v1/messages` and `POST /v1/calls`; past it, 429 `Daily limit reached: one_off_daily_limit is 5000` and nothing is sent.
          */
         post: operations["replyToConversation"];
         delete?: never;
@@ -3761,6 +3761,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description The body did not arrive within `BODY_TIMEOUT_MS` (10 s by default; the small unauthenticated routes only): `Request body was not received within 10 s: send it at once` */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Body too large */
             413: {
                 headers: {
@@ -4015,6 +4024,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description The body did not arrive within `BODY_TIMEOUT_MS` (10 s by default; the small unauthenticated routes only): `Request body was not received within 10 s: send it at once` */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description A new user's e-mail belongs to another user (`A user with this email already exists`) */
             409: {
                 headers: {
@@ -4124,6 +4142,15 @@ export interface operations {
             };
             /** @description From another site (`Cross-site request refused`) */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The body did not arrive within `BODY_TIMEOUT_MS` (10 s by default; the small unauthenticated routes only): `Request body was not received within 10 s: send it at once` */
+            408: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5377,7 +5404,7 @@ export interface operations {
                             /** @description Campaign and flow sends from a US local number that is in no APPROVED 10DLC campaign are skipped as `unregistered_number`; one-off sends answer 422 `from is not registered for A2P messaging` (default false) */
                             require_registration: boolean;
                             /**
-                             * @description Most one-off sends per UTC day, POST /v1/messages and POST /v1/calls together (default 5000; null = no budget). Over it: 429 `Daily limit reached: one_off_daily_limit is 5000` and nothing is sent. Campaigns, flows and agents are not counted.
+                             * @description Most one-off sends per UTC day, POST /v1/messages, POST /v1/calls and the team's replies in a thread (POST /v1/conversations/{id}) together (default 5000; null = no budget). Over it: 429 `Daily limit reached: one_off_daily_limit is 5000` and nothing is sent. Campaigns, flows and agents are not counted.
                              * @example 5000
                              */
                             one_off_daily_limit: number | null;
@@ -5485,7 +5512,7 @@ export interface operations {
                      */
                     paused_states?: string[];
                     /**
-                     * @description Most one-off sends per UTC day, POST /v1/messages and POST /v1/calls together (default 5000; null = no budget). Over it: 429 `Daily limit reached: one_off_daily_limit is 5000` and nothing is sent. Campaigns, flows and agents are not counted.
+                     * @description Most one-off sends per UTC day, POST /v1/messages, POST /v1/calls and the team's replies in a thread (POST /v1/conversations/{id}) together (default 5000; null = no budget). Over it: 429 `Daily limit reached: one_off_daily_limit is 5000` and nothing is sent. Campaigns, flows and agents are not counted.
                      * @example 5000
                      */
                     one_off_daily_limit?: number | null;
@@ -5604,7 +5631,7 @@ export interface operations {
                             /** @description Campaign and flow sends from a US local number that is in no APPROVED 10DLC campaign are skipped as `unregistered_number`; one-off sends answer 422 `from is not registered for A2P messaging` (default false) */
                             require_registration: boolean;
                             /**
-                             * @description Most one-off sends per UTC day, POST /v1/messages and POST /v1/calls together (default 5000; null = no budget). Over it: 429 `Daily limit reached: one_off_daily_limit is 5000` and nothing is sent. Campaigns, flows and agents are not counted.
+                             * @description Most one-off sends per UTC day, POST /v1/messages, POST /v1/calls and the team's replies in a thread (POST /v1/conversations/{id}) together (default 5000; null = no budget). Over it: 429 `Daily limit reached: one_off_daily_limit is 5000` and nothing is sent. Campaigns, flows and agents are not counted.
                              * @example 5000
                              */
                             one_off_daily_limit: number | null;
@@ -11668,7 +11695,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Rate limited (`Rate limit exceeded`, with Retry-After) */
+            /** @description Rate limited (`Rate limit exceeded`, with Retry-After), or the workspace's daily budget is spent: `Daily limit reached: one_off_daily_limit is 5000` (the setting's name and value, with `retry_after` to the next UTC midnight); nothing is written */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -13812,6 +13839,33 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description The body did not arrive within `BODY_TIMEOUT_MS` (10 s by default; the small unauthenticated routes only): `Request body was not received within 10 s: send it at once` */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Rate limited (`Rate limit exceeded`, with Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     receiveTwilioInboundMessage: {
@@ -13834,6 +13888,33 @@ export interface operations {
             };
             /** @description The carrier's signature is missing or does not match (`Invalid signature`) */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The body did not arrive within `BODY_TIMEOUT_MS` (10 s by default; the small unauthenticated routes only): `Request body was not received within 10 s: send it at once` */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Rate limited (`Rate limit exceeded`, with Retry-After) */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13876,6 +13957,33 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description The body did not arrive within `BODY_TIMEOUT_MS` (10 s by default; the small unauthenticated routes only): `Request body was not received within 10 s: send it at once` */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Rate limited (`Rate limit exceeded`, with Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     receiveRetellWebhook: {
@@ -13904,6 +14012,33 @@ export interface operations {
             };
             /** @description The carrier's signature is missing or does not match (`Invalid signature`) */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The body did not arrive within `BODY_TIMEOUT_MS` (10 s by default; the small unauthenticated routes only): `Request body was not received within 10 s: send it at once` */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Rate limited (`Rate limit exceeded`, with Retry-After) */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -22517,6 +22652,13 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description The report did not arrive within `BODY_TIMEOUT_MS` (10 s by default) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description The report is over 8 KiB (counted while it is read; the rest is not read) */
             413: {
                 headers: {
@@ -22603,6 +22745,13 @@ export interface operations {
         responses: {
             /** @description Whatever the report said (nothing is revealed) */
             204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The report did not arrive within `BODY_TIMEOUT_MS` (10 s by default) */
+            408: {
                 headers: {
                     [name: string]: unknown;
                 };
