@@ -249,6 +249,34 @@ describe("decideSend: Sundays and holidays", () => {
       at("2026-07-24T12:00", "America/Denver"),
       { action: "defer", until: iso(at("2026-07-25T08:00", "America/Denver")), reasons: ["holiday:UT"] },
     ],
+    [
+      "UT on Friday 2027-07-23 (Pioneer Day falls on Saturday: kept on Friday) waits for Monday",
+      { phone: UT },
+      at("2027-07-23T12:00", "America/Denver"),
+      {
+        action: "defer",
+        until: iso(at("2027-07-26T08:00", "America/Denver")),
+        reasons: ["holiday:UT", "sunday:UT"],
+      },
+    ],
+    [
+      "UT on Monday 2026-06-15 (Juneteenth kept on the Monday of its week) waits for Tuesday",
+      { phone: UT },
+      at("2026-06-15T12:00", "America/Denver"),
+      { action: "defer", until: iso(at("2026-06-16T08:00", "America/Denver")), reasons: ["holiday:UT"] },
+    ],
+    [
+      "UT on Monday 2027-06-21 (Juneteenth on a Saturday: the Monday after) waits for Tuesday",
+      { phone: UT },
+      at("2027-06-21T12:00", "America/Denver"),
+      { action: "defer", until: iso(at("2027-06-22T08:00", "America/Denver")), reasons: ["holiday:UT"] },
+    ],
+    [
+      "UT on Wednesday 2026-06-17 sends",
+      { phone: UT },
+      at("2026-06-17T12:00", "America/Denver"),
+      { action: "send" },
+    ],
     ["FL on Christmas sends", { phone: FL }, at("2026-12-25T12:00", "America/New_York"), { action: "send" }],
   ];
   for (const [name, input, now, expected] of cases) {

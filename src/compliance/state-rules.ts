@@ -244,7 +244,7 @@ export const STATE_RULES: readonly StateRule[] = [
   {
     state: "UT",
     hours: exceptSunday(8, 21),
-    holidays: [...FEDERAL_HOLIDAYS, legalHolidaysOf("UT")],
+    holidays: [...FEDERAL_HOLIDAYS, legalHolidaysOf("UT"), "utah_juneteenth"],
     cap: null,
     sms: "unclear",
     voice: "yes",
@@ -252,6 +252,8 @@ export const STATE_RULES: readonly StateRule[] = [
     source: "Utah Code 13-25a-103; legal holidays of Utah Code 63G-1-301 (from `date-holidays`, US-UT)",
     note:
       "No Sundays or legal holidays without the recipient's consent; consent is not modelled (fail closed). " +
+      "A holiday on a Saturday is kept on the Friday before, on a Sunday the Monday after (63G-1-301(2)); " +
+      "Juneteenth also on the Monday of its week (63G-1-301(2)(c)-(d), since 2025). " +
       "Texts: unclear, applied.",
   },
   {
