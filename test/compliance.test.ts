@@ -1103,7 +1103,14 @@ describe("the state table", () => {
       expect(rule.source.length).toBeGreaterThan(5);
       expect(rule.hours).toHaveLength(7);
       for (const day of rule.hours)
-        if (day) expect(day[0] < day[1] && day[0] >= 0 && day[1] <= 24).toBe(true);
+        if (day)
+          expect(
+            day[0] < day[1] &&
+              day[0] >= 0 &&
+              day[1] <= 24 &&
+              Number.isInteger(day[0] * 2) &&
+              Number.isInteger(day[1] * 2),
+          ).toBe(true);
       expect(areaCodesWithRegion().some((code) => regionOfAreaCode(code)!.regions.includes(rule.state))).toBe(
         true,
       );
@@ -1310,6 +1317,42 @@ describe("decideSend: Rhode Island, Canada's CRTC hours, a contact's own state (
       "2026-06-17T20:59",
       "America/Toronto",
       { action: "send" },
+    ],
+    [
+      "a call to Canada on a weekday at 21:15 with quiet hours off sends (the CRTC allows until 21:30)",
+      { phone: ON, channel: "voice", quiet_hours: { enabled: false, start_hour: 21, end_hour: 8 } },
+      "2026-06-17T21:15",
+      "America/Toronto",
+      { action: "send" },
+    ],
+    [
+      "a call to Canada on a weekday at 21:30 with quiet hours off waits for 9:00",
+      { phone: ON, channel: "voice", quiet_hours: { enabled: false, start_hour: 21, end_hour: 8 } },
+      "2026-06-17T21:30",
+      "America/Toronto",
+      {
+        action: "defer",
+        until: iso(at("2026-06-18T09:00", "America/Toronto")),
+        reasons: ["state_hours:CA-CRTC"],
+      },
+    ],
+    [
+      "a call to Canada on a Friday at 21:15 with quiet hours 22 → 8 sends",
+      { phone: ON, channel: "voice", quiet_hours: { enabled: true, start_hour: 22, end_hour: 8 } },
+      "2026-06-19T21:15",
+      "America/Toronto",
+      { action: "send" },
+    ],
+    [
+      "a call to Canada on a weekday at 21:15 keeps the default quiet hours (21:00)",
+      { phone: ON, channel: "voice" },
+      "2026-06-17T21:15",
+      "America/Toronto",
+      {
+        action: "defer",
+        until: iso(at("2026-06-18T09:00", "America/Toronto")),
+        reasons: ["quiet_hours", "state_hours:CA-CRTC"],
+      },
     ],
     [
       "a call to Canada on a weekday at 8:30 waits for 9:00",

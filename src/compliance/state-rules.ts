@@ -14,7 +14,7 @@ import { FEDERAL_HOLIDAYS, type HolidaySource, legalHolidaysOf } from "./holiday
 /** Does the row reach this channel? `unclear` rows are applied like `yes`. */
 export type Reach = "yes" | "unclear" | "no";
 
-/** Allowed local hours of one weekday, [from, to) in whole hours; null: no sends that day. */
+/** Allowed local hours of one weekday, [from, to) in hours on the hour or half hour (21.5: 21:30); null: no sends that day. */
 export type DayHours = readonly [from: number, to: number] | null;
 
 export interface StateRule {
@@ -289,17 +289,18 @@ export const STATE_RULES: readonly StateRule[] = [
 /**
  * Canada (not a state row): the CRTC Unsolicited Telecommunications Rules (Part III, telemarketing
  * rules, s. 3) allow telemarketing calls 9:00–21:30 on weekdays and 10:00–18:00 on weekends,
- * recipient local time. Calls to Canadian numbers only (voice channel). The engine's rules are
- * whole hours, so the weekday end is read as 21:00 (failing closed by 30 minutes).
+ * recipient local time. Calls to Canadian numbers only (voice channel). Quiet hours still apply
+ * on top (by default they end the day at 21:00; a campaign or workspace whose quiet hours allow
+ * later calls reaches 21:30 on weekdays).
  */
 export const CRTC_CALL_RULE: StateRule = {
   state: "CA-CRTC",
-  hours: [[10, 18], ...Array.from({ length: 5 }, () => [9, 21] as const), [10, 18]],
+  hours: [[10, 18], ...Array.from({ length: 5 }, () => [9, 21.5] as const), [10, 18]],
   holidays: [],
   cap: null,
   sms: "no",
   voice: "yes",
   zone: null,
   source: "CRTC Unsolicited Telecommunications Rules, Part III (Telemarketing Rules), s. 3",
-  note: "Weekdays 9:00–21:30 (read as 21:00), weekends 10:00–18:00, recipient local time; calls only.",
+  note: "Weekdays 9:00–21:30, weekends 10:00–18:00, recipient local time; calls only.",
 };
