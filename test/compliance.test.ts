@@ -108,6 +108,7 @@ describe("decideSend: every state row on a weekday, both sides of each edge (def
     ["MI", "+13135550100", "America/New_York", 9, 21],
     ["MN", "+16125550100", "America/Chicago", 9, 21],
     ["GA", "+14045550100", "America/New_York", 8, 21], // GA's row is voice only: quiet hours decide texts
+    ["NV", "+17025550100", "America/Los_Angeles", 8, 21], // NV's row is voice only too
     ["NY", "+12125550100", "America/New_York", 8, 21], // no row
   ];
   const hh = (hour: number, minute = 0) =>
@@ -117,7 +118,7 @@ describe("decideSend: every state row on a weekday, both sides of each edge (def
     const opening = at(`${WEDNESDAY}T${hh(open)}`, zone);
     const closing = at(`${WEDNESDAY}T${hh(close)}`, zone);
     const nextOpening = at(`${THURSDAY}T${hh(open)}`, zone);
-    const hasRow = state !== "GA" && state !== "NY";
+    const hasRow = state !== "GA" && state !== "NV" && state !== "NY";
 
     it(`${state}: defers one minute before ${open}:00 to ${open}:00 and sends at ${open}:00`, () => {
       const reasons = [...(open === 8 ? ["quiet_hours"] : []), ...(hasRow ? [`state_hours:${state}`] : [])];
@@ -874,6 +875,22 @@ describe("decideSend: kinds, quiet hours settings and overrides", () => {
         reasons: ["state_hours:GA"],
       },
     ],
+    [
+      "NV's row holds for calls: 8:30 Pacific waits for 9:00",
+      { phone: "+17025550100", channel: "voice" },
+      at(`${WEDNESDAY}T08:30`, "America/Los_Angeles"),
+      {
+        action: "defer",
+        until: iso(at(`${WEDNESDAY}T09:00`, "America/Los_Angeles")),
+        reasons: ["state_hours:NV"],
+      },
+    ],
+    [
+      "NV's row is voice only: a text at 8:30 Pacific sends",
+      { phone: "+17025550100" },
+      at(`${WEDNESDAY}T08:30`, "America/Los_Angeles"),
+      { action: "send" },
+    ],
   ];
   for (const [name, input, now, expected] of cases) {
     it(name, () => expect(decide(input, now)).toEqual(expected));
@@ -1094,6 +1111,7 @@ describe("the state table", () => {
       "MA",
       "MI",
       "MN",
+      "NV",
       "NJ",
       "UT",
       "WA",

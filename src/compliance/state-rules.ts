@@ -231,6 +231,20 @@ export const STATE_RULES: readonly StateRule[] = [
     note: "No telephone solicitation before 9:00 or after 21:00. Texts: unclear, applied.",
   },
   {
+    state: "NV",
+    hours: daily(9, 21),
+    holidays: [],
+    cap: null,
+    sms: "no",
+    voice: "yes",
+    zone: null,
+    source: "NRS 597.814(2)(a)",
+    note:
+      "Calls by an automatic dialing and announcing device with a prerecorded message (a campaign's `say` call " +
+      "is one) not between 21:00 and 9:00; applied to every call (fail closed). Texts: not reached. Vendors " +
+      "list 9:00–20:00; no statute with a 20:00 end was found.",
+  },
+  {
     state: "NJ",
     hours: daily(8, 21),
     holidays: [],
@@ -281,9 +295,9 @@ export const STATE_RULES: readonly StateRule[] = [
 ];
 
 /*
- * Listed by compliance vendors but not in the table: NV (9–20), NM (9–21) and PA (weekend and
- * holiday limits). No statute text was at hand to confirm their hours and reach; the federal
- * 8:00–21:00 still applies to them. Add a row with its citation once confirmed.
+ * Listed by compliance vendors but not in the table: NM (9–21) and PA (weekend and holiday
+ * limits). No statute text was at hand to confirm their hours and reach; the federal 8:00–21:00
+ * still applies to them. Add a row with its citation once confirmed.
  */
 
 /**
