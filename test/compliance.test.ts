@@ -98,7 +98,7 @@ describe("decideSend: every state row on a weekday, both sides of each edge (def
     ["VA", "+18045550100", "America/New_York", 8, 21],
     ["LA", "+15045550100", "America/Chicago", 8, 20],
     ["AL", "+12055550100", "America/Chicago", 8, 20],
-    ["MS", "+16015550100", "America/Chicago", 8, 20],
+    ["MS", "+16015550100", "America/Chicago", 9, 20], // 8:00 CST is 9:00 CDT in June
     ["NJ", "+12015550100", "America/New_York", 8, 21],
     ["UT", "+18015550100", "America/Denver", 8, 21],
     ["WA", "+12065550100", "America/Los_Angeles", 8, 20],
@@ -160,10 +160,10 @@ describe("decideSend: Sundays and holidays", () => {
       },
     ],
     [
-      "MS on Sunday waits for Monday",
+      "MS on Sunday waits for Monday (9:00 CDT: 8:00 Central Standard Time)",
       { phone: MS },
       at(`${SUNDAY}T15:00`, "America/Chicago"),
-      { action: "defer", until: iso(at(`${MONDAY}T08:00`, "America/Chicago")), reasons: ["sunday:MS"] },
+      { action: "defer", until: iso(at(`${MONDAY}T09:00`, "America/Chicago")), reasons: ["sunday:MS"] },
     ],
     [
       "UT on Sunday waits for Monday",
@@ -360,10 +360,29 @@ describe("decideSend: DST changes, midnight, zones", () => {
       { action: "send" },
     ],
     [
-      "Mississippi is read on Central time even for a contact in New York's zone",
+      "Mississippi is read on Central Standard Time even for a contact in New York's zone",
       { phone: MS, timezone: "America/New_York" },
-      "2026-06-17T12:30:00.000Z", // 8:30 EDT, 7:30 CDT
-      { action: "defer", until: "2026-06-17T13:00:00.000Z", reasons: ["state_hours:MS"] },
+      "2026-06-17T12:30:00.000Z", // 8:30 EDT, 7:30 CDT, 6:30 CST
+      { action: "defer", until: "2026-06-17T14:00:00.000Z", reasons: ["state_hours:MS"] },
+    ],
+    [
+      "Mississippi in summer: 8:30 CDT is 7:30 Central Standard Time, before the statute's 8:00",
+      { phone: MS },
+      "2026-06-17T13:30:00.000Z",
+      { action: "defer", until: "2026-06-17T14:00:00.000Z", reasons: ["state_hours:MS"] },
+    ],
+    [
+      "Mississippi in summer: 19:59 CDT sends",
+      { phone: MS },
+      "2026-06-18T00:59:00.000Z",
+      { action: "send" },
+    ],
+    ["Mississippi in winter: 8:00 CST sends", { phone: MS }, "2026-12-02T14:00:00.000Z", { action: "send" }],
+    [
+      "Mississippi in winter: 20:00 CST waits for 8:00 CST",
+      { phone: MS },
+      "2026-12-03T02:00:00.000Z",
+      { action: "defer", until: "2026-12-03T14:00:00.000Z", reasons: ["state_hours:MS"] },
     ],
     [
       "Mississippi on Central time for a contact in Denver's zone: 19:30 MDT is 20:30 CDT, closed;" +

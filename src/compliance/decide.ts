@@ -249,7 +249,7 @@ function compileUnknown(channel: Channel): CompiledState {
     if (rule.cap) caps.set(`${rule.cap.max_messages}/${rule.cap.window_hours}`, rule.cap);
   return Object.freeze({
     hourRules: Object.freeze(
-      rows.map((rule) => stateHourRule(rule, "unknown", rule.zone === null ? zonesOfRow(rule) : null)),
+      rows.map((rule) => stateHourRule(rule, "unknown", rule.zones === null ? zonesOfRow(rule) : null)),
     ),
     caps: [...caps.values()],
   });

@@ -133,8 +133,9 @@ export function stateHourRule(
     slots: table.slots,
     closedDays: table.closedDays,
     holidays: calendarOf(rule.holidays),
-    zone: rule.zone,
-    ownZones: rule.zone === null ? (zones ? Object.freeze([...zones]) : null) : Object.freeze([rule.zone]),
+    zone: rule.zones?.[0] ?? null,
+    ownZones:
+      rule.zones === null ? (zones ? Object.freeze([...zones]) : null) : Object.freeze([...rule.zones]),
     hoursReason: `state_hours:${label}` as const,
     sundayReason: rule.hours[0] === null ? (`sunday:${label}` as const) : null,
     holidayReason: rule.holidays.length > 0 ? (`holiday:${label}` as const) : null,
