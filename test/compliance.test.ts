@@ -371,12 +371,7 @@ describe("decideSend: DST changes, midnight, zones", () => {
       "2026-06-17T13:30:00.000Z",
       { action: "defer", until: "2026-06-17T14:00:00.000Z", reasons: ["state_hours:MS"] },
     ],
-    [
-      "Mississippi in summer: 19:59 CDT sends",
-      { phone: MS },
-      "2026-06-18T00:59:00.000Z",
-      { action: "send" },
-    ],
+    ["Mississippi in summer: 19:59 CDT sends", { phone: MS }, "2026-06-18T00:59:00.000Z", { action: "send" }],
     ["Mississippi in winter: 8:00 CST sends", { phone: MS }, "2026-12-02T14:00:00.000Z", { action: "send" }],
     [
       "Mississippi in winter: 20:00 CST waits for 8:00 CST",
@@ -1341,6 +1336,28 @@ describe("decideSend: Rhode Island, Canada's CRTC hours, a contact's own state (
       "a call to Canada on a Sunday at 9:30 waits for 10:00",
       { phone: ON, channel: "voice" },
       "2026-06-21T09:30",
+      "America/Toronto",
+      {
+        action: "defer",
+        until: iso(at("2026-06-21T10:00", "America/Toronto")),
+        reasons: ["state_hours:CA-CRTC"],
+      },
+    ],
+    [
+      "a call to a Canadian number whose contact gave a US state (NY) keeps the CRTC's Sunday 10:00",
+      { phone: ON, channel: "voice", state: "NY" },
+      "2026-06-21T09:30",
+      "America/Toronto",
+      {
+        action: "defer",
+        until: iso(at("2026-06-21T10:00", "America/Toronto")),
+        reasons: ["state_hours:CA-CRTC"],
+      },
+    ],
+    [
+      "a call to a Canadian number whose contact gave FL: Florida's 20:00 and the CRTC's weekend 18:00",
+      { phone: ON, channel: "voice", state: "FL" },
+      "2026-06-20T18:30",
       "America/Toronto",
       {
         action: "defer",
