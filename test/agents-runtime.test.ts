@@ -326,6 +326,40 @@ describe("the reply loop", () => {
     ).toHaveLength(1);
   });
 
+  it("sends no follow-up after a possible opt-out (a person decides, API.md §7.1)", async () => {
+    await agentOnNumber({}, { followup_enabled: true, followup_count: 1, followup_delay_hours: 1 });
+    const from = nextPhone();
+    const message = (await inbound(from, "How much is a cleaning?")).body.message;
+    await eventually(
+      () => thread(message.conversation_id),
+      (c) => agentMessages(c).length === 1,
+    );
+    await inbound(from, "I told you last week to stop sending me these offers!");
+    const { jobs } = await import("../src/db/schema");
+    const { eq } = await import("drizzle-orm");
+    const db = s.server.handle.db;
+    const followup = async () =>
+      db
+        .select()
+        .from(jobs)
+        .all()
+        .find(
+          (j) =>
+            j.kind === "agents.followup" &&
+            (j.payload as { conversation_id: string }).conversation_id === message.conversation_id,
+        );
+    // The follow-up comes due now instead of in an hour.
+    const due = await eventually(followup, (job) => job?.status === "queued");
+    db.update(jobs).set({ runAt: Date.now() }).where(eq(jobs.id, due!.id)).run();
+    await eventually(followup, (job) => job?.status !== "queued");
+    await Bun.sleep(300);
+    const conversation = await thread(message.conversation_id);
+    expect({
+      agent_messages: agentMessages(conversation).length,
+      attention_reason: conversation.attention_reason,
+    }).toEqual({ agent_messages: 1, attention_reason: "possible_opt_out" });
+  });
+
   it("counts a follow-up as a marketing send for the frequency cap (API.md §6.1), a reply not", async () => {
     await agentOnNumber({}, { followup_enabled: true, followup_count: 1, followup_delay_hours: 0 });
     const from = nextPhone();

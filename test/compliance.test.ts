@@ -98,7 +98,7 @@ describe("decideSend: every state row on a weekday, both sides of each edge (def
     ["VA", "+18045550100", "America/New_York", 8, 21],
     ["LA", "+15045550100", "America/Chicago", 8, 20],
     ["AL", "+12055550100", "America/Chicago", 8, 20],
-    ["MS", "+16015550100", "America/Chicago", 8, 20],
+    ["MS", "+16015550100", "America/Chicago", 9, 20], // 8:00 CST is 9:00 CDT in June
     ["NJ", "+12015550100", "America/New_York", 8, 21],
     ["UT", "+18015550100", "America/Denver", 8, 21],
     ["WA", "+12065550100", "America/Los_Angeles", 8, 20],
@@ -108,6 +108,7 @@ describe("decideSend: every state row on a weekday, both sides of each edge (def
     ["MI", "+13135550100", "America/New_York", 9, 21],
     ["MN", "+16125550100", "America/Chicago", 9, 21],
     ["GA", "+14045550100", "America/New_York", 8, 21], // GA's row is voice only: quiet hours decide texts
+    ["NV", "+17025550100", "America/Los_Angeles", 8, 21], // NV's row is voice only too
     ["NY", "+12125550100", "America/New_York", 8, 21], // no row
   ];
   const hh = (hour: number, minute = 0) =>
@@ -117,7 +118,7 @@ describe("decideSend: every state row on a weekday, both sides of each edge (def
     const opening = at(`${WEDNESDAY}T${hh(open)}`, zone);
     const closing = at(`${WEDNESDAY}T${hh(close)}`, zone);
     const nextOpening = at(`${THURSDAY}T${hh(open)}`, zone);
-    const hasRow = state !== "GA" && state !== "NY";
+    const hasRow = state !== "GA" && state !== "NV" && state !== "NY";
 
     it(`${state}: defers one minute before ${open}:00 to ${open}:00 and sends at ${open}:00`, () => {
       const reasons = [...(open === 8 ? ["quiet_hours"] : []), ...(hasRow ? [`state_hours:${state}`] : [])];
@@ -159,10 +160,10 @@ describe("decideSend: Sundays and holidays", () => {
       },
     ],
     [
-      "MS on Sunday waits for Monday",
+      "MS on Sunday waits for Monday (9:00 CDT: 8:00 Central Standard Time)",
       { phone: MS },
       at(`${SUNDAY}T15:00`, "America/Chicago"),
-      { action: "defer", until: iso(at(`${MONDAY}T08:00`, "America/Chicago")), reasons: ["sunday:MS"] },
+      { action: "defer", until: iso(at(`${MONDAY}T09:00`, "America/Chicago")), reasons: ["sunday:MS"] },
     ],
     [
       "UT on Sunday waits for Monday",
@@ -249,6 +250,34 @@ describe("decideSend: Sundays and holidays", () => {
       at("2026-07-24T12:00", "America/Denver"),
       { action: "defer", until: iso(at("2026-07-25T08:00", "America/Denver")), reasons: ["holiday:UT"] },
     ],
+    [
+      "UT on Friday 2027-07-23 (Pioneer Day falls on Saturday: kept on Friday) waits for Monday",
+      { phone: UT },
+      at("2027-07-23T12:00", "America/Denver"),
+      {
+        action: "defer",
+        until: iso(at("2027-07-26T08:00", "America/Denver")),
+        reasons: ["holiday:UT", "sunday:UT"],
+      },
+    ],
+    [
+      "UT on Monday 2026-06-15 (Juneteenth kept on the Monday of its week) waits for Tuesday",
+      { phone: UT },
+      at("2026-06-15T12:00", "America/Denver"),
+      { action: "defer", until: iso(at("2026-06-16T08:00", "America/Denver")), reasons: ["holiday:UT"] },
+    ],
+    [
+      "UT on Monday 2027-06-21 (Juneteenth on a Saturday: the Monday after) waits for Tuesday",
+      { phone: UT },
+      at("2027-06-21T12:00", "America/Denver"),
+      { action: "defer", until: iso(at("2027-06-22T08:00", "America/Denver")), reasons: ["holiday:UT"] },
+    ],
+    [
+      "UT on Wednesday 2026-06-17 sends",
+      { phone: UT },
+      at("2026-06-17T12:00", "America/Denver"),
+      { action: "send" },
+    ],
     ["FL on Christmas sends", { phone: FL }, at("2026-12-25T12:00", "America/New_York"), { action: "send" }],
   ];
   for (const [name, input, now, expected] of cases) {
@@ -331,10 +360,24 @@ describe("decideSend: DST changes, midnight, zones", () => {
       { action: "send" },
     ],
     [
-      "Mississippi is read on Central time even for a contact in New York's zone",
+      "Mississippi is read on Central Standard Time even for a contact in New York's zone",
       { phone: MS, timezone: "America/New_York" },
-      "2026-06-17T12:30:00.000Z", // 8:30 EDT, 7:30 CDT
-      { action: "defer", until: "2026-06-17T13:00:00.000Z", reasons: ["state_hours:MS"] },
+      "2026-06-17T12:30:00.000Z", // 8:30 EDT, 7:30 CDT, 6:30 CST
+      { action: "defer", until: "2026-06-17T14:00:00.000Z", reasons: ["state_hours:MS"] },
+    ],
+    [
+      "Mississippi in summer: 8:30 CDT is 7:30 Central Standard Time, before the statute's 8:00",
+      { phone: MS },
+      "2026-06-17T13:30:00.000Z",
+      { action: "defer", until: "2026-06-17T14:00:00.000Z", reasons: ["state_hours:MS"] },
+    ],
+    ["Mississippi in summer: 19:59 CDT sends", { phone: MS }, "2026-06-18T00:59:00.000Z", { action: "send" }],
+    ["Mississippi in winter: 8:00 CST sends", { phone: MS }, "2026-12-02T14:00:00.000Z", { action: "send" }],
+    [
+      "Mississippi in winter: 20:00 CST waits for 8:00 CST",
+      { phone: MS },
+      "2026-12-03T02:00:00.000Z",
+      { action: "defer", until: "2026-12-03T14:00:00.000Z", reasons: ["state_hours:MS"] },
     ],
     [
       "Mississippi on Central time for a contact in Denver's zone: 19:30 MDT is 20:30 CDT, closed;" +
@@ -846,6 +889,22 @@ describe("decideSend: kinds, quiet hours settings and overrides", () => {
         reasons: ["state_hours:GA"],
       },
     ],
+    [
+      "NV's row holds for calls: 8:30 Pacific waits for 9:00",
+      { phone: "+17025550100", channel: "voice" },
+      at(`${WEDNESDAY}T08:30`, "America/Los_Angeles"),
+      {
+        action: "defer",
+        until: iso(at(`${WEDNESDAY}T09:00`, "America/Los_Angeles")),
+        reasons: ["state_hours:NV"],
+      },
+    ],
+    [
+      "NV's row is voice only: a text at 8:30 Pacific sends",
+      { phone: "+17025550100" },
+      at(`${WEDNESDAY}T08:30`, "America/Los_Angeles"),
+      { action: "send" },
+    ],
   ];
   for (const [name, input, now, expected] of cases) {
     it(name, () => expect(decide(input, now)).toEqual(expected));
@@ -1066,6 +1125,7 @@ describe("the state table", () => {
       "MA",
       "MI",
       "MN",
+      "NV",
       "NJ",
       "UT",
       "WA",
@@ -1075,7 +1135,14 @@ describe("the state table", () => {
       expect(rule.source.length).toBeGreaterThan(5);
       expect(rule.hours).toHaveLength(7);
       for (const day of rule.hours)
-        if (day) expect(day[0] < day[1] && day[0] >= 0 && day[1] <= 24).toBe(true);
+        if (day)
+          expect(
+            day[0] < day[1] &&
+              day[0] >= 0 &&
+              day[1] <= 24 &&
+              Number.isInteger(day[0] * 2) &&
+              Number.isInteger(day[1] * 2),
+          ).toBe(true);
       expect(areaCodesWithRegion().some((code) => regionOfAreaCode(code)!.regions.includes(rule.state))).toBe(
         true,
       );
@@ -1277,11 +1344,69 @@ describe("decideSend: Rhode Island, Canada's CRTC hours, a contact's own state (
       },
     ],
     [
+      "a call to a Canadian number whose contact gave a US state (NY) keeps the CRTC's Sunday 10:00",
+      { phone: ON, channel: "voice", state: "NY" },
+      "2026-06-21T09:30",
+      "America/Toronto",
+      {
+        action: "defer",
+        until: iso(at("2026-06-21T10:00", "America/Toronto")),
+        reasons: ["state_hours:CA-CRTC"],
+      },
+    ],
+    [
+      "a call to a Canadian number whose contact gave FL: Florida's 20:00 and the CRTC's weekend 18:00",
+      { phone: ON, channel: "voice", state: "FL" },
+      "2026-06-20T18:30",
+      "America/Toronto",
+      {
+        action: "defer",
+        until: iso(at("2026-06-21T10:00", "America/Toronto")),
+        reasons: ["state_hours:CA-CRTC"],
+      },
+    ],
+    [
       "a call to Canada on a weekday at 20:59 sends",
       { phone: ON, channel: "voice" },
       "2026-06-17T20:59",
       "America/Toronto",
       { action: "send" },
+    ],
+    [
+      "a call to Canada on a weekday at 21:15 with quiet hours off sends (the CRTC allows until 21:30)",
+      { phone: ON, channel: "voice", quiet_hours: { enabled: false, start_hour: 21, end_hour: 8 } },
+      "2026-06-17T21:15",
+      "America/Toronto",
+      { action: "send" },
+    ],
+    [
+      "a call to Canada on a weekday at 21:30 with quiet hours off waits for 9:00",
+      { phone: ON, channel: "voice", quiet_hours: { enabled: false, start_hour: 21, end_hour: 8 } },
+      "2026-06-17T21:30",
+      "America/Toronto",
+      {
+        action: "defer",
+        until: iso(at("2026-06-18T09:00", "America/Toronto")),
+        reasons: ["state_hours:CA-CRTC"],
+      },
+    ],
+    [
+      "a call to Canada on a Friday at 21:15 with quiet hours 22 → 8 sends",
+      { phone: ON, channel: "voice", quiet_hours: { enabled: true, start_hour: 22, end_hour: 8 } },
+      "2026-06-19T21:15",
+      "America/Toronto",
+      { action: "send" },
+    ],
+    [
+      "a call to Canada on a weekday at 21:15 keeps the default quiet hours (21:00)",
+      { phone: ON, channel: "voice" },
+      "2026-06-17T21:15",
+      "America/Toronto",
+      {
+        action: "defer",
+        until: iso(at("2026-06-18T09:00", "America/Toronto")),
+        reasons: ["quiet_hours", "state_hours:CA-CRTC"],
+      },
     ],
     [
       "a call to Canada on a weekday at 8:30 waits for 9:00",

@@ -296,6 +296,50 @@ describe("running a flow", () => {
     expect(badStatus.status).toBe(422);
   });
 
+  // [reply, what the thread shows]: neither is a reply the flow answers (API.md §7.1).
+  const NOT_REPLIES: [string, { needs_attention: boolean; attention_reason: string | null }][] = [
+    ["Stop.", { needs_attention: false, attention_reason: null }],
+    [
+      "I really want you to stop sending me these",
+      { needs_attention: true, attention_reason: "possible_opt_out" },
+    ],
+  ];
+  for (const [body, thread] of NOT_REPLIES) {
+    it(`does not answer ${JSON.stringify(body)} from a contact waiting for a reply; the run keeps waiting`, async () => {
+      const w = workspace();
+      const OURS = await setup(w);
+      const flow = await w.flow(replyFlow(), { status: "active" });
+      const stopping = await w.contact();
+      const other = await w.contact();
+      await w.api("POST", `/v1/flows/${flow.id}/enroll`, { contact_ids: [stopping.id, other.id] });
+      await eventually(w.outbox, (sends) => sends.length === 2);
+      const inbound = (from: string, text: string) =>
+        s.api("POST", "/v1/sandbox/inbound", { from, to: OURS, body: text }, { key: w.key });
+      await inbound(stopping.phone_number, body);
+      // The other contact's reply wakes the same flow: once it is thanked, the first was decided too.
+      await inbound(other.phone_number, "Tell me more");
+      await eventually(w.outbox, (sends) =>
+        sends.some((x) => x.to === other.phone_number && x.body === "Thanks!"),
+      );
+      const answered = (await w.outbox()).filter(
+        (x) => x.to === stopping.phone_number && x.body.startsWith("Thanks"),
+      );
+      const run = (await w.runs(flow.id)).find((r) => r.contact_id === stopping.id);
+      const conversation = (
+        await w.api("GET", `/v1/conversations?contact_id=${stopping.id}`)
+      ).body.conversations.find((c: Json) => c.contact_id === stopping.id);
+      expect({
+        body,
+        answered: answered.length,
+        run: `${run.status}:${run.current_node_id}`,
+        thread: {
+          needs_attention: conversation.needs_attention,
+          attention_reason: conversation.attention_reason,
+        },
+      }).toEqual({ body, answered: 0, run: "active:wait", thread });
+    });
+  }
+
   it("goes on past add_to_list when its list was deleted after the flow was saved", async () => {
     const w = workspace();
     const list = (await w.api("POST", "/v1/lists", { name: "Gone soon" })).body.list.id;
@@ -643,6 +687,25 @@ describe("POST /v1/flows/{id}/simulate", () => {
     const run = (await w.runs(flow.id))[0];
     expect(run).toMatchObject({ status: "completed", current_node_id: "pro" });
   });
+
+  for (const body of ["STOP", "I really want you to stop sending me these"]) {
+    it(`does not take ${JSON.stringify(body)} as a reply, as the live run does not`, async () => {
+      const w = workspace();
+      await setup(w);
+      const flow = await w.flow(replyFlow());
+      const sim = await w.api("POST", `/v1/flows/${flow.id}/simulate`, {
+        contact: { phone_number: "+14155550179", timezone: DAY },
+        events: [{ after_minutes: 30, type: "reply", body }],
+        max_days: 2,
+      });
+      const actions = sim.body.trace.map((x: Json) => x.action);
+      expect({ body, replied: actions.includes("replied"), timeout: actions.includes("timeout") }).toEqual({
+        body,
+        replied: false,
+        timeout: true,
+      });
+    });
+  }
 
   it("shows a night-time send as deferred, the timeout path, and a purchase exit", async () => {
     const w = workspace();

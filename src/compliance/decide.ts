@@ -141,7 +141,13 @@ function phoneStatus(phone: string | null | undefined): "none" | "invalid" | "ok
  * none: not a US number (Canada, Caribbean, other countries), no US state rule applies.
  */
 type NumberState =
-  | { kind: "known"; regions: readonly string[]; rule: StateRule | null }
+  | {
+      kind: "known";
+      regions: readonly string[];
+      rule: StateRule | null;
+      /** A Canadian number whose contact gave a US state: the CRTC's call hours apply too. */
+      canadianNumber?: boolean;
+    }
   | { kind: "unknown" }
   | { kind: "none"; regions: readonly string[]; canada: boolean };
 
@@ -164,19 +170,29 @@ const statesByGivenState = new Map<string, NumberState>();
 
 /**
  * The state whose rules apply: the contact's own `state` when it is a known US state or Canadian
- * province code, else the number's area code's state.
+ * province code, else the number's area code's state. A Canadian number keeps the CRTC's call
+ * hours (API.md §7.1: calls to Canadian numbers) whatever state its contact gave.
  */
 function recipientState(phone: string, given: string | null | undefined): NumberState {
   if (!given) return numberState(phone);
   const code = given.toUpperCase();
-  let state = statesByGivenState.get(code);
+  const own = numberState(phone);
+  const canadianNumber = own.kind === "none" && own.canada;
+  const key = canadianNumber ? `${code}:CA` : code;
+  let state = statesByGivenState.get(key);
   if (state) return state;
   if (US_STATES.has(code)) {
-    state = Object.freeze({ kind: "known", regions: [code], rule: RULES_BY_STATE.get(code) ?? null });
+    const rule = RULES_BY_STATE.get(code) ?? null;
+    state = Object.freeze({
+      kind: "known",
+      regions: [code],
+      rule,
+      ...(canadianNumber ? { canadianNumber } : {}),
+    });
   } else if (CA_PROVINCES.has(code)) {
     state = Object.freeze({ kind: "none", regions: [code], canada: true });
-  } else return numberState(phone); // not a code the table knows: the area code decides
-  statesByGivenState.set(code, state);
+  } else return own; // not a code the table knows: the area code decides
+  statesByGivenState.set(key, state);
   return state;
 }
 
@@ -249,7 +265,7 @@ function compileUnknown(channel: Channel): CompiledState {
     if (rule.cap) caps.set(`${rule.cap.max_messages}/${rule.cap.window_hours}`, rule.cap);
   return Object.freeze({
     hourRules: Object.freeze(
-      rows.map((rule) => stateHourRule(rule, "unknown", rule.zone === null ? zonesOfRow(rule) : null)),
+      rows.map((rule) => stateHourRule(rule, "unknown", rule.zones === null ? zonesOfRow(rule) : null)),
     ),
     caps: [...caps.values()],
   });
@@ -265,8 +281,28 @@ const compiledCanada = {
   voice: compileState(CRTC_CALL_RULE, "voice"),
 };
 
+/** A US state's rules with the CRTC's call hours added (a Canadian number, a US state given). */
+const withCanada = {
+  sms: new Map<StateRule | null, CompiledState>(),
+  voice: new Map<StateRule | null, CompiledState>(),
+};
+function stateAndCanada(rule: StateRule | null, channel: Channel): CompiledState {
+  let both = withCanada[channel].get(rule);
+  if (!both) {
+    const own = rule ? (compiled[channel].get(rule) ?? NO_STATE_RULES) : NO_STATE_RULES;
+    const canada = compiledCanada[channel];
+    both = Object.freeze({
+      hourRules: Object.freeze([...own.hourRules, ...canada.hourRules]),
+      caps: [...own.caps, ...canada.caps],
+    });
+    withCanada[channel].set(rule, both);
+  }
+  return both;
+}
+
 function stateRulesFor(state: NumberState, channel: Channel): CompiledState {
   if (state.kind === "unknown") return compiledUnknown[channel];
+  if (state.kind === "known" && state.canadianNumber) return stateAndCanada(state.rule, channel);
   if (state.kind === "known" && state.rule) return compiled[channel].get(state.rule) ?? NO_STATE_RULES;
   if (state.kind === "none" && state.canada) return compiledCanada[channel];
   return NO_STATE_RULES;

@@ -12,7 +12,9 @@ import { DAY_MS, dateOfDay, dayOfDate, weekdayOfDay } from "./zone-clock";
 type HolidayDate =
   | { kind: "fixed"; month: number; day: number; observedShift: boolean }
   | { kind: "nth_weekday"; month: number; weekday: number; n: number } // n = -1: the last one
-  | { kind: "easter"; offsetDays: number };
+  | { kind: "easter"; offsetDays: number }
+  /** Observed on a Monday: the one before when the date is a Tuesday–Friday, after it on a weekend. */
+  | { kind: "monday_of"; month: number; day: number };
 
 interface HolidayDefinition {
   name: string;
@@ -57,6 +59,13 @@ export const HOLIDAY_DEFINITIONS = {
   all_saints_day: { name: "All Saints' Day", date: fixed(11, 1, false) },
   confederate_memorial_day: { name: "Confederate Memorial Day", date: nth(4, MONDAY, 4) },
   jefferson_davis_birthday: { name: "Jefferson Davis' Birthday", date: nth(1, MONDAY, 6) },
+  // Utah Code 63G-1-301(2)(c)-(d) (2025): Juneteenth is kept on the Monday of its week, or the Monday
+  // after when June 19 is a weekend day (date-holidays does not know this yet).
+  utah_juneteenth: {
+    name: "Juneteenth National Freedom Day (Utah)",
+    date: { kind: "monday_of", month: 6, day: 19 },
+    since: 2025,
+  },
 } satisfies Record<string, HolidayDefinition>;
 
 export type HolidayId = keyof typeof HOLIDAY_DEFINITIONS;
@@ -76,6 +85,11 @@ const librariesByState = new Map<string, Holidays>();
 /**
  * The public holidays of a US state in a year from `date-holidays` (federal and state days, with
  * the days they are observed on), as day numbers with names; state "" is the federal list.
+ *
+ * Fail closed: a day the library lists on a Saturday also closes the Friday before, on a Sunday the
+ * Monday after, when the library gives it no substitute day of its own (it leaves some out: Utah's
+ * Pioneer Day on Saturday 2027-07-24 is kept on Friday the 23rd, Utah Code 63G-1-301(2)(a)-(b), as
+ * federal days are, 5 U.S.C. 6103(b)).
  */
 export function stateLegalHolidays(state: string, year: number): { day: number; name: string }[] {
   let library = librariesByState.get(state);
@@ -83,13 +97,21 @@ export function stateLegalHolidays(state: string, year: number): { day: number; 
     library = state ? new Holidays("US", state) : new Holidays("US");
     librariesByState.set(state, library);
   }
-  return library
+  const listed = library
     .getHolidays(year)
     .filter((holiday) => holiday.type === "public")
     .map((holiday) => {
       const [y, m, d] = holiday.date.slice(0, 10).split("-").map(Number) as [number, number, number];
       return { day: dayOfDate(y, m, d), name: holiday.name };
     });
+  const days = [...listed];
+  for (const { day, name } of listed) {
+    const weekday = weekdayOfDay(day);
+    if (weekday !== 0 && weekday !== 6) continue;
+    if (listed.some((other) => other.name.startsWith(name) && other.day !== day)) continue; // has a substitute
+    days.push({ day: weekday === 6 ? day - 1 : day + 1, name: `${name} (observed)` });
+  }
+  return days;
 }
 
 /** Every day (with its name) a holiday source closes in a year: a date and its observed date. */
@@ -174,6 +196,12 @@ export function holidayIn(id: HolidayId, year: number): HolidayOccurrence | null
     case "easter":
       day = observed = easterDay(year) + date.offsetDays;
       break;
+    case "monday_of": {
+      day = dayOfDate(year, date.month, date.day);
+      const weekday = weekdayOfDay(day);
+      observed = weekday === 0 ? day + 1 : weekday === 6 ? day + 2 : day - (weekday - 1);
+      break;
+    }
   }
   return { id, name: definition.name, day, observed };
 }

@@ -2,21 +2,14 @@
  * Send windows: hour rules read on a wall clock, and the search for the next instant at which
  * every rule is open in every zone it is read in.
  *
- * A rule is an allowed-hours mask per weekday (bit h set: h:00–h:59 allowed) plus holidays on
- * which the whole day is closed. Rules are whole hours, so a window opens on an hour of some
- * zone's wall clock; the search jumps from one opening to the next instead of walking minutes.
+ * A rule is a table of allowed half hours per weekday (slot s: s×30 minutes past midnight, for 30
+ * minutes) plus holidays on which the whole day is closed. Rules open and close on the hour or the
+ * half hour (the CRTC's 21:30), so a window opens on a half hour of some zone's wall clock; the
+ * search jumps from one opening to the next instead of walking minutes.
  */
 import { HolidayCalendar, type HolidaySource } from "./holidays";
 import type { StateRule } from "./state-rules";
-import {
-  DAY_MS,
-  HOUR_MS,
-  instantOfWallTime,
-  MINUTE_MS,
-  wallTime,
-  weekdayOfDay,
-  zoneOffset,
-} from "./zone-clock";
+import { DAY_MS, instantOfWallTime, MINUTE_MS, wallTime, weekdayOfDay, zoneOffset } from "./zone-clock";
 
 /** Why a send waits: which rule closed the window while it waited. */
 export type DeferReason =
@@ -26,10 +19,16 @@ export type DeferReason =
   | `holiday:${string}`
   | "no_window";
 
+/** Half-hour slots in a day. */
+export const SLOTS_PER_DAY = 48;
+const SLOT_MS = 30 * MINUTE_MS;
+
 /** An hour rule, compiled once and shared. */
 export interface HourRule {
-  /** Allowed hours per weekday (Sunday first) as 24-bit masks. */
-  readonly masks: readonly number[];
+  /** Allowed half hours, SLOTS_PER_DAY per weekday (Sunday first): 1 allowed, 0 not. */
+  readonly slots: Uint8Array;
+  /** Per weekday (Sunday first): true when no half hour of the day is allowed. */
+  readonly closedDays: readonly boolean[];
   readonly holidays: HolidayCalendar | null;
   /** Read in this zone instead of the recipient's local zones. */
   readonly zone: string | null;
@@ -41,12 +40,24 @@ export interface HourRule {
   readonly holidayReason: DeferReason | null;
 }
 
-const ALL_HOURS = 0xffffff;
-
-function hoursMask(from: number, to: number): number {
-  let mask = 0;
-  for (let hour = from; hour < to; hour++) mask |= 1 << hour;
-  return mask;
+/** The slot table of allowed [from, to) hours per weekday (null: closed); hours on the half hour. */
+function slotTable(days: readonly (readonly [from: number, to: number] | null)[]): {
+  slots: Uint8Array;
+  closedDays: readonly boolean[];
+} {
+  const slots = new Uint8Array(7 * SLOTS_PER_DAY);
+  days.forEach((day, weekday) => {
+    if (!day) return;
+    const from = Math.max(0, Math.round(day[0] * 2));
+    const to = Math.min(SLOTS_PER_DAY, Math.round(day[1] * 2));
+    for (let slot = from; slot < to; slot++) slots[weekday * SLOTS_PER_DAY + slot] = 1;
+  });
+  const closedDays = Object.freeze(
+    Array.from({ length: 7 }, (_, weekday) =>
+      slots.subarray(weekday * SLOTS_PER_DAY, (weekday + 1) * SLOTS_PER_DAY).every((slot) => slot === 0),
+    ),
+  );
+  return { slots, closedDays };
 }
 
 /**
@@ -65,19 +76,19 @@ export function quietHoursRule(
   const key = simple ? start * 24 + end : `${start}:${end}:${zone}`;
   const cached = simple ? quietRulesByHours[key as number] : quietRulesByKey.get(key as string);
   if (cached !== undefined) return cached;
-  let quiet = 0;
-  if (start !== end) {
-    for (let hour = 0; hour < 24; hour++) {
-      const isQuiet = start < end ? hour >= start && hour < end : hour >= start || hour < end;
-      if (isQuiet) quiet |= 1 << hour;
-    }
-  }
-  const allowed = ALL_HOURS & ~quiet;
+  const isQuiet = (hour: number) =>
+    start !== end && (start < end ? hour >= start && hour < end : hour >= start || hour < end);
+  const open = Array.from({ length: 24 }, (_, hour) => hour).filter((hour) => !isQuiet(hour));
+  const table = slotTable(Array.from({ length: 7 }, () => null));
+  for (let weekday = 0; weekday < 7; weekday++)
+    for (const hour of open)
+      table.slots.fill(1, weekday * SLOTS_PER_DAY + hour * 2, weekday * SLOTS_PER_DAY + hour * 2 + 2);
   const rule: HourRule | null =
-    allowed === ALL_HOURS
+    open.length === 24
       ? null
       : Object.freeze({
-          masks: Object.freeze(Array.from({ length: 7 }, () => allowed)),
+          slots: table.slots,
+          closedDays: Object.freeze(Array.from({ length: 7 }, () => open.length === 0)),
           holidays: null,
           zone,
           ownZones: zone === null ? null : Object.freeze([zone]),
@@ -117,24 +128,26 @@ export function stateHourRule(
   label = rule.state,
   zones: readonly string[] | null = null,
 ): HourRule {
+  const table = slotTable(rule.hours);
   return Object.freeze({
-    masks: Object.freeze(rule.hours.map((day) => (day ? hoursMask(day[0], day[1]) : 0))),
+    slots: table.slots,
+    closedDays: table.closedDays,
     holidays: calendarOf(rule.holidays),
-    zone: rule.zone,
-    ownZones: rule.zone === null ? (zones ? Object.freeze([...zones]) : null) : Object.freeze([rule.zone]),
+    zone: rule.zones?.[0] ?? null,
+    ownZones:
+      rule.zones === null ? (zones ? Object.freeze([...zones]) : null) : Object.freeze([...rule.zones]),
     hoursReason: `state_hours:${label}` as const,
     sundayReason: rule.hours[0] === null ? (`sunday:${label}` as const) : null,
     holidayReason: rule.holidays.length > 0 ? (`holiday:${label}` as const) : null,
   });
 }
 
-/** Why `rule` is closed at a wall time, or null when it is open. */
-function closedBy(rule: HourRule, day: number, hour: number): DeferReason | null {
+/** Why `rule` is closed at a wall time (a day and a half-hour slot of it), or null when it is open. */
+function closedBy(rule: HourRule, day: number, slot: number): DeferReason | null {
   if (rule.holidays?.has(day)) return rule.holidayReason;
   const weekday = weekdayOfDay(day);
-  const mask = rule.masks[weekday];
-  if ((mask >>> hour) & 1) return null;
-  return weekday === 0 && mask === 0 && rule.sundayReason ? rule.sundayReason : rule.hoursReason;
+  if (rule.slots[weekday * SLOTS_PER_DAY + slot] === 1) return null;
+  return weekday === 0 && rule.closedDays[0] && rule.sundayReason ? rule.sundayReason : rule.hoursReason;
 }
 
 /** How far ahead the search looks before it gives up (no window). */
@@ -152,26 +165,26 @@ function addReason(reasons: DeferReason[], reason: DeferReason): void {
 function nextOpening(rule: HourRule, zone: string, at: number, reasons: DeferReason[]): number | null {
   const wall = wallTime(zone, at);
   let day = Math.floor(wall / DAY_MS);
-  let hour = Math.floor((wall - day * DAY_MS) / HOUR_MS);
+  let slot = Math.floor((wall - day * DAY_MS) / SLOT_MS);
   const lastDay = day + SEARCH_HORIZON_MS / DAY_MS;
-  for (; day <= lastDay; day++, hour = 0) {
+  for (; day <= lastDay; day++, slot = 0) {
     if (rule.holidays?.has(day)) {
       addReason(reasons, rule.holidayReason!);
       continue;
     }
     const weekday = weekdayOfDay(day);
-    const mask = rule.masks[weekday];
-    // First allowed hour at or after `hour` (the hour `at` is in is closed, so this is later).
-    const open = mask & ~((1 << hour) - 1);
-    if (open === 0) {
+    const base = weekday * SLOTS_PER_DAY;
+    // First allowed half hour at or after `slot` (the one `at` is in is closed, so this is later).
+    let open = slot;
+    while (open < SLOTS_PER_DAY && rule.slots[base + open] !== 1) open++;
+    if (open === SLOTS_PER_DAY) {
       addReason(
         reasons,
-        weekday === 0 && mask === 0 && rule.sundayReason ? rule.sundayReason : rule.hoursReason,
+        weekday === 0 && rule.closedDays[0] && rule.sundayReason ? rule.sundayReason : rule.hoursReason,
       );
       continue;
     }
-    const openHour = 31 - Math.clz32(open & -open);
-    const instant = instantOfWallTime(zone, day * DAY_MS + openHour * HOUR_MS, at);
+    const instant = instantOfWallTime(zone, day * DAY_MS + open * SLOT_MS, at);
     return instant > at ? instant : at + MINUTE_MS;
   }
   return null;
@@ -216,7 +229,7 @@ export function findWindow(plan: WindowPlan, from: number): WindowAnswer {
       for (const zone of ruleZones) {
         const wall = at + zoneOffset(zone, at);
         const day = Math.floor(wall / DAY_MS);
-        const reason = closedBy(rule, day, Math.floor((wall - day * DAY_MS) / HOUR_MS));
+        const reason = closedBy(rule, day, Math.floor((wall - day * DAY_MS) / SLOT_MS));
         if (reason === null) continue;
         reasons ??= [];
         addReason(reasons, reason);

@@ -520,7 +520,8 @@ function scheduleFollowup(tx: DbOrTx, conversation: ConversationRow, agent: Agen
 /**
  * `agents.followup`: the contact has not answered since the agent's message at `after`. Sends a
  * follow-up (at most `followup_count` since the contact last wrote) when the send-time rules of
- * API.md §6.1 allow it now, waits when they defer it, and gives up when they skip it.
+ * API.md §6.1 allow it now, waits when they defer it, and gives up when they skip it or the thread
+ * is flagged as a possible opt-out.
  */
 export async function agentFollowupJob(payload: JobPayloads["agents.followup"], ctx: JobContext) {
   const now = ctx.clock.now();
@@ -531,6 +532,8 @@ export async function agentFollowupJob(payload: JobPayloads["agents.followup"], 
       .where(eq(conversations.id, payload.conversation_id))
       .get();
     if (!conversation || conversation.agentPaused || conversation.agentId === null) return null;
+    // A possible opt-out waits for a person (API.md §7.1): no follow-up goes out meanwhile.
+    if (conversation.needsAttention && conversation.attentionReason === "possible_opt_out") return null;
     const state = tx
       .select()
       .from(agentThreads)

@@ -11,7 +11,7 @@ import { workspaceRow } from "../../db/workspace-row";
 import { invalid } from "../../lib/errors";
 import { newId } from "../../lib/ids";
 import { normalizePhone } from "../../lib/phone";
-import { keywordOf } from "../messaging/inbound";
+import { isPossibleOptOut, keywordOf } from "../messaging/inbound";
 import { exitOnPurchase, findFlow, markReplied } from "./flows";
 import { advanceRun, flowGraph, RunEnv, type TraceEntry } from "./runner";
 
@@ -194,8 +194,12 @@ export function simulateFlow(
             action: event.type,
             detail: event.body ?? event.event ?? null,
           });
-          // As live: a CTIA keyword (STOP, YES, HELP ...) is not a reply a flow hears.
-          if (event.type === "reply" && keywordOf(event.body ?? "") === null)
+          // As live: a CTIA keyword (STOP, YES, HELP ...) or a possible opt-out is not a reply a flow hears.
+          if (
+            event.type === "reply" &&
+            keywordOf(event.body ?? "") === null &&
+            !isPossibleOptOut(event.body ?? "")
+          )
             markReplied(tx, workspaceId, contact.id, t);
           else if (event.type === "conversion" && (event.event ?? "purchase") === "purchase")
             exitOnPurchase(tx, workspaceId, contact.id, t);

@@ -4,7 +4,9 @@
  *   contact.created     → `contact_created` flows (API, import, inbound)
  *   list additions      → `added_to_list {list_id}` flows (the API, imports into a list, flow nodes)
  *   message.received    → `inbound_keyword {keywords}` flows (first word; CTIA keywords never), and
- *                         runs waiting for a reply go on by `replied`
+ *                         runs waiting for a reply go on by `replied`; neither for a keyword (STOP,
+ *                         HELP, YES ...) nor for a possible opt-out (API.md §7.1: a person reads it,
+ *                         the flow does not answer it and keeps waiting)
  *   link.clicked        → `link_clicked {offer_id?}` flows
  *   conversion.recorded → `conversion {conversion_event?}` flows; a purchase exits flows with exit_on_purchase
  * Only `active` flows enroll; activation does not catch up on what happened before.
@@ -12,7 +14,7 @@
 import type { DbOrTx } from "../../db/client";
 import { onListMembersAdded } from "../audience/lists";
 import { onEventsEmitted } from "../events";
-import { keywordOf } from "../messaging/inbound";
+import { isPossibleOptOut, keywordOf } from "../messaging/inbound";
 import { enrollContacts, exitOnPurchase, flowsTriggeredBy, markReplied } from "./flows";
 import { onFlowAddedToList } from "./runner";
 
@@ -85,7 +87,7 @@ export function startFlowTriggers() {
         case "message.received": {
           if (!data.contact_id) break;
           const body = (data.body ?? "").trim();
-          if (keywordOf(body) !== null) break;
+          if (keywordOf(body) !== null || isPossibleOptOut(body)) break;
           markReplied(tx, event.workspaceId, data.contact_id, now);
           const first = body.split(/\s+/)[0]?.toLowerCase() ?? "";
           if (!first) break;
