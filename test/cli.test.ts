@@ -139,9 +139,9 @@ describe("outreach usage", () => {
     }
   });
 
-  it("serve --help names every environment variable of the README's configuration table", () => {
-    const readme = readFileSync(join(import.meta.dir, "..", "README.md"), "utf8");
-    const table = readme.slice(readme.indexOf("\n## Configuration"));
+  it("serve --help names every environment variable of the configuration table (docs/configuration.md)", () => {
+    const reference = readFileSync(join(import.meta.dir, "..", "docs", "configuration.md"), "utf8");
+    const table = reference.slice(reference.indexOf("\n## Configuration"));
     const names = new Set<string>();
     for (const row of table.split("\n").filter((line) => line.startsWith("| `"))) {
       const first = row.split("|")[1] ?? "";

@@ -241,7 +241,7 @@ describe.skipIf(!available)("the dashboard in Chromium", () => {
   });
 
   it("creates, previews and launches a campaign, and its stats move", async () => {
-    const { context, page } = await signedIn("frances@example.com", "admin");
+    const { context, page } = await signedIn("dorothy@example.com", "admin");
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) {
       const c = await s.api("POST", "/v1/contacts", {
