@@ -97,3 +97,9 @@ export type Answer<P extends keyof paths> = paths[P] extends {
 }
   ? A
   : never;
+/** What `POST <path>` answers. */
+export type Posted<P extends keyof paths> = paths[P] extends {
+  post: { responses: { 200: { content: { "application/json": infer A } } } };
+}
+  ? A
+  : never;
