@@ -44,8 +44,11 @@ export const post = (path: string, body?: unknown): Promise<Json> => api("POST",
 export const patch = (path: string, body: unknown): Promise<Json> => api("PATCH", path, body);
 export const del = (path: string, body?: unknown): Promise<Json> => api("DELETE", path, body);
 
+/** What `POST /v1/contacts/import` answers. */
+export type ImportResult = Posted<"/v1/contacts/import">;
+
 /** Uploads a CSV to the import endpoint, reporting upload progress (0–1) as it goes. */
-export function importCsv(csv: Blob, onProgress: (fraction: number) => void): Promise<Json> {
+export function importCsv(csv: Blob, onProgress: (fraction: number) => void): Promise<ImportResult> {
   return new Promise((resolve, reject) => {
     const xhr = new XMLHttpRequest();
     xhr.open("POST", "/v1/contacts/import");
@@ -54,7 +57,7 @@ export function importCsv(csv: Blob, onProgress: (fraction: number) => void): Pr
       if (event.lengthComputable) onProgress(Math.min(0.99, event.loaded / event.total));
     };
     xhr.onload = () => {
-      let body: Json = null;
+      let body: (ImportResult & { error?: string }) | null = null;
       try {
         body = JSON.parse(xhr.responseText);
       } catch {
