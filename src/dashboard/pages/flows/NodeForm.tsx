@@ -1,28 +1,23 @@
-import { useEffect, useState } from "react";
-import { get, type Json } from "../../api";
+import { useState } from "react";
+import { call, client } from "../../api";
 import { RuleBuilder } from "../../components/RuleBuilder";
+import { useRows } from "../../components/useRows";
 import { KINDS, type NodeData, TRIGGER_WORDS } from "./kinds";
 
-/** Options of a workspace resource for a select, fetched once per page view. */
-function useOptions(path: string, many: string): Json[] {
-  const [rows, setRows] = useState<Json[]>([]);
-  useEffect(() => {
-    get(`${path}?limit=200`).then(
-      (a) => setRows(a[many] ?? []),
-      () => setRows([]),
-    );
-  }, [path, many]);
-  return rows;
-}
+// What a node's form picks from, over the typed client (module-level, so each loads once).
+const ALL = { params: { query: { limit: 200 } } };
+const loadLists = async () => (await call(client.GET("/v1/lists", ALL))).lists;
+const loadAgents = async () => (await call(client.GET("/v1/agents", ALL))).agents;
+const loadOffers = async () => (await call(client.GET("/v1/offers", ALL))).offers;
 
-function Pick(props: {
+function Pick<Row extends { id: string; name: string }>(props: {
   label: string;
   value: string | undefined;
-  rows: Json[];
+  rows: Row[];
   onChange: (value: string) => void;
   empty: string;
   optional?: boolean;
-  filter?: (row: Json) => boolean;
+  filter?: (row: Row) => boolean;
 }) {
   const rows = props.filter ? props.rows.filter(props.filter) : props.rows;
   return (
@@ -32,7 +27,7 @@ function Pick(props: {
         <option value="">{props.optional ? "Any" : "Choose…"}</option>
         {rows.map((r) => (
           <option key={r.id} value={r.id}>
-            {r.name ?? r.number ?? r.id}
+            {r.name || r.id}
           </option>
         ))}
       </select>
@@ -59,9 +54,9 @@ export function NodeForm({
     for (const key of Object.keys(next)) if (next[key] === undefined) delete next[key];
     onChange(next);
   };
-  const lists = useOptions("/v1/lists", "lists");
-  const agents = useOptions("/v1/agents", "agents");
-  const offers = useOptions("/v1/offers", "offers");
+  const lists = useRows(loadLists);
+  const agents = useRows(loadAgents);
+  const offers = useRows(loadOffers);
   const kind = KINDS[type];
   return (
     <div className="node-form">
