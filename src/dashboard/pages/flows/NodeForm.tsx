@@ -10,6 +10,20 @@ const loadLists = async () => (await call(client.GET("/v1/lists", ALL))).lists;
 const loadAgents = async () => (await call(client.GET("/v1/agents", ALL))).agents;
 const loadOffers = async () => (await call(client.GET("/v1/offers", ALL))).offers;
 
+/** A setting as its input shows it ("" when unset). */
+function text(data: NodeData, key: string): string {
+  const value = data[key];
+  return typeof value === "string" || typeof value === "number" ? String(value) : "";
+}
+/** A setting that is an id (undefined when unset). */
+function opt(data: NodeData, key: string): string | undefined {
+  const value = data[key];
+  return typeof value === "string" ? value : undefined;
+}
+const strings = (value: unknown): string[] => (Array.isArray(value) ? value.map(String) : []);
+const record = (value: unknown): NodeData =>
+  value && typeof value === "object" && !Array.isArray(value) ? (value as NodeData) : {};
+
 function Pick<Row extends { id: string; name: string }>(props: {
   label: string;
   value: string | undefined;
@@ -65,7 +79,10 @@ export function NodeForm({
         <>
           <label>
             Starts when
-            <select value={data.event ?? "manual"} onChange={(e) => onChange({ event: e.target.value })}>
+            <select
+              value={text(data, "event") || "manual"}
+              onChange={(e) => onChange({ event: e.target.value })}
+            >
               {Object.entries(TRIGGER_WORDS).map(([value, label]) => (
                 <option key={value} value={value}>
                   {label}
@@ -76,7 +93,7 @@ export function NodeForm({
           {data.event === "added_to_list" && (
             <Pick
               label="List"
-              value={data.list_id}
+              value={opt(data, "list_id")}
               rows={lists}
               empty="No lists yet."
               onChange={(v) => set({ list_id: v })}
@@ -86,7 +103,7 @@ export function NodeForm({
             <label>
               Keywords (separated by spaces or commas)
               <input
-                value={(data.keywords ?? []).join(", ")}
+                value={strings(data.keywords).join(", ")}
                 onChange={(e) =>
                   set({
                     keywords: e.target.value
@@ -101,7 +118,7 @@ export function NodeForm({
           {data.event === "link_clicked" && (
             <Pick
               label="Offer"
-              value={data.offer_id}
+              value={opt(data, "offer_id")}
               rows={offers}
               optional
               empty="No offers yet."
@@ -112,7 +129,7 @@ export function NodeForm({
             <label>
               Conversion event (empty: any)
               <input
-                value={data.conversion_event ?? ""}
+                value={text(data, "conversion_event")}
                 placeholder="purchase"
                 onChange={(e) => set({ conversion_event: e.target.value || undefined })}
               />
@@ -125,7 +142,7 @@ export function NodeForm({
           Message
           <textarea
             rows={5}
-            value={data.body ?? ""}
+            value={text(data, "body")}
             maxLength={1600}
             onChange={(e) => set({ body: e.target.value })}
           />
@@ -141,7 +158,7 @@ export function NodeForm({
           <input
             type="number"
             min={1}
-            value={data.timeout_hours ?? ""}
+            value={text(data, "timeout_hours")}
             onChange={(e) => set({ timeout_hours: Number(e.target.value) })}
           />
         </label>
@@ -150,7 +167,7 @@ export function NodeForm({
       {type === "agent" && (
         <Pick
           label="SMS agent"
-          value={data.agent_id}
+          value={opt(data, "agent_id")}
           rows={agents}
           filter={(a) => a.channel !== "voice"}
           empty="No SMS agents yet."
@@ -160,7 +177,7 @@ export function NodeForm({
       {(type === "add_to_list" || type === "remove_from_list") && (
         <Pick
           label="List"
-          value={data.list_id}
+          value={opt(data, "list_id")}
           rows={lists}
           empty="No lists yet."
           onChange={(v) => set({ list_id: v })}
@@ -170,7 +187,7 @@ export function NodeForm({
       {type === "webhook" && (
         <label>
           URL (https)
-          <input type="url" value={data.url ?? ""} onChange={(e) => set({ url: e.target.value })} />
+          <input type="url" value={text(data, "url")} onChange={(e) => set({ url: e.target.value })} />
         </label>
       )}
       {type === "call" && (
@@ -192,7 +209,7 @@ export function NodeForm({
           {data.agent_id !== undefined ? (
             <Pick
               label="Voice agent"
-              value={data.agent_id}
+              value={opt(data, "agent_id")}
               rows={agents}
               filter={(a) => a.channel === "voice"}
               empty="No voice agents yet."
@@ -201,7 +218,11 @@ export function NodeForm({
           ) : (
             <label>
               Message to read out
-              <textarea rows={4} value={data.say ?? ""} onChange={(e) => onChange({ say: e.target.value })} />
+              <textarea
+                rows={4}
+                value={text(data, "say")}
+                onChange={(e) => onChange({ say: e.target.value })}
+              />
             </label>
           )}
         </>
@@ -213,7 +234,7 @@ export function NodeForm({
 
 function WaitForm({ data, onChange }: { data: NodeData; onChange: (data: NodeData) => void }) {
   const unit = data.minutes !== undefined ? "minutes" : data.days !== undefined ? "days" : "hours";
-  const amount = data[unit] ?? 1;
+  const amount = Number(data[unit] ?? 1);
   return (
     <div className="row">
       <label>
@@ -246,14 +267,14 @@ const UPDATABLE = [
 ];
 
 function UpdateForm({ data, onChange }: { data: NodeData; onChange: (data: NodeData) => void }) {
-  const fields: NodeData = data.fields ?? {};
+  const fields = record(data.fields);
   const set = (key: string, value: string | undefined) => {
     const next = { ...fields };
     if (value === undefined) delete next[key];
     else next[key] = value;
     onChange({ fields: next });
   };
-  const custom: NodeData = fields.fields ?? {};
+  const custom = record(fields.fields);
   return (
     <>
       {UPDATABLE.map((f) => (
@@ -269,7 +290,7 @@ function UpdateForm({ data, onChange }: { data: NodeData; onChange: (data: NodeD
           {fields[f.key] !== undefined && (
             <input
               aria-label={f.label}
-              value={fields[f.key] ?? ""}
+              value={text(fields, f.key)}
               onChange={(e) => set(f.key, e.target.value)}
             />
           )}
@@ -282,7 +303,7 @@ function UpdateForm({ data, onChange }: { data: NodeData; onChange: (data: NodeD
         <textarea
           rows={3}
           defaultValue={Object.entries(custom)
-            .map(([k, v]) => `${k}=${v ?? ""}`)
+            .map(([k, v]) => `${k}=${v === null || v === undefined ? "" : String(v)}`)
             .join("\n")}
           onBlur={(e) => {
             const next: NodeData = {};
