@@ -15,7 +15,7 @@ export class ApiError extends Error {
   }
 }
 
-/** The untyped call, for the few generic places (ResourceSection, the CSV upload, /auth): prefer `client`. */
+/** The untyped call, for the one generic place (ResourceSection, typed there by path): prefer `client`. */
 export async function api(method: string, path: string, body?: unknown): Promise<unknown> {
   const response = await fetch(path, {
     method,
@@ -36,13 +36,6 @@ export async function api(method: string, path: string, body?: unknown): Promise
   }
   return parsed;
 }
-
-// biome-ignore lint/suspicious/noExplicitAny: pages not yet on the typed client read these
-export type Json = any;
-export const get = (path: string): Promise<Json> => api("GET", path);
-export const post = (path: string, body?: unknown): Promise<Json> => api("POST", path, body ?? {});
-export const patch = (path: string, body: unknown): Promise<Json> => api("PATCH", path, body);
-export const del = (path: string, body?: unknown): Promise<Json> => api("DELETE", path, body);
 
 /** What `POST /v1/contacts/import` answers. */
 export type ImportResult = Posted<"/v1/contacts/import">;

@@ -1,5 +1,10 @@
 import { type FormEvent, useCallback, useEffect, useState } from "react";
-import { ApiError, del, get, type Json, patch, post } from "../api";
+import { type Answer, ApiError, call, client, type Posted } from "../api";
+
+type Settings = Answer<"/v1/settings">["settings"];
+type ApiKey = Answer<"/v1/api-keys">["api_keys"][number];
+type User = Answer<"/v1/users">["users"][number];
+
 import { LinkDomainsSection } from "../components/LinkDomainsSection";
 import { lines, ResourceSection } from "../components/resource";
 
@@ -46,11 +51,11 @@ function timeZones(current: string): string[] {
 }
 
 function WorkspaceSettings() {
-  const [settings, setSettings] = useState<Json>(null);
+  const [settings, setSettings] = useState<Settings | null>(null);
   const [message, setMessage] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
   useEffect(() => {
-    void get("/v1/settings").then((a) => setSettings(a.settings));
+    void call(client.GET("/v1/settings")).then((a) => setSettings(a.settings));
   }, []);
   if (!settings) return null;
   async function save(event: FormEvent<HTMLFormElement>) {
@@ -59,9 +64,9 @@ function WorkspaceSettings() {
     setError(null);
     setMessage(null);
     try {
-      const answer = await patch("/v1/settings", {
-        name: form.get("name"),
-        timezone: form.get("timezone"),
+      const body = {
+        name: String(form.get("name") ?? ""),
+        timezone: String(form.get("timezone") ?? ""),
         quiet_hours: {
           enabled: form.get("quiet") === "on",
           start_hour: Number(form.get("start_hour")),
@@ -71,7 +76,8 @@ function WorkspaceSettings() {
         require_registration: form.get("require_registration") === "on",
         one_off_daily_limit: dailyBudget(form.get("one_off_daily_limit")),
         number_orders_daily_limit: dailyBudget(form.get("number_orders_daily_limit")),
-      });
+      };
+      const answer = await call(client.PATCH("/v1/settings", { body }));
       setSettings(answer.settings);
       setMessage("Saved");
     } catch (e) {
@@ -165,10 +171,13 @@ function dailyBudget(value: FormDataEntryValue | null): number | null {
 }
 
 function ApiKeys() {
-  const [keys, setKeys] = useState<Json[]>([]);
-  const [created, setCreated] = useState<Json>(null);
+  const [keys, setKeys] = useState<ApiKey[]>([]);
+  const [created, setCreated] = useState<Posted<"/v1/api-keys">["api_key"] | null>(null);
   const [error, setError] = useState<string | null>(null);
-  const load = useCallback(async () => setKeys((await get("/v1/api-keys?limit=200")).api_keys), []);
+  const load = useCallback(async () => {
+    const query = { limit: 200 };
+    setKeys((await call(client.GET("/v1/api-keys", { params: { query } }))).api_keys);
+  }, []);
   useEffect(() => {
     void load();
   }, [load]);
@@ -178,8 +187,9 @@ function ApiKeys() {
     const form = new FormData(formElement);
     setError(null);
     try {
-      const scopes = form.get("write") === "on" ? ["read", "write"] : ["read"];
-      const answer = await post("/v1/api-keys", { name: form.get("name"), scopes });
+      const scopes: ("read" | "write")[] = form.get("write") === "on" ? ["read", "write"] : ["read"];
+      const body = { name: String(form.get("name") ?? ""), scopes };
+      const answer = await call(client.POST("/v1/api-keys", { body }));
       setCreated(answer.api_key);
       formElement.reset();
       await load();
@@ -189,7 +199,7 @@ function ApiKeys() {
   }
   async function revoke(id: string, name: string) {
     if (!window.confirm(`Revoke the key “${name}”? Programs using it stop working at once.`)) return;
-    await del(`/v1/api-keys/${id}`);
+    await call(client.DELETE("/v1/api-keys/{id}", { params: { path: { id } } }));
     await load();
   }
   return (
@@ -261,10 +271,13 @@ function ApiKeys() {
 }
 
 function Users() {
-  const [users, setUsers] = useState<Json[]>([]);
+  const [users, setUsers] = useState<User[]>([]);
   const [link, setLink] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
-  const load = useCallback(async () => setUsers((await get("/v1/users?limit=200")).users), []);
+  const load = useCallback(async () => {
+    const query = { limit: 200 };
+    setUsers((await call(client.GET("/v1/users", { params: { query } }))).users);
+  }, []);
   useEffect(() => {
     void load();
   }, [load]);
@@ -273,11 +286,12 @@ function Users() {
     const form = new FormData(event.currentTarget);
     setError(null);
     try {
-      const answer = await post("/v1/users", {
-        email: form.get("email"),
-        name: form.get("name"),
-        role: form.get("role"),
-      });
+      const body = {
+        email: String(form.get("email") ?? ""),
+        name: String(form.get("name") ?? ""),
+        role: form.get("role") === "admin" ? ("admin" as const) : ("agent" as const),
+      };
+      const answer = await call(client.POST("/v1/users", { body }));
       setLink(answer.setup_url);
       await load();
     } catch (e) {

@@ -1,4 +1,3 @@
-import { useState } from "react";
 import { call, client } from "../../api";
 import { RuleBuilder } from "../../components/RuleBuilder";
 import { useRows } from "../../components/useRows";
