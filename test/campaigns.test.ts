@@ -875,3 +875,46 @@ describe("POST /v1/campaigns/{id}/launch", () => {
     ).toHaveLength(1);
   });
 });
+
+describe("GET /v1/campaigns/{id}/preview?contact_id=", () => {
+  it("plans that contact alone, as it would get the message; none when it is not in the audience", async () => {
+    const w = workspace();
+    await w.number();
+    const ann = await w.contact({ first_name: "Ann" });
+    const bob = await w.contact({ first_name: "Bob" });
+    const night = await w.contact({ first_name: "Nia", timezone: NIGHT });
+    const outsider = await w.contact({ first_name: "Out" });
+    const c = await w.campaign({ audience: { contact_ids: [ann.id, bob.id, night.id] } });
+    const preview = async (contactId: string) =>
+      (await w.api("GET", `/v1/campaigns/${c.id}/preview?contact_id=${contactId}`)).body.preview as Json;
+    const cases: [string, string, Json[]][] = [
+      ["the second contact", bob.id, [{ contact_id: bob.id, outcome: "send", body: "Hi Bob" }]],
+      ["a night-time contact", night.id, [{ contact_id: night.id, outcome: "defer", reason: "quiet_hours" }]],
+      ["a contact outside the audience", outsider.id, []],
+    ];
+    for (const [name, id, expected] of cases) {
+      const answer = await preview(id);
+      // The fields the case names, of each entry.
+      const got = answer.contacts.map((p: Json, i: number) =>
+        Object.fromEntries(Object.keys(expected[i] ?? {}).map((k) => [k, p[k]])),
+      );
+      expect([name, got, answer.recipients]).toEqual([name, expected, 3]);
+    }
+  });
+
+  it("answers 404 for another workspace's contact and an unknown id", async () => {
+    const w = workspace();
+    const other = workspace("Other");
+    const foreign = await other.contact();
+    const c = await w.campaign({ audience: { contact_ids: [(await w.contact()).id] } });
+    const cases: [string, string][] = [
+      ["another workspace's contact", foreign.id],
+      ["an unknown id", "00000000-0000-4000-8000-000000000000"],
+      ["not an id", "nope"],
+    ];
+    for (const [name, id] of cases) {
+      const answer = await w.api("GET", `/v1/campaigns/${c.id}/preview?contact_id=${id}`);
+      expect([name, answer.status, answer.body.error]).toEqual([name, 404, "Not found"]);
+    }
+  });
+});

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
-import { count, eq, like } from "drizzle-orm";
-import { conversations, events, messages } from "../src/db/schema";
+import { and, count, eq, like } from "drizzle-orm";
+import { conversationReads, conversations, events, messages } from "../src/db/schema";
 import { eventually, orderNumber } from "./support/messaging";
 import { startTestServer, type TestServer } from "./support/server";
 
@@ -354,6 +354,47 @@ describe("GET /v1/conversations: what an inbox row shows (API.md §7.4)", () => 
       ["the key: since any user opened it", async () => (await row(id)).unread, 1],
     ];
     for (const [name, read, expected] of after) expect([name, await read()]).toEqual([name, expected]);
+  });
+
+  it("an open thread polled again writes no new read mark until a newer inbound message arrives", async () => {
+    const id = await threadWith("+14155550404", "one");
+    const stored = () =>
+      s.server.handle.db
+        .select()
+        .from(conversationReads)
+        .where(and(eq(conversationReads.conversationId, id), eq(conversationReads.userId, dana.id)))
+        .get()?.readAt ?? null;
+    const open = async () =>
+      expect((await asUser(dana.cookie, "GET", `/v1/conversations/${id}`)).status).toBe(200);
+    await open();
+    const first = stored();
+    await Bun.sleep(5);
+    await open();
+    const second = stored();
+    await Bun.sleep(5);
+    await threadWith("+14155550404", "two");
+    await open();
+    const third = stored();
+    const cases: [string, boolean][] = [
+      ["the first open writes a mark", first !== null],
+      ["a second open with nothing new keeps it", second === first],
+      ["an open after a newer inbound message moves it", (third ?? 0) > (first ?? 0)],
+    ];
+    for (const [name, holds] of cases) expect([name, holds]).toEqual([name, true]);
+    expect((await row(id, dana.cookie)).unread).toBe(0);
+  });
+
+  it("opening a thread with no inbound message writes no read mark", async () => {
+    const sent = await s.api("POST", "/v1/messages", { to: "+14155550405", body: "hi" });
+    const message = await s.api("GET", `/v1/messages/${sent.body.message.id}`);
+    const id = message.body.message.conversation_id as string;
+    await asUser(dana.cookie, "GET", `/v1/conversations/${id}`);
+    const [marks] = s.server.handle.db
+      .select({ n: count() })
+      .from(conversationReads)
+      .where(eq(conversationReads.conversationId, id))
+      .all();
+    expect(marks?.n).toBe(0);
   });
 
   it("a GET with an API key marks nothing read", async () => {

@@ -326,7 +326,8 @@ const Preview = t.Object(
       },
     ),
     contacts: t.Array(PreviewContact, {
-      description: "This page of the audience, in the order recipients are resolved (created_at, id)",
+      description:
+        "This page of the audience, in the order recipients are resolved (created_at, id); with `contact_id`, that contact alone (none when it is not in the audience)",
     }),
     ...PageFields,
   },
@@ -462,11 +463,21 @@ export function campaignsRoutes(deps: AppDeps) {
           params.id,
           parsePagination(query),
           deps.clock.now(),
+          query.contact_id,
         ),
       }),
       {
         params: IdParams,
-        query: Query({ ...paginationQuery }),
+        query: Query({
+          ...paginationQuery,
+          contact_id: t.Optional(
+            t.String({
+              description:
+                "Preview for this contact only: `contacts` holds its entry (the message exactly as it would get it, or why it would not) when it is in the audience, and is empty when it is not. Totals still cover the whole audience. Another workspace's contact, or an unknown id: 404",
+              examples: ["0f3c6a8e-1b2d-4c5e-8f90-a1b2c3d4e5f6"],
+            }),
+          ),
+        }),
         detail: {
           tags: ["Campaigns"],
           operationId: "previewCampaign",

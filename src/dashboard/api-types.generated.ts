@@ -17519,6 +17519,7 @@ export interface operations {
             query?: {
                 limit?: number;
                 offset?: number;
+                contact_id?: string;
             };
             header?: never;
             path: {
@@ -17571,7 +17572,7 @@ export interface operations {
                                 /** @description What to fix */
                                 message: string;
                             }[];
-                            /** @description This page of the audience, in the order recipients are resolved (created_at, id) */
+                            /** @description This page of the audience, in the order recipients are resolved (created_at, id); with `contact_id`, that contact alone (none when it is not in the audience) */
                             contacts: {
                                 /**
                                  * @description Contact

@@ -15,17 +15,15 @@ export class ApiError extends Error {
   }
 }
 
-// biome-ignore lint/suspicious/noExplicitAny: answers are read by the pages that asked for them
-export type Json = any;
-
-export async function api(method: string, path: string, body?: unknown): Promise<Json> {
+/** The untyped call, for the one generic place (ResourceSection, typed there by path): prefer `client`. */
+export async function api(method: string, path: string, body?: unknown): Promise<unknown> {
   const response = await fetch(path, {
     method,
     credentials: "same-origin",
     headers: body === undefined ? {} : { "content-type": "application/json" },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
-  let parsed: Json = null;
+  let parsed: { ok?: boolean; error?: string } | null = null;
   try {
     parsed = await response.json();
   } catch {
@@ -39,13 +37,11 @@ export async function api(method: string, path: string, body?: unknown): Promise
   return parsed;
 }
 
-export const get = (path: string) => api("GET", path);
-export const post = (path: string, body?: unknown) => api("POST", path, body ?? {});
-export const patch = (path: string, body: unknown) => api("PATCH", path, body);
-export const del = (path: string, body?: unknown) => api("DELETE", path, body);
+/** What `POST /v1/contacts/import` answers. */
+export type ImportResult = Posted<"/v1/contacts/import">;
 
 /** Uploads a CSV to the import endpoint, reporting upload progress (0–1) as it goes. */
-export function importCsv(csv: Blob, onProgress: (fraction: number) => void): Promise<Json> {
+export function importCsv(csv: Blob, onProgress: (fraction: number) => void): Promise<ImportResult> {
   return new Promise((resolve, reject) => {
     const xhr = new XMLHttpRequest();
     xhr.open("POST", "/v1/contacts/import");
@@ -54,7 +50,7 @@ export function importCsv(csv: Blob, onProgress: (fraction: number) => void): Pr
       if (event.lengthComputable) onProgress(Math.min(0.99, event.loaded / event.total));
     };
     xhr.onload = () => {
-      let body: Json = null;
+      let body: (ImportResult & { error?: string }) | null = null;
       try {
         body = JSON.parse(xhr.responseText);
       } catch {
@@ -82,7 +78,9 @@ export async function call<T>(
 ): Promise<T> {
   const { data, error, response } = await request;
   if (data === undefined || !response.ok) {
-    if (response.status === 401) window.dispatchEvent(new Event("outreach:signed-out"));
+    // A refused sign-in is not a session that ended.
+    if (response.status === 401 && !new URL(response.url, window.location.href).pathname.startsWith("/auth/"))
+      window.dispatchEvent(new Event("outreach:signed-out"));
     const message = (error as { error?: string } | undefined)?.error;
     throw new ApiError(response.status, message ?? `HTTP ${response.status}`);
   }
@@ -94,6 +92,12 @@ export type Schema<K extends keyof components["schemas"]> = components["schemas"
 /** What `GET <path>` answers. */
 export type Answer<P extends keyof paths> = paths[P] extends {
   get: { responses: { 200: { content: { "application/json": infer A } } } };
+}
+  ? A
+  : never;
+/** What `POST <path>` answers. */
+export type Posted<P extends keyof paths> = paths[P] extends {
+  post: { responses: { 200: { content: { "application/json": infer A } } } };
 }
   ? A
   : never;

@@ -10,7 +10,7 @@ import "./styles.css";
 import { lazy, Suspense, useCallback, useEffect, useState } from "react";
 import { createRoot } from "react-dom/client";
 import { Link, Redirect, Route, Switch, useLocation } from "wouter";
-import { get, type Json, post } from "./api";
+import { call, client } from "./api";
 import { AgentsPage } from "./pages/agents/index";
 import { AudiencePage } from "./pages/audience";
 import { CampaignsPage } from "./pages/campaigns/index";
@@ -130,8 +130,8 @@ function App() {
   const [location, navigate] = useLocation();
   const load = useCallback(async () => {
     try {
-      const answer: Json = await get("/auth/session");
-      setSession({ user: answer.user, workspace: answer.workspace, role: answer.role ?? answer.user.role });
+      const answer = await call(client.GET("/auth/session"));
+      setSession({ user: answer.user, workspace: answer.workspace, role: answer.role });
     } catch {
       setSession(null);
     }
@@ -152,7 +152,7 @@ function App() {
     <Shell
       session={session}
       onSignOut={async () => {
-        await post("/auth/logout").catch(() => undefined);
+        await call(client.POST("/auth/logout")).catch(() => undefined);
         setSession(null);
         navigate("/");
       }}

@@ -270,10 +270,14 @@ describe.skipIf(!available)("the dashboard in Chromium", () => {
     await form.getByRole("button", { name: "Create draft" }).click();
     await page.getByTestId("campaign-status").filter({ hasText: "draft" }).waitFor();
     await page.getByRole("button", { name: "Preview" }).click();
-    await page
-      .getByRole("region", { name: "Preview" })
-      .getByText(/3 recipients/)
-      .waitFor();
+    const preview = page.getByRole("region", { name: "Preview" });
+    await preview.getByText(/3 recipients/).waitFor();
+    // Preview for one contact: found by number, their message as they would get it.
+    await preview.getByLabel("Find a contact").fill("4155558101");
+    await preview.getByLabel("Preview for").selectOption({ label: "+14155558101" });
+    await preview.getByRole("cell", { name: "+14155558101" }).waitFor();
+    expect(await preview.getByRole("row").count()).toBe(2);
+    expect(await accessibilityProblems(page)).toEqual([]);
     await page.getByRole("button", { name: "Launch", exact: true }).click();
     // Launching asks first, naming the recipient count.
     await page.getByRole("button", { name: "Launch to 3 recipients" }).click();

@@ -1,5 +1,7 @@
 import { type FormEvent, useCallback, useEffect, useState } from "react";
-import { ApiError, del, get, type Json, patch, post } from "../api";
+import { type Answer, ApiError, call, client } from "../api";
+
+type LinkDomain = Answer<"/v1/link-domains">["link_domains"][number];
 
 /**
  * Settings → Link domains (API.md §7.5): add a domain of the workspace's own, follow the steps that
@@ -7,11 +9,12 @@ import { ApiError, del, get, type Json, patch, post } from "../api";
  * `/v1/link-domains` only.
  */
 export function LinkDomainsSection() {
-  const [domains, setDomains] = useState<Json[]>([]);
+  const [domains, setDomains] = useState<LinkDomain[]>([]);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState<string | null>(null);
   const load = useCallback(async () => {
-    setDomains((await get("/v1/link-domains?limit=200")).link_domains);
+    const query = { limit: 200 };
+    setDomains((await call(client.GET("/v1/link-domains", { params: { query } }))).link_domains);
   }, []);
   useEffect(() => {
     void load().catch(() => setError("Could not load the link domains"));
@@ -38,7 +41,7 @@ export function LinkDomainsSection() {
     await act(
       "new",
       async () => {
-        await post("/v1/link-domains", { domain });
+        await call(client.POST("/v1/link-domains", { body: { domain } }));
         formElement.reset();
       },
       "Could not add the domain",
@@ -117,7 +120,13 @@ export function LinkDomainsSection() {
                       onChange={(event) =>
                         act(
                           d.id,
-                          () => patch(`/v1/link-domains/${d.id}`, { is_default: event.target.checked }),
+                          () =>
+                            call(
+                              client.PATCH("/v1/link-domains/{id}", {
+                                params: { path: { id: d.id } },
+                                body: { is_default: event.target.checked },
+                              }),
+                            ),
                           "Could not change the default",
                         )
                       }
@@ -132,7 +141,12 @@ export function LinkDomainsSection() {
                   type="button"
                   disabled={busy === d.id}
                   onClick={() =>
-                    act(d.id, () => post(`/v1/link-domains/${d.id}/verify`), "Could not check the domain")
+                    act(
+                      d.id,
+                      () =>
+                        call(client.POST("/v1/link-domains/{id}/verify", { params: { path: { id: d.id } } })),
+                      "Could not check the domain",
+                    )
                   }
                   aria-label={`Check ${d.domain}`}
                 >
@@ -147,7 +161,12 @@ export function LinkDomainsSection() {
                         `Delete ${d.domain}? Links that named it fall back to the default domain.`,
                       )
                     )
-                      void act(d.id, () => del(`/v1/link-domains/${d.id}`), "Could not delete the domain");
+                      void act(
+                        d.id,
+                        () =>
+                          call(client.DELETE("/v1/link-domains/{id}", { params: { path: { id: d.id } } })),
+                        "Could not delete the domain",
+                      );
                   }}
                   aria-label={`Delete ${d.domain}`}
                 >

@@ -1,5 +1,6 @@
 import { type FormEvent, type ReactNode, useCallback, useEffect, useState } from "react";
-import { ApiError, del, get, type Json, post } from "../api";
+import { type Answer, ApiError, api, type Posted } from "../api";
+import type { paths } from "../api-types.generated";
 
 export interface Field {
   name: string;
@@ -12,33 +13,43 @@ export interface Field {
   parse?: (value: string) => unknown;
 }
 
-export interface Column {
+export interface Column<Row> {
   label: string;
-  cell: (row: Json) => ReactNode;
+  cell: (row: Row) => ReactNode;
 }
+
+/** The rows `GET <P>` lists under `many` (e.g. `/v1/offers`, `offers`), as the OpenAPI document types them. */
+export type Listed<P extends keyof paths, K extends string> =
+  Answer<P> extends { [k in K]: (infer R)[] } ? R : never;
+
+/** What the section reads of any row: its id, and a name for the delete confirmation. */
+type Named = { id?: string; name?: string; number?: string; url?: string };
 
 /**
  * A resource page's list and create form, written once: the rows of `GET <path>`, a form whose
- * fields post to `<path>`, the API's error shown next to the form, and an optional delete.
+ * fields post to `<path>`, the API's error shown next to the form, and an optional delete. The rows
+ * and the create answer carry the OpenAPI document's types for that path.
  */
-export function ResourceSection(props: {
+export function ResourceSection<P extends keyof paths, K extends string>(props: {
   title: string;
-  path: string;
-  many: string;
-  columns: Column[];
+  path: P;
+  many: K;
+  columns: Column<Listed<P, K>>[];
   fields?: Field[];
   createLabel?: string;
   canDelete?: boolean;
-  extra?: (row: Json, reload: () => void) => ReactNode;
-  onCreated?: (answer: Json) => void;
+  extra?: (row: Listed<P, K>, reload: () => void) => ReactNode;
+  onCreated?: (answer: Posted<P>) => void;
   /** Reshapes the flat form body before it is posted (e.g. an address object). */
   transform?: (body: Record<string, unknown>) => unknown;
 }) {
-  const [rows, setRows] = useState<Json[]>([]);
+  const [rows, setRows] = useState<Listed<P, K>[]>([]);
   const [error, setError] = useState<string | null>(null);
   const load = useCallback(async () => {
     try {
-      setRows((await get(`${props.path}?limit=200`))[props.many] ?? []);
+      // The one generic read: the answer of GET <path> is typed by the path (Listed).
+      const answer = (await api("GET", `${props.path}?limit=200`)) as { [k in K]?: Listed<P, K>[] };
+      setRows(answer[props.many] ?? []);
     } catch (e) {
       setError(e instanceof ApiError ? e.message : "Could not load");
     }
@@ -62,9 +73,9 @@ export function ResourceSection(props: {
     }
     setError(null);
     try {
-      const answer = await post(props.path, props.transform ? props.transform(body) : body);
+      const answer = await api("POST", props.path, props.transform ? props.transform(body) : body);
       formElement.reset();
-      props.onCreated?.(answer);
+      props.onCreated?.(answer as Posted<P>);
       await load();
     } catch (e) {
       setError(e instanceof ApiError ? e.message : "Could not create");
@@ -145,7 +156,7 @@ export function ResourceSection(props: {
         </thead>
         <tbody>
           {rows.map((row) => (
-            <tr key={row.id ?? JSON.stringify(row)}>
+            <tr key={(row as Named).id ?? JSON.stringify(row)}>
               {props.columns.map((c) => (
                 <td key={c.label}>{c.cell(row)}</td>
               ))}
@@ -157,9 +168,10 @@ export function ResourceSection(props: {
                       type="button"
                       className="danger"
                       onClick={() => {
-                        const what = row.name ?? row.number ?? row.url ?? "this item";
+                        const named = row as Named;
+                        const what = named.name ?? named.number ?? named.url ?? "this item";
                         if (!window.confirm(`Delete ${what}? This cannot be undone.`)) return;
-                        del(`${props.path}/${row.id}`).then(load, (e) => setError(e.message));
+                        api("DELETE", `${props.path}/${named.id}`).then(load, (e) => setError(e.message));
                       }}
                     >
                       Delete

@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useState } from "react";
 import { Link } from "wouter";
-import { ApiError, del, get, type Json, post } from "../api";
+import { type Answer, ApiError, call, client } from "../api";
 import { RULE_FIELDS, RULE_OPS, RuleBuilder, rowsOf } from "../components/RuleBuilder";
 import { ResourceSection } from "../components/resource";
 
@@ -16,7 +16,7 @@ export function AudiencePage() {
         fields={[{ name: "name", label: "Name", required: true }]}
         columns={[
           { label: "Name", cell: (r) => r.name },
-          { label: "Contacts", cell: (r) => r.contacts ?? r.members ?? "" },
+          { label: "Contacts", cell: (r) => r.contacts },
         ]}
         extra={(row) => <ListMembers list={row} />}
         canDelete
@@ -46,7 +46,8 @@ function SegmentBuilder() {
   useEffect(() => {
     const timer = setTimeout(async () => {
       try {
-        const answer = await post("/v1/segments/preview", { rules: JSON.parse(key) });
+        const body = { rules: JSON.parse(key) };
+        const answer = await call(client.POST("/v1/segments/preview", { body }));
         setCount(answer.count);
         setError(null);
       } catch (e) {
@@ -77,7 +78,7 @@ function SegmentBuilder() {
           type="button"
           disabled={!name || count === null}
           onClick={() =>
-            post("/v1/segments", { name, rules }).then(
+            call(client.POST("/v1/segments", { body: { name, rules } })).then(
               () => window.location.reload(),
               (e) => setError(e.message),
             )
@@ -90,13 +91,8 @@ function SegmentBuilder() {
   );
 }
 
-export function useLists(): Json[] {
-  const [lists, setLists] = useState<Json[]>([]);
-  useEffect(() => {
-    void get("/v1/lists?limit=200").then((a) => setLists(a.lists));
-  }, []);
-  return lists;
-}
+type List = Answer<"/v1/lists">["lists"][number];
+type Member = Answer<"/v1/lists/{id}/contacts">["contacts"][number];
 
 /** A segment's rules in words: "First name is Ada and Opted in is true". */
 function rulesInWords(rules: unknown): string {
@@ -112,12 +108,13 @@ function rulesInWords(rules: unknown): string {
 }
 
 /** A list opened: its members a page at a time, each removable (after a confirmation). */
-function ListMembers({ list }: { list: Json }) {
+function ListMembers({ list }: { list: List }) {
   const [open, setOpen] = useState(false);
-  const [rows, setRows] = useState<Json[] | null>(null);
+  const [rows, setRows] = useState<Member[] | null>(null);
   const [total, setTotal] = useState(0);
   const load = useCallback(async () => {
-    const answer = await get(`/v1/lists/${list.id}/contacts?limit=50`);
+    const params = { path: { id: list.id }, query: { limit: 50 } };
+    const answer = await call(client.GET("/v1/lists/{id}/contacts", { params }));
     setRows(answer.contacts);
     setTotal(answer.total);
   }, [list.id]);
@@ -151,7 +148,10 @@ function ListMembers({ list }: { list: Json }) {
                 className="danger"
                 onClick={async () => {
                   if (!window.confirm(`Remove ${c.phone_number} from “${list.name}”?`)) return;
-                  await del(`/v1/lists/${list.id}/contacts`, { contact_ids: [c.id] });
+                  const params = { path: { id: list.id } };
+                  await call(
+                    client.DELETE("/v1/lists/{id}/contacts", { params, body: { contact_ids: [c.id] } }),
+                  );
                   await load();
                 }}
               >

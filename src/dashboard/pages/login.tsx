@@ -1,5 +1,5 @@
 import { type FormEvent, useEffect, useState } from "react";
-import { ApiError, get, post } from "../api";
+import { ApiError, call, client } from "../api";
 
 /** Why an OAuth sign-in came back without a session (`/?oauth_error=…`). */
 const OAUTH_ERRORS: Record<string, string> = {
@@ -18,7 +18,7 @@ export function LoginPage({ onSignedIn }: { onSignedIn: () => void }) {
   const [busy, setBusy] = useState(false);
   const [providers, setProviders] = useState<string[]>([]);
   useEffect(() => {
-    void get("/auth/providers").then(
+    void call(client.GET("/auth/providers")).then(
       (a) => setProviders(a.providers),
       () => setProviders([]),
     );
@@ -29,7 +29,8 @@ export function LoginPage({ onSignedIn }: { onSignedIn: () => void }) {
     setBusy(true);
     setError(null);
     try {
-      await post("/auth/login", { email: form.get("email"), password: form.get("password") });
+      const body = { email: String(form.get("email") ?? ""), password: String(form.get("password") ?? "") };
+      await call(client.POST("/auth/login", { body }));
       onSignedIn();
     } catch (e) {
       setError(e instanceof ApiError ? e.message : "Could not sign in");

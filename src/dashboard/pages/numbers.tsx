@@ -1,10 +1,13 @@
 import { useState } from "react";
-import { ApiError, get, type Json, post } from "../api";
+import { type Answer, ApiError, call, client } from "../api";
+
+type Available = Answer<"/v1/numbers/available">["numbers"][number];
+
 import { ResourceSection } from "../components/resource";
 
 /** Numbers (search and order at the carrier) and pools. */
 export function NumbersPage() {
-  const [available, setAvailable] = useState<Json[]>([]);
+  const [available, setAvailable] = useState<Available[]>([]);
   const [areaCode, setAreaCode] = useState("");
   const [error, setError] = useState<string | null>(null);
   const [key, setKey] = useState(0);
@@ -12,8 +15,13 @@ export function NumbersPage() {
     setError(null);
     try {
       setAvailable(
-        (await get(`/v1/numbers/available?country=US&limit=10${areaCode ? `&area_code=${areaCode}` : ""}`))
-          .numbers,
+        (
+          await call(
+            client.GET("/v1/numbers/available", {
+              params: { query: { country: "US", limit: 10, ...(areaCode ? { area_code: areaCode } : {}) } },
+            }),
+          )
+        ).numbers,
       );
     } catch (e) {
       setError(e instanceof ApiError ? e.message : "Search failed");
@@ -22,7 +30,7 @@ export function NumbersPage() {
   async function order(number: string) {
     setError(null);
     try {
-      await post("/v1/numbers", { number });
+      await call(client.POST("/v1/numbers", { body: { number } }));
       setAvailable(available.filter((n) => n.number !== number));
       setKey(key + 1);
     } catch (e) {

@@ -1,5 +1,5 @@
 import { type FormEvent, useState } from "react";
-import { ApiError, post } from "../api";
+import { ApiError, call, client } from "../api";
 
 /** The one-time setup link (`/setup?token=…`): name, e-mail and password for a new account. */
 export function SetupPage({ onDone }: { onDone: () => void }) {
@@ -10,12 +10,14 @@ export function SetupPage({ onDone }: { onDone: () => void }) {
     const form = new FormData(event.currentTarget);
     setError(null);
     try {
-      await post("/auth/setup", {
+      const email = String(form.get("email") ?? "");
+      const body = {
         token,
-        name: form.get("name"),
-        email: form.get("email") || undefined,
-        password: form.get("password"),
-      });
+        name: String(form.get("name") ?? ""),
+        ...(email ? { email } : {}),
+        password: String(form.get("password") ?? ""),
+      };
+      await call(client.POST("/auth/setup", { body }));
       window.history.replaceState(null, "", "/inbox");
       onDone();
     } catch (e) {

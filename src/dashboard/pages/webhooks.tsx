@@ -1,6 +1,8 @@
 import { useCallback, useEffect, useState } from "react";
-import { ApiError, get, type Json, post } from "../api";
+import { type Answer, ApiError, call, client } from "../api";
 import { ResourceSection } from "../components/resource";
+
+type Delivery = Answer<"/v1/webhooks/{id}/deliveries">["deliveries"][number];
 
 /** Webhook endpoints (the signing secret shown once), their deliveries, and replay. */
 export function WebhooksPage() {
@@ -50,19 +52,20 @@ export function WebhooksPage() {
 }
 
 function Deliveries({ webhookId }: { webhookId: string }) {
-  const [rows, setRows] = useState<Json[]>([]);
+  const [rows, setRows] = useState<Delivery[]>([]);
   const [error, setError] = useState<string | null>(null);
-  const load = useCallback(
-    async () => setRows((await get(`/v1/webhooks/${webhookId}/deliveries?limit=50`)).deliveries),
-    [webhookId],
-  );
+  const load = useCallback(async () => {
+    const params = { path: { id: webhookId }, query: { limit: 50 } };
+    setRows((await call(client.GET("/v1/webhooks/{id}/deliveries", { params }))).deliveries);
+  }, [webhookId]);
   useEffect(() => {
     void load();
   }, [load]);
   async function replay(id: string) {
     setError(null);
     try {
-      await post(`/v1/webhooks/${webhookId}/deliveries/${id}/retry`);
+      const params = { path: { id: webhookId, delivery_id: id } };
+      await call(client.POST("/v1/webhooks/{id}/deliveries/{delivery_id}/retry", { params }));
       await load();
     } catch (e) {
       setError(e instanceof ApiError ? e.message : "Replay failed");
@@ -74,7 +77,12 @@ function Deliveries({ webhookId }: { webhookId: string }) {
       <div className="row">
         <button
           type="button"
-          onClick={() => post(`/v1/webhooks/${webhookId}/test`).then(load, (e) => setError(e.message))}
+          onClick={() =>
+            call(client.POST("/v1/webhooks/{id}/test", { params: { path: { id: webhookId } } })).then(
+              load,
+              (e) => setError(e.message),
+            )
+          }
         >
           Send a test event
         </button>

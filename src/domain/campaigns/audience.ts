@@ -74,16 +74,18 @@ export function audiencePage(
   tx: DbOrTx,
   campaign: CampaignRow,
   at: number,
-  page: { after?: AudienceCursor | null; limit: number; offset?: number },
+  page: { after?: AudienceCursor | null; limit: number; offset?: number; contactId?: string },
 ): ContactRow[] {
   const where = audienceCondition(tx, campaign.workspaceId, campaign.audience, at);
   const after = page.after
     ? sql`(${contacts.createdAt}, ${contacts.id}) > (${page.after.created_at}, ${page.after.id})`
     : undefined;
+  // One contact (a preview for that contact): the page is it when it is in the audience, else empty.
+  const only = page.contactId ? eq(contacts.id, page.contactId) : undefined;
   return tx
     .select()
     .from(contacts)
-    .where(after ? and(where, after) : where)
+    .where(and(where, after, only))
     .orderBy(asc(contacts.createdAt), asc(contacts.id))
     .limit(page.limit)
     .offset(page.offset ?? 0)

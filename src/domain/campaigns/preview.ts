@@ -16,7 +16,7 @@ import {
   sendClassArea,
   suppressions,
 } from "../../db/schema";
-import { invalid } from "../../lib/errors";
+import { invalid, notFound } from "../../lib/errors";
 import { toIso } from "../../lib/time";
 import { campaignLinkBase, previewRecipientLink } from "../attribution/offers";
 import { localDay, nextLocalMidnight } from "../messaging/numbers";
@@ -79,8 +79,18 @@ export function previewCampaign(
   id: string,
   page: { limit: number; offset: number },
   now = Date.now(),
+  /** Plan only this contact of the workspace (404 for anyone else's): as it would get the campaign. */
+  contactId?: string,
 ) {
   const campaign = findCampaign(db, workspaceId, id);
+  if (contactId !== undefined) {
+    const contact = db
+      .select({ id: contacts.id })
+      .from(contacts)
+      .where(and(eq(contacts.workspaceId, workspaceId), eq(contacts.id, contactId)))
+      .get();
+    if (!contact) throw notFound();
+  }
   const startsAt =
     campaign.status === "draft" || campaign.status === "scheduled"
       ? Math.max(campaign.sendAt ?? now, now)
@@ -107,7 +117,11 @@ export function previewCampaign(
   const planned: PreviewContact[] = [];
   try {
     db.transaction((tx) => {
-      const rows = audiencePage(tx, campaign, startsAt, { limit: page.limit, offset: page.offset });
+      const rows = audiencePage(tx, campaign, startsAt, {
+        limit: page.limit,
+        offset: page.offset,
+        contactId,
+      });
       const facts = recipientFacts(tx, workspaceId, campaign.id, rows, rules, startsAt);
       const senders = new SenderBook(tx, campaign);
       // `{{offer_url}}` on the domain the links will use, as long as a recipient's own link.

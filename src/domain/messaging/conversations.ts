@@ -525,20 +525,38 @@ export function getConversation(
     .where(and(eq(conversationNotes.workspaceId, workspaceId), eq(conversationNotes.conversationId, row.id)))
     .orderBy(conversationNotes.createdAt, conversationNotes.id)
     .all();
-  if (viewer.userId) markRead(db, workspaceId, row.id, viewer.userId, now);
+  if (viewer.userId) {
+    const lastInbound = thread.reduce(
+      (at, m) => (m.direction === "inbound" && m.createdAt > at ? m.createdAt : at),
+      0,
+    );
+    if (lastInbound > 0) markRead(db, workspaceId, row.id, viewer.userId, now, lastInbound);
+  }
   const entries = [...thread.map(threadMessageJson), ...notes.map(noteEntryJson)].sort((a, b) =>
     a.created_at === b.created_at ? (a.id < b.id ? -1 : 1) : a.created_at < b.created_at ? -1 : 1,
   );
   return { ...conversationJson(row), messages: entries };
 }
 
-/** Records that the user opened the thread now (never moves an earlier open forward past a later one). */
-function markRead(db: Db, workspaceId: string, conversationId: string, userId: string, now: number) {
+/**
+ * Records that the user opened the thread now, only when that changes what they have read: the
+ * inbox polls an open thread every few seconds, and a poll that finds no inbound message newer than
+ * the user's last read writes nothing (the `WHERE` of the upsert). Never moves a read mark back.
+ */
+function markRead(
+  db: Db,
+  workspaceId: string,
+  conversationId: string,
+  userId: string,
+  now: number,
+  lastInbound: number,
+) {
   db.insert(conversationReads)
     .values({ conversationId, userId, workspaceId, readAt: now })
     .onConflictDoUpdate({
       target: [conversationReads.conversationId, conversationReads.userId],
       set: { readAt: sql`max(${conversationReads.readAt}, excluded.read_at)` },
+      setWhere: sql`${conversationReads.readAt} < ${lastInbound}`,
     })
     .run();
 }

@@ -1,11 +1,16 @@
 import { type FormEvent, useState } from "react";
-import { ApiError, type Json, patch } from "../../api";
+import { type Answer, ApiError, call, client } from "../../api";
+
+type Agent = Answer<"/v1/agents/{id}">["agent"];
+
 import { fieldOfError } from "../../components/resource";
 import { type FieldCopy, GROUPS } from "./copy";
 
-function read(agent: Json, path: string): unknown {
-  const [head, tail] = path.split(".");
-  return tail ? agent[head as string]?.[tail] : agent[path];
+/** A setting by its copy's path (`name`, `sms.handoff_on_low_confidence`). */
+function read(agent: Agent, path: string): unknown {
+  const [head, tail] = path.split(".") as [string, string | undefined];
+  const value = (agent as Record<string, unknown>)[head];
+  return tail ? (value as Record<string, unknown> | null | undefined)?.[tail] : value;
 }
 
 /** The input's text for a value. */
@@ -34,7 +39,7 @@ function parse(field: FieldCopy, raw: string | boolean): unknown {
  * voice), labelled in words with help text; voice settings only for voice agents. Saves the whole
  * agent; the API's field error shows next to its field.
  */
-export function AgentForm({ agent, onSaved }: { agent: Json; onSaved: (agent: Json) => void }) {
+export function AgentForm({ agent, onSaved }: { agent: Agent; onSaved: (agent: Agent) => void }) {
   const groups = GROUPS.filter((g) => !g.only || g.only === agent.channel);
   const [values, setValues] = useState<Record<string, string | boolean>>(() =>
     Object.fromEntries(
@@ -53,20 +58,25 @@ export function AgentForm({ agent, onSaved }: { agent: Json; onSaved: (agent: Js
 
   async function save(event: FormEvent) {
     event.preventDefault();
-    const body: Record<string, Json> = {};
+    // The copy's paths back into the API's shape: `sms.x` goes into the `sms` object.
+    const body: Record<string, unknown> = {};
+    const groupOf = (head: string) => {
+      const group = (body[head] ?? {}) as Record<string, unknown>;
+      body[head] = group;
+      return group;
+    };
     for (const g of groups)
       for (const f of g.fields) {
         const value = parse(f, values[f.path] ?? "");
         const [head, tail] = f.path.split(".") as [string, string | undefined];
-        if (tail) {
-          body[head] ??= {};
-          body[head][tail] = value;
-        } else body[head] = value;
+        if (tail) groupOf(head)[tail] = value;
+        else body[head] = value;
       }
     setError(null);
     setSaved(false);
     try {
-      onSaved((await patch(`/v1/agents/${agent.id}`, body)).agent);
+      const params = { path: { id: agent.id } };
+      onSaved((await call(client.PATCH("/v1/agents/{id}", { params, body }))).agent);
       setSaved(true);
     } catch (e) {
       setError(e instanceof ApiError ? e.message : "Could not save");

@@ -1,6 +1,11 @@
 import { type FormEvent, useCallback, useEffect, useState } from "react";
 import { Link } from "wouter";
-import { ApiError, get, type Json, post } from "../../api";
+import { type Answer, ApiError, call, client, type Posted } from "../../api";
+
+type Agent = Answer<"/v1/agents/{id}">["agent"];
+type AgentRow = Answer<"/v1/agents">["agents"][number];
+type Reply = Posted<"/v1/agents/{id}/test">["reply"];
+
 import { AgentForm } from "./AgentForm";
 
 /** Agents: the list, one agent's settings grouped by purpose (AgentForm), and the test chat beside them. */
@@ -9,21 +14,22 @@ export function AgentsPage({ agentId }: { agentId: string | null }) {
 }
 
 function AgentList() {
-  const [rows, setRows] = useState<Json[]>([]);
+  const [rows, setRows] = useState<AgentRow[]>([]);
   const [error, setError] = useState<string | null>(null);
   useEffect(() => {
-    void get("/v1/agents?limit=200").then((a) => setRows(a.agents));
+    void call(client.GET("/v1/agents", { params: { query: { limit: 200 } } })).then((a) => setRows(a.agents));
   }, []);
   async function create(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
     const form = new FormData(event.currentTarget);
     setError(null);
     try {
-      const answer = await post("/v1/agents", {
-        name: form.get("name"),
-        channel: form.get("channel"),
-        system_prompt: form.get("system_prompt"),
-      });
+      const body = {
+        name: String(form.get("name") ?? ""),
+        channel: form.get("channel") === "voice" ? ("voice" as const) : ("sms" as const),
+        system_prompt: String(form.get("system_prompt") ?? ""),
+      };
+      const answer = await call(client.POST("/v1/agents", { body }));
       window.location.assign(`/agents/${answer.agent.id}`);
     } catch (e) {
       setError(e instanceof ApiError ? e.message : "Could not create");
@@ -70,11 +76,11 @@ function AgentList() {
 }
 
 function AgentEditor({ id }: { id: string }) {
-  const [agent, setAgent] = useState<Json>(null);
+  const [agent, setAgent] = useState<Agent | null>(null);
   const [error, setError] = useState<string | null>(null);
   const load = useCallback(async () => {
     try {
-      setAgent((await get(`/v1/agents/${id}`)).agent);
+      setAgent((await call(client.GET("/v1/agents/{id}", { params: { path: { id } } }))).agent);
     } catch (e) {
       setError(e instanceof ApiError ? e.message : "Could not load the agent");
     }
@@ -108,18 +114,20 @@ function AgentEditor({ id }: { id: string }) {
 }
 
 function TestChat({ id }: { id: string }) {
-  const [messages, setMessages] = useState<{ role: string; text: string }[]>([]);
+  const [messages, setMessages] = useState<{ role: "agent" | "contact"; text: string }[]>([]);
   const [text, setText] = useState("");
-  const [last, setLast] = useState<Json>(null);
+  const [last, setLast] = useState<Reply | null>(null);
   const [error, setError] = useState<string | null>(null);
   async function send(event: FormEvent) {
     event.preventDefault();
-    const next = [...messages, { role: "contact", text }];
+    const next = [...messages, { role: "contact" as const, text }];
     setError(null);
     try {
-      const answer = await post(`/v1/agents/${id}/test`, { messages: next });
+      const answer = await call(
+        client.POST("/v1/agents/{id}/test", { params: { path: { id } }, body: { messages: next } }),
+      );
       setLast(answer.reply);
-      setMessages(answer.reply.text ? [...next, { role: "agent", text: answer.reply.text }] : next);
+      setMessages(answer.reply.text ? [...next, { role: "agent" as const, text: answer.reply.text }] : next);
       setText("");
     } catch (e) {
       setError(e instanceof ApiError ? e.message : "The test chat failed");

@@ -1,13 +1,20 @@
-import { type FormEvent, useEffect, useId, useRef, useState } from "react";
-import { ApiError, get, type Json } from "../../api";
+import { type FormEvent, useId, useRef, useState } from "react";
+import { type Answer, ApiError, call, client } from "../../api";
 import { SmsCounter } from "../../components/SmsCounter";
+import { useRows } from "../../components/useRows";
 import { MergeFieldPicker } from "./MergeFields";
 
-interface Variant {
-  name: string;
-  body: string;
-  weight: number;
-}
+type Campaign = Answer<"/v1/campaigns/{id}">["campaign"];
+type Variant = { name: string; body: string; weight: number };
+
+// What the form picks from, over the typed client (module-level, so each loads once).
+const ALL = { params: { query: { limit: 200 } } };
+const loadLists = async () => (await call(client.GET("/v1/lists", ALL))).lists;
+const loadSegments = async () => (await call(client.GET("/v1/segments", ALL))).segments;
+const loadNumbers = async () => (await call(client.GET("/v1/numbers", ALL))).numbers;
+const loadPools = async () => (await call(client.GET("/v1/pools", ALL))).pools;
+const loadOffers = async () => (await call(client.GET("/v1/offers", ALL))).offers;
+const loadAgents = async () => (await call(client.GET("/v1/agents", ALL))).agents;
 
 /** The form's state, close to the API's campaign body. */
 interface Draft {
@@ -42,7 +49,7 @@ function localInput(iso: string | null): string {
   return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
 }
 
-function draftOf(campaign: Json | null): Draft {
+function draftOf(campaign: Campaign | null): Draft {
   const variants: Variant[] = campaign?.message?.variants ?? [];
   return {
     name: campaign?.name ?? "",
@@ -94,20 +101,9 @@ function bodyOf(d: Draft) {
   };
 }
 
-function useRows(path: string, many: string): Json[] {
-  const [rows, setRows] = useState<Json[]>([]);
-  useEffect(() => {
-    get(`${path}?limit=200`).then(
-      (a) => setRows(a[many] ?? []),
-      () => setRows([]),
-    );
-  }, [path, many]);
-  return rows;
-}
-
 function Checks(props: {
   legend: string;
-  rows: Json[];
+  rows: { id: string; name: string; contacts?: number }[];
   chosen: string[];
   onChange: (ids: string[]) => void;
   empty: string;
@@ -171,19 +167,19 @@ function MessageBox(props: { label: string; value: string; onChange: (v: string)
  * saves one.
  */
 export function CampaignForm(props: {
-  campaign?: Json;
+  campaign?: Campaign;
   submitLabel: string;
   onSubmit: (body: ReturnType<typeof bodyOf>) => Promise<void>;
 }) {
   const [d, setD] = useState<Draft>(() => draftOf(props.campaign ?? null));
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
-  const lists = useRows("/v1/lists", "lists");
-  const segments = useRows("/v1/segments", "segments");
-  const numbers = useRows("/v1/numbers", "numbers");
-  const pools = useRows("/v1/pools", "pools");
-  const offers = useRows("/v1/offers", "offers");
-  const agents = useRows("/v1/agents", "agents");
+  const lists = useRows(loadLists);
+  const segments = useRows(loadSegments);
+  const numbers = useRows(loadNumbers);
+  const pools = useRows(loadPools);
+  const offers = useRows(loadOffers);
+  const agents = useRows(loadAgents);
   const set = (patch: Partial<Draft>) => setD((current) => ({ ...current, ...patch }));
   const usesOffer = (d.ab ? d.variants.map((v) => v.body) : [d.body]).some((b) =>
     b.includes("{{offer_url}}"),
@@ -353,11 +349,14 @@ export function CampaignForm(props: {
             Number
             <select value={d.from} onChange={(e) => set({ from: e.target.value })}>
               <option value="">Choose…</option>
-              {numbers.map((n) => (
-                <option key={n.id} value={n.number ?? n.phone_number}>
-                  {n.number ?? n.phone_number} {n.name ? `(${n.name})` : ""}
-                </option>
-              ))}
+              {numbers
+                .filter((n) => n.status === "active")
+                .map((n) => (
+                  <option key={n.id} value={n.number}>
+                    {n.number}
+                    {n.default ? " (default)" : ""}
+                  </option>
+                ))}
             </select>
           </label>
         )}

@@ -1,24 +1,29 @@
 import { useCallback, useEffect, useState } from "react";
 import { Link } from "wouter";
-import { ApiError, get, type Json, patch, post } from "../../api";
+import { type Answer, ApiError, call, client } from "../../api";
 import { CampaignForm } from "./CampaignForm";
+import { PreviewPanel } from "./PreviewPanel";
+import { money, OUTCOME_WORDS } from "./words";
 
-const OUTCOME_WORDS: Record<string, string> = {
-  send: "would be sent",
-  defer: "would wait",
-  skip: "would be skipped",
-  queued: "queued",
-  deferred: "waiting",
-  sent: "sent",
-  delivered: "delivered",
-  failed: "failed",
-  skipped: "skipped",
-};
+type Campaign = Answer<"/v1/campaigns/{id}">["campaign"];
+type Figures = Answer<"/v1/analytics/campaigns">["campaigns"][number];
+type Preview = Answer<"/v1/campaigns/{id}/preview">["preview"];
+type Recipient = Answer<"/v1/campaigns/{id}/recipients">["recipients"][number];
+type Action = "launch" | "pause" | "resume" | "cancel";
 
-function money(value: number | null | undefined, currency: string) {
-  if (value === null || value === undefined) return "—";
-  return new Intl.NumberFormat(undefined, { style: "currency", currency }).format(value);
-}
+const STATS = [
+  ["recipients", "Recipients"],
+  ["queued", "Queued"],
+  ["deferred", "Waiting"],
+  ["sent", "Sent"],
+  ["delivered", "Delivered"],
+  ["failed", "Failed"],
+  ["suppressed", "Skipped"],
+  ["replied", "Replied"],
+  ["opted_out", "Opted out"],
+  ["clicked", "Clicked"],
+  ["conversions", "Conversions"],
+] as const;
 
 /**
  * One campaign: edit while a draft, preview per contact with skip reasons, launch after a
@@ -26,20 +31,20 @@ function money(value: number | null | undefined, currency: string) {
  * the figures through conversions, revenue and ROI.
  */
 export function CampaignView({ id }: { id: string }) {
-  const [campaign, setCampaign] = useState<Json>(null);
-  const [figures, setFigures] = useState<Json>(null);
+  const [campaign, setCampaign] = useState<Campaign | null>(null);
+  const [figures, setFigures] = useState<Figures | null>(null);
   const [currency, setCurrency] = useState("USD");
-  const [preview, setPreview] = useState<Json>(null);
-  const [confirming, setConfirming] = useState<Json>(null);
+  const [previewing, setPreviewing] = useState(false);
+  const [confirming, setConfirming] = useState<Preview | null>(null);
   const [editing, setEditing] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const load = useCallback(async () => {
     try {
-      const c = (await get(`/v1/campaigns/${id}`)).campaign;
+      const c = (await call(client.GET("/v1/campaigns/{id}", { params: { path: { id } } }))).campaign;
       setCampaign(c);
       if (c.launched_at) {
-        const rows = (await get("/v1/analytics/campaigns").catch(() => null))?.campaigns ?? [];
-        setFigures(rows.find((r: Json) => r.campaign_id === id) ?? null);
+        const rows = (await call(client.GET("/v1/analytics/campaigns")).catch(() => null))?.campaigns ?? [];
+        setFigures(rows.find((r) => r.campaign_id === id) ?? null);
       }
     } catch (e) {
       setError(e instanceof ApiError ? e.message : "Could not load the campaign");
@@ -47,8 +52,8 @@ export function CampaignView({ id }: { id: string }) {
   }, [id]);
   useEffect(() => {
     void load();
-    get("/v1/settings").then(
-      (a) => setCurrency(a.settings?.costs?.currency ?? "USD"),
+    call(client.GET("/v1/settings")).then(
+      (a) => setCurrency(a.settings.costs.currency ?? "USD"),
       () => undefined,
     );
     const timer = setInterval(() => void load(), 2000);
@@ -63,10 +68,10 @@ export function CampaignView({ id }: { id: string }) {
       <p className="muted">Loading the campaign…</p>
     );
 
-  async function act(action: string) {
+  async function act(action: Action) {
     setError(null);
     try {
-      await post(`/v1/campaigns/${id}/${action}`);
+      await call(client.POST(`/v1/campaigns/{id}/${action}`, { params: { path: { id } } }));
       await load();
     } catch (e) {
       setError(e instanceof ApiError ? e.message : `Could not ${action}`);
@@ -75,7 +80,10 @@ export function CampaignView({ id }: { id: string }) {
   async function askToLaunch() {
     setError(null);
     try {
-      setConfirming((await get(`/v1/campaigns/${id}/preview?limit=1`)).preview);
+      const query = { limit: 1 };
+      setConfirming(
+        (await call(client.GET("/v1/campaigns/{id}/preview", { params: { path: { id }, query } }))).preview,
+      );
     } catch (e) {
       setError(e instanceof ApiError ? e.message : "Could not count the recipients");
     }
@@ -103,9 +111,10 @@ export function CampaignView({ id }: { id: string }) {
         <button
           type="button"
           className="secondary"
-          onClick={async () => setPreview((await get(`/v1/campaigns/${id}/preview?limit=50`)).preview)}
+          aria-expanded={previewing}
+          onClick={() => setPreviewing(!previewing)}
         >
-          Preview
+          {previewing ? "Close the preview" : "Preview"}
         </button>
         {draft && (
           <button type="button" onClick={askToLaunch}>
@@ -141,10 +150,10 @@ export function CampaignView({ id }: { id: string }) {
           <p>
             It goes to <strong>{confirming.recipients}</strong> recipients: {confirming.sendable} now,{" "}
             {confirming.deferred} later (quiet hours, limits),{" "}
-            {Object.values(confirming.skipped as Record<string, number>).reduce((a, b) => a + b, 0)} skipped.
+            {Object.values(confirming.skipped).reduce((a, b) => a + b, 0)} skipped.
             {campaign.send_at && ` Sending starts ${new Date(campaign.send_at).toLocaleString()}.`}
           </p>
-          {confirming.warnings.map((w: Json) => (
+          {confirming.warnings.map((w) => (
             <p key={w.code} className="warn">
               {w.message}
             </p>
@@ -176,7 +185,7 @@ export function CampaignView({ id }: { id: string }) {
             campaign={campaign}
             submitLabel="Save changes"
             onSubmit={async (body) => {
-              await patch(`/v1/campaigns/${id}`, body);
+              await call(client.PATCH("/v1/campaigns/{id}", { params: { path: { id } }, body }));
               setEditing(false);
               await load();
             }}
@@ -184,22 +193,10 @@ export function CampaignView({ id }: { id: string }) {
         </section>
       )}
       <dl className="stats" aria-label="Stats">
-        {[
-          ["recipients", "Recipients"],
-          ["queued", "Queued"],
-          ["deferred", "Waiting"],
-          ["sent", "Sent"],
-          ["delivered", "Delivered"],
-          ["failed", "Failed"],
-          ["suppressed", "Skipped"],
-          ["replied", "Replied"],
-          ["opted_out", "Opted out"],
-          ["clicked", "Clicked"],
-          ["conversions", "Conversions"],
-        ].map(([k, label]) => (
+        {STATS.map(([k, label]) => (
           <div key={k}>
             <dt>{label}</dt>
-            <dd data-testid={`stat-${k}`}>{s[k as string] ?? 0}</dd>
+            <dd data-testid={`stat-${k}`}>{s[k] ?? 0}</dd>
           </div>
         ))}
         <div>
@@ -217,7 +214,7 @@ export function CampaignView({ id }: { id: string }) {
           </dd>
         </div>
       </dl>
-      {s.variants?.length > 0 && (
+      {s.variants.length > 0 && (
         <table aria-label="Variants">
           <thead>
             <tr>
@@ -231,7 +228,7 @@ export function CampaignView({ id }: { id: string }) {
             </tr>
           </thead>
           <tbody>
-            {s.variants.map((v: Json) => (
+            {s.variants.map((v) => (
               <tr key={v.name}>
                 <td>{v.name}</td>
                 <td>{v.recipients}</td>
@@ -245,46 +242,7 @@ export function CampaignView({ id }: { id: string }) {
           </tbody>
         </table>
       )}
-      {preview && (
-        <section className="card" aria-label="Preview">
-          <h2>Preview</h2>
-          <p>
-            {preview.recipients} recipients: {preview.sendable} would be sent now, {preview.deferred} would
-            wait,{" "}
-            {Object.entries(preview.skipped)
-              .map(([reason, n]) => `${n} skipped (${String(reason).replaceAll("_", " ")})`)
-              .join(", ") || "none skipped"}
-            .
-          </p>
-          {preview.warnings.map((w: Json) => (
-            <p key={w.code} className="warn">
-              {w.message}
-            </p>
-          ))}
-          <table>
-            <thead>
-              <tr>
-                <th>Phone</th>
-                <th>What happens</th>
-                <th>Why</th>
-                <th>Their message</th>
-              </tr>
-            </thead>
-            <tbody>
-              {preview.contacts.map((c: Json) => (
-                <tr key={c.contact_id}>
-                  <td>{c.phone_number}</td>
-                  <td>{OUTCOME_WORDS[c.outcome] ?? c.outcome}</td>
-                  <td>{(c.reason ?? "").replaceAll("_", " ")}</td>
-                  <td>
-                    {c.variant && <span className="badge">{c.variant}</span>} {c.body ?? ""}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </section>
-      )}
+      {previewing && <PreviewPanel id={id} />}
       {campaign.launched_at && <Recipients id={id} />}
     </div>
   );
@@ -292,11 +250,13 @@ export function CampaignView({ id }: { id: string }) {
 
 /** After launch: each recipient with their real outcome and its reason. */
 function Recipients({ id }: { id: string }) {
-  const [rows, setRows] = useState<Json[] | null>(null);
+  const [rows, setRows] = useState<Recipient[] | null>(null);
   const [total, setTotal] = useState(0);
   useEffect(() => {
     const load = () =>
-      get(`/v1/campaigns/${id}/recipients?limit=100`).then(
+      call(
+        client.GET("/v1/campaigns/{id}/recipients", { params: { path: { id }, query: { limit: 100 } } }),
+      ).then(
         (a) => {
           setRows(a.recipients);
           setTotal(a.total);

@@ -1,6 +1,6 @@
 import { useEffect, useState } from "react";
 import { Link, useLocation } from "wouter";
-import { ApiError, get, type Json, post } from "../../api";
+import { type Answer, ApiError, call, client } from "../../api";
 import { CampaignForm } from "./CampaignForm";
 import { CampaignView } from "./CampaignView";
 
@@ -9,13 +9,15 @@ export function CampaignsPage({ campaignId }: { campaignId: string | null }) {
   return campaignId ? <CampaignView id={campaignId} /> : <CampaignList />;
 }
 
+type CampaignRow = Answer<"/v1/campaigns">["campaigns"][number];
+
 function CampaignList() {
-  const [rows, setRows] = useState<Json[] | null>(null);
+  const [rows, setRows] = useState<CampaignRow[] | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [creating, setCreating] = useState(false);
   const [, navigate] = useLocation();
   useEffect(() => {
-    get("/v1/campaigns?limit=100").then(
+    call(client.GET("/v1/campaigns", { params: { query: { limit: 100 } } })).then(
       (a) => setRows(a.campaigns),
       (e) => setError(e instanceof ApiError ? e.message : "Could not load the campaigns"),
     );
@@ -33,7 +35,7 @@ function CampaignList() {
           <CampaignForm
             submitLabel="Create draft"
             onSubmit={async (body) => {
-              const answer = await post("/v1/campaigns", body);
+              const answer = await call(client.POST("/v1/campaigns", { body }));
               navigate(`/campaigns/${answer.campaign.id}`);
             }}
           />

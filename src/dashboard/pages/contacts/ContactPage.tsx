@@ -1,6 +1,10 @@
 import { type FormEvent, useCallback, useEffect, useState } from "react";
 import { Link, useLocation } from "wouter";
-import { ApiError, del, get, type Json, patch, post } from "../../api";
+import { type Answer, ApiError, call, client } from "../../api";
+
+type Contact = Answer<"/v1/contacts/{id}">["contact"];
+type Activity = Answer<"/v1/contacts/{id}/activity">["activity"][number];
+type List = Answer<"/v1/lists">["lists"][number];
 
 const TYPE_WORDS: Record<string, string> = {
   message: "Message",
@@ -19,11 +23,11 @@ const PAGE = 25;
  * its activity newest first (GET /v1/contacts/{id}/activity), and a delete that asks first.
  */
 export function ContactPage({ id }: { id: string }) {
-  const [contact, setContact] = useState<Json>(null);
-  const [activity, setActivity] = useState<Json[] | null>(null);
+  const [contact, setContact] = useState<Contact | null>(null);
+  const [activity, setActivity] = useState<Activity[] | null>(null);
   const [total, setTotal] = useState(0);
   const [offset, setOffset] = useState(0);
-  const [lists, setLists] = useState<Json[]>([]);
+  const [lists, setLists] = useState<List[]>([]);
   const [memberOf, setMemberOf] = useState<string[]>([]);
   const [error, setError] = useState<string | null>(null);
   const [message, setMessage] = useState<string | null>(null);
@@ -31,9 +35,16 @@ export function ContactPage({ id }: { id: string }) {
 
   const load = useCallback(async () => {
     try {
-      setContact((await get(`/v1/contacts/${id}`)).contact);
-      const all = await get(`/v1/contacts/${id}/activity?limit=200`);
-      setMemberOf(all.activity.filter((a: Json) => a.type === "list_added").map((a: Json) => a.ids.list_id));
+      const path = { id };
+      setContact((await call(client.GET("/v1/contacts/{id}", { params: { path } }))).contact);
+      const all = await call(
+        client.GET("/v1/contacts/{id}/activity", { params: { path, query: { limit: 200 } } }),
+      );
+      setMemberOf(
+        all.activity
+          .filter((a) => a.type === "list_added")
+          .flatMap((a) => (a.ids.list_id ? [a.ids.list_id] : [])),
+      );
     } catch (e) {
       setError(
         e instanceof ApiError ? (e.status === 404 ? "No such contact." : e.message) : "Could not load",
@@ -41,13 +52,14 @@ export function ContactPage({ id }: { id: string }) {
     }
   }, [id]);
   const loadActivity = useCallback(async () => {
-    const page = await get(`/v1/contacts/${id}/activity?limit=${PAGE}&offset=${offset}`).catch(() => null);
+    const params = { path: { id }, query: { limit: PAGE, offset } };
+    const page = await call(client.GET("/v1/contacts/{id}/activity", { params })).catch(() => null);
     setActivity(page?.activity ?? []);
     setTotal(page?.total ?? 0);
   }, [id, offset]);
   useEffect(() => {
     void load();
-    get("/v1/lists?limit=200").then(
+    call(client.GET("/v1/lists", { params: { query: { limit: 200 } } })).then(
       (a) => setLists(a.lists),
       () => setLists([]),
     );
@@ -70,6 +82,7 @@ export function ContactPage({ id }: { id: string }) {
 
   async function save(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
+    if (!contact) return;
     const form = new FormData(event.currentTarget);
     const text = (k: string) => String(form.get(k) ?? "").trim() || null;
     const fields: Record<string, string | null> = {};
@@ -81,7 +94,7 @@ export function ContactPage({ id }: { id: string }) {
     setError(null);
     setMessage(null);
     try {
-      await patch(`/v1/contacts/${id}`, {
+      const body = {
         phone_number: text("phone_number") ?? contact.phone_number,
         first_name: text("first_name"),
         last_name: text("last_name"),
@@ -89,7 +102,8 @@ export function ContactPage({ id }: { id: string }) {
         timezone: text("timezone"),
         opted_in: form.get("opted_in") === "on",
         fields,
-      });
+      };
+      await call(client.PATCH("/v1/contacts/{id}", { params: { path: { id } }, body }));
       setMessage("Saved");
       await load();
       await loadActivity();
@@ -100,8 +114,9 @@ export function ContactPage({ id }: { id: string }) {
   async function membership(listId: string, add: boolean) {
     setError(null);
     try {
-      if (add) await post(`/v1/lists/${listId}/contacts`, { contact_ids: [id] });
-      else await del(`/v1/lists/${listId}/contacts`, { contact_ids: [id] });
+      const request = { params: { path: { id: listId } }, body: { contact_ids: [id] } };
+      if (add) await call(client.POST("/v1/lists/{id}/contacts", request));
+      else await call(client.DELETE("/v1/lists/{id}/contacts", request));
       await load();
       await loadActivity();
     } catch (e) {
@@ -201,7 +216,7 @@ export function ContactPage({ id }: { id: string }) {
             onClick={async () => {
               if (!window.confirm(`Delete ${name}? Their messages stay; the contact record goes.`)) return;
               try {
-                await del(`/v1/contacts/${id}`);
+                await call(client.DELETE("/v1/contacts/{id}", { params: { path: { id } } }));
                 navigate("/contacts");
               } catch (e) {
                 setError(e instanceof ApiError ? e.message : "Could not delete");

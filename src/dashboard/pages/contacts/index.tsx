@@ -1,6 +1,9 @@
 import { type FormEvent, useCallback, useEffect, useState } from "react";
 import { Link, useLocation } from "wouter";
-import { ApiError, get, importCsv, type Json, post } from "../../api";
+import { type Answer, ApiError, call, client, type ImportResult, importCsv } from "../../api";
+
+type Contact = Answer<"/v1/contacts">["contacts"][number];
+
 import { ContactPage } from "./ContactPage";
 
 const PAGE = 50;
@@ -19,12 +22,13 @@ function AddContact() {
     const form = new FormData(event.currentTarget);
     setError(null);
     try {
-      const answer = await post("/v1/contacts", {
+      const body = {
         phone_number: String(form.get("phone_number") ?? ""),
         first_name: String(form.get("first_name") ?? "") || null,
         last_name: String(form.get("last_name") ?? "") || null,
         email: String(form.get("email") ?? "") || null,
-      });
+      };
+      const answer = await call(client.POST("/v1/contacts", { body }));
       navigate(`/contacts/${answer.contact.id}`);
     } catch (e) {
       setError(e instanceof ApiError ? e.message : "Could not add the contact");
@@ -63,18 +67,17 @@ function AddContact() {
 
 /** Contacts a page at a time with search, add, and CSV import with a progress bar of the upload. */
 function ContactList() {
-  const [rows, setRows] = useState<Json[] | null>(null);
+  const [rows, setRows] = useState<Contact[] | null>(null);
   const [q, setQ] = useState("");
   const [total, setTotal] = useState(0);
   const [offset, setOffset] = useState(0);
   const [progress, setProgress] = useState<number | null>(null);
-  const [result, setResult] = useState<Json>(null);
+  const [result, setResult] = useState<ImportResult | null>(null);
   const [error, setError] = useState<string | null>(null);
   const load = useCallback(async () => {
     try {
-      const answer = await get(
-        `/v1/contacts?limit=${PAGE}&offset=${offset}${q.trim() ? `&q=${encodeURIComponent(q.trim())}` : ""}`,
-      );
+      const query = { limit: PAGE, offset, ...(q.trim() ? { q: q.trim() } : {}) };
+      const answer = await call(client.GET("/v1/contacts", { params: { query } }));
       setRows(answer.contacts);
       setTotal(answer.total);
     } catch (e) {

@@ -1,7 +1,7 @@
 import { Background, Controls, ReactFlow, useReactFlow } from "@xyflow/react";
 import { type DragEvent, useCallback, useEffect, useMemo, useState } from "react";
 import { Link } from "wouter";
-import { get, type Json } from "../../api";
+import { type Answer, call, client } from "../../api";
 import { handlesOf, KINDS, TYPES } from "./kinds";
 import { NodeCard } from "./NodeCard";
 import { NodeForm } from "./NodeForm";
@@ -76,7 +76,8 @@ export function Editor({ id }: { id: string }) {
     ) : (
       <p className="muted">Loading the flow…</p>
     );
-  const active = f.flow.status === "active";
+  const flow = f.flow;
+  const active = flow.status === "active";
   return (
     <div className="editor">
       <header className="row editor-head">
@@ -85,7 +86,7 @@ export function Editor({ id }: { id: string }) {
           className="rename"
           onSubmit={(e) => {
             e.preventDefault();
-            if (name.trim() && name !== f.flow.name) void f.rename(name.trim());
+            if (name.trim() && name !== flow.name) void f.rename(name.trim());
           }}
         >
           <label>
@@ -240,10 +241,11 @@ export function Editor({ id }: { id: string }) {
 
 /** The flow's latest runs: who is where, and how they ended. */
 function Runs({ id }: { id: string }) {
-  const [runs, setRuns] = useState<Json[]>([]);
+  const [runs, setRuns] = useState<Answer<"/v1/flows/{id}/runs">["runs"]>([]);
   useEffect(() => {
+    const params = { path: { id }, query: { limit: 20 } };
     const load = () =>
-      get(`/v1/flows/${id}/runs?limit=20`).then(
+      call(client.GET("/v1/flows/{id}/runs", { params })).then(
         (a) => setRuns(a.runs),
         () => undefined,
       );

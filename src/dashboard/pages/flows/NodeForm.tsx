@@ -1,28 +1,36 @@
-import { useEffect, useState } from "react";
-import { get, type Json } from "../../api";
+import { call, client } from "../../api";
 import { RuleBuilder } from "../../components/RuleBuilder";
+import { useRows } from "../../components/useRows";
 import { KINDS, type NodeData, TRIGGER_WORDS } from "./kinds";
 
-/** Options of a workspace resource for a select, fetched once per page view. */
-function useOptions(path: string, many: string): Json[] {
-  const [rows, setRows] = useState<Json[]>([]);
-  useEffect(() => {
-    get(`${path}?limit=200`).then(
-      (a) => setRows(a[many] ?? []),
-      () => setRows([]),
-    );
-  }, [path, many]);
-  return rows;
-}
+// What a node's form picks from, over the typed client (module-level, so each loads once).
+const ALL = { params: { query: { limit: 200 } } };
+const loadLists = async () => (await call(client.GET("/v1/lists", ALL))).lists;
+const loadAgents = async () => (await call(client.GET("/v1/agents", ALL))).agents;
+const loadOffers = async () => (await call(client.GET("/v1/offers", ALL))).offers;
 
-function Pick(props: {
+/** A setting as its input shows it ("" when unset). */
+function text(data: NodeData, key: string): string {
+  const value = data[key];
+  return typeof value === "string" || typeof value === "number" ? String(value) : "";
+}
+/** A setting that is an id (undefined when unset). */
+function opt(data: NodeData, key: string): string | undefined {
+  const value = data[key];
+  return typeof value === "string" ? value : undefined;
+}
+const strings = (value: unknown): string[] => (Array.isArray(value) ? value.map(String) : []);
+const record = (value: unknown): NodeData =>
+  value && typeof value === "object" && !Array.isArray(value) ? (value as NodeData) : {};
+
+function Pick<Row extends { id: string; name: string }>(props: {
   label: string;
   value: string | undefined;
-  rows: Json[];
+  rows: Row[];
   onChange: (value: string) => void;
   empty: string;
   optional?: boolean;
-  filter?: (row: Json) => boolean;
+  filter?: (row: Row) => boolean;
 }) {
   const rows = props.filter ? props.rows.filter(props.filter) : props.rows;
   return (
@@ -32,7 +40,7 @@ function Pick(props: {
         <option value="">{props.optional ? "Any" : "Choose…"}</option>
         {rows.map((r) => (
           <option key={r.id} value={r.id}>
-            {r.name ?? r.number ?? r.id}
+            {r.name || r.id}
           </option>
         ))}
       </select>
@@ -59,9 +67,9 @@ export function NodeForm({
     for (const key of Object.keys(next)) if (next[key] === undefined) delete next[key];
     onChange(next);
   };
-  const lists = useOptions("/v1/lists", "lists");
-  const agents = useOptions("/v1/agents", "agents");
-  const offers = useOptions("/v1/offers", "offers");
+  const lists = useRows(loadLists);
+  const agents = useRows(loadAgents);
+  const offers = useRows(loadOffers);
   const kind = KINDS[type];
   return (
     <div className="node-form">
@@ -70,7 +78,10 @@ export function NodeForm({
         <>
           <label>
             Starts when
-            <select value={data.event ?? "manual"} onChange={(e) => onChange({ event: e.target.value })}>
+            <select
+              value={text(data, "event") || "manual"}
+              onChange={(e) => onChange({ event: e.target.value })}
+            >
               {Object.entries(TRIGGER_WORDS).map(([value, label]) => (
                 <option key={value} value={value}>
                   {label}
@@ -81,7 +92,7 @@ export function NodeForm({
           {data.event === "added_to_list" && (
             <Pick
               label="List"
-              value={data.list_id}
+              value={opt(data, "list_id")}
               rows={lists}
               empty="No lists yet."
               onChange={(v) => set({ list_id: v })}
@@ -91,7 +102,7 @@ export function NodeForm({
             <label>
               Keywords (separated by spaces or commas)
               <input
-                value={(data.keywords ?? []).join(", ")}
+                value={strings(data.keywords).join(", ")}
                 onChange={(e) =>
                   set({
                     keywords: e.target.value
@@ -106,7 +117,7 @@ export function NodeForm({
           {data.event === "link_clicked" && (
             <Pick
               label="Offer"
-              value={data.offer_id}
+              value={opt(data, "offer_id")}
               rows={offers}
               optional
               empty="No offers yet."
@@ -117,7 +128,7 @@ export function NodeForm({
             <label>
               Conversion event (empty: any)
               <input
-                value={data.conversion_event ?? ""}
+                value={text(data, "conversion_event")}
                 placeholder="purchase"
                 onChange={(e) => set({ conversion_event: e.target.value || undefined })}
               />
@@ -130,7 +141,7 @@ export function NodeForm({
           Message
           <textarea
             rows={5}
-            value={data.body ?? ""}
+            value={text(data, "body")}
             maxLength={1600}
             onChange={(e) => set({ body: e.target.value })}
           />
@@ -146,7 +157,7 @@ export function NodeForm({
           <input
             type="number"
             min={1}
-            value={data.timeout_hours ?? ""}
+            value={text(data, "timeout_hours")}
             onChange={(e) => set({ timeout_hours: Number(e.target.value) })}
           />
         </label>
@@ -155,7 +166,7 @@ export function NodeForm({
       {type === "agent" && (
         <Pick
           label="SMS agent"
-          value={data.agent_id}
+          value={opt(data, "agent_id")}
           rows={agents}
           filter={(a) => a.channel !== "voice"}
           empty="No SMS agents yet."
@@ -165,7 +176,7 @@ export function NodeForm({
       {(type === "add_to_list" || type === "remove_from_list") && (
         <Pick
           label="List"
-          value={data.list_id}
+          value={opt(data, "list_id")}
           rows={lists}
           empty="No lists yet."
           onChange={(v) => set({ list_id: v })}
@@ -175,7 +186,7 @@ export function NodeForm({
       {type === "webhook" && (
         <label>
           URL (https)
-          <input type="url" value={data.url ?? ""} onChange={(e) => set({ url: e.target.value })} />
+          <input type="url" value={text(data, "url")} onChange={(e) => set({ url: e.target.value })} />
         </label>
       )}
       {type === "call" && (
@@ -197,7 +208,7 @@ export function NodeForm({
           {data.agent_id !== undefined ? (
             <Pick
               label="Voice agent"
-              value={data.agent_id}
+              value={opt(data, "agent_id")}
               rows={agents}
               filter={(a) => a.channel === "voice"}
               empty="No voice agents yet."
@@ -206,7 +217,11 @@ export function NodeForm({
           ) : (
             <label>
               Message to read out
-              <textarea rows={4} value={data.say ?? ""} onChange={(e) => onChange({ say: e.target.value })} />
+              <textarea
+                rows={4}
+                value={text(data, "say")}
+                onChange={(e) => onChange({ say: e.target.value })}
+              />
             </label>
           )}
         </>
@@ -218,7 +233,7 @@ export function NodeForm({
 
 function WaitForm({ data, onChange }: { data: NodeData; onChange: (data: NodeData) => void }) {
   const unit = data.minutes !== undefined ? "minutes" : data.days !== undefined ? "days" : "hours";
-  const amount = data[unit] ?? 1;
+  const amount = Number(data[unit] ?? 1);
   return (
     <div className="row">
       <label>
@@ -251,14 +266,14 @@ const UPDATABLE = [
 ];
 
 function UpdateForm({ data, onChange }: { data: NodeData; onChange: (data: NodeData) => void }) {
-  const fields: NodeData = data.fields ?? {};
+  const fields = record(data.fields);
   const set = (key: string, value: string | undefined) => {
     const next = { ...fields };
     if (value === undefined) delete next[key];
     else next[key] = value;
     onChange({ fields: next });
   };
-  const custom: NodeData = fields.fields ?? {};
+  const custom = record(fields.fields);
   return (
     <>
       {UPDATABLE.map((f) => (
@@ -274,7 +289,7 @@ function UpdateForm({ data, onChange }: { data: NodeData; onChange: (data: NodeD
           {fields[f.key] !== undefined && (
             <input
               aria-label={f.label}
-              value={fields[f.key] ?? ""}
+              value={text(fields, f.key)}
               onChange={(e) => set(f.key, e.target.value)}
             />
           )}
@@ -287,7 +302,7 @@ function UpdateForm({ data, onChange }: { data: NodeData; onChange: (data: NodeD
         <textarea
           rows={3}
           defaultValue={Object.entries(custom)
-            .map(([k, v]) => `${k}=${v ?? ""}`)
+            .map(([k, v]) => `${k}=${v === null || v === undefined ? "" : String(v)}`)
             .join("\n")}
           onBlur={(e) => {
             const next: NodeData = {};

@@ -1,6 +1,9 @@
-import { type FormEvent, useEffect, useState } from "react";
-import { ApiError, get, type Json, post } from "../../api";
+import { type FormEvent, useState } from "react";
+import { ApiError, call, client, type Posted } from "../../api";
+import { ContactPicker } from "../../components/ContactPicker";
 import { ACTION_WORDS, KINDS } from "./kinds";
+
+type Trace = Posted<"/v1/flows/{id}/simulate">["trace"];
 
 /** "+1 d 2 h", "+15 min", "at once" for a trace line's virtual time. */
 function when(minutes: number): string {
@@ -16,30 +19,24 @@ function when(minutes: number): string {
  * and tells the trace in words. Nothing is sent or written (the API rolls it all back).
  */
 export function Simulate({ id, nodes }: { id: string; nodes: { id: string; type?: string }[] }) {
-  const [q, setQ] = useState("");
-  const [found, setFound] = useState<Json[]>([]);
   const [contactId, setContactId] = useState("");
   const [replyAfter, setReplyAfter] = useState("");
   const [replyBody, setReplyBody] = useState("Yes please");
-  const [trace, setTrace] = useState<Json[] | null>(null);
+  const [trace, setTrace] = useState<Trace | null>(null);
   const [error, setError] = useState<string | null>(null);
-  useEffect(() => {
-    const timer = setTimeout(() => {
-      get(`/v1/contacts?limit=20${q ? `&q=${encodeURIComponent(q)}` : ""}`).then(
-        (a) => setFound(a.contacts),
-        () => setFound([]),
-      );
-    }, 200);
-    return () => clearTimeout(timer);
-  }, [q]);
   async function run(event: FormEvent) {
     event.preventDefault();
     setError(null);
     try {
       const events =
-        replyAfter !== "" ? [{ type: "reply", after_minutes: Number(replyAfter), body: replyBody }] : [];
+        replyAfter !== ""
+          ? [{ type: "reply" as const, after_minutes: Number(replyAfter), body: replyBody }]
+          : [];
       const who = contactId ? { contact_id: contactId } : { contact: { first_name: "Sam" } };
-      setTrace((await post(`/v1/flows/${id}/simulate`, { ...who, events })).trace);
+      const body = { ...who, events };
+      setTrace(
+        (await call(client.POST("/v1/flows/{id}/simulate", { params: { path: { id } }, body }))).trace,
+      );
     } catch (e) {
       setError(e instanceof ApiError ? e.message : "Could not simulate");
     }
@@ -52,26 +49,7 @@ export function Simulate({ id, nodes }: { id: string; nodes: { id: string; type?
     <section className="simulate" aria-label="Simulate">
       <h2>Try it with a contact</h2>
       <form onSubmit={run} className="node-form">
-        <label>
-          Find a contact
-          <input
-            type="search"
-            value={q}
-            placeholder="Name or number"
-            onChange={(e) => setQ(e.target.value)}
-          />
-        </label>
-        <label>
-          Contact
-          <select value={contactId} onChange={(e) => setContactId(e.target.value)}>
-            <option value="">A made-up contact (Sam)</option>
-            {found.map((c) => (
-              <option key={c.id} value={c.id}>
-                {[c.first_name, c.last_name].filter(Boolean).join(" ") || c.phone_number} · {c.phone_number}
-              </option>
-            ))}
-          </select>
-        </label>
+        <ContactPicker value={contactId} onChange={setContactId} none="A made-up contact (Sam)" />
         <label>
           They reply after (minutes; empty: never)
           <input type="number" min={0} value={replyAfter} onChange={(e) => setReplyAfter(e.target.value)} />

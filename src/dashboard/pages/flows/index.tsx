@@ -6,13 +6,16 @@
 import { ReactFlowProvider } from "@xyflow/react";
 import { useEffect, useState } from "react";
 import { Link, useLocation } from "wouter";
-import { ApiError, get, type Json, post } from "../../api";
+import { type Answer, ApiError, call, client } from "../../api";
 import { Editor } from "./Editor";
 import { TRIGGER_WORDS } from "./kinds";
 
 /** The event of a flow's trigger node. */
-function triggerOf(flow: Json): string {
-  return flow.definition?.nodes?.find((n: Json) => n.type === "trigger")?.data?.event ?? "";
+type FlowRow = Answer<"/v1/flows">["flows"][number];
+
+function triggerOf(flow: FlowRow): string {
+  const event = flow.definition.nodes.find((n) => n.type === "trigger")?.data?.event;
+  return typeof event === "string" ? event : "";
 }
 
 export default function FlowsPage({ flowId }: { flowId: string | null }) {
@@ -26,25 +29,26 @@ export default function FlowsPage({ flowId }: { flowId: string | null }) {
 }
 
 function FlowList() {
-  const [rows, setRows] = useState<Json[] | null>(null);
+  const [rows, setRows] = useState<FlowRow[] | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [name, setName] = useState("");
   const [, navigate] = useLocation();
   useEffect(() => {
-    get("/v1/flows?limit=100").then(
+    call(client.GET("/v1/flows", { params: { query: { limit: 100 } } })).then(
       (a) => setRows(a.flows),
       (e) => setError(e instanceof ApiError ? e.message : "Could not load the flows"),
     );
   }, []);
   async function create() {
     try {
-      const answer = await post("/v1/flows", {
+      const body = {
         name: name.trim() || "New flow",
         definition: {
           nodes: [{ id: "trigger", type: "trigger", position: { x: 200, y: 40 }, data: { event: "manual" } }],
           edges: [],
         },
-      });
+      };
+      const answer = await call(client.POST("/v1/flows", { body }));
       navigate(`/flows/${answer.flow.id}`);
     } catch (e) {
       setError(e instanceof ApiError ? e.message : "Could not create the flow");

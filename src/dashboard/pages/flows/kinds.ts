@@ -1,5 +1,5 @@
-// biome-ignore lint/suspicious/noExplicitAny: a node's data is per type; each form reads its keys
-export type NodeData = Record<string, any>;
+/** A node's data: its keys are per type (the flow definition of API.md §3); each form reads its own. */
+export type NodeData = Record<string, unknown>;
 
 /** What each node type looks like and starts with: label, icon, colour, help, handles. */
 export interface Kind {
@@ -105,7 +105,7 @@ export function handlesOf(type: string): { id: string; label: string }[] {
 export function summary(type: string, data: NodeData): string {
   switch (type) {
     case "trigger":
-      return TRIGGER_WORDS[data.event] ?? String(data.event ?? "");
+      return TRIGGER_WORDS[String(data.event)] ?? String(data.event ?? "");
     case "send_sms":
       return String(data.body ?? "").slice(0, 60);
     case "wait":

@@ -8,8 +8,11 @@ import {
   useNodesState,
 } from "@xyflow/react";
 import { useCallback, useEffect, useState } from "react";
-import { ApiError, get, type Json, patch } from "../../api";
-import { handlesOf, KINDS } from "./kinds";
+import { type Answer, ApiError, call, client } from "../../api";
+import { handlesOf, KINDS, type NodeData } from "./kinds";
+
+type Flow = Answer<"/v1/flows/{id}">["flow"];
+
 import type { FlowNodeData } from "./NodeCard";
 
 let seq = 0;
@@ -35,7 +38,7 @@ function drawn(edge: Edge, nodes: Node<FlowNodeData>[]): Edge {
  * save, activate).
  */
 export function useFlow(id: string) {
-  const [flow, setFlow] = useState<Json>(null);
+  const [flow, setFlow] = useState<Flow | null>(null);
   const [nodes, setNodes, onNodesChange] = useNodesState<Node<FlowNodeData>>([]);
   const [edges, setEdges, onEdgesChange] = useEdgesState<Edge>([]);
   const [dirty, setDirty] = useState(false);
@@ -43,9 +46,11 @@ export function useFlow(id: string) {
   const [message, setMessage] = useState<string | null>(null);
 
   const load = useCallback(async () => {
-    const answer = await get(`/v1/flows/${id}`);
-    const stats = (await get(`/v1/flows/${id}/stats`).catch(() => null))?.stats?.nodes ?? {};
-    const loaded: Node<FlowNodeData>[] = answer.flow.definition.nodes.map((n: Json) => ({
+    const params = { path: { id } };
+    const answer = await call(client.GET("/v1/flows/{id}", { params }));
+    const stats =
+      (await call(client.GET("/v1/flows/{id}/stats", { params })).catch(() => null))?.stats.nodes ?? {};
+    const loaded: Node<FlowNodeData>[] = answer.flow.definition.nodes.map((n) => ({
       id: n.id,
       type: n.type,
       position: n.position,
@@ -54,7 +59,7 @@ export function useFlow(id: string) {
     setFlow(answer.flow);
     setNodes(loaded);
     setEdges(
-      answer.flow.definition.edges.map((e: Json) =>
+      answer.flow.definition.edges.map((e) =>
         drawn({ id: e.id, source: e.source, target: e.target, sourceHandle: e.sourceHandle ?? null }, loaded),
       ),
     );
@@ -137,7 +142,7 @@ export function useFlow(id: string) {
   );
 
   const setData = useCallback(
-    (nodeId: string, data: Json) => {
+    (nodeId: string, data: NodeData) => {
       setNodes((current) => current.map((n) => (n.id === nodeId ? { ...n, data: { ...n.data, data } } : n)));
       setDirty(true);
     },
@@ -189,7 +194,8 @@ export function useFlow(id: string) {
       run(
         "save",
         async () => {
-          await patch(`/v1/flows/${id}`, { definition: definition() });
+          const body = { definition: definition() };
+          await call(client.PATCH("/v1/flows/{id}", { params: { path: { id } }, body }));
           await load();
         },
         "Saved",
@@ -201,18 +207,19 @@ export function useFlow(id: string) {
       run(
         "rename the flow",
         async () => {
-          await patch(`/v1/flows/${id}`, { name });
-          setFlow((f: Json) => ({ ...f, name }));
+          await call(client.PATCH("/v1/flows/{id}", { params: { path: { id } }, body: { name } }));
+          setFlow((f) => (f ? { ...f, name } : f));
         },
         "Renamed",
       ),
     [run, id],
   );
   const setStatus = useCallback(
-    (status: string) =>
+    (status: "active" | "paused") =>
       run("change the status", async () => {
-        await patch(`/v1/flows/${id}`, { status });
-        const answer = await get(`/v1/flows/${id}`);
+        const params = { path: { id } };
+        await call(client.PATCH("/v1/flows/{id}", { params, body: { status } }));
+        const answer = await call(client.GET("/v1/flows/{id}", { params }));
         setFlow(answer.flow);
       }),
     [run, id],

@@ -3,10 +3,16 @@
  * and replies per day, and tables per campaign (cost, revenue, ROI in the workspace currency), per
  * number and per agent (this chunk loads on its page only).
  */
-import { useEffect, useRef, useState } from "react";
-import uPlot from "uplot";
+import { useEffect, useState } from "react";
 import { Link } from "wouter";
-import { ApiError, get, type Json } from "../api";
+import { type Answer, ApiError, call, client } from "../../api";
+import { DailyChart } from "./DailyChart";
+import { ReportTable } from "./ReportTable";
+
+type Overview = Answer<"/v1/analytics/overview">["overview"];
+type CampaignFigures = Answer<"/v1/analytics/campaigns">["campaigns"][number];
+type NumberFigures = Answer<"/v1/analytics/numbers">["numbers"][number];
+type AgentFigures = Answer<"/v1/analytics/agents">["agents"][number];
 
 const DAY = 86_400_000;
 
@@ -19,17 +25,17 @@ function day(ms: number): string {
 export default function AnalyticsPage() {
   const [from, setFrom] = useState(() => day(Date.now() - 13 * DAY));
   const [to, setTo] = useState(() => day(Date.now()));
-  const [overview, setOverview] = useState<Json>(null);
-  const [campaigns, setCampaigns] = useState<Json[] | null>(null);
-  const [numbers, setNumbers] = useState<Json[] | null>(null);
-  const [agents, setAgents] = useState<Json[] | null>(null);
+  const [overview, setOverview] = useState<Overview | null>(null);
+  const [campaigns, setCampaigns] = useState<CampaignFigures[] | null>(null);
+  const [numbers, setNumbers] = useState<NumberFigures[] | null>(null);
+  const [agents, setAgents] = useState<AgentFigures[] | null>(null);
+  const [range, setRange] = useState<{ from: string; to: string } | null>(null);
   const [currency, setCurrency] = useState("USD");
   const [error, setError] = useState<string | null>(null);
-  const chart = useRef<HTMLDivElement | null>(null);
 
   useEffect(() => {
-    get("/v1/settings").then(
-      (a) => setCurrency(a.settings?.costs?.currency ?? "USD"),
+    call(client.GET("/v1/settings")).then(
+      (a) => setCurrency(a.settings.costs.currency ?? "USD"),
       () => undefined,
     );
   }, []);
@@ -42,42 +48,14 @@ export default function AnalyticsPage() {
       return;
     }
     setError(null);
-    const window = `from=${new Date(start).toISOString()}&to=${new Date(end).toISOString()}`;
+    const query = { from: new Date(start).toISOString(), to: new Date(end).toISOString() };
+    setRange(query);
     const fail = (e: unknown) => setError(e instanceof ApiError ? e.message : "Could not load the figures");
-    get(`/v1/analytics/overview?${window}`).then((a) => setOverview(a.overview), fail);
-    get(`/v1/analytics/campaigns?${window}`).then((a) => setCampaigns(a.campaigns), fail);
-    get(`/v1/analytics/numbers?${window}`).then((a) => setNumbers(a.numbers), fail);
-    get(`/v1/analytics/agents?${window}`).then((a) => setAgents(a.agents), fail);
-    let plot: uPlot | null = null;
-    let live = true;
-    Promise.all(
-      ["sent", "delivered", "replies"].map((metric) =>
-        get(`/v1/analytics/timeseries?metric=${metric}&interval=day&${window}`).then((a) => a.series),
-      ),
-    ).then(([sent, delivered, replies]) => {
-      if (!live || !chart.current) return;
-      chart.current.replaceChildren();
-      const xs = sent.map((row: Json) => Date.parse(row.t) / 1000);
-      const values = (series: Json[]) => xs.map((_: number, i: number) => series[i]?.value ?? 0);
-      plot = new uPlot(
-        {
-          width: Math.min(1000, chart.current.clientWidth || 900),
-          height: 280,
-          series: [
-            {},
-            { label: "Sent", stroke: "#2454d6" },
-            { label: "Delivered", stroke: "#1a8f4c" },
-            { label: "Replies", stroke: "#b4540a" },
-          ],
-        },
-        [xs, values(sent), values(delivered), values(replies)],
-        chart.current,
-      );
-    }, fail);
-    return () => {
-      live = false;
-      plot?.destroy();
-    };
+    const params = { params: { query } };
+    call(client.GET("/v1/analytics/overview", params)).then((a) => setOverview(a.overview), fail);
+    call(client.GET("/v1/analytics/campaigns", params)).then((a) => setCampaigns(a.campaigns), fail);
+    call(client.GET("/v1/analytics/numbers", params)).then((a) => setNumbers(a.numbers), fail);
+    call(client.GET("/v1/analytics/agents", params)).then((a) => setAgents(a.agents), fail);
   }, [from, to]);
 
   const money = (v: number | null | undefined) =>
@@ -138,11 +116,11 @@ export default function AnalyticsPage() {
       )}
       <section className="card" aria-label="Messages per day">
         <h2>Messages per day</h2>
-        <div ref={chart} />
+        {range && <DailyChart from={range.from} to={range.to} onError={setError} />}
       </section>
       <section className="card" aria-label="Campaigns">
         <h2>Campaigns</h2>
-        <Table
+        <ReportTable
           rows={campaigns}
           empty="No campaign was launched in this range."
           head={[
@@ -173,7 +151,7 @@ export default function AnalyticsPage() {
       </section>
       <section className="card" aria-label="Numbers">
         <h2>Numbers</h2>
-        <Table
+        <ReportTable
           rows={numbers}
           empty="No number sent anything in this range."
           head={["Number", "Sent", "Delivered", "Delivery rate", "Failed", "Replies", "Opt-outs"]}
@@ -190,7 +168,7 @@ export default function AnalyticsPage() {
       </section>
       <section className="card" aria-label="Agents">
         <h2>Agents</h2>
-        <Table
+        <ReportTable
           rows={agents}
           empty="No agent took a thread in this range."
           head={["Agent", "Threads", "Replies", "Handoffs", "Conversions", "Revenue"]}
@@ -207,32 +185,5 @@ export default function AnalyticsPage() {
         />
       </section>
     </div>
-  );
-}
-
-function Table(props: { rows: Json[] | null; empty: string; head: string[]; row: (r: Json) => unknown[] }) {
-  if (props.rows === null) return <p className="muted">Loading…</p>;
-  if (props.rows.length === 0) return <p className="muted">{props.empty}</p>;
-  return (
-    <table>
-      <thead>
-        <tr>
-          {props.head.map((h) => (
-            <th key={h}>{h}</th>
-          ))}
-        </tr>
-      </thead>
-      <tbody>
-        {props.rows.map((r, i) => (
-          // biome-ignore lint/suspicious/noArrayIndexKey: rows of a report, shown in order
-          <tr key={i}>
-            {props.row(r).map((cell, j) => (
-              // biome-ignore lint/suspicious/noArrayIndexKey: the columns of one row
-              <td key={j}>{cell as React.ReactNode}</td>
-            ))}
-          </tr>
-        ))}
-      </tbody>
-    </table>
   );
 }
