@@ -1,3 +1,21 @@
+import type { Answer } from "../../api";
+
+type AmbientSound = Answer<"/v1/agents/{id}">["agent"]["voice"]["ambient_sound"];
+
+/**
+ * The background sounds a voice agent takes, in the order the form lists them. The set is the
+ * OpenAPI document's: `satisfies` fails the type check when a value is missing here or not in the API.
+ */
+const AMBIENT_SOUNDS = {
+  none: true,
+  "coffee-shop": true,
+  "convention-hall": true,
+  "summer-outdoor": true,
+  "mountain-outdoor": true,
+  "static-noise": true,
+  "call-center": true,
+} satisfies Record<AmbientSound, true>;
+
 /**
  * The agent form's copy: every setting of an agent (API.md §3 Agents, the `sms`, `voice` and
  * `inbox` objects) grouped by purpose, labelled in words, with help text and, for the closed value
@@ -303,15 +321,10 @@ export const GROUPS: GroupCopy[] = [
         path: "voice.ambient_sound",
         label: "Background sound",
         kind: "select",
-        options: [
-          "none",
-          "coffee-shop",
-          "convention-hall",
-          "summer-outdoor",
-          "mountain-outdoor",
-          "static-noise",
-          "call-center",
-        ].map((v) => ({ value: v, label: v.replace("-", " ") })),
+        options: (Object.keys(AMBIENT_SOUNDS) as AmbientSound[]).map((v) => ({
+          value: v,
+          label: v.replace("-", " "),
+        })),
       },
       {
         path: "voice.boosted_keywords",
