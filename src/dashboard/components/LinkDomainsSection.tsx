@@ -1,5 +1,6 @@
 import { type FormEvent, useCallback, useEffect, useState } from "react";
 import { type Answer, ApiError, call, client } from "../api";
+import { ErrorAlert } from "./feedback";
 
 type LinkDomain = Answer<"/v1/link-domains">["link_domains"][number];
 
@@ -65,11 +66,7 @@ export function LinkDomainsSection() {
           Add domain
         </button>
       </form>
-      {error && (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorAlert error={error} />
       <table>
         <thead>
           <tr>

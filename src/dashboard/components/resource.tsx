@@ -1,6 +1,7 @@
 import { type FormEvent, type ReactNode, useCallback, useEffect, useState } from "react";
 import { type Answer, ApiError, api, type Posted } from "../api";
 import type { paths } from "../api-types.generated";
+import { ErrorAlert } from "./feedback";
 
 export interface Field {
   name: string;
@@ -140,11 +141,7 @@ export function ResourceSection<P extends keyof paths, K extends string>(props: 
           <button type="submit">{props.createLabel ?? "Create"}</button>
         </form>
       )}
-      {error && errorField === null && (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      )}
+      {errorField === null && <ErrorAlert error={error} />}
       <table>
         <thead>
           <tr>

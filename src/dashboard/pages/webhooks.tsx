@@ -1,5 +1,6 @@
 import { useCallback, useEffect, useState } from "react";
 import { type Answer, ApiError, call, client } from "../api";
+import { ErrorAlert } from "../components/feedback";
 import { ResourceSection } from "../components/resource";
 
 type Delivery = Answer<"/v1/webhooks/{id}/deliveries">["deliveries"][number];
@@ -87,11 +88,7 @@ function Deliveries({ webhookId }: { webhookId: string }) {
           Send a test event
         </button>
       </div>
-      {error && (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorAlert error={error} />
       <table>
         <thead>
           <tr>

@@ -1,5 +1,6 @@
 import { type FormEvent, useCallback, useEffect, useState } from "react";
 import { type Answer, ApiError, call, client, type Posted } from "../../api";
+import { ErrorAlert } from "../../components/feedback";
 
 type ApiKey = Answer<"/v1/api-keys">["api_keys"][number];
 
@@ -58,11 +59,7 @@ export function ApiKeys() {
         </label>
         <button type="submit">Create key</button>
       </form>
-      {error && (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorAlert error={error} />
       <table>
         <thead>
           <tr>
