@@ -8,3 +8,18 @@ export function ErrorAlert({ error }: { error: string | null }) {
   );
 }
 
+/**
+ * A secret the API shows only once (an API key, a webhook's signing secret): what it is, the value,
+ * and Done to put it away.
+ */
+export function SecretOnce(props: { message: string; secret: string; testId?: string; onDone: () => void }) {
+  return (
+    <div className="secret" role="status">
+      <p>{props.message}</p>
+      <code data-testid={props.testId}>{props.secret}</code>
+      <button type="button" onClick={props.onDone}>
+        Done
+      </button>
+    </div>
+  );
+}

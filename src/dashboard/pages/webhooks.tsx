@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useState } from "react";
 import { type Answer, ApiError, call, client } from "../api";
-import { ErrorAlert } from "../components/feedback";
+import { ErrorAlert, SecretOnce } from "../components/feedback";
 import { ResourceSection } from "../components/resource";
 
 type Delivery = Answer<"/v1/webhooks/{id}/deliveries">["deliveries"][number];
@@ -13,13 +13,11 @@ export function WebhooksPage() {
     <div className="page">
       <h1>Webhooks</h1>
       {secret && (
-        <div className="secret" role="status">
-          <p>The endpoint's signing secret, shown only once:</p>
-          <code>{secret}</code>
-          <button type="button" onClick={() => setSecret(null)}>
-            Done
-          </button>
-        </div>
+        <SecretOnce
+          message="The endpoint's signing secret, shown only once:"
+          secret={secret}
+          onDone={() => setSecret(null)}
+        />
       )}
       <ResourceSection
         title="Endpoints"

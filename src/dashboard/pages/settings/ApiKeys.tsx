@@ -1,6 +1,6 @@
 import { type FormEvent, useCallback, useEffect, useState } from "react";
 import { type Answer, ApiError, call, client, type Posted } from "../../api";
-import { ErrorAlert } from "../../components/feedback";
+import { ErrorAlert, SecretOnce } from "../../components/feedback";
 
 type ApiKey = Answer<"/v1/api-keys">["api_keys"][number];
 
@@ -41,13 +41,12 @@ export function ApiKeys() {
     <section className="card" aria-label="API keys" id="api-keys">
       <h2>API keys</h2>
       {created && (
-        <div className="secret" role="status">
-          <p>Copy this key now: it is shown only once.</p>
-          <code data-testid="new-key">{created.key}</code>
-          <button type="button" onClick={() => setCreated(null)}>
-            Done
-          </button>
-        </div>
+        <SecretOnce
+          message="Copy this key now: it is shown only once."
+          secret={created.key}
+          testId="new-key"
+          onDone={() => setCreated(null)}
+        />
       )}
       <form onSubmit={create} className="row">
         <label>
