@@ -1,6 +1,6 @@
 import { type FormEvent, useCallback, useEffect, useState } from "react";
 import { type Answer, ApiError, call, client } from "../api";
-import { ErrorAlert } from "./feedback";
+import { ConfirmButton, ErrorAlert } from "./feedback";
 
 type LinkDomain = Answer<"/v1/link-domains">["link_domains"][number];
 
@@ -149,26 +149,20 @@ export function LinkDomainsSection() {
                 >
                   {busy === d.id ? "Checking…" : "Check"}
                 </button>{" "}
-                <button
-                  type="button"
+                <ConfirmButton
                   disabled={busy === d.id}
-                  onClick={() => {
-                    if (
-                      window.confirm(
-                        `Delete ${d.domain}? Links that named it fall back to the default domain.`,
-                      )
+                  question={`Delete ${d.domain}? Links that named it fall back to the default domain.`}
+                  onConfirm={() =>
+                    act(
+                      d.id,
+                      () => call(client.DELETE("/v1/link-domains/{id}", { params: { path: { id: d.id } } })),
+                      "Could not delete the domain",
                     )
-                      void act(
-                        d.id,
-                        () =>
-                          call(client.DELETE("/v1/link-domains/{id}", { params: { path: { id: d.id } } })),
-                        "Could not delete the domain",
-                      );
-                  }}
+                  }
                   aria-label={`Delete ${d.domain}`}
                 >
                   Delete
-                </button>
+                </ConfirmButton>
               </td>
             </tr>
           ))}

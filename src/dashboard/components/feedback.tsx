@@ -1,3 +1,5 @@
+import type { ReactNode } from "react";
+
 /** The error of a form or a list, read out when it appears; nothing when there is none. */
 export function ErrorAlert({ error }: { error: string | null }) {
   if (!error) return null;
@@ -21,5 +23,29 @@ export function SecretOnce(props: { message: string; secret: string; testId?: st
         Done
       </button>
     </div>
+  );
+}
+
+/** A button that asks `question` first and runs `onConfirm` only when the user agrees. */
+export function ConfirmButton(props: {
+  question: string;
+  onConfirm: () => unknown;
+  children: ReactNode;
+  className?: string;
+  disabled?: boolean;
+  "aria-label"?: string;
+}) {
+  return (
+    <button
+      type="button"
+      className={props.className}
+      disabled={props.disabled}
+      aria-label={props["aria-label"]}
+      onClick={() => {
+        if (window.confirm(props.question)) void props.onConfirm();
+      }}
+    >
+      {props.children}
+    </button>
   );
 }

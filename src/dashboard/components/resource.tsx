@@ -1,7 +1,7 @@
 import { type FormEvent, type ReactNode, useCallback, useEffect, useState } from "react";
 import { type Answer, ApiError, api, type Posted } from "../api";
 import type { paths } from "../api-types.generated";
-import { ErrorAlert } from "./feedback";
+import { ConfirmButton, ErrorAlert } from "./feedback";
 
 export interface Field {
   name: string;
@@ -25,6 +25,8 @@ export type Listed<P extends keyof paths, K extends string> =
 
 /** What the section reads of any row: its id, and a name for the delete confirmation. */
 type Named = { id?: string; name?: string; number?: string; url?: string };
+/** How a delete confirmation names a row. */
+const nameOf = (row: Named) => row.name ?? row.number ?? row.url ?? "this item";
 
 /**
  * A resource page's list and create form, written once: the rows of `GET <path>`, a form whose
@@ -161,18 +163,17 @@ export function ResourceSection<P extends keyof paths, K extends string>(props: 
                 <td className="row">
                   {props.extra?.(row, () => void load())}
                   {props.canDelete && (
-                    <button
-                      type="button"
+                    <ConfirmButton
                       className="danger"
-                      onClick={() => {
-                        const named = row as Named;
-                        const what = named.name ?? named.number ?? named.url ?? "this item";
-                        if (!window.confirm(`Delete ${what}? This cannot be undone.`)) return;
-                        api("DELETE", `${props.path}/${named.id}`).then(load, (e) => setError(e.message));
-                      }}
+                      question={`Delete ${nameOf(row as Named)}? This cannot be undone.`}
+                      onConfirm={() =>
+                        api("DELETE", `${props.path}/${(row as Named).id}`).then(load, (e) =>
+                          setError(e.message),
+                        )
+                      }
                     >
                       Delete
-                    </button>
+                    </ConfirmButton>
                   )}
                 </td>
               )}

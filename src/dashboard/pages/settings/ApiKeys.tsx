@@ -1,6 +1,6 @@
 import { type FormEvent, useCallback, useEffect, useState } from "react";
 import { type Answer, ApiError, call, client, type Posted } from "../../api";
-import { ErrorAlert, SecretOnce } from "../../components/feedback";
+import { ConfirmButton, ErrorAlert, SecretOnce } from "../../components/feedback";
 
 type ApiKey = Answer<"/v1/api-keys">["api_keys"][number];
 
@@ -32,8 +32,7 @@ export function ApiKeys() {
       setError(e instanceof ApiError ? e.message : "Could not create the key");
     }
   }
-  async function revoke(id: string, name: string) {
-    if (!window.confirm(`Revoke the key “${name}”? Programs using it stop working at once.`)) return;
+  async function revoke(id: string) {
     await call(client.DELETE("/v1/api-keys/{id}", { params: { path: { id } } }));
     await load();
   }
@@ -82,14 +81,14 @@ export function ApiKeys() {
                 {key.revoked_at ? (
                   <span className="muted">revoked</span>
                 ) : (
-                  <button
-                    type="button"
+                  <ConfirmButton
                     className="danger"
-                    onClick={() => revoke(key.id, key.name)}
+                    question={`Revoke the key “${key.name}”? Programs using it stop working at once.`}
+                    onConfirm={() => revoke(key.id)}
                     aria-label={`Revoke ${key.name}`}
                   >
                     Revoke
-                  </button>
+                  </ConfirmButton>
                 )}
               </td>
             </tr>
