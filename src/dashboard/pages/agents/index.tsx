@@ -1,6 +1,7 @@
 import { type FormEvent, useCallback, useEffect, useState } from "react";
 import { Link } from "wouter";
 import { type Answer, ApiError, call, client, type Posted } from "../../api";
+import { useSubmit } from "../../components/useSubmit";
 
 type Agent = Answer<"/v1/agents/{id}">["agent"];
 type AgentRow = Answer<"/v1/agents">["agents"][number];
@@ -15,26 +16,18 @@ export function AgentsPage({ agentId }: { agentId: string | null }) {
 
 function AgentList() {
   const [rows, setRows] = useState<AgentRow[]>([]);
-  const [error, setError] = useState<string | null>(null);
   useEffect(() => {
     void call(client.GET("/v1/agents", { params: { query: { limit: 200 } } })).then((a) => setRows(a.agents));
   }, []);
-  async function create(event: FormEvent<HTMLFormElement>) {
-    event.preventDefault();
-    const form = new FormData(event.currentTarget);
-    setError(null);
-    try {
-      const body = {
-        name: String(form.get("name") ?? ""),
-        channel: form.get("channel") === "voice" ? ("voice" as const) : ("sms" as const),
-        system_prompt: String(form.get("system_prompt") ?? ""),
-      };
-      const answer = await call(client.POST("/v1/agents", { body }));
-      window.location.assign(`/agents/${answer.agent.id}`);
-    } catch (e) {
-      setError(e instanceof ApiError ? e.message : "Could not create");
-    }
-  }
+  const { error, onSubmit: create } = useSubmit(async (form) => {
+    const body = {
+      name: String(form.get("name") ?? ""),
+      channel: form.get("channel") === "voice" ? ("voice" as const) : ("sms" as const),
+      system_prompt: String(form.get("system_prompt") ?? ""),
+    };
+    const answer = await call(client.POST("/v1/agents", { body }));
+    window.location.assign(`/agents/${answer.agent.id}`);
+  }, "Could not create");
   return (
     <div className="page">
       <h1>Agents</h1>

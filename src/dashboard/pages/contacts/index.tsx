@@ -1,6 +1,7 @@
-import { type FormEvent, useCallback, useEffect, useState } from "react";
+import { useCallback, useEffect, useState } from "react";
 import { Link, useLocation } from "wouter";
 import { type Answer, ApiError, call, client, type ImportResult, importCsv } from "../../api";
+import { useSubmit } from "../../components/useSubmit";
 
 type Contact = Answer<"/v1/contacts">["contacts"][number];
 
@@ -15,25 +16,17 @@ export function ContactsPage({ contactId }: { contactId: string | null }) {
 
 /** Adds a contact by number and name; opens its page. */
 function AddContact() {
-  const [error, setError] = useState<string | null>(null);
   const [, navigate] = useLocation();
-  async function add(event: FormEvent<HTMLFormElement>) {
-    event.preventDefault();
-    const form = new FormData(event.currentTarget);
-    setError(null);
-    try {
-      const body = {
-        phone_number: String(form.get("phone_number") ?? ""),
-        first_name: String(form.get("first_name") ?? "") || null,
-        last_name: String(form.get("last_name") ?? "") || null,
-        email: String(form.get("email") ?? "") || null,
-      };
-      const answer = await call(client.POST("/v1/contacts", { body }));
-      navigate(`/contacts/${answer.contact.id}`);
-    } catch (e) {
-      setError(e instanceof ApiError ? e.message : "Could not add the contact");
-    }
-  }
+  const { error, onSubmit: add } = useSubmit(async (form) => {
+    const body = {
+      phone_number: String(form.get("phone_number") ?? ""),
+      first_name: String(form.get("first_name") ?? "") || null,
+      last_name: String(form.get("last_name") ?? "") || null,
+      email: String(form.get("email") ?? "") || null,
+    };
+    const answer = await call(client.POST("/v1/contacts", { body }));
+    navigate(`/contacts/${answer.contact.id}`);
+  }, "Could not add the contact");
   return (
     <section className="card" aria-label="Add a contact">
       <h2>Add a contact</h2>
