@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useState } from "react";
 import { Link } from "wouter";
 import { type Answer, ApiError, call, client } from "../api";
+import { ConfirmButton } from "../components/feedback";
 import { RULE_FIELDS, RULE_OPS, RuleBuilder, rowsOf } from "../components/RuleBuilder";
 import { ResourceSection } from "../components/resource";
 
@@ -143,11 +144,10 @@ function ListMembers({ list }: { list: List }) {
               <Link href={`/contacts/${c.id}`}>
                 {[c.first_name, c.last_name].filter(Boolean).join(" ") || c.phone_number}
               </Link>
-              <button
-                type="button"
+              <ConfirmButton
                 className="danger"
-                onClick={async () => {
-                  if (!window.confirm(`Remove ${c.phone_number} from “${list.name}”?`)) return;
+                question={`Remove ${c.phone_number} from “${list.name}”?`}
+                onConfirm={async () => {
                   const params = { path: { id: list.id } };
                   await call(
                     client.DELETE("/v1/lists/{id}/contacts", { params, body: { contact_ids: [c.id] } }),
@@ -156,7 +156,7 @@ function ListMembers({ list }: { list: List }) {
                 }}
               >
                 Remove
-              </button>
+              </ConfirmButton>
             </li>
           ))}
         </ul>

@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useState } from "react";
 import { Link } from "wouter";
 import { type Answer, ApiError, call, client } from "../../api";
+import { ConfirmButton } from "../../components/feedback";
 import { CampaignForm } from "./CampaignForm";
 import { PreviewPanel } from "./PreviewPanel";
 import { money, OUTCOME_WORDS } from "./words";
@@ -132,16 +133,13 @@ export function CampaignView({ id }: { id: string }) {
           </button>
         )}
         {["draft", "scheduled", "active", "paused"].includes(campaign.status) && (
-          <button
-            type="button"
+          <ConfirmButton
             className="danger"
-            onClick={() => {
-              if (window.confirm("Cancel this campaign? Messages not yet sent will never be sent."))
-                void act("cancel");
-            }}
+            question="Cancel this campaign? Messages not yet sent will never be sent."
+            onConfirm={() => act("cancel")}
           >
             Cancel campaign
-          </button>
+          </ConfirmButton>
         )}
       </div>
       {confirming && (

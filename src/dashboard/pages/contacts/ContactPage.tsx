@@ -1,6 +1,7 @@
 import { type FormEvent, useCallback, useEffect, useState } from "react";
 import { Link, useLocation } from "wouter";
 import { type Answer, ApiError, call, client } from "../../api";
+import { ConfirmButton } from "../../components/feedback";
 
 type Contact = Answer<"/v1/contacts/{id}">["contact"];
 type Activity = Answer<"/v1/contacts/{id}/activity">["activity"][number];
@@ -210,11 +211,10 @@ export function ContactPage({ id }: { id: string }) {
             </select>
           </label>
           <h3>Danger zone</h3>
-          <button
-            type="button"
+          <ConfirmButton
             className="danger"
-            onClick={async () => {
-              if (!window.confirm(`Delete ${name}? Their messages stay; the contact record goes.`)) return;
+            question={`Delete ${name}? Their messages stay; the contact record goes.`}
+            onConfirm={async () => {
               try {
                 await call(client.DELETE("/v1/contacts/{id}", { params: { path: { id } } }));
                 navigate("/contacts");
@@ -224,7 +224,7 @@ export function ContactPage({ id }: { id: string }) {
             }}
           >
             Delete contact
-          </button>
+          </ConfirmButton>
         </section>
         <section className="card" aria-label="Activity">
           <h2>Activity</h2>

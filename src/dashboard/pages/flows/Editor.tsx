@@ -2,6 +2,7 @@ import { Background, Controls, ReactFlow, useReactFlow } from "@xyflow/react";
 import { type DragEvent, useCallback, useEffect, useMemo, useState } from "react";
 import { Link } from "wouter";
 import { type Answer, call, client } from "../../api";
+import { ConfirmButton } from "../../components/feedback";
 import { handlesOf, KINDS, TYPES } from "./kinds";
 import { NodeCard } from "./NodeCard";
 import { NodeForm } from "./NodeForm";
@@ -214,18 +215,16 @@ export function Editor({ id }: { id: string }) {
                 }
               />
               {selectedNode.type !== "trigger" && (
-                <button
-                  type="button"
+                <ConfirmButton
                   className="danger"
-                  onClick={() => {
-                    if (window.confirm("Remove this step and its connections?")) {
-                      f.removeNode(selectedNode.id);
-                      setSelected(null);
-                    }
+                  question="Remove this step and its connections?"
+                  onConfirm={() => {
+                    f.removeNode(selectedNode.id);
+                    setSelected(null);
                   }}
                 >
                   Remove this step
-                </button>
+                </ConfirmButton>
               )}
             </>
           ) : (
