@@ -7,6 +7,7 @@ type Agent = Answer<"/v1/agents/{id}">["agent"];
 type AgentRow = Answer<"/v1/agents">["agents"][number];
 type Reply = Posted<"/v1/agents/{id}/test">["reply"];
 
+import { ErrorAlert } from "../../components/feedback";
 import { AgentForm } from "./AgentForm";
 
 /** Agents: the list, one agent's settings grouped by purpose (AgentForm), and the test chat beside them. */
@@ -47,11 +48,7 @@ function AgentList() {
           Instructions (who the agent is, what it sells, how it talks)
           <textarea name="system_prompt" required />
         </label>
-        {error && (
-          <p className="error" role="alert">
-            {error}
-          </p>
-        )}
+        <ErrorAlert error={error} />
         <button type="submit">Create agent</button>
       </form>
       <ul>
@@ -153,11 +150,7 @@ function TestChat({ id }: { id: string }) {
         />
         <button type="submit">Send</button>
       </form>
-      {error && (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorAlert error={error} />
     </section>
   );
 }

@@ -5,6 +5,7 @@ import { useSubmit } from "../../components/useSubmit";
 
 type Contact = Answer<"/v1/contacts">["contacts"][number];
 
+import { ErrorAlert } from "../../components/feedback";
 import { ContactPage } from "./ContactPage";
 
 const PAGE = 50;
@@ -49,11 +50,7 @@ function AddContact() {
         </label>
         <button type="submit">Add contact</button>
       </form>
-      {error && (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorAlert error={error} />
     </section>
   );
 }
@@ -124,11 +121,7 @@ function ContactList() {
             {result.errors?.length ? `, ${result.errors.length} rows with errors` : ""}.
           </p>
         )}
-        {error && (
-          <p className="error" role="alert">
-            {error}
-          </p>
-        )}
+        <ErrorAlert error={error} />
       </section>
       <label className="search">
         Search
