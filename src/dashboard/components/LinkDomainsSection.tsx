@@ -150,6 +150,7 @@ export function LinkDomainsSection() {
                   {busy === d.id ? "Checking…" : "Check"}
                 </button>{" "}
                 <ConfirmButton
+                  className="danger"
                   disabled={busy === d.id}
                   question={`Delete ${d.domain}? Links that named it fall back to the default domain.`}
                   onConfirm={() =>
