@@ -147,6 +147,31 @@ describe.skipIf(!available)("the dashboard in Chromium", () => {
     await context.close();
   });
 
+  it("link domains in Settings: a domain added through the API is listed, and its Delete is destructive and asks first", async () => {
+    const { context, page } = await signedIn("annie@example.com", "admin");
+    const added = await s.api("POST", "/v1/link-domains", { domain: "go.styled-apart.example" });
+    expect(added.status).toBe(200);
+    await page.getByRole("link", { name: "Settings" }).click();
+    const domains = page.getByRole("region", { name: "Link domains" });
+    const del = domains.getByRole("button", { name: "Delete go.styled-apart.example" });
+    await del.waitFor();
+    // Destructive actions are styled apart, as the key's Revoke is.
+    expect(await del.getAttribute("class")).toContain("danger");
+    expect(
+      await page
+        .getByRole("region", { name: "API keys" })
+        .getByRole("button", { name: /^Revoke / })
+        .first()
+        .getAttribute("class"),
+    ).toContain("danger");
+    page.once("dialog", (dialog) => void dialog.accept());
+    await del.click();
+    await del.waitFor({ state: "detached" });
+    const left = await s.api("GET", "/v1/link-domains");
+    expect(left.body.link_domains.map((d: Json) => d.domain)).not.toContain("go.styled-apart.example");
+    await context.close();
+  });
+
   it("answers an inbound message from the inbox", async () => {
     const { context, page } = await signedIn("linus@example.com", "admin");
     const from = "+14155550177";
