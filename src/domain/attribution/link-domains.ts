@@ -1,9 +1,10 @@
 import { lookup } from "node:dns/promises";
 import { isIP } from "node:net";
 import { domainToASCII } from "node:url";
-import { and, eq, inArray, ne, or } from "drizzle-orm";
+import { and, eq, ne, or } from "drizzle-orm";
 import { PUBLIC_URL_SHORTENERS } from "../../compliance/lint";
 import type { DbOrTx } from "../../db/client";
+import { inJsonList } from "../../db/dialect";
 import { newestFirstPage } from "../../db/paging";
 import {
   LINK_DOMAIN_IS_DEFAULT,
@@ -420,7 +421,7 @@ export function linkBaseUrl(
       and(
         eq(linkDomains.workspaceId, workspaceId),
         LINK_DOMAIN_IS_VERIFIED,
-        ids.length > 0 ? or(LINK_DOMAIN_IS_DEFAULT, inArray(linkDomains.id, ids)) : LINK_DOMAIN_IS_DEFAULT,
+        ids.length > 0 ? or(LINK_DOMAIN_IS_DEFAULT, inJsonList(linkDomains.id, ids)) : LINK_DOMAIN_IS_DEFAULT,
       ),
     )
     .all();
@@ -447,7 +448,7 @@ export function brandTrackedLinks(db: DbOrTx, workspaceId: string, body: string,
     db
       .select({ code: trackedLinks.code })
       .from(trackedLinks)
-      .where(and(eq(trackedLinks.workspaceId, workspaceId), inArray(trackedLinks.code, codes)))
+      .where(and(eq(trackedLinks.workspaceId, workspaceId), inJsonList(trackedLinks.code, codes)))
       .all()
       .map((row) => row.code),
   );

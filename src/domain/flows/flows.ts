@@ -10,7 +10,7 @@
  */
 import { and, eq, gt, gte, inArray, isNull, lt, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../db/client";
-import { containsText } from "../../db/dialect";
+import { containsText, inJsonList } from "../../db/dialect";
 import { newestFirstPage } from "../../db/paging";
 import { preparedPerConnection } from "../../db/prepared";
 import {
@@ -380,7 +380,7 @@ function overEntryBound(tx: DbOrTx, flowId: string, contactIds: string[], now: n
     .where(
       and(
         eq(flowRuns.flowId, flowId),
-        inArray(flowRuns.contactId, contactIds),
+        inJsonList(flowRuns.contactId, contactIds),
         gt(flowRuns.startedAt, now - ENTRY_BOUND_WINDOW_MS),
       ),
     )
