@@ -1,11 +1,26 @@
 import { Database } from "bun:sqlite";
 import { mkdirSync, statSync } from "node:fs";
+import { AsyncLocalStorage } from "node:async_hooks";
 import { dirname } from "node:path";
+import { TransactionRollbackError } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/bun-sqlite";
+import type { BaseSQLiteDatabase } from "drizzle-orm/sqlite-core";
 import { bindParametersOnce } from "./bound-parameters";
 import { createCommitWatch } from "./commit-watch";
+import { Mutex } from "./store/mutex";
 
-export type Db = ReturnType<typeof drizzle>;
+/** What a write statement answers (`.run()`): the rows it changed. */
+export interface RunResult {
+  changes: number;
+  lastInsertRowid: number | bigint;
+}
+
+/**
+ * The database handle the domain holds. Its API is drizzle's asynchronous one: every statement is
+ * awaited, and transactions take async callbacks (`await db.transaction(async (tx) => …)`), so the
+ * same code runs on a database reached over the network.
+ */
+export type Db = BaseSQLiteDatabase<"async", RunResult>;
 /** A transaction handle; domain functions that write take `Db | Tx` so callers can compose them. */
 export type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
 export type DbOrTx = Db | Tx;
@@ -83,16 +98,147 @@ function cacheCompiledStatements(sqlite: Database): () => void {
   };
 }
 
+/** A transaction in progress on a connection: savepoints nest under it while it is open. */
+interface Open {
+  open: boolean;
+  depth: number;
+}
+
+/** Retries of a BEGIN that found the write lock taken before they back off to 1 ms apart. */
+const IMMEDIATE_RETRIES = 20;
+
+/** The statement-running methods of drizzle's prepared queries (and of raw `db.run(sql)` & co.). */
+const EXECUTORS = ["run", "all", "get", "values"] as const;
+
 /**
- * Transactions begin IMMEDIATE (take the write lock at BEGIN) unless a caller asks otherwise. A
- * deferred transaction that reads, then writes, cannot wait for the lock: when another process
- * (a second server, a CLI command) committed in between, SQLite fails the write at once with
- * "database is locked" instead of applying the busy timeout. Starting with the lock makes the
- * busy timeout apply, so processes sharing the file take turns. Savepoints are unaffected.
+ * Gives the connection's drizzle database asynchronous transactions, one at a time.
+ *
+ * bun:sqlite runs statements synchronously and its transactions take synchronous callbacks. With
+ * async callbacks, another request's statements would run while a transaction is open on the
+ * connection and join it. So:
+ *
+ * - `db.transaction(fn)` is a manual `BEGIN IMMEDIATE` … `COMMIT`/`ROLLBACK` under an async mutex.
+ *   Inside it (the callback and everything it awaits), `tx.transaction()` and `db.transaction()`
+ *   are savepoints. BEGIN IMMEDIATE takes the write lock at once (a deferred transaction that
+ *   reads, then writes, cannot wait for a lock another process took in between). When another
+ *   connection (the background thread, another process) holds the lock, BEGIN is tried again on
+ *   the next turns for up to BUSY_TIMEOUT_MS, so a wait never sleeps the thread.
+ * - A statement outside a transaction runs at once when no transaction is open or waiting (the
+ *   common case, as fast as before), else after them, in order.
+ *
+ * The transaction handle is the database itself: on one connection, every statement run inside
+ * the callback belongs to the transaction.
  */
-function writeTransactionsFirst(db: Db) {
-  const begin = db.transaction.bind(db);
-  db.transaction = ((work, config) => begin(work, { behavior: "immediate", ...config })) as Db["transaction"];
+function asyncTransactions(db: Db, sqlite: Database) {
+  const mutex = new Mutex();
+  const current = new AsyncLocalStorage<Open>();
+  const begin = sqlite.prepare("BEGIN IMMEDIATE");
+  const commit = sqlite.prepare("COMMIT");
+  const rollback = sqlite.prepare("ROLLBACK");
+  let direct = 0;
+
+  const inTransaction = () => direct > 0 || current.getStore()?.open === true;
+
+  /** Runs one statement now when that is safe, else after the open and waiting transactions. */
+  function statement<R>(run: () => R): R | Promise<R> {
+    const now = () => {
+      direct++;
+      try {
+        return run();
+      } finally {
+        direct--;
+      }
+    };
+    if (inTransaction() || mutex.idle) return now();
+    return mutex.run(now);
+  }
+
+  async function beginImmediate() {
+    const since = Date.now();
+    for (let retry = 1; ; retry++) {
+      try {
+        withoutBusyWait(sqlite, () => begin.run());
+        return;
+      } catch (error) {
+        if (!isBusy(error) || Date.now() - since >= BUSY_TIMEOUT_MS) throw error;
+      }
+      await new Promise((resolve) => (retry <= IMMEDIATE_RETRIES ? setImmediate(resolve) : setTimeout(resolve, 1)));
+    }
+  }
+
+  async function savepoint<R>(open: Open, fn: () => Promise<R> | R): Promise<R> {
+    const name = `sp${++open.depth}`;
+    sqlite.exec(`SAVEPOINT ${name}`);
+    try {
+      const value = await fn();
+      sqlite.exec(`RELEASE ${name}`);
+      return value;
+    } catch (error) {
+      sqlite.exec(`ROLLBACK TO ${name}`);
+      sqlite.exec(`RELEASE ${name}`);
+      throw error;
+    } finally {
+      open.depth--;
+    }
+  }
+
+  function transaction<R>(fn: (tx: Db) => Promise<R> | R): Promise<R> {
+    const open = current.getStore();
+    if (open?.open) return savepoint(open, () => fn(db));
+    return mutex.run(async () => {
+      await beginImmediate();
+      const opened: Open = { open: true, depth: 0 };
+      try {
+        const value = await current.run(opened, () => fn(db));
+        commit.run();
+        return value;
+      } catch (error) {
+        // A failed COMMIT (or an error SQLite ended the transaction for) leaves nothing to roll back.
+        if (sqlite.inTransaction) rollback.run();
+        throw error;
+      } finally {
+        opened.open = false;
+      }
+    });
+  }
+
+  const session = (db as unknown as { session: Record<string, unknown> }).session;
+  const prepareQuery = (session.prepareQuery as (...args: unknown[]) => Record<string, unknown>).bind(session);
+  session.prepareQuery = (...args: unknown[]) => {
+    const prepared = prepareQuery(...args);
+    for (const name of EXECUTORS) {
+      const run = prepared[name] as (...a: unknown[]) => unknown;
+      // The prepared query's own methods call each other (`all` reads through `values`): those
+      // inner calls run directly, inside the statement already under way.
+      prepared[name] = (...a: unknown[]) => statement(() => run.apply(prepared, a));
+    }
+    return prepared;
+  };
+  (db as unknown as { transaction: unknown }).transaction = transaction;
+  (db as unknown as { rollback: unknown }).rollback = () => {
+    throw new TransactionRollbackError();
+  };
+  return {
+    /** Runs raw bun:sqlite work the way a statement runs (for src/db's own prepared statements). */
+    statement,
+    inTransaction,
+  };
+}
+
+const connections = new WeakMap<object, ReturnType<typeof asyncTransactions>>();
+
+/**
+ * Runs raw work on the connection (bun:sqlite statements of src/db) as a drizzle statement runs:
+ * at once inside the open transaction or when none is open, else after the transactions.
+ */
+export function onConnection<R>(db: DbOrTx, work: () => R): R | Promise<R> {
+  const connection = connections.get((db as unknown as { session: object }).session);
+  return connection ? connection.statement(work) : work();
+}
+
+/** Whether the caller runs inside a transaction open on this database's connection. */
+export function inTransaction(db: DbOrTx): boolean {
+  return connections.get((db as unknown as { session: object }).session)?.inTransaction() === true;
 }
 
 /** The open failure as one line for the operator. */
@@ -263,8 +409,8 @@ export function openDatabase(path: string, options: { readonly?: boolean; cacheM
     throw openError(path, error);
   }
   const finalizeStatements = cacheCompiledStatements(sqlite);
-  const db = drizzle({ client: sqlite });
-  writeTransactionsFirst(db);
+  const db = drizzle({ client: sqlite }) as unknown as Db;
+  connections.set((db as unknown as { session: object }).session, asyncTransactions(db, sqlite));
   return {
     db,
     sqlite,

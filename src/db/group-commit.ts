@@ -1,4 +1,4 @@
-import { BUSY_TIMEOUT_MS, type Db, isBusy, sqliteOf, type Tx, withoutBusyWait } from "./client";
+import { type Db, inTransaction, sqliteOf, type Tx } from "./client";
 
 /**
  * What the writes of one group share: `collect` gives every write of the group the same value for
@@ -8,7 +8,7 @@ import { BUSY_TIMEOUT_MS, type Db, isBusy, sqliteOf, type Tx, withoutBusyWait } 
  * value: `finish` must tolerate references to rows that were never written.
  */
 export interface GroupScope {
-  collect<T>(key: string, create: () => T, finish: (tx: Tx, value: T) => void): T;
+  collect<T>(key: string, create: () => T, finish: (tx: Tx, value: T) => Promise<void> | void): T;
 }
 
 interface Pending {
@@ -16,9 +16,6 @@ interface Pending {
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }
-
-/** Retries of a group that found the write lock taken before they back off to 1 ms apart. */
-const IMMEDIATE_RETRIES = 20;
 
 const committers = new WeakMap<Db, (work: (tx: Tx, group: GroupScope) => unknown) => Promise<unknown>>();
 
@@ -33,7 +30,7 @@ const committers = new WeakMap<Db, (work: (tx: Tx, group: GroupScope) => unknown
  * costs about what one commit for one write did. Durability is the same as one transaction per
  * request: nobody is answered before their write is committed.
  */
-export function groupCommit<T>(db: Db, work: (tx: Tx, group: GroupScope) => T): Promise<T> {
+export function groupCommit<T>(db: Db, work: (tx: Tx, group: GroupScope) => Promise<T> | T): Promise<T> {
   let submit = committers.get(db);
   if (!submit) {
     submit = createGroupCommitter(db);
@@ -45,78 +42,55 @@ export function groupCommit<T>(db: Db, work: (tx: Tx, group: GroupScope) => T): 
 function createGroupCommitter(db: Db) {
   let pending: Pending[] = [];
   let scheduled = false;
-  // Each write's savepoint, as two prepared statements on the connection: drizzle's nested
-  // `tx.transaction()` builds a transaction object and runs SAVEPOINT/RELEASE as new statements,
-  // about 20 µs a write; these cost about 1 µs. The write gets the group's transaction handle
-  // (one connection: its statements run inside the savepoint).
+  // Each write's savepoint, as three prepared statements on the connection: drizzle's nested
+  // `tx.transaction()` runs SAVEPOINT/RELEASE as new statements, about 20 µs a write; these cost
+  // about 1 µs. The write gets the group's transaction handle (one connection: its statements run
+  // inside the savepoint).
   const sqlite = sqliteOf(db);
   const savepoint = sqlite.prepare("SAVEPOINT group_commit_write");
   const release = sqlite.prepare("RELEASE group_commit_write");
   const rollback = sqlite.prepare("ROLLBACK TO group_commit_write");
 
-  // The write lock is asked for without waiting (`withoutBusyWait`). A group that finds another
-  // connection (the background thread, another process) holding it is tried again on the next
-  // turns, answering requests meanwhile (later writes join it), for up to BUSY_TIMEOUT_MS.
-  let busySince = 0;
-  let busyRetries = 0;
-
-  function flush() {
+  async function flush() {
     scheduled = false;
     const group = pending;
     pending = [];
     const outcomes: { ok: boolean; value: unknown }[] = [];
-    let begun = false;
-    let failure: { error: unknown } | null = null;
     try {
-      withoutBusyWait(sqlite, () =>
-        db.transaction((tx) => {
-          begun = true;
-          const shared = new Map<string, { value: unknown; finish: (tx: Tx, value: unknown) => void }>();
-          const scope: GroupScope = {
-            collect<T>(key: string, create: () => T, finish: (tx: Tx, value: T) => void): T {
-              let entry = shared.get(key);
-              if (!entry) {
-                entry = { value: create(), finish: finish as (tx: Tx, value: unknown) => void };
-                shared.set(key, entry);
-              }
-              return entry.value as T;
-            },
-          };
-          for (const item of group) {
-            savepoint.run();
-            let value: unknown;
-            try {
-              value = item.work(tx, scope);
-            } catch (error) {
-              // Undo this write only; RELEASE then ends its (now empty) savepoint.
-              rollback.run();
-              release.run();
-              outcomes.push({ ok: false, value: error });
-              continue;
+      // The transaction waits for the write lock without sleeping the thread (see
+      // asyncTransactions in ./client): requests are answered meanwhile, and their writes join
+      // the next group.
+      await db.transaction(async (tx) => {
+        const shared = new Map<string, { value: unknown; finish: (tx: Tx, value: unknown) => unknown }>();
+        const scope: GroupScope = {
+          collect<T>(key: string, create: () => T, finish: (tx: Tx, value: T) => Promise<void> | void): T {
+            let entry = shared.get(key);
+            if (!entry) {
+              entry = { value: create(), finish: finish as (tx: Tx, value: unknown) => unknown };
+              shared.set(key, entry);
             }
+            return entry.value as T;
+          },
+        };
+        for (const item of group) {
+          savepoint.run();
+          let value: unknown;
+          try {
+            value = await item.work(tx, scope);
+          } catch (error) {
+            // Undo this write only; RELEASE then ends its (now empty) savepoint.
+            rollback.run();
             release.run();
-            outcomes.push({ ok: true, value });
+            outcomes.push({ ok: false, value: error });
+            continue;
           }
-          for (const { value, finish } of shared.values()) finish(tx, value);
-        }),
-      );
+          release.run();
+          outcomes.push({ ok: true, value });
+        }
+        for (const { value, finish } of shared.values()) await finish(tx, value);
+      });
     } catch (error) {
-      if (!begun && isBusy(error) && (busySince === 0 || Date.now() - busySince < BUSY_TIMEOUT_MS)) {
-        // The first retries come at once (most transactions of the other thread are short),
-        // then once a millisecond, so waiting does not spin this thread.
-        if (busySince === 0) busySince = Date.now();
-        pending = group.concat(pending);
-        scheduled = true;
-        if (++busyRetries <= IMMEDIATE_RETRIES) setImmediate(flush);
-        else setTimeout(flush, 1);
-        return;
-      }
-      failure = { error };
-    }
-    busySince = 0;
-    busyRetries = 0;
-    if (failure) {
-      for (const item of group) item.reject(failure.error);
+      for (const item of group) item.reject(error);
       return;
     }
     group.forEach((item, i) => {
@@ -126,12 +100,30 @@ function createGroupCommitter(db: Db) {
     });
   }
 
-  return (work: (tx: Tx, group: GroupScope) => unknown) =>
-    new Promise<unknown>((resolve, reject) => {
+  return (work: (tx: Tx, group: GroupScope) => unknown) => {
+    // Inside a transaction the write joins it: waiting for the next group would wait for the
+    // transaction that waits for this write.
+    if (inTransaction(db)) {
+      const finishes: (() => unknown)[] = [];
+      const alone: GroupScope = {
+        collect<T>(_key: string, create: () => T, finish: (tx: Tx, value: T) => Promise<void> | void): T {
+          const value = create();
+          finishes.push(() => finish(db, value));
+          return value;
+        },
+      };
+      return db.transaction(async (tx) => {
+        const value = await work(tx, alone);
+        for (const finish of finishes) await finish();
+        return value;
+      });
+    }
+    return new Promise<unknown>((resolve, reject) => {
       pending.push({ work, resolve, reject });
       if (!scheduled) {
         scheduled = true;
         setImmediate(flush);
       }
     });
+  };
 }
