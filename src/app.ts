@@ -62,7 +62,7 @@ export const API_DESCRIPTION = `Self-hosted outreach platform API.
 * Rate limit: one token bucket per workspace, shared by all its keys and sessions (per client address without a key); \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\`, \`X-RateLimit-Reset\` on every response.`;
 
 /** Builds the HTTP application on its dependencies; tests build it on a temp database. */
-export function createApp(deps: AppDeps) {
+export async function createApp(deps: AppDeps) {
   // normalize: false: bodies and answers are validated as they are, never rewritten to fit their
   // schemas; answers are kept to their schemas by closed response schemas (src/http/schemas.ts).
   const app = new Elysia({ name: "outreach", normalize: false })
@@ -87,7 +87,7 @@ export function createApp(deps: AppDeps) {
     .use(agentsRoutes(deps))
     .use(sandboxRoutes(deps))
     .use(carrierCallbackRoutes(deps))
-    .use(webhooksRoutes(deps))
+    .use(await webhooksRoutes(deps))
     .use(campaignsRoutes(deps))
     .use(flowsRoutes(deps))
     .use(registrationRoutes(deps))
@@ -135,8 +135,8 @@ export type App = ReturnType<typeof createApp>;
  * The server's fetch handler: the front door (auth, limits, idempotency, headers, metrics) in front
  * of the Elysia router.
  */
-export function createFetchHandler(deps: AppDeps) {
-  const app = createApp(deps);
+export async function createFetchHandler(deps: AppDeps) {
+  const app = await createApp(deps);
   app.compile();
   const fetch = createFrontDoor(
     {

@@ -203,7 +203,7 @@ async function run(argv: string[]): Promise<number> {
         if (sub === "create") {
           const name = requireFlag(flags, "name");
           if (name.length > 200) throw new UsageError("--name is too long (max 200)");
-          const workspace = createWorkspace(handle.db, { name });
+          const workspace = await createWorkspace(handle.db, { name });
           print(
             flags,
             { id: workspace.id, name: workspace.name },
@@ -212,7 +212,7 @@ async function run(argv: string[]): Promise<number> {
           return 0;
         }
         if (sub === "list") {
-          const rows = listWorkspaces(handle.db).map((w) => ({
+          const rows = (await listWorkspaces(handle.db)).map((w) => ({
             id: w.id,
             name: w.name,
             created_at: toIso(w.createdAt),
@@ -229,7 +229,7 @@ async function run(argv: string[]): Promise<number> {
       const handle = openForCommand(flags);
       try {
         if (sub === "create") {
-          const key = createApiKey(handle.db, {
+          const key = await createApiKey(handle.db, {
             workspaceId: requireFlag(flags, "workspace"),
             name: typeof flags.name === "string" ? flags.name : undefined,
             scopes: parseScopes(flags.scopes),
@@ -242,7 +242,7 @@ async function run(argv: string[]): Promise<number> {
           return 0;
         }
         if (sub === "list") {
-          const rows = listApiKeys(handle.db, requireFlag(flags, "workspace")).map((k) => ({
+          const rows = (await listApiKeys(handle.db, requireFlag(flags, "workspace"))).map((k) => ({
             id: k.id,
             name: k.name,
             prefix: k.prefix,
@@ -263,7 +263,7 @@ async function run(argv: string[]): Promise<number> {
         if (sub === "revoke") {
           const keyId = positionals[2];
           if (!keyId) throw new UsageError("usage: outreach keys revoke KEY_ID");
-          const row = revokeApiKey(handle.db, keyId);
+          const row = await revokeApiKey(handle.db, keyId);
           print(flags, { id: row.id, revoked: true }, `revoked key ${row.id}`);
           return 0;
         }

@@ -31,24 +31,28 @@ export interface RunningServer {
  * Opens and migrates the database, creating the `Default` workspace, its first key and a one-time
  * setup link for its first admin (24 h) when the database is empty (printed once, to stdout).
  */
-export function prepareDatabase(
+export async function prepareDatabase(
   config: Pick<Config, "dbPath"> & Partial<Pick<Config, "sqliteCacheMb" | "publicUrl">>,
   announce: (text: string) => void = console.log,
-): DbHandle {
+): Promise<DbHandle> {
   const handle = openDatabase(config.dbPath, { cacheMb: config.sqliteCacheMb });
   try {
     const { applied } = migrate(handle.sqlite);
     if (applied.length) log.info("database migrated", { applied: applied.join(",") });
-    if (countWorkspaces(handle.db) === 0) {
-      const created = handle.db.transaction((tx) => {
-        const workspace = createWorkspace(tx, { name: "Default" });
-        const key = createApiKey(tx, {
+    if ((await countWorkspaces(handle.db)) === 0) {
+      const created = await handle.db.transaction(async (tx) => {
+        const workspace = await createWorkspace(tx, { name: "Default" });
+        const key = await createApiKey(tx, {
           workspaceId: workspace.id,
           name: "Default key",
           scopes: ["read", "write"],
         });
         // The link names no e-mail: whoever opens it first types theirs and becomes the admin.
-        const setup = issueSetupToken(tx, { workspaceId: workspace.id, role: "admin", now: Date.now() });
+        const setup = await issueSetupToken(tx, {
+          workspaceId: workspace.id,
+          role: "admin",
+          now: Date.now(),
+        });
         return { workspace, key, setup };
       });
       announce(
@@ -65,7 +69,7 @@ export function prepareDatabase(
           "",
         ].join("\n"),
       );
-    } else if (countUsers(handle.db) === 0) {
+    } else if ((await countUsers(handle.db)) === 0) {
       // A database from before sign-in existed: nobody can use the dashboard yet.
       log.info("no dashboard users yet: outreach users create --email E --workspace ID --role admin");
     }
@@ -90,7 +94,7 @@ export async function startServer(
   const env = options.env ?? process.env;
   const carrierSettings = loadCarrierSettings(config, env);
   const voiceSettings = loadVoiceSettings(env);
-  const handle = prepareDatabase(config, options.announce);
+  const handle = await prepareDatabase(config, options.announce);
   const metrics = new HttpMetrics();
   let carrier: Carrier;
   let voice: VoiceProvider;
@@ -109,7 +113,7 @@ export async function startServer(
   const threadStarting =
     config.workerEnabled && config.workerThread ? startBackgroundThread(config, env) : null;
   threadStarting?.catch(() => {}); // awaited below; a failure is reported there
-  const { fetch } = createFetchHandler({
+  const { fetch } = await createFetchHandler({
     db: handle.db,
     sqlite: handle.sqlite,
     config,

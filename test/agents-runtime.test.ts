@@ -70,16 +70,12 @@ describe("the reply loop", () => {
     const { jobs } = await import("../src/db/schema");
     const waiting = await eventually(
       async () =>
-        s.server.handle.db
-          .select()
-          .from(jobs)
-          .all()
-          .filter(
-            (j) =>
-              j.kind === "agents.reply" &&
-              (j.payload as { conversation_id: string }).conversation_id === first.conversation_id &&
-              j.status === "queued",
-          ),
+        (await s.server.handle.db.select().from(jobs).all()).filter(
+          (j) =>
+            j.kind === "agents.reply" &&
+            (j.payload as { conversation_id: string }).conversation_id === first.conversation_id &&
+            j.status === "queued",
+        ),
       (rows) => rows.length === 1 && rows[0].runAt > Date.now() + 60_000,
     );
     // Owed, and due at the next midnight in the agent's zone (within a day), not answered now.
@@ -339,18 +335,14 @@ describe("the reply loop", () => {
     const { eq } = await import("drizzle-orm");
     const db = s.server.handle.db;
     const followup = async () =>
-      db
-        .select()
-        .from(jobs)
-        .all()
-        .find(
-          (j) =>
-            j.kind === "agents.followup" &&
-            (j.payload as { conversation_id: string }).conversation_id === message.conversation_id,
-        );
+      (await db.select().from(jobs).all()).find(
+        (j) =>
+          j.kind === "agents.followup" &&
+          (j.payload as { conversation_id: string }).conversation_id === message.conversation_id,
+      );
     // The follow-up comes due now instead of in an hour.
     const due = await eventually(followup, (job) => job?.status === "queued");
-    db.update(jobs).set({ runAt: Date.now() }).where(eq(jobs.id, due!.id)).run();
+    await db.update(jobs).set({ runAt: Date.now() }).where(eq(jobs.id, due!.id)).run();
     await eventually(followup, (job) => job?.status !== "queued");
     await Bun.sleep(300);
     const conversation = await thread(message.conversation_id);

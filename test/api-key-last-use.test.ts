@@ -16,12 +16,12 @@ describe("a key's last use under another writer", () => {
   let path: string;
   let handle: DbHandle;
   let workspaceId: string;
-  beforeAll(() => {
+  beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), "outreach-last-use-"));
     path = join(dir, "k.db");
     handle = openDatabase(path);
     migrate(handle.sqlite);
-    workspaceId = createWorkspace(handle.db, { name: "Keys" }).id;
+    workspaceId = (await createWorkspace(handle.db, { name: "Keys" })).id;
   });
   afterAll(() => {
     handle.close();
@@ -35,7 +35,7 @@ describe("a key's last use under another writer", () => {
     ).at;
 
   it("records the first use even while another process holds the write lock", async () => {
-    const key = createApiKey(handle.db, { workspaceId });
+    const key = await createApiKey(handle.db, { workspaceId });
     // Another process takes the write lock and keeps it for 300 ms.
     const holder = spawn(
       [
@@ -55,8 +55,8 @@ describe("a key's last use under another writer", () => {
     await holder.exited;
   });
 
-  it("skips a refresh while another connection writes, and records it once the lock is free", () => {
-    const key = createApiKey(handle.db, { workspaceId });
+  it("skips a refresh while another connection writes, and records it once the lock is free", async () => {
+    const key = await createApiKey(handle.db, { workspaceId });
     const authenticate = createKeyAuthenticator(handle.db, handle.sqlite);
     const first = Date.now();
     authenticate(key.key, first);

@@ -207,7 +207,7 @@ describe("a deferred recipient with {{offer_url}}", () => {
 
     // The window opens: the dispatcher's step at the recipient's send time releases the message.
     const { db } = s.server.handle;
-    const row = db.select().from(campaigns).where(eq(campaigns.id, campaign.id)).get();
+    const row = await db.select().from(campaigns).where(eq(campaigns.id, campaign.id)).get();
     const sendAt = Date.parse(deferred.send_at);
     dispatchStep(db, { campaign_id: campaign.id, generation: row?.dispatchGeneration ?? 0 }, sendAt + 1000);
     const released = (await call("GET", `/v1/messages/${deferred.message_id}`)).body.message;
@@ -216,7 +216,7 @@ describe("a deferred recipient with {{offer_url}}", () => {
     // had passed. The hand-off asks the windows again by the real clock, so it must be day where
     // the contact is too.
     await call("PATCH", `/v1/contacts/${contact.id}`, { timezone: zoneAtLocalHour(12) });
-    const due = db
+    const due = await db
       .update(jobs)
       .set({ runAt: Date.now() })
       .where(

@@ -128,7 +128,7 @@ describe("GitHub", () => {
   });
 
   it("never signs in by an unverified e-mail, and never creates a user", async () => {
-    const before = s.server.handle.db.select().from(users).all().length;
+    const before = (await s.server.handle.db.select().from(users).all()).length;
     for (const emails of [
       [{ email: "ada@example.com", verified: false, primary: true }],
       [{ email: "stranger@example.com", verified: true, primary: true }],
@@ -142,7 +142,7 @@ describe("GitHub", () => {
         undefined,
       ]);
     }
-    expect(s.server.handle.db.select().from(users).all().length).toBe(before);
+    expect((await s.server.handle.db.select().from(users).all()).length).toBe(before);
   });
 
   it("refuses a callback whose state is missing or another browser's, before calling GitHub", async () => {

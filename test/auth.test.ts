@@ -119,7 +119,7 @@ describe("the first admin", () => {
     admin = cookieOf(r);
     adminId = r.body.user.id;
     // Only the SHA-256 of the token is stored.
-    const rows = s.server.handle.db.select().from(sessions).all();
+    const rows = await s.server.handle.db.select().from(sessions).all();
     expect(rows.map((row) => row.id)).toContain(hashToken(admin));
     expect(JSON.stringify(rows)).not.toContain(admin);
   });
@@ -139,7 +139,7 @@ describe("the first admin", () => {
       password: PASSWORD,
     });
     expect([unknown.status, unknown.body]).toEqual([410, gone]);
-    const expired = issueSetupToken(s.server.handle.db, {
+    const expired = await issueSetupToken(s.server.handle.db, {
       workspaceId: s.workspaceId,
       role: "admin",
       now: Date.now() - 25 * 60 * 60 * 1000,
@@ -216,20 +216,22 @@ describe("a session on /v1", () => {
     const token = await login("ada@example.com", PASSWORD);
     const id = hashToken(token);
     const hourAgo = Date.now() - 60 * 60 * 1000;
-    db.update(sessions)
+    await db
+      .update(sessions)
       .set({ lastSeenAt: hourAgo, expiresAt: Date.now() + 60_000 })
       .where(eq(sessions.id, id))
       .run();
     const used = await call("GET", "/v1/contacts", undefined, { cookie: token });
     expect(used.status).toBe(200);
     expect(cookieOf(used)).toBe(token);
-    const row = db.select().from(sessions).where(eq(sessions.id, id)).get();
+    const row = await db.select().from(sessions).where(eq(sessions.id, id)).get();
     expect(row?.expiresAt).toBeGreaterThan(Date.now() + 29 * 24 * 60 * 60 * 1000);
     // Used again within the minute: nothing written, no cookie sent.
     const again = await call("GET", "/v1/contacts", undefined, { cookie: token });
     expect(again.headers.get("set-cookie")).toBeNull();
 
-    db.update(sessions)
+    await db
+      .update(sessions)
       .set({ expiresAt: Date.now() - 1 })
       .where(eq(sessions.id, id))
       .run();
@@ -247,7 +249,7 @@ describe("a session on /v1", () => {
     expect((await call("GET", "/auth/session", undefined, { cookie: token })).status).toBe(401);
     const db = s.server.handle.db;
     expect(
-      db
+      await db
         .select()
         .from(sessions)
         .where(eq(sessions.id, hashToken(token)))
@@ -787,20 +789,20 @@ describe("sign-in rate limit", () => {
     expect(refused.headers.get("retry-after")).toBe(String(refused.body.retry_after));
   });
 
-  it("counts per e-mail across addresses, in the database", () => {
+  it("counts per e-mail across addresses, in the database", async () => {
     const db = limited.server.handle.db;
     const now = Date.now();
     const email = "target@example.com";
     for (let i = 0; i < 10; i++) {
       const subjects = loginSubjects(`10.0.0.${i}`, email);
-      expect(loginRetryAfter(db, [subjects.address, subjects.email], now)).toBeNull();
-      recordLoginFailure(db, [subjects.address, subjects.email], now);
+      expect(await loginRetryAfter(db, [subjects.address, subjects.email], now)).toBeNull();
+      await recordLoginFailure(db, [subjects.address, subjects.email], now);
     }
     const fresh = loginSubjects("10.0.1.1", "TARGET@example.com");
-    expect(loginRetryAfter(db, [fresh.address, fresh.email], now)).toBe(900);
-    expect(loginRetryAfter(db, [fresh.address], now)).toBeNull();
+    expect(await loginRetryAfter(db, [fresh.address, fresh.email], now)).toBe(900);
+    expect(await loginRetryAfter(db, [fresh.address], now)).toBeNull();
     // Failures leave the window after 15 minutes.
-    expect(loginRetryAfter(db, [fresh.email], now + 15 * 60 * 1000 + 1)).toBeNull();
+    expect(await loginRetryAfter(db, [fresh.email], now + 15 * 60 * 1000 + 1)).toBeNull();
   });
 });
 

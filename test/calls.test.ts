@@ -507,7 +507,7 @@ describe("voice campaigns", () => {
     // The provider could not take it: the call stays QUEUED and its job waits to retry.
     const job = await eventually(
       async () =>
-        db
+        await db
           .select()
           .from(jobs)
           .where(and(eq(jobs.kind, "calls.place"), eq(jobs.workspaceId, w.workspaceId)))
@@ -518,10 +518,10 @@ describe("voice campaigns", () => {
     const callId = (job.payload as { call_id: string }).call_id;
     // Night where the contact is, and the retry comes due: it is held until the window opens.
     await w.api("PATCH", `/v1/contacts/${outage}`, { timezone: zoneAtLocalHour(3) });
-    db.update(jobs).set({ runAt: Date.now() }).where(eq(jobs.id, job.id)).run();
+    await db.update(jobs).set({ runAt: Date.now() }).where(eq(jobs.id, job.id)).run();
     const held = await eventually(
       async () =>
-        db
+        await db
           .select()
           .from(jobs)
           .where(eq(jobs.id, job?.id as string))

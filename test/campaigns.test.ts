@@ -444,7 +444,7 @@ describe("POST /v1/campaigns/{id}/launch", () => {
     const { db } = s.server.handle;
     const batches = await eventually(
       async () =>
-        db
+        await db
           .select()
           .from(jobs)
           .where(and(eq(jobs.kind, "messages.send_batch"), eq(jobs.workspaceId, w.workspaceId)))
@@ -464,7 +464,7 @@ describe("POST /v1/campaigns/{id}/launch", () => {
       (m) => m.to === "+15005550003",
     );
     expect(waiting.map((m) => m.status)).toEqual(["QUEUED"]);
-    const own = db
+    const own = await db
       .select()
       .from(jobs)
       .where(and(eq(jobs.kind, "messages.send"), eq(jobs.workspaceId, w.workspaceId)))
@@ -475,10 +475,10 @@ describe("POST /v1/campaigns/{id}/launch", () => {
     expect(own[0].runAt).toBeGreaterThan(Date.now());
 
     // The batch run again (as after a crash before its completion) sends nothing twice.
-    enqueueJob(db, "messages.send_batch", { message_ids: ids }, { workspaceId: w.workspaceId });
+    await enqueueJob(db, "messages.send_batch", { message_ids: ids }, { workspaceId: w.workspaceId });
     await eventually(
       async () =>
-        db
+        await db
           .select()
           .from(jobs)
           .where(and(eq(jobs.kind, "messages.send_batch"), eq(jobs.workspaceId, w.workspaceId)))
@@ -499,7 +499,7 @@ describe("POST /v1/campaigns/{id}/launch", () => {
     await w.api("POST", `/v1/campaigns/${c.id}/launch`);
     const { db } = s.server.handle;
     const sendJobs = async () =>
-      db
+      await db
         .select()
         .from(jobs)
         .where(and(eq(jobs.kind, "messages.send"), eq(jobs.workspaceId, w.workspaceId)))
@@ -514,7 +514,7 @@ describe("POST /v1/campaigns/{id}/launch", () => {
     // Meanwhile it became night where the contact is. The hand-off runs again (as after a
     // restart) and asks the rules first: the message waits for the window, and no send is tried.
     await w.api("PATCH", `/v1/contacts/${outage.id}`, { timezone: NIGHT });
-    enqueueJob(db, "messages.send_batch", { message_ids: [messageId] }, { workspaceId: w.workspaceId });
+    await enqueueJob(db, "messages.send_batch", { message_ids: [messageId] }, { workspaceId: w.workspaceId });
     const held = await eventually(message, (m) => m.send_at !== null);
     expect(held.status).toBe("QUEUED");
     const opens = Date.parse(held.send_at);
@@ -523,15 +523,15 @@ describe("POST /v1/campaigns/{id}/launch", () => {
     expect(later.filter((r) => r.status === "queued").length).toBeGreaterThan(0);
 
     // Its own send job, due now, is held the same way: rescheduled to when the window opens.
-    db.update(jobs).set({ runAt: Date.now() }).where(eq(jobs.id, retry.id)).run();
+    await db.update(jobs).set({ runAt: Date.now() }).where(eq(jobs.id, retry.id)).run();
     await eventually(
-      async () => db.select().from(jobs).where(eq(jobs.id, retry.id)).get(),
+      async () => await db.select().from(jobs).where(eq(jobs.id, retry.id)).get(),
       (row) => row?.runAt === opens && row.status === "queued",
     );
 
     // An operator pauses a state: the number's area code has no state, so it is held back for good.
     await w.api("PATCH", "/v1/settings", { paused_states: ["LA"] });
-    enqueueJob(db, "messages.send_batch", { message_ids: [messageId] }, { workspaceId: w.workspaceId });
+    await enqueueJob(db, "messages.send_batch", { message_ids: [messageId] }, { workspaceId: w.workspaceId });
     const failed = await eventually(message, (m) => m.status === "FAILED");
     expect(failed).toMatchObject({ status: "FAILED", error_code: "state_paused" });
     expect((await w.outbox()).filter((send) => send.to === "+15005550003")).toHaveLength(0);

@@ -83,7 +83,7 @@ describe("SimulatedCarrier", () => {
     await carrier.sendSms(one);
     clock.advance(1);
     await carrier.sendSms(one);
-    const page = listSandboxSends(handle.db, workspaceId, { limit: 50, offset: 0 });
+    const page = await listSandboxSends(handle.db, workspaceId, { limit: 50, offset: 0 });
     expect(page.total).toBe(2);
     expect(page.sends.map((row) => row.message_id)).toEqual([one.messageId, one.messageId]);
     expect(page.sends[0]).toEqual({
@@ -93,7 +93,9 @@ describe("SimulatedCarrier", () => {
       body: one.body,
       accepted_at: new Date(clock.now()).toISOString(),
     });
-    expect(listSandboxSends(handle.db, WORKSPACE, { limit: 50, offset: 0 }).sends.length).toBeGreaterThan(0);
+    expect(
+      (await listSandboxSends(handle.db, WORKSPACE, { limit: 50, offset: 0 })).sends.length,
+    ).toBeGreaterThan(0);
   });
 
   it("finds an earlier hand-off by our message id (lookupSend)", async () => {

@@ -95,7 +95,7 @@ describe("GET /v1/conversations", () => {
     });
     const open = await threadWith("+14155550311", "still open");
     const agentThread = await threadWith("+14155550312", "agent thread");
-    s.server.handle.db
+    await s.server.handle.db
       .update(conversations)
       .set({ agentId: Bun.randomUUIDv7() })
       .where(eq(conversations.id, agentThread))
@@ -197,7 +197,7 @@ describe("GET /v1/conversations/{id}", () => {
 describe("POST /v1/conversations/{id}", () => {
   it("sends a human reply, pauses the thread's agent and clears needs_attention", async () => {
     const id = await threadWith("+14155550350", "I need a person");
-    s.server.handle.db
+    await s.server.handle.db
       .update(conversations)
       .set({ agentId: Bun.randomUUIDv7() })
       .where(eq(conversations.id, id))
@@ -296,22 +296,22 @@ describe("PATCH /v1/conversations/{id}", () => {
 });
 
 describe("a thread's last_message_at", () => {
-  const threadOf = (id: string) =>
-    s.server.handle.db.select().from(conversations).where(eq(conversations.id, id)).get();
+  const threadOf = async (id: string) =>
+    await s.server.handle.db.select().from(conversations).where(eq(conversations.id, id)).get();
 
   it("is its first message's time for a new thread, and moves with each later message", async () => {
     const first = await s.api("POST", "/v1/messages", { to: "+14155550390", body: "one" });
     expect(first.status).toBe(200);
     const message = await s.api("GET", `/v1/messages/${first.body.message.id}`);
     const threadId = message.body.message.conversation_id as string;
-    const created = threadOf(threadId);
+    const created = await threadOf(threadId);
     expect(created?.lastMessageAt).toBe(Date.parse(message.body.message.created_at));
     expect(created?.updatedAt).toBe(created?.lastMessageAt ?? -1);
     await Bun.sleep(5);
     const second = await s.api("POST", "/v1/messages", { to: "+14155550390", body: "two" });
     const later = await s.api("GET", `/v1/messages/${second.body.message.id}`);
     expect(later.body.message.conversation_id).toBe(threadId);
-    const moved = threadOf(threadId);
+    const moved = await threadOf(threadId);
     expect(moved?.lastMessageAt).toBe(Date.parse(later.body.message.created_at));
     expect(moved?.lastMessageAt).toBeGreaterThan(created?.lastMessageAt ?? 0);
     expect(moved?.updatedAt).toBe(moved?.lastMessageAt ?? -1);
@@ -358,23 +358,25 @@ describe("GET /v1/conversations: what an inbox row shows (API.md §7.4)", () => 
 
   it("an open thread polled again writes no new read mark until a newer inbound message arrives", async () => {
     const id = await threadWith("+14155550404", "one");
-    const stored = () =>
-      s.server.handle.db
-        .select()
-        .from(conversationReads)
-        .where(and(eq(conversationReads.conversationId, id), eq(conversationReads.userId, dana.id)))
-        .get()?.readAt ?? null;
+    const stored = async () =>
+      (
+        await s.server.handle.db
+          .select()
+          .from(conversationReads)
+          .where(and(eq(conversationReads.conversationId, id), eq(conversationReads.userId, dana.id)))
+          .get()
+      )?.readAt ?? null;
     const open = async () =>
       expect((await asUser(dana.cookie, "GET", `/v1/conversations/${id}`)).status).toBe(200);
     await open();
-    const first = stored();
+    const first = await stored();
     await Bun.sleep(5);
     await open();
-    const second = stored();
+    const second = await stored();
     await Bun.sleep(5);
     await threadWith("+14155550404", "two");
     await open();
-    const third = stored();
+    const third = await stored();
     const cases: [string, boolean][] = [
       ["the first open writes a mark", first !== null],
       ["a second open with nothing new keeps it", second === first],
@@ -389,7 +391,7 @@ describe("GET /v1/conversations: what an inbox row shows (API.md §7.4)", () => 
     const message = await s.api("GET", `/v1/messages/${sent.body.message.id}`);
     const id = message.body.message.conversation_id as string;
     await asUser(dana.cookie, "GET", `/v1/conversations/${id}`);
-    const [marks] = s.server.handle.db
+    const [marks] = await s.server.handle.db
       .select({ n: count() })
       .from(conversationReads)
       .where(eq(conversationReads.conversationId, id))
@@ -523,9 +525,9 @@ describe("GET /v1/conversations/assignees", () => {
 
 describe("POST /v1/conversations/{id}/notes", () => {
   const db = () => s.server.handle.db;
-  const messageCount = () => db().select({ n: count() }).from(messages).get()?.n ?? 0;
-  const messageEvents = () =>
-    db().select({ n: count() }).from(events).where(like(events.type, "message.%")).get()?.n ?? 0;
+  const messageCount = async () => (await db().select({ n: count() }).from(messages).get())?.n ?? 0;
+  const messageEvents = async () =>
+    (await db().select({ n: count() }).from(events).where(like(events.type, "message.%")).get())?.n ?? 0;
 
   it("adds a note with its author, shown in the thread as sender 'note'", async () => {
     const id = await threadWith("+14155550430", "Can I change my order?");
@@ -560,8 +562,8 @@ describe("POST /v1/conversations/{id}/notes", () => {
     const figures = async () => {
       const { messages: counted, replies } = (await s.api("GET", "/v1/analytics/overview")).body.overview;
       return {
-        messages: messageCount(),
-        events: messageEvents(),
+        messages: await messageCount(),
+        events: await messageEvents(),
         analytics: { sent: counted.sent, inbound: counted.inbound, replies },
         listed: (await s.api("GET", "/v1/messages?limit=1")).body.total,
       };

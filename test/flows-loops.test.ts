@@ -276,7 +276,11 @@ describe("the re-entry bound at run time", () => {
       ["remove_from_list", { list_id: l1 }],
       ["add_to_list", { list_id: l1 }],
     );
-    s.server.handle.db.update(flows).set({ definition: looping }).where(eq(flows.id, b.body.flow.id)).run();
+    await s.server.handle.db
+      .update(flows)
+      .set({ definition: looping })
+      .where(eq(flows.id, b.body.flow.id))
+      .run();
     const c = await w.contact();
     await w.api("POST", `/v1/lists/${l1}/contacts`, { contact_ids: [c.id] });
     const stats = await eventually(

@@ -44,15 +44,15 @@ describe("groupCommit", () => {
   });
 
   it("keeps a write's own nested transaction inside its savepoint, committed or rolled back with it", async () => {
-    const nestedThenFail = groupCommit(handle.db, (tx) => {
-      tx.transaction((inner) => inner.run(sql`INSERT INTO t (x) VALUES (11)`));
+    const nestedThenFail = groupCommit(handle.db, async (tx) => {
+      await tx.transaction((inner) => inner.run(sql`INSERT INTO t (x) VALUES (11)`));
       tx.run(sql`INSERT INTO t (x) VALUES (12)`);
       throw new Error("refused after nesting");
     });
-    const nestedOk = groupCommit(handle.db, (tx) => {
-      tx.transaction((inner) => inner.run(sql`INSERT INTO t (x) VALUES (13)`));
+    const nestedOk = groupCommit(handle.db, async (tx) => {
+      await tx.transaction((inner) => inner.run(sql`INSERT INTO t (x) VALUES (13)`));
       try {
-        tx.transaction((inner) => {
+        await tx.transaction((inner) => {
           inner.run(sql`INSERT INTO t (x) VALUES (14)`);
           throw new Error("inner only");
         });
@@ -172,12 +172,9 @@ describe("POST /v1/messages under concurrency", () => {
       new Set(accepted.map((a) => a.body.message.id)),
     );
     // Every accepted message is in exactly one send job, shared by the writes of its group.
-    const batches = s.server.handle.db
-      .select()
-      .from(jobs)
-      .where(eq(jobs.kind, "messages.send_batch"))
-      .all()
-      .map((job) => (job.payload as { message_ids: string[] }).message_ids);
+    const batches = (
+      await s.server.handle.db.select().from(jobs).where(eq(jobs.kind, "messages.send_batch")).all()
+    ).map((job) => (job.payload as { message_ids: string[] }).message_ids);
     const batched = batches.flat().filter((id) => accepted.some((a) => a.body.message.id === id));
     expect(batched.sort()).toEqual(accepted.map((a) => a.body.message.id).sort());
     expect(batches.length).toBeLessThan(accepted.length);

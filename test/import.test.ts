@@ -18,8 +18,9 @@ const csv = (text: string, key: string, query = "") =>
     headers: { "content-type": "text/csv" },
   });
 
-function countContacts(workspaceId: string) {
-  return s.server.handle.db.select().from(contacts).where(eq(contacts.workspaceId, workspaceId)).all().length;
+async function countContacts(workspaceId: string) {
+  return (await s.server.handle.db.select().from(contacts).where(eq(contacts.workspaceId, workspaceId)).all())
+    .length;
 }
 
 describe("POST /v1/contacts/import with Idempotency-Key", () => {
@@ -48,7 +49,7 @@ describe("POST /v1/contacts/import with Idempotency-Key", () => {
     const other = await send("phone_number\n+12025550183\n");
     expect(other.status).toBe(409);
     expect(other.body).toEqual({ ok: false, error: "Idempotency-Key was used with a different request" });
-    expect(countContacts(ws.workspaceId)).toBe(2);
+    expect(await countContacts(ws.workspaceId)).toBe(2);
   });
 });
 
@@ -116,7 +117,7 @@ describe("POST /v1/contacts/import (CSV)", () => {
       errors: [],
       consent_column: null,
     });
-    expect(countContacts(ws.workspaceId)).toBe(3);
+    expect(await countContacts(ws.workspaceId)).toBe(3);
     const cat = (await s.api("GET", "/v1/contacts?q=Cat", undefined, { key: ws.key })).body.contacts[0];
     expect(cat).toMatchObject({ phone_number: "+12025550203", first_name: "Cat", fields: { city: "Paris" } });
   });
@@ -154,7 +155,7 @@ describe("POST /v1/contacts/import (CSV)", () => {
     const r = await csv("phone\n2025550501\n", ws.key, `?list_id=${foreign.id}`);
     expect(r.status).toBe(422);
     expect(r.body).toEqual({ ok: false, error: "list_id does not exist" });
-    expect(countContacts(ws.workspaceId)).toBe(0);
+    expect(await countContacts(ws.workspaceId)).toBe(0);
   });
 
   it("answers 422 before writing anything when the CSV has no phone column", async () => {
@@ -162,7 +163,7 @@ describe("POST /v1/contacts/import (CSV)", () => {
     const r = await csv("first_name,email\nAda,ada@example.com\n", ws.key);
     expect(r.status).toBe(422);
     expect(r.body).toEqual({ ok: false, error: "phone_number column is required" });
-    expect(countContacts(ws.workspaceId)).toBe(0);
+    expect(await countContacts(ws.workspaceId)).toBe(0);
   });
 
   it("answers 422 for an empty CSV", async () => {
@@ -185,7 +186,7 @@ describe("POST /v1/contacts/import (CSV)", () => {
     const ws = s.newWorkspace();
     const r = await csv(big, ws.key);
     expect(r.status).toBe(413);
-    expect(countContacts(ws.workspaceId)).toBe(0);
+    expect(await countContacts(ws.workspaceId)).toBe(0);
   });
 
   it("answers 403 for a read-only key and 400 for another content type", async () => {

@@ -38,99 +38,122 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function freshJob(kind = `k-${crypto.randomUUID()}`, now = 1_000_000) {
-  const id = enqueueAnyJob(handle.db, kind, { n: 1 }, policy, { now });
+async function freshJob(kind = `k-${crypto.randomUUID()}`, now = 1_000_000) {
+  const id = await enqueueAnyJob(handle.db, kind, { n: 1 }, policy, { now });
   kinds = [kind];
   return { id: id!, kind };
 }
 
 describe("job queue", () => {
-  it("enqueues in the caller's transaction: a rollback leaves no job", () => {
+  it("enqueues in the caller's transaction: a rollback leaves no job", async () => {
     const kind = `k-${crypto.randomUUID()}`;
-    expect(() =>
-      handle.db.transaction((tx) => {
-        enqueueAnyJob(tx, kind, {}, policy);
-        throw new Error("the change failed");
-      }),
+    expect(
+      async () =>
+        await handle.db.transaction(async (tx) => {
+          await enqueueAnyJob(tx, kind, {}, policy);
+          throw new Error("the change failed");
+        }),
     ).toThrow("the change failed");
-    expect(handle.db.select().from(jobs).where(eq(jobs.kind, kind)).all()).toEqual([]);
+    expect(await handle.db.select().from(jobs).where(eq(jobs.kind, kind)).all()).toEqual([]);
   });
 
-  it("ignores a second enqueue with the same dedupe key", () => {
+  it("ignores a second enqueue with the same dedupe key", async () => {
     const dedupeKey = `d-${crypto.randomUUID()}`;
-    expect(enqueueAnyJob(handle.db, "k", {}, policy, { dedupeKey })).not.toBeNull();
-    expect(enqueueAnyJob(handle.db, "k", {}, policy, { dedupeKey })).toBeNull();
+    expect(await enqueueAnyJob(handle.db, "k", {}, policy, { dedupeKey })).not.toBeNull();
+    expect(await enqueueAnyJob(handle.db, "k", {}, policy, { dedupeKey })).toBeNull();
   });
 
-  it("leases a due job once, retries it with backoff, and marks it dead after its last attempt", () => {
-    const { id } = freshJob(undefined, 0);
+  it("leases a due job once, retries it with backoff, and marks it dead after its last attempt", async () => {
+    const { id } = await freshJob(undefined, 0);
     const now = 2_000_000_000_000;
-    const first = leaseDueJobs(handle.db, { workerId: "w1", limit: 1000, kinds, now, policyOf }).find(
+    const first = (await leaseDueJobs(handle.db, { workerId: "w1", limit: 1000, kinds, now, policyOf })).find(
       (j) => j.id === id,
     )!;
     expect(first.attempts).toBe(1);
     // Leased: nobody else gets it while the lease holds.
     expect(
-      leaseDueJobs(handle.db, { workerId: "w2", limit: 1000, kinds, now: now + 10, policyOf }).some(
+      (await leaseDueJobs(handle.db, { workerId: "w2", limit: 1000, kinds, now: now + 10, policyOf })).some(
         (j) => j.id === id,
       ),
     ).toBe(false);
-    failJob(handle.db, first, "boom", policy, now);
-    expect(getJob(handle.db, id)).toMatchObject({ status: "queued", runAt: now + 1000, lastError: "boom" });
+    await failJob(handle.db, first, "boom", policy, now);
+    expect(await getJob(handle.db, id)).toMatchObject({
+      status: "queued",
+      runAt: now + 1000,
+      lastError: "boom",
+    });
     // Not due before the backoff ends.
     expect(
-      leaseDueJobs(handle.db, { workerId: "w1", limit: 1000, kinds, now: now + 999, policyOf }).some(
+      (await leaseDueJobs(handle.db, { workerId: "w1", limit: 1000, kinds, now: now + 999, policyOf })).some(
         (j) => j.id === id,
       ),
     ).toBe(false);
-    const second = leaseDueJobs(handle.db, {
-      workerId: "w1",
-      limit: 1000,
-      kinds,
-      now: now + 1000,
-      policyOf,
-    }).find((j) => j.id === id)!;
-    failJob(handle.db, second, "boom", policy, now + 1000);
-    const third = leaseDueJobs(handle.db, {
-      workerId: "w1",
-      limit: 1000,
-      kinds,
-      now: now + 5000,
-      policyOf,
-    }).find((j) => j.id === id)!;
+    const second = (
+      await leaseDueJobs(handle.db, {
+        workerId: "w1",
+        limit: 1000,
+        kinds,
+        now: now + 1000,
+        policyOf,
+      })
+    ).find((j) => j.id === id)!;
+    await failJob(handle.db, second, "boom", policy, now + 1000);
+    const third = (
+      await leaseDueJobs(handle.db, {
+        workerId: "w1",
+        limit: 1000,
+        kinds,
+        now: now + 5000,
+        policyOf,
+      })
+    ).find((j) => j.id === id)!;
     expect(third.attempts).toBe(3);
-    failJob(handle.db, third, "still boom", policy, now + 5000);
-    expect(getJob(handle.db, id)).toMatchObject({ status: "dead", attempts: 3, lastError: "still boom" });
+    await failJob(handle.db, third, "still boom", policy, now + 5000);
+    expect(await getJob(handle.db, id)).toMatchObject({
+      status: "dead",
+      attempts: 3,
+      lastError: "still boom",
+    });
   });
 
-  it("lets another worker take a job whose lease expired, and refuses the first worker's late completion", () => {
-    const { id } = freshJob(undefined, 0);
+  it("lets another worker take a job whose lease expired, and refuses the first worker's late completion", async () => {
+    const { id } = await freshJob(undefined, 0);
     const now = 2_100_000_000_000;
-    const stale = leaseDueJobs(handle.db, {
-      workerId: "dead-worker",
-      limit: 1000,
-      kinds,
-      now,
-      policyOf,
-    }).find((j) => j.id === id)!;
-    const taken = leaseDueJobs(handle.db, {
-      workerId: "live-worker",
-      limit: 1000,
-      kinds,
-      now: now + 1001,
-      policyOf,
-    }).find((j) => j.id === id)!;
+    const stale = (
+      await leaseDueJobs(handle.db, {
+        workerId: "dead-worker",
+        limit: 1000,
+        kinds,
+        now,
+        policyOf,
+      })
+    ).find((j) => j.id === id)!;
+    const taken = (
+      await leaseDueJobs(handle.db, {
+        workerId: "live-worker",
+        limit: 1000,
+        kinds,
+        now: now + 1001,
+        policyOf,
+      })
+    ).find((j) => j.id === id)!;
     expect(taken.attempts).toBe(2);
-    expect(completeJob(handle.db, stale, now + 1002)).toBe(false);
-    expect(completeJob(handle.db, taken, now + 1003)).toBe(true);
-    expect(getJob(handle.db, id)?.status).toBe("done");
+    expect(await completeJob(handle.db, stale, now + 1002)).toBe(false);
+    expect(await completeJob(handle.db, taken, now + 1003)).toBe(true);
+    expect((await getJob(handle.db, id))?.status).toBe("done");
   });
 
-  it("hands unfinished jobs back on release without counting the attempt", () => {
-    const { id } = freshJob(undefined, 0);
-    leaseDueJobs(handle.db, { workerId: "stopping", limit: 1000, kinds, now: 2_200_000_000_000, policyOf });
-    expect(releaseLeases(handle.db, "stopping")).toBeGreaterThanOrEqual(1);
-    expect(getJob(handle.db, id)).toMatchObject({ status: "queued", attempts: 0, lockedBy: null });
+  it("hands unfinished jobs back on release without counting the attempt", async () => {
+    const { id } = await freshJob(undefined, 0);
+    await leaseDueJobs(handle.db, {
+      workerId: "stopping",
+      limit: 1000,
+      kinds,
+      now: 2_200_000_000_000,
+      policyOf,
+    });
+    expect(await releaseLeases(handle.db, "stopping")).toBeGreaterThanOrEqual(1);
+    expect(await getJob(handle.db, id)).toMatchObject({ status: "queued", attempts: 0, lockedBy: null });
   });
 });
 
@@ -157,22 +180,22 @@ describe("worker", () => {
       },
     };
     const worker = createWorker({ db: handle.db, handlers, pollMs: 5 });
-    const id = enqueueAnyJob(handle.db, kind, {}, handlers[kind].policy)!;
-    const rid = enqueueAnyJob(handle.db, rescheduleKind, {}, handlers[rescheduleKind].policy)!;
+    const id = (await enqueueAnyJob(handle.db, kind, {}, handlers[kind].policy))!;
+    const rid = (await enqueueAnyJob(handle.db, rescheduleKind, {}, handlers[rescheduleKind].policy))!;
     worker.start();
     const deadline = Date.now() + 5000;
     while (
       Date.now() < deadline &&
-      (getJob(handle.db, id)?.status !== "done" || getJob(handle.db, rid)?.status !== "done")
+      ((await getJob(handle.db, id))?.status !== "done" || (await getJob(handle.db, rid))?.status !== "done")
     ) {
       await Bun.sleep(10);
     }
     await worker.stop();
     expect(calls).toEqual([1, 2]);
-    expect(getJob(handle.db, id)).toMatchObject({ status: "done", attempts: 2 });
+    expect(await getJob(handle.db, id)).toMatchObject({ status: "done", attempts: 2 });
     // maxAttempts 1, yet it ran twice: the reschedule did not count.
     expect(rescheduled).toBe(2);
-    expect(getJob(handle.db, rid)).toMatchObject({ status: "done", attempts: 1 });
+    expect(await getJob(handle.db, rid)).toMatchObject({ status: "done", attempts: 1 });
   });
 });
 
@@ -184,16 +207,16 @@ describe("leases of stopped workers", () => {
     return child.pid;
   }
   const longPolicy: JobPolicy = { maxAttempts: 3, timeoutMs: 3_600_000, backoffMs: () => 10 };
-  function leasedBy(workerId: string, kind = `g-${crypto.randomUUID()}`) {
-    const id = enqueueAnyJob(handle.db, kind, {}, longPolicy)!;
-    leaseDueJobs(handle.db, {
+  async function leasedBy(workerId: string, kind = `g-${crypto.randomUUID()}`) {
+    const id = (await enqueueAnyJob(handle.db, kind, {}, longPolicy))!;
+    await leaseDueJobs(handle.db, {
       workerId,
       limit: 1000,
       kinds: [kind],
       now: Date.now(),
       policyOf: () => longPolicy,
     });
-    expect(getJob(handle.db, id)).toMatchObject({ status: "running", lockedBy: workerId });
+    expect(await getJob(handle.db, id)).toMatchObject({ status: "running", lockedBy: workerId });
     return { id, kind };
   }
 
@@ -201,22 +224,22 @@ describe("leases of stopped workers", () => {
     const host = hostname();
     const alive = spawn(["sleep", "30"]);
     try {
-      const gone = leasedBy(workerIdFor(host, await gonePid()));
-      const living = leasedBy(workerIdFor(host, alive.pid));
-      const elsewhere = leasedBy(workerIdFor("another-machine", await gonePid()));
-      const unnamed = leasedBy("w-custom");
+      const gone = await leasedBy(workerIdFor(host, await gonePid()));
+      const living = await leasedBy(workerIdFor(host, alive.pid));
+      const elsewhere = await leasedBy(workerIdFor("another-machine", await gonePid()));
+      const unnamed = await leasedBy("w-custom");
       const now = Date.now();
-      expect(expireLeasesOfGoneWorkers(handle.db, { host, now })).toBe(1);
-      expect(getJob(handle.db, gone.id)?.leaseUntil).toBe(now);
+      expect(await expireLeasesOfGoneWorkers(handle.db, { host, now })).toBe(1);
+      expect((await getJob(handle.db, gone.id))?.leaseUntil).toBe(now);
       for (const kept of [living, elsewhere, unnamed])
-        expect(getJob(handle.db, kept.id)?.leaseUntil).toBeGreaterThan(now + 3_000_000);
+        expect((await getJob(handle.db, kept.id))?.leaseUntil).toBeGreaterThan(now + 3_000_000);
     } finally {
       alive.kill();
     }
   });
 
   it("a new worker runs a job whose worker was killed without waiting out its hour-long lease", async () => {
-    const { id, kind } = leasedBy(workerIdFor(hostname(), await gonePid()));
+    const { id, kind } = await leasedBy(workerIdFor(hostname(), await gonePid()));
     const ran: number[] = [];
     const worker = createWorker({
       db: handle.db,
@@ -232,11 +255,11 @@ describe("leases of stopped workers", () => {
     });
     worker.start();
     const deadline = Date.now() + 5000;
-    while (Date.now() < deadline && getJob(handle.db, id)?.status !== "done") await Bun.sleep(10);
+    while (Date.now() < deadline && (await getJob(handle.db, id))?.status !== "done") await Bun.sleep(10);
     await worker.stop();
     // The killed worker's attempt counts, as an expired lease's does.
     expect(ran).toEqual([2]);
-    expect(getJob(handle.db, id)).toMatchObject({ status: "done", attempts: 2 });
+    expect(await getJob(handle.db, id)).toMatchObject({ status: "done", attempts: 2 });
   });
 });
 
@@ -267,7 +290,7 @@ describe("durability across processes", () => {
     const logPath = join(dir, "kill.log");
     const db = openDatabase(dbPath);
     migrate(db.sqlite);
-    const id = enqueueAnyJob(db.db, "test.slow", {}, { maxAttempts: 5 })!;
+    const id = (await enqueueAnyJob(db.db, "test.slow", {}, { maxAttempts: 5 }))!;
 
     const first = track(
       spawn([process.execPath, child, dbPath, logPath], {
@@ -277,19 +300,23 @@ describe("durability across processes", () => {
     await waitFor(() => read(logPath).includes(`started ${id}`), 10_000, "the job to start");
     first.kill("SIGKILL");
     await first.exited;
-    expect(getJob(db.db, id)).toMatchObject({ status: "running", attempts: 1 });
+    expect(await getJob(db.db, id)).toMatchObject({ status: "running", attempts: 1 });
 
     const second = track(
       spawn([process.execPath, child, dbPath, logPath], {
         env: { ...process.env, SLOW_MS: "0" },
       }),
     );
-    await waitFor(() => getJob(db.db, id)?.status === "done", 20_000, "the job to finish after restart");
+    await waitFor(
+      async () => (await getJob(db.db, id))?.status === "done",
+      20_000,
+      "the job to finish after restart",
+    );
     second.kill("SIGTERM");
     await second.exited;
 
-    expect(getJob(db.db, id)).toMatchObject({ status: "done", attempts: 2 });
-    const markers = db.db.select().from(jobs).where(eq(jobs.kind, "test.marker")).all();
+    expect(await getJob(db.db, id)).toMatchObject({ status: "done", attempts: 2 });
+    const markers = await db.db.select().from(jobs).where(eq(jobs.kind, "test.marker")).all();
     expect(markers.filter((m) => (m.payload as { for: string }).for === id)).toHaveLength(1);
     expect(read(logPath).match(new RegExp(`completed ${id}`, "g"))).toHaveLength(1);
     db.close();
@@ -300,7 +327,7 @@ describe("durability across processes", () => {
     const logPath = join(dir, "term.log");
     const db = openDatabase(dbPath);
     migrate(db.sqlite);
-    const id = enqueueAnyJob(db.db, "test.slow", {}, { maxAttempts: 5 })!;
+    const id = (await enqueueAnyJob(db.db, "test.slow", {}, { maxAttempts: 5 }))!;
     const proc = track(
       spawn([process.execPath, child, dbPath, logPath], {
         env: { ...process.env, SLOW_MS: "60000", GRACE_MS: "100" },
@@ -310,7 +337,7 @@ describe("durability across processes", () => {
     proc.kill("SIGTERM");
     expect(await proc.exited).toBe(0);
     expect(read(logPath)).toContain("stopped");
-    expect(getJob(db.db, id)).toMatchObject({ status: "queued", attempts: 0, lockedBy: null });
+    expect(await getJob(db.db, id)).toMatchObject({ status: "queued", attempts: 0, lockedBy: null });
     db.close();
   });
 });
@@ -322,23 +349,23 @@ describe("maintenance.prune", () => {
     const { enqueueJob } = await import("../src/jobs/queue");
     const now = Date.now();
     const day = 86_400_000;
-    const oldDone = enqueueAnyJob(handle.db, "k-old", {}, policy, { now: now - 3 * day })!;
-    const freshDone = enqueueAnyJob(handle.db, "k-fresh", {}, policy, { now })!;
-    const waiting = enqueueAnyJob(handle.db, "k-waiting", {}, policy, {
+    const oldDone = (await enqueueAnyJob(handle.db, "k-old", {}, policy, { now: now - 3 * day }))!;
+    const freshDone = (await enqueueAnyJob(handle.db, "k-fresh", {}, policy, { now }))!;
+    const waiting = (await enqueueAnyJob(handle.db, "k-waiting", {}, policy, {
       now: now - 3 * day,
       runAt: now + day,
-    })!;
-    handle.db
+    }))!;
+    await handle.db
       .update(jobs)
       .set({ status: "done", finishedAt: now - 2 * day })
       .where(eq(jobs.id, oldDone))
       .run();
-    handle.db
+    await handle.db
       .update(jobs)
       .set({ status: "done", finishedAt: now - 1000 })
       .where(eq(jobs.id, freshDone))
       .run();
-    handle.db
+    await handle.db
       .insert(idempotencyKeys)
       .values([
         {
@@ -361,9 +388,9 @@ describe("maintenance.prune", () => {
       .run();
     // Outbox: dispatched rows go after 7 days; never-dispatched ones stay for the boot sweep.
     const { events } = await import("../src/db/schema");
-    const event = (ms: number, dispatched: boolean) => {
+    const event = async (ms: number, dispatched: boolean) => {
       const id = Bun.randomUUIDv7("hex", ms);
-      handle.db
+      await handle.db
         .insert(events)
         .values({
           id,
@@ -376,13 +403,13 @@ describe("maintenance.prune", () => {
         .run();
       return id;
     };
-    const oldEvents = Array.from({ length: 3 }, () => event(now - 8 * day, true));
-    const oldUndispatched = event(now - 8 * day, false);
-    const recentEvent = event(now - 6 * day, true);
+    const oldEvents = Array.from({ length: 3 }, async () => await event(now - 8 * day, true));
+    const oldUndispatched = await event(now - 8 * day, false);
+    const recentEvent = await event(now - 6 * day, true);
     // Daily budget counts: today's and yesterday's stay; re-entry skips: the stats window's stay.
     const { dailyBudgetUsage, flowReentrySkips } = await import("../src/db/schema");
     const today = Math.floor(now / day);
-    handle.db
+    await handle.db
       .insert(dailyBudgetUsage)
       .values(
         [today, today - 1, today - 2, today - 40].map((d) => ({
@@ -393,7 +420,7 @@ describe("maintenance.prune", () => {
         })),
       )
       .run();
-    handle.db
+    await handle.db
       .insert(flowReentrySkips)
       .values(
         [today, today - 29, today - 40].map((d) => ({ workspaceId: "w", flowId: "f", day: d, count: 1 })),
@@ -403,33 +430,24 @@ describe("maintenance.prune", () => {
     const worker = createWorker({ db: handle.db, handlers: jobHandlers(), pollMs: 5 });
     worker.start();
     const deadline = Date.now() + 5000;
-    while (Date.now() < deadline && getJob(handle.db, pruneId)?.status !== "done") await Bun.sleep(10);
+    while (Date.now() < deadline && (await getJob(handle.db, pruneId))?.status !== "done")
+      await Bun.sleep(10);
     await worker.stop();
-    expect(getJob(handle.db, pruneId)?.status).toBe("done");
-    expect(getJob(handle.db, oldDone)).toBeUndefined();
-    expect(getJob(handle.db, freshDone)?.status).toBe("done");
-    expect(getJob(handle.db, waiting)?.status).toBe("queued");
-    const keys = handle.db
-      .select()
-      .from(idempotencyKeys)
-      .all()
-      .map((k) => k.key);
+    expect((await getJob(handle.db, pruneId))?.status).toBe("done");
+    expect(await getJob(handle.db, oldDone)).toBeUndefined();
+    expect((await getJob(handle.db, freshDone))?.status).toBe("done");
+    expect((await getJob(handle.db, waiting))?.status).toBe("queued");
+    const keys = (await handle.db.select().from(idempotencyKeys).all()).map((k) => k.key);
     expect(keys).toContain("new");
     expect(keys).not.toContain("old");
-    const left = new Set(
-      handle.db
-        .select({ id: events.id })
-        .from(events)
-        .all()
-        .map((e) => e.id),
-    );
+    const left = new Set((await handle.db.select({ id: events.id }).from(events).all()).map((e) => e.id));
     for (const id of oldEvents) expect(left.has(id)).toBe(false);
     expect(left.has(oldUndispatched)).toBe(true);
     expect(left.has(recentEvent)).toBe(true);
     const days = (rows: { day: number }[]) => rows.map((r) => today - r.day).sort((a, b) => a - b);
     expect({
-      budgets: days(handle.db.select().from(dailyBudgetUsage).all()),
-      skips: days(handle.db.select().from(flowReentrySkips).all()),
+      budgets: days(await handle.db.select().from(dailyBudgetUsage).all()),
+      skips: days(await handle.db.select().from(flowReentrySkips).all()),
     }).toEqual({ budgets: [0, 1], skips: [0, 29] });
   });
 });
@@ -451,11 +469,7 @@ describe("pruneEvents", () => {
       insert.run(Bun.randomUUIDv7("hex", now), workspaceId, now, now);
     })();
     expect(await pruneEvents(handle.db, now)).toBeGreaterThanOrEqual(12_345);
-    const left = handle.db
-      .select()
-      .from(events)
-      .all()
-      .filter((e) => e.workspaceId === workspaceId);
+    const left = (await handle.db.select().from(events).all()).filter((e) => e.workspaceId === workspaceId);
     expect(left).toHaveLength(1);
     expect(left[0].createdAt).toBe(now);
   });

@@ -134,7 +134,7 @@ describe("POST /v1/messages", () => {
   }
 
   it("answers 422 'Recipient is suppressed' and records nothing", async () => {
-    s.server.handle.db
+    await s.server.handle.db
       .insert(suppressions)
       .values({
         id: Bun.randomUUIDv7(),
@@ -208,12 +208,9 @@ describe("POST /v1/messages", () => {
     const id = answer.body.message.id;
     const job = await eventually(
       async () =>
-        s.server.handle.db
-          .select()
-          .from(jobs)
-          .where(eq(jobs.kind, "messages.send"))
-          .all()
-          .find((j) => (j.payload as { message_id: string }).message_id === id),
+        (await s.server.handle.db.select().from(jobs).where(eq(jobs.kind, "messages.send")).all()).find(
+          (j) => (j.payload as { message_id: string }).message_id === id,
+        ),
       (j) => j !== undefined && j.attempts >= 1 && j.status === "queued",
     );
     expect(job?.status).toBe("queued");
@@ -231,7 +228,7 @@ describe("send-time checks", () => {
       await orderNumber(t, FROM);
       const answer = await t.api("POST", "/v1/messages", { to: "+14155550160", body: "x" });
       expect(answer.status).toBe(200);
-      t.server.handle.db
+      await t.server.handle.db
         .insert(suppressions)
         .values({
           id: Bun.randomUUIDv7(),
@@ -266,8 +263,8 @@ describe("status reports", () => {
     const answer = await s.api("POST", "/v1/messages", { to: "+14155550170", body: "x" });
     const id = answer.body.message.id;
     await settled(id);
-    const row = s.server.handle.db.select().from(messages).where(eq(messages.id, id)).get();
-    applyStatusUpdates(s.server.handle.db, [
+    const row = await s.server.handle.db.select().from(messages).where(eq(messages.id, id)).get();
+    await applyStatusUpdates(s.server.handle.db, [
       { carrierMessageId: row?.carrierMessageId ?? "", messageId: id, status: "SENT" },
       { carrierMessageId: row?.carrierMessageId ?? "", messageId: id, status: "DELIVERED" },
       { carrierMessageId: row?.carrierMessageId ?? "", status: "FAILED" },
@@ -354,11 +351,13 @@ describe("GET /v1/messages/{id}", () => {
       expect(answer.body).toEqual({ ok: false, error: "Not found" });
     }
     expect(
-      s.server.handle.db
-        .select()
-        .from(messages)
-        .where(and(eq(messages.id, mine.body.message.id)))
-        .get()?.workspaceId,
+      (
+        await s.server.handle.db
+          .select()
+          .from(messages)
+          .where(and(eq(messages.id, mine.body.message.id)))
+          .get()
+      )?.workspaceId,
     ).toBe(s.workspaceId);
   });
 });

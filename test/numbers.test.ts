@@ -317,12 +317,12 @@ describe("daily caps (resolveSender, reserveDailySend)", () => {
     const num = (await order(await availableNumber(), { daily_limit: 2 }, ws.key)).body.ordered;
     const { db } = s.server.handle;
     const now = Date.now();
-    const results = db.transaction((tx) => {
-      const sender = resolveSender(tx, ws.workspaceId);
+    const results = await db.transaction(async (tx) => {
+      const sender = await resolveSender(tx, ws.workspaceId);
       return [
-        reserveDailySend(tx, sender, now),
-        reserveDailySend(tx, sender, now),
-        reserveDailySend(tx, sender, now),
+        await reserveDailySend(tx, sender, now),
+        await reserveDailySend(tx, sender, now),
+        await reserveDailySend(tx, sender, now),
       ];
     });
     expect(results).toEqual([true, true, false]);
@@ -330,7 +330,7 @@ describe("daily caps (resolveSender, reserveDailySend)", () => {
       (await s.api("GET", `/v1/numbers/${num.id}`, undefined, { key: ws.key })).body.number.sent_today,
     ).toBe(2);
     // Full: the number is still the sender, and a send from it is refused before anything else.
-    expect(resolveSender(db, ws.workspaceId, num.number).id).toBe(num.id);
+    expect((await resolveSender(db, ws.workspaceId, num.number)).id).toBe(num.id);
     const refused = await s.api(
       "POST",
       "/v1/messages",
@@ -339,7 +339,7 @@ describe("daily caps (resolveSender, reserveDailySend)", () => {
     );
     expect(refused.status).toBe(422);
     expect(refused.body).toEqual({ ok: false, error: "from has reached its daily_limit" });
-    const usage = db.select().from(numberDailyUsage).where(eq(numberDailyUsage.numberId, num.id)).all();
+    const usage = await db.select().from(numberDailyUsage).where(eq(numberDailyUsage.numberId, num.id)).all();
     expect(usage).toEqual([
       { numberId: num.id, workspaceId: ws.workspaceId, day: localDay("America/Los_Angeles", now), count: 2 },
     ]);
@@ -360,18 +360,18 @@ describe("daily caps (resolveSender, reserveDailySend)", () => {
   it("resolveSender: no number, foreign from, default number, oldest number", async () => {
     const ws = s.newWorkspace("Senders");
     const { db } = s.server.handle;
-    expect(() => resolveSender(db, ws.workspaceId)).toThrow(
+    expect(async () => await resolveSender(db, ws.workspaceId)).toThrow(
       "No sending number: order one with POST /v1/numbers",
     );
     const first = (await order(await availableNumber(), {}, ws.key)).body.ordered;
     const second = (await order(await availableNumber(), {}, ws.key)).body.ordered;
-    expect(resolveSender(db, ws.workspaceId).id).toBe(first.id);
+    expect((await resolveSender(db, ws.workspaceId)).id).toBe(first.id);
     await s.api("PATCH", `/v1/numbers/${second.id}`, { default: true }, { key: ws.key });
-    expect(resolveSender(db, ws.workspaceId).id).toBe(second.id);
+    expect((await resolveSender(db, ws.workspaceId)).id).toBe(second.id);
     const foreign = (await order(await availableNumber())).body.ordered;
-    expect(() => resolveSender(db, ws.workspaceId, foreign.number)).toThrow(
+    expect(async () => await resolveSender(db, ws.workspaceId, foreign.number)).toThrow(
       "from is not a number of this workspace",
     );
-    expect(resolveSender(db, ws.workspaceId, first.number).id).toBe(first.id);
+    expect((await resolveSender(db, ws.workspaceId, first.number)).id).toBe(first.id);
   });
 });

@@ -200,14 +200,14 @@ describe("pickSender(pool, contact)", () => {
     await newNumber("415", { pool_id: pool.id }, ws.key);
     const { db } = s.server.handle;
     const now = Date.now();
-    const first = pickSender(db, ws.workspaceId, pool.id, contact(1), now);
+    const first = await pickSender(db, ws.workspaceId, pool.id, contact(1), now);
     expect(first.sender).not.toBeNull();
     for (let i = 0; i < 5; i++) {
-      expect(pickSender(db, ws.workspaceId, pool.id, contact(1), now).sender?.id).toBe(
+      expect((await pickSender(db, ws.workspaceId, pool.id, contact(1), now)).sender?.id).toBe(
         first.sender?.id as string,
       );
     }
-    const stored = db
+    const stored = await db
       .select()
       .from(poolStickySenders)
       .where(and(eq(poolStickySenders.poolId, pool.id), eq(poolStickySenders.contactId, contact(1).id)))
@@ -223,12 +223,20 @@ describe("pickSender(pool, contact)", () => {
     const { db } = s.server.handle;
     const now = Date.now();
     // Equal use: the New York contact gets the 212 number, the San Francisco one the 415 number.
-    expect(pickSender(db, ws.workspaceId, pool.id, contact(10, "+12125550111"), now).sender?.id).toBe(ny.id);
-    expect(pickSender(db, ws.workspaceId, pool.id, contact(11, "+14155550111"), now).sender?.id).toBe(sf.id);
+    expect((await pickSender(db, ws.workspaceId, pool.id, contact(10, "+12125550111"), now)).sender?.id).toBe(
+      ny.id,
+    );
+    expect((await pickSender(db, ws.workspaceId, pool.id, contact(11, "+14155550111"), now)).sender?.id).toBe(
+      sf.id,
+    );
     // 212 has now sent 1 and 415 sent 1; another 212 contact still prefers the matching number.
-    expect(pickSender(db, ws.workspaceId, pool.id, contact(12, "+12125550112"), now).sender?.id).toBe(ny.id);
+    expect((await pickSender(db, ws.workspaceId, pool.id, contact(12, "+12125550112"), now)).sender?.id).toBe(
+      ny.id,
+    );
     // 212 has sent 2, 415 one: the least-used wins over the area-code match.
-    expect(pickSender(db, ws.workspaceId, pool.id, contact(13, "+12125550113"), now).sender?.id).toBe(sf.id);
+    expect((await pickSender(db, ws.workspaceId, pool.id, contact(13, "+12125550113"), now)).sender?.id).toBe(
+      sf.id,
+    );
   });
 
   it("never exceeds a cap: a capped sticky number hands over, all capped → wait for the next local day", async () => {
@@ -239,8 +247,8 @@ describe("pickSender(pool, contact)", () => {
     const { db } = s.server.handle;
     const now = Date.now();
     // Contact 101 twice (sticky), then three new contacts.
-    const picks = [101, 101, 102, 103, 104].map((n) =>
-      pickSender(db, ws.workspaceId, pool.id, contact(n, "+14155550123"), now),
+    const picks = [101, 101, 102, 103, 104].map(
+      async (n) => await pickSender(db, ws.workspaceId, pool.id, contact(n, "+14155550123"), now),
     );
     const used = picks.map((p) => p.sender?.id ?? null);
     expect(used.filter((id) => id === a.id)).toHaveLength(2);
@@ -251,23 +259,20 @@ describe("pickSender(pool, contact)", () => {
     expect(waiting.retryAt).toBe(
       Math.min(nextLocalMidnight("America/Los_Angeles", now), nextLocalMidnight("America/New_York", now)),
     );
-    const counts = db
-      .select()
-      .from(numberDailyUsage)
-      .where(eq(numberDailyUsage.workspaceId, ws.workspaceId))
-      .all()
-      .map((row) => [row.numberId, row.day, row.count]);
+    const counts = (
+      await db.select().from(numberDailyUsage).where(eq(numberDailyUsage.workspaceId, ws.workspaceId)).all()
+    ).map((row) => [row.numberId, row.day, row.count]);
     expect(counts).toContainEqual([a.id, localDay("America/Los_Angeles", now), 2]);
     expect(counts).toContainEqual([b.id, localDay("America/New_York", now), 1]);
     // The next local day has room again.
-    const tomorrow = pickSender(db, ws.workspaceId, pool.id, contact(104), waiting.retryAt as number);
+    const tomorrow = await pickSender(db, ws.workspaceId, pool.id, contact(104), waiting.retryAt as number);
     expect(tomorrow.sender).not.toBeNull();
   });
 
   it("answers no sender and no retry time for an empty pool", async () => {
     const ws = s.newWorkspace("Empty pool");
     const pool = await newPool("Empty", ws.key);
-    expect(pickSender(s.server.handle.db, ws.workspaceId, pool.id, contact(200), Date.now())).toEqual({
+    expect(await pickSender(s.server.handle.db, ws.workspaceId, pool.id, contact(200), Date.now())).toEqual({
       sender: null,
       retryAt: null,
     });

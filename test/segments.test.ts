@@ -166,7 +166,7 @@ describe("POST /v1/segments/preview", () => {
       createdAt,
       updatedAt: createdAt,
     });
-    s.server.handle.db
+    await s.server.handle.db
       .insert(messages)
       .values([
         row(w.ada.id, "inbound", now - 2 * 86_400_000),
@@ -436,9 +436,10 @@ describe("segments CRUD and members", () => {
     ).body.segment;
     expect((await w.call("GET", `/v1/segments/${seg.id}`)).body.segment.count).toBe(1);
     const db = s.server.handle.db;
-    db.update(contacts).set({ optedIn: true }).where(eq(contacts.id, w.cy.id)).run();
+    await db.update(contacts).set({ optedIn: true }).where(eq(contacts.id, w.cy.id)).run();
     expect((await w.call("GET", `/v1/segments/${seg.id}`)).body.segment.count).toBe(2);
-    db.insert(listMembers)
+    await db
+      .insert(listMembers)
       .values({
         listId: w.list.id,
         contactId: w.bob.id,
@@ -448,7 +449,7 @@ describe("segments CRUD and members", () => {
       .run();
     const members = await w.call("GET", `/v1/segments/${seg.id}/members`);
     expect(members.body.total).toBe(3);
-    db.delete(contacts).where(eq(contacts.id, w.ada.id)).run();
+    await db.delete(contacts).where(eq(contacts.id, w.ada.id)).run();
     expect((await w.call("GET", `/v1/segments/${seg.id}/members`)).body.total).toBe(2);
   });
 

@@ -17,7 +17,7 @@ describe("POST /v1/suppression", () => {
     const r = await s.api("POST", "/v1/suppression", { phone_number: p.slice(2), reason: "complaint" });
     expect(r.status).toBe(200);
     expect(r.body.suppression).toMatchObject({ phone_number: p, reason: "complaint", source: "api" });
-    expect(canSendTo(s.server.handle.db, s.workspaceId, p)).toEqual({
+    expect(await canSendTo(s.server.handle.db, s.workspaceId, p)).toEqual({
       allowed: false,
       reason: "suppressed",
       message: "Recipient is suppressed",
@@ -32,7 +32,7 @@ describe("POST /v1/suppression", () => {
   it("reports an opt_out entry as opted out", async () => {
     const p = phone();
     await s.api("POST", "/v1/suppression", { phone_number: p, reason: "opt_out" });
-    expect(canSendTo(s.server.handle.db, s.workspaceId, p)).toMatchObject({
+    expect(await canSendTo(s.server.handle.db, s.workspaceId, p)).toMatchObject({
       allowed: false,
       reason: "opted_out",
     });
@@ -63,11 +63,11 @@ describe("POST /v1/suppression", () => {
 describe("canSendTo", () => {
   it("allows an unknown or opted-in number and refuses an opted-out contact", async () => {
     const p = phone();
-    expect(canSendTo(s.server.handle.db, s.workspaceId, p)).toEqual({ allowed: true });
+    expect(await canSendTo(s.server.handle.db, s.workspaceId, p)).toEqual({ allowed: true });
     const c = (await s.api("POST", "/v1/contacts", { phone_number: p })).body.contact;
-    expect(canSendTo(s.server.handle.db, s.workspaceId, p)).toEqual({ allowed: true });
+    expect(await canSendTo(s.server.handle.db, s.workspaceId, p)).toEqual({ allowed: true });
     await s.api("PATCH", `/v1/contacts/${c.id}`, { opted_in: false });
-    expect(canSendTo(s.server.handle.db, s.workspaceId, p)).toEqual({
+    expect(await canSendTo(s.server.handle.db, s.workspaceId, p)).toEqual({
       allowed: false,
       reason: "opted_out",
       message: "Recipient has opted out",
@@ -79,7 +79,7 @@ describe("canSendTo", () => {
     const c = (await s.api("POST", "/v1/contacts", { phone_number: p })).body.contact;
     await s.api("POST", "/v1/suppression", { phone_number: p });
     await s.api("DELETE", `/v1/contacts/${c.id}`);
-    expect(canSendTo(s.server.handle.db, s.workspaceId, p).allowed).toBe(false);
+    expect((await canSendTo(s.server.handle.db, s.workspaceId, p)).allowed).toBe(false);
     const list = await s.api("GET", `/v1/suppression?q=${p.slice(2)}`);
     expect(list.body.total).toBe(1);
   });
@@ -88,7 +88,7 @@ describe("canSendTo", () => {
     const p = phone();
     await s.api("POST", "/v1/suppression", { phone_number: p });
     const other = s.newWorkspace();
-    expect(canSendTo(s.server.handle.db, other.workspaceId, p)).toEqual({ allowed: true });
+    expect(await canSendTo(s.server.handle.db, other.workspaceId, p)).toEqual({ allowed: true });
   });
 });
 
@@ -112,7 +112,7 @@ describe("GET/DELETE /v1/suppression", () => {
       ok: true,
       deleted: true,
     });
-    expect(canSendTo(s.server.handle.db, ws.workspaceId, a.phone_number)).toEqual({ allowed: true });
+    expect(await canSendTo(s.server.handle.db, ws.workspaceId, a.phone_number)).toEqual({ allowed: true });
     expect((await s.api("GET", `/v1/suppression/${a.id}`, undefined, { key: ws.key })).status).toBe(404);
   });
 

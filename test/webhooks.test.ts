@@ -52,27 +52,28 @@ async function runDueDeliveries() {
   worker.start();
   for (let i = 0; i < 2000; i++) {
     await Bun.sleep(5);
-    const due = db()
-      .select({ id: jobs.id, runAt: jobs.runAt })
-      .from(jobs)
-      .where(inArray(jobs.status, ["queued", "running"]))
-      .all()
-      .filter((job) => job.runAt <= clock.now());
+    const due = (
+      await db()
+        .select({ id: jobs.id, runAt: jobs.runAt })
+        .from(jobs)
+        .where(inArray(jobs.status, ["queued", "running"]))
+        .all()
+    ).filter((job) => job.runAt <= clock.now());
     if (due.length === 0 && worker.running() === 0) break;
   }
   await worker.stop();
 }
 
-function queuedDeliveryJobs() {
-  return db()
+async function queuedDeliveryJobs() {
+  return await db()
     .select()
     .from(jobs)
     .where(and(eq(jobs.kind, "webhook.deliver"), eq(jobs.status, "queued")))
     .all();
 }
 
-function emit(type: EventType, data: unknown, workspaceId = ws().workspaceId) {
-  return db().transaction((tx) => emitEvent(tx, workspaceId, type, data, clock.now()));
+async function emit(type: EventType, data: unknown, workspaceId = ws().workspaceId) {
+  return await db().transaction(async (tx) => await emitEvent(tx, workspaceId, type, data, clock.now()));
 }
 
 async function subscribe(path: string, events: string[] = ["*"], key?: string) {
@@ -570,7 +571,7 @@ describe("POST /v1/webhooks/{id}/test", () => {
     expect(r.status).toBe(200);
     expect(r.body.ok).toBe(true);
     expect(r.body.delivery).toMatchObject({ status: "failed", response_status: 500, attempt: 1 });
-    const queued = queuedDeliveryJobs().filter(
+    const queued = (await queuedDeliveryJobs()).filter(
       (job) => (job.payload as { deliveryId: string }).deliveryId === r.body.delivery.id,
     );
     expect(queued).toHaveLength(0);
@@ -650,7 +651,7 @@ describe("POST /v1/webhooks/{id}/rotate-secret", () => {
 
     // 25 h later only the new secret signs.
     clock.advance(25 * 3_600_000);
-    emit("message.delivered", { id: "m-rotate" });
+    await emit("message.delivered", { id: "m-rotate" });
     await runDueDeliveries();
     const later = receiver.at("/rotate")[1];
     expect(later.headers["webhook-signature"].split(" ")).toHaveLength(1);
@@ -683,9 +684,9 @@ describe("event delivery", () => {
     const off = await subscribe("/events-off", ["*"]);
     await wsApi("PATCH", `/v1/webhooks/${off.id}`, { enabled: false });
     const message = { id: "0190f0f0-0000-7000-8000-000000000001", status: "DELIVERED", body: "hi" };
-    const event = emit("message.delivered", message);
-    emit("contact.created", { id: "c1" });
-    emit("message.delivered", { id: "theirs" }, other.workspaceId);
+    const event = await emit("message.delivered", message);
+    await emit("contact.created", { id: "c1" });
+    await emit("message.delivered", { id: "theirs" }, other.workspaceId);
     await runDueDeliveries();
 
     const got = receiver.at("/events");
@@ -709,30 +710,32 @@ describe("event delivery", () => {
   it("fans out a batch of events (bulk emit) to every subscription that wants them", async () => {
     await subscribe("/batch", ["contact.created"]);
     await subscribe("/batch-other", ["message.sent"]);
-    const emitted = db().transaction((tx) =>
-      emitEvents(
-        tx,
-        ws().workspaceId,
-        "contact.created",
-        [{ id: "b1" }, { id: "b2" }, { id: "b3" }],
-        clock.now(),
-      ),
+    const emitted = await db().transaction(
+      async (tx) =>
+        await emitEvents(
+          tx,
+          ws().workspaceId,
+          "contact.created",
+          [{ id: "b1" }, { id: "b2" }, { id: "b3" }],
+          clock.now(),
+        ),
     );
     expect(emitted).toBeUndefined();
     await runDueDeliveries();
     expect(receiver.at("/batch").map((r) => JSON.parse(r.body).data.id)).toEqual(["b1", "b2", "b3"]);
     expect(receiver.at("/batch-other")).toHaveLength(0);
-    const undispatched = db().select().from(events).where(isNull(events.dispatchedAt)).all();
+    const undispatched = await db().select().from(events).where(isNull(events.dispatchedAt)).all();
     expect(undispatched).toHaveLength(0);
   });
 
   it("rolls deliveries back with the emitting transaction", async () => {
     await subscribe("/rollback", ["contact.opted_out"]);
-    expect(() =>
-      db().transaction((tx) => {
-        emitEvent(tx, ws().workspaceId, "contact.opted_out", { id: "rolled-back" }, clock.now());
-        throw new Error("abort");
-      }),
+    expect(
+      async () =>
+        await db().transaction(async (tx) => {
+          await emitEvent(tx, ws().workspaceId, "contact.opted_out", { id: "rolled-back" }, clock.now());
+          throw new Error("abort");
+        }),
     ).toThrow("abort");
     await runDueDeliveries();
     expect(receiver.at("/rollback")).toHaveLength(0);
@@ -746,11 +749,11 @@ describe("event delivery", () => {
       () => new Response("fine", { status: 200 }),
     );
     const w = await subscribe("/flaky", ["call.completed"]);
-    const event = emit("call.completed", { id: "call-1" });
+    const event = await emit("call.completed", { id: "call-1" });
     await runDueDeliveries();
     expect(receiver.at("/flaky")).toHaveLength(1);
 
-    const [first] = queuedDeliveryJobs().filter((j) => j.workspaceId === ws().workspaceId);
+    const [first] = (await queuedDeliveryJobs()).filter((j) => j.workspaceId === ws().workspaceId);
     const wait1 = first.runAt - clock.now();
     expect(wait1).toBeGreaterThanOrEqual(RETRY_SCHEDULE_MS[0] * 0.8);
     expect(wait1).toBeLessThanOrEqual(RETRY_SCHEDULE_MS[0] * 1.2);
@@ -762,7 +765,7 @@ describe("event delivery", () => {
     clock.advance(wait1);
     await runDueDeliveries();
     expect(receiver.at("/flaky")).toHaveLength(2);
-    const [second] = queuedDeliveryJobs().filter((j) => j.workspaceId === ws().workspaceId);
+    const [second] = (await queuedDeliveryJobs()).filter((j) => j.workspaceId === ws().workspaceId);
     const wait2 = second.runAt - clock.now();
     expect(wait2).toBeGreaterThanOrEqual(RETRY_SCHEDULE_MS[1] * 0.8);
     expect(wait2).toBeLessThanOrEqual(RETRY_SCHEDULE_MS[1] * 1.2);
@@ -775,7 +778,7 @@ describe("event delivery", () => {
     expect(got.every((r) => signedWith(w.secret, r))).toBe(true);
 
     // Delivered: nothing more is scheduled and nothing is sent again.
-    expect(queuedDeliveryJobs().filter((j) => j.workspaceId === ws().workspaceId)).toHaveLength(0);
+    expect((await queuedDeliveryJobs()).filter((j) => j.workspaceId === ws().workspaceId)).toHaveLength(0);
     clock.advance(24 * 3_600_000);
     await runDueDeliveries();
     expect(receiver.at("/flaky")).toHaveLength(3);
@@ -806,9 +809,9 @@ describe("event delivery", () => {
       () => new Response("busy", { status: 503, headers: { "retry-after": "600" } }),
     );
     const w = await subscribe("/retry-after", ["campaign.started"]);
-    emit("campaign.started", { id: "cmp-1" });
+    await emit("campaign.started", { id: "cmp-1" });
     await runDueDeliveries();
-    const [job] = queuedDeliveryJobs().filter((j) => j.workspaceId === ws().workspaceId);
+    const [job] = (await queuedDeliveryJobs()).filter((j) => j.workspaceId === ws().workspaceId);
     expect(job.runAt - clock.now()).toBeGreaterThanOrEqual(600_000);
     clock.advance(60_000); // the schedule alone (5 s) would be due by now
     await runDueDeliveries();
@@ -821,15 +824,15 @@ describe("event delivery", () => {
   it("gives up after the last retry (8 attempts) and marks the delivery failed", async () => {
     receiver.script("/always-500", () => new Response("no", { status: 500 }));
     const w = await subscribe("/always-500", ["campaign.completed"]);
-    emit("campaign.completed", { id: "cmp-2" });
+    await emit("campaign.completed", { id: "cmp-2" });
     await runDueDeliveries();
     for (const delay of RETRY_SCHEDULE_MS) {
       clock.advance(delay * 1.25);
       await runDueDeliveries();
     }
     expect(receiver.at("/always-500")).toHaveLength(8);
-    expect(queuedDeliveryJobs().filter((j) => j.workspaceId === ws().workspaceId)).toHaveLength(0);
-    const [delivery] = db()
+    expect((await queuedDeliveryJobs()).filter((j) => j.workspaceId === ws().workspaceId)).toHaveLength(0);
+    const [delivery] = await db()
       .select()
       .from(webhookDeliveries)
       .where(eq(webhookDeliveries.webhookId, w.id))
@@ -841,10 +844,10 @@ describe("event delivery", () => {
 
     // Still failing 5 days after the first failure: disabled.
     clock.advance(5 * 24 * 3_600_000);
-    emit("campaign.completed", { id: "cmp-3" });
+    await emit("campaign.completed", { id: "cmp-3" });
     await runDueDeliveries();
     expect((await wsApi("GET", `/v1/webhooks/${w.id}`)).body.webhook.enabled).toBe(false);
-    emit("campaign.completed", { id: "cmp-4" });
+    await emit("campaign.completed", { id: "cmp-4" });
     await runDueDeliveries();
     expect(receiver.at("/always-500")).toHaveLength(9);
     await wsApi("DELETE", `/v1/webhooks/${w.id}`);
@@ -854,15 +857,15 @@ describe("event delivery", () => {
     let fail = true;
     receiver.script("/recovers", () => new Response(fail ? "no" : "ok", { status: fail ? 500 : 200 }));
     const w = await subscribe("/recovers", ["link.clicked"]);
-    emit("link.clicked", { click_id: "k1" });
+    await emit("link.clicked", { click_id: "k1" });
     await runDueDeliveries();
     fail = false;
     clock.advance(4 * 24 * 3_600_000);
-    emit("link.clicked", { click_id: "k2" });
+    await emit("link.clicked", { click_id: "k2" });
     await runDueDeliveries();
     fail = true;
     clock.advance(2 * 24 * 3_600_000);
-    emit("link.clicked", { click_id: "k3" });
+    await emit("link.clicked", { click_id: "k3" });
     await runDueDeliveries();
     expect((await wsApi("GET", `/v1/webhooks/${w.id}`)).body.webhook.enabled).toBe(true);
     await wsApi("DELETE", `/v1/webhooks/${w.id}`);
@@ -872,18 +875,18 @@ describe("event delivery", () => {
   it("disables the endpoint at once when the receiver answers 410", async () => {
     receiver.script("/gone", () => new Response("gone", { status: 410 }));
     const w = await subscribe("/gone", ["conversion.recorded"]);
-    emit("conversion.recorded", { id: "conv-1" });
-    emit("conversion.recorded", { id: "conv-2" });
+    await emit("conversion.recorded", { id: "conv-1" });
+    await emit("conversion.recorded", { id: "conv-2" });
     await runDueDeliveries();
     expect((await wsApi("GET", `/v1/webhooks/${w.id}`)).body.webhook.enabled).toBe(false);
-    expect(queuedDeliveryJobs().filter((j) => j.workspaceId === ws().workspaceId)).toHaveLength(0);
+    expect((await queuedDeliveryJobs()).filter((j) => j.workspaceId === ws().workspaceId)).toHaveLength(0);
     clock.advance(3_600_000);
     await runDueDeliveries();
     expect(receiver.at("/gone").length).toBeLessThanOrEqual(2);
     // Re-enabled by hand, it receives again.
     await wsApi("PATCH", `/v1/webhooks/${w.id}`, { enabled: true });
     receiver.script("/gone", () => new Response("back"));
-    emit("conversion.recorded", { id: "conv-3" });
+    await emit("conversion.recorded", { id: "conv-3" });
     await runDueDeliveries();
     expect(receiver.at("/gone").some((r) => r.body.includes("conv-3"))).toBe(true);
     await wsApi("DELETE", `/v1/webhooks/${w.id}`);
@@ -895,9 +898,9 @@ describe("event delivery", () => {
     try {
       const a = await wsApi("POST", "/v1/webhooks", { url: hanging.url, events: ["agent.handoff"] });
       const b = await wsApi("POST", "/v1/webhooks", { url: closing.url, events: ["agent.handoff"] });
-      emit("agent.handoff", { agent_id: "a1" });
+      await emit("agent.handoff", { agent_id: "a1" });
       await runDueDeliveries();
-      const queued = queuedDeliveryJobs().filter((j) => j.workspaceId === ws().workspaceId);
+      const queued = (await queuedDeliveryJobs()).filter((j) => j.workspaceId === ws().workspaceId);
       expect(queued).toHaveLength(2);
       for (const id of [a.body.webhook.id, b.body.webhook.id]) {
         const log = await wsApi("GET", `/v1/webhooks/${id}/deliveries`);
@@ -939,7 +942,7 @@ describe("GET /v1/webhooks/{id}/deliveries", () => {
     await s.api("POST", `/v1/webhooks/${w.id}/test`);
     expect((await s.api("GET", `/v1/webhooks/${w.id}/deliveries`)).body.total).toBe(1);
     clock.t = Date.now() + 31 * 24 * 3_600_000;
-    enqueueJob(db(), "maintenance.prune", {}, { now: clock.now() });
+    await enqueueJob(db(), "maintenance.prune", {}, { now: clock.now() });
     await runDueDeliveries();
     expect((await s.api("GET", `/v1/webhooks/${w.id}/deliveries`)).body.total).toBe(0);
   });
@@ -977,7 +980,7 @@ describe("POST /v1/webhooks/{id}/deliveries/{delivery_id}/retry", () => {
       () => new Response("yes"),
     );
     const w = await subscribe("/replay-pending", ["message.failed"]);
-    emit("message.failed", { id: "mf-1" });
+    await emit("message.failed", { id: "mf-1" });
     await runDueDeliveries();
     const log = await s.api("GET", `/v1/webhooks/${w.id}/deliveries`);
     const r = await s.api("POST", `/v1/webhooks/${w.id}/deliveries/${log.body.deliveries[0].id}/retry`);
@@ -1011,11 +1014,11 @@ describe("durability", () => {
     const first = await startTestServer({ workerEnabled: false });
     const created = await first.api("POST", "/v1/webhooks", { url: receiver.url("/restart"), events: ["*"] });
     const firstDb = first.server.handle.db;
-    const queued = firstDb.transaction((tx) =>
-      emitEvent(tx, first.workspaceId, "contact.created", { id: "before-restart" }),
+    const queued = await firstDb.transaction(
+      async (tx) => await emitEvent(tx, first.workspaceId, "contact.created", { id: "before-restart" }),
     );
     // Written by a process that did not load the webhooks module: no deliveries yet.
-    firstDb
+    await firstDb
       .insert(events)
       .values({
         id: "0190f0f0-0000-7000-8000-0000000000aa",

@@ -86,16 +86,16 @@ function startReceiver(port = 0) {
 }
 
 /** A fresh database with one workspace, one `*` subscription to `url`, and `n` events in the outbox. */
-function seed(dir: string, url: string, n: number) {
+async function seed(dir: string, url: string, n: number) {
   const dbPath = join(dir, "bench.db");
-  const handle = prepareDatabase({ dbPath }, () => {});
+  const handle = await prepareDatabase({ dbPath }, () => {});
   const workspace = handle.sqlite.query("SELECT id FROM workspaces LIMIT 1").get() as { id: string };
-  createWebhook(handle.db, workspace.id, { url, events: ["*"] });
+  await createWebhook(handle.db, workspace.id, { url, events: ["*"] });
   const now = Date.now();
   for (let done = 0; done < n; done += 1000) {
-    handle.db.transaction((tx) => {
+    await handle.db.transaction(async (tx) => {
       for (let i = done; i < Math.min(n, done + 1000); i++) {
-        emitEvent(
+        await emitEvent(
           tx,
           workspace.id,
           "message.delivered",
@@ -110,23 +110,24 @@ function seed(dir: string, url: string, n: number) {
 }
 
 /** Cost of one emitEvent (outbox row + fan-out) in a workspace with no subscription and with one. */
-function fanOutCost() {
+async function fanOutCost() {
   const dir = mkdtempSync(join(tmpdir(), "outreach-bench-fanout-"));
-  const handle = prepareDatabase({ dbPath: join(dir, "fanout.db") }, () => {});
+  const handle = await prepareDatabase({ dbPath: join(dir, "fanout.db") }, () => {});
   const workspace = handle.sqlite.query("SELECT id FROM workspaces LIMIT 1").get() as { id: string };
   const n = 20_000;
-  const perEvent = () => {
+  const perEvent = async () => {
     const started = performance.now();
     for (let done = 0; done < n; done += 1000) {
-      handle.db.transaction((tx) => {
-        for (let i = 0; i < 1000; i++) emitEvent(tx, workspace.id, "message.sent", { id: `m-${done + i}` });
+      await handle.db.transaction(async (tx) => {
+        for (let i = 0; i < 1000; i++)
+          await emitEvent(tx, workspace.id, "message.sent", { id: `m-${done + i}` });
       });
     }
     return Math.round(((performance.now() - started) * 1000) / n);
   };
-  const none = perEvent();
-  createWebhook(handle.db, workspace.id, { url: "http://127.0.0.1:9/hook", events: ["*"] });
-  const one = perEvent();
+  const none = await perEvent();
+  await createWebhook(handle.db, workspace.id, { url: "http://127.0.0.1:9/hook", events: ["*"] });
+  const one = await perEvent();
   handle.close();
   rmSync(dir, { recursive: true, force: true });
   const result = { emit_us_no_subscription: none, emit_us_one_subscription: one };
@@ -176,25 +177,27 @@ async function waitFor(condition: () => boolean, timeoutMs: number, label: strin
   }
 }
 
-function deliveryCounts(dbPath: string) {
+async function deliveryCounts(dbPath: string) {
   const handle = openDatabase(dbPath, { readonly: true });
   try {
-    const byStatus = handle.db
+    const byStatus = await handle.db
       .select({ status: webhookDeliveries.status, n: count() })
       .from(webhookDeliveries)
       .groupBy(webhookDeliveries.status)
       .all();
-    const attempts = handle.db
+    const attempts = await handle.db
       .select({ status: webhookAttempts.status, n: count() })
       .from(webhookAttempts)
       .groupBy(webhookAttempts.status)
       .all();
     const succeededAttempts =
-      handle.db
-        .select({ n: count() })
-        .from(webhookAttempts)
-        .where(eq(webhookAttempts.status, "succeeded"))
-        .get()?.n ?? 0;
+      (
+        await handle.db
+          .select({ n: count() })
+          .from(webhookAttempts)
+          .where(eq(webhookAttempts.status, "succeeded"))
+          .get()
+      )?.n ?? 0;
     return {
       deliveries: Object.fromEntries(byStatus.map((r) => [r.status, r.n])) as Record<string, number>,
       attempts: Object.fromEntries(attempts.map((r) => [r.status, r.n])) as Record<string, number>,
@@ -209,7 +212,7 @@ async function drain() {
   const dir = mkdtempSync(join(tmpdir(), "outreach-bench-webhooks-"));
   const receiver = startReceiver();
   const seedStart = performance.now();
-  const dbPath = seed(dir, receiver.url, EVENTS);
+  const dbPath = await seed(dir, receiver.url, EVENTS);
   console.log(
     `seeded ${EVENTS} events (+ deliveries and jobs) in ${((performance.now() - seedStart) / 1000).toFixed(1)} s`,
   );
@@ -224,7 +227,7 @@ async function drain() {
   const stats = receiver.stats();
   const seconds = (stats.last - stats.first) / 1000;
   await Bun.sleep(300);
-  const counts = deliveryCounts(dbPath);
+  const counts = await deliveryCounts(dbPath);
   server.kill("SIGTERM");
   await server.exited;
   receiver.stop();
@@ -254,27 +257,27 @@ async function drain() {
 async function crash() {
   const dir = mkdtempSync(join(tmpdir(), "outreach-bench-webhooks-crash-"));
   const receiverPort = await freePort();
-  const dbPath = seed(dir, `http://127.0.0.1:${receiverPort}/hook`, CRASH_EVENTS);
+  const dbPath = await seed(dir, `http://127.0.0.1:${receiverPort}/hook`, CRASH_EVENTS);
   // 1. Receiver down: every first attempt fails; retries are scheduled ~5 s out.
   let server = await startServer(dbPath);
   await waitFor(
-    () => (deliveryCounts(dbPath).attempts.failed ?? 0) >= CRASH_EVENTS,
+    async () => ((await deliveryCounts(dbPath)).attempts.failed ?? 0) >= CRASH_EVENTS,
     120_000,
     "first attempts",
   );
-  const beforeKill = deliveryCounts(dbPath);
+  const beforeKill = await deliveryCounts(dbPath);
   // 2. SIGKILL mid-schedule, receiver back, restart.
   server.kill("SIGKILL");
   await server.exited;
   const receiver = startReceiver(receiverPort);
   server = await startServer(dbPath);
   await waitFor(
-    () => (deliveryCounts(dbPath).deliveries.succeeded ?? 0) >= CRASH_EVENTS,
+    async () => ((await deliveryCounts(dbPath)).deliveries.succeeded ?? 0) >= CRASH_EVENTS,
     120_000,
     "redelivery",
   );
   await Bun.sleep(500);
-  const after = deliveryCounts(dbPath);
+  const after = await deliveryCounts(dbPath);
   const stats = receiver.stats();
   server.kill("SIGTERM");
   await server.exited;
@@ -300,7 +303,7 @@ async function killWhileDraining() {
   const dir = mkdtempSync(join(tmpdir(), "outreach-bench-webhooks-kill-"));
   const receiver = startReceiver();
   const n = 20_000;
-  const dbPath = seed(dir, receiver.url, n);
+  const dbPath = await seed(dir, receiver.url, n);
   let server = await startServer(dbPath);
   await waitFor(() => receiver.stats().total >= n / 2, 120_000, "half the backlog");
   server.kill("SIGKILL");
@@ -309,12 +312,12 @@ async function killWhileDraining() {
   server = await startServer(dbPath);
   // The attempts in flight at the kill are taken again once their lease (60 s) runs out.
   await waitFor(
-    () => (deliveryCounts(dbPath).deliveries.succeeded ?? 0) >= n,
+    async () => ((await deliveryCounts(dbPath)).deliveries.succeeded ?? 0) >= n,
     300_000,
     "every delivery to settle",
   );
   await Bun.sleep(500);
-  const counts = deliveryCounts(dbPath);
+  const counts = await deliveryCounts(dbPath);
   server.kill("SIGTERM");
   await server.exited;
   const stats = receiver.stats();
@@ -332,7 +335,7 @@ async function killWhileDraining() {
 }
 
 const which = process.argv[2];
-if (!which || which === "fanout") fanOutCost();
+if (!which || which === "fanout") await fanOutCost();
 if (!which || which === "drain") await drain();
 if (!which || which === "crash") await crash();
 if (!which || which === "kill") await killWhileDraining();

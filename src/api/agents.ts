@@ -269,7 +269,7 @@ export function agentsRoutes(deps: AppDeps) {
               q: t.Optional(t.String({ maxLength: 200, description: "Search by name" })),
             },
             itemsDescription: "Agents, newest first",
-            run: (workspaceId, query, page) => listAgents(deps.db, workspaceId, query, page),
+            run: async (workspaceId, query, page) => await listAgents(deps.db, workspaceId, query, page),
           },
           create: {
             summary: "Create an agent",
@@ -281,7 +281,7 @@ export function agentsRoutes(deps: AppDeps) {
           get: {
             summary: "Get an agent",
             description: "The agent with its full `sms`, `voice` and `inbox` objects.",
-            run: (workspaceId, id) => getAgent(deps.db, workspaceId, id),
+            run: async (workspaceId, id) => await getAgent(deps.db, workspaceId, id),
           },
           update: {
             summary: "Update an agent",
@@ -293,7 +293,7 @@ export function agentsRoutes(deps: AppDeps) {
             summary: "Delete an agent",
             description:
               "Numbers and threads stop routing to it; threads keep their history. Replies it owed are not sent.",
-            run: (workspaceId, id, now) => deleteAgent(deps.db, workspaceId, id, now),
+            run: async (workspaceId, id, now) => await deleteAgent(deps.db, workspaceId, id, now),
           },
         },
       ),

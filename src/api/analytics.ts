@@ -134,9 +134,9 @@ export function analyticsRoutes(deps: AppDeps) {
   return new Elysia({ name: "analytics" })
     .get(
       "/v1/analytics/overview",
-      ({ request, query }) => ({
+      async ({ request, query }) => ({
         ok: true as const,
-        overview: analyticsOverview(deps.db, workspaceOf(request), windowOf(query)),
+        overview: await analyticsOverview(deps.db, workspaceOf(request), windowOf(query)),
       }),
       {
         query: Query(WindowQuery),
@@ -154,8 +154,8 @@ export function analyticsRoutes(deps: AppDeps) {
         ok: true as const,
         metric: query.metric,
         interval: query.interval || "day",
-        ...over(query, (window) => ({
-          series: analyticsTimeseries(deps.db, workspaceOf(request), query, window),
+        ...over(query, async (window) => ({
+          series: await analyticsTimeseries(deps.db, workspaceOf(request), query, window),
         })),
       }),
       {
@@ -200,8 +200,8 @@ export function analyticsRoutes(deps: AppDeps) {
       "/v1/analytics/campaigns",
       ({ request, query }) => ({
         ok: true as const,
-        ...over(query, (window) => ({
-          campaigns: analyticsCampaigns(deps.db, workspaceOf(request), window),
+        ...over(query, async (window) => ({
+          campaigns: await analyticsCampaigns(deps.db, workspaceOf(request), window),
         })),
       }),
       {
@@ -225,7 +225,9 @@ export function analyticsRoutes(deps: AppDeps) {
       "/v1/analytics/numbers",
       ({ request, query }) => ({
         ok: true as const,
-        ...over(query, (window) => ({ numbers: analyticsNumbers(deps.db, workspaceOf(request), window) })),
+        ...over(query, async (window) => ({
+          numbers: await analyticsNumbers(deps.db, workspaceOf(request), window),
+        })),
       }),
       {
         query: Query(WindowQuery),
@@ -244,7 +246,9 @@ export function analyticsRoutes(deps: AppDeps) {
       "/v1/analytics/agents",
       ({ request, query }) => ({
         ok: true as const,
-        ...over(query, (window) => ({ agents: analyticsAgents(deps.db, workspaceOf(request), window) })),
+        ...over(query, async (window) => ({
+          agents: await analyticsAgents(deps.db, workspaceOf(request), window),
+        })),
       }),
       {
         query: Query(WindowQuery),

@@ -75,8 +75,8 @@ export function apiKeysRoutes(deps: AppDeps) {
             "Every key of the workspace, revoked ones included, with its prefix, scopes and last use; never the key itself. Needs the `write` scope (403 `This API key cannot see API keys.` for a read-only key, `This account cannot see API keys.` for an agent).",
           itemsDescription: "Keys, newest first",
           errors: [403],
-          run: (workspaceId, _query, page) => {
-            const { api_keys, total } = listApiKeyPage(deps.db, workspaceId, page);
+          run: async (workspaceId, _query, page) => {
+            const { api_keys, total } = await listApiKeyPage(deps.db, workspaceId, page);
             return { items: api_keys, total };
           },
         },
@@ -86,8 +86,13 @@ export function apiKeysRoutes(deps: AppDeps) {
             "The answer's `key` is the only time the key is shown: only its SHA-256 is kept (a repeated `Idempotency-Key` answers 409 rather than the key). Scopes default to read and write.",
           body: CreateBody,
           item: CreatedApiKeySchema,
-          run: (workspaceId, body, now) => {
-            const created = createApiKey(deps.db, { workspaceId, name: body.name, scopes: body.scopes, now });
+          run: async (workspaceId, body, now) => {
+            const created = await createApiKey(deps.db, {
+              workspaceId,
+              name: body.name,
+              scopes: body.scopes,
+              now,
+            });
             return {
               id: created.id,
               name: created.name,
@@ -105,7 +110,8 @@ export function apiKeysRoutes(deps: AppDeps) {
           description:
             "The key stops working on the very next request (in every process sharing the database); it stays listed with `revoked_at`. Revoking a revoked key answers it as it is.",
           answers: "item",
-          run: (workspaceId, id, now) => toApiKeyRecord(revokeApiKey(deps.db, id, workspaceId, now)),
+          run: async (workspaceId, id, now) =>
+            toApiKeyRecord(await revokeApiKey(deps.db, id, workspaceId, now)),
         },
       },
     ),

@@ -139,9 +139,9 @@ export function authRoutes(deps: AppDeps) {
     )
     .post(
       "/auth/logout",
-      ({ request, set }) => {
+      async ({ request, set }) => {
         const token = sessionTokenOf(request.headers.get("cookie"));
-        if (token) revokeSession(deps.db, token);
+        if (token) await revokeSession(deps.db, token);
         set.headers["set-cookie"] = clearedSessionCookie(secure(request));
         return { ok: true as const };
       },

@@ -94,9 +94,9 @@ export function callsRoutes(deps: AppDeps) {
   return new Elysia({ name: "calls" })
     .post(
       "/v1/calls",
-      ({ request, body }) => ({
+      async ({ request, body }) => ({
         ok: true as const,
-        call: createCall(deps.db, workspaceOf(request), body, deps.clock.now()),
+        call: await createCall(deps.db, workspaceOf(request), body, deps.clock.now()),
       }),
       {
         body: CallBody,
@@ -116,9 +116,9 @@ export function callsRoutes(deps: AppDeps) {
     )
     .get(
       "/v1/calls",
-      ({ request, query }) => ({
+      async ({ request, query }) => ({
         ok: true as const,
-        ...listCalls(deps.db, workspaceOf(request), { ...query, ...parsePagination(query) }),
+        ...(await listCalls(deps.db, workspaceOf(request), { ...query, ...parsePagination(query) })),
       }),
       {
         query: Query({
@@ -139,9 +139,9 @@ export function callsRoutes(deps: AppDeps) {
     )
     .get(
       "/v1/calls/:id",
-      ({ request, params }) => ({
+      async ({ request, params }) => ({
         ok: true as const,
-        call: getCall(deps.db, workspaceOf(request), params.id),
+        call: await getCall(deps.db, workspaceOf(request), params.id),
       }),
       {
         params: t.Object({ id: t.String({ description: "Call id" }) }),

@@ -403,8 +403,8 @@ export function campaignsRoutes(deps: AppDeps) {
             status: t.Optional(t.String({ description: `One of ${CAMPAIGN_STATUSES.join(", ")}` })),
             q: t.Optional(t.String({ description: "Name contains (case-insensitive)" })),
           },
-          run: (workspaceId, query, page) => {
-            const { campaigns, total } = listCampaigns(deps.db, workspaceId, query, page);
+          run: async (workspaceId, query, page) => {
+            const { campaigns, total } = await listCampaigns(deps.db, workspaceId, query, page);
             return { items: campaigns, total };
           },
         },
@@ -413,12 +413,12 @@ export function campaignsRoutes(deps: AppDeps) {
           description:
             "Validated whole: every id in the body must be the workspace's (422 `audience.list_ids[0] does not exist`, `pool_id does not exist`, `from is not a number of this workspace`; `offer_id does not exist`, `agent_id must be an SMS agent`, `link_domain_id is not a verified link domain`), `send_at` in the future, hours 0–23, throttle ≥ 1, a pool with active numbers, variant weights > 0, known merge fields (`message.body has an unknown merge field {{favourite_color}}`). Voice campaigns need `say` or a voice `agent_id`, not both (`say and agent_id cannot both be set for a voice campaign: choose one`), and a voice-capable `from` or pool (`from cannot place calls: the number has no voice capability`).",
           body: CreateBody,
-          run: (workspaceId, body, now) => createCampaign(deps.db, workspaceId, body, now),
+          run: async (workspaceId, body, now) => await createCampaign(deps.db, workspaceId, body, now),
         },
         get: {
           summary: "Get a campaign",
           description: "The configuration and `stats` (counted from the recipients through an index).",
-          run: (workspaceId, id) => getCampaign(deps.db, workspaceId, id),
+          run: async (workspaceId, id) => await getCampaign(deps.db, workspaceId, id),
         },
         update: {
           summary: "Update a draft or scheduled campaign",
@@ -426,14 +426,15 @@ export function campaignsRoutes(deps: AppDeps) {
             "409 `Campaign is <status>: only a draft or scheduled campaign can be changed` otherwise.",
           errors: [409],
           body: PatchBody,
-          run: (workspaceId, id, body, now) => updateCampaign(deps.db, workspaceId, id, body, now),
+          run: async (workspaceId, id, body, now) =>
+            await updateCampaign(deps.db, workspaceId, id, body, now),
         },
         delete: {
           summary: "Delete a draft",
           description:
             "409 `Campaign is <status>: only a draft can be deleted` otherwise (cancel a launched campaign instead).",
           errors: [409],
-          run: (workspaceId, id) => deleteCampaign(deps.db, workspaceId, id),
+          run: async (workspaceId, id) => await deleteCampaign(deps.db, workspaceId, id),
         },
       },
     ),
@@ -455,9 +456,9 @@ export function campaignsRoutes(deps: AppDeps) {
   return app
     .get(
       "/v1/campaigns/:id/preview",
-      ({ request, params, query }) => ({
+      async ({ request, params, query }) => ({
         ok: true as const,
-        preview: previewCampaign(
+        preview: await previewCampaign(
           deps.db,
           workspaceOf(request),
           params.id,
@@ -490,15 +491,15 @@ export function campaignsRoutes(deps: AppDeps) {
     )
     .get(
       "/v1/campaigns/:id/recipients",
-      ({ request, params, query }) => ({
+      async ({ request, params, query }) => ({
         ok: true as const,
-        ...listRecipients(
+        ...(await listRecipients(
           deps.db,
           workspaceOf(request),
           params.id,
           { outcome: query.outcome },
           parsePagination(query),
-        ),
+        )),
       }),
       {
         params: IdParams,

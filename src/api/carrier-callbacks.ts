@@ -52,7 +52,7 @@ export function carrierCallbackRoutes(deps: AppDeps) {
         if (!deps.carrier.verifyCallback(callback)) throw INVALID_SIGNATURE;
         // Genuine but not about one of our sends' statuses (e.g. "receiving"): acknowledged, ignored.
         const update = deps.carrier.parseStatusCallback(callback);
-        if (update) applyStatusUpdates(deps.db, [update], deps.clock.now());
+        if (update) await applyStatusUpdates(deps.db, [update], deps.clock.now());
         return { ok: true as const };
       },
       {
@@ -72,7 +72,7 @@ export function carrierCallbackRoutes(deps: AppDeps) {
         const callback = await callbackOf(request, publicBase);
         if (!deps.carrier.verifyCallback(callback)) throw INVALID_SIGNATURE;
         const sms = deps.carrier.parseInbound(callback);
-        if (sms) receiveInbound(deps.db, sms, deps.clock.now());
+        if (sms) await receiveInbound(deps.db, sms, deps.clock.now());
         // Empty TwiML: replies are sent by us, never by the carrier.
         return new Response('<?xml version="1.0" encoding="UTF-8"?><Response></Response>', {
           headers: { "content-type": "text/xml" },
@@ -102,7 +102,7 @@ export function carrierCallbackRoutes(deps: AppDeps) {
         const callback = await callbackOf(request, publicBase);
         if (!deps.carrier.verifyCallback(callback)) throw INVALID_SIGNATURE;
         const report = deps.carrier.parseCallStatusCallback(callback);
-        if (report) applyCallReports(deps.db, [report], deps.clock.now());
+        if (report) await applyCallReports(deps.db, [report], deps.clock.now());
         return { ok: true as const };
       },
       {
@@ -125,10 +125,10 @@ export function carrierCallbackRoutes(deps: AppDeps) {
         // A genuine request seen before (the same timestamp and digest, however the signature
         // header is spelled) is a replay: refused, nothing changes.
         const replayKey = deps.voice.webhookReplayKey(webhook);
-        if (!replayKey || !acceptWebhookReceipt(deps.db, replayKey, now)) throw INVALID_SIGNATURE;
+        if (!replayKey || !(await acceptWebhookReceipt(deps.db, replayKey, now))) throw INVALID_SIGNATURE;
         const report = deps.voice.parseWebhook(webhook);
         if (report) {
-          const { unknown } = applyCallReports(deps.db, [report], now);
+          const { unknown } = await applyCallReports(deps.db, [report], now);
           if (unknown)
             log.info("retell webhook for an unknown call ignored", {
               provider_call_id: report.providerCallId,

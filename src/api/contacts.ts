@@ -80,9 +80,9 @@ export function contactRoutes(deps: AppDeps) {
     .use(contactImportRoutes(deps))
     .get(
       "/v1/contacts/:id/activity",
-      ({ request, params, query }) => ({
+      async ({ request, params, query }) => ({
         ok: true as const,
-        ...contactActivity(deps.db, workspaceOf(request), params.id, parsePagination(query)),
+        ...(await contactActivity(deps.db, workspaceOf(request), params.id, parsePagination(query))),
       }),
       {
         params: t.Object({ id: t.String({ description: "Contact id" }) }),
@@ -123,8 +123,8 @@ export function contactRoutes(deps: AppDeps) {
               ),
             },
             itemsDescription: "Contacts, newest first",
-            run: (workspaceId, query, page) => {
-              const { rows, total } = listContacts(deps.db, workspaceId, { q: query.q, ...page });
+            run: async (workspaceId, query, page) => {
+              const { rows, total } = await listContacts(deps.db, workspaceId, { q: query.q, ...page });
               return { items: rows.map(contactJson), total };
             },
           },
@@ -134,13 +134,13 @@ export function contactRoutes(deps: AppDeps) {
               "409 `Contact with this phone_number already exists` (with `contact_id`) when the number is taken. Emits `contact.created`.",
             errors: [409],
             body: CreateBody,
-            run: (workspaceId, body, now) =>
-              contactJson(createContact(deps.db, workspaceId, body, "api", now)),
+            run: async (workspaceId, body, now) =>
+              contactJson(await createContact(deps.db, workspaceId, body, "api", now)),
           },
           get: {
             summary: "Get a contact",
             description: "The contact with its consent (`opted_in`), timezone and custom `fields`.",
-            run: (workspaceId, id) => contactJson(getContact(deps.db, workspaceId, id)),
+            run: async (workspaceId, id) => contactJson(await getContact(deps.db, workspaceId, id)),
           },
           update: {
             summary: "Update a contact",
@@ -148,14 +148,14 @@ export function contactRoutes(deps: AppDeps) {
               "Partial update. `fields` merges (null removes a key). `opted_in: false` blocks every send to the contact.",
             errors: [409],
             body: PatchBody,
-            run: (workspaceId, id, body, now) =>
-              contactJson(updateContact(deps.db, workspaceId, id, body, now)),
+            run: async (workspaceId, id, body, now) =>
+              contactJson(await updateContact(deps.db, workspaceId, id, body, now)),
           },
           delete: {
             summary: "Delete a contact",
             description:
               "Removes the contact and its list memberships. A suppression entry for its number stays.",
-            run: (workspaceId, id) => deleteContact(deps.db, workspaceId, id),
+            run: async (workspaceId, id) => await deleteContact(deps.db, workspaceId, id),
           },
         },
       ),

@@ -176,14 +176,14 @@ export function conversationsRoutes(deps: AppDeps) {
   return new Elysia({ name: "conversations" })
     .get(
       "/v1/conversations",
-      ({ request, query }) => ({
+      async ({ request, query }) => ({
         ok: true as const,
-        ...listConversations(
+        ...(await listConversations(
           deps.db,
           workspaceOf(request),
           { filter: query.filter, q: query.q, ...parsePagination(query) },
           viewerOf(request),
-        ),
+        )),
       }),
       {
         query: Query({
@@ -214,7 +214,10 @@ export function conversationsRoutes(deps: AppDeps) {
     )
     .get(
       "/v1/conversations/assignees",
-      ({ request }) => ({ ok: true as const, assignees: listAssignees(deps.db, workspaceOf(request)) }),
+      async ({ request }) => ({
+        ok: true as const,
+        assignees: await listAssignees(deps.db, workspaceOf(request)),
+      }),
       {
         detail: {
           tags: ["Conversations"],
@@ -231,7 +234,7 @@ export function conversationsRoutes(deps: AppDeps) {
     )
     .post(
       "/v1/conversations/:id/notes",
-      ({ request, params, body }) => {
+      async ({ request, params, body }) => {
         const auth = authOf(request);
         const author =
           auth.kind === "session"
@@ -239,7 +242,7 @@ export function conversationsRoutes(deps: AppDeps) {
             : { userId: null, name: auth.keyName };
         return {
           ok: true as const,
-          note: addNote(deps.db, workspaceOf(request), params.id, body.body, author, deps.clock.now()),
+          note: await addNote(deps.db, workspaceOf(request), params.id, body.body, author, deps.clock.now()),
         };
       },
       {
@@ -264,9 +267,9 @@ export function conversationsRoutes(deps: AppDeps) {
     )
     .get(
       "/v1/conversations/:id",
-      ({ request, params }) => ({
+      async ({ request, params }) => ({
         ok: true as const,
-        conversation: getConversation(
+        conversation: await getConversation(
           deps.db,
           workspaceOf(request),
           params.id,
@@ -297,8 +300,8 @@ export function conversationsRoutes(deps: AppDeps) {
     )
     .post(
       "/v1/conversations/:id",
-      ({ request, params, body }) => {
-        replyToConversation(deps.db, workspaceOf(request), params.id, body.body, deps.clock.now());
+      async ({ request, params, body }) => {
+        await replyToConversation(deps.db, workspaceOf(request), params.id, body.body, deps.clock.now());
         return { ok: true as const, sent: true as const };
       },
       {
@@ -330,8 +333,8 @@ export function conversationsRoutes(deps: AppDeps) {
     )
     .patch(
       "/v1/conversations/:id",
-      ({ request, params, body }) => {
-        updateConversation(deps.db, workspaceOf(request), params.id, body, deps.clock.now());
+      async ({ request, params, body }) => {
+        await updateConversation(deps.db, workspaceOf(request), params.id, body, deps.clock.now());
         return { ok: true as const, updated: true as const };
       },
       {

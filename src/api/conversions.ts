@@ -106,7 +106,7 @@ export function conversionsRoutes(deps: AppDeps) {
       }),
       {
         // Before the body is validated: disabled tracking is a 403 whatever the body says.
-        transform: ({ request }) => assertTrackingEnabled(deps.db, workspaceOf(request)),
+        transform: async ({ request }) => await assertTrackingEnabled(deps.db, workspaceOf(request)),
         body: ConversionBody,
         detail: {
           tags: ["Conversions"],
@@ -142,8 +142,8 @@ export function conversionsRoutes(deps: AppDeps) {
               offer_id: t.Optional(t.String({ description: "Only conversions attributed to this offer" })),
               event: t.Optional(t.String({ description: "Only this event (purchase, lead, ...)" })),
             },
-            run: (workspaceId, query, page) => {
-              const { conversions, total } = listConversions(deps.db, workspaceId, query, page);
+            run: async (workspaceId, query, page) => {
+              const { conversions, total } = await listConversions(deps.db, workspaceId, query, page);
               return { items: conversions, total };
             },
           },

@@ -218,20 +218,20 @@ export function flowsRoutes(deps: AppDeps) {
               q: t.Optional(t.String({ description: "Name contains (case-insensitive)" })),
             },
             itemsDescription: "Flows, newest first",
-            run: (workspaceId, query, page) => listFlows(deps.db, workspaceId, query, page),
+            run: async (workspaceId, query, page) => await listFlows(deps.db, workspaceId, query, page),
           },
           create: {
             summary: "Create a flow",
             description:
               "The definition is checked whole (one trigger, known node types, no dangling edge, the right handles out of `condition` and `wait_for_reply`, ids in node data that exist, condition rules as segment rules, no loop without a wait, at most 200 nodes, waits up to 365 days): 422 names the node or edge. `settings.webhook_secret` is made here. Created `active`, it is refused like an activation whose list additions would start itself again (422 `flow would loop through flows: A → B → A`).",
             body: CreateBody,
-            run: (workspaceId, body, now) => createFlow(deps.db, workspaceId, body, now),
+            run: async (workspaceId, body, now) => await createFlow(deps.db, workspaceId, body, now),
           },
           get: {
             summary: "Get a flow",
             description:
               "The flow with its definition, settings (including the webhook nodes' signing secret) and live status.",
-            run: (workspaceId, id) => getFlow(deps.db, workspaceId, id),
+            run: async (workspaceId, id) => await getFlow(deps.db, workspaceId, id),
           },
           update: {
             summary: "Update, activate or pause a flow",
@@ -239,21 +239,27 @@ export function flowsRoutes(deps: AppDeps) {
               "`status: active` activates a draft or resumes a paused flow (runs go on where they were); `status: paused` holds every run. The definition changes only while the flow is not active (409 `Flow is active: pause it before changing its definition`). Activation refuses a flow whose `add_to_list` nodes would start itself again through the active flows' `added_to_list` triggers, or directly: 422 `flow would loop through flows: Welcome → Nurture → Welcome`. At run time a contact enters one flow at most 5 times in 24 hours; further entries are skipped and counted in the stats' `skipped_reentry`.",
             body: PatchBody,
             errors: [404, 409],
-            run: (workspaceId, id, body, now) => updateFlow(deps.db, workspaceId, id, body, now),
+            run: async (workspaceId, id, body, now) => await updateFlow(deps.db, workspaceId, id, body, now),
           },
           delete: {
             summary: "Delete a flow",
             description: "Its active runs end as exited (`flow_deleted`); messages already sent stay.",
-            run: (workspaceId, id, now) => deleteFlow(deps.db, workspaceId, id, now),
+            run: async (workspaceId, id, now) => await deleteFlow(deps.db, workspaceId, id, now),
           },
         },
       ),
     )
     .post(
       "/v1/flows/:id/enroll",
-      ({ request, params, body }) => ({
+      async ({ request, params, body }) => ({
         ok: true as const,
-        ...enrollByRequest(deps.db, workspaceOf(request), params.id, body.contact_ids, deps.clock.now()),
+        ...(await enrollByRequest(
+          deps.db,
+          workspaceOf(request),
+          params.id,
+          body.contact_ids,
+          deps.clock.now(),
+        )),
       }),
       {
         params: Id,
@@ -285,9 +291,9 @@ export function flowsRoutes(deps: AppDeps) {
     )
     .get(
       "/v1/flows/:id/stats",
-      ({ request, params }) => ({
+      async ({ request, params }) => ({
         ok: true as const,
-        stats: flowStats(deps.db, workspaceOf(request), params.id, deps.clock.now()),
+        stats: await flowStats(deps.db, workspaceOf(request), params.id, deps.clock.now()),
       }),
       {
         params: Id,
@@ -303,9 +309,9 @@ export function flowsRoutes(deps: AppDeps) {
     )
     .get(
       "/v1/flows/:id/runs",
-      ({ request, params, query }) => ({
+      async ({ request, params, query }) => ({
         ok: true as const,
-        ...listRuns(deps.db, workspaceOf(request), params.id, query, parsePagination(query)),
+        ...(await listRuns(deps.db, workspaceOf(request), params.id, query, parsePagination(query))),
       }),
       {
         params: Id,
@@ -324,9 +330,9 @@ export function flowsRoutes(deps: AppDeps) {
     )
     .post(
       "/v1/flows/:id/simulate",
-      ({ request, params, body }) => ({
+      async ({ request, params, body }) => ({
         ok: true as const,
-        trace: simulateFlow(deps.db, workspaceOf(request), params.id, body, deps.clock.now()),
+        trace: await simulateFlow(deps.db, workspaceOf(request), params.id, body, deps.clock.now()),
       }),
       {
         params: Id,

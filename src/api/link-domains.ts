@@ -107,8 +107,8 @@ export function linkDomainsRoutes(deps: AppDeps) {
             description: "Filter: `status` (pending, verified, failed).",
             itemsDescription: "Link domains, newest first",
             query: { status: t.Optional(t.String({ description: "pending | verified | failed" })) },
-            run: (workspaceId, query, page) => {
-              const { linkDomains, total } = listLinkDomains(deps.db, workspaceId, query, page);
+            run: async (workspaceId, query, page) => {
+              const { linkDomains, total } = await listLinkDomains(deps.db, workspaceId, query, page);
               return { items: linkDomains, total };
             },
           },
@@ -117,12 +117,13 @@ export function linkDomainsRoutes(deps: AppDeps) {
             description: `Adds the domain as \`pending\`; point it at this server (a CNAME to PUBLIC_URL's host, or a reverse proxy that forwards \`/r/*\` and \`/.well-known/outreach/*\` here over HTTPS), then \`POST /v1/link-domains/{id}/verify\`. 422 naming the reason: \`domain must be a host name, not an IP address\`, \`domain is a public URL shortener (bit.ly): carriers filter its links\`, \`domain is this server's own PUBLIC_URL host: …\`, \`domain must be a host name, without a scheme (like https://)\` (also: a path, a port, spaces, one label, \`domain is too long (max 253)\`, \`domain has an invalid label "…"\`). 409 \`domain is already used by another workspace\` (a domain belongs to one workspace of the server) or \`domain is already a link domain of this workspace\`.`,
             body: CreateBody,
             errors: [409],
-            run: (workspaceId, body, now) => createLinkDomain(deps.db, workspaceId, body, publicUrl, now),
+            run: async (workspaceId, body, now) =>
+              await createLinkDomain(deps.db, workspaceId, body, publicUrl, now),
           },
           get: {
             summary: "Get a link domain",
             description: "The domain with its status and verification instructions.",
-            run: (workspaceId, id) => linkDomainJson(findLinkDomain(deps.db, workspaceId, id)),
+            run: async (workspaceId, id) => linkDomainJson(await findLinkDomain(deps.db, workspaceId, id)),
           },
           update: {
             summary: "Set or clear the default link domain",
@@ -130,13 +131,14 @@ export function linkDomainsRoutes(deps: AppDeps) {
               "`is_default: true` makes a verified domain the workspace's default (the previous default stops being one); 409 `Link domain is not verified: verify it before making it the default` otherwise. `is_default: false` leaves the workspace without a default.",
             body: PatchBody,
             errors: [409],
-            run: (workspaceId, id, body, now) => updateLinkDomain(deps.db, workspaceId, id, body, now),
+            run: async (workspaceId, id, body, now) =>
+              await updateLinkDomain(deps.db, workspaceId, id, body, now),
           },
           delete: {
             summary: "Delete a link domain",
             description:
               "Allowed while campaigns, offers, agents or flow nodes name it: they keep its id, and their links fall back when a message is written (or an offer is read) to the workspace's default verified domain, else PUBLIC_URL. Links already sent on the domain keep working only as long as the domain still points at this server.",
-            run: (workspaceId, id) => deleteLinkDomain(deps.db, workspaceId, id),
+            run: async (workspaceId, id) => await deleteLinkDomain(deps.db, workspaceId, id),
           },
         },
       ),
@@ -167,8 +169,8 @@ export function linkDomainsRoutes(deps: AppDeps) {
     )
     .get(
       "/.well-known/outreach/:token",
-      ({ params }) =>
-        isLinkDomainToken(deps.db, params.token)
+      async ({ params }) =>
+        (await isLinkDomainToken(deps.db, params.token))
           ? new Response(params.token, {
               headers: { "content-type": "text/plain; charset=utf-8", "cache-control": "no-store" },
             })

@@ -85,8 +85,8 @@ export function listRoutes(deps: AppDeps) {
               "Each list with its member count (`contacts`). `q` matches the name, case-insensitively.",
             query: { q: t.Optional(t.String({ description: "Matches the list name" })) },
             itemsDescription: "Lists, newest first",
-            run: (workspaceId, query, page) => {
-              const { lists, total } = listLists(deps.db, workspaceId, { q: query.q, ...page });
+            run: async (workspaceId, query, page) => {
+              const { lists, total } = await listLists(deps.db, workspaceId, { q: query.q, ...page });
               return { items: lists, total };
             },
           },
@@ -95,13 +95,13 @@ export function listRoutes(deps: AppDeps) {
             description:
               "An empty list; fill it with `POST /v1/lists/{id}/contacts` (or the `list_id` of an import).",
             body: Body({ name: Name, description: t.Optional(Description) }, { description: "A new list" }),
-            run: (workspaceId, body, now) => createList(deps.db, workspaceId, body, now),
+            run: async (workspaceId, body, now) => await createList(deps.db, workspaceId, body, now),
           },
           get: {
             summary: "Get a list",
             description:
               "The list with its member count (`contacts`); its members are `GET /v1/lists/{id}/contacts`.",
-            run: (workspaceId, id) => getList(deps.db, workspaceId, id),
+            run: async (workspaceId, id) => await getList(deps.db, workspaceId, id),
           },
           update: {
             summary: "Rename or re-describe a list",
@@ -110,21 +110,21 @@ export function listRoutes(deps: AppDeps) {
               { name: t.Optional(Name), description: t.Optional(Description) },
               { description: "Both optional; membership is unchanged" },
             ),
-            run: (workspaceId, id, body, now) => updateList(deps.db, workspaceId, id, body, now),
+            run: async (workspaceId, id, body, now) => await updateList(deps.db, workspaceId, id, body, now),
           },
           delete: {
             summary: "Delete a list",
             description: "Removes the list and its memberships; the contacts stay.",
-            run: (workspaceId, id) => deleteList(deps.db, workspaceId, id),
+            run: async (workspaceId, id) => await deleteList(deps.db, workspaceId, id),
           },
         },
       ),
     )
     .get(
       "/v1/lists/:id/contacts",
-      ({ request, params, query }) => {
+      async ({ request, params, query }) => {
         const page = parsePagination(query);
-        const { rows, total } = listMemberContacts(deps.db, workspaceOf(request), params.id, page);
+        const { rows, total } = await listMemberContacts(deps.db, workspaceOf(request), params.id, page);
         return { ok: true as const, contacts: rows.map(contactJson), total, ...page };
       },
       {
@@ -142,9 +142,9 @@ export function listRoutes(deps: AppDeps) {
     )
     .post(
       "/v1/lists/:id/contacts",
-      ({ request, params, body }) => ({
+      async ({ request, params, body }) => ({
         ok: true as const,
-        ...addMembers(deps.db, workspaceOf(request), params.id, body, deps.clock.now()),
+        ...(await addMembers(deps.db, workspaceOf(request), params.id, body, deps.clock.now())),
       }),
       {
         params: IdParams,
@@ -168,9 +168,9 @@ export function listRoutes(deps: AppDeps) {
     )
     .delete(
       "/v1/lists/:id/contacts",
-      ({ request, params, body }) => ({
+      async ({ request, params, body }) => ({
         ok: true as const,
-        ...removeMembers(deps.db, workspaceOf(request), params.id, body ?? {}),
+        ...(await removeMembers(deps.db, workspaceOf(request), params.id, body ?? {})),
       }),
       {
         params: IdParams,

@@ -118,9 +118,9 @@ export function messagesRoutes(deps: AppDeps) {
     )
     .get(
       "/v1/messages",
-      ({ request, query }) => ({
+      async ({ request, query }) => ({
         ok: true as const,
-        ...listMessages(deps.db, workspaceOf(request), { ...query, ...parsePagination(query) }),
+        ...(await listMessages(deps.db, workspaceOf(request), { ...query, ...parsePagination(query) })),
       }),
       {
         query: Query({
@@ -149,9 +149,9 @@ export function messagesRoutes(deps: AppDeps) {
     )
     .get(
       "/v1/messages/:id",
-      ({ request, params }) => ({
+      async ({ request, params }) => ({
         ok: true as const,
-        message: getMessage(deps.db, workspaceOf(request), params.id),
+        message: await getMessage(deps.db, workspaceOf(request), params.id),
       }),
       {
         params: t.Object({ id: t.String({ description: "Message id" }) }),

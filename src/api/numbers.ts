@@ -234,8 +234,8 @@ export function numbersRoutes(deps: AppDeps) {
               pool_id: t.Optional(t.String({ description: "Only numbers of this pool" })),
             },
             itemsDescription: "Numbers, newest first",
-            run: (workspaceId, query, page) => {
-              const { numbers, total } = listNumbers(
+            run: async (workspaceId, query, page) => {
+              const { numbers, total } = await listNumbers(
                 deps.db,
                 workspaceId,
                 { status: query.status, pool_id: query.pool_id },
@@ -249,7 +249,7 @@ export function numbersRoutes(deps: AppDeps) {
             summary: "Get a number",
             description:
               "The number with its pool, daily cap and `sent_today`, whether it is the default, and its status (released numbers stay readable).",
-            run: (workspaceId, id, now) => getNumber(deps.db, workspaceId, id, now),
+            run: async (workspaceId, id, now) => await getNumber(deps.db, workspaceId, id, now),
           },
           update: {
             summary: "Update a number",
@@ -257,7 +257,8 @@ export function numbersRoutes(deps: AppDeps) {
               "Partial update. 422 `pool_id does not exist`, `agent_id does not exist` or a voice agent; 409 `Number is released`. `default: true` sets `settings.default_number_id`.",
             errors: [409],
             body: PatchBody,
-            run: (workspaceId, id, body, now) => updateNumber(deps.db, workspaceId, id, body, now),
+            run: async (workspaceId, id, body, now) =>
+              await updateNumber(deps.db, workspaceId, id, body, now),
           },
         },
       ),

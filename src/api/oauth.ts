@@ -129,7 +129,7 @@ export function oauthRoutes(deps: AppDeps) {
         }
         // 3. An existing user with one of them, or nobody: OAuth never creates users.
         try {
-          const result = signInWithVerifiedEmail(deps.db, emails, deps.clock.now());
+          const result = await signInWithVerifiedEmail(deps.db, emails, deps.clock.now());
           return redirect("/", [
             clearState,
             sessionCookie(result.token, wantsSecureCookie(request.url, deps.config.publicUrl)),

@@ -125,8 +125,8 @@ export function offersRoutes(deps: AppDeps) {
               status: t.Optional(t.String({ description: "active | paused" })),
               q: t.Optional(t.String({ description: "Name contains (case-insensitive)" })),
             },
-            run: (workspaceId, query, page) => {
-              const { offers, total } = listOffers(deps.db, workspaceId, query, page, publicUrl);
+            run: async (workspaceId, query, page) => {
+              const { offers, total } = await listOffers(deps.db, workspaceId, query, page, publicUrl);
               return { items: offers, total };
             },
           },
@@ -135,24 +135,27 @@ export function offersRoutes(deps: AppDeps) {
             description:
               "`tracking_url` is the offer's own link; `{{offer_url}}` in a campaign body becomes a per-recipient link to it. 422 `destination_url must be a valid URL` (also for control characters or spaces), `destination_url must be an http or https URL`, `destination_url must not point to a link-local or cloud metadata address`, `link_domain_id is not a verified link domain`.",
             body: CreateBody,
-            run: (workspaceId, body, now) => createOffer(deps.db, workspaceId, body, publicUrl, now),
+            run: async (workspaceId, body, now) =>
+              await createOffer(deps.db, workspaceId, body, publicUrl, now),
           },
           get: {
             summary: "Get an offer",
             description: "The offer with its `tracking_url`.",
-            run: (workspaceId, id) => offerJson(deps.db, findOffer(deps.db, workspaceId, id), publicUrl),
+            run: async (workspaceId, id) =>
+              await offerJson(deps.db, await findOffer(deps.db, workspaceId, id), publicUrl),
           },
           update: {
             summary: "Update an offer",
             description:
               "Partial update; `status: paused` makes every link of the offer answer 404. `destination_url` is checked as on create (422 `destination_url must be a valid URL` for control characters or spaces).",
             body: PatchBody,
-            run: (workspaceId, id, body, now) => updateOffer(deps.db, workspaceId, id, body, publicUrl, now),
+            run: async (workspaceId, id, body, now) =>
+              await updateOffer(deps.db, workspaceId, id, body, publicUrl, now),
           },
           delete: {
             summary: "Delete an offer",
             description: "Its links answer 404 from now on; recorded clicks and conversions keep its id.",
-            run: (workspaceId, id) => deleteOffer(deps.db, workspaceId, id),
+            run: async (workspaceId, id) => await deleteOffer(deps.db, workspaceId, id),
           },
         },
       ),
@@ -162,7 +165,7 @@ export function offersRoutes(deps: AppDeps) {
       async ({ params, request }) => {
         const location =
           request.method === "HEAD"
-            ? linkDestination(deps.db, params.code)
+            ? await linkDestination(deps.db, params.code)
             : await recordClick(deps.db, params.code, deps.clock.now());
         if (!location) return notFoundPage();
         return new Response(null, {

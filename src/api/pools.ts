@@ -81,8 +81,8 @@ export function poolsRoutes(deps: AppDeps) {
             description: "Each with its `numbers` count. Filter: `q` (name contains).",
             itemsDescription: "Pools, newest first, each with its `numbers` count",
             query: { q: t.Optional(t.String({ description: "Name contains (case-insensitive)" })) },
-            run: (workspaceId, query, page) => {
-              const { pools, total } = listPools(deps.db, workspaceId, query, page);
+            run: async (workspaceId, query, page) => {
+              const { pools, total } = await listPools(deps.db, workspaceId, query, page);
               return { items: pools, total };
             },
           },
@@ -90,33 +90,39 @@ export function poolsRoutes(deps: AppDeps) {
             summary: "Create a pool",
             description: "An empty pool; move numbers into it with `POST /v1/pools/{id}/numbers`.",
             body: CreateBody,
-            run: (workspaceId, body, now) => createPool(deps.db, workspaceId, body, now),
+            run: async (workspaceId, body, now) => await createPool(deps.db, workspaceId, body, now),
           },
           get: {
             summary: "Get a pool",
             description: "The pool with `numbers`, the count of its active numbers.",
-            run: (workspaceId, id) => getPool(deps.db, workspaceId, id),
+            run: async (workspaceId, id) => await getPool(deps.db, workspaceId, id),
           },
           update: {
             summary: "Update a pool",
             description:
               "Partial update of the name and description; its numbers are changed with `/v1/pools/{id}/numbers`.",
             body: PatchBody,
-            run: (workspaceId, id, body, now) => updatePool(deps.db, workspaceId, id, body, now),
+            run: async (workspaceId, id, body, now) => await updatePool(deps.db, workspaceId, id, body, now),
           },
           delete: {
             summary: "Delete a pool",
             description: "Its numbers are not released: they stay in the workspace with no pool.",
-            run: (workspaceId, id, now) => deletePool(deps.db, workspaceId, id, now),
+            run: async (workspaceId, id, now) => await deletePool(deps.db, workspaceId, id, now),
           },
         },
       ),
     )
     .post(
       "/v1/pools/:id/numbers",
-      ({ request, params, body }) => ({
+      async ({ request, params, body }) => ({
         ok: true as const,
-        ...addNumbersToPool(deps.db, workspaceOf(request), params.id, body.number_ids, deps.clock.now()),
+        ...(await addNumbersToPool(
+          deps.db,
+          workspaceOf(request),
+          params.id,
+          body.number_ids,
+          deps.clock.now(),
+        )),
       }),
       {
         params: IdParams,
@@ -140,9 +146,15 @@ export function poolsRoutes(deps: AppDeps) {
     )
     .delete(
       "/v1/pools/:id/numbers",
-      ({ request, params, body }) => ({
+      async ({ request, params, body }) => ({
         ok: true as const,
-        ...removeNumbersFromPool(deps.db, workspaceOf(request), params.id, body.number_ids, deps.clock.now()),
+        ...(await removeNumbersFromPool(
+          deps.db,
+          workspaceOf(request),
+          params.id,
+          body.number_ids,
+          deps.clock.now(),
+        )),
       }),
       {
         params: IdParams,

@@ -151,9 +151,9 @@ export function registrationRoutes(deps: AppDeps) {
   return new Elysia({ name: "registration" })
     .post(
       "/v1/10dlc/campaigns/preflight",
-      ({ request, body }) => ({
+      async ({ request, body }) => ({
         ok: true as const,
-        preflight: preflightCampaign(deps.db, workspaceOf(request), body),
+        preflight: await preflightCampaign(deps.db, workspaceOf(request), body),
       }),
       {
         body: Body(campaignFields, { description: "A 10DLC campaign as it would be submitted" }),
@@ -195,19 +195,19 @@ export function registrationRoutes(deps: AppDeps) {
             summary: "List 10DLC brands",
             description: "Newest first, with their review status and reasons.",
             itemsDescription: "Brands, newest first",
-            run: (workspaceId, _query, page) => listBrands(deps.db, workspaceId, page),
+            run: async (workspaceId, _query, page) => await listBrands(deps.db, workspaceId, page),
           },
           create: {
             summary: "Register a 10DLC brand",
             description: `Checked with the registry's rules (422 naming the field: \`ein must look like 12-3456789\`, entity types, verticals, a US address), then PENDING until the carrier's review (the simulated one: VERIFIED, or FAILED for an EIN of 00-0000000, UNVERIFIED for an EIN starting with 99 or a legal name with the word "test"). Emits \`brand.updated\` when reviewed. ${EXPLAIN_501}`,
             body: Body({ ...brandFields }, { description: "A brand" }),
             errors: [501],
-            run: (workspaceId, body, now) => createBrand(deps.db, workspaceId, body, now),
+            run: async (workspaceId, body, now) => await createBrand(deps.db, workspaceId, body, now),
           },
           get: {
             summary: "Get a 10DLC brand",
             description: "The brand with its review status and failure reasons.",
-            run: (workspaceId, id) => getBrand(deps.db, workspaceId, id),
+            run: async (workspaceId, id) => await getBrand(deps.db, workspaceId, id),
           },
           update: {
             summary: "Edit a 10DLC brand",
@@ -215,7 +215,7 @@ export function registrationRoutes(deps: AppDeps) {
               "Only before it is VERIFIED (409 after); the edit goes back to PENDING and is reviewed again.",
             body: Body({ ...brandFields }, { description: "Fields to change" }),
             errors: [404, 409, 501],
-            run: (workspaceId, id, body, now) => updateBrand(deps.db, workspaceId, id, body, now),
+            run: async (workspaceId, id, body, now) => await updateBrand(deps.db, workspaceId, id, body, now),
           },
         },
       ),
@@ -237,26 +237,28 @@ export function registrationRoutes(deps: AppDeps) {
             summary: "List 10DLC campaigns",
             description: "Newest first, with their review status, rejection reasons and pre-flight warnings.",
             itemsDescription: "10DLC campaigns, newest first",
-            run: (workspaceId, _query, page) => listTendlcCampaigns(deps.db, workspaceId, page),
+            run: async (workspaceId, _query, page) => await listTendlcCampaigns(deps.db, workspaceId, page),
           },
           create: {
             summary: "Register a 10DLC campaign",
             description: `Checked with the registry's rules (422 naming the field: at least two sample messages, \`optout_message must mention STOP\`, a help message, a message flow that says how consent is collected, \`brand_id does not exist\`, \`number_ids[1] does not exist\`) and the pre-flight: its errors block (422 \`sample_messages[0]: …\`), its warnings are kept in \`warnings\`. PENDING until the carrier's review (the simulated one approves when the brand is VERIFIED and the pre-flight has no error). Emits \`tendlc_campaign.updated\` when reviewed. ${EXPLAIN_501}`,
             body: Body({ ...campaignFields }, { description: "A 10DLC campaign" }),
             errors: [501],
-            run: (workspaceId, body, now) => createTendlcCampaign(deps.db, workspaceId, body, now),
+            run: async (workspaceId, body, now) =>
+              await createTendlcCampaign(deps.db, workspaceId, body, now),
           },
           get: {
             summary: "Get a 10DLC campaign",
             description: "The campaign with its review status, rejection reasons and pre-flight warnings.",
-            run: (workspaceId, id) => getTendlcCampaign(deps.db, workspaceId, id),
+            run: async (workspaceId, id) => await getTendlcCampaign(deps.db, workspaceId, id),
           },
           update: {
             summary: "Edit a 10DLC campaign",
             description: "Only before it is APPROVED (409 after); checked again and reviewed again.",
             body: Body({ ...campaignFields }, { description: "Fields to change" }),
             errors: [404, 409, 501],
-            run: (workspaceId, id, body, now) => updateTendlcCampaign(deps.db, workspaceId, id, body, now),
+            run: async (workspaceId, id, body, now) =>
+              await updateTendlcCampaign(deps.db, workspaceId, id, body, now),
           },
         },
       ),
@@ -278,7 +280,7 @@ export function registrationRoutes(deps: AppDeps) {
             summary: "List short-code requests",
             description: "Newest first, with their status and assigned codes.",
             itemsDescription: "Requests, newest first",
-            run: (workspaceId, _query, page) => listShortCodeRequests(deps.db, workspaceId, page),
+            run: async (workspaceId, _query, page) => await listShortCodeRequests(deps.db, workspaceId, page),
           },
           create: {
             summary: "Request a short code",
@@ -298,12 +300,13 @@ export function registrationRoutes(deps: AppDeps) {
               { description: "A short-code request" },
             ),
             errors: [501],
-            run: (workspaceId, body, now) => createShortCodeRequest(deps.db, workspaceId, body, now),
+            run: async (workspaceId, body, now) =>
+              await createShortCodeRequest(deps.db, workspaceId, body, now),
           },
           get: {
             summary: "Get a short-code request",
             description: "The request with its status, assigned code and rejection reasons.",
-            run: (workspaceId, id) => getShortCodeRequest(deps.db, workspaceId, id),
+            run: async (workspaceId, id) => await getShortCodeRequest(deps.db, workspaceId, id),
           },
         },
       ),

@@ -49,7 +49,7 @@ interface ListRoute<Q extends TProperties> extends RouteDoc {
     workspaceId: string,
     query: Partial<Record<keyof Q, string>>,
     page: Page,
-  ): { items: unknown[]; total: number };
+  ): Promise<{ items: unknown[]; total: number }> | { items: unknown[]; total: number };
 }
 
 interface CreateRoute<B extends TObject> extends RouteDoc {

@@ -65,9 +65,9 @@ export function sandboxRoutes(deps: AppDeps) {
         async ({ request, body }) => {
           const simulated = simulatedOnly();
           const workspaceId = workspaceOf(request);
-          const sms = checkSandboxInbound(deps.db, workspaceId, body);
+          const sms = await checkSandboxInbound(deps.db, workspaceId, body);
           const injected = await simulated.injectInbound({ ...sms, body: body.body });
-          const stored = findInboundByCarrierId(deps.db, workspaceId, injected.carrierMessageId);
+          const stored = await findInboundByCarrierId(deps.db, workspaceId, injected.carrierMessageId);
           if (!stored) throw new AppError("internal", "Internal error");
           return { ok: true as const, message: messageJson(stored) };
         },
@@ -97,10 +97,10 @@ export function sandboxRoutes(deps: AppDeps) {
       )
       .get(
         "/v1/sandbox/outbox",
-        ({ request, query }) => {
+        async ({ request, query }) => {
           simulatedOnly();
           const page = parsePagination(query);
-          const { sends, total } = listSandboxSends(deps.db, workspaceOf(request), page);
+          const { sends, total } = await listSandboxSends(deps.db, workspaceOf(request), page);
           return { ok: true as const, sends, total, ...page };
         },
         {
@@ -120,10 +120,10 @@ export function sandboxRoutes(deps: AppDeps) {
       )
       .get(
         "/v1/sandbox/calls",
-        ({ request, query }) => {
+        async ({ request, query }) => {
           simulatedOnly();
           const page = parsePagination(query);
-          const { calls, total } = listSandboxCalls(deps.db, workspaceOf(request), page);
+          const { calls, total } = await listSandboxCalls(deps.db, workspaceOf(request), page);
           return { ok: true as const, calls, total, ...page };
         },
         {

@@ -96,8 +96,8 @@ export function segmentRoutes(deps: AppDeps) {
               "`q` matches the name. Member counts are not computed here: get a segment for its live `count`.",
             query: { q: t.Optional(t.String({ description: "Matches the name" })) },
             itemsDescription: "Segments, newest first",
-            run: (workspaceId, query, page) => {
-              const { rows, total } = listSegments(deps.db, workspaceId, { q: query.q, ...page });
+            run: async (workspaceId, query, page) => {
+              const { rows, total } = await listSegments(deps.db, workspaceId, { q: query.q, ...page });
               return { items: rows.map((r) => segmentJson(r)), total };
             },
           },
@@ -109,7 +109,8 @@ export function segmentRoutes(deps: AppDeps) {
               { name: Name, description: t.Optional(Description), rules: Rules },
               { description: "A new segment" },
             ),
-            run: (workspaceId, body, now) => segmentJson(createSegment(deps.db, workspaceId, body, now)),
+            run: async (workspaceId, body, now) =>
+              segmentJson(await createSegment(deps.db, workspaceId, body, now)),
           },
           get: {
             summary: "Get a segment with its live count",
@@ -117,7 +118,7 @@ export function segmentRoutes(deps: AppDeps) {
               "`count` is the number of contacts matching the rules right now, computed on this call.",
             item: SegmentWithCount,
             errors: [422],
-            run: (workspaceId, id, now) => getSegment(deps.db, workspaceId, id, now),
+            run: async (workspaceId, id, now) => await getSegment(deps.db, workspaceId, id, now),
           },
           update: {
             summary: "Update a segment",
@@ -127,23 +128,23 @@ export function segmentRoutes(deps: AppDeps) {
               { name: t.Optional(Name), description: t.Optional(Description), rules: t.Optional(Rules) },
               { description: "Fields to change" },
             ),
-            run: (workspaceId, id, body, now) =>
-              segmentJson(updateSegment(deps.db, workspaceId, id, body, now)),
+            run: async (workspaceId, id, body, now) =>
+              segmentJson(await updateSegment(deps.db, workspaceId, id, body, now)),
           },
           delete: {
             summary: "Delete a segment",
             description: "Removes the segment only; the contacts it matched are not touched.",
-            run: (workspaceId, id) => deleteSegment(deps.db, workspaceId, id),
+            run: async (workspaceId, id) => await deleteSegment(deps.db, workspaceId, id),
           },
         },
       ),
     )
     .post(
       "/v1/segments/preview",
-      ({ request, body }) => {
+      async ({ request, body }) => {
         const workspaceId = workspaceOf(request);
-        const rule = parseRules(deps.db, workspaceId, body.rules);
-        const { rows, total } = matchContacts(
+        const rule = await parseRules(deps.db, workspaceId, body.rules);
+        const { rows, total } = await matchContacts(
           deps.db,
           workspaceId,
           rule,
@@ -174,11 +175,11 @@ export function segmentRoutes(deps: AppDeps) {
     )
     .get(
       "/v1/segments/:id/members",
-      ({ request, params, query }) => {
+      async ({ request, params, query }) => {
         const workspaceId = workspaceOf(request);
         const page = parsePagination(query);
-        const { rule } = segmentRule(deps.db, workspaceId, params.id);
-        const { rows, total } = matchContacts(deps.db, workspaceId, rule, page, deps.clock.now());
+        const { rule } = await segmentRule(deps.db, workspaceId, params.id);
+        const { rows, total } = await matchContacts(deps.db, workspaceId, rule, page, deps.clock.now());
         return { ok: true as const, contacts: rows.map(contactJson), total, ...page };
       },
       {

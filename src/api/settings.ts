@@ -162,7 +162,10 @@ export function settingsRoutes(deps: AppDeps) {
   return new Elysia({ name: "settings" })
     .get(
       "/v1/settings",
-      ({ request }) => ({ ok: true as const, settings: getSettings(deps.db, workspaceOf(request)) }),
+      async ({ request }) => ({
+        ok: true as const,
+        settings: await getSettings(deps.db, workspaceOf(request)),
+      }),
       {
         detail: {
           tags: ["Settings"],
@@ -177,9 +180,9 @@ export function settingsRoutes(deps: AppDeps) {
     )
     .patch(
       "/v1/settings",
-      ({ request, body }) => ({
+      async ({ request, body }) => ({
         ok: true as const,
-        settings: updateSettings(deps.db, workspaceOf(request), body),
+        settings: await updateSettings(deps.db, workspaceOf(request), body),
       }),
       {
         body: SettingsPatchBody,

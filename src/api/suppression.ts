@@ -55,10 +55,10 @@ export function suppressionRoutes(deps: AppDeps) {
             reason: t.Optional(t.String({ description: "manual | opt_out | carrier | complaint" })),
           },
           itemsDescription: "Suppressed numbers, newest first",
-          run: (workspaceId, query, page) => {
+          run: async (workspaceId, query, page) => {
             if (query.reason !== undefined && !REASONS.includes(query.reason))
               throw invalid(`reason must be one of ${REASONS.join(", ")}`);
-            const { rows, total } = listSuppressions(deps.db, workspaceId, {
+            const { rows, total } = await listSuppressions(deps.db, workspaceId, {
               q: query.q,
               reason: query.reason,
               ...page,
@@ -84,18 +84,18 @@ export function suppressionRoutes(deps: AppDeps) {
             },
             { description: "A number to keep off every send" },
           ),
-          run: (workspaceId, body, now) =>
-            suppressionJson(createSuppression(deps.db, workspaceId, body, now)),
+          run: async (workspaceId, body, now) =>
+            suppressionJson(await createSuppression(deps.db, workspaceId, body, now)),
         },
         get: {
           summary: "Get a suppression entry",
           description: "The suppressed number, why (`reason`) and where the entry came from (`source`).",
-          run: (workspaceId, id) => suppressionJson(getSuppression(deps.db, workspaceId, id)),
+          run: async (workspaceId, id) => suppressionJson(await getSuppression(deps.db, workspaceId, id)),
         },
         delete: {
           summary: "Remove a suppression entry",
           description: "The number can receive sends again (unless its contact has opted_in=false).",
-          run: (workspaceId, id) => deleteSuppression(deps.db, workspaceId, id),
+          run: async (workspaceId, id) => await deleteSuppression(deps.db, workspaceId, id),
         },
       },
     ),

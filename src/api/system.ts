@@ -51,14 +51,14 @@ export function systemRoutes(deps: AppDeps) {
     )
     .get(
       "/metrics",
-      ({ set }) => {
+      async ({ set }) => {
         set.headers["content-type"] = "text/plain; version=0.0.4";
         return deps.metrics.render([
           {
             name: "outreach_jobs",
             help: "Durable jobs by status (queue depth).",
             label: "status",
-            values: queueDepth(deps.db),
+            values: await queueDepth(deps.db),
           },
           {
             name: "outreach_process_memory_bytes",

@@ -82,8 +82,8 @@ export function usersRoutes(deps: AppDeps) {
               "Members of the workspace with their role, most recently added first. Needs the `write` scope (an admin's session, or a key with `write`).",
             itemsDescription: "Members, most recently added first",
             errors: [403],
-            run: (workspaceId, _query, page) => {
-              const { users, total } = listMembers(deps.db, workspaceId, page);
+            run: async (workspaceId, _query, page) => {
+              const { users, total } = await listMembers(deps.db, workspaceId, page);
               return { items: users, total };
             },
           },
@@ -91,7 +91,7 @@ export function usersRoutes(deps: AppDeps) {
             summary: "Get a user",
             description: "A member of the workspace; 404 for anyone else.",
             errors: [403],
-            run: (workspaceId, id) => getMember(deps.db, workspaceId, id),
+            run: async (workspaceId, id) => await getMember(deps.db, workspaceId, id),
           },
           update: {
             summary: "Change a user's role",
@@ -99,33 +99,33 @@ export function usersRoutes(deps: AppDeps) {
               "Takes effect on the member's next request. Demoting the workspace's last admin: 409 `The last admin of a workspace cannot be removed or demoted`.",
             body: PatchBody,
             errors: [409],
-            run: (workspaceId, id, body, now) =>
+            run: async (workspaceId, id, body, now) =>
               body.role === undefined
-                ? getMember(deps.db, workspaceId, id)
-                : updateMemberRole(deps.db, workspaceId, id, body.role, now),
+                ? await getMember(deps.db, workspaceId, id)
+                : await updateMemberRole(deps.db, workspaceId, id, body.role, now),
           },
           delete: {
             summary: "Remove a user from the workspace",
             description:
               "Removes the membership, ends the user's sessions in this workspace at once and voids their unused setup links for it; the account itself stays (for other workspaces). The last admin: 409 `The last admin of a workspace cannot be removed or demoted`.",
             errors: [409],
-            run: (workspaceId, id) => removeMember(deps.db, workspaceId, id),
+            run: async (workspaceId, id) => await removeMember(deps.db, workspaceId, id),
           },
         },
       ),
     )
     .post(
       "/v1/users",
-      ({ request, body }) => ({
+      async ({ request, body }) => ({
         ok: true as const,
-        ...inviteMember(deps.db, {
+        ...(await inviteMember(deps.db, {
           workspaceId: workspaceOf(request),
           email: body.email,
           name: body.name,
           role: body.role,
           publicUrl: deps.config.publicUrl,
           now: deps.clock.now(),
-        }),
+        })),
       }),
       {
         body: InviteBody,

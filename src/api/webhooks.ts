@@ -144,14 +144,14 @@ const SecretEnvelope = t.Object({ ok: Ok, webhook: WebhookWithSecret });
 const DeliveryEnvelope = t.Object({ ok: Ok, delivery: DeliverySchema });
 
 // /v1/webhooks – event subscriptions, delivered per Standard Webhooks with retries and a log.
-export function webhooksRoutes(deps: AppDeps) {
+export async function webhooksRoutes(deps: AppDeps) {
   configureWebhookDelivery(deps.db, {
     allowPrivate: deps.config.webhookAllowPrivate,
     timeoutMs: deps.config.webhookTimeoutMs,
   });
   // Events written by a process that did not fan them out are delivered now.
   try {
-    const dispatched = dispatchPendingEvents(deps.db);
+    const dispatched = await dispatchPendingEvents(deps.db);
     if (dispatched > 0) log.info("dispatched pending events to webhooks", { count: dispatched });
   } catch (error) {
     log.error("could not dispatch pending events", { error: String(error) });
@@ -176,8 +176,8 @@ export function webhooksRoutes(deps: AppDeps) {
               description:
                 "Newest first, with their events and whether they are enabled. Secrets are never listed: they are shown on create and rotate-secret only.",
               itemsDescription: "Webhook subscriptions, newest first",
-              run: (workspaceId, _query, page) => {
-                const { webhooks, total } = listWebhooks(deps.db, workspaceId, page);
+              run: async (workspaceId, _query, page) => {
+                const { webhooks, total } = await listWebhooks(deps.db, workspaceId, page);
                 return { items: webhooks, total };
               },
             },
@@ -185,20 +185,21 @@ export function webhooksRoutes(deps: AppDeps) {
               summary: "Get a webhook subscription",
               description:
                 "Its URL, events, description and whether it is enabled; the delivery log is `GET /v1/webhooks/{id}/deliveries`. The secret is not shown.",
-              run: (workspaceId, id) => getWebhook(deps.db, workspaceId, id),
+              run: async (workspaceId, id) => await getWebhook(deps.db, workspaceId, id),
             },
             update: {
               summary: "Update a webhook subscription",
               description: "Partial update.",
               body: PatchBody,
-              run: (workspaceId, id, body, now) => updateWebhook(deps.db, workspaceId, id, body, now),
+              run: async (workspaceId, id, body, now) =>
+                await updateWebhook(deps.db, workspaceId, id, body, now),
             },
             delete: {
               summary: "Delete a webhook subscription",
               description:
                 "Answers the deleted subscription. Its delivery log and pending deliveries go with it.",
               answers: "item",
-              run: (workspaceId, id) => deleteWebhook(deps.db, workspaceId, id),
+              run: async (workspaceId, id) => await deleteWebhook(deps.db, workspaceId, id),
             },
           },
         ),
@@ -206,9 +207,9 @@ export function webhooksRoutes(deps: AppDeps) {
       // POST /v1/webhooks – subscribe a URL to events
       .post(
         "/v1/webhooks",
-        ({ request, body }) => ({
+        async ({ request, body }) => ({
           ok: true as const,
-          webhook: createWebhook(deps.db, workspaceOf(request), body, deps.clock.now()),
+          webhook: await createWebhook(deps.db, workspaceOf(request), body, deps.clock.now()),
         }),
         {
           body: CreateBody,
@@ -225,9 +226,9 @@ export function webhooksRoutes(deps: AppDeps) {
       // POST /v1/webhooks/{id}/rotate-secret – new secret; the old one also signs for 24 h
       .post(
         "/v1/webhooks/:id/rotate-secret",
-        ({ request, params }) => ({
+        async ({ request, params }) => ({
           ok: true as const,
-          webhook: rotateWebhookSecret(deps.db, workspaceOf(request), params.id, deps.clock.now()),
+          webhook: await rotateWebhookSecret(deps.db, workspaceOf(request), params.id, deps.clock.now()),
         }),
         {
           params: IdParams,
@@ -263,9 +264,9 @@ export function webhooksRoutes(deps: AppDeps) {
       // GET /v1/webhooks/{id}/deliveries – every attempt, newest first
       .get(
         "/v1/webhooks/:id/deliveries",
-        ({ request, params, query }) => ({
+        async ({ request, params, query }) => ({
           ok: true as const,
-          ...listDeliveryAttempts(deps.db, workspaceOf(request), params.id, parsePagination(query)),
+          ...(await listDeliveryAttempts(deps.db, workspaceOf(request), params.id, parsePagination(query))),
         }),
         {
           params: IdParams,

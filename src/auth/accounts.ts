@@ -32,8 +32,8 @@ export interface SignedIn {
   workspace: { id: string; name: string };
 }
 
-function workspaceName(db: DbOrTx, workspaceId: string): string {
-  const row = db
+async function workspaceName(db: DbOrTx, workspaceId: string): Promise<string> {
+  const row = await db
     .select({ name: workspaces.name })
     .from(workspaces)
     .where(eq(workspaces.id, workspaceId))
@@ -56,26 +56,26 @@ export async function signIn(
   const both = [subjects.address, subjects.email];
   // The attempt is counted as a failure before the password is checked, so concurrent guesses
   // cannot all pass the limit while the slow check runs (API.md §7.2).
-  const reserved = reserveLoginAttempt(db, both, input.now);
+  const reserved = await reserveLoginAttempt(db, both, input.now);
   if (reserved.retryAfter !== null)
     throw new AppError("rate_limited", TOO_MANY_ATTEMPTS, { retry_after: reserved.retryAfter });
 
-  const user = findUserByEmail(db, input.email);
+  const user = await findUserByEmail(db, input.email);
   const valid = await verifyPassword(input.password, user?.passwordHash);
   if (!user || !valid) throw new AppError("unauthorized", INVALID_LOGIN);
   // The right password: its reserved place is given back, and the e-mail's failures forgotten.
-  releaseLoginAttempt(db, reserved.reservation);
-  const askedRole = input.workspaceId ? roleIn(db, user.id, input.workspaceId) : null;
+  await releaseLoginAttempt(db, reserved.reservation);
+  const askedRole = input.workspaceId ? await roleIn(db, user.id, input.workspaceId) : null;
   const membership =
     input.workspaceId && askedRole
       ? {
           workspaceId: input.workspaceId,
-          workspaceName: workspaceName(db, input.workspaceId),
+          workspaceName: await workspaceName(db, input.workspaceId),
           role: askedRole,
         }
       : input.workspaceId
         ? null
-        : firstMembership(db, user.id);
+        : await firstMembership(db, user.id);
   if (!membership) {
     throw new AppError(
       "forbidden",
@@ -84,9 +84,13 @@ export async function signIn(
         : "This account is not a member of any workspace",
     );
   }
-  return db.transaction((tx) => {
-    clearLoginFailures(tx, [subjects.email]);
-    const token = createSession(tx, { userId: user.id, workspaceId: membership.workspaceId, now: input.now });
+  return await db.transaction(async (tx) => {
+    await clearLoginFailures(tx, [subjects.email]);
+    const token = await createSession(tx, {
+      userId: user.id,
+      workspaceId: membership.workspaceId,
+      now: input.now,
+    });
     return {
       token,
       user: { id: user.id, email: user.email, name: user.name, role: membership.role },
@@ -111,40 +115,41 @@ export async function completeSetup(
   const bodyEmail = input.email === undefined ? undefined : checkEmail(input.email);
 
   // 2. The token must be live before a password is hashed (argon2 is the expensive part).
-  const row = findLiveSetupToken(db, input.token, input.now());
+  const row = await findLiveSetupToken(db, input.token, input.now());
   let email: string | undefined;
   if (!row.userId) {
     email = row.email ?? bodyEmail;
     if (!email) throw invalid("email is required");
     if (!name) throw invalid("name is required");
-    if (findUserByEmail(db, email)) throw new AppError("conflict", "A user with this email already exists");
+    if (await findUserByEmail(db, email))
+      throw new AppError("conflict", "A user with this email already exists");
   }
   const passwordHash = await hashPassword(input.password);
 
   // 3. Spend the token and sign in, in one transaction.
   const now = input.now();
-  return db.transaction((tx) => {
-    const token = consumeSetupToken(tx, input.token, now);
-    let user = token.userId ? findUser(tx, token.userId) : undefined;
+  return await db.transaction(async (tx) => {
+    const token = await consumeSetupToken(tx, input.token, now);
+    let user = token.userId ? await findUser(tx, token.userId) : undefined;
     if (token.userId) {
       if (!user) throw new AppError("gone", "This setup link has expired or was already used");
-      setPasswordHash(tx, user.id, passwordHash, now);
+      await setPasswordHash(tx, user.id, passwordHash, now);
       // A new password ends every session made with the old one.
-      revokeUserSessions(tx, user.id);
+      await revokeUserSessions(tx, user.id);
       if (name !== undefined && name !== user.name) {
         user = { ...user, name };
-        tx.update(usersTable).set({ name, updatedAt: now }).where(eq(usersTable.id, user.id)).run();
+        await tx.update(usersTable).set({ name, updatedAt: now }).where(eq(usersTable.id, user.id)).run();
       }
     } else {
-      user = insertUser(tx, { email: email as string, name: name as string, passwordHash, now });
+      user = await insertUser(tx, { email: email as string, name: name as string, passwordHash, now });
     }
-    insertMembership(tx, user.id, token.workspaceId, token.role as Role, now);
-    const role = roleIn(tx, user.id, token.workspaceId) as Role;
-    const sessionToken = createSession(tx, { userId: user.id, workspaceId: token.workspaceId, now });
+    await insertMembership(tx, user.id, token.workspaceId, token.role as Role, now);
+    const role = (await roleIn(tx, user.id, token.workspaceId)) as Role;
+    const sessionToken = await createSession(tx, { userId: user.id, workspaceId: token.workspaceId, now });
     return {
       token: sessionToken,
       user: { id: user.id, email: user.email, name: user.name, role },
-      workspace: { id: token.workspaceId, name: workspaceName(tx, token.workspaceId) },
+      workspace: { id: token.workspaceId, name: await workspaceName(tx, token.workspaceId) },
     };
   });
 }
@@ -165,21 +170,21 @@ export async function changePassword(
   },
 ) {
   checkNewPassword(input.newPassword, "new_password");
-  const user = findUser(db, input.session.user.id);
+  const user = await findUser(db, input.session.user.id);
   if (!user) throw new AppError("unauthorized", "Not signed in");
   const subjects = loginSubjects(input.address, user.email);
   const both = [subjects.address, subjects.email];
-  const reserved = reserveLoginAttempt(db, both, input.now());
+  const reserved = await reserveLoginAttempt(db, both, input.now());
   if (reserved.retryAfter !== null)
     throw new AppError("rate_limited", TOO_MANY_ATTEMPTS, { retry_after: reserved.retryAfter });
   if (!(await verifyPassword(input.currentPassword, user.passwordHash)))
     throw invalid("current_password is incorrect");
-  releaseLoginAttempt(db, reserved.reservation);
+  await releaseLoginAttempt(db, reserved.reservation);
   const passwordHash = await hashPassword(input.newPassword);
   const now = input.now();
-  db.transaction((tx) => {
-    setPasswordHash(tx, user.id, passwordHash, now);
-    revokeUserSessions(tx, user.id, input.sessionToken);
+  await db.transaction(async (tx) => {
+    await setPasswordHash(tx, user.id, passwordHash, now);
+    await revokeUserSessions(tx, user.id, input.sessionToken);
   });
 }
 
@@ -188,19 +193,19 @@ export async function changePassword(
  * role. Someone without a password yet gets a one-time setup link (24 h); someone who already has
  * one signs in as before (`setup_url` null).
  */
-export function inviteMember(
+export async function inviteMember(
   db: Db,
   input: { workspaceId: string; email: string; name: string; role: Role; publicUrl: string; now: number },
-): { user: MemberRecord; setup_url: string | null } {
+): Promise<{ user: MemberRecord; setup_url: string | null }> {
   const email = checkEmail(input.email);
   const name = checkName(input.name);
-  return db.transaction((tx) => {
-    const { member, user } = addMember(tx, { ...input, email, name });
+  return await db.transaction(async (tx) => {
+    const { member, user } = await addMember(tx, { ...input, email, name });
     const setup =
       user.passwordHash === null
         ? setupUrl(
             input.publicUrl,
-            issueSetupToken(tx, {
+            await issueSetupToken(tx, {
               workspaceId: input.workspaceId,
               role: input.role,
               userId: user.id,
@@ -234,16 +239,22 @@ export async function provisionUser(
   const name = checkName(input.name ?? email.split("@")[0], "--name");
   if (input.password !== undefined) checkNewPassword(input.password);
   const passwordHash = input.password === undefined ? null : await hashPassword(input.password);
-  return db.transaction((tx) => {
-    workspaceName(tx, input.workspaceId);
+  return await db.transaction(async (tx) => {
+    await workspaceName(tx, input.workspaceId);
     let member: MemberRecord;
     let created = false;
-    const existing = findUserByEmail(tx, email);
-    const currentRole = existing ? roleIn(tx, existing.id, input.workspaceId) : null;
+    const existing = await findUserByEmail(tx, email);
+    const currentRole = existing ? await roleIn(tx, existing.id, input.workspaceId) : null;
     if (existing && currentRole) {
-      member = updateMemberRole(tx, input.workspaceId, existing.id, input.role ?? currentRole, input.now);
+      member = await updateMemberRole(
+        tx,
+        input.workspaceId,
+        existing.id,
+        input.role ?? currentRole,
+        input.now,
+      );
     } else {
-      const added = addMember(tx, {
+      const added = await addMember(tx, {
         workspaceId: input.workspaceId,
         email,
         name,
@@ -254,11 +265,11 @@ export async function provisionUser(
       created = added.created;
     }
     if (passwordHash !== null) {
-      setPasswordHash(tx, member.id, passwordHash, input.now);
-      revokeUserSessions(tx, member.id);
+      await setPasswordHash(tx, member.id, passwordHash, input.now);
+      await revokeUserSessions(tx, member.id);
       return { user: { ...member, setup_pending: false }, created, setup_url: null };
     }
-    const token = issueSetupToken(tx, {
+    const token = await issueSetupToken(tx, {
       workspaceId: input.workspaceId,
       role: member.role,
       userId: member.id,
@@ -273,12 +284,12 @@ export async function provisionUser(
  * belongs to a member of a workspace, in that user's first workspace. Never creates a user: an
  * address nobody was invited with is 401.
  */
-export function signInWithVerifiedEmail(db: Db, emails: string[], now: number): SignedIn {
+export async function signInWithVerifiedEmail(db: Db, emails: string[], now: number): Promise<SignedIn> {
   for (const email of emails) {
-    const user = findUserByEmail(db, email);
-    const membership = user ? firstMembership(db, user.id) : null;
+    const user = await findUserByEmail(db, email);
+    const membership = user ? await firstMembership(db, user.id) : null;
     if (!user || !membership) continue;
-    const token = createSession(db, { userId: user.id, workspaceId: membership.workspaceId, now });
+    const token = await createSession(db, { userId: user.id, workspaceId: membership.workspaceId, now });
     return {
       token,
       user: { id: user.id, email: user.email, name: user.name, role: membership.role },

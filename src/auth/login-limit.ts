@@ -22,10 +22,10 @@ export function loginSubjects(address: string, email: string): { address: string
  * failure that keeps it there leaves the window. Read from the database, so every process sharing
  * it enforces the same limit.
  */
-export function loginRetryAfter(db: DbOrTx, subjects: string[], now: number): number | null {
+export async function loginRetryAfter(db: DbOrTx, subjects: string[], now: number): Promise<number | null> {
   let until = 0;
   for (const subject of subjects) {
-    const recent = db
+    const recent = await db
       .select({ failedAt: loginFailures.failedAt })
       .from(loginFailures)
       .where(and(eq(loginFailures.subject, subject), gt(loginFailures.failedAt, now - LOGIN_WINDOW_MS)))
@@ -40,12 +40,13 @@ export function loginRetryAfter(db: DbOrTx, subjects: string[], now: number): nu
 }
 
 /** Counts a failed sign-in against each subject; failures older than the window are deleted. Returns the rows' ids. */
-export function recordLoginFailure(db: DbOrTx, subjects: string[], now: number): string[] {
-  db.delete(loginFailures)
+export async function recordLoginFailure(db: DbOrTx, subjects: string[], now: number): Promise<string[]> {
+  await db
+    .delete(loginFailures)
     .where(lt(loginFailures.failedAt, now - LOGIN_WINDOW_MS))
     .run();
   const rows = subjects.map((subject) => ({ id: newId(), subject, failedAt: now }));
-  db.insert(loginFailures).values(rows).run();
+  await db.insert(loginFailures).values(rows).run();
   return rows.map((row) => row.id);
 }
 
@@ -56,26 +57,26 @@ export function recordLoginFailure(db: DbOrTx, subjects: string[], now: number):
  * checked per subject and window however they arrive; a right password gives its place back
  * (releaseLoginAttempt).
  */
-export function reserveLoginAttempt(
+export async function reserveLoginAttempt(
   db: Db,
   subjects: string[],
   now: number,
-): { retryAfter: number; reservation?: undefined } | { retryAfter: null; reservation: string[] } {
-  return db.transaction((tx) => {
-    const retryAfter = loginRetryAfter(tx, subjects, now);
+): Promise<{ retryAfter: number; reservation?: undefined } | { retryAfter: null; reservation: string[] }> {
+  return await db.transaction(async (tx) => {
+    const retryAfter = await loginRetryAfter(tx, subjects, now);
     if (retryAfter !== null) return { retryAfter };
-    return { retryAfter: null, reservation: recordLoginFailure(tx, subjects, now) };
+    return { retryAfter: null, reservation: await recordLoginFailure(tx, subjects, now) };
   });
 }
 
 /** Gives back the places a sign-in reserved (it succeeded: it was not a failure). */
-export function releaseLoginAttempt(db: DbOrTx, reservation: string[]) {
+export async function releaseLoginAttempt(db: DbOrTx, reservation: string[]) {
   if (reservation.length === 0) return;
-  db.delete(loginFailures).where(inArray(loginFailures.id, reservation)).run();
+  await db.delete(loginFailures).where(inArray(loginFailures.id, reservation)).run();
 }
 
 /** Forgets the failures of subjects (an e-mail whose owner just signed in). */
-export function clearLoginFailures(db: DbOrTx, subjects: string[]) {
+export async function clearLoginFailures(db: DbOrTx, subjects: string[]) {
   if (subjects.length === 0) return;
-  db.delete(loginFailures).where(inArray(loginFailures.subject, subjects)).run();
+  await db.delete(loginFailures).where(inArray(loginFailures.subject, subjects)).run();
 }

@@ -30,14 +30,15 @@ export interface AuthenticatedSession {
 }
 
 /** Starts a session for a member of a workspace; answers the token for the cookie (never stored). */
-export function createSession(
+export async function createSession(
   db: DbOrTx,
   input: { userId: string; workspaceId: string; now: number },
-): string {
+): Promise<string> {
   const token = newToken();
   // Sessions past their end are of no use to anyone: cleared as new ones are made.
-  db.delete(sessions).where(lt(sessions.expiresAt, input.now)).run();
-  db.insert(sessions)
+  await db.delete(sessions).where(lt(sessions.expiresAt, input.now)).run();
+  await db
+    .insert(sessions)
     .values({
       id: hashToken(token),
       userId: input.userId,
@@ -51,19 +52,20 @@ export function createSession(
 }
 
 /** Ends the session of a token (logout); nothing happens for an unknown one. */
-export function revokeSession(db: DbOrTx, token: string) {
+export async function revokeSession(db: DbOrTx, token: string) {
   if (!isWellFormedToken(token)) return;
-  db.delete(sessions)
+  await db
+    .delete(sessions)
     .where(eq(sessions.id, hashToken(token)))
     .run();
 }
 
 /** Ends every session of a user, but the one of `exceptToken` when given (a password change). */
-export function revokeUserSessions(db: DbOrTx, userId: string, exceptToken?: string) {
+export async function revokeUserSessions(db: DbOrTx, userId: string, exceptToken?: string) {
   const where = exceptToken
     ? and(eq(sessions.userId, userId), ne(sessions.id, hashToken(exceptToken)))
     : eq(sessions.userId, userId);
-  db.delete(sessions).where(where).run();
+  await db.delete(sessions).where(where).run();
 }
 
 /**
@@ -104,17 +106,17 @@ export function createSessionAuthenticator(db: Db) {
     .where(eq(sessions.id, sql.placeholder("id")))
     .prepare();
 
-  return function authenticateSession(
+  return async function authenticateSession(
     token: string,
     now = Date.now(),
-  ): { session: AuthenticatedSession; extended: boolean } | null {
+  ): Promise<{ session: AuthenticatedSession; extended: boolean } | null> {
     if (!isWellFormedToken(token)) return null;
-    const row = byId.get({ id: hashToken(token) });
+    const row = await byId.get({ id: hashToken(token) });
     if (!row || row.expiresAt <= now) return null;
     let extended = false;
     if (now - row.lastSeenAt >= SESSION_TOUCH_INTERVAL_MS) {
       try {
-        touch.run({ id: row.sessionId, now, expiresAt: now + SESSION_TTL_MS });
+        await touch.run({ id: row.sessionId, now, expiresAt: now + SESSION_TTL_MS });
         extended = true;
       } catch {
         // A busy database must not fail the request; a later request will slide it.

@@ -16,16 +16,18 @@ const gone = () => new AppError("gone", SETUP_LINK_GONE);
  * user (with `email` when given, else the one typed at setup) with `role` in the workspace. The
  * token is answered once; only its SHA-256 is stored.
  */
-export function issueSetupToken(
+export async function issueSetupToken(
   db: DbOrTx,
   input: { workspaceId: string; role: Role; userId?: string | null; email?: string | null; now: number },
-): string {
+): Promise<string> {
   const token = newToken();
   // Links long past their end are of no use even as a record: cleared as new ones are made.
-  db.delete(setupTokens)
+  await db
+    .delete(setupTokens)
     .where(lt(setupTokens.expiresAt, input.now - SETUP_TOKEN_TTL_MS * 30))
     .run();
-  db.insert(setupTokens)
+  await db
+    .insert(setupTokens)
     .values({
       id: hashToken(token),
       workspaceId: input.workspaceId,
@@ -46,9 +48,9 @@ export function setupUrl(publicUrl: string, token: string): string {
 }
 
 /** The live (unused, unexpired) token row; 410 for anything else. */
-export function findLiveSetupToken(db: DbOrTx, token: string, now: number): SetupTokenRow {
+export async function findLiveSetupToken(db: DbOrTx, token: string, now: number): Promise<SetupTokenRow> {
   if (!isWellFormedToken(token)) throw gone();
-  const row = db
+  const row = await db
     .select()
     .from(setupTokens)
     .where(eq(setupTokens.id, hashToken(token)))
@@ -58,13 +60,13 @@ export function findLiveSetupToken(db: DbOrTx, token: string, now: number): Setu
 }
 
 /** Marks the token used, atomically: of two concurrent setups with one token, one wins, one gets 410. */
-export function consumeSetupToken(db: DbOrTx, token: string, now: number): SetupTokenRow {
-  const row = findLiveSetupToken(db, token, now);
-  const result = db
+export async function consumeSetupToken(db: DbOrTx, token: string, now: number): Promise<SetupTokenRow> {
+  const row = await findLiveSetupToken(db, token, now);
+  const result = (await db
     .update(setupTokens)
     .set({ usedAt: now })
     .where(and(eq(setupTokens.id, row.id), isNull(setupTokens.usedAt), gt(setupTokens.expiresAt, now)))
-    .run() as unknown as { changes: number };
+    .run()) as unknown as { changes: number };
   if (result.changes !== 1) throw gone();
   return { ...row, usedAt: now };
 }

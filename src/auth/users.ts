@@ -47,21 +47,21 @@ export function checkName(raw: string, field = "name"): string {
   return name;
 }
 
-export function findUserByEmail(db: DbOrTx, email: string): UserRow | undefined {
-  return db
+export async function findUserByEmail(db: DbOrTx, email: string): Promise<UserRow | undefined> {
+  return await db
     .select()
     .from(users)
     .where(eq(users.email, normalizeEmail(email)))
     .get();
 }
 
-export function findUser(db: DbOrTx, id: string): UserRow | undefined {
-  return db.select().from(users).where(eq(users.id, id)).get();
+export async function findUser(db: DbOrTx, id: string): Promise<UserRow | undefined> {
+  return await db.select().from(users).where(eq(users.id, id)).get();
 }
 
 /** The user's role in a workspace, or null when not a member. */
-export function roleIn(db: DbOrTx, userId: string, workspaceId: string): Role | null {
-  const row = db
+export async function roleIn(db: DbOrTx, userId: string, workspaceId: string): Promise<Role | null> {
+  const row = await db
     .select({ role: memberships.role })
     .from(memberships)
     .where(and(eq(memberships.userId, userId), eq(memberships.workspaceId, workspaceId)))
@@ -70,11 +70,11 @@ export function roleIn(db: DbOrTx, userId: string, workspaceId: string): Role | 
 }
 
 /** The workspace a sign-in lands in when none is asked for: the user's oldest membership. */
-export function firstMembership(
+export async function firstMembership(
   db: DbOrTx,
   userId: string,
-): { workspaceId: string; workspaceName: string; role: Role } | null {
-  const row = db
+): Promise<{ workspaceId: string; workspaceName: string; role: Role } | null> {
+  const row = await db
     .select({ workspaceId: memberships.workspaceId, workspaceName: workspaces.name, role: memberships.role })
     .from(memberships)
     .innerJoin(workspaces, eq(workspaces.id, memberships.workspaceId))
@@ -97,12 +97,12 @@ function toRecord(user: UserRow, role: string): MemberRecord {
 }
 
 /** Members of a workspace, newest membership first. */
-export function listMembers(
+export async function listMembers(
   db: DbOrTx,
   workspaceId: string,
   page: { limit: number; offset: number },
-): { users: MemberRecord[]; total: number } {
-  const rows = db
+): Promise<{ users: MemberRecord[]; total: number }> {
+  const rows = await db
     .select({ user: users, role: memberships.role })
     .from(memberships)
     .innerJoin(users, eq(users.id, memberships.userId))
@@ -112,14 +112,15 @@ export function listMembers(
     .offset(page.offset)
     .all();
   const total =
-    db.select({ n: count() }).from(memberships).where(eq(memberships.workspaceId, workspaceId)).get()?.n ?? 0;
+    (await db.select({ n: count() }).from(memberships).where(eq(memberships.workspaceId, workspaceId)).get())
+      ?.n ?? 0;
   return { users: rows.map((row) => toRecord(row.user, row.role)), total };
 }
 
 /** One member of a workspace; 404 for an unknown user or one of another workspace. */
-export function getMember(db: DbOrTx, workspaceId: string, userId: string): MemberRecord {
+export async function getMember(db: DbOrTx, workspaceId: string, userId: string): Promise<MemberRecord> {
   if (!isUuid(userId)) throw notFound();
-  const row = db
+  const row = await db
     .select({ user: users, role: memberships.role })
     .from(memberships)
     .innerJoin(users, eq(users.id, memberships.userId))
@@ -130,10 +131,10 @@ export function getMember(db: DbOrTx, workspaceId: string, userId: string): Memb
 }
 
 /** Inserts a user without a password (set later by a setup link or `--password-stdin`). */
-export function insertUser(
+export async function insertUser(
   db: DbOrTx,
   input: { email: string; name: string; passwordHash?: string | null; now: number },
-): UserRow {
+): Promise<UserRow> {
   const row: UserRow = {
     id: newId(),
     email: normalizeEmail(input.email),
@@ -142,68 +143,81 @@ export function insertUser(
     createdAt: input.now,
     updatedAt: input.now,
   };
-  if (findUserByEmail(db, row.email)) throw conflict("A user with this email already exists");
-  db.insert(users).values(row).run();
+  if (await findUserByEmail(db, row.email)) throw conflict("A user with this email already exists");
+  await db.insert(users).values(row).run();
   return row;
 }
 
-export function insertMembership(db: DbOrTx, userId: string, workspaceId: string, role: Role, now: number) {
-  db.insert(memberships).values({ userId, workspaceId, role, createdAt: now }).onConflictDoNothing().run();
+export async function insertMembership(
+  db: DbOrTx,
+  userId: string,
+  workspaceId: string,
+  role: Role,
+  now: number,
+) {
+  await db
+    .insert(memberships)
+    .values({ userId, workspaceId, role, createdAt: now })
+    .onConflictDoNothing()
+    .run();
 }
 
 /**
  * Adds a person to a workspace with a role: a new user (no password yet) for an unknown e-mail,
  * else the existing user (name unchanged). 409 when already a member.
  */
-export function addMember(
+export async function addMember(
   db: DbOrTx,
   input: { workspaceId: string; email: string; name: string; role: Role; now: number },
-): { member: MemberRecord; user: UserRow; created: boolean } {
-  const workspace = db
+): Promise<{ member: MemberRecord; user: UserRow; created: boolean }> {
+  const workspace = await db
     .select({ id: workspaces.id })
     .from(workspaces)
     .where(eq(workspaces.id, input.workspaceId))
     .get();
   if (!workspace) throw notFound();
-  let user = findUserByEmail(db, input.email);
+  let user = await findUserByEmail(db, input.email);
   const created = !user;
   if (!user) {
-    user = insertUser(db, { email: input.email, name: input.name, now: input.now });
-  } else if (roleIn(db, user.id, input.workspaceId)) {
+    user = await insertUser(db, { email: input.email, name: input.name, now: input.now });
+  } else if (await roleIn(db, user.id, input.workspaceId)) {
     throw conflict("This user is already a member of this workspace");
   }
-  insertMembership(db, user.id, input.workspaceId, input.role, input.now);
+  await insertMembership(db, user.id, input.workspaceId, input.role, input.now);
   return { member: toRecord(user, input.role), user, created };
 }
 
-function adminCount(db: DbOrTx, workspaceId: string): number {
+async function adminCount(db: DbOrTx, workspaceId: string): Promise<number> {
   return (
-    db
-      .select({ n: count() })
-      .from(memberships)
-      .where(and(eq(memberships.workspaceId, workspaceId), eq(memberships.role, "admin")))
-      .get()?.n ?? 0
+    (
+      await db
+        .select({ n: count() })
+        .from(memberships)
+        .where(and(eq(memberships.workspaceId, workspaceId), eq(memberships.role, "admin")))
+        .get()
+    )?.n ?? 0
   );
 }
 
 const LAST_ADMIN = "The last admin of a workspace cannot be removed or demoted";
 
 /** Changes a member's role; 409 when it would leave the workspace without an admin. */
-export function updateMemberRole(
+export async function updateMemberRole(
   db: DbOrTx,
   workspaceId: string,
   userId: string,
   role: Role,
   now: number,
-): MemberRecord {
-  const member = getMember(db, workspaceId, userId);
+): Promise<MemberRecord> {
+  const member = await getMember(db, workspaceId, userId);
   if (member.role === role) return member;
-  if (member.role === "admin" && adminCount(db, workspaceId) <= 1) throw conflict(LAST_ADMIN);
-  db.update(memberships)
+  if (member.role === "admin" && (await adminCount(db, workspaceId)) <= 1) throw conflict(LAST_ADMIN);
+  await db
+    .update(memberships)
     .set({ role })
     .where(and(eq(memberships.workspaceId, workspaceId), eq(memberships.userId, userId)))
     .run();
-  db.update(users).set({ updatedAt: now }).where(eq(users.id, userId)).run();
+  await db.update(users).set({ updatedAt: now }).where(eq(users.id, userId)).run();
   return { ...member, role };
 }
 
@@ -211,34 +225,37 @@ export function updateMemberRole(
  * Takes a member out of a workspace: the membership, their sessions in it and their unused setup
  * links for it go. The user row stays (other workspaces, a later invitation). 409 for the last admin.
  */
-export function removeMember(db: DbOrTx, workspaceId: string, userId: string): MemberRecord {
-  const member = getMember(db, workspaceId, userId);
-  if (member.role === "admin" && adminCount(db, workspaceId) <= 1) throw conflict(LAST_ADMIN);
-  db.delete(memberships)
+export async function removeMember(db: DbOrTx, workspaceId: string, userId: string): Promise<MemberRecord> {
+  const member = await getMember(db, workspaceId, userId);
+  if (member.role === "admin" && (await adminCount(db, workspaceId)) <= 1) throw conflict(LAST_ADMIN);
+  await db
+    .delete(memberships)
     .where(and(eq(memberships.workspaceId, workspaceId), eq(memberships.userId, userId)))
     .run();
-  db.delete(sessions)
+  await db
+    .delete(sessions)
     .where(and(eq(sessions.workspaceId, workspaceId), eq(sessions.userId, userId)))
     .run();
-  db.delete(setupTokens)
+  await db
+    .delete(setupTokens)
     .where(and(eq(setupTokens.workspaceId, workspaceId), eq(setupTokens.userId, userId)))
     .run();
   return member;
 }
 
 /** Stores a new password hash for a user. */
-export function setPasswordHash(db: DbOrTx, userId: string, passwordHash: string, now: number) {
-  const result = db
+export async function setPasswordHash(db: DbOrTx, userId: string, passwordHash: string, now: number) {
+  const result = (await db
     .update(users)
     .set({ passwordHash, updatedAt: now })
     .where(eq(users.id, userId))
-    .run() as unknown as {
+    .run()) as unknown as {
     changes: number;
   };
   if (result.changes === 0) throw new AppError("not_found", "Not found");
 }
 
 /** How many users there are, in every workspace. */
-export function countUsers(db: DbOrTx): number {
-  return db.select({ n: count() }).from(users).get()?.n ?? 0;
+export async function countUsers(db: DbOrTx): Promise<number> {
+  return (await db.select({ n: count() }).from(users).get())?.n ?? 0;
 }

@@ -108,12 +108,12 @@ export interface SandboxSend {
  * The simulated carrier's ledger for one workspace, newest first (`GET /v1/sandbox/outbox`).
  * One row per hand-off: a duplicate send shows as two rows.
  */
-export function listSandboxSends(
+export async function listSandboxSends(
   db: DbOrTx,
   workspaceId: string,
   page: { limit: number; offset: number },
-): { sends: SandboxSend[]; total: number } {
-  const { rows, total } = newestFirstPage(
+): Promise<{ sends: SandboxSend[]; total: number }> {
+  const { rows, total } = await newestFirstPage(
     db,
     sandboxSends,
     eq(sandboxSends.workspaceId, workspaceId),
@@ -169,11 +169,11 @@ export class SimulatedCarrier implements Carrier {
   async placeCall(call: OutboundCall): Promise<CallPlacement> {
     if (call.to === SIMULATED_MAGIC.outage || call.from === SIMULATED_MAGIC.outage)
       throw new CarrierUnavailableError("simulated carrier outage");
-    return this.calls.place(call);
+    return await this.calls.place(call);
   }
 
   async lookupCall(call: OutboundCall): Promise<CallLookup> {
-    return this.calls.lookup(call.callId);
+    return await this.calls.lookup(call.callId);
   }
 
   /** The simulated carrier makes no HTTP callbacks: call reports go straight to the call sink. */
@@ -226,10 +226,10 @@ export class SimulatedCarrier implements Carrier {
       if (this.stopped && reported > 0) break;
       const now = this.clock.now();
       const statements = ledgerStatements(this.db);
-      const due = statements.due.all({ now, limit: this.batchSize });
+      const due = await statements.due.all({ now, limit: this.batchSize });
       if (due.length === 0) break;
       await this.sinks.onStatus(due.map(statusOfLedgerRow));
-      statements.reported.run({ now, ids: JSON.stringify(due.map((row) => row.id)) });
+      await statements.reported.run({ now, ids: JSON.stringify(due.map((row) => row.id)) });
       reported += due.length;
       if (due.length < this.batchSize) break;
     }
@@ -343,16 +343,16 @@ export class SimulatedCarrier implements Carrier {
   private record(row: SandboxSendRow): Promise<void> {
     this.unwritten.push(row);
     this.writing ??= new Promise<void>((resolve, reject) => {
-      queueMicrotask(() => {
+      queueMicrotask(async () => {
         const rows = this.unwritten;
         this.unwritten = [];
         this.writing = null;
         try {
-          if (rows.length === 1) ledgerStatements(this.db).insert.run(rows[0]);
+          if (rows.length === 1) await ledgerStatements(this.db).insert.run(rows[0]);
           else
-            this.db.transaction((tx) => {
+            await this.db.transaction(async (tx) => {
               const insert = ledgerStatements(tx).insert;
-              for (const row of rows) insert.run(row);
+              for (const row of rows) await insert.run(row);
             });
           resolve();
         } catch (error) {
@@ -365,7 +365,7 @@ export class SimulatedCarrier implements Carrier {
 
   async lookupSend(sms: OutboundSms, _sentAfter: number): Promise<SendLookup> {
     await this.writing;
-    const row = this.db
+    const row = await this.db
       .select()
       .from(sandboxSends)
       .where(eq(sandboxSends.messageId, sms.messageId))

@@ -47,7 +47,13 @@ export async function runContactsCommand(
   const handle = openDatabase(dbPathFrom(flags));
   try {
     migrate(handle.sqlite);
-    if (!handle.db.select({ id: workspaces.id }).from(workspaces).where(eq(workspaces.id, workspaceId)).get())
+    if (
+      !(await handle.db
+        .select({ id: workspaces.id })
+        .from(workspaces)
+        .where(eq(workspaces.id, workspaceId))
+        .get())
+    )
       throw new UsageError(`workspace ${workspaceId} does not exist`);
     const bar = progressBar(size);
     const result = await importContactsCsv(handle.db, workspaceId, Bun.file(file).stream(), {

@@ -43,10 +43,10 @@ export async function runUsersCommand(sub: string | undefined, flags: ParsedArgs
   const handle = openDatabase(dbPathFrom(flags));
   try {
     migrate(handle.sqlite);
-    if (!getWorkspace(handle.db, workspaceId))
+    if (!(await getWorkspace(handle.db, workspaceId)))
       throw new UsageError(`workspace ${workspaceId} does not exist`);
     if (sub === "list") {
-      const { users } = listMembers(handle.db, workspaceId, { limit: 10_000, offset: 0 });
+      const { users } = await listMembers(handle.db, workspaceId, { limit: 10_000, offset: 0 });
       const text = users
         .map((u) => `${u.id}  ${u.email}  ${u.role}  ${u.name}${u.setup_pending ? "  (setup pending)" : ""}`)
         .join("\n");

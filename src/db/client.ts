@@ -162,7 +162,9 @@ function asyncTransactions(db: Db, sqlite: Database) {
       } catch (error) {
         if (!isBusy(error) || Date.now() - since >= BUSY_TIMEOUT_MS) throw error;
       }
-      await new Promise((resolve) => (retry <= IMMEDIATE_RETRIES ? setImmediate(resolve) : setTimeout(resolve, 1)));
+      await new Promise((resolve) =>
+        retry <= IMMEDIATE_RETRIES ? setImmediate(resolve) : setTimeout(resolve, 1),
+      );
     }
   }
 
@@ -203,7 +205,9 @@ function asyncTransactions(db: Db, sqlite: Database) {
   }
 
   const session = (db as unknown as { session: Record<string, unknown> }).session;
-  const prepareQuery = (session.prepareQuery as (...args: unknown[]) => Record<string, unknown>).bind(session);
+  const prepareQuery = (session.prepareQuery as (...args: unknown[]) => Record<string, unknown>).bind(
+    session,
+  );
   session.prepareQuery = (...args: unknown[]) => {
     const prepared = prepareQuery(...args);
     for (const name of EXECUTORS) {

@@ -100,7 +100,7 @@ function createGroupCommitter(db: Db) {
     });
   }
 
-  return (work: (tx: Tx, group: GroupScope) => unknown) => {
+  return async (work: (tx: Tx, group: GroupScope) => unknown) => {
     // Inside a transaction the write joins it: waiting for the next group would wait for the
     // transaction that waits for this write.
     if (inTransaction(db)) {
@@ -112,7 +112,7 @@ function createGroupCommitter(db: Db) {
           return value;
         },
       };
-      return db.transaction(async (tx) => {
+      return await db.transaction(async (tx) => {
         const value = await work(tx, alone);
         for (const finish of finishes) await finish();
         return value;

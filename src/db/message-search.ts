@@ -42,7 +42,7 @@ const SMALL_MATCH_SET = 2000;
  * the index's matching rows are counted first, then the workspace's matching threads are counted
  * and the page is read in inbox order.
  */
-export function searchConversations(
+export async function searchConversations(
   db: Db,
   input: {
     workspaceId: string;
@@ -53,10 +53,10 @@ export function searchConversations(
     /** Overrides SMALL_MATCH_SET (tests run both paths on a small corpus). */
     smallMatchSet?: number;
   },
-): { rows: ConversationRow[]; total: number } {
+): Promise<{ rows: ConversationRow[]; total: number }> {
   const query = ftsQuery(input.text);
   if (!query) return { rows: [], total: 0 };
-  drainSearchBacklog(db, SEARCH_DRAIN_LIMIT);
+  await drainSearchBacklog(db, SEARCH_DRAIN_LIMIT);
   const smallMatchSet = input.smallMatchSet ?? SMALL_MATCH_SET;
 
   if (!input.where && workspaceHoldsEveryThread(db, input.workspaceId)) {
@@ -68,7 +68,7 @@ export function searchConversations(
     if (total === 0 || input.offset >= total) return { rows: [], total };
     const keyList = sql`SELECT value FROM json_each(${keys})`;
     return {
-      rows: page(
+      rows: await page(
         db,
         input,
         threadsWithKeys(input.workspaceId, keyList, total <= smallMatchSet ? "byKey" : "byInbox"),
@@ -90,12 +90,12 @@ export function searchConversations(
   // Few: each thread looked up by key. Many: counted as the planner chooses, and the page walks the
   // inbox order, stopping once it is full.
   const matches = and(threadsWithKeys(input.workspaceId, keyList, small ? "byKey" : "either"), input.where);
-  const total = db.select({ n: count() }).from(conversations).where(matches).get()?.n ?? 0;
+  const total = (await db.select({ n: count() }).from(conversations).where(matches).get())?.n ?? 0;
   if (total === 0 || input.offset >= total) return { rows: [], total };
   const pageWhere = small
     ? matches
     : and(threadsWithKeys(input.workspaceId, keyList, "byInbox"), input.where);
-  return { rows: page(db, input, pageWhere), total };
+  return { rows: await page(db, input, pageWhere), total };
 }
 
 /**
@@ -111,8 +111,12 @@ function threadsWithKeys(workspaceId: string, keyList: SQL, plan: "byKey" | "byI
 }
 
 /** One page of the matching threads, most recently active first. */
-function page(db: Db, input: { limit: number; offset: number }, where: SQL | undefined): ConversationRow[] {
-  return db
+async function page(
+  db: Db,
+  input: { limit: number; offset: number },
+  where: SQL | undefined,
+): Promise<ConversationRow[]> {
+  return await db
     .select()
     .from(conversations)
     .where(where)
@@ -173,11 +177,11 @@ function contactLabel(firstName: string | null, lastName: string | null, phone: 
  * row twice). Returns how many backlog rows were consumed. Rows whose thread or message was
  * deleted meanwhile are dropped.
  */
-export function drainSearchBacklog(db: Db, limit = DRAIN_BATCH): number {
+export async function drainSearchBacklog(db: Db, limit = DRAIN_BATCH): Promise<number> {
   let consumed = 0;
   while (consumed < limit) {
     const batch = Math.min(DRAIN_BATCH, limit - consumed);
-    const done = db.transaction(
+    const done = await db.transaction(
       (tx) => {
         const statements = drainStatements(tx);
         const rows = statements.backlog.values(batch) as [number, number, number][];
@@ -245,11 +249,11 @@ const drainStatements = preparedPerConnection((db: DbOrTx) => {
 export function startSearchIndexer(db: Db, intervalMs = 1000): { stop(): void } {
   let stopped = false;
   let timer: ReturnType<typeof setTimeout> | null = null;
-  const tick = () => {
+  const tick = async () => {
     if (stopped) return;
     let more = false;
     try {
-      more = drainSearchBacklog(db, DRAIN_BATCH) === DRAIN_BATCH;
+      more = (await drainSearchBacklog(db, DRAIN_BATCH)) === DRAIN_BATCH;
     } catch (error) {
       // Busy (another server is draining) or a closing database: the next tick tries again.
       log.debug("search backlog drain deferred", { error: String(error) });

@@ -10,16 +10,16 @@ type WorkspaceTable = SQLiteTable & { id: SQLiteColumn; workspaceId: SQLiteColum
  * another workspace's: what every "Not found" (and every "`<field>` does not exist") of the API
  * looks up. A malformed id is never sent to the database.
  */
-export function workspaceRow<T extends WorkspaceTable>(
+export async function workspaceRow<T extends WorkspaceTable>(
   db: DbOrTx,
   table: T,
   workspaceId: string,
   id: string,
-): T["$inferSelect"] | undefined {
+): Promise<T["$inferSelect"] | undefined> {
   if (!isUuid(id)) return undefined;
-  return db
+  return (await db
     .select()
     .from(table as SQLiteTable)
     .where(and(eq(table.workspaceId, workspaceId), eq(table.id, id)))
-    .get() as T["$inferSelect"] | undefined;
+    .get()) as T["$inferSelect"] | undefined;
 }

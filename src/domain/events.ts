@@ -13,7 +13,7 @@ export interface EmittedEvent {
   createdAt: number;
 }
 
-type EventListener = (tx: DbOrTx, event: EmittedEvent) => void;
+type EventListener = (tx: DbOrTx, event: EmittedEvent) => Promise<void> | void;
 const listeners: EventListener[] = [];
 
 /**
@@ -24,7 +24,7 @@ export function onEventEmitted(listener: EventListener) {
   listeners.push(listener);
 }
 
-type BatchListener = (tx: DbOrTx, events: EmittedEvent[]) => void;
+type BatchListener = (tx: DbOrTx, events: EmittedEvent[]) => Promise<void> | void;
 const batchListeners: BatchListener[] = [];
 /** Whether a listener fans events out as they are emitted: then they are written dispatched. */
 let dispatchedOnEmit = false;
@@ -62,9 +62,15 @@ const insertEvent = preparedPerConnection((db) =>
  * webhook deliveries (or, in a process without the fan-out, its outbox row) commit exactly when
  * the change does.
  */
-export function emitEvent(tx: DbOrTx, workspaceId: string, type: EventType, data: unknown, now = Date.now()) {
+export async function emitEvent(
+  tx: DbOrTx,
+  workspaceId: string,
+  type: EventType,
+  data: unknown,
+  now = Date.now(),
+) {
   const event: EmittedEvent = { id: newId(), workspaceId, type, data, createdAt: now };
-  if (!dispatchedOnEmit) insertEvent(tx).run(outboxRow(event));
+  if (!dispatchedOnEmit) await insertEvent(tx).run(outboxRow(event));
   for (const listener of listeners) listener(tx, event);
   for (const listener of batchListeners) listener(tx, [event]);
   return event;
@@ -79,7 +85,7 @@ function outboxRow(event: EmittedEvent) {
  * Many events of one type at once (bulk imports): the same outbox rows and listeners as
  * `emitEvent`, through one prepared insert for the whole batch.
  */
-export function emitEvents(
+export async function emitEvents(
   tx: DbOrTx,
   workspaceId: string,
   type: EventType,
@@ -91,7 +97,7 @@ export function emitEvents(
   const emitted: EmittedEvent[] = [];
   for (const data of items) {
     const event: EmittedEvent = { id: newId(), workspaceId, type, data, createdAt: now };
-    insert?.run(outboxRow(event));
+    await insert?.run(outboxRow(event));
     for (const listener of listeners) listener(tx, event);
     emitted.push(event);
   }
@@ -116,13 +122,14 @@ export async function pruneEvents(db: Db, now: number): Promise<number> {
   const before = uuidV7Floor(cutoff);
   let deleted = 0;
   for (;;) {
-    const batch = db.transaction((tx) => {
+    const batch = await db.transaction(async (tx) => {
       const old = tx
         .select({ id: events.id })
         .from(events)
         .where(and(lt(events.id, before), lt(events.createdAt, cutoff), isNotNull(events.dispatchedAt)))
         .limit(PRUNE_BATCH);
-      return tx.delete(events).where(sql`${events.id} IN (${old})`).returning({ id: events.id }).all().length;
+      return (await tx.delete(events).where(sql`${events.id} IN (${old})`).returning({ id: events.id }).all())
+        .length;
     });
     deleted += batch;
     if (batch < PRUNE_BATCH) return deleted;

@@ -312,12 +312,12 @@ export function createFrontDoor(deps: ConventionDeps, handle: Handle) {
   }
 
   /** Runs the router; a sync route stays sync (an async fetch handler costs Bun.serve a third of its rate). */
-  function dispatch(
+  async function dispatch(
     request: Request,
     forwarded: Request,
     state: RequestState,
     path: string,
-  ): Response | Promise<Response> {
+  ): Promise<Response | Promise<Response>> {
     let result: Response | Promise<Response>;
     try {
       result = handle(forwarded);
@@ -326,11 +326,11 @@ export function createFrontDoor(deps: ConventionDeps, handle: Handle) {
     }
     if (result instanceof Promise) {
       return result.then(
-        (response) => settle(request, state, response, path),
-        (error) => settle(request, state, internalError(state, request, path, error), path),
+        async (response) => await settle(request, state, response, path),
+        async (error) => await settle(request, state, internalError(state, request, path, error), path),
       );
     }
-    return settle(request, state, result, path);
+    return await settle(request, state, result, path);
   }
 
   function internalError(state: RequestState, request: Request, path: string, error: unknown): Response {
@@ -344,27 +344,27 @@ export function createFrontDoor(deps: ConventionDeps, handle: Handle) {
   }
 
   /** Stores the answer for Idempotency-Key replay (when this request claimed a key), then finishes. */
-  function settle(
+  async function settle(
     request: Request,
     state: RequestState,
     response: Response,
     path: string,
-  ): Response | Promise<Response> {
+  ): Promise<Response | Promise<Response>> {
     const key = state.idempotencyKey;
     if (!key || !state.auth) return finish(request, state, response, path);
     const workspaceId = state.auth.workspaceId;
     // A failure of the server, or a refusal that passes with time (429: a daily budget), is not
     // kept: the same key may be tried again and gets a fresh answer.
     if (response.status >= 500 || response.status === 429) {
-      releaseIdempotencyKey(deps.db, workspaceId, key);
+      await releaseIdempotencyKey(deps.db, workspaceId, key);
       return finish(request, state, response, path);
     }
-    return response.text().then((text) => {
+    return response.text().then(async (text) => {
       if (response.status === 200 && secretAnswers.has(path)) {
         const replay = errorBody(new AppError("conflict", SECRET_REPLAY_MESSAGE));
-        storeIdempotentResponse(deps.db, workspaceId, key, 409, JSON.stringify(replay));
+        await storeIdempotentResponse(deps.db, workspaceId, key, 409, JSON.stringify(replay));
       } else {
-        storeIdempotentResponse(deps.db, workspaceId, key, response.status, text);
+        await storeIdempotentResponse(deps.db, workspaceId, key, response.status, text);
       }
       return finish(
         request,
@@ -393,7 +393,7 @@ export function createFrontDoor(deps: ConventionDeps, handle: Handle) {
       const headers = new Headers(request.headers);
       headers.delete("content-type");
       headers.delete("content-length");
-      return withParsedBody(request, new Request(request.url, { method, headers }), "", state, path);
+      return await withParsedBody(request, new Request(request.url, { method, headers }), "", state, path);
     }
     // 4. Body: at most the route's limit (counted while it is read), JSON, an object (an empty body is {}).
     const limit = bodyLimitOf(path);
@@ -426,7 +426,7 @@ export function createFrontDoor(deps: ConventionDeps, handle: Handle) {
     headers.delete("content-length");
     // The key is bound to the JSON value, not its spelling: key order and spacing do not matter.
     const fingerprintOf = () => canonicalJson(value);
-    return withParsedBody(
+    return await withParsedBody(
       request,
       new Request(request.url, { method, headers, body }),
       text,
@@ -450,11 +450,11 @@ export function createFrontDoor(deps: ConventionDeps, handle: Handle) {
       headers: request.headers,
       body: bytes as Uint8Array<ArrayBuffer>,
     });
-    return withParsedBody(request, forwarded, new TextDecoder().decode(bytes), state, path);
+    return await withParsedBody(request, forwarded, new TextDecoder().decode(bytes), state, path);
   }
 
   /** Idempotency-Key for writes (on the raw body text), then the route. */
-  function withParsedBody(
+  async function withParsedBody(
     request: Request,
     forwarded: Request,
     text: string,
@@ -462,7 +462,7 @@ export function createFrontDoor(deps: ConventionDeps, handle: Handle) {
     path: string,
     /** What the Idempotency-Key is bound to; the raw text unless given. */
     fingerprintOf: () => string = () => text,
-  ): Response | Promise<Response> {
+  ): Promise<Response | Promise<Response>> {
     const method = request.method;
     const fail = (error: AppError) => reject(request, state, path, error);
 
@@ -473,7 +473,7 @@ export function createFrontDoor(deps: ConventionDeps, handle: Handle) {
         return fail(new AppError("validation", "Idempotency-Key must be 1 to 255 characters"));
       }
       const fingerprint = createHash("sha256").update(`${method}\n${path}\n${fingerprintOf()}`).digest("hex");
-      const claim = claimIdempotencyKey(deps.db, state.auth.workspaceId, key, fingerprint);
+      const claim = await claimIdempotencyKey(deps.db, state.auth.workspaceId, key, fingerprint);
       if (claim.kind === "replay") {
         const replay = new Response(claim.body, {
           status: claim.status,
@@ -489,7 +489,7 @@ export function createFrontDoor(deps: ConventionDeps, handle: Handle) {
       state.idempotencyKey = key;
     }
     setState(forwarded, state);
-    return dispatch(request, forwarded, state, path);
+    return await dispatch(request, forwarded, state, path);
   }
 
   /** An answer the front door gives itself, before routing. */
@@ -528,7 +528,10 @@ export function createFrontDoor(deps: ConventionDeps, handle: Handle) {
     return resolved.session;
   }
 
-  return function frontDoor(request: Request, server?: AddressSource): Response | Promise<Response> {
+  return async function frontDoor(
+    request: Request,
+    server?: AddressSource,
+  ): Promise<Response | Promise<Response>> {
     const incoming = request.headers.get("x-request-id");
     const id = incoming && REQUEST_ID_RE.test(incoming) ? incoming : crypto.randomUUID();
     const state: RequestState = { id, startedAt: performance.now() };
@@ -598,7 +601,7 @@ export function createFrontDoor(deps: ConventionDeps, handle: Handle) {
         return withWholeUpload(request, state, path);
     }
     setState(request, state);
-    return dispatch(request, request, state, path);
+    return await dispatch(request, request, state, path);
   };
 }
 

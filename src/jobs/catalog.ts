@@ -100,13 +100,13 @@ export interface JobContext {
    * Runs `work` in a transaction that also marks this job done, so a handler whose effects are all
    * in the database takes effect exactly once.
    */
-  completeWith<T>(work: (tx: DbOrTx) => T): T;
+  completeWith<T>(work: (tx: DbOrTx) => Promise<T> | T): Promise<T>;
   /**
    * Marks this job done inside a transaction the handler already holds (for handlers that apply
    * several jobs' effects in one transaction). Returns false when the lease was lost: the handler
    * must then leave this job's effects out.
    */
-  completeIn(tx: DbOrTx): boolean;
+  completeIn(tx: DbOrTx): Promise<boolean>;
 }
 
 export type JobHandler<P> = (payload: P, ctx: JobContext) => Promise<void> | void;

@@ -21,19 +21,22 @@ const DAY_MS = 86_400_000;
 const pruneMaintenance: JobHandler<JobPayloads["maintenance.prune"]> = async (_payload, ctx) => {
   const now = ctx.clock.now();
   await pruneEvents(ctx.db, now);
-  ctx.completeWith((tx) => {
-    tx.delete(jobs)
+  ctx.completeWith(async (tx) => {
+    await tx
+      .delete(jobs)
       .where(and(eq(jobs.status, "done"), lt(jobs.finishedAt, now - DAY_MS)))
       .run();
-    tx.delete(jobs)
+    await tx
+      .delete(jobs)
       .where(and(inArray(jobs.status, ["dead"]), lt(jobs.finishedAt, now - 7 * DAY_MS)))
       .run();
-    tx.delete(idempotencyKeys)
+    await tx
+      .delete(idempotencyKeys)
       .where(lt(idempotencyKeys.createdAt, now - DAY_MS))
       .run();
-    pruneWebhookLog(tx, now);
-    pruneDailyBudgets(tx, now);
-    pruneReentrySkips(tx, now);
+    await pruneWebhookLog(tx, now);
+    await pruneDailyBudgets(tx, now);
+    await pruneReentrySkips(tx, now);
   });
 };
 

@@ -108,26 +108,26 @@ function leaseScansFor(db: DbOrTx, kinds: string[]) {
  * Adds a job. Call it with the transaction that makes the change causing the work, so both commit
  * or neither does. Returns the job id (or null when `dedupeKey` already existed).
  */
-export function enqueueJob<K extends JobKind>(
+export async function enqueueJob<K extends JobKind>(
   tx: DbOrTx,
   kind: K,
   payload: JobPayloads[K],
   options: EnqueueOptions = {},
-): string | null {
-  return enqueueAnyJob(tx, kind, payload, JOB_POLICIES[kind], options);
+): Promise<string | null> {
+  return await enqueueAnyJob(tx, kind, payload, JOB_POLICIES[kind], options);
 }
 
 /** Untyped enqueue, for kinds registered outside the catalogue (tests). */
-export function enqueueAnyJob(
+export async function enqueueAnyJob(
   tx: DbOrTx,
   kind: string,
   payload: unknown,
   policy: Pick<JobPolicy, "maxAttempts">,
   options: EnqueueOptions = {},
-): string | null {
+): Promise<string | null> {
   const now = options.now ?? Date.now();
   const id = newId();
-  const inserted = queueStatements(tx).insert.all({
+  const inserted = await queueStatements(tx).insert.all({
     id,
     workspaceId: options.workspaceId ?? null,
     kind,
@@ -145,7 +145,7 @@ export function enqueueAnyJob(
  * Leases up to `limit` due jobs for `workerId`: queued jobs whose time has come, and running jobs
  * whose lease expired (their worker died). Each lease lasts its kind's timeout.
  */
-export function leaseDueJobs(
+export async function leaseDueJobs(
   db: Db,
   input: {
     workerId: string;
@@ -155,23 +155,25 @@ export function leaseDueJobs(
     kinds: string[];
     policyOf: (kind: string) => JobPolicy | undefined;
   },
-): JobRow[] {
+): Promise<JobRow[]> {
   if (input.limit <= 0 || input.kinds.length === 0) return [];
   const { now } = input;
-  return db.transaction((tx) => {
+  return await db.transaction(async (tx) => {
     // Two index range scans, not one OR: with the OR, SQLite collects and sorts every due job
     // before the limit applies, so each lease cost O(backlog) (13 ms at 100k queued jobs).
     const scans = leaseScansFor(tx, input.kinds);
-    const expired = scans.expired.all({ now, limit: input.limit });
+    const expired = await scans.expired.all({ now, limit: input.limit });
     const queued =
-      expired.length < input.limit ? scans.queued.all({ now, limit: input.limit - expired.length }) : [];
+      expired.length < input.limit
+        ? await scans.queued.all({ now, limit: input.limit - expired.length })
+        : [];
     const due = [...expired, ...queued];
     const leased: JobRow[] = [];
     for (const job of due) {
       const policy = input.policyOf(job.kind);
       if (!policy) continue;
       const leaseUntil = now + policy.timeoutMs;
-      queueStatements(tx).lease.run({
+      await queueStatements(tx).lease.run({
         id: job.id,
         leaseUntil,
         workerId: input.workerId,
@@ -196,8 +198,8 @@ function heldBy(job: JobRow) {
 }
 
 /** Marks a leased job done. Returns false when the lease was lost (another worker took the job). */
-export function completeJob(tx: DbOrTx, job: JobRow, now = Date.now()): boolean {
-  const done = queueStatements(tx).complete.all({
+export async function completeJob(tx: DbOrTx, job: JobRow, now = Date.now()): Promise<boolean> {
+  const done = await queueStatements(tx).complete.all({
     id: job.id,
     lockedBy: job.lockedBy ?? "",
     attempts: job.attempts,
@@ -207,9 +209,10 @@ export function completeJob(tx: DbOrTx, job: JobRow, now = Date.now()): boolean 
 }
 
 /** Records a failed attempt: retried after the kind's backoff, or dead after its last attempt. */
-export function failJob(db: DbOrTx, job: JobRow, error: string, policy: JobPolicy, now = Date.now()) {
+export async function failJob(db: DbOrTx, job: JobRow, error: string, policy: JobPolicy, now = Date.now()) {
   const dead = job.attempts >= job.maxAttempts;
-  db.update(jobs)
+  await db
+    .update(jobs)
     .set({
       status: dead ? "dead" : "queued",
       runAt: dead ? job.runAt : now + policy.backoffMs(job.attempts),
@@ -224,8 +227,9 @@ export function failJob(db: DbOrTx, job: JobRow, error: string, policy: JobPolic
 }
 
 /** Puts a job back to run at `runAt` without counting the attempt. */
-export function rescheduleJob(db: DbOrTx, job: JobRow, runAt: number, now = Date.now()) {
-  db.update(jobs)
+export async function rescheduleJob(db: DbOrTx, job: JobRow, runAt: number, now = Date.now()) {
+  await db
+    .update(jobs)
     .set({
       status: "queued",
       runAt,
@@ -239,8 +243,8 @@ export function rescheduleJob(db: DbOrTx, job: JobRow, runAt: number, now = Date
 }
 
 /** On graceful shutdown: hands this worker's unfinished jobs back, attempts uncounted. */
-export function releaseLeases(db: Db, workerId: string, now = Date.now()): number {
-  const released = db
+export async function releaseLeases(db: Db, workerId: string, now = Date.now()): Promise<number> {
+  const released = await db
     .update(jobs)
     .set({
       status: "queued",
@@ -278,8 +282,11 @@ function processExists(pid: number): boolean {
  * counted as any expired lease's is. A holder whose process still exists, or on another machine,
  * keeps its lease. Returns how many leases expired.
  */
-export function expireLeasesOfGoneWorkers(db: Db, input: { host: string; now: number }): number {
-  const holders = db
+export async function expireLeasesOfGoneWorkers(
+  db: Db,
+  input: { host: string; now: number },
+): Promise<number> {
+  const holders = await db
     .selectDistinct({ lockedBy: jobs.lockedBy })
     .from(jobs)
     .where(and(eq(jobs.status, "running"), gt(jobs.leaseUntil, input.now)))
@@ -291,17 +298,19 @@ export function expireLeasesOfGoneWorkers(db: Db, input: { host: string; now: nu
     return pid !== process.pid && !processExists(pid) ? [lockedBy as string] : [];
   });
   if (gone.length === 0) return 0;
-  return db
-    .update(jobs)
-    .set({ leaseUntil: input.now, updatedAt: input.now })
-    .where(and(eq(jobs.status, "running"), inJsonList(jobs.lockedBy, gone)))
-    .returning({ id: jobs.id })
-    .all().length;
+  return (
+    await db
+      .update(jobs)
+      .set({ leaseUntil: input.now, updatedAt: input.now })
+      .where(and(eq(jobs.status, "running"), inJsonList(jobs.lockedBy, gone)))
+      .returning({ id: jobs.id })
+      .all()
+  ).length;
 }
 
 /** Queue depth by status, for /metrics. */
-export function queueDepth(db: Db): Record<string, number> {
-  const rows = db
+export async function queueDepth(db: Db): Promise<Record<string, number>> {
+  const rows = await db
     .select({ status: jobs.status, n: sql<number>`count(*)` })
     .from(jobs)
     .where(inArray(jobs.status, ["queued", "running", "dead"]))
@@ -312,8 +321,8 @@ export function queueDepth(db: Db): Record<string, number> {
   return depth;
 }
 
-export function getJob(db: Db, id: string): JobRow | undefined {
-  return db.select().from(jobs).where(eq(jobs.id, id)).get();
+export async function getJob(db: Db, id: string): Promise<JobRow | undefined> {
+  return await db.select().from(jobs).where(eq(jobs.id, id)).get();
 }
 
 /**
@@ -321,8 +330,8 @@ export function getJob(db: Db, id: string): JobRow | undefined {
  * flow's dispatcher asleep until its next wait ends, when a contact is enrolled. A running job is
  * left alone (it looks again within its own short sleep).
  */
-export function wakeJob(tx: DbOrTx, dedupeKey: string, now = Date.now()) {
-  const woken = tx
+export async function wakeJob(tx: DbOrTx, dedupeKey: string, now = Date.now()) {
+  const woken = await tx
     .update(jobs)
     .set({ runAt: now, updatedAt: now })
     .where(and(eq(jobs.dedupeKey, dedupeKey), eq(jobs.status, "queued"), gt(jobs.runAt, now)))

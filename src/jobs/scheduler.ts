@@ -9,10 +9,10 @@ import { enqueueJob } from "./queue";
  */
 export function startScheduler(db: Db): { stop(): void } {
   const crons = [
-    new Cron("17 * * * *", { protect: true }, () => {
+    new Cron("17 * * * *", { protect: true }, async () => {
       try {
         const hour = new Date().toISOString().slice(0, 13);
-        enqueueJob(db, "maintenance.prune", {}, { dedupeKey: `maintenance.prune:${hour}` });
+        await enqueueJob(db, "maintenance.prune", {}, { dedupeKey: `maintenance.prune:${hour}` });
       } catch (error) {
         log.error("could not schedule maintenance", { error: String(error) });
       }

@@ -74,15 +74,15 @@ export function createWorker(options: WorkerOptions): Worker {
       db,
       clock,
       job,
-      completeIn(tx) {
-        const done = completeJob(tx, job, clock.now());
+      async completeIn(tx) {
+        const done = await completeJob(tx, job, clock.now());
         if (done) completedInside = true;
         return done;
       },
-      completeWith(work) {
-        return db.transaction((tx) => {
-          const result = work(tx);
-          if (!completeJob(tx, job, clock.now())) tx.rollback();
+      async completeWith(work) {
+        return await db.transaction(async (tx) => {
+          const result = await work(tx);
+          if (!(await completeJob(tx, job, clock.now()))) tx.rollback();
           completedInside = true;
           return result;
         });
@@ -93,16 +93,16 @@ export function createWorker(options: WorkerOptions): Worker {
         Promise.resolve(registered.handle(job.payload as never, ctx)),
         registered.policy.timeoutMs,
       );
-      if (!completedInside) completeJob(db, job, clock.now());
+      if (!completedInside) await completeJob(db, job, clock.now());
     } catch (error) {
       if (error instanceof RescheduleJob) {
-        rescheduleJob(db, job, error.runAt, clock.now());
+        await rescheduleJob(db, job, error.runAt, clock.now());
         return;
       }
       const message = error instanceof Error ? error.message : String(error);
       log.warn("job failed", { job_id: job.id, kind: job.kind, attempt: job.attempts, error: message });
       try {
-        failJob(db, job, message, registered.policy, clock.now());
+        await failJob(db, job, message, registered.policy, clock.now());
       } catch (writeError) {
         // The lease will expire and the job will be retried by whoever leases it next.
         log.error("could not record job failure", { job_id: job.id, error: String(writeError) });
@@ -110,7 +110,7 @@ export function createWorker(options: WorkerOptions): Worker {
     }
   }
 
-  function tick() {
+  async function tick() {
     timer = null;
     if (stopping || ticking) return;
     ticking = true;
@@ -120,11 +120,12 @@ export function createWorker(options: WorkerOptions): Worker {
       const now = clock.now();
       if (now - goneCheckedAt >= GONE_CHECK_MS) {
         goneCheckedAt = now;
-        const expired = expireLeasesOfGoneWorkers(db, { host, now });
+        const expired = await expireLeasesOfGoneWorkers(db, { host, now });
         if (expired > 0) log.info("took back the leases of a stopped worker", { jobs: expired });
       }
       const free = concurrency - inFlight.size;
-      const leased = free > 0 ? leaseDueJobs(db, { workerId: id, limit: free, now, kinds, policyOf }) : [];
+      const leased =
+        free > 0 ? await leaseDueJobs(db, { workerId: id, limit: free, now, kinds, policyOf }) : [];
       for (const job of leased) {
         const run = runJob(job).finally(() => {
           inFlight.delete(run);
@@ -173,7 +174,7 @@ export function createWorker(options: WorkerOptions): Worker {
       if (inFlight.size > 0) {
         await Promise.race([Promise.allSettled([...inFlight]), Bun.sleep(graceMs)]);
       }
-      const released = releaseLeases(db, id, clock.now());
+      const released = await releaseLeases(db, id, clock.now());
       if (released > 0) log.info("released job leases", { count: released });
     },
     running: () => inFlight.size,

@@ -235,10 +235,10 @@ export class SimulatedCallLine {
     for (;;) {
       const now = this.clock.now();
       const statements = callLedgerStatements(this.db);
-      const due = statements.due.all({ line: this.line, now, limit: this.batchSize });
+      const due = await statements.due.all({ line: this.line, now, limit: this.batchSize });
       if (due.length === 0) break;
       await this.sinks.onCallReports(due.map(reportOfLedgerRow));
-      statements.reported.run({ now, ids: JSON.stringify(due.map((row) => row.id)) });
+      await statements.reported.run({ now, ids: JSON.stringify(due.map((row) => row.id)) });
       reported += due.length;
       if (due.length < this.batchSize || this.stopped) break;
     }
@@ -246,7 +246,7 @@ export class SimulatedCallLine {
   }
 
   /** Places a call: the outcome by the number called, recorded in the ledger; RINGING now. */
-  place(call: OutboundCall): CallPlacement {
+  async place(call: OutboundCall): Promise<CallPlacement> {
     if (call.to === SIMULATED_CALL_MAGIC.outage || call.from === SIMULATED_CALL_MAGIC.outage)
       throw new VoiceUnavailableError("simulated voice outage");
     if (call.to === SIMULATED_CALL_MAGIC.invalid)
@@ -254,7 +254,7 @@ export class SimulatedCallLine {
     const now = this.clock.now();
     const providerCallId = `${this.line === "voice" ? "simcall" : "CA"}_${digest("call", call.callId).slice(0, 30)}`;
     const outcome = simulatedOutcome(call, now, this.options.callMs);
-    this.db
+    await this.db
       .insert(sandboxCalls)
       .values({
         id: newId(),
@@ -273,8 +273,8 @@ export class SimulatedCallLine {
     return { accepted: true, providerCallId, status: "RINGING" };
   }
 
-  lookup(callId: string): CallLookup {
-    const row = this.db
+  async lookup(callId: string): Promise<CallLookup> {
+    const row = await this.db
       .select()
       .from(sandboxCalls)
       .where(and(eq(sandboxCalls.callId, callId), eq(sandboxCalls.line, this.line)))
@@ -304,12 +304,12 @@ export interface SandboxCall {
 }
 
 /** The simulated lines' ledger for one workspace, newest first (one row per placement). */
-export function listSandboxCalls(
+export async function listSandboxCalls(
   db: DbOrTx,
   workspaceId: string,
   page: { limit: number; offset: number },
-): { calls: SandboxCall[]; total: number } {
-  const { rows, total } = newestFirstPage(
+): Promise<{ calls: SandboxCall[]; total: number }> {
+  const { rows, total } = await newestFirstPage(
     db,
     sandboxCalls,
     eq(sandboxCalls.workspaceId, workspaceId),
@@ -367,11 +367,11 @@ export class SimulatedVoice implements VoiceProvider {
   }
 
   async placeCall(call: OutboundCall): Promise<CallPlacement> {
-    return this.lineImpl.place(call);
+    return await this.lineImpl.place(call);
   }
 
   async lookupCall(call: OutboundCall): Promise<CallLookup> {
-    return this.lineImpl.lookup(call.callId);
+    return await this.lineImpl.lookup(call.callId);
   }
 
   /** The simulated provider makes no HTTP callbacks, so none is genuine. */

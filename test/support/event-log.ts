@@ -39,25 +39,26 @@ export function eventLog(server: () => TestServer) {
       webhookIds.push(created.body.webhook.id);
     },
     /** The watched workspaces' events of `type` or types (of one workspace when given), oldest first. */
-    of(type: string | string[], workspaceId?: string): LoggedEvent[] {
+    async of(type: string | string[], workspaceId?: string): Promise<LoggedEvent[]> {
       if (webhookIds.length === 0) return [];
-      return server()
-        .server.handle.db.select()
-        .from(webhookDeliveries)
-        .where(
-          and(
-            inArray(webhookDeliveries.webhookId, webhookIds),
-            inArray(webhookDeliveries.eventType, Array.isArray(type) ? type : [type]),
-            workspaceId === undefined ? undefined : eq(webhookDeliveries.workspaceId, workspaceId),
-          ),
-        )
-        .orderBy(asc(webhookDeliveries.createdAt), asc(webhookDeliveries.id))
-        .all()
-        .map((row) => ({
-          type: row.eventType,
-          workspaceId: row.workspaceId,
-          data: JSON.parse(row.payload).data,
-        }));
+      return (
+        await server()
+          .server.handle.db.select()
+          .from(webhookDeliveries)
+          .where(
+            and(
+              inArray(webhookDeliveries.webhookId, webhookIds),
+              inArray(webhookDeliveries.eventType, Array.isArray(type) ? type : [type]),
+              workspaceId === undefined ? undefined : eq(webhookDeliveries.workspaceId, workspaceId),
+            ),
+          )
+          .orderBy(asc(webhookDeliveries.createdAt), asc(webhookDeliveries.id))
+          .all()
+      ).map((row) => ({
+        type: row.eventType,
+        workspaceId: row.workspaceId,
+        data: JSON.parse(row.payload).data,
+      }));
     },
   };
 }

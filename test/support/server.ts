@@ -96,13 +96,13 @@ export async function startTestServer(
     key: bootstrapKey,
     announcement: announced,
     workspaceId: bootstrapWorkspace,
-    newWorkspace(name = "Other", scopes: Scope[] = ["read", "write"]) {
-      const workspace = createWorkspace(db, { name });
-      const key = createApiKey(db, { workspaceId: workspace.id, scopes });
+    async newWorkspace(name = "Other", scopes: Scope[] = ["read", "write"]) {
+      const workspace = await createWorkspace(db, { name });
+      const key = await createApiKey(db, { workspaceId: workspace.id, scopes });
       return { workspaceId: workspace.id, key: key.key, keyId: key.id };
     },
-    newKey(scopes) {
-      const key = createApiKey(db, { workspaceId: bootstrapWorkspace, scopes });
+    async newKey(scopes) {
+      const key = await createApiKey(db, { workspaceId: bootstrapWorkspace, scopes });
       return { key: key.key, keyId: key.id };
     },
     api,

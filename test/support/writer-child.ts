@@ -11,8 +11,8 @@ const [path, workspaceId, count] = process.argv.slice(2);
 const handle = openDatabase(path);
 let done = 0;
 for (let i = 0; i < Number(count); i++) {
-  handle.db.transaction((tx) => {
-    ensureContact(tx, workspaceId, `+1415666${String(i).padStart(4, "0")}`, "api", Date.now());
+  await handle.db.transaction(async (tx) => {
+    await ensureContact(tx, workspaceId, `+1415666${String(i).padStart(4, "0")}`, "api", Date.now());
   });
   done++;
   if (i % 10 === 0) await Bun.sleep(0);

@@ -292,22 +292,32 @@ async function syncVoiceAgent(
 }
 
 /** The agent of the workspace, or 404. */
-export function findAgent(db: DbOrTx, workspaceId: string, id: string): AgentRow {
-  const row = workspaceRow(db, agents, workspaceId, id);
+export async function findAgent(db: DbOrTx, workspaceId: string, id: string): Promise<AgentRow> {
+  const row = await workspaceRow(db, agents, workspaceId, id);
   if (!row) throw notFound();
   return row;
 }
 
 /** For body references (`agent_id` of a number, campaign, thread or flow node): 422 when unknown. */
-export function agentForReference(db: DbOrTx, workspaceId: string, id: string, field: string): AgentRow {
-  const row = workspaceRow(db, agents, workspaceId, id);
+export async function agentForReference(
+  db: DbOrTx,
+  workspaceId: string,
+  id: string,
+  field: string,
+): Promise<AgentRow> {
+  const row = await workspaceRow(db, agents, workspaceId, id);
   if (!row) throw invalid(`${field} does not exist`);
   return row;
 }
 
 /** Same, and the agent must answer by SMS. */
-export function smsAgentForReference(db: DbOrTx, workspaceId: string, id: string, field: string): AgentRow {
-  const row = agentForReference(db, workspaceId, id, field);
+export async function smsAgentForReference(
+  db: DbOrTx,
+  workspaceId: string,
+  id: string,
+  field: string,
+): Promise<AgentRow> {
+  const row = await agentForReference(db, workspaceId, id, field);
   if (row.channel !== "sms") throw invalid(`${field} must be an SMS agent (this one is a voice agent)`);
   return row;
 }
@@ -416,8 +426,8 @@ export async function createAgent(
   if (input.name === undefined) throw invalid("name is required");
   if (input.system_prompt === undefined) throw invalid("system_prompt is required");
   const voices = await knownVoices(voice, input, null);
-  const json = db.transaction((tx) => {
-    const ws = tx.select().from(workspaces).where(eq(workspaces.id, workspaceId)).get();
+  const json = await db.transaction(async (tx) => {
+    const ws = await tx.select().from(workspaces).where(eq(workspaces.id, workspaceId)).get();
     const blank: AgentJson = {
       id: newId(),
       name: "",
@@ -445,20 +455,20 @@ export async function createAgent(
       updated_at: "",
     };
     const merged = mergeConfig(blank, input, voices);
-    checkLinkDomainReference(tx, workspaceId, merged.sms.link_domain_id, "sms.link_domain_id");
+    await checkLinkDomainReference(tx, workspaceId, merged.sms.link_domain_id, "sms.link_domain_id");
     return merged;
   });
   const sync = json.channel === "voice" ? await syncVoiceAgent(voice, json, null, now) : null;
   const row = { ...rowOf(json, workspaceId, now, now), voiceSync: sync };
-  db.insert(agents).values(row).run();
+  await db.insert(agents).values(row).run();
   return agentJson(row);
 }
 
-export function getAgent(db: DbOrTx, workspaceId: string, id: string): AgentJson {
-  return agentJson(findAgent(db, workspaceId, id));
+export async function getAgent(db: DbOrTx, workspaceId: string, id: string): Promise<AgentJson> {
+  return agentJson(await findAgent(db, workspaceId, id));
 }
 
-export function listAgents(
+export async function listAgents(
   db: DbOrTx,
   workspaceId: string,
   filters: { status?: string; channel?: string; q?: string },
@@ -476,7 +486,7 @@ export function listAgents(
     conditions.push(eq(agents.channel, filters.channel));
   }
   const where = and(...conditions);
-  const { rows, total } = newestFirstPage(db, agents, where, [agents.createdAt, agents.id], page);
+  const { rows, total } = await newestFirstPage(db, agents, where, [agents.createdAt, agents.id], page);
   return { items: rows.map(agentJson), total };
 }
 
@@ -492,43 +502,43 @@ export async function updateAgent(
   voice: VoiceProvider,
   now = Date.now(),
 ): Promise<AgentJson> {
-  const before = findAgent(db, workspaceId, id);
+  const before = await findAgent(db, workspaceId, id);
   const voices = await knownVoices(voice, input, before.channel);
-  const check = () =>
-    db.transaction((tx) => {
-      const current = findAgent(tx, workspaceId, id);
+  const check = async () =>
+    await db.transaction(async (tx) => {
+      const current = await findAgent(tx, workspaceId, id);
       const json = mergeConfig(agentJson(current), input, voices);
       // Only a domain the body names is checked: one named earlier and deleted since falls back.
       if (input.sms?.link_domain_id !== undefined)
-        checkLinkDomainReference(tx, workspaceId, json.sms.link_domain_id, "sms.link_domain_id");
+        await checkLinkDomainReference(tx, workspaceId, json.sms.link_domain_id, "sms.link_domain_id");
       // An agent answering on numbers or threads by SMS cannot become a voice agent under them.
-      if (json.channel === "voice" && current.channel === "sms" && answersSms(tx, workspaceId, id))
+      if (json.channel === "voice" && current.channel === "sms" && (await answersSms(tx, workspaceId, id)))
         throw invalid("channel cannot be voice while the agent answers SMS on numbers, campaigns or threads");
       return { current, json };
     });
-  const { current, json } = check();
+  const { current, json } = await check();
   const sync = json.channel === "voice" ? await syncVoiceAgent(voice, json, current.voiceSync, now) : null;
-  return db.transaction((tx) => {
+  return await db.transaction(async (tx) => {
     // Deleted while the provider answered: nothing to update.
-    findAgent(tx, workspaceId, id);
+    await findAgent(tx, workspaceId, id);
     const row = { ...rowOf(json, workspaceId, current.createdAt, now), voiceSync: sync };
-    tx.update(agents).set(row).where(eq(agents.id, id)).run();
+    await tx.update(agents).set(row).where(eq(agents.id, id)).run();
     return agentJson(row);
   });
 }
 
-function answersSms(tx: DbOrTx, workspaceId: string, id: string): boolean {
-  const onNumber = tx
+async function answersSms(tx: DbOrTx, workspaceId: string, id: string): Promise<boolean> {
+  const onNumber = await tx
     .select({ id: numbers.id })
     .from(numbers)
     .where(and(eq(numbers.workspaceId, workspaceId), eq(numbers.agentId, id)))
     .get();
-  const onThread = tx
+  const onThread = await tx
     .select({ id: conversations.id })
     .from(conversations)
     .where(and(eq(conversations.workspaceId, workspaceId), eq(conversations.agentId, id)))
     .get();
-  const onCampaign = tx
+  const onCampaign = await tx
     .select({ id: campaigns.id })
     .from(campaigns)
     .where(
@@ -547,21 +557,24 @@ function answersSms(tx: DbOrTx, workspaceId: string, id: string): boolean {
  * (an owed reply or follow-up finds no agent and does nothing). Campaigns keep the id they were
  * configured with; a voice campaign naming a deleted agent is refused at launch.
  */
-export function deleteAgent(db: Db, workspaceId: string, id: string, now = Date.now()) {
-  db.transaction((tx) => {
-    findAgent(tx, workspaceId, id);
-    tx.update(numbers)
+export async function deleteAgent(db: Db, workspaceId: string, id: string, now = Date.now()) {
+  await db.transaction(async (tx) => {
+    await findAgent(tx, workspaceId, id);
+    await tx
+      .update(numbers)
       .set({ agentId: null })
       .where(and(eq(numbers.workspaceId, workspaceId), eq(numbers.agentId, id)))
       .run();
-    tx.update(conversations)
+    await tx
+      .update(conversations)
       .set({ agentId: null, updatedAt: now })
       .where(and(eq(conversations.workspaceId, workspaceId), eq(conversations.agentId, id)))
       .run();
-    tx.update(agentThreads)
+    await tx
+      .update(agentThreads)
       .set({ replyDueAt: null, updatedAt: now })
       .where(and(eq(agentThreads.workspaceId, workspaceId), eq(agentThreads.agentId, id)))
       .run();
-    tx.delete(agents).where(eq(agents.id, id)).run();
+    await tx.delete(agents).where(eq(agents.id, id)).run();
   });
 }

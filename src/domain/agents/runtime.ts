@@ -65,22 +65,26 @@ export function engineFor(db: Db): AgentEngine {
 /** How many of the thread's latest messages the engine sees. */
 const THREAD_WINDOW = 30;
 
-function loadAgent(tx: DbOrTx, id: string | null): AgentJson | null {
+async function loadAgent(tx: DbOrTx, id: string | null): Promise<AgentJson | null> {
   if (!id) return null;
-  const row = tx.select().from(agents).where(eq(agents.id, id)).get();
+  const row = await tx.select().from(agents).where(eq(agents.id, id)).get();
   return row ? agentJson(row) : null;
 }
 
 const acting = (agent: AgentJson | null): agent is AgentJson =>
   agent !== null && agent.status === "active" && agent.channel === "sms";
 
-function threadState(
+async function threadState(
   tx: DbOrTx,
   conversation: ConversationRow,
   agentId: string,
   now: number,
-): AgentThreadRow {
-  const found = tx.select().from(agentThreads).where(eq(agentThreads.conversationId, conversation.id)).get();
+): Promise<AgentThreadRow> {
+  const found = await tx
+    .select()
+    .from(agentThreads)
+    .where(eq(agentThreads.conversationId, conversation.id))
+    .get();
   if (found && found.agentId === agentId) return found;
   const fresh: AgentThreadRow = {
     conversationId: conversation.id,
@@ -99,13 +103,14 @@ function threadState(
     updatedAt: now,
   };
   // A thread given to another agent starts over with it.
-  if (found) tx.delete(agentThreads).where(eq(agentThreads.conversationId, conversation.id)).run();
-  tx.insert(agentThreads).values(fresh).run();
+  if (found) await tx.delete(agentThreads).where(eq(agentThreads.conversationId, conversation.id)).run();
+  await tx.insert(agentThreads).values(fresh).run();
   return fresh;
 }
 
-function saveThread(tx: DbOrTx, conversationId: string, set: Partial<AgentThreadRow>, now: number) {
-  tx.update(agentThreads)
+async function saveThread(tx: DbOrTx, conversationId: string, set: Partial<AgentThreadRow>, now: number) {
+  await tx
+    .update(agentThreads)
     .set({ ...set, updatedAt: now })
     .where(eq(agentThreads.conversationId, conversationId))
     .run();
@@ -123,38 +128,39 @@ function replyDelayMs(agent: AgentJson): number {
  * cancels what was owed), nor is a thread flagged as a possible opt-out (a person decides), and a
  * handoff keyword hands off at once.
  */
-export function agentOnInbound(tx: DbOrTx, inbound: InboundContext) {
+export async function agentOnInbound(tx: DbOrTx, inbound: InboundContext) {
   const { conversation, now } = inbound;
   if (conversation.agentId === null || conversation.agentPaused) return;
   const possibleOptOut = conversation.needsAttention && conversation.attentionReason === "possible_opt_out";
   if (inbound.keyword || possibleOptOut) {
     if (inbound.keyword === "opt_out" || possibleOptOut)
-      tx.update(agentThreads)
+      await tx
+        .update(agentThreads)
         .set({ replyDueAt: null, updatedAt: now })
         .where(eq(agentThreads.conversationId, conversation.id))
         .run();
     return;
   }
-  const agent = loadAgent(tx, conversation.agentId);
+  const agent = await loadAgent(tx, conversation.agentId);
   if (!acting(agent)) {
     // The owner is not acting (paused, draft, voice, deleted): a person must see the message.
-    flagNeedsAttention(tx, conversation, now, "unanswered_message");
+    await flagNeedsAttention(tx, conversation, now, "unanswered_message");
     return;
   }
-  const state = threadState(tx, conversation, agent.id, now);
+  const state = await threadState(tx, conversation, agent.id, now);
   if (keywordHandoff(agent, inbound.message.body)) {
     const decision = decideTurn(agent, state, inbound.message.body, null);
-    applyHandoff(tx, agent, conversation, inbound.contact, decision, "keyword", now);
+    await applyHandoff(tx, agent, conversation, inbound.contact, decision, "keyword", now);
     return;
   }
   // Any message from the contact stops the follow-ups; a reply already owed answers this one too.
   if (state.replyDueAt !== null) {
-    if (state.followupsSent > 0) saveThread(tx, conversation.id, { followupsSent: 0 }, now);
+    if (state.followupsSent > 0) await saveThread(tx, conversation.id, { followupsSent: 0 }, now);
     return;
   }
   const due = now + replyDelayMs(agent);
-  saveThread(tx, conversation.id, { replyDueAt: due, followupsSent: 0 }, now);
-  enqueueJob(
+  await saveThread(tx, conversation.id, { replyDueAt: due, followupsSent: 0 }, now);
+  await enqueueJob(
     tx,
     "agents.reply",
     { conversation_id: conversation.id, due_at: due },
@@ -169,23 +175,24 @@ export function agentOnInbound(tx: DbOrTx, inbound: InboundContext) {
 onInboundMessage(agentOnInbound);
 
 /** The thread as the engine sees it: contact messages are `contact`, everything we sent is `agent`. */
-function engineThread(
+async function engineThread(
   tx: DbOrTx,
   conversationId: string,
-): { turns: EngineTurn[]; lastInboundAt: number; pending: string } {
-  const rows = tx
-    .select({
-      direction: messages.direction,
-      body: messages.body,
-      createdAt: messages.createdAt,
-      status: messages.status,
-    })
-    .from(messages)
-    .where(eq(messages.conversationId, conversationId))
-    .orderBy(desc(messages.createdAt), desc(messages.id))
-    .limit(THREAD_WINDOW)
-    .all()
-    .reverse();
+): Promise<{ turns: EngineTurn[]; lastInboundAt: number; pending: string }> {
+  const rows = (
+    await tx
+      .select({
+        direction: messages.direction,
+        body: messages.body,
+        createdAt: messages.createdAt,
+        status: messages.status,
+      })
+      .from(messages)
+      .where(eq(messages.conversationId, conversationId))
+      .orderBy(desc(messages.createdAt), desc(messages.id))
+      .limit(THREAD_WINDOW)
+      .all()
+  ).reverse();
   const turns: EngineTurn[] = [];
   let lastInboundAt = 0;
   const pending: string[] = [];
@@ -236,23 +243,27 @@ interface ReplyContext {
  * The thread, its state and the agent it belongs to, if this reply is still owed on it (no person
  * took the thread over, and no later inbound message or handoff replaced the reply).
  */
-function owedReply(tx: DbOrTx, payload: JobPayloads["agents.reply"]) {
-  const conversation = tx
+async function owedReply(tx: DbOrTx, payload: JobPayloads["agents.reply"]) {
+  const conversation = await tx
     .select()
     .from(conversations)
     .where(eq(conversations.id, payload.conversation_id))
     .get();
   if (!conversation || conversation.agentPaused || conversation.agentId === null) return null;
-  const state = tx.select().from(agentThreads).where(eq(agentThreads.conversationId, conversation.id)).get();
+  const state = await tx
+    .select()
+    .from(agentThreads)
+    .where(eq(agentThreads.conversationId, conversation.id))
+    .get();
   if (!state || state.replyDueAt !== payload.due_at || state.agentId !== conversation.agentId) return null;
-  return { conversation, state, agent: loadAgent(tx, conversation.agentId) };
+  return { conversation, state, agent: await loadAgent(tx, conversation.agentId) };
 }
 
 /** The thread, its contact, agent and state, if the agent still owes this reply and can give it. */
-function replyContext(tx: DbOrTx, payload: JobPayloads["agents.reply"]): ReplyContext | null {
-  const owed = owedReply(tx, payload);
+async function replyContext(tx: DbOrTx, payload: JobPayloads["agents.reply"]): Promise<ReplyContext | null> {
+  const owed = await owedReply(tx, payload);
   if (!owed || !acting(owed.agent)) return null;
-  const contact = tx.select().from(contacts).where(eq(contacts.id, owed.conversation.contactId)).get();
+  const contact = await tx.select().from(contacts).where(eq(contacts.id, owed.conversation.contactId)).get();
   if (!contact) return null;
   return { ...owed, agent: owed.agent, contact };
 }
@@ -262,22 +273,23 @@ function replyContext(tx: DbOrTx, payload: JobPayloads["agents.reply"]): ReplyCo
  * will answer the contact, so a person must see the thread, as for a message that arrives while
  * the agent is not acting. A thread a person took over (agent paused on it) is theirs already.
  */
-function flagUnanswered(tx: DbOrTx, payload: JobPayloads["agents.reply"], now: number) {
-  const owed = owedReply(tx, payload);
+async function flagUnanswered(tx: DbOrTx, payload: JobPayloads["agents.reply"], now: number) {
+  const owed = await owedReply(tx, payload);
   if (!owed || acting(owed.agent)) return;
-  tx.update(agentThreads)
+  await tx
+    .update(agentThreads)
     .set({ replyDueAt: null, updatedAt: now })
     .where(eq(agentThreads.conversationId, owed.conversation.id))
     .run();
-  flagNeedsAttention(tx, owed.conversation, now, "unanswered_message");
+  await flagNeedsAttention(tx, owed.conversation, now, "unanswered_message");
 }
 
 /** `agents.reply`: the reply owed on a thread, once per burst of inbound messages. */
 export async function agentReplyJob(payload: JobPayloads["agents.reply"], ctx: JobContext) {
   const now = ctx.clock.now();
-  const first = replyContext(ctx.db, payload);
+  const first = await replyContext(ctx.db, payload);
   if (!first) {
-    ctx.completeWith((tx) => flagUnanswered(tx, payload, now));
+    ctx.completeWith(async (tx) => await flagUnanswered(tx, payload, now));
     return;
   }
   const { agent } = first;
@@ -293,18 +305,18 @@ export async function agentReplyJob(payload: JobPayloads["agents.reply"], ctx: J
   if (agent.sms.max_replies_per_day > 0 && spent.count >= agent.sms.max_replies_per_day)
     throw new RescheduleJob(nextLocalMidnight(agent.sms.quiet_tz, now));
 
-  const thread = engineThread(ctx.db, first.conversation.id);
+  const thread = await engineThread(ctx.db, first.conversation.id);
   const answer = await askEngine(engineFor(ctx.db), {
     agent: engineAgentOf(agent),
     thread: thread.turns,
     known: knownOf(first.contact),
   });
 
-  const retry = ctx.completeWith((tx) => {
-    const current = replyContext(tx, payload);
+  const retry = ctx.completeWith(async (tx) => {
+    const current = await replyContext(tx, payload);
     if (!current) return false;
     // A message that arrived while the engine answered: ask again, so one reply answers all of them.
-    const newer = tx
+    const newer = await tx
       .select({ id: messages.id })
       .from(messages)
       .where(
@@ -316,7 +328,7 @@ export async function agentReplyJob(payload: JobPayloads["agents.reply"], ctx: J
       )
       .get();
     if (newer) return true;
-    applyReply(tx, current, thread.pending, answer, now);
+    await applyReply(tx, current, thread.pending, answer, now);
     return false;
   });
   if (retry) throw new RescheduleJob(ctx.clock.now());
@@ -328,7 +340,7 @@ function repliesSoFar(agent: AgentJson, state: AgentThreadRow, now: number) {
   return { day, count: state.repliesDay === day ? state.repliesToday : 0 };
 }
 
-function applyReply(
+async function applyReply(
   tx: DbOrTx,
   ctx: ReplyContext,
   contactText: string,
@@ -343,20 +355,22 @@ function applyReply(
     contactText,
     answer,
   );
-  applyOutcomes(tx, agent, conversation, contact, decision, now);
+  await applyOutcomes(tx, agent, conversation, contact, decision, now);
   if (decision.handoff) {
-    applyHandoff(tx, agent, conversation, contact, decision, decision.handoff.reason, now);
-    saveThread(tx, conversation.id, { replyDueAt: null, turns: state.turns + 1 }, now);
+    await applyHandoff(tx, agent, conversation, contact, decision, decision.handoff.reason, now);
+    await saveThread(tx, conversation.id, { replyDueAt: null, turns: state.turns + 1 }, now);
     return;
   }
-  if (decision.needsAttention) conversation = flagNeedsAttention(tx, conversation, now, "agent_flagged");
+  if (decision.needsAttention)
+    conversation = await flagNeedsAttention(tx, conversation, now, "agent_flagged");
   const set: Partial<AgentThreadRow> = {
     replyDueAt: null,
     turns: state.turns + 1,
     goalReached: decision.goalReached,
   };
   if (decision.draft !== null)
-    tx.update(conversations)
+    await tx
+      .update(conversations)
       .set({ draftReply: decision.draft, updatedAt: now })
       .where(eq(conversations.id, conversation.id))
       .run();
@@ -364,21 +378,21 @@ function applyReply(
     const replies = repliesSoFar(agent, state, now);
     if (replies.count >= agent.sms.max_replies_per_day) {
       // No replies at all (max_replies_per_day 0), or spent meanwhile: a person answers instead.
-      flagNeedsAttention(tx, conversation, now, "unanswered_message");
-    } else if (sendAgentMessage(tx, conversation, contact, decision.send, now)) {
+      await flagNeedsAttention(tx, conversation, now, "unanswered_message");
+    } else if (await sendAgentMessage(tx, conversation, contact, decision.send, now)) {
       set.repliesDay = replies.day;
       set.repliesToday = replies.count + 1;
       set.lastAgentMessageAt = now;
       set.followupsSent = 0;
       if (agent.sms.followup_enabled && agent.sms.followup_count > 0)
-        scheduleFollowup(tx, conversation, agent, now);
+        await scheduleFollowup(tx, conversation, agent, now);
     }
   }
-  saveThread(tx, conversation.id, set, now);
+  await saveThread(tx, conversation.id, set, now);
 }
 
 /** Capture, conversion and intent: applied whatever the mode and whether or not the agent answers. */
-function applyOutcomes(
+async function applyOutcomes(
   tx: DbOrTx,
   agent: AgentJson,
   conversation: ConversationRow,
@@ -386,7 +400,8 @@ function applyOutcomes(
   decision: TurnDecision,
   now: number,
 ) {
-  tx.update(conversations)
+  await tx
+    .update(conversations)
     .set({ intent: decision.intent })
     .where(eq(conversations.id, conversation.id))
     .run();
@@ -401,11 +416,11 @@ function applyOutcomes(
       else fields[key] = value;
     }
     set.fields = fields as ContactRow["fields"];
-    tx.update(contacts).set(set).where(eq(contacts.id, contact.id)).run();
+    await tx.update(contacts).set(set).where(eq(contacts.id, contact.id)).run();
   }
   if (decision.conversion) {
     const what = decision.conversion.source === "goal" ? "goal" : decision.conversion.keyword.toLowerCase();
-    recordAgentConversion(tx, {
+    await recordAgentConversion(tx, {
       workspaceId: conversation.workspaceId,
       contactId: contact.id,
       agentId: agent.id,
@@ -419,7 +434,7 @@ function applyOutcomes(
  * The agent stops on the thread: its handoff message (auto mode), `needs_attention`, the agent
  * inactive on the thread, and `agent.handoff`.
  */
-function applyHandoff(
+async function applyHandoff(
   tx: DbOrTx,
   agent: AgentJson,
   conversation: ConversationRow,
@@ -428,14 +443,15 @@ function applyHandoff(
   reason: HandoffReason,
   now: number,
 ) {
-  if (decision.send) sendAgentMessage(tx, conversation, contact, decision.send, now);
-  const flagged = flagNeedsAttention(tx, conversation, now, "agent_handoff");
-  tx.update(conversations)
+  if (decision.send) await sendAgentMessage(tx, conversation, contact, decision.send, now);
+  const flagged = await flagNeedsAttention(tx, conversation, now, "agent_handoff");
+  await tx
+    .update(conversations)
     .set({ agentPaused: true, updatedAt: now })
     .where(eq(conversations.id, flagged.id))
     .run();
-  saveThread(tx, conversation.id, { replyDueAt: null, handoffReason: reason, handedOffAt: now }, now);
-  emitEvent(
+  await saveThread(tx, conversation.id, { replyDueAt: null, handoffReason: reason, handedOffAt: now }, now);
+  await emitEvent(
     tx,
     conversation.workspaceId,
     "agent.handoff",
@@ -450,7 +466,7 @@ function applyHandoff(
  * reply does; counted against that number's daily cap.
  * Nothing is queued to an opted-out or suppressed contact, or when no number can send.
  */
-function sendAgentMessage(
+async function sendAgentMessage(
   tx: DbOrTx,
   conversation: ConversationRow,
   contact: ContactRow,
@@ -458,29 +474,29 @@ function sendAgentMessage(
   now: number,
   options: { followup?: boolean } = {},
 ) {
-  if (!canSendTo(tx, conversation.workspaceId, contact.phoneNumber).allowed) return false;
+  if (!(await canSendTo(tx, conversation.workspaceId, contact.phoneNumber)).allowed) return false;
   let sender: NumberRow;
   try {
-    sender = resolveSender(
+    sender = await resolveSender(
       tx,
       conversation.workspaceId,
-      threadNumber(tx, conversation.workspaceId, conversation.id),
+      await threadNumber(tx, conversation.workspaceId, conversation.id),
     );
   } catch {
     log.warn("agent reply not sent: no sending number", { conversation_id: conversation.id });
     return false;
   }
-  if (!reserveDailySend(tx, sender, now)) {
+  if (!(await reserveDailySend(tx, sender, now))) {
     log.warn("agent reply not sent: the number is at its daily_limit", { conversation_id: conversation.id });
     return false;
   }
-  queueOutboundMessage(tx, {
+  await queueOutboundMessage(tx, {
     workspaceId: conversation.workspaceId,
     contact,
     conversationId: conversation.id,
     numberId: sender.id,
     from: sender.number,
-    body: onAgentLinkDomain(tx, conversation, body),
+    body: await onAgentLinkDomain(tx, conversation, body),
     sender: "agent",
     followup: options.followup ?? false,
     now,
@@ -493,23 +509,25 @@ function sendAgentMessage(
  * greeting or handoff message, whichever host it was copied from) go out on the agent's
  * `sms.link_domain_id`, else the default verified domain, else PUBLIC_URL.
  */
-function onAgentLinkDomain(tx: DbOrTx, conversation: ConversationRow, body: string): string {
+async function onAgentLinkDomain(tx: DbOrTx, conversation: ConversationRow, body: string): Promise<string> {
   if (!body.includes("/r/")) return body;
   const agent = conversation.agentId
-    ? tx
+    ? await tx
         .select({ sms: agents.sms })
         .from(agents)
         .where(and(eq(agents.workspaceId, conversation.workspaceId), eq(agents.id, conversation.agentId)))
         .get()
     : undefined;
   const named = agent?.sms.link_domain_id;
-  const base = workspaceLinkBase(tx, conversation.workspaceId, [typeof named === "string" ? named : null]);
-  return brandTrackedLinks(tx, conversation.workspaceId, body, base);
+  const base = await workspaceLinkBase(tx, conversation.workspaceId, [
+    typeof named === "string" ? named : null,
+  ]);
+  return await brandTrackedLinks(tx, conversation.workspaceId, body, base);
 }
 
-function scheduleFollowup(tx: DbOrTx, conversation: ConversationRow, agent: AgentJson, now: number) {
+async function scheduleFollowup(tx: DbOrTx, conversation: ConversationRow, agent: AgentJson, now: number) {
   const runAt = now + agent.sms.followup_delay_hours * 3_600_000;
-  enqueueJob(
+  await enqueueJob(
     tx,
     "agents.followup",
     { conversation_id: conversation.id, after: now },
@@ -525,8 +543,8 @@ function scheduleFollowup(tx: DbOrTx, conversation: ConversationRow, agent: Agen
  */
 export async function agentFollowupJob(payload: JobPayloads["agents.followup"], ctx: JobContext) {
   const now = ctx.clock.now();
-  const load = (tx: DbOrTx) => {
-    const conversation = tx
+  const load = async (tx: DbOrTx) => {
+    const conversation = await tx
       .select()
       .from(conversations)
       .where(eq(conversations.id, payload.conversation_id))
@@ -534,25 +552,25 @@ export async function agentFollowupJob(payload: JobPayloads["agents.followup"], 
     if (!conversation || conversation.agentPaused || conversation.agentId === null) return null;
     // A possible opt-out waits for a person (API.md §7.1): no follow-up goes out meanwhile.
     if (conversation.needsAttention && conversation.attentionReason === "possible_opt_out") return null;
-    const state = tx
+    const state = await tx
       .select()
       .from(agentThreads)
       .where(eq(agentThreads.conversationId, conversation.id))
       .get();
     if (!state || state.lastAgentMessageAt !== payload.after || state.replyDueAt !== null) return null;
-    const agent = loadAgent(tx, conversation.agentId);
-    const contact = tx.select().from(contacts).where(eq(contacts.id, conversation.contactId)).get();
+    const agent = await loadAgent(tx, conversation.agentId);
+    const contact = await tx.select().from(contacts).where(eq(contacts.id, conversation.contactId)).get();
     if (!acting(agent) || !contact || !agent.sms.followup_enabled) return null;
     if (state.followupsSent >= agent.sms.followup_count) return null;
     return { conversation, state, agent, contact };
   };
-  const first = load(ctx.db);
+  const first = await load(ctx.db);
   if (!first) {
     ctx.completeWith(() => undefined);
     return;
   }
-  const rules = workspaceSendRules(ctx.db, first.conversation.workspaceId, null);
-  const facts = recipientFacts(ctx.db, first.conversation.workspaceId, "", [first.contact], rules, now);
+  const rules = await workspaceSendRules(ctx.db, first.conversation.workspaceId, null);
+  const facts = await recipientFacts(ctx.db, first.conversation.workspaceId, "", [first.contact], rules, now);
   const decision = complianceDecision(
     first.contact,
     facts.get(first.contact.id) ?? { suppression: null, recentSends: [] },
@@ -564,14 +582,14 @@ export async function agentFollowupJob(payload: JobPayloads["agents.followup"], 
     ctx.completeWith(() => undefined);
     return;
   }
-  const thread = engineThread(ctx.db, first.conversation.id);
+  const thread = await engineThread(ctx.db, first.conversation.id);
   const answer = await askEngine(engineFor(ctx.db), {
     agent: engineAgentOf(first.agent),
     thread: thread.turns,
     known: knownOf(first.contact),
   });
-  ctx.completeWith((tx) => {
-    const current = load(tx);
+  ctx.completeWith(async (tx) => {
+    const current = await load(tx);
     if (!current || !answer?.reply.trim()) return;
     const body = decideTurn(
       current.agent,
@@ -580,12 +598,15 @@ export async function agentFollowupJob(payload: JobPayloads["agents.followup"], 
       answer,
     );
     const text = body.text.trim();
-    if (!text || !sendAgentMessage(tx, current.conversation, current.contact, text, now, { followup: true }))
+    if (
+      !text ||
+      !(await sendAgentMessage(tx, current.conversation, current.contact, text, now, { followup: true }))
+    )
       return;
     const sent = current.state.followupsSent + 1;
-    saveThread(tx, current.conversation.id, { followupsSent: sent, lastAgentMessageAt: now }, now);
+    await saveThread(tx, current.conversation.id, { followupsSent: sent, lastAgentMessageAt: now }, now);
     if (sent < current.agent.sms.followup_count)
-      scheduleFollowup(tx, current.conversation, current.agent, now);
+      await scheduleFollowup(tx, current.conversation, current.agent, now);
   });
 }
 
@@ -593,28 +614,29 @@ export async function agentFollowupJob(payload: JobPayloads["agents.followup"], 
  * A campaign or flow gives a contact to an agent: the contact's thread gets the agent (active
  * again), and when the contact had no thread before, the agent opens with its greeting.
  */
-export function handContactToAgent(
+export async function handContactToAgent(
   tx: DbOrTx,
   input: { workspaceId: string; contact: ContactRow; agentId: string; now: number; greet: boolean },
-): ConversationRow {
+): Promise<ConversationRow> {
   const { workspaceId, contact, agentId, now } = input;
-  const before = tx
+  const before = await tx
     .select({ id: conversations.id })
     .from(conversations)
     .where(and(eq(conversations.workspaceId, workspaceId), eq(conversations.contactId, contact.id)))
     .get();
-  const conversation = threadForContact(tx, workspaceId, contact.id, { reopen: true, now, agentId });
+  const conversation = await threadForContact(tx, workspaceId, contact.id, { reopen: true, now, agentId });
   if (conversation.agentId !== agentId || conversation.agentPaused)
-    tx.update(conversations)
+    await tx
+      .update(conversations)
       .set({ agentId, agentPaused: false, updatedAt: now })
       .where(eq(conversations.id, conversation.id))
       .run();
   const owned = { ...conversation, agentId, agentPaused: false };
-  const agent = loadAgent(tx, agentId);
+  const agent = await loadAgent(tx, agentId);
   if (input.greet && !before && acting(agent) && agent.greeting?.trim()) {
-    threadState(tx, owned, agentId, now);
-    if (sendAgentMessage(tx, owned, contact, agent.greeting.trim(), now))
-      saveThread(tx, owned.id, { lastAgentMessageAt: now }, now);
+    await threadState(tx, owned, agentId, now);
+    if (await sendAgentMessage(tx, owned, contact, agent.greeting.trim(), now))
+      await saveThread(tx, owned.id, { lastAgentMessageAt: now }, now);
   }
   return owned;
 }

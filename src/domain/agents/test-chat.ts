@@ -27,7 +27,7 @@ export async function testChat(
   id: string,
   messages: { role: "contact" | "agent"; text: string }[],
 ) {
-  const agent = agentJson(findAgent(db, workspaceId, id));
+  const agent = agentJson(await findAgent(db, workspaceId, id));
   if (messages.length === 0) throw invalid("messages must have at least 1 item");
   let lastAgent = -1;
   messages.forEach((m, i) => {

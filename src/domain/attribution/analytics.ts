@@ -117,7 +117,7 @@ const countByStatusDaily = preparedPerConnection((db: DbOrTx) =>
  * Messages created in [from, to) with any of `statuses`: the window's whole UTC days from
  * message_daily_counts (kept by triggers), its partial first and last days as index ranges.
  */
-function countMessages(
+async function countMessages(
   db: DbOrTx,
   workspaceId: string,
   statuses: readonly string[],
@@ -126,25 +126,25 @@ function countMessages(
 ) {
   const fromDay = Math.ceil(from / DAY_MS);
   const toDay = Math.floor(to / DAY_MS);
-  const range = (status: string, a: number, b: number) =>
-    a < b ? (countByStatus(db).get({ ws: workspaceId, status, from: a, to: b })?.n ?? 0) : 0;
+  const range = async (status: string, a: number, b: number) =>
+    a < b ? ((await countByStatus(db).get({ ws: workspaceId, status, from: a, to: b }))?.n ?? 0) : 0;
   let n = 0;
   for (const status of statuses) {
     if (fromDay >= toDay) {
-      n += range(status, from, to);
+      n += await range(status, from, to);
       continue;
     }
-    n += countByStatusDaily(db).get({ ws: workspaceId, status, fromDay, toDay })?.n ?? 0;
-    n += range(status, from, fromDay * DAY_MS) + range(status, toDay * DAY_MS, to);
+    n += (await countByStatusDaily(db).get({ ws: workspaceId, status, fromDay, toDay }))?.n ?? 0;
+    n += (await range(status, from, fromDay * DAY_MS)) + (await range(status, toDay * DAY_MS, to));
   }
   return n;
 }
 
 function messageCounts(db: DbOrTx, workspaceId: string, window: Window) {
   const counted = new Map(
-    MESSAGE_STATUSES.map((status) => [
+    MESSAGE_STATUSES.map(async (status) => [
       status as string,
-      countMessages(db, workspaceId, [status], window.from, window.to),
+      await countMessages(db, workspaceId, [status], window.from, window.to),
     ]),
   );
   const total = (statuses: readonly string[]) => statuses.reduce((n, s) => n + (counted.get(s) ?? 0), 0);
@@ -156,34 +156,38 @@ function messageCounts(db: DbOrTx, workspaceId: string, window: Window) {
   };
 }
 
-function optOuts(db: DbOrTx, workspaceId: string, window: Window): number {
+async function optOuts(db: DbOrTx, workspaceId: string, window: Window): Promise<number> {
   return (
-    db
-      .select({ n: sql<number>`count(*)` })
-      .from(suppressions)
-      .where(
-        and(
-          eq(suppressions.workspaceId, workspaceId),
-          inWindow(suppressions.createdAt, window),
-          eq(suppressions.reason, "opt_out"),
-        ),
-      )
-      .get()?.n ?? 0
+    (
+      await db
+        .select({ n: sql<number>`count(*)` })
+        .from(suppressions)
+        .where(
+          and(
+            eq(suppressions.workspaceId, workspaceId),
+            inWindow(suppressions.createdAt, window),
+            eq(suppressions.reason, "opt_out"),
+          ),
+        )
+        .get()
+    )?.n ?? 0
   );
 }
 
-function clickCount(db: DbOrTx, workspaceId: string, window: Window): number {
+async function clickCount(db: DbOrTx, workspaceId: string, window: Window): Promise<number> {
   return (
-    db
-      .select({ n: sql<number>`count(*)` })
-      .from(clicks)
-      .where(and(eq(clicks.workspaceId, workspaceId), inWindow(clicks.createdAt, window)))
-      .get()?.n ?? 0
+    (
+      await db
+        .select({ n: sql<number>`count(*)` })
+        .from(clicks)
+        .where(and(eq(clicks.workspaceId, workspaceId), inWindow(clicks.createdAt, window)))
+        .get()
+    )?.n ?? 0
   );
 }
 
-function conversionTotals(db: DbOrTx, workspaceId: string, window: Window) {
-  const row = db
+async function conversionTotals(db: DbOrTx, workspaceId: string, window: Window) {
+  const row = await db
     .select({ n: sql<number>`count(*)`, revenue: sql<number>`coalesce(sum(${conversions.value}), 0)` })
     .from(conversions)
     .where(and(eq(conversions.workspaceId, workspaceId), inWindow(conversions.createdAt, window)))
@@ -192,19 +196,19 @@ function conversionTotals(db: DbOrTx, workspaceId: string, window: Window) {
 }
 
 /** `GET /v1/analytics/overview`. */
-export function analyticsOverview(db: DbOrTx, workspaceId: string, window: Window) {
+export async function analyticsOverview(db: DbOrTx, workspaceId: string, window: Window) {
   const counted = messageCounts(db, workspaceId, window);
-  const { conversions: converted, revenue } = conversionTotals(db, workspaceId, window);
+  const { conversions: converted, revenue } = await conversionTotals(db, workspaceId, window);
   return {
     from: toIso(window.from) as string,
     to: toIso(window.to) as string,
     messages: counted,
     replies: counted.inbound,
-    opt_outs: optOuts(db, workspaceId, window),
-    clicks: clickCount(db, workspaceId, window),
+    opt_outs: await optOuts(db, workspaceId, window),
+    clicks: await clickCount(db, workspaceId, window),
     conversions: converted,
     revenue,
-    calls: callTotals(db, workspaceId, window.from, window.to),
+    calls: await callTotals(db, workspaceId, window.from, window.to),
   };
 }
 
@@ -228,12 +232,12 @@ const clicksInRange = countInRange(clicks, sql`0`);
 const conversionsInRange = countInRange(conversions, sql`coalesce(sum(${conversions.value}), 0)`);
 
 /** `GET /v1/analytics/timeseries`: one `{t, value}` per bucket of the window, zeros included. */
-export function analyticsTimeseries(
+export async function analyticsTimeseries(
   db: DbOrTx,
   workspaceId: string,
   query: { metric?: string; interval?: string },
   window: Window,
-): { t: string; value: number }[] {
+): Promise<{ t: string; value: number }[]> {
   const metric = query.metric;
   if (metric === undefined || metric === "") throw invalid("metric is required");
   if (!(METRICS as readonly string[]).includes(metric))
@@ -258,11 +262,12 @@ export function analyticsTimeseries(
       const start = first + i * size;
       const from = Math.max(start, window.from);
       const to = Math.min(start + size, window.to);
-      if (from < to) rows.push({ bucket: start, value: countMessages(db, workspaceId, statuses, from, to) });
+      if (from < to)
+        rows.push({ bucket: start, value: await countMessages(db, workspaceId, statuses, from, to) });
     }
   } else if (metric === "opt_outs") {
     const bucket = bucketOf(suppressions.createdAt);
-    rows = db
+    rows = await db
       .select({ bucket, value: sql<number>`count(*)` })
       .from(suppressions)
       .where(
@@ -284,7 +289,7 @@ export function analyticsTimeseries(
       const from = Math.max(start, window.from);
       const to = Math.min(start + size, window.to);
       if (from >= to) continue;
-      const row = statement.get({ ws: workspaceId, from, to });
+      const row = await statement.get({ ws: workspaceId, from, to });
       rows.push({ bucket: start, value: (metric === "revenue" ? row?.revenue : row?.n) ?? 0 });
     }
   }
@@ -301,9 +306,9 @@ export function analyticsTimeseries(
  * `GET /v1/analytics/campaigns`: campaigns launched in the window, with their stats, cost
  * (segments sent × `settings.costs.sms_segment`) and ROI ((revenue − cost) / cost, null at cost 0).
  */
-export function analyticsCampaigns(db: Db, workspaceId: string, window: Window) {
-  const costs = getSettings(db, workspaceId).costs;
-  const rows = db
+export async function analyticsCampaigns(db: Db, workspaceId: string, window: Window) {
+  const costs = (await getSettings(db, workspaceId)).costs;
+  const rows = await db
     .select()
     .from(campaigns)
     .where(
@@ -317,20 +322,22 @@ export function analyticsCampaigns(db: Db, workspaceId: string, window: Window) 
     .orderBy(sql`${campaigns.launchedAt} DESC`)
     .limit(1000)
     .all();
-  return rows.map((row) => {
-    const stats = campaignStats(db, row);
+  return rows.map(async (row) => {
+    const stats = await campaignStats(db, row);
     const segmentsSent =
-      db
-        .select({ n: sql<number>`coalesce(sum(${messages.segments}), 0)` })
-        .from(messages)
-        .where(
-          and(
-            eq(messages.workspaceId, workspaceId),
-            eq(messages.campaignId, row.id),
-            inArray(messages.status, SENT),
-          ),
-        )
-        .get()?.n ?? 0;
+      (
+        await db
+          .select({ n: sql<number>`coalesce(sum(${messages.segments}), 0)` })
+          .from(messages)
+          .where(
+            and(
+              eq(messages.workspaceId, workspaceId),
+              eq(messages.campaignId, row.id),
+              inArray(messages.status, SENT),
+            ),
+          )
+          .get()
+      )?.n ?? 0;
     const cost = roundMoney(segmentsSent * costs.sms_segment);
     return {
       campaign_id: row.id,
@@ -352,8 +359,8 @@ export function analyticsCampaigns(db: Db, workspaceId: string, window: Window) 
 const STOP_WORDS = ["STOP", "STOPALL", "UNSUBSCRIBE", "CANCEL", "END", "QUIT", "OPTOUT", "REVOKE"];
 
 /** `GET /v1/analytics/numbers`: per sending number, delivery rate (0–1) and replies in the window. */
-export function analyticsNumbers(db: DbOrTx, workspaceId: string, window: Window) {
-  const counts = db
+export async function analyticsNumbers(db: DbOrTx, workspaceId: string, window: Window) {
+  const counts = await db
     .select({
       numberId: messages.numberId,
       direction: messages.direction,
@@ -370,7 +377,7 @@ export function analyticsNumbers(db: DbOrTx, workspaceId: string, window: Window
     )
     .groupBy(messages.numberId, messages.direction, messages.status)
     .all();
-  const stops = db
+  const stops = await db
     .select({ numberId: messages.numberId, n: sql<number>`count(*)` })
     .from(messages)
     .where(
@@ -386,7 +393,7 @@ export function analyticsNumbers(db: DbOrTx, workspaceId: string, window: Window
     )
     .groupBy(messages.numberId)
     .all();
-  const owned = db
+  const owned = await db
     .select({ id: numbers.id, number: numbers.number })
     .from(numbers)
     .where(eq(numbers.workspaceId, workspaceId))
@@ -430,27 +437,28 @@ export function analyticsNumbers(db: DbOrTx, workspaceId: string, window: Window
  * (`conversations`), the replies it sent on them, its handoffs, and the conversions attributed to
  * it with their revenue.
  */
-export function analyticsAgents(db: DbOrTx, workspaceId: string, window: Window) {
+export async function analyticsAgents(db: DbOrTx, workspaceId: string, window: Window) {
   const rows = new Map(
-    db
-      .select({ id: agents.id, name: agents.name })
-      .from(agents)
-      .where(eq(agents.workspaceId, workspaceId))
-      .all()
-      .map((a) => [
-        a.id,
-        {
-          agent_id: a.id,
-          name: a.name,
-          conversations: 0,
-          replies: 0,
-          handoffs: 0,
-          conversions: 0,
-          revenue: 0,
-        },
-      ]),
+    (
+      await db
+        .select({ id: agents.id, name: agents.name })
+        .from(agents)
+        .where(eq(agents.workspaceId, workspaceId))
+        .all()
+    ).map((a) => [
+      a.id,
+      {
+        agent_id: a.id,
+        name: a.name,
+        conversations: 0,
+        replies: 0,
+        handoffs: 0,
+        conversions: 0,
+        revenue: 0,
+      },
+    ]),
   );
-  const threads = db
+  const threads = await db
     .select({
       agentId: agentThreads.agentId,
       n: sql<number>`count(*)`,
@@ -467,7 +475,7 @@ export function analyticsAgents(db: DbOrTx, workspaceId: string, window: Window)
       row.handoffs = t.handoffs ?? 0;
     }
   }
-  const replies = db
+  const replies = await db
     .select({ agentId: agentThreads.agentId, n: sql<number>`count(*)` })
     .from(messages)
     .innerJoin(agentThreads, eq(agentThreads.conversationId, messages.conversationId))
@@ -484,7 +492,7 @@ export function analyticsAgents(db: DbOrTx, workspaceId: string, window: Window)
     const row = rows.get(r.agentId);
     if (row) row.replies = r.n;
   }
-  const converted = db
+  const converted = await db
     .select({
       agentId: conversions.agentId,
       n: sql<number>`count(*)`,

@@ -7,18 +7,20 @@ import { campaignRecipients, clicks, conversions } from "../../db/schema";
  * and `revenue` (conversions attributed to it), each from an index alone
  * (clicks_workspace_campaign_idx, conversions_workspace_campaign_idx).
  */
-export function campaignAttribution(
+export async function campaignAttribution(
   db: DbOrTx,
   workspaceId: string,
   campaignId: string,
-): { clicked: number; conversions: number; revenue: number } {
+): Promise<{ clicked: number; conversions: number; revenue: number }> {
   const clicked =
-    db
-      .select({ n: sql<number>`count(DISTINCT ${clicks.contactId})` })
-      .from(clicks)
-      .where(and(eq(clicks.workspaceId, workspaceId), eq(clicks.campaignId, campaignId)))
-      .get()?.n ?? 0;
-  const converted = db
+    (
+      await db
+        .select({ n: sql<number>`count(DISTINCT ${clicks.contactId})` })
+        .from(clicks)
+        .where(and(eq(clicks.workspaceId, workspaceId), eq(clicks.campaignId, campaignId)))
+        .get()
+    )?.n ?? 0;
+  const converted = await db
     .select({ n: sql<number>`count(*)`, revenue: sql<number>`coalesce(sum(${conversions.value}), 0)` })
     .from(conversions)
     .where(and(eq(conversions.workspaceId, workspaceId), eq(conversions.campaignId, campaignId)))
@@ -35,11 +37,11 @@ export function campaignAttribution(
  * recipients (campaign_recipients_campaign_contact_idx) by contact, grouped by the variant the
  * recipient got.
  */
-export function variantAttribution(
+export async function variantAttribution(
   db: DbOrTx,
   workspaceId: string,
   campaignId: string,
-): Map<string, { clicked: number; conversions: number; revenue: number }> {
+): Promise<Map<string, { clicked: number; conversions: number; revenue: number }>> {
   const byVariant = new Map<string, { clicked: number; conversions: number; revenue: number }>();
   const entry = (variant: string) => {
     let found = byVariant.get(variant);
@@ -51,7 +53,7 @@ export function variantAttribution(
   };
   const recipientOf = (contactId: typeof clicks.contactId | typeof conversions.contactId) =>
     and(eq(campaignRecipients.campaignId, campaignId), eq(campaignRecipients.contactId, contactId));
-  const clickedRows = db
+  const clickedRows = await db
     .select({ variant: campaignRecipients.variant, n: sql<number>`count(DISTINCT ${clicks.contactId})` })
     .from(clicks)
     .innerJoin(campaignRecipients, recipientOf(clicks.contactId))
@@ -59,7 +61,7 @@ export function variantAttribution(
     .groupBy(campaignRecipients.variant)
     .all();
   for (const row of clickedRows) if (row.variant !== null) entry(row.variant).clicked = Number(row.n);
-  const convertedRows = db
+  const convertedRows = await db
     .select({
       variant: campaignRecipients.variant,
       n: sql<number>`count(*)`,

@@ -28,9 +28,6 @@ const findLink = preparedPerConnection((db: DbOrTx) =>
     .prepare(),
 );
 
-const linkVersion = (db: Db) =>
-  db.select({ version: linkVersions.version }).from(linkVersions).where(eq(linkVersions.id, 1)).prepare();
-
 type Link = NonNullable<ReturnType<ReturnType<typeof findLink>["get"]>>;
 
 /** The most links remembered per database; past it the cache starts over. */
@@ -38,7 +35,9 @@ const LINK_CACHE_SIZE = 50_000;
 
 const linkCaches = new CommitCheckedCaches<string, Link>();
 const linkCache = preparedPerConnection((db: Db) => {
-  const version = linkVersion(db);
+  // Read at once when the cache is checked (the cache's check is synchronous). Inside another
+  // request's open transaction it may see that transaction's bump: the cache then starts over once more.
+  const version = sqliteOf(db).query<{ version: number }, []>("SELECT version FROM link_versions WHERE id = 1");
   return linkCaches.create(sqliteOf(db), LINK_CACHE_SIZE, () => version.get()?.version ?? 0);
 });
 
@@ -58,11 +57,11 @@ export function invalidateLinkCache() {
  * offer or a link (`link_versions`, kept by triggers). Other commits (the background thread's
  * sends while a campaign's clicks come in) leave it warm.
  */
-function linkByCode(db: Db, code: string): Link | undefined {
+async function linkByCode(db: Db, code: string): Promise<Link | undefined> {
   const cache = linkCache(db);
   let link = cache.get(code);
   if (!link) {
-    link = findLink(db).get({ code });
+    link = await findLink(db).get({ code });
     if (!link) return undefined;
     cache.set(code, link);
   }
@@ -95,14 +94,14 @@ export function withClickId(destination: string, clickId: string): string {
  * `HEAD /r/<code>`: where the link leads, without a click (link checkers and previews ask HEAD
  * before, or instead of, a person following it); null as for `recordClick`.
  */
-export function linkDestination(db: Db, code: string): string | null {
-  return activeLink(db, code)?.destinationUrl ?? null;
+export async function linkDestination(db: Db, code: string): Promise<string | null> {
+  return (await activeLink(db, code))?.destinationUrl ?? null;
 }
 
 /** The link of a well-formed code whose offer is active, or undefined (the caller answers 404). */
-function activeLink(db: Db, code: string): Link | undefined {
+async function activeLink(db: Db, code: string): Promise<Link | undefined> {
   if (!CODE_RE.test(code)) return undefined;
-  const link = linkByCode(db, code);
+  const link = await linkByCode(db, code);
   return link?.status === "active" ? link : undefined;
 }
 
@@ -112,7 +111,7 @@ function activeLink(db: Db, code: string): Link | undefined {
  * Clicks are written by group commit: a burst of clicks right after a campaign shares commits.
  */
 export async function recordClick(db: Db, code: string, now = Date.now()): Promise<string | null> {
-  const link = activeLink(db, code);
+  const link = await activeLink(db, code);
   if (!link) return null;
   const row: ClickRow = {
     id: newId(),
@@ -125,9 +124,9 @@ export async function recordClick(db: Db, code: string, now = Date.now()): Promi
     numberId: link.numberId,
     createdAt: now,
   };
-  await groupCommit(db, (tx) => {
-    insertClick(tx).run(row);
-    emitEvent(
+  await groupCommit(db, async (tx) => {
+    await insertClick(tx).run(row);
+    await emitEvent(
       tx,
       row.workspaceId,
       "link.clicked",
@@ -153,6 +152,6 @@ const findClick = preparedPerConnection((db: DbOrTx) =>
 );
 
 /** A click by its id (the `vcx` value), whatever its workspace; callers check the workspace. */
-export function clickById(db: DbOrTx, id: string): ClickRow | undefined {
-  return findClick(db).get({ id });
+export async function clickById(db: DbOrTx, id: string): Promise<ClickRow | undefined> {
+  return await findClick(db).get({ id });
 }

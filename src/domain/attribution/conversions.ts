@@ -115,11 +115,11 @@ export function invalidateTrackingFlags() {
  * it cost each conversion a read transaction of its own. Never stale (see CommitCheckedCache): a
  * settings change in this process empties it, and so does any commit by another connection.
  */
-function trackingEnabled(db: Db, workspaceId: string): boolean {
+async function trackingEnabled(db: Db, workspaceId: string): Promise<boolean> {
   const cache = trackingCache(db);
   let enabled = cache.get(workspaceId);
   if (enabled === undefined) {
-    const row = trackingFlag(db).get({ id: workspaceId });
+    const row = await trackingFlag(db).get({ id: workspaceId });
     // An unknown workspace is not remembered (and not refused here: the write finds it).
     if (!row) return true;
     enabled = row.enabled;
@@ -129,8 +129,8 @@ function trackingEnabled(db: Db, workspaceId: string): boolean {
 }
 
 /** 403 `Conversion tracking is disabled for this workspace` when settings turn it off. */
-export function assertTrackingEnabled(db: Db, workspaceId: string) {
-  if (!trackingEnabled(db, workspaceId)) throw new AppError("forbidden", TRACKING_DISABLED);
+export async function assertTrackingEnabled(db: Db, workspaceId: string) {
+  if (!(await trackingEnabled(db, workspaceId))) throw new AppError("forbidden", TRACKING_DISABLED);
 }
 
 /** Identifiers as given, checked and normalised; absent or empty ones are left out. */
@@ -214,23 +214,23 @@ const contactByEmail = preparedPerConnection((db: DbOrTx) =>
  * that resolves to a contact of the workspace wins. Also answers the click the visitor evidence
  * points at (the `vcx` click, or the visitor's landing click), for attribution.
  */
-export function resolveContact(
+export async function resolveContact(
   db: DbOrTx,
   workspaceId: string,
   ids: Identifiers,
-): { contactId: string | null; click: ClickRow | null } {
+): Promise<{ contactId: string | null; click: ClickRow | null }> {
   let evidence: ClickRow | null = null;
   if (ids.vcx) {
-    const click = clickById(db, ids.vcx);
+    const click = await clickById(db, ids.vcx);
     if (click && click.workspaceId === workspaceId) {
       evidence = click;
       if (click.contactId) return { contactId: click.contactId, click };
     }
   }
   if (ids.vid) {
-    const visitor = visitorOf(db, workspaceId, ids.vid);
+    const visitor = await visitorOf(db, workspaceId, ids.vid);
     if (visitor) {
-      const click = visitor.clickId ? clickById(db, visitor.clickId) : undefined;
+      const click = visitor.clickId ? await clickById(db, visitor.clickId) : undefined;
       if (click && click.workspaceId === workspaceId) evidence ??= click;
       if (visitor.contactId) return { contactId: visitor.contactId, click: evidence };
     }
@@ -242,7 +242,7 @@ export function resolveContact(
   ];
   for (const [value, lookup] of lookups) {
     if (value === undefined) continue;
-    const found = lookup(db).get({ ws: workspaceId, value });
+    const found = await lookup(db).get({ ws: workspaceId, value });
     if (found) return { contactId: found.id, click: evidence };
   }
   return { contactId: null, click: evidence };
@@ -273,15 +273,15 @@ const latestClickOf = preparedPerConnection((db: DbOrTx) =>
  * Last click within 30 days: the contact's latest click, or the click the visitor came from
  * when that one is later (a generic offer link knows no contact until the visitor is identified).
  */
-export function attributedClick(
+export async function attributedClick(
   db: DbOrTx,
   workspaceId: string,
   contactId: string,
   evidence: ClickRow | null,
   now: number,
-): ClickRow | null {
+): Promise<ClickRow | null> {
   const since = now - ATTRIBUTION_WINDOW_MS;
-  const latest = latestClickOf(db).get({ ws: workspaceId, contact: contactId, since }) ?? null;
+  const latest = (await latestClickOf(db).get({ ws: workspaceId, contact: contactId, since })) ?? null;
   const candidate =
     evidence &&
     evidence.createdAt >= since &&
@@ -329,21 +329,26 @@ const latestFlowTouchOf = preparedPerConnection((db: DbOrTx) =>
  * flow that last sent the contact a message or placed a call (API.md §6.5: agent_id, flow_id,
  * null when none). A flow that only enrolled the contact, or only waited, touched nobody.
  */
-export function attributedTouches(
+export async function attributedTouches(
   db: DbOrTx,
   workspaceId: string,
   contactId: string,
   now: number,
-): { agentId: string | null; flowId: string | null } {
+): Promise<{ agentId: string | null; flowId: string | null }> {
   return {
-    agentId: latestAgentTouchOf(db).get(touchWindow(workspaceId, contactId, now))?.agentId ?? null,
-    flowId: attributedFlow(db, workspaceId, contactId, now),
+    agentId: (await latestAgentTouchOf(db).get(touchWindow(workspaceId, contactId, now)))?.agentId ?? null,
+    flowId: await attributedFlow(db, workspaceId, contactId, now),
   };
 }
 
 /** The flow part of `attributedTouches` alone (an agent's own conversion names its agent). */
-function attributedFlow(db: DbOrTx, workspaceId: string, contactId: string, now: number): string | null {
-  return latestFlowTouchOf(db).get(touchWindow(workspaceId, contactId, now))?.flowId ?? null;
+async function attributedFlow(
+  db: DbOrTx,
+  workspaceId: string,
+  contactId: string,
+  now: number,
+): Promise<string | null> {
+  return (await latestFlowTouchOf(db).get(touchWindow(workspaceId, contactId, now)))?.flowId ?? null;
 }
 
 const touchWindow = (workspaceId: string, contactId: string, now: number) => ({
@@ -392,16 +397,16 @@ export async function recordConversion(
   const ids = checkIdentifiers(input);
   if (Object.keys(ids).length === 0) throw invalid(NO_IDENTIFIER);
 
-  return groupCommit(db, (tx) => {
+  return groupCommit(db, async (tx) => {
     // 2. txn is the idempotency key, forever: a retry writes nothing.
-    const existing = conversionByTxn(tx).get({ ws: workspaceId, txn });
+    const existing = await conversionByTxn(tx).get({ ws: workspaceId, txn });
     if (existing) return { recorded: true as const, duplicate: true, contact_id: existing.contactId };
     // 3. The contact, strongest identifier first; never recorded against nobody.
-    const { contactId, click: evidence } = resolveContact(tx, workspaceId, ids);
+    const { contactId, click: evidence } = await resolveContact(tx, workspaceId, ids);
     if (!contactId) throw invalid(NO_MATCH);
     // 4. Attribution and the record.
-    const click = attributedClick(tx, workspaceId, contactId, evidence, now);
-    const touches = attributedTouches(tx, workspaceId, contactId, now);
+    const click = await attributedClick(tx, workspaceId, contactId, evidence, now);
+    const touches = await attributedTouches(tx, workspaceId, contactId, now);
     const row: ConversionRow = {
       id: newId(),
       workspaceId,
@@ -419,18 +424,18 @@ export async function recordConversion(
       flowId: touches.flowId,
       createdAt: now,
     };
-    insertConversion(tx).run(row);
-    emitEvent(tx, workspaceId, "conversion.recorded", conversionJson(row), now);
+    await insertConversion(tx).run(row);
+    await emitEvent(tx, workspaceId, "conversion.recorded", conversionJson(row), now);
     return { recorded: true as const, duplicate: false, contact_id: contactId };
   });
 }
 
-export function listConversions(
+export async function listConversions(
   db: DbOrTx,
   workspaceId: string,
   filter: { contact_id?: string; campaign_id?: string; offer_id?: string; event?: string },
   page: { limit: number; offset: number },
-): { conversions: ConversionJson[]; total: number } {
+): Promise<{ conversions: ConversionJson[]; total: number }> {
   const where = and(
     eq(conversions.workspaceId, workspaceId),
     filter.contact_id !== undefined ? eq(conversions.contactId, filter.contact_id) : undefined,
@@ -438,7 +443,7 @@ export function listConversions(
     filter.offer_id !== undefined ? eq(conversions.offerId, filter.offer_id) : undefined,
     filter.event !== undefined ? eq(conversions.event, filter.event) : undefined,
   );
-  const { rows, total } = newestFirstPage(
+  const { rows, total } = await newestFirstPage(
     db,
     conversions,
     where,
@@ -454,14 +459,14 @@ export function listConversions(
  * click as any conversion is, once per `txn` (`agent:<conversation id>:<keyword|goal>`). Nothing
  * is recorded while the workspace's conversion tracking is off. Runs in the caller's transaction.
  */
-export function recordAgentConversion(
+export async function recordAgentConversion(
   tx: DbOrTx,
   input: { workspaceId: string; contactId: string; agentId: string; txn: string; now: number },
-): boolean {
+): Promise<boolean> {
   const { workspaceId, contactId, txn, now } = input;
-  if (!trackingFlag(tx).get({ id: workspaceId })?.enabled) return false;
-  if (conversionByTxn(tx).get({ ws: workspaceId, txn })) return false;
-  const click = attributedClick(tx, workspaceId, contactId, null, now);
+  if (!(await trackingFlag(tx).get({ id: workspaceId }))?.enabled) return false;
+  if (await conversionByTxn(tx).get({ ws: workspaceId, txn })) return false;
+  const click = await attributedClick(tx, workspaceId, contactId, null, now);
   const row: ConversionRow = {
     id: newId(),
     workspaceId,
@@ -476,10 +481,10 @@ export function recordAgentConversion(
     messageId: click?.messageId ?? null,
     numberId: click?.numberId ?? null,
     agentId: input.agentId,
-    flowId: attributedFlow(tx, workspaceId, contactId, now),
+    flowId: await attributedFlow(tx, workspaceId, contactId, now),
     createdAt: now,
   };
-  insertConversion(tx).run(row);
-  emitEvent(tx, workspaceId, "conversion.recorded", conversionJson(row), now);
+  await insertConversion(tx).run(row);
+  await emitEvent(tx, workspaceId, "conversion.recorded", conversionJson(row), now);
   return true;
 }

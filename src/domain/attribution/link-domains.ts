@@ -123,25 +123,25 @@ function publicHost(publicUrl: string): string | null {
 }
 
 /** The workspace's link domain, or 404 (malformed, unknown or another workspace's id). */
-export function findLinkDomain(db: DbOrTx, workspaceId: string, id: string): LinkDomainRow {
-  const row = workspaceRow(db, linkDomains, workspaceId, id);
+export async function findLinkDomain(db: DbOrTx, workspaceId: string, id: string): Promise<LinkDomainRow> {
+  const row = await workspaceRow(db, linkDomains, workspaceId, id);
   if (!row) throw notFound();
   return row;
 }
 
-export function listLinkDomains(
+export async function listLinkDomains(
   db: DbOrTx,
   workspaceId: string,
   filter: { status?: string },
   page: { limit: number; offset: number },
-): { linkDomains: LinkDomainJson[]; total: number } {
+): Promise<{ linkDomains: LinkDomainJson[]; total: number }> {
   if (filter.status !== undefined && !(LINK_DOMAIN_STATUSES as readonly string[]).includes(filter.status))
     throw invalid(`status must be one of ${LINK_DOMAIN_STATUSES.join(", ")}`);
   const where = and(
     eq(linkDomains.workspaceId, workspaceId),
     filter.status ? eq(linkDomains.status, filter.status) : undefined,
   );
-  const { rows, total } = newestFirstPage(
+  const { rows, total } = await newestFirstPage(
     db,
     linkDomains,
     where,
@@ -155,16 +155,16 @@ export function listLinkDomains(
  * Adds a domain, `pending` until checked. A domain belongs to one workspace of the server: one
  * already added (here or in another workspace) → 409.
  */
-export function createLinkDomain(
+export async function createLinkDomain(
   db: DbOrTx,
   workspaceId: string,
   input: { domain: string },
   publicUrl: string,
   now = Date.now(),
-): LinkDomainJson {
+): Promise<LinkDomainJson> {
   const domain = normalizeLinkDomain(input.domain, publicUrl);
-  return db.transaction((tx) => {
-    const taken = tx
+  return await db.transaction(async (tx) => {
+    const taken = await tx
       .select({ workspaceId: linkDomains.workspaceId })
       .from(linkDomains)
       .where(eq(linkDomains.domain, domain))
@@ -188,7 +188,7 @@ export function createLinkDomain(
       createdAt: now,
       updatedAt: now,
     };
-    tx.insert(linkDomains).values(row).run();
+    await tx.insert(linkDomains).values(row).run();
     return linkDomainJson(row);
   });
 }
@@ -198,25 +198,27 @@ export function createLinkDomain(
  * names another (409 for a domain that is not verified); `false` leaves the workspace with no
  * default (links go out on PUBLIC_URL).
  */
-export function updateLinkDomain(
+export async function updateLinkDomain(
   db: DbOrTx,
   workspaceId: string,
   id: string,
   patch: { is_default?: boolean },
   now = Date.now(),
-): LinkDomainJson {
-  return db.transaction((tx) => {
-    const row = findLinkDomain(tx, workspaceId, id);
+): Promise<LinkDomainJson> {
+  return await db.transaction(async (tx) => {
+    const row = await findLinkDomain(tx, workspaceId, id);
     if (patch.is_default === undefined || patch.is_default === row.isDefault) return linkDomainJson(row);
     if (patch.is_default) {
       if (row.status !== "verified")
         throw conflict("Link domain is not verified: verify it before making it the default");
-      tx.update(linkDomains)
+      await tx
+        .update(linkDomains)
         .set({ isDefault: false, updatedAt: now })
         .where(and(eq(linkDomains.workspaceId, workspaceId), eq(linkDomains.isDefault, true)))
         .run();
     }
-    tx.update(linkDomains)
+    await tx
+      .update(linkDomains)
       .set({ isDefault: patch.is_default, updatedAt: now })
       .where(eq(linkDomains.id, row.id))
       .run();
@@ -229,10 +231,10 @@ export function updateLinkDomain(
  * their links fall back at send time to the workspace's default domain, else PUBLIC_URL (the
  * links already sent stop reaching this server once the domain no longer points here).
  */
-export function deleteLinkDomain(db: DbOrTx, workspaceId: string, id: string): void {
-  db.transaction((tx) => {
-    const row = findLinkDomain(tx, workspaceId, id);
-    tx.delete(linkDomains).where(eq(linkDomains.id, row.id)).run();
+export async function deleteLinkDomain(db: DbOrTx, workspaceId: string, id: string): Promise<void> {
+  await db.transaction(async (tx) => {
+    const row = await findLinkDomain(tx, workspaceId, id);
+    await tx.delete(linkDomains).where(eq(linkDomains.id, row.id)).run();
   });
 }
 
@@ -346,11 +348,11 @@ export async function verifyLinkDomain(
   options: LinkDomainCheckOptions,
   clock: () => number = Date.now,
 ): Promise<LinkDomainJson> {
-  const before = findLinkDomain(db, workspaceId, id);
+  const before = await findLinkDomain(db, workspaceId, id);
   const failure = await checkLinkDomain(before.domain, before.token, options);
   const now = clock();
-  return db.transaction((tx) => {
-    const row = findLinkDomain(tx, workspaceId, id);
+  return await db.transaction(async (tx) => {
+    const row = await findLinkDomain(tx, workspaceId, id);
     const changes: Partial<LinkDomainRow> = {
       status: failure ? "failed" : "verified",
       failureReason: failure,
@@ -359,7 +361,7 @@ export async function verifyLinkDomain(
       updatedAt: now,
     };
     if (!failure && !row.isDefault) {
-      const hasDefault = tx
+      const hasDefault = await tx
         .select({ id: linkDomains.id })
         .from(linkDomains)
         .where(
@@ -372,16 +374,16 @@ export async function verifyLinkDomain(
         .get();
       if (!hasDefault) changes.isDefault = true;
     }
-    tx.update(linkDomains).set(changes).where(eq(linkDomains.id, row.id)).run();
+    await tx.update(linkDomains).set(changes).where(eq(linkDomains.id, row.id)).run();
     return linkDomainJson({ ...row, ...changes });
   });
 }
 
 /** True when `token` is a link domain's check token of this server (`/.well-known/outreach/<token>`). */
-export function isLinkDomainToken(db: DbOrTx, token: string): boolean {
+export async function isLinkDomainToken(db: DbOrTx, token: string): Promise<boolean> {
   if (!/^[0-9A-Za-z]{32}$/.test(token)) return false;
   return (
-    db.select({ id: linkDomains.id }).from(linkDomains).where(eq(linkDomains.token, token)).get() !==
+    (await db.select({ id: linkDomains.id }).from(linkDomains).where(eq(linkDomains.token, token)).get()) !==
     undefined
   );
 }
@@ -391,14 +393,14 @@ export function isLinkDomainToken(db: DbOrTx, token: string): boolean {
  * else (unknown, malformed, another workspace's, pending or failed) → 422
  * `<field> is not a verified link domain`.
  */
-export function checkLinkDomainReference(
+export async function checkLinkDomainReference(
   db: DbOrTx,
   workspaceId: string,
   id: string | null | undefined,
   field = "link_domain_id",
-): void {
+): Promise<void> {
   if (id === null || id === undefined) return;
-  const row = typeof id === "string" ? workspaceRow(db, linkDomains, workspaceId, id) : undefined;
+  const row = typeof id === "string" ? await workspaceRow(db, linkDomains, workspaceId, id) : undefined;
   if (row?.status !== "verified") throw invalid(`${field} is not a verified link domain`);
 }
 
@@ -407,14 +409,14 @@ export function checkLinkDomainReference(
  * verified domain of the workspace, else its verified default, else `fallback` (PUBLIC_URL). A
  * named domain that was deleted or failed a later check falls back the same way.
  */
-export function linkBaseUrl(
+export async function linkBaseUrl(
   db: DbOrTx,
   workspaceId: string,
   named: readonly (string | null | undefined)[],
   fallback: string,
-): string {
+): Promise<string> {
   const ids = named.filter((id): id is string => typeof id === "string" && id !== "");
-  const rows = db
+  const rows = await db
     .select({ id: linkDomains.id, domain: linkDomains.domain, isDefault: linkDomains.isDefault })
     .from(linkDomains)
     .where(
@@ -441,16 +443,22 @@ const TRACKED_LINK_RE = /\bhttps?:\/\/[a-z0-9.-]+(?::\d+)?\/r\/([0-9A-Za-z]{6,16
  * knowledge or a flow's text, on whichever host it was copied from) on `base`, keeping their codes.
  * Links of other workspaces and other URLs are left as they are.
  */
-export function brandTrackedLinks(db: DbOrTx, workspaceId: string, body: string, base: string): string {
+export async function brandTrackedLinks(
+  db: DbOrTx,
+  workspaceId: string,
+  body: string,
+  base: string,
+): Promise<string> {
   const codes = [...body.matchAll(TRACKED_LINK_RE)].map((m) => m[1]);
   if (codes.length === 0) return body;
   const own = new Set(
-    db
-      .select({ code: trackedLinks.code })
-      .from(trackedLinks)
-      .where(and(eq(trackedLinks.workspaceId, workspaceId), inJsonList(trackedLinks.code, codes)))
-      .all()
-      .map((row) => row.code),
+    (
+      await db
+        .select({ code: trackedLinks.code })
+        .from(trackedLinks)
+        .where(and(eq(trackedLinks.workspaceId, workspaceId), inJsonList(trackedLinks.code, codes)))
+        .all()
+    ).map((row) => row.code),
   );
   return body.replace(TRACKED_LINK_RE, (link, code: string) => (own.has(code) ? `${base}/r/${code}` : link));
 }

@@ -61,8 +61,8 @@ export function trackingUrl(base: string, code: string): string {
  * The Offer record; `tracking_url` is on the offer's link domain, else the workspace's default
  * verified domain, else PUBLIC_URL (`publicUrl`), as the link is shared at this moment.
  */
-export function offerJson(db: DbOrTx, row: OfferRow, publicUrl: string): OfferJson {
-  const base = linkBaseUrl(db, row.workspaceId, [row.linkDomainId], publicUrl);
+export async function offerJson(db: DbOrTx, row: OfferRow, publicUrl: string): Promise<OfferJson> {
+  const base = await linkBaseUrl(db, row.workspaceId, [row.linkDomainId], publicUrl);
   return {
     id: row.id,
     name: row.name,
@@ -101,13 +101,13 @@ function checkInput(input: OfferInput) {
   if (input.value !== undefined && input.value !== null) checkValue(input.value, "value");
 }
 
-export function createOffer(
+export async function createOffer(
   db: DbOrTx,
   workspaceId: string,
   input: OfferInput & { name: string; destination_url: string },
   publicUrl: string,
   now = Date.now(),
-): OfferJson {
+): Promise<OfferJson> {
   checkInput(input);
   const row: OfferRow = {
     id: newId(),
@@ -122,34 +122,37 @@ export function createOffer(
     createdAt: now,
     updatedAt: now,
   };
-  return db.transaction((tx) => {
-    checkLinkDomainReference(tx, workspaceId, input.link_domain_id);
-    tx.insert(offers).values(row).run();
+  return await db.transaction(async (tx) => {
+    await checkLinkDomainReference(tx, workspaceId, input.link_domain_id);
+    await tx.insert(offers).values(row).run();
     // The offer's own link: a click on it knows the offer only.
-    tx.insert(trackedLinks).values({ code: row.code, workspaceId, offerId: row.id, createdAt: now }).run();
-    return offerJson(tx, row, publicUrl);
+    await tx
+      .insert(trackedLinks)
+      .values({ code: row.code, workspaceId, offerId: row.id, createdAt: now })
+      .run();
+    return await offerJson(tx, row, publicUrl);
   });
 }
 
 /** The workspace's offer, or 404 (malformed, unknown or another workspace's id). */
-export function findOffer(db: DbOrTx, workspaceId: string, id: string): OfferRow {
-  const row = workspaceRow(db, offers, workspaceId, id);
+export async function findOffer(db: DbOrTx, workspaceId: string, id: string): Promise<OfferRow> {
+  const row = await workspaceRow(db, offers, workspaceId, id);
   if (!row) throw notFound();
   return row;
 }
 
 /** True when `id` is an offer of the workspace (a campaign's `offer_id`). */
-export function offerExists(db: DbOrTx, workspaceId: string, id: string): boolean {
-  return workspaceRow(db, offers, workspaceId, id) !== undefined;
+export async function offerExists(db: DbOrTx, workspaceId: string, id: string): Promise<boolean> {
+  return (await workspaceRow(db, offers, workspaceId, id)) !== undefined;
 }
 
-export function listOffers(
+export async function listOffers(
   db: DbOrTx,
   workspaceId: string,
   filter: { status?: string; q?: string },
   page: { limit: number; offset: number },
   publicUrl: string,
-): { offers: OfferJson[]; total: number } {
+): Promise<{ offers: OfferJson[]; total: number }> {
   if (filter.status !== undefined && !(OFFER_STATUSES as readonly string[]).includes(filter.status))
     throw invalid(`status must be one of ${OFFER_STATUSES.join(", ")}`);
   const where = and(
@@ -157,22 +160,23 @@ export function listOffers(
     filter.status ? eq(offers.status, filter.status) : undefined,
     containsText(offers.name, filter.q),
   );
-  const { rows, total } = newestFirstPage(db, offers, where, [offers.createdAt, offers.id], page);
-  return { offers: rows.map((row) => offerJson(db, row, publicUrl)), total };
+  const { rows, total } = await newestFirstPage(db, offers, where, [offers.createdAt, offers.id], page);
+  return { offers: rows.map(async (row) => await offerJson(db, row, publicUrl)), total };
 }
 
-export function updateOffer(
+export async function updateOffer(
   db: DbOrTx,
   workspaceId: string,
   id: string,
   patch: OfferInput,
   publicUrl: string,
   now = Date.now(),
-): OfferJson {
-  const updated = db.transaction((tx) => {
-    const row = findOffer(tx, workspaceId, id);
+): Promise<OfferJson> {
+  const updated = await db.transaction(async (tx) => {
+    const row = await findOffer(tx, workspaceId, id);
     checkInput(patch);
-    if (patch.link_domain_id !== undefined) checkLinkDomainReference(tx, workspaceId, patch.link_domain_id);
+    if (patch.link_domain_id !== undefined)
+      await checkLinkDomainReference(tx, workspaceId, patch.link_domain_id);
     const changes: Partial<OfferRow> = { updatedAt: now };
     if (patch.name !== undefined) changes.name = patch.name;
     if (patch.destination_url !== undefined) changes.destinationUrl = patch.destination_url;
@@ -180,8 +184,8 @@ export function updateOffer(
     if (patch.currency !== undefined) changes.currency = checkCurrency(patch.currency, "currency");
     if (patch.status !== undefined) changes.status = patch.status;
     if (patch.link_domain_id !== undefined) changes.linkDomainId = patch.link_domain_id;
-    tx.update(offers).set(changes).where(eq(offers.id, row.id)).run();
-    return offerJson(tx, { ...row, ...changes }, publicUrl);
+    await tx.update(offers).set(changes).where(eq(offers.id, row.id)).run();
+    return await offerJson(tx, { ...row, ...changes }, publicUrl);
   });
   // Its links answer with the new status and destination from the next click on.
   invalidateLinkCache();
@@ -192,13 +196,14 @@ export function updateOffer(
  * Deletes an offer and its links (they answer 404 from now on); clicks and conversions already
  * recorded keep its id.
  */
-export function deleteOffer(db: DbOrTx, workspaceId: string, id: string): void {
-  db.transaction((tx) => {
-    const row = findOffer(tx, workspaceId, id);
-    tx.delete(trackedLinks)
+export async function deleteOffer(db: DbOrTx, workspaceId: string, id: string): Promise<void> {
+  await db.transaction(async (tx) => {
+    const row = await findOffer(tx, workspaceId, id);
+    await tx
+      .delete(trackedLinks)
       .where(and(eq(trackedLinks.workspaceId, workspaceId), eq(trackedLinks.offerId, row.id)))
       .run();
-    tx.delete(offers).where(eq(offers.id, row.id)).run();
+    await tx.delete(offers).where(eq(offers.id, row.id)).run();
   });
   invalidateLinkCache();
 }
@@ -207,7 +212,7 @@ export function deleteOffer(db: DbOrTx, workspaceId: string, id: string): void {
  * A per-recipient link for a campaign or flow message (`{{offer_url}}`): written in the transaction that
  * writes the message, so a click knows its contact, campaign, message and sending number.
  */
-export function createRecipientLink(
+export async function createRecipientLink(
   tx: DbOrTx,
   link: {
     workspaceId: string;
@@ -221,7 +226,8 @@ export function createRecipientLink(
   },
   now: number,
 ) {
-  tx.insert(trackedLinks)
+  await tx
+    .insert(trackedLinks)
     .values({ ...link, createdAt: now })
     .run();
 }
@@ -241,12 +247,12 @@ export function publicLinkBase(): string {
  * The base of a workspace's links at this moment (`https://<domain>` or PUBLIC_URL): the first
  * verified domain of `named` (e.g. the campaign's, then the offer's), else the default.
  */
-export function workspaceLinkBase(
+export async function workspaceLinkBase(
   db: DbOrTx,
   workspaceId: string,
   named: readonly (string | null | undefined)[] = [],
-): string {
-  return linkBaseUrl(db, workspaceId, named, publicBaseUrl);
+): Promise<string> {
+  return await linkBaseUrl(db, workspaceId, named, publicBaseUrl);
 }
 
 /**
@@ -254,18 +260,18 @@ export function workspaceLinkBase(
  * else the workspace's default, else PUBLIC_URL (resolved when the message is written, so a domain
  * deleted or failed meanwhile falls back).
  */
-export function campaignLinkBase(
+export async function campaignLinkBase(
   db: DbOrTx,
   campaign: { workspaceId: string; offerId: string | null; linkDomainId: string | null },
-): string {
+): Promise<string> {
   const offer = campaign.offerId
-    ? db
+    ? await db
         .select({ linkDomainId: offers.linkDomainId })
         .from(offers)
         .where(and(eq(offers.workspaceId, campaign.workspaceId), eq(offers.id, campaign.offerId)))
         .get()
     : undefined;
-  return workspaceLinkBase(db, campaign.workspaceId, [campaign.linkDomainId, offer?.linkDomainId]);
+  return await workspaceLinkBase(db, campaign.workspaceId, [campaign.linkDomainId, offer?.linkDomainId]);
 }
 
 /**

@@ -22,8 +22,12 @@ const visitorByVid = preparedPerConnection((db: DbOrTx) =>
     .prepare(),
 );
 
-export function visitorOf(db: DbOrTx, workspaceId: string, vid: string): VisitorRow | undefined {
-  return visitorByVid(db).get({ ws: workspaceId, vid });
+export async function visitorOf(
+  db: DbOrTx,
+  workspaceId: string,
+  vid: string,
+): Promise<VisitorRow | undefined> {
+  return await visitorByVid(db).get({ ws: workspaceId, vid });
 }
 
 const workspaceByPublicId = preparedPerConnection((db: DbOrTx) =>
@@ -35,12 +39,12 @@ const workspaceByPublicId = preparedPerConnection((db: DbOrTx) =>
 );
 
 /** The workspace a page's `/t.js?w=<public id>` names, or null. */
-export function workspaceIdByPublicId(db: DbOrTx, publicId: unknown): string | null {
+export async function workspaceIdByPublicId(db: DbOrTx, publicId: unknown): Promise<string | null> {
   if (typeof publicId !== "string" || !/^[0-9a-z_]{4,64}$/.test(publicId)) return null;
-  return workspaceByPublicId(db).get({ publicId })?.id ?? null;
+  return (await workspaceByPublicId(db).get({ publicId }))?.id ?? null;
 }
 
-function upsertVisitor(
+async function upsertVisitor(
   tx: DbOrTx,
   workspaceId: string,
   vid: string,
@@ -50,7 +54,8 @@ function upsertVisitor(
   const changes: Partial<VisitorRow> = { updatedAt: now };
   if (set.contactId) changes.contactId = set.contactId;
   if (set.clickId) changes.clickId = set.clickId;
-  tx.insert(visitors)
+  await tx
+    .insert(visitors)
     .values({
       workspaceId,
       vid,
@@ -78,13 +83,15 @@ export async function collectVisit(db: Db, input: CollectInput, now = Date.now()
   if (typeof input.vid !== "string" || !isUuid(input.vid)) return;
   if (typeof input.vcx !== "string" || !isUuid(input.vcx)) return;
   const vid = input.vid.toLowerCase();
-  const click = clickById(db, input.vcx.toLowerCase());
+  const click = await clickById(db, input.vcx.toLowerCase());
   if (!click) return;
   if (input.w !== undefined && input.w !== null && input.w !== "") {
-    if (workspaceIdByPublicId(db, input.w) !== click.workspaceId) return;
+    if ((await workspaceIdByPublicId(db, input.w)) !== click.workspaceId) return;
   }
-  await groupCommit(db, (tx) =>
-    upsertVisitor(tx, click.workspaceId, vid, { contactId: click.contactId, clickId: click.id }, now),
+  await groupCommit(
+    db,
+    async (tx) =>
+      await upsertVisitor(tx, click.workspaceId, vid, { contactId: click.contactId, clickId: click.id }, now),
   );
 }
 
@@ -102,7 +109,7 @@ export interface IdentifyInput {
  */
 export async function identifyVisitor(db: Db, input: IdentifyInput, now = Date.now()): Promise<void> {
   if (typeof input.vid !== "string" || !isUuid(input.vid)) return;
-  const workspaceId = workspaceIdByPublicId(db, input.w);
+  const workspaceId = await workspaceIdByPublicId(db, input.w);
   if (!workspaceId) return;
   let ids: ReturnType<typeof checkIdentifiers>;
   try {
@@ -112,8 +119,8 @@ export async function identifyVisitor(db: Db, input: IdentifyInput, now = Date.n
     throw error;
   }
   if (Object.keys(ids).length === 0) return;
-  const { contactId } = resolveContact(db, workspaceId, ids);
+  const { contactId } = await resolveContact(db, workspaceId, ids);
   if (!contactId) return;
   const vid = input.vid.toLowerCase();
-  await groupCommit(db, (tx) => upsertVisitor(tx, workspaceId, vid, { contactId }, now));
+  await groupCommit(db, async (tx) => await upsertVisitor(tx, workspaceId, vid, { contactId }, now));
 }

@@ -78,160 +78,169 @@ function sources(db: Db, workspaceId: string, contact: ContactRow): Source[] {
   );
   return [
     {
-      newest: (take) =>
-        db
-          .select()
-          .from(messages)
-          .where(ofMessages)
-          .orderBy(desc(messages.createdAt), desc(messages.id))
-          .limit(take)
-          .all()
-          .map((m) => ({
-            type: "message",
-            at: m.createdAt,
-            summary:
-              m.direction === "inbound"
-                ? `Replied: "${preview(m.body)}"`
-                : `Sent by ${m.sender} (${m.status.toLowerCase()}): "${preview(m.body)}"`,
-            ids: { message_id: m.id, conversation_id: m.conversationId, campaign_id: m.campaignId },
-          })),
-      total: () => db.select({ n: count() }).from(messages).where(ofMessages).get()?.n ?? 0,
+      newest: async (take) =>
+        (
+          await db
+            .select()
+            .from(messages)
+            .where(ofMessages)
+            .orderBy(desc(messages.createdAt), desc(messages.id))
+            .limit(take)
+            .all()
+        ).map((m) => ({
+          type: "message",
+          at: m.createdAt,
+          summary:
+            m.direction === "inbound"
+              ? `Replied: "${preview(m.body)}"`
+              : `Sent by ${m.sender} (${m.status.toLowerCase()}): "${preview(m.body)}"`,
+          ids: { message_id: m.id, conversation_id: m.conversationId, campaign_id: m.campaignId },
+        })),
+      total: async () => (await db.select({ n: count() }).from(messages).where(ofMessages).get())?.n ?? 0,
     },
     {
-      newest: (take) =>
-        db
-          .select()
-          .from(calls)
-          .where(ofCalls)
-          .orderBy(desc(calls.createdAt), desc(calls.id))
-          .limit(take)
-          .all()
-          .map((c) => ({
-            type: "call",
-            at: c.createdAt,
-            summary: `${c.direction === "inbound" ? "Called in" : "Was called"} (${c.status.toLowerCase()}${
-              c.durationSec ? `, ${c.durationSec} s` : ""
-            })${c.summary ? `: ${preview(c.summary)}` : ""}`,
-            ids: { call_id: c.id, conversation_id: c.conversationId, campaign_id: c.campaignId },
-          })),
-      total: () => db.select({ n: count() }).from(calls).where(ofCalls).get()?.n ?? 0,
+      newest: async (take) =>
+        (
+          await db
+            .select()
+            .from(calls)
+            .where(ofCalls)
+            .orderBy(desc(calls.createdAt), desc(calls.id))
+            .limit(take)
+            .all()
+        ).map((c) => ({
+          type: "call",
+          at: c.createdAt,
+          summary: `${c.direction === "inbound" ? "Called in" : "Was called"} (${c.status.toLowerCase()}${
+            c.durationSec ? `, ${c.durationSec} s` : ""
+          })${c.summary ? `: ${preview(c.summary)}` : ""}`,
+          ids: { call_id: c.id, conversation_id: c.conversationId, campaign_id: c.campaignId },
+        })),
+      total: async () => (await db.select({ n: count() }).from(calls).where(ofCalls).get())?.n ?? 0,
     },
     {
-      newest: (take) =>
-        db
-          .select({ click: clicks, offer: offers.name })
-          .from(clicks)
-          .leftJoin(offers, and(eq(offers.id, clicks.offerId), eq(offers.workspaceId, workspaceId)))
-          .where(ofClicks)
-          .orderBy(desc(clicks.createdAt), desc(clicks.id))
-          .limit(take)
-          .all()
-          .map(({ click, offer }) => ({
-            type: "click",
-            at: click.createdAt,
-            summary: `Clicked the link of ${offer ? `offer "${offer}"` : "an offer"}`,
-            ids: {
-              click_id: click.id,
-              offer_id: click.offerId,
-              campaign_id: click.campaignId,
-              message_id: click.messageId,
-            },
-          })),
-      total: () => db.select({ n: count() }).from(clicks).where(ofClicks).get()?.n ?? 0,
+      newest: async (take) =>
+        (
+          await db
+            .select({ click: clicks, offer: offers.name })
+            .from(clicks)
+            .leftJoin(offers, and(eq(offers.id, clicks.offerId), eq(offers.workspaceId, workspaceId)))
+            .where(ofClicks)
+            .orderBy(desc(clicks.createdAt), desc(clicks.id))
+            .limit(take)
+            .all()
+        ).map(({ click, offer }) => ({
+          type: "click",
+          at: click.createdAt,
+          summary: `Clicked the link of ${offer ? `offer "${offer}"` : "an offer"}`,
+          ids: {
+            click_id: click.id,
+            offer_id: click.offerId,
+            campaign_id: click.campaignId,
+            message_id: click.messageId,
+          },
+        })),
+      total: async () => (await db.select({ n: count() }).from(clicks).where(ofClicks).get())?.n ?? 0,
     },
     {
-      newest: (take) =>
-        db
-          .select()
-          .from(conversions)
-          .where(ofConversions)
-          .orderBy(desc(conversions.createdAt), desc(conversions.id))
-          .limit(take)
-          .all()
-          .map((c) => ({
-            type: "conversion",
-            at: c.createdAt,
-            summary: `Converted: ${c.event}${c.value !== null ? ` (${c.value} ${c.currency})` : ""}`,
-            ids: {
-              conversion_id: c.id,
-              offer_id: c.offerId,
-              campaign_id: c.campaignId,
-              flow_id: c.flowId,
-              agent_id: c.agentId,
-            },
-          })),
-      total: () => db.select({ n: count() }).from(conversions).where(ofConversions).get()?.n ?? 0,
+      newest: async (take) =>
+        (
+          await db
+            .select()
+            .from(conversions)
+            .where(ofConversions)
+            .orderBy(desc(conversions.createdAt), desc(conversions.id))
+            .limit(take)
+            .all()
+        ).map((c) => ({
+          type: "conversion",
+          at: c.createdAt,
+          summary: `Converted: ${c.event}${c.value !== null ? ` (${c.value} ${c.currency})` : ""}`,
+          ids: {
+            conversion_id: c.id,
+            offer_id: c.offerId,
+            campaign_id: c.campaignId,
+            flow_id: c.flowId,
+            agent_id: c.agentId,
+          },
+        })),
+      total: async () =>
+        (await db.select({ n: count() }).from(conversions).where(ofConversions).get())?.n ?? 0,
     },
     {
-      newest: (take) =>
-        db
-          .select({ run: flowRuns, flow: flows.name })
-          .from(flowRuns)
-          .leftJoin(flows, eq(flows.id, flowRuns.flowId))
-          .where(ofRuns)
-          .orderBy(desc(flowRuns.startedAt), desc(flowRuns.id))
-          .limit(take)
-          .all()
-          .map(({ run, flow }) => ({
-            type: "flow_entry",
-            at: run.startedAt,
-            summary: `Entered flow "${flow ?? "deleted flow"}"`,
-            ids: { flow_id: run.flowId, run_id: run.id },
-          })),
-      total: () => db.select({ n: count() }).from(flowRuns).where(ofRuns).get()?.n ?? 0,
+      newest: async (take) =>
+        (
+          await db
+            .select({ run: flowRuns, flow: flows.name })
+            .from(flowRuns)
+            .leftJoin(flows, eq(flows.id, flowRuns.flowId))
+            .where(ofRuns)
+            .orderBy(desc(flowRuns.startedAt), desc(flowRuns.id))
+            .limit(take)
+            .all()
+        ).map(({ run, flow }) => ({
+          type: "flow_entry",
+          at: run.startedAt,
+          summary: `Entered flow "${flow ?? "deleted flow"}"`,
+          ids: { flow_id: run.flowId, run_id: run.id },
+        })),
+      total: async () => (await db.select({ n: count() }).from(flowRuns).where(ofRuns).get())?.n ?? 0,
     },
     {
-      newest: (take) =>
-        db
-          .select({ run: flowRuns, flow: flows.name })
-          .from(flowRuns)
-          .leftJoin(flows, eq(flows.id, flowRuns.flowId))
-          .where(ofEndedRuns)
-          .orderBy(desc(flowRuns.endedAt), desc(flowRuns.id))
-          .limit(take)
-          .all()
-          .map(({ run, flow }) => ({
-            type: "flow_exit",
-            at: run.endedAt as number,
-            summary: `Left flow "${flow ?? "deleted flow"}" (${run.exitReason ?? run.status})`,
-            ids: { flow_id: run.flowId, run_id: run.id },
-          })),
-      total: () => db.select({ n: count() }).from(flowRuns).where(ofEndedRuns).get()?.n ?? 0,
+      newest: async (take) =>
+        (
+          await db
+            .select({ run: flowRuns, flow: flows.name })
+            .from(flowRuns)
+            .leftJoin(flows, eq(flows.id, flowRuns.flowId))
+            .where(ofEndedRuns)
+            .orderBy(desc(flowRuns.endedAt), desc(flowRuns.id))
+            .limit(take)
+            .all()
+        ).map(({ run, flow }) => ({
+          type: "flow_exit",
+          at: run.endedAt as number,
+          summary: `Left flow "${flow ?? "deleted flow"}" (${run.exitReason ?? run.status})`,
+          ids: { flow_id: run.flowId, run_id: run.id },
+        })),
+      total: async () => (await db.select({ n: count() }).from(flowRuns).where(ofEndedRuns).get())?.n ?? 0,
     },
     {
-      newest: (take) =>
-        db
-          .select({ member: listMembers, list: lists.name })
-          .from(listMembers)
-          .leftJoin(lists, eq(lists.id, listMembers.listId))
-          .where(ofLists)
-          .orderBy(desc(listMembers.createdAt))
-          .limit(take)
-          .all()
-          .map(({ member, list }) => ({
-            type: "list_added",
-            at: member.createdAt,
-            summary: `Added to list "${list ?? "deleted list"}"`,
-            ids: { list_id: member.listId },
-          })),
-      total: () => db.select({ n: count() }).from(listMembers).where(ofLists).get()?.n ?? 0,
+      newest: async (take) =>
+        (
+          await db
+            .select({ member: listMembers, list: lists.name })
+            .from(listMembers)
+            .leftJoin(lists, eq(lists.id, listMembers.listId))
+            .where(ofLists)
+            .orderBy(desc(listMembers.createdAt))
+            .limit(take)
+            .all()
+        ).map(({ member, list }) => ({
+          type: "list_added",
+          at: member.createdAt,
+          summary: `Added to list "${list ?? "deleted list"}"`,
+          ids: { list_id: member.listId },
+        })),
+      total: async () => (await db.select({ n: count() }).from(listMembers).where(ofLists).get())?.n ?? 0,
     },
     {
-      newest: (take) =>
-        db
-          .select()
-          .from(suppressions)
-          .where(ofOptOuts)
-          .orderBy(desc(suppressions.createdAt), desc(suppressions.id))
-          .limit(take)
-          .all()
-          .map((row) => ({
-            type: "opt_out",
-            at: row.createdAt,
-            summary: `${OPT_OUT_WORDS[row.reason] ?? `Suppressed (${row.reason})`}${row.source ? ` via ${row.source}` : ""}`,
-            ids: { suppression_id: row.id },
-          })),
-      total: () => db.select({ n: count() }).from(suppressions).where(ofOptOuts).get()?.n ?? 0,
+      newest: async (take) =>
+        (
+          await db
+            .select()
+            .from(suppressions)
+            .where(ofOptOuts)
+            .orderBy(desc(suppressions.createdAt), desc(suppressions.id))
+            .limit(take)
+            .all()
+        ).map((row) => ({
+          type: "opt_out",
+          at: row.createdAt,
+          summary: `${OPT_OUT_WORDS[row.reason] ?? `Suppressed (${row.reason})`}${row.source ? ` via ${row.source}` : ""}`,
+          ids: { suppression_id: row.id },
+        })),
+      total: async () => (await db.select({ n: count() }).from(suppressions).where(ofOptOuts).get())?.n ?? 0,
     },
   ];
 }
@@ -241,13 +250,13 @@ function sources(db: Db, workspaceId: string, contact: ContactRow): Source[] {
  * its newest entries through its contact index, and the page is cut from their merge. List
  * removals are not recorded anywhere, so only additions (current memberships) are listed.
  */
-export function contactActivity(
+export async function contactActivity(
   db: Db,
   workspaceId: string,
   contactId: string,
   page: { limit: number; offset: number },
 ) {
-  const contact = getContact(db, workspaceId, contactId);
+  const contact = await getContact(db, workspaceId, contactId);
   const all = sources(db, workspaceId, contact);
   const take = page.offset + page.limit;
   const merged = all

@@ -499,7 +499,7 @@ class Importer {
     this.statements = prepareStatements(db);
   }
 
-  add(raw: RawRow | ImportError) {
+  async add(raw: RawRow | ImportError) {
     this.rows++;
     if ("error" in raw) {
       this.pending.push(raw);
@@ -511,7 +511,7 @@ class Importer {
         this.pending.push({ row: raw.row, error: error.message });
       }
     }
-    if (this.pending.length >= this.batchSize) this.flush();
+    if (this.pending.length >= this.batchSize) await this.flush();
   }
 
   private fail(error: ImportError) {
@@ -521,7 +521,7 @@ class Importer {
   /** Batches written so far. */
   flushes = 0;
 
-  flush() {
+  async flush() {
     const batch = this.pending;
     this.pending = [];
     if (batch.length === 0) return;
@@ -531,11 +531,11 @@ class Importer {
       if ("error" in item) this.fail(item);
       else good.push(item);
     }
-    if (good.length > 0) this.db.transaction((tx) => this.write(tx, good));
+    if (good.length > 0) await this.db.transaction(async (tx) => await this.write(tx, good));
   }
 
   /** One batch, in the caller's transaction. */
-  private write(tx: Tx, rows: CleanRow[]) {
+  private async write(tx: Tx, rows: CleanRow[]) {
     const now = this.options.now ?? Date.now();
     const ws = this.workspaceId;
     const st = this.statements;
@@ -546,7 +546,9 @@ class Importer {
     for (const r of rows) {
       let current = byPhone.get(r.phone);
       if (!current) {
-        current = st.findByPhone.get({ workspaceId: ws, phoneNumber: r.phone }) as ContactRow | undefined;
+        current = (await st.findByPhone.get({ workspaceId: ws, phoneNumber: r.phone })) as
+          | ContactRow
+          | undefined;
         if (current) byPhone.set(r.phone, current);
       }
       if (!current) {
@@ -584,16 +586,16 @@ class Importer {
       this.result.updated++;
     }
     const inserts = [...created.values()];
-    for (const row of inserts) st.insertContact.run(row);
-    emitEvents(tx, ws, "contact.created", inserts.map(contactJson), now);
+    for (const row of inserts) await st.insertContact.run(row);
+    await emitEvents(tx, ws, "contact.created", inserts.map(contactJson), now);
     for (const row of changed.values()) {
-      st.updateContact.run({
+      await st.updateContact.run({
         ...row,
         optedIn: row.optedIn ? 1 : 0,
         fields: JSON.stringify(row.fields ?? {}),
       });
     }
-    emitEvents(
+    await emitEvents(
       tx,
       ws,
       "contact.opted_out",
@@ -604,7 +606,12 @@ class Importer {
     if (listId) {
       const added: string[] = [];
       for (const contact of byPhone.values()) {
-        const inserted = st.addMember.all({ listId, contactId: contact.id, workspaceId: ws, createdAt: now });
+        const inserted = await st.addMember.all({
+          listId,
+          contactId: contact.id,
+          workspaceId: ws,
+          createdAt: now,
+        });
         if (inserted.length) added.push(contact.id);
       }
       listMembersAdded(tx, ws, listId, added, now);
@@ -645,9 +652,9 @@ function applyRow(current: ContactRow, r: CleanRow, now: number): ContactRow | n
   return next;
 }
 
-function checkList(db: Db, workspaceId: string, listId: string | undefined) {
+async function checkList(db: Db, workspaceId: string, listId: string | undefined) {
   if (listId === undefined) return;
-  if (!getListRow(db, workspaceId, listId)) throw invalid("list_id does not exist");
+  if (!(await getListRow(db, workspaceId, listId))) throw invalid("list_id does not exist");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -664,14 +671,14 @@ export async function importContactsCsv(
   stream: ReadableStream<Uint8Array>,
   options: ImportOptions = {},
 ): Promise<ImportResult> {
-  checkList(db, workspaceId, options.listId);
+  await checkList(db, workspaceId, options.listId);
   const importer = new Importer(db, workspaceId, options);
   const reader = new CsvReader();
   const decoder = new TextDecoder("utf-8");
   let plan: HeaderPlan | null = null;
   let bytes = 0;
   let lastProgressRows = 0;
-  const take = (records: CsvRecord[]) => {
+  const take = async (records: CsvRecord[]) => {
     for (const record of records) {
       if (!plan) {
         plan = planHeader(record.fields);
@@ -679,7 +686,7 @@ export async function importContactsCsv(
         continue;
       }
       if (record.fields.length === 1 && record.fields[0]?.trim() === "") continue;
-      importer.add(rowFromCsv(plan, record));
+      await importer.add(rowFromCsv(plan, record));
     }
     if (options.onProgress && importer.rows - lastProgressRows >= 1000) {
       lastProgressRows = importer.rows;
@@ -692,14 +699,14 @@ export async function importContactsCsv(
       throw new AppError("payload_too_large", `Request body is too large (max ${options.maxBytes} bytes)`);
     }
     const flushedBefore = importer.flushes;
-    take(reader.push(decoder.decode(chunk, { stream: true })));
+    await take(reader.push(decoder.decode(chunk, { stream: true })));
     // A batch was written: let the server answer other requests before the next one.
     if (importer.flushes !== flushedBefore) await yieldToEventLoop();
   }
-  take(reader.push(decoder.decode()));
-  take(reader.end());
+  await take(reader.push(decoder.decode()));
+  await take(reader.end());
   if (!plan) throw invalid("CSV is empty: a header row with a phone_number column is required");
-  importer.flush();
+  await importer.flush();
   options.onProgress?.(importer.rows, bytes);
   return importer.result;
 }
@@ -714,7 +721,7 @@ export async function importContactsJson(
   items: unknown[],
   options: ImportOptions = {},
 ): Promise<ImportResult> {
-  checkList(db, workspaceId, options.listId);
+  await checkList(db, workspaceId, options.listId);
   const importer = new Importer(db, workspaceId, options);
   let flushed = 0;
   for (let index = 0; index < items.length; index++) {
@@ -726,12 +733,12 @@ export async function importContactsJson(
     const item = items[index];
     const row = index + 1;
     if (item === null || typeof item !== "object" || Array.isArray(item)) {
-      importer.add({ row, error: "contact must be an object" });
+      await importer.add({ row, error: "contact must be an object" });
       continue;
     }
     const o = item as Record<string, unknown>;
     if (o.opted_in !== undefined) importer.result.consent_column = "opted_in";
-    importer.add({
+    await importer.add({
       row,
       phone: o.phone_number ?? o.phone,
       first_name: o.first_name,
@@ -744,7 +751,7 @@ export async function importContactsJson(
       fields: o.fields,
     });
   }
-  importer.flush();
+  await importer.flush();
   options.onProgress?.(importer.rows, 0);
   return importer.result;
 }

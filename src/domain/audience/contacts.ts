@@ -65,8 +65,12 @@ const contactStatements = preparedPerConnection((db) => ({
   insert: db.insert(contacts).values(rowPlaceholders(contacts)).prepare(),
 }));
 
-export function findContactByPhone(db: DbOrTx, workspaceId: string, e164: string): ContactRow | undefined {
-  return contactStatements(db).byPhone.get({ workspaceId, phone: e164 });
+export async function findContactByPhone(
+  db: DbOrTx,
+  workspaceId: string,
+  e164: string,
+): Promise<ContactRow | undefined> {
+  return await contactStatements(db).byPhone.get({ workspaceId, phone: e164 });
 }
 
 /**
@@ -75,16 +79,16 @@ export function findContactByPhone(db: DbOrTx, workspaceId: string, e164: string
  * path that meets a number first (inbound messages, one-off sends, imports).
  * Throws 422 `phone_number must be a valid phone number` when `phone` cannot be a number.
  */
-export function ensureContact(
+export async function ensureContact(
   tx: DbOrTx,
   workspaceId: string,
   phone: string,
   source: string,
   now = Date.now(),
-): { contact: ContactRow; created: boolean } {
+): Promise<{ contact: ContactRow; created: boolean }> {
   const e164 = normalizePhone(phone);
   if (!e164) throw invalid("phone_number must be a valid phone number");
-  const existing = findContactByPhone(tx, workspaceId, e164);
+  const existing = await findContactByPhone(tx, workspaceId, e164);
   if (existing) return { contact: existing, created: false };
   const row: ContactRow = {
     id: newId(),
@@ -102,8 +106,8 @@ export function ensureContact(
     createdAt: now,
     updatedAt: now,
   };
-  contactStatements(tx).insert.run(row);
-  emitEvent(tx, workspaceId, "contact.created", contactJson(row), now);
+  await contactStatements(tx).insert.run(row);
+  await emitEvent(tx, workspaceId, "contact.created", contactJson(row), now);
   return { contact: row, created: true };
 }
 
@@ -190,18 +194,18 @@ function duplicatePhone(existing: ContactRow) {
   return conflict("Contact with this phone_number already exists", { contact_id: existing.id });
 }
 
-export function createContact(
+export async function createContact(
   db: Db,
   workspaceId: string,
   input: ContactInput,
   source = "api",
   now = Date.now(),
-): ContactRow {
+): Promise<ContactRow> {
   const phone = normalizePhone(input.phone_number);
   if (!phone) throw invalid("phone_number must be a valid phone number");
   checkContactScalars(input);
-  return db.transaction((tx) => {
-    const existing = findContactByPhone(tx, workspaceId, phone);
+  return await db.transaction(async (tx) => {
+    const existing = await findContactByPhone(tx, workspaceId, phone);
     if (existing) throw duplicatePhone(existing);
     const row: ContactRow = {
       id: newId(),
@@ -220,8 +224,8 @@ export function createContact(
       createdAt: now,
       updatedAt: now,
     };
-    tx.insert(contacts).values(row).run();
-    emitEvent(tx, workspaceId, "contact.created", contactJson(row), now);
+    await tx.insert(contacts).values(row).run();
+    await emitEvent(tx, workspaceId, "contact.created", contactJson(row), now);
     return row;
   });
 }
@@ -245,8 +249,8 @@ export function mergeFields(
   return out;
 }
 
-export function getContact(db: DbOrTx, workspaceId: string, id: string): ContactRow {
-  const row = workspaceRow(db, contacts, workspaceId, id);
+export async function getContact(db: DbOrTx, workspaceId: string, id: string): Promise<ContactRow> {
+  const row = await workspaceRow(db, contacts, workspaceId, id);
   if (!row) throw notFound();
   return row;
 }
@@ -255,24 +259,24 @@ export function getContact(db: DbOrTx, workspaceId: string, id: string): Contact
  * Partial update. `fields` merges (null removes a key). Changing `opted_in` emits
  * `contact.opted_out` / `contact.opted_in`; `opted_in=false` blocks every send (canSendTo).
  */
-export function updateContact(
+export async function updateContact(
   db: Db,
   workspaceId: string,
   id: string,
   patch: ContactInput,
   now = Date.now(),
-): ContactRow {
+): Promise<ContactRow> {
   let phone: string | undefined;
   if (patch.phone_number !== undefined) {
     phone = normalizePhone(patch.phone_number) ?? undefined;
     if (!phone) throw invalid("phone_number must be a valid phone number");
   }
   checkContactScalars(patch);
-  return db.transaction((tx) => {
-    const row = getContact(tx, workspaceId, id);
+  return await db.transaction(async (tx) => {
+    const row = await getContact(tx, workspaceId, id);
     const changes: Partial<ContactRow> = { updatedAt: now };
     if (phone !== undefined && phone !== row.phoneNumber) {
-      const other = findContactByPhone(tx, workspaceId, phone);
+      const other = await findContactByPhone(tx, workspaceId, phone);
       if (other) throw duplicatePhone(other);
       changes.phoneNumber = phone;
     }
@@ -286,13 +290,14 @@ export function updateContact(
     if (patch.opted_in !== undefined) changes.optedIn = patch.opted_in;
     if (patch.fields !== undefined)
       changes.fields = mergeFields(row.fields ?? {}, patch.fields as Record<string, unknown>);
-    tx.update(contacts)
+    await tx
+      .update(contacts)
       .set(changes)
       .where(and(eq(contacts.workspaceId, workspaceId), eq(contacts.id, id)))
       .run();
     const updated = { ...row, ...changes };
     if (patch.opted_in !== undefined && patch.opted_in !== row.optedIn) {
-      emitEvent(
+      await emitEvent(
         tx,
         workspaceId,
         updated.optedIn ? "contact.opted_in" : "contact.opted_out",
@@ -305,10 +310,11 @@ export function updateContact(
 }
 
 /** Deletes the contact and its list memberships; a suppression entry for its number stays. */
-export function deleteContact(db: Db, workspaceId: string, id: string): void {
-  db.transaction((tx) => {
-    getContact(tx, workspaceId, id);
-    tx.delete(contacts)
+export async function deleteContact(db: Db, workspaceId: string, id: string): Promise<void> {
+  await db.transaction(async (tx) => {
+    await getContact(tx, workspaceId, id);
+    await tx
+      .delete(contacts)
       .where(and(eq(contacts.workspaceId, workspaceId), eq(contacts.id, id)))
       .run();
   });
@@ -335,16 +341,16 @@ function searchCondition(q: string): SQL | undefined {
   return or(...parts);
 }
 
-export function listContacts(
+export async function listContacts(
   db: DbOrTx,
   workspaceId: string,
   options: { q?: string; limit: number; offset: number },
-): { rows: ContactRow[]; total: number } {
+): Promise<{ rows: ContactRow[]; total: number }> {
   const where = and(
     eq(contacts.workspaceId, workspaceId),
     options.q ? searchCondition(options.q) : undefined,
   );
-  const rows = db
+  const rows = await db
     .select()
     .from(contacts)
     .where(where)
@@ -354,12 +360,14 @@ export function listContacts(
     .all();
   // Without a search the total is the workspace's counter (kept by triggers), not a count of the index.
   const total = options.q
-    ? (db.select({ n: count() }).from(contacts).where(where).get()?.n ?? 0)
-    : (db
-        .select({ n: audienceVersions.contactCount })
-        .from(audienceVersions)
-        .where(eq(audienceVersions.workspaceId, workspaceId))
-        .get()?.n ?? 0);
+    ? ((await db.select({ n: count() }).from(contacts).where(where).get())?.n ?? 0)
+    : ((
+        await db
+          .select({ n: audienceVersions.contactCount })
+          .from(audienceVersions)
+          .where(eq(audienceVersions.workspaceId, workspaceId))
+          .get()
+      )?.n ?? 0);
   return { rows, total };
 }
 
@@ -368,24 +376,31 @@ export function listContacts(
  * `contact.opted_in` when it changes. For inbound STOP/START handling; returns the contact as it is
  * now, or undefined for an unknown id.
  */
-export function setOptedIn(
+export async function setOptedIn(
   tx: DbOrTx,
   workspaceId: string,
   contactId: string,
   optedIn: boolean,
   now = Date.now(),
-): ContactRow | undefined {
-  const row = tx
+): Promise<ContactRow | undefined> {
+  const row = await tx
     .select()
     .from(contacts)
     .where(and(eq(contacts.workspaceId, workspaceId), eq(contacts.id, contactId)))
     .get();
   if (!row || row.optedIn === optedIn) return row;
-  tx.update(contacts)
+  await tx
+    .update(contacts)
     .set({ optedIn, updatedAt: now })
     .where(and(eq(contacts.workspaceId, workspaceId), eq(contacts.id, contactId)))
     .run();
   const updated = { ...row, optedIn, updatedAt: now };
-  emitEvent(tx, workspaceId, optedIn ? "contact.opted_in" : "contact.opted_out", contactJson(updated), now);
+  await emitEvent(
+    tx,
+    workspaceId,
+    optedIn ? "contact.opted_in" : "contact.opted_out",
+    contactJson(updated),
+    now,
+  );
   return updated;
 }

@@ -29,31 +29,33 @@ export function listJson(row: ListRow, members: number): ListJson {
 }
 
 /** The workspace's list, or undefined (malformed ids included). */
-export function getListRow(db: DbOrTx, workspaceId: string, id: string): ListRow | undefined {
-  return workspaceRow(db, lists, workspaceId, id);
+export async function getListRow(db: DbOrTx, workspaceId: string, id: string): Promise<ListRow | undefined> {
+  return await workspaceRow(db, lists, workspaceId, id);
 }
 
-function requireList(db: DbOrTx, workspaceId: string, id: string): ListRow {
-  const row = getListRow(db, workspaceId, id);
+async function requireList(db: DbOrTx, workspaceId: string, id: string): Promise<ListRow> {
+  const row = await getListRow(db, workspaceId, id);
   if (!row) throw notFound();
   return row;
 }
 
-export function memberCount(db: DbOrTx, listId: string): number {
-  return db.select({ n: count() }).from(listMembers).where(eq(listMembers.listId, listId)).get()?.n ?? 0;
+export async function memberCount(db: DbOrTx, listId: string): Promise<number> {
+  return (
+    (await db.select({ n: count() }).from(listMembers).where(eq(listMembers.listId, listId)).get())?.n ?? 0
+  );
 }
 
-export function getList(db: DbOrTx, workspaceId: string, id: string): ListJson {
-  const row = requireList(db, workspaceId, id);
-  return listJson(row, memberCount(db, row.id));
+export async function getList(db: DbOrTx, workspaceId: string, id: string): Promise<ListJson> {
+  const row = await requireList(db, workspaceId, id);
+  return listJson(row, await memberCount(db, row.id));
 }
 
-export function createList(
+export async function createList(
   db: Db,
   workspaceId: string,
   input: { name: string; description?: string },
   now = Date.now(),
-): ListJson {
+): Promise<ListJson> {
   const row: ListRow = {
     id: newId(),
     workspaceId,
@@ -62,19 +64,19 @@ export function createList(
     createdAt: now,
     updatedAt: now,
   };
-  db.insert(lists).values(row).run();
+  await db.insert(lists).values(row).run();
   return listJson(row, 0);
 }
 
-export function listLists(
+export async function listLists(
   db: DbOrTx,
   workspaceId: string,
   options: { q?: string; limit: number; offset: number },
-): { lists: ListJson[]; total: number } {
+): Promise<{ lists: ListJson[]; total: number }> {
   const q = options.q?.trim();
   const where = and(eq(lists.workspaceId, workspaceId), containsText(lists.name, q));
   const members = sql<number>`(SELECT count(*) FROM ${listMembers} WHERE ${listMembers.listId} = ${lists.id})`;
-  const rows = db
+  const rows = await db
     .select({ list: lists, members })
     .from(lists)
     .where(where)
@@ -82,37 +84,39 @@ export function listLists(
     .limit(options.limit)
     .offset(options.offset)
     .all();
-  const total = db.select({ n: count() }).from(lists).where(where).get()?.n ?? 0;
+  const total = (await db.select({ n: count() }).from(lists).where(where).get())?.n ?? 0;
   return { lists: rows.map((r) => listJson(r.list, Number(r.members))), total };
 }
 
 /** Renaming or re-describing a list leaves its membership unchanged (seed rule 4). */
-export function updateList(
+export async function updateList(
   db: Db,
   workspaceId: string,
   id: string,
   patch: { name?: string; description?: string },
   now = Date.now(),
-): ListJson {
-  return db.transaction((tx) => {
-    const row = requireList(tx, workspaceId, id);
+): Promise<ListJson> {
+  return await db.transaction(async (tx) => {
+    const row = await requireList(tx, workspaceId, id);
     const changes: Partial<ListRow> = { updatedAt: now };
     if (patch.name !== undefined) changes.name = patch.name;
     if (patch.description !== undefined) changes.description = patch.description;
-    tx.update(lists)
+    await tx
+      .update(lists)
       .set(changes)
       .where(and(eq(lists.workspaceId, workspaceId), eq(lists.id, id)))
       .run();
-    return listJson({ ...row, ...changes }, memberCount(tx, id));
+    return listJson({ ...row, ...changes }, await memberCount(tx, id));
   });
 }
 
 /** Deletes the list and its memberships; the contacts stay. */
-export function deleteList(db: Db, workspaceId: string, id: string): void {
-  db.transaction((tx) => {
-    requireList(tx, workspaceId, id);
-    tx.delete(listMembers).where(eq(listMembers.listId, id)).run();
-    tx.delete(lists)
+export async function deleteList(db: Db, workspaceId: string, id: string): Promise<void> {
+  await db.transaction(async (tx) => {
+    await requireList(tx, workspaceId, id);
+    await tx.delete(listMembers).where(eq(listMembers.listId, id)).run();
+    await tx
+      .delete(lists)
       .where(and(eq(lists.workspaceId, workspaceId), eq(lists.id, id)))
       .run();
   });
@@ -155,11 +159,11 @@ function normalizedPhones(input: MembershipInput): string[] {
   });
 }
 
-function workspaceContactIds(db: DbOrTx, workspaceId: string, ids: string[]): string[] {
+async function workspaceContactIds(db: DbOrTx, workspaceId: string, ids: string[]): Promise<string[]> {
   const wanted = [...new Set(ids.filter(isUuid))];
   const out: string[] = [];
   for (let i = 0; i < wanted.length; i += 500) {
-    const found = db
+    const found = await db
       .select({ id: contacts.id })
       .from(contacts)
       .where(and(eq(contacts.workspaceId, workspaceId), inArray(contacts.id, wanted.slice(i, i + 500))))
@@ -173,23 +177,23 @@ function workspaceContactIds(db: DbOrTx, workspaceId: string, ids: string[]): st
  * Adds contacts by id and/or phone number. Unknown or foreign ids, and contacts already in the
  * list, count as `skipped`; a phone number with no contact yet creates the contact (source `api`).
  */
-export function addMembers(
+export async function addMembers(
   db: Db,
   workspaceId: string,
   listId: string,
   input: MembershipInput,
   now = Date.now(),
-): { added: number; skipped: number } {
+): Promise<{ added: number; skipped: number }> {
   const phones = normalizedPhones(input);
   const requested = (input.contact_ids?.length ?? 0) + phones.length;
-  return db.transaction((tx) => {
-    requireList(tx, workspaceId, listId);
-    const ids = new Set(workspaceContactIds(tx, workspaceId, input.contact_ids ?? []));
-    for (const phone of phones) ids.add(ensureContact(tx, workspaceId, phone, "api", now).contact.id);
+  return await db.transaction(async (tx) => {
+    await requireList(tx, workspaceId, listId);
+    const ids = new Set(await workspaceContactIds(tx, workspaceId, input.contact_ids ?? []));
+    for (const phone of phones) ids.add((await ensureContact(tx, workspaceId, phone, "api", now)).contact.id);
     const addedIds: string[] = [];
     const all = [...ids];
     for (let i = 0; i < all.length; i += 500) {
-      const inserted = tx
+      const inserted = await tx
         .insert(listMembers)
         .values(
           all.slice(i, i + 500).map((contactId) => ({ listId, contactId, workspaceId, createdAt: now })),
@@ -206,18 +210,18 @@ export function addMembers(
 }
 
 /** Removes contacts (by id or phone number) from the list; `removed` counts actual removals. */
-export function removeMembers(
+export async function removeMembers(
   db: Db,
   workspaceId: string,
   listId: string,
   input: MembershipInput,
-): { removed: number } {
+): Promise<{ removed: number }> {
   const phones = normalizedPhones(input);
-  return db.transaction((tx) => {
-    requireList(tx, workspaceId, listId);
-    const ids = new Set(workspaceContactIds(tx, workspaceId, input.contact_ids ?? []));
+  return await db.transaction(async (tx) => {
+    await requireList(tx, workspaceId, listId);
+    const ids = new Set(await workspaceContactIds(tx, workspaceId, input.contact_ids ?? []));
     for (let i = 0; i < phones.length; i += 500) {
-      const found = tx
+      const found = await tx
         .select({ id: contacts.id })
         .from(contacts)
         .where(
@@ -229,10 +233,10 @@ export function removeMembers(
     let removed = 0;
     const all = [...ids];
     for (let i = 0; i < all.length; i += 500) {
-      const result = tx
+      const result = (await tx
         .delete(listMembers)
         .where(and(eq(listMembers.listId, listId), inArray(listMembers.contactId, all.slice(i, i + 500))))
-        .run() as unknown as { changes: number };
+        .run()) as unknown as { changes: number };
       removed += result.changes;
     }
     return { removed };
@@ -240,14 +244,14 @@ export function removeMembers(
 }
 
 /** The list's contacts, newest contact first (ids are time-ordered; served by the primary key). */
-export function listMemberContacts(
+export async function listMemberContacts(
   db: DbOrTx,
   workspaceId: string,
   listId: string,
   page: { limit: number; offset: number },
-): { rows: ContactRow[]; total: number } {
-  requireList(db, workspaceId, listId);
-  const rows = db
+): Promise<{ rows: ContactRow[]; total: number }> {
+  await requireList(db, workspaceId, listId);
+  const rows = await db
     .select({ contact: contacts })
     .from(listMembers)
     .innerJoin(contacts, eq(contacts.id, listMembers.contactId))
@@ -256,5 +260,5 @@ export function listMemberContacts(
     .limit(page.limit)
     .offset(page.offset)
     .all();
-  return { rows: rows.map((r) => r.contact), total: memberCount(db, listId) };
+  return { rows: rows.map((r) => r.contact), total: await memberCount(db, listId) };
 }

@@ -135,13 +135,13 @@ const NODE_KINDS = ["all", "any", "not", "field", "in_list", "not_in_list", "eve
  * named by membership rules must belong to the workspace (422 otherwise) unless `checkLists` is
  * false: stored segments are evaluated with a since-deleted list as an empty one.
  */
-export function parseRules(
+export async function parseRules(
   db: DbOrTx,
   workspaceId: string,
   input: unknown,
   path = "rules",
   options: { checkLists?: boolean } = {},
-): Rule {
+): Promise<Rule> {
   let conditions = 0;
   const listIds = new Map<string, string>();
 
@@ -229,7 +229,7 @@ export function parseRules(
 
   const rule = walk(input, path, 0);
   for (const [id, at] of options.checkLists === false ? [] : listIds) {
-    if (!workspaceRow(db, lists, workspaceId, id)) throw invalid(`${at} does not exist`);
+    if (!(await workspaceRow(db, lists, workspaceId, id))) throw invalid(`${at} does not exist`);
   }
   return rule;
 }
@@ -457,20 +457,25 @@ export function audienceWhere(rule: Rule, workspaceId: string, now: number): SQL
 }
 
 /** Validates and compiles `rules` in one go: the WHERE selecting the matching contacts. */
-export function compileSegmentRules(db: DbOrTx, workspaceId: string, rules: unknown, now = Date.now()): SQL {
-  return audienceWhere(parseRules(db, workspaceId, rules), workspaceId, now);
+export async function compileSegmentRules(
+  db: DbOrTx,
+  workspaceId: string,
+  rules: unknown,
+  now = Date.now(),
+): Promise<SQL> {
+  return audienceWhere(await parseRules(db, workspaceId, rules), workspaceId, now);
 }
 
 /** Matching contacts, newest first, and how many match in all. */
-export function matchContacts(
+export async function matchContacts(
   db: DbOrTx,
   workspaceId: string,
   rule: Rule,
   page: { limit: number; offset: number },
   now = Date.now(),
-): { rows: ContactRow[]; total: number } {
+): Promise<{ rows: ContactRow[]; total: number }> {
   const where = audienceWhere(rule, workspaceId, now);
-  const rows = db
+  const rows = await db
     .select()
     .from(contacts)
     .where(where)
@@ -478,17 +483,24 @@ export function matchContacts(
     .limit(page.limit)
     .offset(page.offset)
     .all();
-  return { rows, total: countMatches(db, workspaceId, rule, now) };
+  return { rows, total: await countMatches(db, workspaceId, rule, now) };
 }
 
 /** Counts without the cache. */
-export function countMatchesNow(db: DbOrTx, workspaceId: string, rule: Rule, now = Date.now()): number {
+export async function countMatchesNow(
+  db: DbOrTx,
+  workspaceId: string,
+  rule: Rule,
+  now = Date.now(),
+): Promise<number> {
   return (
-    db
-      .select({ n: count() })
-      .from(contacts)
-      .where(audienceWhere(rule, workspaceId, now))
-      .get()?.n ?? 0
+    (
+      await db
+        .select({ n: count() })
+        .from(contacts)
+        .where(audienceWhere(rule, workspaceId, now))
+        .get()
+    )?.n ?? 0
   );
 }
 
@@ -525,26 +537,33 @@ const countCache = new Map<string, { version: number; at: number; total: number 
 const COUNT_CACHE_LIMIT = 1000;
 const RELATIVE_TTL_MS = 1000;
 
-function audienceVersion(db: DbOrTx, workspaceId: string): number {
+async function audienceVersion(db: DbOrTx, workspaceId: string): Promise<number> {
   return (
-    db
-      .select({ version: audienceVersions.version })
-      .from(audienceVersions)
-      .where(eq(audienceVersions.workspaceId, workspaceId))
-      .get()?.version ?? 0
+    (
+      await db
+        .select({ version: audienceVersions.version })
+        .from(audienceVersions)
+        .where(eq(audienceVersions.workspaceId, workspaceId))
+        .get()
+    )?.version ?? 0
   );
 }
 
-export function countMatches(db: DbOrTx, workspaceId: string, rule: Rule, now = Date.now()): number {
+export async function countMatches(
+  db: DbOrTx,
+  workspaceId: string,
+  rule: Rule,
+  now = Date.now(),
+): Promise<number> {
   const traits = traitsOf(rule);
-  if (traits.activity) return countMatchesNow(db, workspaceId, rule, now);
+  if (traits.activity) return await countMatchesNow(db, workspaceId, rule, now);
   const key = `${workspaceId}\n${JSON.stringify(rule)}`;
-  const version = audienceVersion(db, workspaceId);
+  const version = await audienceVersion(db, workspaceId);
   const hit = countCache.get(key);
   if (hit && hit.version === version && (!traits.relative || Math.abs(now - hit.at) < RELATIVE_TTL_MS)) {
     return hit.total;
   }
-  const total = countMatchesNow(db, workspaceId, rule, now);
+  const total = await countMatchesNow(db, workspaceId, rule, now);
   countCache.delete(key);
   countCache.set(key, { version, at: now, total });
   if (countCache.size > COUNT_CACHE_LIMIT) {
@@ -555,15 +574,15 @@ export function countMatches(db: DbOrTx, workspaceId: string, rule: Rule, now = 
 }
 
 /** Whether one contact matches `rules` right now (one SQL query; e.g. a flow condition node). */
-export function contactMatches(
+export async function contactMatches(
   db: DbOrTx,
   workspaceId: string,
   contactId: string,
   rules: unknown,
   now = Date.now(),
-): boolean {
-  const where = and(compileSegmentRules(db, workspaceId, rules, now), eq(contacts.id, contactId));
-  return db.select({ id: contacts.id }).from(contacts).where(where).limit(1).get() !== undefined;
+): Promise<boolean> {
+  const where = and(await compileSegmentRules(db, workspaceId, rules, now), eq(contacts.id, contactId));
+  return (await db.select({ id: contacts.id }).from(contacts).where(where).limit(1).get()) !== undefined;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -591,21 +610,30 @@ export function segmentJson(row: SegmentRow, matching?: number): SegmentJson {
   return out;
 }
 
-function requireSegment(db: DbOrTx, workspaceId: string, id: string): SegmentRow {
-  const row = workspaceRow(db, segments, workspaceId, id);
+async function requireSegment(db: DbOrTx, workspaceId: string, id: string): Promise<SegmentRow> {
+  const row = await workspaceRow(db, segments, workspaceId, id);
   if (!row) throw notFound();
   return row;
 }
 
 /** The segment's stored rules (a list deleted since counts as empty). */
-export function segmentRule(db: DbOrTx, workspaceId: string, id: string): { row: SegmentRow; rule: Rule } {
-  const row = requireSegment(db, workspaceId, id);
-  return { row, rule: parseRules(db, workspaceId, row.rules, "rules", { checkLists: false }) };
+export async function segmentRule(
+  db: DbOrTx,
+  workspaceId: string,
+  id: string,
+): Promise<{ row: SegmentRow; rule: Rule }> {
+  const row = await requireSegment(db, workspaceId, id);
+  return { row, rule: await parseRules(db, workspaceId, row.rules, "rules", { checkLists: false }) };
 }
 
 /** The WHERE selecting a segment's members now (for campaign audiences). 404 for unknown ids. */
-export function segmentWhere(db: DbOrTx, workspaceId: string, segmentId: string, now = Date.now()): SQL {
-  return audienceWhere(segmentRule(db, workspaceId, segmentId).rule, workspaceId, now);
+export async function segmentWhere(
+  db: DbOrTx,
+  workspaceId: string,
+  segmentId: string,
+  now = Date.now(),
+): Promise<SQL> {
+  return audienceWhere((await segmentRule(db, workspaceId, segmentId)).rule, workspaceId, now);
 }
 
 /**
@@ -623,13 +651,13 @@ function rulesAsStored(node: unknown): unknown {
   return Object.fromEntries(keys.filter((key) => key in n).map((key) => [key, n[key]]));
 }
 
-export function createSegment(
+export async function createSegment(
   db: Db,
   workspaceId: string,
   input: { name: string; description?: string; rules: unknown },
   now = Date.now(),
-): SegmentRow {
-  parseRules(db, workspaceId, input.rules);
+): Promise<SegmentRow> {
+  await parseRules(db, workspaceId, input.rules);
   const row: SegmentRow = {
     id: newId(),
     workspaceId,
@@ -639,24 +667,29 @@ export function createSegment(
     createdAt: now,
     updatedAt: now,
   };
-  db.insert(segments).values(row).run();
+  await db.insert(segments).values(row).run();
   return row;
 }
 
-export function getSegment(db: DbOrTx, workspaceId: string, id: string, now = Date.now()): SegmentJson {
-  const row = requireSegment(db, workspaceId, id);
-  const rule = parseRules(db, workspaceId, row.rules, "rules", { checkLists: false });
-  return segmentJson(row, countMatches(db, workspaceId, rule, now));
+export async function getSegment(
+  db: DbOrTx,
+  workspaceId: string,
+  id: string,
+  now = Date.now(),
+): Promise<SegmentJson> {
+  const row = await requireSegment(db, workspaceId, id);
+  const rule = await parseRules(db, workspaceId, row.rules, "rules", { checkLists: false });
+  return segmentJson(row, await countMatches(db, workspaceId, rule, now));
 }
 
-export function listSegments(
+export async function listSegments(
   db: DbOrTx,
   workspaceId: string,
   options: { q?: string; limit: number; offset: number },
-): { rows: SegmentRow[]; total: number } {
+): Promise<{ rows: SegmentRow[]; total: number }> {
   const q = options.q?.trim();
   const where = and(eq(segments.workspaceId, workspaceId), containsText(segments.name, q));
-  const rows = db
+  const rows = await db
     .select()
     .from(segments)
     .where(where)
@@ -664,26 +697,27 @@ export function listSegments(
     .limit(options.limit)
     .offset(options.offset)
     .all();
-  const total = db.select({ n: count() }).from(segments).where(where).get()?.n ?? 0;
+  const total = (await db.select({ n: count() }).from(segments).where(where).get())?.n ?? 0;
   return { rows, total };
 }
 
-export function updateSegment(
+export async function updateSegment(
   db: Db,
   workspaceId: string,
   id: string,
   patch: { name?: string; description?: string; rules?: unknown },
   now = Date.now(),
-): SegmentRow {
-  return db.transaction((tx) => {
+): Promise<SegmentRow> {
+  return await db.transaction(async (tx) => {
     // Validation (422) before the lookup (404), as everywhere.
-    if (patch.rules !== undefined) parseRules(tx, workspaceId, patch.rules);
-    const row = requireSegment(tx, workspaceId, id);
+    if (patch.rules !== undefined) await parseRules(tx, workspaceId, patch.rules);
+    const row = await requireSegment(tx, workspaceId, id);
     const changes: Partial<SegmentRow> = { updatedAt: now };
     if (patch.name !== undefined) changes.name = patch.name;
     if (patch.description !== undefined) changes.description = patch.description;
     if (patch.rules !== undefined) changes.rules = rulesAsStored(patch.rules);
-    tx.update(segments)
+    await tx
+      .update(segments)
       .set(changes)
       .where(and(eq(segments.workspaceId, workspaceId), eq(segments.id, id)))
       .run();
@@ -691,10 +725,11 @@ export function updateSegment(
   });
 }
 
-export function deleteSegment(db: Db, workspaceId: string, id: string): void {
-  db.transaction((tx) => {
-    requireSegment(tx, workspaceId, id);
-    tx.delete(segments)
+export async function deleteSegment(db: Db, workspaceId: string, id: string): Promise<void> {
+  await db.transaction(async (tx) => {
+    await requireSegment(tx, workspaceId, id);
+    await tx
+      .delete(segments)
       .where(and(eq(segments.workspaceId, workspaceId), eq(segments.id, id)))
       .run();
   });

@@ -33,12 +33,12 @@ const sendChecks = preparedPerConnection((db) => {
   };
 });
 
-export function canSendTo(db: DbOrTx, workspaceId: string, phone: string): SendPermission {
+export async function canSendTo(db: DbOrTx, workspaceId: string, phone: string): Promise<SendPermission> {
   const statements = sendChecks(db);
-  const contact = statements.contact.get({ workspaceId, phone });
+  const contact = await statements.contact.get({ workspaceId, phone });
   if (contact && !contact.optedIn)
     return { allowed: false, reason: "opted_out", message: "Recipient has opted out" };
-  const suppressed = statements.suppression.get({ workspaceId, phone });
+  const suppressed = await statements.suppression.get({ workspaceId, phone });
   if (suppressed) {
     return suppressed.reason === "opt_out"
       ? { allowed: false, reason: "opted_out", message: "Recipient has opted out" }
@@ -76,46 +76,50 @@ export function suppressionJson(row: SuppressionRow): SuppressionJson {
  * Suppresses a number; a number already suppressed keeps its entry (returned with created=false).
  * For the inbound STOP path and carrier feedback as well as the API.
  */
-export function addSuppression(
+export async function addSuppression(
   tx: DbOrTx,
   workspaceId: string,
   phone: string,
   reason: SuppressionReason,
   source: string | null = null,
   now = Date.now(),
-): { suppression: SuppressionRow; created: boolean } {
+): Promise<{ suppression: SuppressionRow; created: boolean }> {
   const e164 = normalizePhone(phone);
   if (!e164) throw invalid("phone_number must be a valid phone number");
-  const existing = tx
+  const existing = await tx
     .select()
     .from(suppressions)
     .where(and(eq(suppressions.workspaceId, workspaceId), eq(suppressions.phoneNumber, e164)))
     .get();
   if (existing) return { suppression: existing, created: false };
   const row: SuppressionRow = { id: newId(), workspaceId, phoneNumber: e164, reason, source, createdAt: now };
-  tx.insert(suppressions).values(row).run();
+  await tx.insert(suppressions).values(row).run();
   return { suppression: row, created: true };
 }
 
 /** Removes a number's suppression entry, if any (e.g. START after STOP). */
-export function removeSuppressionByPhone(tx: DbOrTx, workspaceId: string, phone: string): boolean {
+export async function removeSuppressionByPhone(
+  tx: DbOrTx,
+  workspaceId: string,
+  phone: string,
+): Promise<boolean> {
   const e164 = normalizePhone(phone);
   if (!e164) return false;
-  const result = tx
+  const result = (await tx
     .delete(suppressions)
     .where(and(eq(suppressions.workspaceId, workspaceId), eq(suppressions.phoneNumber, e164)))
-    .run() as unknown as { changes: number };
+    .run()) as unknown as { changes: number };
   return result.changes > 0;
 }
 
-export function createSuppression(
+export async function createSuppression(
   db: Db,
   workspaceId: string,
   input: { phone_number: string; reason?: SuppressionReason; source?: string | null },
   now = Date.now(),
-): SuppressionRow {
-  return db.transaction((tx) => {
-    const { suppression, created } = addSuppression(
+): Promise<SuppressionRow> {
+  return await db.transaction(async (tx) => {
+    const { suppression, created } = await addSuppression(
       tx,
       workspaceId,
       input.phone_number,
@@ -128,17 +132,17 @@ export function createSuppression(
   });
 }
 
-export function getSuppression(db: DbOrTx, workspaceId: string, id: string): SuppressionRow {
-  const row = workspaceRow(db, suppressions, workspaceId, id);
+export async function getSuppression(db: DbOrTx, workspaceId: string, id: string): Promise<SuppressionRow> {
+  const row = await workspaceRow(db, suppressions, workspaceId, id);
   if (!row) throw notFound();
   return row;
 }
 
-export function listSuppressions(
+export async function listSuppressions(
   db: DbOrTx,
   workspaceId: string,
   options: { q?: string; reason?: string; limit: number; offset: number },
-): { rows: SuppressionRow[]; total: number } {
+): Promise<{ rows: SuppressionRow[]; total: number }> {
   const q = options.q?.trim();
   const digits = q?.replace(/[^\d+]/g, "");
   const where = and(
@@ -146,7 +150,7 @@ export function listSuppressions(
     options.reason ? eq(suppressions.reason, options.reason) : undefined,
     digits ? like(suppressions.phoneNumber, `%${digits}%`) : undefined,
   );
-  const rows = db
+  const rows = await db
     .select()
     .from(suppressions)
     .where(where)
@@ -154,14 +158,15 @@ export function listSuppressions(
     .limit(options.limit)
     .offset(options.offset)
     .all();
-  const total = db.select({ n: count() }).from(suppressions).where(where).get()?.n ?? 0;
+  const total = (await db.select({ n: count() }).from(suppressions).where(where).get())?.n ?? 0;
   return { rows, total };
 }
 
-export function deleteSuppression(db: Db, workspaceId: string, id: string): void {
-  db.transaction((tx) => {
-    getSuppression(tx, workspaceId, id);
-    tx.delete(suppressions)
+export async function deleteSuppression(db: Db, workspaceId: string, id: string): Promise<void> {
+  await db.transaction(async (tx) => {
+    await getSuppression(tx, workspaceId, id);
+    await tx
+      .delete(suppressions)
       .where(and(eq(suppressions.workspaceId, workspaceId), eq(suppressions.id, id)))
       .run();
   });

@@ -110,7 +110,7 @@ const runtimes = new WeakMap<Db, CallsRuntime>();
 /** Wires calls at boot: jobs on `db` place calls on these providers; their reports land in `db`. */
 export function startCalls(db: Db, carrier: Carrier, voice: VoiceProvider) {
   runtimes.set(db, { carrier, voice });
-  const sink = { onCallReports: (reports: CallReport[]) => void applyCallReports(db, reports) };
+  const sink = { onCallReports: async (reports: CallReport[]) => void (await applyCallReports(db, reports)) };
   carrier.callSinks.attach(sink);
   voice.sinks.attach(sink);
 }
@@ -139,13 +139,13 @@ export function checkSay(say: string, field = "say") {
 }
 
 /** The voice agent `agentId` names, or 422 naming `field` (another workspace's is "does not exist"). */
-export function voiceAgentFor(
+export async function voiceAgentFor(
   tx: DbOrTx,
   workspaceId: string,
   agentId: string,
   field = "agent_id",
-): AgentRow {
-  const row = workspaceRow(tx, agents, workspaceId, agentId);
+): Promise<AgentRow> {
+  const row = await workspaceRow(tx, agents, workspaceId, agentId);
   if (!row) throw invalid(`${field} does not exist`);
   if (row.channel !== "voice") throw invalid(`${field} must be a voice agent (this one is an SMS agent)`);
   if (row.status === "paused") throw invalid(`${field} is paused`);
@@ -157,8 +157,12 @@ export function voiceAgentFor(
  * default, else its oldest active number; it must be able to place calls (422 naming `from`).
  * SMS daily limits do not apply to calls.
  */
-export function callSender(tx: DbOrTx, workspaceId: string, from: string | null | undefined): NumberRow {
-  const row = from ? activeNumberOf(tx, workspaceId, from) : defaultSender(tx, workspaceId);
+export async function callSender(
+  tx: DbOrTx,
+  workspaceId: string,
+  from: string | null | undefined,
+): Promise<NumberRow> {
+  const row = from ? await activeNumberOf(tx, workspaceId, from) : await defaultSender(tx, workspaceId);
   if (!row)
     throw invalid(
       from ? "from is not a number of this workspace" : "No sending number: order one with POST /v1/numbers",
@@ -168,7 +172,7 @@ export function callSender(tx: DbOrTx, workspaceId: string, from: string | null 
 }
 
 /** Records a call QUEUED and its `calls.place` job, in the caller's transaction. */
-export function queueCall(
+export async function queueCall(
   tx: DbOrTx,
   input: {
     workspaceId: string;
@@ -182,7 +186,7 @@ export function queueCall(
     flowId?: string | null;
     now: number;
   },
-): CallRow {
+): Promise<CallRow> {
   const row: CallRow = {
     id: newId(),
     workspaceId: input.workspaceId,
@@ -211,8 +215,13 @@ export function queueCall(
     endedAt: null,
     updatedAt: input.now,
   };
-  tx.insert(calls).values(row).run();
-  enqueueJob(tx, "calls.place", { call_id: row.id }, { workspaceId: input.workspaceId, now: input.now });
+  await tx.insert(calls).values(row).run();
+  await enqueueJob(
+    tx,
+    "calls.place",
+    { call_id: row.id },
+    { workspaceId: input.workspaceId, now: input.now },
+  );
   return row;
 }
 
@@ -222,7 +231,12 @@ export function queueCall(
  * message. Creates the contact and its thread when new. Spends one of the workspace's one-off
  * daily budget (429 past it). One transaction; nothing is written when a check fails.
  */
-export function createCall(db: Db, workspaceId: string, input: CallInput, now = Date.now()): CallJson {
+export async function createCall(
+  db: Db,
+  workspaceId: string,
+  input: CallInput,
+  now = Date.now(),
+): Promise<CallJson> {
   const hasAgent = input.agent_id !== undefined && input.agent_id !== null;
   const hasSay = input.say !== undefined && input.say !== null;
   if (!hasAgent && !hasSay) throw invalid("agent_id or say is required");
@@ -236,19 +250,19 @@ export function createCall(db: Db, workspaceId: string, input: CallInput, now = 
     from = normalizePhone(input.from);
     if (!from) throw invalid("from must be a valid phone number");
   }
-  return db.transaction((tx) => {
-    spendDailyBudget(tx, workspaceId, "one_off_daily_limit", 1, now);
-    const agent = hasAgent ? voiceAgentFor(tx, workspaceId, input.agent_id as string) : null;
-    const sender = callSender(tx, workspaceId, from);
-    const permission = canSendTo(tx, workspaceId, to);
+  return await db.transaction(async (tx) => {
+    await spendDailyBudget(tx, workspaceId, "one_off_daily_limit", 1, now);
+    const agent = hasAgent ? await voiceAgentFor(tx, workspaceId, input.agent_id as string) : null;
+    const sender = await callSender(tx, workspaceId, from);
+    const permission = await canSendTo(tx, workspaceId, to);
     if (!permission.allowed) throw invalid(permission.message);
-    const { contact, created } = ensureContact(tx, workspaceId, to, "api", now);
-    const conversation = threadForContact(tx, workspaceId, contact.id, {
+    const { contact, created } = await ensureContact(tx, workspaceId, to, "api", now);
+    const conversation = await threadForContact(tx, workspaceId, contact.id, {
       reopen: false,
       now,
       newContact: created,
     });
-    const row = queueCall(tx, {
+    const row = await queueCall(tx, {
       workspaceId,
       contact,
       conversationId: conversation.id,
@@ -264,8 +278,8 @@ export function createCall(db: Db, workspaceId: string, input: CallInput, now = 
 // ---------------------------------------------------------------------------------------------
 // Reading.
 
-export function getCall(db: DbOrTx, workspaceId: string, id: string): CallJson {
-  const row = workspaceRow(db, calls, workspaceId, id);
+export async function getCall(db: DbOrTx, workspaceId: string, id: string): Promise<CallJson> {
+  const row = await workspaceRow(db, calls, workspaceId, id);
   if (!row) throw notFound();
   return callJson(row);
 }
@@ -280,7 +294,7 @@ export interface CallFilters {
 }
 
 /** Calls newest first, filtered by status, contact, campaign or agent. */
-export function listCalls(db: DbOrTx, workspaceId: string, filters: CallFilters) {
+export async function listCalls(db: DbOrTx, workspaceId: string, filters: CallFilters) {
   const conditions: (SQL | undefined)[] = [eq(calls.workspaceId, workspaceId)];
   if (filters.status !== undefined) {
     if (!(CALL_STATUSES as readonly string[]).includes(filters.status))
@@ -298,7 +312,7 @@ export function listCalls(db: DbOrTx, workspaceId: string, filters: CallFilters)
   idFilter(filters.campaign_id, calls.campaignId);
   idFilter(filters.agent_id, calls.agentId);
   const where = and(...conditions);
-  const rows = db
+  const rows = await db
     .select()
     .from(calls)
     .where(where)
@@ -306,7 +320,7 @@ export function listCalls(db: DbOrTx, workspaceId: string, filters: CallFilters)
     .limit(filters.limit)
     .offset(filters.offset)
     .all();
-  const total = db.select({ n: count() }).from(calls).where(where).get()?.n ?? 0;
+  const total = (await db.select({ n: count() }).from(calls).where(where).get())?.n ?? 0;
   return { calls: rows.map(callJson), total, limit: filters.limit, offset: filters.offset };
 }
 
@@ -316,12 +330,12 @@ export function listCalls(db: DbOrTx, workspaceId: string, filters: CallFilters)
 /** How much earlier than our marker a provider's record of the call may be stamped (clock skew). */
 const LOOKUP_SLACK_MS = 5 * 60_000;
 
-function loadCall(db: DbOrTx, id: string): CallRow | undefined {
-  return db.select().from(calls).where(eq(calls.id, id)).get();
+async function loadCall(db: DbOrTx, id: string): Promise<CallRow | undefined> {
+  return await db.select().from(calls).where(eq(calls.id, id)).get();
 }
 
 /** What the provider is handed for `row`: the agent's spec with its provider ids, or the text. */
-function outboundOf(db: DbOrTx, row: CallRow): OutboundCall | { missing: string } {
+async function outboundOf(db: DbOrTx, row: CallRow): Promise<OutboundCall | { missing: string }> {
   const call: OutboundCall = {
     callId: row.id,
     workspaceId: row.workspaceId,
@@ -329,7 +343,7 @@ function outboundOf(db: DbOrTx, row: CallRow): OutboundCall | { missing: string 
     to: row.toNumber,
   };
   if (row.agentId) {
-    const agent = db.select().from(agents).where(eq(agents.id, row.agentId)).get();
+    const agent = await db.select().from(agents).where(eq(agents.id, row.agentId)).get();
     if (agent?.channel !== "voice") return { missing: "agent_deleted" };
     const spec: VoiceAgentSpec = voiceAgentSpec(agentJson(agent) as AgentJson, agent.voiceSync);
     call.agent = spec;
@@ -354,21 +368,23 @@ export async function placeCallJob(payload: JobPayloads["calls.place"], ctx: Job
   const { db } = ctx;
   const runtime = runtimes.get(db);
   if (!runtime) throw new Error("calls are not started on this database");
-  const row = loadCall(db, payload.call_id);
+  const row = await loadCall(db, payload.call_id);
   if (row?.status !== "QUEUED") return;
   const fail = (reason: string) => {
-    ctx.completeWith((tx) =>
-      applyReport(tx, row.id, { status: "FAILED", endedReason: reason }, ctx.clock.now()),
+    ctx.completeWith(
+      async (tx) => await applyReport(tx, row.id, { status: "FAILED", endedReason: reason }, ctx.clock.now()),
     );
   };
 
-  const permission = canSendTo(db, row.workspaceId, row.toNumber);
+  const permission = await canSendTo(db, row.workspaceId, row.toNumber);
   if (!permission.allowed) return fail(permission.reason);
-  const call = outboundOf(db, row);
+  const call = await outboundOf(db, row);
   if ("missing" in call) return fail(call.missing);
   const provider = row.via === "voice" ? runtime.voice : runtime.carrier;
   const placed = (providerCallId: string, status: CallStatus) => {
-    ctx.completeWith((tx) => applyReport(tx, row.id, { status, providerCallId }, ctx.clock.now()));
+    ctx.completeWith(
+      async (tx) => await applyReport(tx, row.id, { status, providerCallId }, ctx.clock.now()),
+    );
   };
   try {
     if (row.handoffStartedAt !== null) {
@@ -378,7 +394,7 @@ export async function placeCallJob(payload: JobPayloads["calls.place"], ctx: Job
     // A campaign's or a flow's call is asked the send-time rules again: the job may run long after
     // the call was written (a retry, a restart), and a call never goes inside the window.
     if (row.campaignId !== null || row.flowId !== null) {
-      const window = handOffDecision(
+      const window = await handOffDecision(
         db,
         {
           channel: "voice",
@@ -392,7 +408,8 @@ export async function placeCallJob(payload: JobPayloads["calls.place"], ctx: Job
       if (window.action === "defer") throw new RescheduleJob(window.until);
       if (window.action === "skip") return fail(window.reason);
     }
-    db.update(calls)
+    await db
+      .update(calls)
       .set({ handoffStartedAt: ctx.clock.now(), updatedAt: ctx.clock.now() })
       .where(and(eq(calls.id, row.id), eq(calls.status, "QUEUED")))
       .run();
@@ -436,28 +453,35 @@ function threadEntryBody(row: CallRow): string {
  * once, with the first final status. A later report on a finished call (Retell's call_analyzed
  * after call_ended) fills in what was missing: summary, sentiment, transcript, recording.
  */
-export function applyCallReports(db: Db, reports: CallReport[], now = Date.now()): { unknown: number } {
+export async function applyCallReports(
+  db: Db,
+  reports: CallReport[],
+  now = Date.now(),
+): Promise<{ unknown: number }> {
   let unknown = 0;
   if (reports.length === 0) return { unknown };
-  db.transaction((tx) => {
+  await db.transaction(async (tx) => {
     for (const report of reports) {
       const id =
-        report.callId && isUuid(report.callId) ? report.callId : idByProviderId(tx, report.providerCallId);
-      if (!id || !applyReport(tx, id, report, now)) unknown++;
+        report.callId && isUuid(report.callId)
+          ? report.callId
+          : await idByProviderId(tx, report.providerCallId);
+      if (!id || !(await applyReport(tx, id, report, now))) unknown++;
     }
   });
   if (unknown) log.info("call reports about no call of ours were ignored", { unknown });
   return { unknown };
 }
 
-function idByProviderId(tx: DbOrTx, providerCallId: string | undefined): string | undefined {
+async function idByProviderId(tx: DbOrTx, providerCallId: string | undefined): Promise<string | undefined> {
   if (!providerCallId) return undefined;
-  return tx.select({ id: calls.id }).from(calls).where(eq(calls.providerCallId, providerCallId)).get()?.id;
+  return (await tx.select({ id: calls.id }).from(calls).where(eq(calls.providerCallId, providerCallId)).get())
+    ?.id;
 }
 
 /** One report applied to one call; false when there is no such call. */
-function applyReport(tx: DbOrTx, callId: string, report: CallReport, now: number): boolean {
-  const current = loadCall(tx, callId);
+async function applyReport(tx: DbOrTx, callId: string, report: CallReport, now: number): Promise<boolean> {
+  const current = await loadCall(tx, callId);
   if (!current) return false;
   const wasFinal = isFinalCallStatus(current.status);
   const forward = rankOf(report.status) > rankOf(current.status);
@@ -481,7 +505,8 @@ function applyReport(tx: DbOrTx, callId: string, report: CallReport, now: number
   if (report.status === "IN_PROGRESS" && next.startedAt === null) next.startedAt = now;
   const becameFinal = !wasFinal && isFinalCallStatus(next.status);
   if (becameFinal) next.endedAt = report.endedAt ?? now;
-  tx.update(calls)
+  await tx
+    .update(calls)
     .set({
       status: next.status,
       providerCallId: next.providerCallId,
@@ -497,13 +522,14 @@ function applyReport(tx: DbOrTx, callId: string, report: CallReport, now: number
     })
     .where(eq(calls.id, callId))
     .run();
-  if (next.campaignId && next.contactId && forward) settleCallRecipient(tx, next, now);
+  if (next.campaignId && next.contactId && forward) await settleCallRecipient(tx, next, now);
   if (becameFinal) {
-    writeThreadEntry(tx, next, now);
-    emitEvent(tx, next.workspaceId, "call.completed", callJson(next), now);
+    await writeThreadEntry(tx, next, now);
+    await emitEvent(tx, next.workspaceId, "call.completed", callJson(next), now);
   } else if (wasFinal && next.summary !== current.summary) {
     // The analysis came after the end: the thread entry now says what the call was about.
-    tx.update(messages)
+    await tx
+      .update(messages)
       .set({ body: threadEntryBody(next), updatedAt: now })
       .where(and(eq(messages.workspaceId, next.workspaceId), eq(messages.callId, next.id)))
       .run();
@@ -512,12 +538,13 @@ function applyReport(tx: DbOrTx, callId: string, report: CallReport, now: number
 }
 
 /** The call's one entry in the contact's thread: sender agent (agent calls) or system, status CALL. */
-function writeThreadEntry(tx: DbOrTx, call: CallRow, now: number) {
+async function writeThreadEntry(tx: DbOrTx, call: CallRow, now: number) {
   if (!call.conversationId) return;
   const contact = call.contactId
-    ? tx.select({ id: contacts.id }).from(contacts).where(eq(contacts.id, call.contactId)).get()
+    ? await tx.select({ id: contacts.id }).from(contacts).where(eq(contacts.id, call.contactId)).get()
     : undefined;
-  tx.insert(messages)
+  await tx
+    .insert(messages)
     .values({
       id: newId(),
       workspaceId: call.workspaceId,
@@ -546,7 +573,7 @@ function writeThreadEntry(tx: DbOrTx, call: CallRow, now: number) {
       updatedAt: now,
     })
     .run();
-  touchConversation(tx, call.conversationId, now);
+  await touchConversation(tx, call.conversationId, now);
 }
 
 /**
@@ -557,8 +584,8 @@ function writeThreadEntry(tx: DbOrTx, call: CallRow, now: number) {
 const placedCalls = sql<number>`count(${calls.providerCallId})`;
 
 /** `stats.calls` of a voice campaign (API.md §6.4), one grouped count over its calls. */
-export function campaignCallStats(db: DbOrTx, workspaceId: string, campaignId: string) {
-  const rows = db
+export async function campaignCallStats(db: DbOrTx, workspaceId: string, campaignId: string) {
+  const rows = await db
     .select({
       status: calls.status,
       n: sql<number>`count(*)`,
@@ -585,8 +612,8 @@ export function campaignCallStats(db: DbOrTx, workspaceId: string, campaignId: s
  * The workspace's outbound calls created in [from, to) for `GET /v1/analytics/overview`: placed
  * (placedCalls) and completed (answered and ended).
  */
-export function callTotals(db: DbOrTx, workspaceId: string, from: number, to: number) {
-  const row = db
+export async function callTotals(db: DbOrTx, workspaceId: string, from: number, to: number) {
+  const row = await db
     .select({
       placed: placedCalls,
       completed: sql<number>`coalesce(sum(${calls.status} = 'COMPLETED'), 0)`,

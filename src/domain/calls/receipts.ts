@@ -10,13 +10,14 @@ export const RECEIPT_TTL_MS = 10 * 60_000;
  * The row is the lock, so two servers sharing the database cannot both accept the same request.
  * Old receipts are pruned as new ones arrive.
  */
-export function acceptWebhookReceipt(db: Db, signature: string, now: number): boolean {
+export async function acceptWebhookReceipt(db: Db, signature: string, now: number): Promise<boolean> {
   if (!signature) return false;
-  return db.transaction((tx) => {
-    tx.delete(webhookReceipts)
+  return await db.transaction(async (tx) => {
+    await tx
+      .delete(webhookReceipts)
       .where(lt(webhookReceipts.receivedAt, now - RECEIPT_TTL_MS))
       .run();
-    const inserted = tx
+    const inserted = await tx
       .insert(webhookReceipts)
       .values({ signature, receivedAt: now })
       .onConflictDoNothing()

@@ -24,18 +24,19 @@ const FALSE = sql`1 = 0`;
  * `now` ∪ one of contact_ids) and in no excluded list. Each contact appears once however many
  * ways it is in, so the audience is de-duplicated by construction.
  */
-export function audienceCondition(
+export async function audienceCondition(
   tx: DbOrTx,
   workspaceId: string,
   audience: CampaignAudience,
   now: number,
-): SQL {
+): Promise<SQL> {
   const anyOf: SQL[] = [];
   if (audience.list_ids.length)
     anyOf.push(
       sql`EXISTS (SELECT 1 FROM ${listMembers} WHERE ${inArray(listMembers.listId, audience.list_ids)} AND ${listMembers.contactId} = ${contacts.id})`,
     );
-  for (const segmentId of audience.segment_ids) anyOf.push(segmentWhere(tx, workspaceId, segmentId, now));
+  for (const segmentId of audience.segment_ids)
+    anyOf.push(await segmentWhere(tx, workspaceId, segmentId, now));
   if (audience.contact_ids.length) anyOf.push(inArray(contacts.id, audience.contact_ids));
   const conditions: SQL[] = [
     eq(contacts.workspaceId, workspaceId),
@@ -48,12 +49,17 @@ export function audienceCondition(
   return and(...conditions) as SQL;
 }
 
-export function audienceHasAnyone(tx: DbOrTx, workspaceId: string, audience: CampaignAudience, now: number) {
+export async function audienceHasAnyone(
+  tx: DbOrTx,
+  workspaceId: string,
+  audience: CampaignAudience,
+  now: number,
+) {
   return Boolean(
-    tx
+    await tx
       .select({ id: contacts.id })
       .from(contacts)
-      .where(audienceCondition(tx, workspaceId, audience, now))
+      .where(await audienceCondition(tx, workspaceId, audience, now))
       .limit(1)
       .get(),
   );
@@ -70,19 +76,19 @@ export interface AudienceCursor {
  * starting after `after`. The walk is a range of the index (workspace_id, created_at, id), so
  * every chunk costs its own size, not the workspace's. Segments are evaluated at `at` (the launch).
  */
-export function audiencePage(
+export async function audiencePage(
   tx: DbOrTx,
   campaign: CampaignRow,
   at: number,
   page: { after?: AudienceCursor | null; limit: number; offset?: number; contactId?: string },
-): ContactRow[] {
-  const where = audienceCondition(tx, campaign.workspaceId, campaign.audience, at);
+): Promise<ContactRow[]> {
+  const where = await audienceCondition(tx, campaign.workspaceId, campaign.audience, at);
   const after = page.after
     ? sql`(${contacts.createdAt}, ${contacts.id}) > (${page.after.created_at}, ${page.after.id})`
     : undefined;
   // One contact (a preview for that contact): the page is it when it is in the audience, else empty.
   const only = page.contactId ? eq(contacts.id, page.contactId) : undefined;
-  return tx
+  return await tx
     .select()
     .from(contacts)
     .where(and(where, after, only))
@@ -103,23 +109,24 @@ export function variantFor(campaign: CampaignRow, contactId: string): string | n
  * with the compliance module's reason (suppressed, opted_out, no_phone, invalid_phone: the checks
  * of every send kind); the rest is queued and decided in full at the moment of sending.
  */
-export function writeRecipients(tx: DbOrTx, campaign: CampaignRow, page: ContactRow[], now: number) {
+export async function writeRecipients(tx: DbOrTx, campaign: CampaignRow, page: ContactRow[], now: number) {
   if (page.length === 0) return;
   const suppressed = new Map(
-    tx
-      .select({ phone: suppressions.phoneNumber, reason: suppressions.reason })
-      .from(suppressions)
-      .where(
-        and(
-          eq(suppressions.workspaceId, campaign.workspaceId),
-          inArray(
-            suppressions.phoneNumber,
-            page.map((c) => c.phoneNumber),
+    (
+      await tx
+        .select({ phone: suppressions.phoneNumber, reason: suppressions.reason })
+        .from(suppressions)
+        .where(
+          and(
+            eq(suppressions.workspaceId, campaign.workspaceId),
+            inArray(
+              suppressions.phoneNumber,
+              page.map((c) => c.phoneNumber),
+            ),
           ),
-        ),
-      )
-      .all()
-      .map((row) => [row.phone, row.reason]),
+        )
+        .all()
+    ).map((row) => [row.phone, row.reason]),
   );
   const rows = page.map((contact) => {
     const reason = suppressed.get(contact.phoneNumber) ?? null;
@@ -159,7 +166,7 @@ export function writeRecipients(tx: DbOrTx, campaign: CampaignRow, page: Contact
   // Replayed after a crash, the same rows are ignored: (campaign, contact) is unique. One prepared
   // row insert each: building a 500-row INSERT's SQL cost more than running it (~25 µs a row).
   const insert = recipientInsert(tx);
-  for (const row of rows) insert.run(row);
+  for (const row of rows) await insert.run(row);
 }
 
 const recipientInsert = preparedPerConnection((db: DbOrTx) =>

@@ -63,7 +63,7 @@ export interface CampaignJson {
   stats: CampaignStats;
 }
 
-export function campaignJson(db: DbOrTx, row: CampaignRow): CampaignJson {
+export async function campaignJson(db: DbOrTx, row: CampaignRow): Promise<CampaignJson> {
   return {
     id: row.id,
     name: row.name,
@@ -87,8 +87,8 @@ export function campaignJson(db: DbOrTx, row: CampaignRow): CampaignJson {
     canceled_at: toIso(row.canceledAt),
     stats:
       row.campaignType === "voice"
-        ? { ...campaignStats(db, row), calls: campaignCallStats(db, row.workspaceId, row.id) }
-        : campaignStats(db, row),
+        ? { ...(await campaignStats(db, row)), calls: await campaignCallStats(db, row.workspaceId, row.id) }
+        : await campaignStats(db, row),
   };
 }
 
@@ -235,21 +235,21 @@ function checkText(body: string, path: string) {
  * offer's and the pool's. Checked for a PATCH body alone before the campaign's state (API.md §1:
  * body validation, then lookup, then state), and for the whole configuration by `checkConfig`.
  */
-function checkReferences(
+async function checkReferences(
   db: DbOrTx,
   workspaceId: string,
   config: Partial<Pick<CampaignConfig, "audience" | "offerId" | "poolId">>,
 ) {
   const a = config.audience;
   if (a) {
-    checkIds(db, workspaceId, lists, a.list_ids, "audience.list_ids");
-    checkIds(db, workspaceId, segments, a.segment_ids, "audience.segment_ids");
-    checkIds(db, workspaceId, contacts, a.contact_ids, "audience.contact_ids");
-    checkIds(db, workspaceId, lists, a.exclude_list_ids, "audience.exclude_list_ids");
+    await checkIds(db, workspaceId, lists, a.list_ids, "audience.list_ids");
+    await checkIds(db, workspaceId, segments, a.segment_ids, "audience.segment_ids");
+    await checkIds(db, workspaceId, contacts, a.contact_ids, "audience.contact_ids");
+    await checkIds(db, workspaceId, lists, a.exclude_list_ids, "audience.exclude_list_ids");
   }
-  if (config.offerId && !offerExists(db, workspaceId, config.offerId))
+  if (config.offerId && !(await offerExists(db, workspaceId, config.offerId)))
     throw invalid("offer_id does not exist");
-  if (config.poolId) checkIds(db, workspaceId, pools, [config.poolId], "pool_id", false);
+  if (config.poolId) await checkIds(db, workspaceId, pools, [config.poolId], "pool_id", false);
 }
 
 /**
@@ -258,7 +258,7 @@ function checkReferences(
  * `audience.list_ids[0] does not exist`). An SMS campaign's agent answers the replies (an SMS agent);
  * a voice campaign's agent makes the calls (a voice agent).
  */
-function checkConfig(db: DbOrTx, workspaceId: string, config: CampaignConfig) {
+async function checkConfig(db: DbOrTx, workspaceId: string, config: CampaignConfig) {
   if (config.campaignType === "sms") {
     const message = config.message;
     if (!message || (message.body === null && message.variants === null))
@@ -275,16 +275,16 @@ function checkConfig(db: DbOrTx, workspaceId: string, config: CampaignConfig) {
   } else if (config.say !== null) {
     checkSay(config.say);
   }
-  checkReferences(db, workspaceId, config);
+  await checkReferences(db, workspaceId, config);
   if (config.agentId !== null) {
-    const agent = agentForReference(db, workspaceId, config.agentId, "agent_id");
+    const agent = await agentForReference(db, workspaceId, config.agentId, "agent_id");
     if (agent.channel !== config.campaignType)
       throw invalid(`agent_id must be ${config.campaignType === "sms" ? "an SMS" : "a voice"} agent`);
   }
   if (config.fromNumber !== null && config.poolId !== null)
     throw invalid("from and pool_id cannot both be set: give one");
   if (config.fromNumber !== null) {
-    const found = db
+    const found = await db
       .select({ id: numbers.id, voiceCapable: numbers.voiceCapable })
       .from(numbers)
       .where(
@@ -296,7 +296,7 @@ function checkConfig(db: DbOrTx, workspaceId: string, config: CampaignConfig) {
       throw invalid("from cannot place calls: the number has no voice capability");
   }
   if (config.poolId !== null) {
-    const active = db
+    const active = await db
       .select({ n: count() })
       .from(numbers)
       .where(
@@ -320,7 +320,7 @@ function checkConfig(db: DbOrTx, workspaceId: string, config: CampaignConfig) {
 type IdTable = typeof lists | typeof segments | typeof contacts | typeof pools;
 
 /** 422 `<path>[i] does not exist` for the first id that is not one of the workspace's rows. */
-function checkIds(
+async function checkIds(
   db: DbOrTx,
   workspaceId: string,
   table: IdTable,
@@ -333,12 +333,13 @@ function checkIds(
   const wellFormed = ids.filter(isUuid);
   const found = new Set(
     wellFormed.length
-      ? db
-          .select({ id: table.id })
-          .from(table)
-          .where(and(eq(table.workspaceId, workspaceId), inArray(table.id, wellFormed)))
-          .all()
-          .map((row) => row.id)
+      ? (
+          await db
+            .select({ id: table.id })
+            .from(table)
+            .where(and(eq(table.workspaceId, workspaceId), inArray(table.id, wellFormed)))
+            .all()
+        ).map((row) => row.id)
       : [],
   );
   ids.forEach((id, i) => {
@@ -349,19 +350,19 @@ function checkIds(
 // ---------------------------------------------------------------------------------------------
 // CRUD.
 
-export function findCampaign(db: DbOrTx, workspaceId: string, id: string): CampaignRow {
-  const row = workspaceRow(db, campaigns, workspaceId, id);
+export async function findCampaign(db: DbOrTx, workspaceId: string, id: string): Promise<CampaignRow> {
+  const row = await workspaceRow(db, campaigns, workspaceId, id);
   if (!row) throw notFound();
   return row;
 }
 
 /** POST /v1/campaigns: a draft, validated whole (every id checked) in one transaction. */
-export function createCampaign(
+export async function createCampaign(
   db: Db,
   workspaceId: string,
   input: CampaignInput,
   now = Date.now(),
-): CampaignJson {
+): Promise<CampaignJson> {
   const parsed = parseInput(input, now);
   if (parsed.name === undefined) throw invalid("name is required");
   const config: CampaignConfig = {
@@ -379,9 +380,9 @@ export function createCampaign(
     quietHours: parsed.quietHours ?? null,
     throttlePerMinute: parsed.throttlePerMinute ?? null,
   };
-  return db.transaction((tx) => {
-    checkConfig(tx, workspaceId, config);
-    checkLinkDomainReference(tx, workspaceId, config.linkDomainId);
+  return await db.transaction(async (tx) => {
+    await checkConfig(tx, workspaceId, config);
+    await checkLinkDomainReference(tx, workspaceId, config.linkDomainId);
     const row: CampaignRow = {
       id: newId(),
       workspaceId,
@@ -397,22 +398,22 @@ export function createCampaign(
       throttleWindowStart: null,
       throttleWindowCount: 0,
     };
-    tx.insert(campaigns).values(row).run();
-    return campaignJson(tx, row);
+    await tx.insert(campaigns).values(row).run();
+    return await campaignJson(tx, row);
   });
 }
 
-export function getCampaign(db: DbOrTx, workspaceId: string, id: string): CampaignJson {
-  return campaignJson(db, findCampaign(db, workspaceId, id));
+export async function getCampaign(db: DbOrTx, workspaceId: string, id: string): Promise<CampaignJson> {
+  return await campaignJson(db, await findCampaign(db, workspaceId, id));
 }
 
 /** Campaigns newest first, filtered by `status` and a name search `q`. */
-export function listCampaigns(
+export async function listCampaigns(
   db: DbOrTx,
   workspaceId: string,
   filters: { status?: string; q?: string },
   page: { limit: number; offset: number },
-): { campaigns: CampaignJson[]; total: number } {
+): Promise<{ campaigns: CampaignJson[]; total: number }> {
   const conditions = [eq(campaigns.workspaceId, workspaceId), containsText(campaigns.name, filters.q)];
   if (filters.status !== undefined) {
     if (!(CAMPAIGN_STATUSES as readonly string[]).includes(filters.status))
@@ -420,47 +421,59 @@ export function listCampaigns(
     conditions.push(eq(campaigns.status, filters.status));
   }
   const where = and(...conditions);
-  const { rows, total } = newestFirstPage(db, campaigns, where, [campaigns.createdAt, campaigns.id], page);
-  return { campaigns: rows.map((row) => campaignJson(db, row)), total };
+  const { rows, total } = await newestFirstPage(
+    db,
+    campaigns,
+    where,
+    [campaigns.createdAt, campaigns.id],
+    page,
+  );
+  return { campaigns: rows.map(async (row) => await campaignJson(db, row)), total };
 }
 
 /** PATCH /v1/campaigns/{id}: while draft or scheduled; the result is validated whole. */
-export function updateCampaign(
+export async function updateCampaign(
   db: Db,
   workspaceId: string,
   id: string,
   input: CampaignInput,
   now = Date.now(),
-): CampaignJson {
+): Promise<CampaignJson> {
   const parsed = parseInput(input, now);
-  return db.transaction((tx) => {
-    const row = findCampaign(tx, workspaceId, id);
-    checkReferences(tx, workspaceId, parsed);
+  return await db.transaction(async (tx) => {
+    const row = await findCampaign(tx, workspaceId, id);
+    await checkReferences(tx, workspaceId, parsed);
     // Only a domain the body names is checked: one named earlier and deleted since falls back.
-    checkLinkDomainReference(tx, workspaceId, parsed.linkDomainId);
+    await checkLinkDomainReference(tx, workspaceId, parsed.linkDomainId);
     if (row.status !== "draft" && row.status !== "scheduled")
       throw conflict(`Campaign is ${row.status}: only a draft or scheduled campaign can be changed`);
     const next: CampaignRow = { ...row, ...parsed, updatedAt: now };
     if (row.status === "scheduled" && next.sendAt === null)
       throw invalid("send_at is required while the campaign is scheduled (cancel it instead)");
-    checkConfig(tx, workspaceId, next);
-    tx.update(campaigns)
+    await checkConfig(tx, workspaceId, next);
+    await tx
+      .update(campaigns)
       .set({ ...parsed, updatedAt: now })
       .where(eq(campaigns.id, row.id))
       .run();
     // A scheduled campaign moved to another time starts then (the start job re-reads send_at).
     if (row.status === "scheduled" && next.sendAt !== row.sendAt && next.sendAt !== null)
-      enqueueJob(tx, "campaigns.start", { campaign_id: row.id }, { workspaceId, runAt: next.sendAt, now });
-    return campaignJson(tx, next);
+      await enqueueJob(
+        tx,
+        "campaigns.start",
+        { campaign_id: row.id },
+        { workspaceId, runAt: next.sendAt, now },
+      );
+    return await campaignJson(tx, next);
   });
 }
 
 /** DELETE /v1/campaigns/{id}: drafts only (a launched campaign keeps its record and messages). */
-export function deleteCampaign(db: Db, workspaceId: string, id: string): void {
-  db.transaction((tx) => {
-    const row = findCampaign(tx, workspaceId, id);
+export async function deleteCampaign(db: Db, workspaceId: string, id: string): Promise<void> {
+  await db.transaction(async (tx) => {
+    const row = await findCampaign(tx, workspaceId, id);
     if (row.status !== "draft") throw conflict(`Campaign is ${row.status}: only a draft can be deleted`);
-    tx.delete(campaigns).where(eq(campaigns.id, row.id)).run();
+    await tx.delete(campaigns).where(eq(campaigns.id, row.id)).run();
   });
 }
 
@@ -473,19 +486,33 @@ export function deleteCampaign(db: Db, workspaceId: string, id: string): void {
  * may have been deleted since) and an empty audience is refused (422); a refused launch changes
  * nothing.
  */
-export function launchCampaign(db: Db, workspaceId: string, id: string, now = Date.now()): CampaignJson {
-  return db.transaction((tx) => {
-    const row = findCampaign(tx, workspaceId, id);
+export async function launchCampaign(
+  db: Db,
+  workspaceId: string,
+  id: string,
+  now = Date.now(),
+): Promise<CampaignJson> {
+  return await db.transaction(async (tx) => {
+    const row = await findCampaign(tx, workspaceId, id);
     if (row.status !== "draft") throw conflict(`Campaign is ${row.status}: only a draft can be launched`);
-    checkConfig(tx, workspaceId, row);
-    if (!audienceHasAnyone(tx, workspaceId, row.audience, now))
+    await checkConfig(tx, workspaceId, row);
+    if (!(await audienceHasAnyone(tx, workspaceId, row.audience, now)))
       throw invalid("audience is empty: no contact is in its lists, segments or contact_ids");
     if (row.sendAt !== null && row.sendAt > now) {
-      tx.update(campaigns).set({ status: "scheduled", updatedAt: now }).where(eq(campaigns.id, row.id)).run();
-      enqueueJob(tx, "campaigns.start", { campaign_id: row.id }, { workspaceId, runAt: row.sendAt, now });
-      return campaignJson(tx, { ...row, status: "scheduled", updatedAt: now });
+      await tx
+        .update(campaigns)
+        .set({ status: "scheduled", updatedAt: now })
+        .where(eq(campaigns.id, row.id))
+        .run();
+      await enqueueJob(
+        tx,
+        "campaigns.start",
+        { campaign_id: row.id },
+        { workspaceId, runAt: row.sendAt, now },
+      );
+      return await campaignJson(tx, { ...row, status: "scheduled", updatedAt: now });
     }
-    return campaignJson(tx, startCampaign(tx, row, now));
+    return await campaignJson(tx, await startCampaign(tx, row, now));
   });
 }
 
@@ -493,7 +520,7 @@ export function launchCampaign(db: Db, workspaceId: string, id: string, now = Da
  * Makes a campaign active now: resolution of its audience and its dispatcher start as jobs, and
  * `campaign.started` is emitted, all in the caller's transaction.
  */
-export function startCampaign(tx: DbOrTx, row: CampaignRow, now: number): CampaignRow {
+export async function startCampaign(tx: DbOrTx, row: CampaignRow, now: number): Promise<CampaignRow> {
   const next: CampaignRow = {
     ...row,
     status: "active",
@@ -501,7 +528,8 @@ export function startCampaign(tx: DbOrTx, row: CampaignRow, now: number): Campai
     updatedAt: now,
     dispatchGeneration: row.dispatchGeneration + 1,
   };
-  tx.update(campaigns)
+  await tx
+    .update(campaigns)
     .set({
       status: next.status,
       launchedAt: now,
@@ -511,36 +539,61 @@ export function startCampaign(tx: DbOrTx, row: CampaignRow, now: number): Campai
     .where(eq(campaigns.id, row.id))
     .run();
   const options = { workspaceId: row.workspaceId, now };
-  enqueueJob(tx, "campaigns.resolve", { campaign_id: row.id, after: null }, options);
-  enqueueJob(tx, "campaigns.dispatch", { campaign_id: row.id, generation: next.dispatchGeneration }, options);
-  emitEvent(tx, row.workspaceId, "campaign.started", campaignJson(tx, next), now);
+  await enqueueJob(tx, "campaigns.resolve", { campaign_id: row.id, after: null }, options);
+  await enqueueJob(
+    tx,
+    "campaigns.dispatch",
+    { campaign_id: row.id, generation: next.dispatchGeneration },
+    options,
+  );
+  await emitEvent(tx, row.workspaceId, "campaign.started", await campaignJson(tx, next), now);
   return next;
 }
 
 /** POST /v1/campaigns/{id}/pause: active → paused; the dispatcher hands nothing more off. */
-export function pauseCampaign(db: Db, workspaceId: string, id: string, now = Date.now()): CampaignJson {
-  return db.transaction((tx) => {
-    const row = findCampaign(tx, workspaceId, id);
+export async function pauseCampaign(
+  db: Db,
+  workspaceId: string,
+  id: string,
+  now = Date.now(),
+): Promise<CampaignJson> {
+  return await db.transaction(async (tx) => {
+    const row = await findCampaign(tx, workspaceId, id);
     if (row.status !== "active")
       throw conflict(`Campaign is ${row.status}: only an active campaign can be paused`);
-    tx.update(campaigns).set({ status: "paused", updatedAt: now }).where(eq(campaigns.id, row.id)).run();
-    return campaignJson(tx, { ...row, status: "paused", updatedAt: now });
+    await tx
+      .update(campaigns)
+      .set({ status: "paused", updatedAt: now })
+      .where(eq(campaigns.id, row.id))
+      .run();
+    return await campaignJson(tx, { ...row, status: "paused", updatedAt: now });
   });
 }
 
 /** POST /v1/campaigns/{id}/resume: paused → active, with a new dispatcher (older ones stop). */
-export function resumeCampaign(db: Db, workspaceId: string, id: string, now = Date.now()): CampaignJson {
-  return db.transaction((tx) => {
-    const row = findCampaign(tx, workspaceId, id);
+export async function resumeCampaign(
+  db: Db,
+  workspaceId: string,
+  id: string,
+  now = Date.now(),
+): Promise<CampaignJson> {
+  return await db.transaction(async (tx) => {
+    const row = await findCampaign(tx, workspaceId, id);
     if (row.status !== "paused")
       throw conflict(`Campaign is ${row.status}: only a paused campaign can be resumed`);
     const generation = row.dispatchGeneration + 1;
-    tx.update(campaigns)
+    await tx
+      .update(campaigns)
       .set({ status: "active", updatedAt: now, dispatchGeneration: generation })
       .where(eq(campaigns.id, row.id))
       .run();
-    enqueueJob(tx, "campaigns.dispatch", { campaign_id: row.id, generation }, { workspaceId, now });
-    return campaignJson(tx, { ...row, status: "active", updatedAt: now, dispatchGeneration: generation });
+    await enqueueJob(tx, "campaigns.dispatch", { campaign_id: row.id, generation }, { workspaceId, now });
+    return await campaignJson(tx, {
+      ...row,
+      status: "active",
+      updatedAt: now,
+      dispatchGeneration: generation,
+    });
   });
 }
 
@@ -551,18 +604,25 @@ export function resumeCampaign(db: Db, workspaceId: string, id: string, now = Da
  * error_code `campaign_canceled`, in one statement (no `message.failed` per message), and their
  * recipients follow them: `failed`, reason `campaign_canceled`, no `send_at`.
  */
-export function cancelCampaign(db: Db, workspaceId: string, id: string, now = Date.now()): CampaignJson {
-  return db.transaction((tx) => {
-    const row = findCampaign(tx, workspaceId, id);
+export async function cancelCampaign(
+  db: Db,
+  workspaceId: string,
+  id: string,
+  now = Date.now(),
+): Promise<CampaignJson> {
+  return await db.transaction(async (tx) => {
+    const row = await findCampaign(tx, workspaceId, id);
     if (row.status === "completed" || row.status === "canceled")
       throw conflict(
         `Campaign is ${row.status}: only a draft, scheduled, active or paused campaign can be canceled`,
       );
-    tx.update(campaigns)
+    await tx
+      .update(campaigns)
       .set({ status: "canceled", canceledAt: now, updatedAt: now })
       .where(eq(campaigns.id, row.id))
       .run();
-    tx.update(messages)
+    await tx
+      .update(messages)
       .set({
         status: "FAILED",
         errorCode: "campaign_canceled",
@@ -585,7 +645,8 @@ export function cancelCampaign(db: Db, workspaceId: string, id: string, now = Da
         ),
       )
       .run();
-    tx.update(campaignRecipients)
+    await tx
+      .update(campaignRecipients)
       .set({ outcome: "failed", reason: "campaign_canceled", sendAt: null })
       .where(
         and(
@@ -608,6 +669,6 @@ export function cancelCampaign(db: Db, workspaceId: string, id: string, now = Da
         ),
       )
       .run();
-    return campaignJson(tx, { ...row, status: "canceled", canceledAt: now, updatedAt: now });
+    return await campaignJson(tx, { ...row, status: "canceled", canceledAt: now, updatedAt: now });
   });
 }

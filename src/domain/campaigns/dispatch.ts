@@ -36,26 +36,26 @@ const NO_FACTS = { suppression: null, recentSends: [] };
  * offer, `{{offer_url}}` becomes a tracked link of the recipient's own, written with the message,
  * so a click knows its contact, campaign, message and number.
  */
-function writeCampaignMessage(
+async function writeCampaignMessage(
   tx: DbOrTx,
   campaign: CampaignRow,
   contact: ContactRow,
   input: { numberId: string | null; from: string; body: string; deferredUntil?: number },
   step: StepWrites,
   now: number,
-): string {
+): Promise<string> {
   // With an agent, the campaign gives the recipient's thread to it: the agent answers the replies.
   const conversation = campaign.agentId
-    ? handContactToAgent(tx, {
+    ? await handContactToAgent(tx, {
         workspaceId: campaign.workspaceId,
         contact,
         agentId: campaign.agentId,
         now,
         greet: false,
       })
-    : threadFrom(tx, step.threads, campaign.workspaceId, contact.id, now);
-  const link = campaign.offerId ? newRecipientLink(campaignLinkBase(tx, campaign)) : null;
-  const message = queueOutboundMessage(tx, {
+    : await threadFrom(tx, step.threads, campaign.workspaceId, contact.id, now);
+  const link = campaign.offerId ? newRecipientLink(await campaignLinkBase(tx, campaign)) : null;
+  const message = await queueOutboundMessage(tx, {
     workspaceId: campaign.workspaceId,
     contact,
     conversationId: conversation.id,
@@ -70,7 +70,7 @@ function writeCampaignMessage(
     now,
   });
   if (link && campaign.offerId)
-    createRecipientLink(
+    await createRecipientLink(
       tx,
       {
         workspaceId: campaign.workspaceId,
@@ -90,24 +90,26 @@ function writeCampaignMessage(
  * Writes one recipient's call (QUEUED, with its `calls.place` job): the campaign's voice agent
  * talks, else its `say` text is spoken. The finished call lands in the recipient's thread.
  */
-function writeCampaignCall(
+async function writeCampaignCall(
   tx: DbOrTx,
   campaign: CampaignRow,
   contact: ContactRow,
   sender: NumberRow,
   now: number,
-): string {
-  const conversation = threadForContact(tx, campaign.workspaceId, contact.id, { reopen: false, now });
-  return queueCall(tx, {
-    workspaceId: campaign.workspaceId,
-    contact,
-    conversationId: conversation.id,
-    sender,
-    agentId: campaign.agentId,
-    say: campaign.agentId ? null : campaign.say,
-    campaignId: campaign.id,
-    now,
-  }).id;
+): Promise<string> {
+  const conversation = await threadForContact(tx, campaign.workspaceId, contact.id, { reopen: false, now });
+  return (
+    await queueCall(tx, {
+      workspaceId: campaign.workspaceId,
+      contact,
+      conversationId: conversation.id,
+      sender,
+      agentId: campaign.agentId,
+      say: campaign.agentId ? null : campaign.say,
+      campaignId: campaign.id,
+      now,
+    })
+  ).id;
 }
 
 /**
@@ -129,19 +131,19 @@ const MAX_SLEEP_MS = 60_000;
 // ---------------------------------------------------------------------------------------------
 // Jobs.
 
-function loadCampaign(tx: DbOrTx, id: string): CampaignRow | undefined {
-  return tx.select().from(campaigns).where(eq(campaigns.id, id)).get();
+async function loadCampaign(tx: DbOrTx, id: string): Promise<CampaignRow | undefined> {
+  return await tx.select().from(campaigns).where(eq(campaigns.id, id)).get();
 }
 
 /** `campaigns.start`: a scheduled campaign becomes active at its send_at. */
-export function startScheduledJob(payload: JobPayloads["campaigns.start"], ctx: JobContext) {
+export async function startScheduledJob(payload: JobPayloads["campaigns.start"], ctx: JobContext) {
   const now = ctx.clock.now();
-  const row = loadCampaign(ctx.db, payload.campaign_id);
+  const row = await loadCampaign(ctx.db, payload.campaign_id);
   if (row?.status !== "scheduled") return;
   if (row.sendAt !== null && row.sendAt > now) throw new RescheduleJob(row.sendAt);
-  ctx.completeWith((tx) => {
-    const current = loadCampaign(tx, payload.campaign_id);
-    if (current?.status === "scheduled") startCampaign(tx, current, now);
+  ctx.completeWith(async (tx) => {
+    const current = await loadCampaign(tx, payload.campaign_id);
+    if (current?.status === "scheduled") await startCampaign(tx, current, now);
   });
 }
 
@@ -153,16 +155,16 @@ export function startScheduledJob(payload: JobPayloads["campaigns.start"], ctx: 
  */
 export function resolveRecipientsJob(payload: JobPayloads["campaigns.resolve"], ctx: JobContext) {
   const now = ctx.clock.now();
-  ctx.completeWith((tx) => {
-    const row = loadCampaign(tx, payload.campaign_id);
+  ctx.completeWith(async (tx) => {
+    const row = await loadCampaign(tx, payload.campaign_id);
     if (!row || (row.status !== "active" && row.status !== "paused") || row.resolvedAt !== null) return;
-    const page = audiencePage(tx, row, row.launchedAt ?? now, {
+    const page = await audiencePage(tx, row, row.launchedAt ?? now, {
       after: payload.after,
       limit: RESOLVE_CHUNK,
     });
-    writeRecipients(tx, row, page, now);
+    await writeRecipients(tx, row, page, now);
     if (page.length === RESOLVE_CHUNK) {
-      enqueueJob(
+      await enqueueJob(
         tx,
         "campaigns.resolve",
         {
@@ -172,14 +174,14 @@ export function resolveRecipientsJob(payload: JobPayloads["campaigns.resolve"], 
         { workspaceId: row.workspaceId, now },
       );
     } else {
-      tx.update(campaigns).set({ resolvedAt: now }).where(eq(campaigns.id, row.id)).run();
+      await tx.update(campaigns).set({ resolvedAt: now }).where(eq(campaigns.id, row.id)).run();
     }
   });
 }
 
 /** `campaigns.dispatch`: one batch per run, then runs again when the next recipient is due. */
-export function dispatchCampaignJob(payload: JobPayloads["campaigns.dispatch"], ctx: JobContext) {
-  const next = dispatchStep(ctx.db, payload, ctx.clock.now());
+export async function dispatchCampaignJob(payload: JobPayloads["campaigns.dispatch"], ctx: JobContext) {
+  const next = await dispatchStep(ctx.db, payload, ctx.clock.now());
   if (next !== null) throw new RescheduleJob(next);
 }
 
@@ -238,9 +240,13 @@ const outcomeStatements = preparedPerConnection((db: DbOrTx) => {
  * so a crash can neither lose nor repeat a hand-off. Returns when to run again, or null to stop
  * (not active any more, a newer dispatcher took over, or the campaign completed).
  */
-export function dispatchStep(db: Db, payload: JobPayloads["campaigns.dispatch"], now: number): number | null {
-  return db.transaction((tx) => {
-    const campaign = loadCampaign(tx, payload.campaign_id);
+export async function dispatchStep(
+  db: Db,
+  payload: JobPayloads["campaigns.dispatch"],
+  now: number,
+): Promise<number | null> {
+  return await db.transaction(async (tx) => {
+    const campaign = await loadCampaign(tx, payload.campaign_id);
     if (campaign?.status !== "active" || campaign.dispatchGeneration !== payload.generation) return null;
 
     // 1. Throttle: a fixed one-minute window of hand-offs.
@@ -258,7 +264,7 @@ export function dispatchStep(db: Db, payload: JobPayloads["campaigns.dispatch"],
     }
 
     // 2. Due recipients in (due time, contact id) order, with their contacts.
-    const due = tx
+    const due = await tx
       .select({ recipient: campaignRecipients, contact: contacts })
       .from(campaignRecipients)
       .leftJoin(contacts, eq(contacts.id, campaignRecipients.contactId))
@@ -266,16 +272,16 @@ export function dispatchStep(db: Db, payload: JobPayloads["campaigns.dispatch"],
       .orderBy(asc(campaignRecipients.dueAt), asc(campaignRecipients.contactId))
       .limit(limit)
       .all();
-    const rules = sendRulesFor(tx, campaign);
+    const rules = await sendRulesFor(tx, campaign);
     const senders = new SenderBook(tx, campaign);
     const present = due.flatMap((row) => (row.contact ? [row.contact] : []));
-    const facts = recipientFacts(tx, campaign.workspaceId, campaign.id, present, rules, now);
+    const facts = await recipientFacts(tx, campaign.workspaceId, campaign.id, present, rules, now);
     const outcomes = outcomeStatements(tx);
     const step: StepWrites = {
       threads:
         campaign.agentId || campaign.campaignType !== "sms"
           ? new Map()
-          : openThreadsOf(
+          : await openThreadsOf(
               tx,
               campaign.workspaceId,
               present.map((contact) => contact.id),
@@ -287,19 +293,19 @@ export function dispatchStep(db: Db, payload: JobPayloads["campaigns.dispatch"],
       const key = { campaignId: campaign.id, contactId: recipient.contactId };
       const waiting = recipient.messageId; // a deferred message written earlier
       const plan = contact
-        ? planSend(tx, campaign, contact, facts.get(contact.id) ?? NO_FACTS, rules, senders, now)
+        ? await planSend(tx, campaign, contact, facts.get(contact.id) ?? NO_FACTS, rules, senders, now)
         : ({ outcome: "skip", reason: "no_phone", variant: recipient.variant } as const);
       if (plan.outcome === "skip") {
-        if (waiting) dropDeferredMessage(tx, waiting, plan.reason, `Not sent: ${plan.reason}`, now);
-        outcomes.skipped.run({ ...key, reason: plan.reason });
+        if (waiting) await dropDeferredMessage(tx, waiting, plan.reason, `Not sent: ${plan.reason}`, now);
+        await outcomes.skipped.run({ ...key, reason: plan.reason });
       } else if (plan.outcome === "defer") {
         // The contract's deferral (API.md §6.1): a QUEUED message with send_at, visible in
         // GET /v1/messages, asked again when it comes due. Without any sender yet, the row waits alone.
         let messageId = waiting;
-        if (waiting && plan.from) redeferMessage(tx, waiting, plan.sendAt, plan.from, now);
+        if (waiting && plan.from) await redeferMessage(tx, waiting, plan.sendAt, plan.from, now);
         // A call waits as the recipient row alone: the call is written when it may be placed.
         else if (!waiting && plan.from && contact && campaign.campaignType === "sms") {
-          messageId = writeCampaignMessage(
+          messageId = await writeCampaignMessage(
             tx,
             campaign,
             contact,
@@ -308,20 +314,20 @@ export function dispatchStep(db: Db, payload: JobPayloads["campaigns.dispatch"],
             now,
           );
         }
-        outcomes.deferred.run({
+        await outcomes.deferred.run({
           ...key,
           reason: plan.reason,
           sendAt: plan.sendAt,
           messageId: messageId ?? null,
         });
       } else if (contact && campaign.campaignType === "voice") {
-        const callId = writeCampaignCall(tx, campaign, contact, plan.sender, now);
-        outcomes.called.run({ ...key, callId });
+        const callId = await writeCampaignCall(tx, campaign, contact, plan.sender, now);
+        await outcomes.called.run({ ...key, callId });
         handedOff++;
       } else if (contact) {
         let messageId = waiting;
         if (waiting)
-          releaseDeferredMessage(tx, {
+          await releaseDeferredMessage(tx, {
             messageId: waiting,
             workspaceId: campaign.workspaceId,
             numberId: plan.sender.id,
@@ -332,7 +338,7 @@ export function dispatchStep(db: Db, payload: JobPayloads["campaigns.dispatch"],
             now,
           });
         else
-          messageId = writeCampaignMessage(
+          messageId = await writeCampaignMessage(
             tx,
             campaign,
             contact,
@@ -340,27 +346,30 @@ export function dispatchStep(db: Db, payload: JobPayloads["campaigns.dispatch"],
             step,
             now,
           );
-        outcomes.queued.run({ ...key, messageId: messageId ?? null });
+        await outcomes.queued.run({ ...key, messageId: messageId ?? null });
         handedOff++;
       }
     }
-    enqueueSendBatch(tx, campaign.workspaceId, step.batch, now);
+    await enqueueSendBatch(tx, campaign.workspaceId, step.batch, now);
     if (campaign.throttlePerMinute !== null)
-      tx.update(campaigns)
+      await tx
+        .update(campaigns)
         .set({ throttleWindowStart: windowStart, throttleWindowCount: windowCount + handedOff })
         .where(eq(campaigns.id, campaign.id))
         .run();
 
     // 3. When to look again; complete once everyone is resolved and handed off (or skipped).
     if (due.length === limit) return now;
-    const next = tx
-      .select({ at: sql<number | null>`min(${campaignRecipients.dueAt})` })
-      .from(campaignRecipients)
-      .where(dueCondition(campaign.id))
-      .get()?.at;
+    const next = (
+      await tx
+        .select({ at: sql<number | null>`min(${campaignRecipients.dueAt})` })
+        .from(campaignRecipients)
+        .where(dueCondition(campaign.id))
+        .get()
+    )?.at;
     if (campaign.resolvedAt === null) return now + RESOLVING_POLL_MS;
     if (next === null || next === undefined) {
-      completeCampaign(tx, campaign, now);
+      await completeCampaign(tx, campaign, now);
       return null;
     }
     return Math.min(Math.max(next, now), now + MAX_SLEEP_MS);
@@ -371,8 +380,8 @@ export function dispatchStep(db: Db, payload: JobPayloads["campaigns.dispatch"],
  * Every recipient is handed off or skipped: completed, with `campaign.completed`. Delivery reports
  * arriving later still update the stats; the campaign does not wait for them.
  */
-function completeCampaign(tx: DbOrTx, campaign: CampaignRow, now: number) {
-  const done = tx
+async function completeCampaign(tx: DbOrTx, campaign: CampaignRow, now: number) {
+  const done = await tx
     .update(campaigns)
     .set({ status: "completed", completedAt: now, updatedAt: now })
     .where(and(eq(campaigns.id, campaign.id), eq(campaigns.status, "active")))
@@ -380,5 +389,5 @@ function completeCampaign(tx: DbOrTx, campaign: CampaignRow, now: number) {
     .all();
   if (done.length === 0) return;
   const row: CampaignRow = { ...campaign, status: "completed", completedAt: now, updatedAt: now };
-  emitEvent(tx, campaign.workspaceId, "campaign.completed", campaignJson(tx, row), now);
+  await emitEvent(tx, campaign.workspaceId, "campaign.completed", await campaignJson(tx, row), now);
 }

@@ -73,7 +73,7 @@ interface Totals {
  * asked one by one. Then the senders' daily capacity (the pool's numbers, or the fixed sender)
  * turns the sends beyond it into daily_limit deferrals, as the run would.
  */
-export function previewCampaign(
+export async function previewCampaign(
   db: Db,
   workspaceId: string,
   id: string,
@@ -82,9 +82,9 @@ export function previewCampaign(
   /** Plan only this contact of the workspace (404 for anyone else's): as it would get the campaign. */
   contactId?: string,
 ) {
-  const campaign = findCampaign(db, workspaceId, id);
+  const campaign = await findCampaign(db, workspaceId, id);
   if (contactId !== undefined) {
-    const contact = db
+    const contact = await db
       .select({ id: contacts.id })
       .from(contacts)
       .where(and(eq(contacts.workspaceId, workspaceId), eq(contacts.id, contactId)))
@@ -95,12 +95,12 @@ export function previewCampaign(
     campaign.status === "draft" || campaign.status === "scheduled"
       ? Math.max(campaign.sendAt ?? now, now)
       : now;
-  const rules = sendRulesFor(db, campaign);
+  const rules = await sendRulesFor(db, campaign);
 
   // 1. Totals (cached briefly: see cachedTotals).
-  const totals = { ...cachedTotals(db, campaign, rules, startsAt, now) };
+  const totals = { ...(await cachedTotals(db, campaign, rules, startsAt, now)) };
   // Sends beyond the senders' remaining daily capacity wait for the next day, as in the run.
-  const capacity = dailyCapacity(db, campaign, startsAt);
+  const capacity = await dailyCapacity(db, campaign, startsAt);
   if (capacity !== null && totals.sendable > capacity.left) {
     const over = totals.sendable - capacity.left;
     totals.sendable -= over;
@@ -116,18 +116,18 @@ export function previewCampaign(
   // 2. The page, planned exactly as the dispatcher would, then rolled back.
   const planned: PreviewContact[] = [];
   try {
-    db.transaction((tx) => {
-      const rows = audiencePage(tx, campaign, startsAt, {
+    await db.transaction(async (tx) => {
+      const rows = await audiencePage(tx, campaign, startsAt, {
         limit: page.limit,
         offset: page.offset,
         contactId,
       });
-      const facts = recipientFacts(tx, workspaceId, campaign.id, rows, rules, startsAt);
+      const facts = await recipientFacts(tx, workspaceId, campaign.id, rows, rules, startsAt);
       const senders = new SenderBook(tx, campaign);
       // `{{offer_url}}` on the domain the links will use, as long as a recipient's own link.
-      const linkBase = campaign.offerId ? campaignLinkBase(tx, campaign) : "";
+      const linkBase = campaign.offerId ? await campaignLinkBase(tx, campaign) : "";
       for (const contact of rows) {
-        const plan = planSend(
+        const plan = await planSend(
           tx,
           campaign,
           contact,
@@ -213,20 +213,22 @@ const TOTALS_TTL_MS = 30_000;
 const totalsCache = new Map<string, { key: string; at: number; totals: Totals }>();
 const TOTALS_CACHE_LIMIT = 200;
 
-function cachedTotals(
+async function cachedTotals(
   db: Db,
   campaign: CampaignRow,
   rules: SendRules,
   startsAt: number,
   now: number,
-): Totals {
+): Promise<Totals> {
   const version =
-    db
-      .select({ v: audienceVersions.version })
-      .from(audienceVersions)
-      .where(eq(audienceVersions.workspaceId, campaign.workspaceId))
-      .get()?.v ?? 0;
-  const blocked = db
+    (
+      await db
+        .select({ v: audienceVersions.version })
+        .from(audienceVersions)
+        .where(eq(audienceVersions.workspaceId, campaign.workspaceId))
+        .get()
+    )?.v ?? 0;
+  const blocked = await db
     .select({ n: count(), last: sql<number | null>`max(${suppressions.createdAt})` })
     .from(suppressions)
     .where(eq(suppressions.workspaceId, campaign.workspaceId))
@@ -242,7 +244,7 @@ function cachedTotals(
   ]);
   const hit = totalsCache.get(campaign.id);
   if (hit && hit.key === key && now - hit.at < TOTALS_TTL_MS) return hit.totals;
-  const totals = previewTotals(db, campaign, rules, startsAt);
+  const totals = await previewTotals(db, campaign, rules, startsAt);
   totalsCache.delete(campaign.id);
   totalsCache.set(campaign.id, { key, at: now, totals });
   if (totalsCache.size > TOTALS_CACHE_LIMIT) {
@@ -288,9 +290,9 @@ export function audienceClasses(db: DbOrTx, where: SQL | undefined) {
  * Every other contact of a class gets the same answer, asked of the module once per class with a
  * number of that class.
  */
-function previewTotals(db: Db, campaign: CampaignRow, rules: SendRules, at: number): Totals {
-  const where = audienceCondition(db, campaign.workspaceId, campaign.audience, at);
-  const classes = audienceClasses(db, where).all();
+async function previewTotals(db: Db, campaign: CampaignRow, rules: SendRules, at: number): Promise<Totals> {
+  const where = await audienceCondition(db, campaign.workspaceId, campaign.audience, at);
+  const classes = await audienceClasses(db, where).all();
   const remaining = new Map<
     string,
     { timezone: string | null; state: string | null; area: string; optedIn: boolean; n: number }
@@ -312,9 +314,9 @@ function previewTotals(db: Db, campaign: CampaignRow, rules: SendRules, at: numb
   // recipients, looked up among the audience a batch at a time through the contacts' unique keys
   // (never a walk of the whole audience), then decided with their facts.
   const decided = new Set<string>();
-  const decide = (batch: ContactRow[]) => {
+  const decide = async (batch: ContactRow[]) => {
     const fresh = batch.filter((contact) => !decided.has(contact.id));
-    const facts = recipientFacts(db, campaign.workspaceId, campaign.id, fresh, rules, at);
+    const facts = await recipientFacts(db, campaign.workspaceId, campaign.id, fresh, rules, at);
     for (const contact of fresh) {
       decided.add(contact.id);
       const group = remaining.get(
@@ -325,45 +327,48 @@ function previewTotals(db: Db, campaign: CampaignRow, rules: SendRules, at: numb
       tally(complianceDecision(contact, facts.get(contact.id) ?? NO_FACTS, rules, at, channel), 1);
     }
   };
-  const decideAmong = (key: typeof contacts.phoneNumber | typeof contacts.id, values: string[]) => {
+  const decideAmong = async (key: typeof contacts.phoneNumber | typeof contacts.id, values: string[]) => {
     for (let i = 0; i < values.length; i += TOTALS_BATCH)
-      decide(
-        db
+      await decide(
+        await db
           .select()
           .from(contacts)
           .where(and(where, inArray(key, values.slice(i, i + TOTALS_BATCH))))
           .all(),
       );
   };
-  decideAmong(
+  await decideAmong(
     contacts.phoneNumber,
-    db
-      .select({ phone: suppressions.phoneNumber })
-      .from(suppressions)
-      .where(eq(suppressions.workspaceId, campaign.workspaceId))
-      .all()
-      .map((row) => row.phone),
+    (
+      await db
+        .select({ phone: suppressions.phoneNumber })
+        .from(suppressions)
+        .where(eq(suppressions.workspaceId, campaign.workspaceId))
+        .all()
+    ).map((row) => row.phone),
   );
   const since = at - capLookbackMs({ frequency_cap: rules.frequencyCap });
-  decideAmong(
+  await decideAmong(
     contacts.id,
-    db
-      .selectDistinct({ id: sql<string>`${messages.contactId}` })
-      .from(messages)
-      .where(
-        and(marketingSendsSince(campaign.workspaceId, campaign.id, since), isNotNull(messages.contactId)),
-      )
-      .all()
-      .map((row) => row.id),
+    (
+      await db
+        .selectDistinct({ id: sql<string>`${messages.contactId}` })
+        .from(messages)
+        .where(
+          and(marketingSendsSince(campaign.workspaceId, campaign.id, since), isNotNull(messages.contactId)),
+        )
+        .all()
+    ).map((row) => row.id),
   );
-  decideAmong(
+  await decideAmong(
     contacts.id,
-    db
-      .selectDistinct({ id: sql<string>`${calls.contactId}` })
-      .from(calls)
-      .where(and(marketingCallsSince(campaign.workspaceId, campaign.id, since), isNotNull(calls.contactId)))
-      .all()
-      .map((row) => row.id),
+    (
+      await db
+        .selectDistinct({ id: sql<string>`${calls.contactId}` })
+        .from(calls)
+        .where(and(marketingCallsSince(campaign.workspaceId, campaign.id, since), isNotNull(calls.contactId)))
+        .all()
+    ).map((row) => row.id),
   );
 
   // 1. Everyone else, once per class.
@@ -390,14 +395,14 @@ function previewTotals(db: Db, campaign: CampaignRow, rules: SendRules, at: numb
  * How many more sends the campaign's senders take today (null: no cap): the pool's active
  * numbers, or the fixed sender; no sender at all is 0 (the sends wait as no_sending_number).
  */
-function dailyCapacity(
+async function dailyCapacity(
   db: DbOrTx,
   campaign: CampaignRow,
   at: number,
-): { left: number; nextDay: number } | null {
+): Promise<{ left: number; nextDay: number } | null> {
   const senders = new SenderBook(db, campaign);
   const rows = campaign.poolId
-    ? db
+    ? await db
         .select()
         .from(numbers)
         .where(
@@ -408,19 +413,21 @@ function dailyCapacity(
           ),
         )
         .all()
-    : [senders.fixedSender()].flatMap((row) => (row ? [row] : []));
+    : [await senders.fixedSender()].flatMap((row) => (row ? [row] : []));
   if (rows.length === 0) return { left: 0, nextDay: at };
   if (rows.some((row) => row.dailyLimit === null)) return null;
   let left = 0;
   for (const row of rows) {
     const used =
-      db
-        .select({ count: numberDailyUsage.count })
-        .from(numberDailyUsage)
-        .where(
-          and(eq(numberDailyUsage.numberId, row.id), eq(numberDailyUsage.day, localDay(row.timezone, at))),
-        )
-        .get()?.count ?? 0;
+      (
+        await db
+          .select({ count: numberDailyUsage.count })
+          .from(numberDailyUsage)
+          .where(
+            and(eq(numberDailyUsage.numberId, row.id), eq(numberDailyUsage.day, localDay(row.timezone, at))),
+          )
+          .get()
+      )?.count ?? 0;
     left += Math.max(0, (row.dailyLimit ?? 0) - used);
   }
   return { left, nextDay: Math.min(...rows.map((row) => nextLocalMidnight(row.timezone, at))) };
@@ -429,7 +436,7 @@ function dailyCapacity(
 export const RECIPIENT_OUTCOMES = ["queued", "deferred", "sent", "delivered", "failed", "skipped"] as const;
 
 /** GET /v1/campaigns/{id}/recipients: who the launched campaign resolved to, in contact-id order. */
-export function listRecipients(
+export async function listRecipients(
   db: Db,
   workspaceId: string,
   id: string,
@@ -438,12 +445,12 @@ export function listRecipients(
 ) {
   if (filters.outcome !== undefined && !(RECIPIENT_OUTCOMES as readonly string[]).includes(filters.outcome))
     throw invalid(`outcome must be one of ${RECIPIENT_OUTCOMES.join(", ")}`);
-  const campaign = findCampaign(db, workspaceId, id);
+  const campaign = await findCampaign(db, workspaceId, id);
   const where = and(
     eq(campaignRecipients.campaignId, campaign.id),
     filters.outcome ? eq(campaignRecipients.outcome, filters.outcome) : undefined,
   );
-  const rows = db
+  const rows = await db
     .select()
     .from(campaignRecipients)
     .where(where)
@@ -451,7 +458,7 @@ export function listRecipients(
     .limit(page.limit)
     .offset(page.offset)
     .all();
-  const total = db.select({ n: count() }).from(campaignRecipients).where(where).get()?.n ?? 0;
+  const total = (await db.select({ n: count() }).from(campaignRecipients).where(where).get())?.n ?? 0;
   return {
     recipients: rows.map((row) => ({
       contact_id: row.contactId,

@@ -45,20 +45,20 @@ export interface SendRules {
   registered: Set<string> | null;
 }
 
-export function sendRulesFor(tx: DbOrTx, campaign: CampaignRow): SendRules {
-  return workspaceSendRules(tx, campaign.workspaceId, campaign.quietHours);
+export async function sendRulesFor(tx: DbOrTx, campaign: CampaignRow): Promise<SendRules> {
+  return await workspaceSendRules(tx, campaign.workspaceId, campaign.quietHours);
 }
 
 /**
  * The workspace's send-time rules for any bulk path (campaigns, flows, agent follow-ups), with the
  * path's own quiet hours replacing the workspace's when it has them.
  */
-export function workspaceSendRules(
+export async function workspaceSendRules(
   tx: DbOrTx,
   workspaceId: string,
   ownQuietHours: QuietHours | null,
-): SendRules {
-  const ws = tx.select().from(workspaces).where(eq(workspaces.id, workspaceId)).get();
+): Promise<SendRules> {
+  const ws = await tx.select().from(workspaces).where(eq(workspaces.id, workspaceId)).get();
   const workspaceQuiet: QuietHours = ws
     ? { enabled: ws.quietHoursEnabled, start_hour: ws.quietStartHour, end_hour: ws.quietEndHour }
     : DEFAULT_QUIET_HOURS;
@@ -72,7 +72,7 @@ export function workspaceSendRules(
       apply_to_all: ws?.frequencyCapApplyToAll ?? false,
     },
     pausedStates: ws?.pausedStates ?? [],
-    registered: registeredNumberIds(tx, workspaceId),
+    registered: await registeredNumberIds(tx, workspaceId),
   };
 }
 
@@ -187,20 +187,23 @@ const factStatements = preparedPerConnection((db: DbOrTx) => {
  * at its send_at), and calls placed by a campaign or a flow that did not fail, within the lookback
  * of the caps — leaving out `campaignId`'s own messages and calls (one per contact per campaign).
  */
-export function recipientFacts(
+export async function recipientFacts(
   tx: DbOrTx,
   workspaceId: string,
   campaignId: string,
   batch: readonly ContactRow[],
   rules: SendRules,
   now: number,
-): Map<string, RecipientFacts> {
+): Promise<Map<string, RecipientFacts>> {
   const facts = new Map<string, RecipientFacts>();
   if (batch.length === 0) return facts;
   for (const contact of batch) facts.set(contact.id, { suppression: null, recentSends: [] });
   const byPhone = new Map(batch.map((c) => [c.phoneNumber, c.id]));
   const statements = factStatements(tx);
-  const blocked = statements.suppressed.all({ ws: workspaceId, phones: JSON.stringify([...byPhone.keys()]) });
+  const blocked = await statements.suppressed.all({
+    ws: workspaceId,
+    phones: JSON.stringify([...byPhone.keys()]),
+  });
   for (const row of blocked) {
     const id = byPhone.get(row.phone);
     const fact = id ? facts.get(id) : undefined;
@@ -213,9 +216,9 @@ export function recipientFacts(
     since,
     contacts: JSON.stringify([...facts.keys()]),
   };
-  const sends = statements.sends.all({ ...window, writtenAfter: since - LONGEST_DEFERRAL_MS });
+  const sends = await statements.sends.all({ ...window, writtenAfter: since - LONGEST_DEFERRAL_MS });
   for (const row of sends) if (row.contactId) facts.get(row.contactId)?.recentSends.push(row.at);
-  const placed = statements.calls.all(window);
+  const placed = await statements.calls.all(window);
   for (const row of placed) if (row.contactId) facts.get(row.contactId)?.recentSends.push(row.at);
   return facts;
 }
@@ -276,7 +279,7 @@ export function isMarketingMessage(message: Pick<MessageRow, "sender" | "followu
  * the send was written and are not asked again; suppression and opt-out are the hand-off's own
  * check.
  */
-export function handOffDecision(
+export async function handOffDecision(
   tx: DbOrTx,
   send: {
     channel: "sms" | "voice";
@@ -287,19 +290,21 @@ export function handOffDecision(
   },
   now: number,
   cache: HandOffRules = new Map(),
-): SendDecision {
+): Promise<SendDecision> {
   const key = `${send.workspaceId}:${send.campaignId ?? ""}`;
   let rules = cache.get(key);
   if (!rules) {
     const campaign = send.campaignId
-      ? workspaceRow(tx, campaigns, send.workspaceId, send.campaignId)
+      ? await workspaceRow(tx, campaigns, send.workspaceId, send.campaignId)
       : undefined;
-    const own = campaign ? sendRulesFor(tx, campaign) : workspaceSendRules(tx, send.workspaceId, null);
+    const own = campaign
+      ? await sendRulesFor(tx, campaign)
+      : await workspaceSendRules(tx, send.workspaceId, null);
     // Caps were counted when the send was written: asked again, they would count it twice.
     rules = { ...own, frequencyCap: { ...own.frequencyCap, enabled: false } };
     cache.set(key, rules);
   }
-  const zone = send.contactId ? contactZone(tx).get({ id: send.contactId }) : undefined;
+  const zone = send.contactId ? await contactZone(tx).get({ id: send.contactId }) : undefined;
   // Opt-out and suppression are the hand-off's own check, made just before this.
   return complianceDecision(
     { phoneNumber: send.to, timezone: zone?.timezone ?? null, state: zone?.state ?? null, optedIn: true },
@@ -352,8 +357,8 @@ export class SenderBook {
     private readonly campaign: CampaignRow,
   ) {}
 
-  fixedSender(): NumberRow | null {
-    if (this.fixed === undefined) this.fixed = lookupFixedSender(this.tx, this.campaign) ?? null;
+  async fixedSender(): Promise<NumberRow | null> {
+    if (this.fixed === undefined) this.fixed = (await lookupFixedSender(this.tx, this.campaign)) ?? null;
     return this.fixed;
   }
 
@@ -362,13 +367,13 @@ export class SenderBook {
    * calls, else the pool's oldest voice-capable number; without a pool the fixed sender if it can.
    * Calls are not SMS: no daily_limit is reserved.
    */
-  voiceSender(contactId: string): NumberRow | null {
+  async voiceSender(contactId: string): Promise<NumberRow | null> {
     const campaign = this.campaign;
     if (!campaign.poolId) {
-      const fixed = this.fixedSender();
+      const fixed = await this.fixedSender();
       return fixed?.voiceCapable ? fixed : null;
     }
-    const sticky = this.tx
+    const sticky = await this.tx
       .select({ number: numbers })
       .from(poolStickySenders)
       .innerJoin(numbers, eq(numbers.id, poolStickySenders.numberId))
@@ -384,7 +389,7 @@ export class SenderBook {
     if (sticky) return sticky.number;
     if (this.poolVoice === undefined)
       this.poolVoice =
-        this.tx
+        (await this.tx
           .select()
           .from(numbers)
           .where(
@@ -397,15 +402,15 @@ export class SenderBook {
           )
           .orderBy(asc(numbers.createdAt), asc(numbers.id))
           .limit(1)
-          .get() ?? null;
+          .get()) ?? null;
     return this.poolVoice;
   }
 
   /** The number a deferred send would use as things stand (the sticky one, else the pool's first). */
-  tentative(contactId: string): string | null {
+  async tentative(contactId: string): Promise<string | null> {
     const campaign = this.campaign;
-    if (!campaign.poolId) return this.fixedSender()?.number ?? null;
-    const sticky = this.tx
+    if (!campaign.poolId) return (await this.fixedSender())?.number ?? null;
+    const sticky = await this.tx
       .select({ number: numbers.number })
       .from(poolStickySenders)
       .innerJoin(numbers, eq(numbers.id, poolStickySenders.numberId))
@@ -420,7 +425,7 @@ export class SenderBook {
     if (sticky) return sticky.number;
     if (this.poolFirst === undefined)
       this.poolFirst =
-        this.tx
+        (await this.tx
           .select()
           .from(numbers)
           .where(
@@ -432,15 +437,15 @@ export class SenderBook {
           )
           .orderBy(asc(numbers.createdAt), asc(numbers.id))
           .limit(1)
-          .get() ?? null;
+          .get()) ?? null;
     return this.poolFirst?.number ?? null;
   }
 }
 
-function lookupFixedSender(tx: DbOrTx, campaign: CampaignRow): NumberRow | undefined {
+async function lookupFixedSender(tx: DbOrTx, campaign: CampaignRow): Promise<NumberRow | undefined> {
   return campaign.fromNumber
-    ? activeNumberOf(tx, campaign.workspaceId, campaign.fromNumber)
-    : defaultSender(tx, campaign.workspaceId);
+    ? await activeNumberOf(tx, campaign.workspaceId, campaign.fromNumber)
+    : await defaultSender(tx, campaign.workspaceId);
 }
 
 /** How long a send waits when the campaign has no active sending number (released since launch). */
@@ -466,7 +471,7 @@ function noSenderYet(variant: string | null, body: string, now: number): SendPla
  * senders are written in `tx`: the dispatcher commits them with the message, the preview rolls
  * them back. A contact deleted since resolution is skipped as no_phone.
  */
-export function planSend(
+export async function planSend(
   tx: DbOrTx,
   campaign: CampaignRow,
   contact: ContactRow,
@@ -474,12 +479,12 @@ export function planSend(
   rules: SendRules,
   senders: SenderBook,
   now: number,
-): SendPlan {
+): Promise<SendPlan> {
   const variant = variantFor(campaign, contact.id);
   const voice = campaign.campaignType === "voice";
   const decision = complianceDecision(contact, facts, rules, now, voice ? "voice" : "sms");
   if (decision.action === "skip") return { outcome: "skip", reason: decision.reason, variant };
-  if (voice) return planCall(campaign, contact, decision, senders, now);
+  if (voice) return await planCall(campaign, contact, decision, senders, now);
   const { body } = bodyFor(campaign, contact);
   if (decision.action === "defer")
     return {
@@ -488,10 +493,10 @@ export function planSend(
       sendAt: decision.until,
       variant,
       body,
-      from: senders.tentative(contact.id),
+      from: await senders.tentative(contact.id),
     };
   if (campaign.poolId) {
-    const picked = pickSender(tx, campaign.workspaceId, campaign.poolId, contact, now);
+    const picked = await pickSender(tx, campaign.workspaceId, campaign.poolId, contact, now);
     const unregistered = picked.sender ? senderSkip(rules.registered, picked.sender) : null;
     if (unregistered) return { outcome: "skip", reason: unregistered, variant };
     if (picked.sender) return { outcome: "send", sender: picked.sender, body, variant };
@@ -502,14 +507,14 @@ export function planSend(
       sendAt: allowedFrom(contact, facts, rules, picked.retryAt),
       variant,
       body,
-      from: senders.tentative(contact.id),
+      from: await senders.tentative(contact.id),
     };
   }
-  const sender = senders.fixedSender();
+  const sender = await senders.fixedSender();
   if (!sender) return noSenderYet(variant, body, now);
   const unregistered = senderSkip(rules.registered, sender);
   if (unregistered) return { outcome: "skip", reason: unregistered, variant };
-  if (!reserveDailySend(tx, sender, now))
+  if (!(await reserveDailySend(tx, sender, now)))
     return {
       outcome: "defer",
       reason: "daily_limit",
@@ -535,13 +540,13 @@ function allowedFrom(contact: ContactRow, facts: RecipientFacts, rules: SendRule
  * channel): defer with the module's reasons, else the call goes from a voice-capable number.
  * `body` is what the call says (`say`; an agent call shows as empty).
  */
-function planCall(
+async function planCall(
   campaign: CampaignRow,
   contact: ContactRow,
   decision: Exclude<SendDecision, { action: "skip" }>,
   senders: SenderBook,
   now: number,
-): SendPlan {
+): Promise<SendPlan> {
   const body = campaign.agentId ? "" : (campaign.say ?? "");
   if (decision.action === "defer")
     return {
@@ -550,9 +555,9 @@ function planCall(
       sendAt: decision.until,
       variant: null,
       body,
-      from: senders.voiceSender(contact.id)?.number ?? null,
+      from: (await senders.voiceSender(contact.id))?.number ?? null,
     };
-  const sender = senders.voiceSender(contact.id);
+  const sender = await senders.voiceSender(contact.id);
   if (!sender) return noSenderYet(null, body, now);
   return { outcome: "send", sender, body, variant: null };
 }

@@ -51,11 +51,11 @@ export interface CampaignStats {
  * `suppressed` counts skipped recipients. Clicks, conversions and revenue come from attribution
  * (src/domain/attribution/campaign-figures.ts), per variant by the recipient's variant.
  */
-export function campaignStats(
+export async function campaignStats(
   db: DbOrTx,
   campaign: Pick<CampaignRow, "id" | "workspaceId" | "message">,
-): CampaignStats {
-  const rows = db
+): Promise<CampaignStats> {
+  const rows = await db
     .select({
       outcome: campaignRecipients.outcome,
       variant: campaignRecipients.variant,
@@ -116,13 +116,13 @@ export function campaignStats(
     }
   }
   if (variants.size > 0) {
-    for (const [name, figures] of variantAttribution(db, campaign.workspaceId, campaign.id)) {
+    for (const [name, figures] of await variantAttribution(db, campaign.workspaceId, campaign.id)) {
       const variant = variants.get(name);
       if (variant) Object.assign(variant, figures);
     }
   }
   stats.variants = [...variants.values()];
-  Object.assign(stats, campaignAttribution(db, campaign.workspaceId, campaign.id));
+  Object.assign(stats, await campaignAttribution(db, campaign.workspaceId, campaign.id));
   return stats;
 }
 
@@ -167,7 +167,7 @@ interface MessageData {
   error_code: string | null;
 }
 
-onEventEmitted((tx, event) => {
+onEventEmitted(async (tx, event) => {
   switch (event.type) {
     case "message.sent":
     case "message.delivered":
@@ -179,9 +179,9 @@ onEventEmitted((tx, event) => {
       const sentAt = data.sent_at ? Date.parse(data.sent_at) : null;
       const statements = recipientStatements(tx);
       const key = { campaignId: data.campaign_id, contactId: data.contact_id, messageId: data.id };
-      if (outcome === "sent") statements.sent.run({ ...key, sentAt });
+      if (outcome === "sent") await statements.sent.run({ ...key, sentAt });
       else
-        statements.settled.run({
+        await statements.settled.run({
           ...key,
           outcome,
           reason: outcome === "failed" ? data.error_code : null,
@@ -191,11 +191,11 @@ onEventEmitted((tx, event) => {
     }
     case "message.received": {
       const data = event.data as MessageData;
-      if (data.contact_id) credit(tx, event.workspaceId, data.contact_id, "repliedAt", event.createdAt);
+      if (data.contact_id) await credit(tx, event.workspaceId, data.contact_id, "repliedAt", event.createdAt);
       return;
     }
     case "contact.opted_out":
-      credit(tx, event.workspaceId, (event.data as { id: string }).id, "optedOutAt", event.createdAt);
+      await credit(tx, event.workspaceId, (event.data as { id: string }).id, "optedOutAt", event.createdAt);
       return;
   }
 });
@@ -205,7 +205,7 @@ onEventEmitted((tx, event) => {
  * time stays), then `delivered` when answered or voicemail was reached, `failed` (reason the
  * status, lower-cased) when busy, unanswered or failed.
  */
-export function settleCallRecipient(
+export async function settleCallRecipient(
   tx: DbOrTx,
   call: { id: string; campaignId: string | null; contactId: string | null; status: string },
   now: number,
@@ -214,7 +214,8 @@ export function settleCallRecipient(
   const reached = call.status === "COMPLETED" || call.status === "VOICEMAIL";
   const final = reached || ["BUSY", "NO_ANSWER", "FAILED"].includes(call.status);
   const outcome = !final ? "sent" : reached ? "delivered" : "failed";
-  tx.update(campaignRecipients)
+  await tx
+    .update(campaignRecipients)
     .set({
       outcome,
       reason: outcome === "failed" ? call.status.toLowerCase() : null,
@@ -232,14 +233,15 @@ export function settleCallRecipient(
 }
 
 /** Marks the contact's campaign messages of the last 7 days as replied to / opted out of. */
-function credit(
+async function credit(
   tx: DbOrTx,
   workspaceId: string,
   contactId: string,
   column: "repliedAt" | "optedOutAt",
   now: number,
 ) {
-  tx.update(campaignRecipients)
+  await tx
+    .update(campaignRecipients)
     .set({ [column]: now })
     .where(
       and(

@@ -52,9 +52,9 @@ export interface DefinitionRefs {
    * Validates segment rules for a condition node; throws invalid(...) with messages that start
    * with `path` (e.g. `nodes[3] ("c1"): data.rules`). Wraps audience/segments.ts parseRules.
    */
-  checkRules(rules: unknown, path: string): unknown;
+  checkRules(rules: unknown, path: string): Promise<unknown>;
   /** Whether an id of this kind exists in the workspace. */
-  exists(kind: RefKind, id: string): boolean;
+  exists(kind: RefKind, id: string): Promise<boolean>;
   /** A webhook node's URL under the target rules of webhooks: the problem, or null when allowed. */
   checkUrl(url: string): string | null;
 }

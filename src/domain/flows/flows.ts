@@ -83,8 +83,8 @@ export function flowJson(row: FlowRow): FlowJson {
   };
 }
 
-export function findFlow(db: DbOrTx, workspaceId: string, id: string): FlowRow {
-  const row = workspaceRow(db, flows, workspaceId, id);
+export async function findFlow(db: DbOrTx, workspaceId: string, id: string): Promise<FlowRow> {
+  const row = await workspaceRow(db, flows, workspaceId, id);
   if (!row) throw notFound();
   return row;
 }
@@ -101,20 +101,20 @@ export interface FlowInput {
 
 /** What the definition validator may ask of the workspace. */
 function refsFor(tx: DbOrTx, workspaceId: string, allowPrivate: boolean): DefinitionRefs {
-  const has = (table: typeof lists | typeof pools | typeof offers, id: string) =>
-    workspaceRow(tx, table, workspaceId, id) !== undefined;
-  const agentOf = (id: string) => workspaceRow(tx, agents, workspaceId, id);
+  const has = async (table: typeof lists | typeof pools | typeof offers, id: string) =>
+    (await workspaceRow(tx, table, workspaceId, id)) !== undefined;
+  const agentOf = async (id: string) => await workspaceRow(tx, agents, workspaceId, id);
   return {
-    checkRules: (rules, path) => parseRules(tx, workspaceId, rules, path),
+    checkRules: async (rules, path) => await parseRules(tx, workspaceId, rules, path),
     // Checked again when the node runs (the host's addresses then), as webhook deliveries are.
     checkUrl: (url) => checkWebhookUrl(url, allowPrivate),
-    exists(kind, id) {
-      if (kind === "list") return has(lists, id);
-      if (kind === "pool") return has(pools, id);
-      if (kind === "offer") return has(offers, id);
+    async exists(kind, id) {
+      if (kind === "list") return await has(lists, id);
+      if (kind === "pool") return await has(pools, id);
+      if (kind === "offer") return await has(offers, id);
       if (kind === "verified_link_domain")
-        return workspaceRow(tx, linkDomains, workspaceId, id)?.status === "verified";
-      const agent = agentOf(id);
+        return (await workspaceRow(tx, linkDomains, workspaceId, id))?.status === "verified";
+      const agent = await agentOf(id);
       if (kind === "agent") return agent !== undefined;
       if (kind === "sms_agent") return agent?.channel === "sms";
       return agent?.channel === "voice";
@@ -131,12 +131,17 @@ function triggerOf(definition: FlowDefinition) {
   };
 }
 
-export function createFlow(db: Db, workspaceId: string, input: FlowInput, now = Date.now()): FlowJson {
+export async function createFlow(
+  db: Db,
+  workspaceId: string,
+  input: FlowInput,
+  now = Date.now(),
+): Promise<FlowJson> {
   if (input.name === undefined || input.name.trim() === "") throw invalid("name is required");
   if (input.definition === undefined) throw invalid("definition is required");
   const status = input.status ?? "draft";
   const { allowPrivate } = settingsFor(db);
-  return db.transaction((tx) => {
+  return await db.transaction(async (tx) => {
     const parsed = parseDefinition(input.definition, refsFor(tx, workspaceId, allowPrivate));
     const row: FlowRow = {
       id: newId(),
@@ -155,16 +160,16 @@ export function createFlow(db: Db, workspaceId: string, input: FlowInput, now = 
       createdAt: now,
       updatedAt: now,
     };
-    tx.insert(flows).values(row).run();
-    return flowJson(status === "active" ? activate(tx, row, now) : row);
+    await tx.insert(flows).values(row).run();
+    return flowJson(status === "active" ? await activate(tx, row, now) : row);
   });
 }
 
-export function getFlow(db: DbOrTx, workspaceId: string, id: string): FlowJson {
-  return flowJson(findFlow(db, workspaceId, id));
+export async function getFlow(db: DbOrTx, workspaceId: string, id: string): Promise<FlowJson> {
+  return flowJson(await findFlow(db, workspaceId, id));
 }
 
-export function listFlows(
+export async function listFlows(
   db: DbOrTx,
   workspaceId: string,
   filters: { status?: string; q?: string },
@@ -177,7 +182,7 @@ export function listFlows(
     conditions.push(eq(flows.status, filters.status));
   }
   const where = and(...conditions);
-  const { rows, total } = newestFirstPage(db, flows, where, [flows.createdAt, flows.id], page);
+  const { rows, total } = await newestFirstPage(db, flows, where, [flows.createdAt, flows.id], page);
   return { items: rows.map(flowJson), total };
 }
 
@@ -185,16 +190,16 @@ export function listFlows(
  * PATCH: name and settings any time; the definition only while the flow is not active (409: pause
  * it first); `status` activates (draft or paused → active) or pauses (active → paused).
  */
-export function updateFlow(
+export async function updateFlow(
   db: Db,
   workspaceId: string,
   id: string,
   input: FlowInput,
   now = Date.now(),
-): FlowJson {
+): Promise<FlowJson> {
   const { allowPrivate } = settingsFor(db);
-  return db.transaction((tx) => {
-    let row = findFlow(tx, workspaceId, id);
+  return await db.transaction(async (tx) => {
+    let row = await findFlow(tx, workspaceId, id);
     const next: FlowRow = { ...row, updatedAt: now };
     if (input.name !== undefined) {
       if (input.name.trim() === "") throw invalid("name is required");
@@ -215,7 +220,8 @@ export function updateFlow(
       next.settings = settings as unknown as Record<string, unknown>;
       next.exitOnPurchase = settings.exit_on_purchase;
     }
-    tx.update(flows)
+    await tx
+      .update(flows)
       .set({
         name: next.name,
         definition: next.definition,
@@ -229,11 +235,11 @@ export function updateFlow(
       .run();
     row = next;
     if (input.status !== undefined && input.status !== row.status) {
-      if (input.status === "active") row = activate(tx, row, now);
+      if (input.status === "active") row = await activate(tx, row, now);
       else if (input.status === "paused") {
         if (row.status !== "active")
           throw conflict(`Flow is ${row.status}: only an active flow can be paused`);
-        tx.update(flows).set({ status: "paused", updatedAt: now }).where(eq(flows.id, row.id)).run();
+        await tx.update(flows).set({ status: "paused", updatedAt: now }).where(eq(flows.id, row.id)).run();
         row = { ...row, status: "paused" };
       } else throw conflict(`Flow is ${row.status}: it cannot go back to ${input.status}`);
     }
@@ -245,20 +251,21 @@ export function updateFlow(
  * draft or paused → active, with a new dispatcher (an older one stops at its next step). A flow
  * whose list additions would start itself again through the active flows → 422 naming the loop.
  */
-function activate(tx: DbOrTx, row: FlowRow, now: number): FlowRow {
-  refuseLoop(tx, row);
+async function activate(tx: DbOrTx, row: FlowRow, now: number): Promise<FlowRow> {
+  await refuseLoop(tx, row);
   const next: FlowRow = {
     ...row,
     status: "active",
     dispatchGeneration: row.dispatchGeneration + 1,
     updatedAt: now,
   };
-  tx.update(flows)
+  await tx
+    .update(flows)
     .set({ status: "active", dispatchGeneration: next.dispatchGeneration, updatedAt: now })
     .where(eq(flows.id, row.id))
     .run();
   const payload = { flow_id: row.id, generation: next.dispatchGeneration };
-  enqueueJob(tx, "flows.dispatch", payload, {
+  await enqueueJob(tx, "flows.dispatch", payload, {
     workspaceId: row.workspaceId,
     now,
     dedupeKey: dispatcherKey(payload),
@@ -267,21 +274,22 @@ function activate(tx: DbOrTx, row: FlowRow, now: number): FlowRow {
 }
 
 /** 422 `flow would loop through flows: A → B → A` when `row`, active, would start itself again. */
-function refuseLoop(tx: DbOrTx, row: FlowRow) {
+async function refuseLoop(tx: DbOrTx, row: FlowRow) {
   const start = listLinksOf(row);
   if (start.addsTo.length === 0) return;
-  const others = tx
-    .select({ id: flows.id, name: flows.name, definition: flows.definition })
-    .from(flows)
-    .where(
-      and(
-        eq(flows.workspaceId, row.workspaceId),
-        eq(flows.status, "active"),
-        eq(flows.triggerEvent, "added_to_list"),
-      ),
-    )
-    .all()
-    .map(listLinksOf);
+  const others = (
+    await tx
+      .select({ id: flows.id, name: flows.name, definition: flows.definition })
+      .from(flows)
+      .where(
+        and(
+          eq(flows.workspaceId, row.workspaceId),
+          eq(flows.status, "active"),
+          eq(flows.triggerEvent, "added_to_list"),
+        ),
+      )
+      .all()
+  ).map(listLinksOf);
   const loop = findFlowLoop(start, others);
   if (loop) throw invalid(`flow would loop through flows: ${loop.join(" → ")}`);
 }
@@ -290,16 +298,16 @@ const dispatcherKey = (p: { flow_id: string; generation: number }) =>
   `flows.dispatch:${p.flow_id}:${p.generation}`;
 
 /** Deletes a flow; its active runs end as exited (`flow_deleted`), their history stays. */
-export function deleteFlow(db: Db, workspaceId: string, id: string, now = Date.now()) {
-  db.transaction((tx) => {
-    const row = findFlow(tx, workspaceId, id);
-    const active = tx
+export async function deleteFlow(db: Db, workspaceId: string, id: string, now = Date.now()) {
+  await db.transaction(async (tx) => {
+    const row = await findFlow(tx, workspaceId, id);
+    const active = await tx
       .select()
       .from(flowRuns)
       .where(and(eq(flowRuns.flowId, row.id), RUN_IS_ACTIVE))
       .all();
-    for (const run of active) finishRun(tx, row, run, "exited", "flow_deleted", now);
-    tx.delete(flows).where(eq(flows.id, row.id)).run();
+    for (const run of active) await finishRun(tx, row, run, "exited", "flow_deleted", now);
+    await tx.delete(flows).where(eq(flows.id, row.id)).run();
   });
 }
 
@@ -312,12 +320,12 @@ export function deleteFlow(db: Db, workspaceId: string, id: string, now = Date.n
  * times in the last 24 hours (counted as `skipped_reentry`); without `allow_reentry`, so is one who was
  * ever enrolled. Wakes the flow's dispatcher. Returns how many runs started.
  */
-export function enrollContacts(
+export async function enrollContacts(
   tx: DbOrTx,
   flow: FlowRow,
   contactIds: readonly string[],
   now: number,
-): number {
+): Promise<number> {
   const graph = flowGraph(flow);
   if (!graph.trigger || contactIds.length === 0) return 0;
   const reentry = (flow.settings as unknown as FlowSettings).allow_reentry;
@@ -325,24 +333,25 @@ export function enrollContacts(
   for (let i = 0; i < contactIds.length; i += 500) {
     const chunk = contactIds.slice(i, i + 500);
     const taken = new Set(
-      tx
-        .select({ contactId: flowRuns.contactId })
-        .from(flowRuns)
-        .where(
-          and(
-            eq(flowRuns.flowId, flow.id),
-            inArray(flowRuns.contactId, chunk),
-            reentry ? RUN_IS_ACTIVE : undefined,
-          ),
-        )
-        .all()
-        .map((r) => r.contactId),
+      (
+        await tx
+          .select({ contactId: flowRuns.contactId })
+          .from(flowRuns)
+          .where(
+            and(
+              eq(flowRuns.flowId, flow.id),
+              inArray(flowRuns.contactId, chunk),
+              reentry ? RUN_IS_ACTIVE : undefined,
+            ),
+          )
+          .all()
+      ).map((r) => r.contactId),
     );
     const free = chunk.filter((id) => !taken.has(id));
     // The re-entry bound: a contact who entered this flow MAX_ENTRIES_PER_DAY times in the last
     // 24 hours is skipped (only a flow that allows re-entry can get there).
-    const bounded = reentry ? overEntryBound(tx, flow.id, free, now) : new Set<string>();
-    if (bounded.size > 0) countReentrySkips(tx, flow, bounded.size, now);
+    const bounded = reentry ? await overEntryBound(tx, flow.id, free, now) : new Set<string>();
+    if (bounded.size > 0) await countReentrySkips(tx, flow, bounded.size, now);
     const rows = free
       .filter((id) => !bounded.has(id))
       .map((contactId) => ({
@@ -362,19 +371,25 @@ export function enrollContacts(
         updatedAt: now,
       }));
     if (rows.length === 0) continue;
-    const inserted = tx.insert(flowRuns).values(rows).onConflictDoNothing().run() as unknown as {
+    const inserted = (await tx.insert(flowRuns).values(rows).onConflictDoNothing().run()) as unknown as {
       changes: number;
     };
     started += inserted.changes;
   }
-  if (started > 0) wakeJob(tx, dispatcherKey({ flow_id: flow.id, generation: flow.dispatchGeneration }), now);
+  if (started > 0)
+    await wakeJob(tx, dispatcherKey({ flow_id: flow.id, generation: flow.dispatchGeneration }), now);
   return started;
 }
 
 /** The contacts of `contactIds` who entered the flow MAX_ENTRIES_PER_DAY times in the 24 hours to `now`. */
-function overEntryBound(tx: DbOrTx, flowId: string, contactIds: string[], now: number): Set<string> {
+async function overEntryBound(
+  tx: DbOrTx,
+  flowId: string,
+  contactIds: string[],
+  now: number,
+): Promise<Set<string>> {
   if (contactIds.length === 0) return new Set();
-  const rows = tx
+  const rows = await tx
     .select({ contactId: flowRuns.contactId, n: sql<number>`count(*)` })
     .from(flowRuns)
     .where(
@@ -390,8 +405,9 @@ function overEntryBound(tx: DbOrTx, flowId: string, contactIds: string[], now: n
 }
 
 /** Adds `n` entries refused by the re-entry bound to the flow's count of the UTC day. */
-function countReentrySkips(tx: DbOrTx, flow: FlowRow, n: number, now: number) {
-  tx.insert(flowReentrySkips)
+async function countReentrySkips(tx: DbOrTx, flow: FlowRow, n: number, now: number) {
+  await tx
+    .insert(flowReentrySkips)
     .values({ workspaceId: flow.workspaceId, flowId: flow.id, day: utcDay(now), count: n })
     .onConflictDoUpdate({
       target: [flowReentrySkips.workspaceId, flowReentrySkips.flowId, flowReentrySkips.day],
@@ -401,8 +417,9 @@ function countReentrySkips(tx: DbOrTx, flow: FlowRow, n: number, now: number) {
 }
 
 /** Deletes re-entry skip counts older than the stats window (the only place they are read). */
-export function pruneReentrySkips(tx: DbOrTx, now: number) {
-  tx.delete(flowReentrySkips)
+export async function pruneReentrySkips(tx: DbOrTx, now: number) {
+  await tx
+    .delete(flowReentrySkips)
     .where(lt(flowReentrySkips.day, utcDay(now - STATS_WINDOW_DAYS * 86_400_000) - 1))
     .run();
 }
@@ -411,22 +428,22 @@ export function pruneReentrySkips(tx: DbOrTx, now: number) {
  * POST /v1/flows/{id}/enroll: the flow must be active (409); every id must be a contact of the
  * workspace (422 naming the first that is not). Returns `{enrolled, skipped}`.
  */
-export function enrollByRequest(
+export async function enrollByRequest(
   db: Db,
   workspaceId: string,
   id: string,
   contactIds: string[],
   now = Date.now(),
-): { enrolled: number; skipped: number } {
+): Promise<{ enrolled: number; skipped: number }> {
   if (contactIds.length === 0) throw invalid("contact_ids must not be empty");
-  return db.transaction((tx) => {
-    const flow = findFlow(tx, workspaceId, id);
+  return await db.transaction(async (tx) => {
+    const flow = await findFlow(tx, workspaceId, id);
     const unique = [...new Set(contactIds)];
     const found = new Set<string>();
     for (let i = 0; i < unique.length; i += 500) {
       const chunk = unique.slice(i, i + 500).filter(isUuid);
       if (chunk.length === 0) continue;
-      for (const row of tx
+      for (const row of await tx
         .select({ id: contacts.id })
         .from(contacts)
         .where(and(eq(contacts.workspaceId, workspaceId), inArray(contacts.id, chunk)))
@@ -438,7 +455,7 @@ export function enrollByRequest(
     // The body first (422), then the state (409): API.md §1's order.
     if (flow.status !== "active")
       throw conflict(`Flow is ${flow.status}: activate it before enrolling contacts`);
-    const enrolled = enrollContacts(tx, flow, unique, now);
+    const enrolled = await enrollContacts(tx, flow, unique, now);
     return { enrolled, skipped: contactIds.length - enrolled };
   });
 }
@@ -507,16 +524,16 @@ const hookStatements = preparedPerConnection((db: DbOrTx) => ({
 }));
 
 /** The active flows of a workspace that a trigger event starts. */
-export function flowsTriggeredBy(tx: DbOrTx, workspaceId: string, event: string): FlowRow[] {
-  return hookStatements(tx).triggered.all({ workspaceId, event });
+export async function flowsTriggeredBy(tx: DbOrTx, workspaceId: string, event: string): Promise<FlowRow[]> {
+  return await hookStatements(tx).triggered.all({ workspaceId, event });
 }
 
 // ---------------------------------------------------------------------------------------------
 // The dispatcher.
 
 /** `flows.dispatch`: one batch per run, then again when the next run is due (at most 1 s later). */
-export function dispatchFlowJob(payload: JobPayloads["flows.dispatch"], ctx: JobContext) {
-  const next = dispatchFlowStep(ctx.db, payload, ctx.clock.now());
+export async function dispatchFlowJob(payload: JobPayloads["flows.dispatch"], ctx: JobContext) {
+  const next = await dispatchFlowStep(ctx.db, payload, ctx.clock.now());
   if (next !== null) throw new RescheduleJob(next);
 }
 
@@ -524,35 +541,42 @@ export function dispatchFlowJob(payload: JobPayloads["flows.dispatch"], ctx: Job
  * One dispatcher step, in one transaction: up to DISPATCH_BATCH due runs advanced. Returns when to
  * run again, or null to stop (the flow is no longer active, or a newer dispatcher took over).
  */
-export function dispatchFlowStep(db: Db, payload: JobPayloads["flows.dispatch"], now: number): number | null {
-  return db.transaction((tx) => {
-    const flow = tx.select().from(flows).where(eq(flows.id, payload.flow_id)).get();
+export async function dispatchFlowStep(
+  db: Db,
+  payload: JobPayloads["flows.dispatch"],
+  now: number,
+): Promise<number | null> {
+  return await db.transaction(async (tx) => {
+    const flow = await tx.select().from(flows).where(eq(flows.id, payload.flow_id)).get();
     if (flow?.status !== "active" || flow.dispatchGeneration !== payload.generation) return null;
-    const due = dueRuns(tx, flow.id, now, DISPATCH_BATCH);
+    const due = await dueRuns(tx, flow.id, now, DISPATCH_BATCH);
     if (due.length) {
       const byId = new Map(
-        tx
-          .select()
-          .from(contacts)
-          .where(
-            inArray(
-              contacts.id,
-              due.map((run) => run.contactId),
-            ),
-          )
-          .all()
-          .map((c) => [c.id, c]),
+        (
+          await tx
+            .select()
+            .from(contacts)
+            .where(
+              inArray(
+                contacts.id,
+                due.map((run) => run.contactId),
+              ),
+            )
+            .all()
+        ).map((c) => [c.id, c]),
       );
       const env = new RunEnv();
-      env.prefetchFacts(tx, flow.workspaceId, [...byId.values()], now);
-      for (const run of due) advanceRun(tx, flow, run, byId.get(run.contactId), now, env);
+      await env.prefetchFacts(tx, flow.workspaceId, [...byId.values()], now);
+      for (const run of due) await advanceRun(tx, flow, run, byId.get(run.contactId), now, env);
     }
     if (due.length === DISPATCH_BATCH) return now;
-    const next = tx
-      .select({ at: sql<number | null>`min(${flowRuns.waitingUntil})` })
-      .from(flowRuns)
-      .where(and(eq(flowRuns.flowId, flow.id), RUN_IS_ACTIVE))
-      .get()?.at;
+    const next = (
+      await tx
+        .select({ at: sql<number | null>`min(${flowRuns.waitingUntil})` })
+        .from(flowRuns)
+        .where(and(eq(flowRuns.flowId, flow.id), RUN_IS_ACTIVE))
+        .get()
+    )?.at;
     return next === null || next === undefined
       ? now + MAX_SLEEP_MS
       : Math.min(Math.max(next, now), now + MAX_SLEEP_MS);
@@ -563,26 +587,31 @@ export function dispatchFlowStep(db: Db, payload: JobPayloads["flows.dispatch"],
 // Replies and purchases.
 
 /** An inbound message answers the contact's runs waiting for a reply: they go on by `replied` now. */
-export function markReplied(tx: DbOrTx, workspaceId: string, contactId: string, now: number) {
-  const waiting = hookStatements(tx).replied.all({ workspaceId, contactId, now });
-  for (const { flowId } of waiting) wakeDispatcherOf(tx, flowId, now);
+export async function markReplied(tx: DbOrTx, workspaceId: string, contactId: string, now: number) {
+  const waiting = await hookStatements(tx).replied.all({ workspaceId, contactId, now });
+  for (const { flowId } of waiting) await wakeDispatcherOf(tx, flowId, now);
 }
 
-function wakeDispatcherOf(tx: DbOrTx, flowId: string, now: number) {
-  const flow = tx
+async function wakeDispatcherOf(tx: DbOrTx, flowId: string, now: number) {
+  const flow = await tx
     .select({ id: flows.id, generation: flows.dispatchGeneration })
     .from(flows)
     .where(eq(flows.id, flowId))
     .get();
-  if (flow) wakeJob(tx, dispatcherKey({ flow_id: flow.id, generation: flow.generation }), now);
+  if (flow) await wakeJob(tx, dispatcherKey({ flow_id: flow.id, generation: flow.generation }), now);
 }
 
 /** A purchase exits the contact from every flow that opted in (seed rule 1); the others go on. */
-export function exitOnPurchase(tx: DbOrTx, workspaceId: string, contactId: string, now: number): number {
+export async function exitOnPurchase(
+  tx: DbOrTx,
+  workspaceId: string,
+  contactId: string,
+  now: number,
+): Promise<number> {
   const statements = hookStatements(tx);
-  if (!statements.anyActiveRun.get({ workspaceId, contactId })) return 0;
-  const runs = statements.purchaseExits.all({ workspaceId, contactId });
-  for (const { run, flow } of runs) finishRun(tx, flow, run, "exited", "purchase", now);
+  if (!(await statements.anyActiveRun.get({ workspaceId, contactId }))) return 0;
+  const runs = await statements.purchaseExits.all({ workspaceId, contactId });
+  for (const { run, flow } of runs) await finishRun(tx, flow, run, "exited", "purchase", now);
   return runs.length;
 }
 
@@ -597,13 +626,13 @@ export function exitOnPurchase(tx: DbOrTx, workspaceId: string, contactId: strin
  */
 export async function flowWebhookJob(payload: JobPayloads["flows.webhook"], ctx: JobContext) {
   const { db } = ctx;
-  const flow = db.select().from(flows).where(eq(flows.id, payload.flow_id)).get();
-  const run = db.select().from(flowRuns).where(eq(flowRuns.id, payload.run_id)).get();
+  const flow = await db.select().from(flows).where(eq(flows.id, payload.flow_id)).get();
+  const run = await db.select().from(flowRuns).where(eq(flowRuns.id, payload.run_id)).get();
   const node = flow ? flowGraph(flow).byId.get(payload.node_id) : undefined;
   if (!flow || !run || !node) return;
   const url = String(node.data?.url ?? "");
   const settings = settingsFor(db);
-  const contact = db.select().from(contacts).where(eq(contacts.id, run.contactId)).get();
+  const contact = await db.select().from(contacts).where(eq(contacts.id, run.contactId)).get();
   const body = JSON.stringify({
     flow_id: flow.id,
     run_id: run.id,
@@ -631,7 +660,7 @@ export async function flowWebhookJob(payload: JobPayloads["flows.webhook"], ctx:
         allowPrivate: settings.allowPrivate,
       });
   const nextRetry = payload.retry + 1;
-  ctx.completeWith((tx) => {
+  ctx.completeWith(async (tx) => {
     if (response.ok || problem) {
       if (problem) log.warn("flow webhook refused", { flow_id: flow.id, node_id: node.id, problem });
       return;
@@ -640,7 +669,7 @@ export async function flowWebhookJob(payload: JobPayloads["flows.webhook"], ctx:
       log.warn("flow webhook given up", { flow_id: flow.id, node_id: node.id, status: response.status });
       return;
     }
-    enqueueJob(
+    await enqueueJob(
       tx,
       "flows.webhook",
       { ...payload, retry: nextRetry },
@@ -672,10 +701,10 @@ export interface NodeStats {
  * node (entered at least once in the window) its visits: entered, completed, sent, failed (a send
  * or call that failed, then or later), waiting (runs there now), skipped (by §6.1).
  */
-export function flowStats(db: DbOrTx, workspaceId: string, id: string, now = Date.now()) {
-  const flow = findFlow(db, workspaceId, id);
+export async function flowStats(db: DbOrTx, workspaceId: string, id: string, now = Date.now()) {
+  const flow = await findFlow(db, workspaceId, id);
   const since = now - STATS_WINDOW_DAYS * 86_400_000;
-  const byStatus = db
+  const byStatus = await db
     .select({
       status: flowRuns.status,
       reason: flowRuns.exitReason,
@@ -695,7 +724,7 @@ export function flowStats(db: DbOrTx, workspaceId: string, id: string, now = Dat
     skipped_reentry: 0,
     nodes: {} as Record<string, NodeStats>,
   };
-  const skips = db
+  const skips = await db
     .select({ n: sql<number>`coalesce(sum(${flowReentrySkips.count}), 0)` })
     .from(flowReentrySkips)
     .where(
@@ -718,7 +747,7 @@ export function flowStats(db: DbOrTx, workspaceId: string, id: string, now = Dat
     }
   }
   const failedMessage = sql`${messages.status} IN ('FAILED', 'UNDELIVERED')`;
-  const nodes = db
+  const nodes = await db
     .select({
       nodeId: flowSteps.nodeId,
       type: flowSteps.nodeType,
@@ -747,14 +776,14 @@ export function flowStats(db: DbOrTx, workspaceId: string, id: string, now = Dat
 }
 
 /** `GET /v1/flows/{id}/runs`: newest first, filtered by status. */
-export function listRuns(
+export async function listRuns(
   db: DbOrTx,
   workspaceId: string,
   id: string,
   filters: { status?: string },
   page: { limit: number; offset: number },
 ) {
-  const flow = findFlow(db, workspaceId, id);
+  const flow = await findFlow(db, workspaceId, id);
   const conditions = [eq(flowRuns.flowId, flow.id)];
   if (filters.status !== undefined) {
     if (!(RUN_STATUSES as readonly string[]).includes(filters.status))
@@ -762,7 +791,7 @@ export function listRuns(
     conditions.push(eq(flowRuns.status, filters.status));
   }
   const where = and(...conditions);
-  const { rows, total } = newestFirstPage(db, flowRuns, where, [flowRuns.startedAt, flowRuns.id], page);
+  const { rows, total } = await newestFirstPage(db, flowRuns, where, [flowRuns.startedAt, flowRuns.id], page);
   return { runs: rows.map(runJson), total, limit: page.limit, offset: page.offset };
 }
 

@@ -107,21 +107,21 @@ export class RunEnv {
   private rules: SendRules | null = null;
   private facts: Map<string, RecipientFacts> | null = null;
   constructor(readonly trace: TraceEntry[] | null = null) {}
-  sendRules(tx: DbOrTx, workspaceId: string): SendRules {
-    this.rules ??= workspaceSendRules(tx, workspaceId, null);
+  async sendRules(tx: DbOrTx, workspaceId: string): Promise<SendRules> {
+    this.rules ??= await workspaceSendRules(tx, workspaceId, null);
     return this.rules;
   }
   /** Reads the batch's contacts' suppression and recent marketing sends in two queries, not two per send. */
-  prefetchFacts(tx: DbOrTx, workspaceId: string, batch: readonly ContactRow[], now: number) {
+  async prefetchFacts(tx: DbOrTx, workspaceId: string, batch: readonly ContactRow[], now: number) {
     // "" is no campaign: every recent marketing send of the contact counts.
-    this.facts = recipientFacts(tx, workspaceId, "", batch, this.sendRules(tx, workspaceId), now);
+    this.facts = await recipientFacts(tx, workspaceId, "", batch, await this.sendRules(tx, workspaceId), now);
   }
-  factsFor(tx: DbOrTx, workspaceId: string, contact: ContactRow, now: number): RecipientFacts {
+  async factsFor(tx: DbOrTx, workspaceId: string, contact: ContactRow, now: number): Promise<RecipientFacts> {
     const known = this.facts?.get(contact.id);
     if (known) return known;
-    const read = recipientFacts(tx, workspaceId, "", [contact], this.sendRules(tx, workspaceId), now).get(
-      contact.id,
-    ) ?? { suppression: null, recentSends: [] };
+    const read = (
+      await recipientFacts(tx, workspaceId, "", [contact], await this.sendRules(tx, workspaceId), now)
+    ).get(contact.id) ?? { suppression: null, recentSends: [] };
     this.facts?.set(contact.id, read);
     return read;
   }
@@ -149,7 +149,7 @@ const minutesOf = (data: Record<string, unknown>) =>
  * Runs `run` from its current node until it waits or ends, writing its steps and its row. The
  * caller has checked the flow is active (or is simulating).
  */
-export function advanceRun(
+export async function advanceRun(
   tx: DbOrTx,
   flow: FlowRow,
   run: FlowRunRow,
@@ -162,12 +162,12 @@ export function advanceRun(
   for (let i = 0; i < MAX_NODES_PER_STEP && state.status === "active"; i++) {
     const node = state.currentNodeId ? graph.byId.get(state.currentNodeId) : undefined;
     if (!node) {
-      state = finishRun(tx, flow, state, "completed", null, now);
+      state = await finishRun(tx, flow, state, "completed", null, now);
       break;
     }
     const arriving = state.currentStepId === null;
     const stepId = state.currentStepId ?? newId();
-    const result = runNode(tx, flow, state, node, contact, arriving, now, env);
+    const result = await runNode(tx, flow, state, node, contact, arriving, now, env);
     const detail = "detail" in result ? (result.detail ?? null) : null;
     note(env, now, node, result.action, detail);
     // The visit is written once when it finishes on arrival (most nodes), else opened and finished later.
@@ -182,7 +182,7 @@ export function advanceRun(
             finishedAt: now,
           };
     if (arriving)
-      insertStep(tx).run({
+      await insertStep(tx).run({
         id: stepId,
         workspaceId: flow.workspaceId,
         flowId: flow.id,
@@ -196,8 +196,8 @@ export function advanceRun(
         enteredAt: now,
         finishedAt: finished?.finishedAt ?? null,
       });
-    else if (finished) tx.update(flowSteps).set(finished).where(eq(flowSteps.id, stepId)).run();
-    else if (detail) tx.update(flowSteps).set({ detail }).where(eq(flowSteps.id, stepId)).run();
+    else if (finished) await tx.update(flowSteps).set(finished).where(eq(flowSteps.id, stepId)).run();
+    else if (detail) await tx.update(flowSteps).set({ detail }).where(eq(flowSteps.id, stepId)).run();
     if ("wait" in result) {
       state = {
         ...state,
@@ -211,7 +211,7 @@ export function advanceRun(
     }
     const target = "end" in result ? undefined : graph.next.get(node.id)?.get(result.go);
     if (!target) {
-      state = finishRun(tx, flow, { ...state, currentStepId: null }, "completed", null, now);
+      state = await finishRun(tx, flow, { ...state, currentStepId: null }, "completed", null, now);
       break;
     }
     state = {
@@ -224,7 +224,7 @@ export function advanceRun(
       updatedAt: now,
     };
   }
-  if (state.status === "active") writeRun(tx, state);
+  if (state.status === "active") await writeRun(tx, state);
   return state;
 }
 
@@ -236,8 +236,9 @@ function note(env: RunEnv, at: number, node: FlowNode, action: string, detail: s
   env.trace?.push({ at, node_id: node.id, type: node.type, action, detail });
 }
 
-function writeRun(tx: DbOrTx, run: FlowRunRow) {
-  tx.update(flowRuns)
+async function writeRun(tx: DbOrTx, run: FlowRunRow) {
+  await tx
+    .update(flowRuns)
     .set({
       status: run.status,
       currentNodeId: run.currentNodeId,
@@ -272,16 +273,17 @@ export function runJson(row: FlowRunRow) {
  * Ends a run: completed (it reached an end, or a node with nowhere to go) or exited (a purchase,
  * the flow deleted). An open step is closed as `exited`. `flow.completed` for completed runs.
  */
-export function finishRun(
+export async function finishRun(
   tx: DbOrTx,
   flow: Pick<FlowRow, "id" | "workspaceId">,
   run: FlowRunRow,
   status: "completed" | "exited",
   reason: string | null,
   now: number,
-): FlowRunRow {
+): Promise<FlowRunRow> {
   if (run.currentStepId)
-    tx.update(flowSteps)
+    await tx
+      .update(flowSteps)
       .set({ outcome: "exited", finishedAt: now })
       .where(eq(flowSteps.id, run.currentStepId))
       .run();
@@ -295,15 +297,15 @@ export function finishRun(
     endedAt: now,
     updatedAt: now,
   };
-  writeRun(tx, ended);
-  if (status === "completed") emitEvent(tx, flow.workspaceId, "flow.completed", runJson(ended), now);
+  await writeRun(tx, ended);
+  if (status === "completed") await emitEvent(tx, flow.workspaceId, "flow.completed", runJson(ended), now);
   return ended;
 }
 
 // ---------------------------------------------------------------------------------------------
 // Nodes.
 
-function runNode(
+async function runNode(
   tx: DbOrTx,
   flow: FlowRow,
   run: FlowRunRow,
@@ -312,7 +314,7 @@ function runNode(
   arriving: boolean,
   now: number,
   env: RunEnv,
-): NodeResult {
+): Promise<NodeResult> {
   const data = node.data ?? {};
   switch (node.type) {
     case "trigger":
@@ -337,17 +339,19 @@ function runNode(
       return { go: "timeout", outcome: "completed", action: "timeout" };
     }
     case "condition": {
-      const matched = contact ? contactMatches(tx, flow.workspaceId, contact.id, data.rules, now) : false;
+      const matched = contact
+        ? await contactMatches(tx, flow.workspaceId, contact.id, data.rules, now)
+        : false;
       return { go: matched ? "true" : "false", outcome: "completed", action: matched ? "true" : "false" };
     }
     case "send_sms":
-      return sendNode(tx, flow, node, contact, now, env);
+      return await sendNode(tx, flow, node, contact, now, env);
     case "call":
-      return callNode(tx, flow, node, contact, now, env);
+      return await callNode(tx, flow, node, contact, now, env);
     case "agent": {
       if (!contact) return { go: "out", outcome: "skipped", action: "skipped", detail: "no_contact" };
       const agentId = String(data.agent_id);
-      const conversation = handContactToAgent(tx, {
+      const conversation = await handContactToAgent(tx, {
         workspaceId: flow.workspaceId,
         contact,
         agentId,
@@ -360,13 +364,13 @@ function runNode(
       if (!contact) return { go: "out", outcome: "skipped", action: "skipped", detail: "no_contact" };
       const listId = String(data.list_id);
       // The list may have been deleted since the flow was saved: the run goes on without it.
-      if (!workspaceRow(tx, lists, flow.workspaceId, listId))
+      if (!(await workspaceRow(tx, lists, flow.workspaceId, listId)))
         return { go: "out", outcome: "skipped", action: "skipped", detail: "list_deleted" };
-      const added = tx
+      const added = (await tx
         .insert(listMembers)
         .values({ listId, contactId: contact.id, workspaceId: flow.workspaceId, createdAt: now })
         .onConflictDoNothing()
-        .run() as unknown as { changes: number };
+        .run()) as unknown as { changes: number };
       if (added.changes > 0)
         for (const hook of listHooks) hook(tx, flow.workspaceId, listId, [contact.id], now);
       return { go: "out", outcome: "completed", action: "added_to_list", detail: listId };
@@ -374,14 +378,15 @@ function runNode(
     case "remove_from_list": {
       if (!contact) return { go: "out", outcome: "skipped", action: "skipped", detail: "no_contact" };
       const listId = String(data.list_id);
-      tx.delete(listMembers)
+      await tx
+        .delete(listMembers)
         .where(and(eq(listMembers.listId, listId), eq(listMembers.contactId, contact.id)))
         .run();
       return { go: "out", outcome: "completed", action: "removed_from_list", detail: listId };
     }
     case "update_contact": {
       if (!contact) return { go: "out", outcome: "skipped", action: "skipped", detail: "no_contact" };
-      applyContactUpdate(tx, contact, (data.fields ?? {}) as Record<string, unknown>, now);
+      await applyContactUpdate(tx, contact, (data.fields ?? {}) as Record<string, unknown>, now);
       return {
         go: "out",
         outcome: "completed",
@@ -390,7 +395,7 @@ function runNode(
       };
     }
     case "webhook": {
-      enqueueJob(
+      await enqueueJob(
         tx,
         "flows.webhook",
         { flow_id: flow.id, run_id: run.id, node_id: node.id, retry: 0 },
@@ -412,7 +417,12 @@ export function onFlowAddedToList(hook: ListHook) {
   listHooks.push(hook);
 }
 
-function applyContactUpdate(tx: DbOrTx, contact: ContactRow, fields: Record<string, unknown>, now: number) {
+async function applyContactUpdate(
+  tx: DbOrTx,
+  contact: ContactRow,
+  fields: Record<string, unknown>,
+  now: number,
+) {
   const changes: Partial<ContactRow> = { updatedAt: now };
   const text = (v: unknown) => (v === null || v === undefined || String(v).trim() === "" ? null : String(v));
   if ("first_name" in fields) changes.firstName = text(fields.first_name);
@@ -422,7 +432,7 @@ function applyContactUpdate(tx: DbOrTx, contact: ContactRow, fields: Record<stri
   if (typeof fields.timezone === "string") changes.timezone = fields.timezone;
   if (fields.fields && typeof fields.fields === "object")
     changes.fields = mergeFields(contact.fields ?? {}, fields.fields as Record<string, unknown>);
-  tx.update(contacts).set(changes).where(eq(contacts.id, contact.id)).run();
+  await tx.update(contacts).set(changes).where(eq(contacts.id, contact.id)).run();
   Object.assign(contact, changes);
 }
 
@@ -430,7 +440,7 @@ function applyContactUpdate(tx: DbOrTx, contact: ContactRow, fields: Record<stri
  * The compliance module's answer for one flow send (a marketing send: API.md §6.1), with the
  * contact's suppression and recent marketing sends read now.
  */
-function decide(
+async function decide(
   tx: DbOrTx,
   flow: FlowRow,
   contact: ContactRow,
@@ -438,8 +448,8 @@ function decide(
   env: RunEnv,
   channel: "sms" | "voice",
 ) {
-  const rules = env.sendRules(tx, flow.workspaceId);
-  const facts = env.factsFor(tx, flow.workspaceId, contact, now);
+  const rules = await env.sendRules(tx, flow.workspaceId);
+  const facts = await env.factsFor(tx, flow.workspaceId, contact, now);
   const decision = complianceDecision(contact, facts, rules, now, channel);
   // A send or a call made now counts for the contact's next one in the same batch (frequency cap).
   if (decision.action === "send") facts.recentSends.push(now);
@@ -460,23 +470,23 @@ function complianceHold(decision: ReturnType<typeof decide>): NodeResult | null 
   return null;
 }
 
-function sendNode(
+async function sendNode(
   tx: DbOrTx,
   flow: FlowRow,
   node: FlowNode,
   contact: ContactRow | undefined,
   now: number,
   env: RunEnv,
-): NodeResult {
+): Promise<NodeResult> {
   if (!contact) return { go: "out", outcome: "skipped", action: "skipped", detail: "no_contact" };
-  const held = complianceHold(decide(tx, flow, contact, now, env, "sms"));
+  const held = complianceHold(await decide(tx, flow, contact, now, env, "sms"));
   if (held) return held;
   const data = node.data ?? {};
   let sender: NumberRow | null = null;
   if (typeof data.pool_id === "string" && data.pool_id) {
-    const picked = pickSender(tx, flow.workspaceId, data.pool_id, contact, now);
+    const picked = await pickSender(tx, flow.workspaceId, data.pool_id, contact, now);
     const unregistered = picked.sender
-      ? senderSkip(env.sendRules(tx, flow.workspaceId).registered, picked.sender)
+      ? senderSkip((await env.sendRules(tx, flow.workspaceId)).registered, picked.sender)
       : null;
     if (unregistered) return { go: "out", outcome: "skipped", action: "skipped", detail: unregistered };
     if (!picked.sender)
@@ -485,7 +495,7 @@ function sendNode(
         : { wait: picked.retryAt, kind: "defer", action: "deferred", detail: "daily_limit" };
     sender = picked.sender;
   } else {
-    const fixed = defaultSender(tx, flow.workspaceId);
+    const fixed = await defaultSender(tx, flow.workspaceId);
     if (!fixed)
       return {
         wait: now + NO_SENDER_RETRY_MS,
@@ -493,9 +503,9 @@ function sendNode(
         action: "deferred",
         detail: "no_sending_number",
       };
-    const unregistered = senderSkip(env.sendRules(tx, flow.workspaceId).registered, fixed);
+    const unregistered = senderSkip((await env.sendRules(tx, flow.workspaceId)).registered, fixed);
     if (unregistered) return { go: "out", outcome: "skipped", action: "skipped", detail: unregistered };
-    if (!reserveDailySend(tx, fixed, now))
+    if (!(await reserveDailySend(tx, fixed, now)))
       return {
         wait: nextLocalMidnight(fixed.timezone, now),
         kind: "defer",
@@ -504,22 +514,22 @@ function sendNode(
       };
     sender = fixed;
   }
-  const conversation = threadForContact(tx, flow.workspaceId, contact.id, { reopen: false, now });
-  const link = flowOfferLink(tx, flow.workspaceId, data);
+  const conversation = await threadForContact(tx, flow.workspaceId, contact.id, { reopen: false, now });
+  const link = await flowOfferLink(tx, flow.workspaceId, data);
   const merged = mergeBody(String(data.body ?? ""), contact, link ? { offerUrl: link.url } : {});
-  const message = queueOutboundMessage(tx, {
+  const message = await queueOutboundMessage(tx, {
     workspaceId: flow.workspaceId,
     contact,
     conversationId: conversation.id,
     thread: conversation,
     numberId: sender.id,
     from: sender.number,
-    body: onFlowLinkDomain(tx, flow.workspaceId, merged, data.link_domain_id),
+    body: await onFlowLinkDomain(tx, flow.workspaceId, merged, data.link_domain_id),
     sender: "flow",
     now,
   });
   if (link)
-    createRecipientLink(
+    await createRecipientLink(
       tx,
       {
         workspaceId: flow.workspaceId,
@@ -545,47 +555,52 @@ function sendNode(
  * link domain, else the offer's, the default, PUBLIC_URL. Null when the node names no offer or its
  * offer was deleted since (the field then merges its fallback).
  */
-function flowOfferLink(
+async function flowOfferLink(
   tx: DbOrTx,
   workspaceId: string,
   data: Record<string, unknown>,
-): { offerId: string; code: string; url: string } | null {
+): Promise<{ offerId: string; code: string; url: string } | null> {
   if (typeof data.offer_id !== "string") return null;
-  const offer = workspaceRow(tx, offers, workspaceId, data.offer_id);
+  const offer = await workspaceRow(tx, offers, workspaceId, data.offer_id);
   if (!offer) return null;
   const named = typeof data.link_domain_id === "string" ? data.link_domain_id : null;
-  const link = newRecipientLink(workspaceLinkBase(tx, workspaceId, [named, offer.linkDomainId]));
+  const link = newRecipientLink(await workspaceLinkBase(tx, workspaceId, [named, offer.linkDomainId]));
   return { offerId: offer.id, ...link };
 }
 
-function onFlowLinkDomain(tx: DbOrTx, workspaceId: string, body: string, named: unknown): string {
+async function onFlowLinkDomain(
+  tx: DbOrTx,
+  workspaceId: string,
+  body: string,
+  named: unknown,
+): Promise<string> {
   if (!body.includes("/r/")) return body;
-  const base = workspaceLinkBase(tx, workspaceId, [typeof named === "string" ? named : null]);
-  return brandTrackedLinks(tx, workspaceId, body, base);
+  const base = await workspaceLinkBase(tx, workspaceId, [typeof named === "string" ? named : null]);
+  return await brandTrackedLinks(tx, workspaceId, body, base);
 }
 
-function callNode(
+async function callNode(
   tx: DbOrTx,
   flow: FlowRow,
   node: FlowNode,
   contact: ContactRow | undefined,
   now: number,
   env: RunEnv,
-): NodeResult {
+): Promise<NodeResult> {
   if (!contact) return { go: "out", outcome: "skipped", action: "skipped", detail: "no_contact" };
-  const held = complianceHold(decide(tx, flow, contact, now, env, "voice"));
+  const held = complianceHold(await decide(tx, flow, contact, now, env, "voice"));
   if (held) return held;
   const data = node.data ?? {};
   let sender: NumberRow;
   try {
-    sender = callSender(tx, flow.workspaceId, null);
+    sender = await callSender(tx, flow.workspaceId, null);
   } catch (error) {
     if (!(error instanceof AppError)) throw error;
     return { wait: now + NO_SENDER_RETRY_MS, kind: "defer", action: "deferred", detail: "no_voice_number" };
   }
-  const conversation = threadForContact(tx, flow.workspaceId, contact.id, { reopen: false, now });
+  const conversation = await threadForContact(tx, flow.workspaceId, contact.id, { reopen: false, now });
   const agentId = typeof data.agent_id === "string" && data.agent_id ? data.agent_id : null;
-  const call = queueCall(tx, {
+  const call = await queueCall(tx, {
     workspaceId: flow.workspaceId,
     contact,
     conversationId: conversation.id,
@@ -605,8 +620,8 @@ function callNode(
 }
 
 /** Active runs of a flow that are due at `now`, oldest due first. */
-export function dueRuns(tx: DbOrTx, flowId: string, now: number, limit: number): FlowRunRow[] {
-  return tx
+export async function dueRuns(tx: DbOrTx, flowId: string, now: number, limit: number): Promise<FlowRunRow[]> {
+  return await tx
     .select()
     .from(flowRuns)
     .where(and(eq(flowRuns.flowId, flowId), RUN_IS_ACTIVE, lteNow(now)))

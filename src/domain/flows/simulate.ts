@@ -70,21 +70,21 @@ function checkInput(input: SimulationInput) {
 }
 
 /** The contact the simulation follows: the real one, or the given one written inside the rollback. */
-function simulatedContact(
+async function simulatedContact(
   tx: DbOrTx,
   workspaceId: string,
   input: SimulationInput,
   phone: string | undefined,
   now: number,
-): ContactRow {
+): Promise<ContactRow> {
   if (input.contact_id !== undefined) {
-    const row = workspaceRow(tx, contacts, workspaceId, input.contact_id);
+    const row = await workspaceRow(tx, contacts, workspaceId, input.contact_id);
     if (!row) throw invalid("contact_id does not exist");
     return row;
   }
   const given = input.contact ?? {};
   const number = phone ?? PLACEHOLDER_PHONE;
-  const existing = tx
+  const existing = await tx
     .select()
     .from(contacts)
     .where(and(eq(contacts.workspaceId, workspaceId), eq(contacts.phoneNumber, number)))
@@ -106,12 +106,12 @@ function simulatedContact(
     fields: (given.fields ?? {}) as ContactRow["fields"],
     updatedAt: now,
   } as ContactRow;
-  if (existing) tx.update(contacts).set(row).where(eq(contacts.id, row.id)).run();
-  else tx.insert(contacts).values(row).run();
+  if (existing) await tx.update(contacts).set(row).where(eq(contacts.id, row.id)).run();
+  else await tx.insert(contacts).values(row).run();
   return row;
 }
 
-export function simulateFlow(
+export async function simulateFlow(
   db: Db,
   workspaceId: string,
   id: string,
@@ -121,18 +121,20 @@ export function simulateFlow(
   const { maxDays, events, phone } = checkInput(input);
   const trace: TraceEntry[] = [];
   try {
-    db.transaction((tx) => {
-      const flow = findFlow(tx, workspaceId, id);
+    await db.transaction(async (tx) => {
+      const flow = await findFlow(tx, workspaceId, id);
       const graph = flowGraph(flow);
       if (!graph.trigger) throw invalid("definition has no trigger node");
-      const contact = simulatedContact(tx, workspaceId, input, phone, now);
+      const contact = await simulatedContact(tx, workspaceId, input, phone, now);
       // A real active run of this contact is set aside (inside the rollback) for the simulated one.
-      tx.update(flowRuns)
+      await tx
+        .update(flowRuns)
         .set({ status: "exited" })
         .where(and(eq(flowRuns.flowId, flow.id), eq(flowRuns.contactId, contact.id), RUN_IS_ACTIVE))
         .run();
       const runId = newId();
-      tx.insert(flowRuns)
+      await tx
+        .insert(flowRuns)
         .values({
           id: runId,
           workspaceId,
@@ -155,7 +157,7 @@ export function simulateFlow(
       const pending = [...events];
       let t = now;
       for (let guard = 0; guard < 10_000; guard++) {
-        const run = tx.select().from(flowRuns).where(eq(flowRuns.id, runId)).get();
+        const run = await tx.select().from(flowRuns).where(eq(flowRuns.id, runId)).get();
         if (run?.status !== "active") {
           if (run?.status === "exited")
             trace.push({
@@ -168,8 +170,8 @@ export function simulateFlow(
           break;
         }
         if ((run.waitingUntil ?? Number.POSITIVE_INFINITY) <= t) {
-          const current = tx.select().from(contacts).where(eq(contacts.id, contact.id)).get();
-          advanceRun(tx, flow, run, current, t, env);
+          const current = await tx.select().from(contacts).where(eq(contacts.id, contact.id)).get();
+          await advanceRun(tx, flow, run, current, t, env);
           continue;
         }
         const nextEvent = pending.length ? now + pending[0].after_minutes * 60_000 : Number.POSITIVE_INFINITY;
@@ -200,9 +202,9 @@ export function simulateFlow(
             keywordOf(event.body ?? "") === null &&
             !isPossibleOptOut(event.body ?? "")
           )
-            markReplied(tx, workspaceId, contact.id, t);
+            await markReplied(tx, workspaceId, contact.id, t);
           else if (event.type === "conversion" && (event.event ?? "purchase") === "purchase")
-            exitOnPurchase(tx, workspaceId, contact.id, t);
+            await exitOnPurchase(tx, workspaceId, contact.id, t);
         } else t = nextDue;
       }
       throw new Rollback();

@@ -27,7 +27,7 @@ interface Data {
   event?: string;
 }
 
-function enrollOne(
+async function enrollOne(
   tx: DbOrTx,
   workspaceId: string,
   event: string,
@@ -35,23 +35,23 @@ function enrollOne(
   now: number,
   match: (data: Record<string, unknown>) => boolean,
 ) {
-  for (const flow of flowsTriggeredBy(tx, workspaceId, event)) {
+  for (const flow of await flowsTriggeredBy(tx, workspaceId, event)) {
     const trigger = (
       flow.definition as { nodes?: { type: string; data?: Record<string, unknown> }[] }
     ).nodes?.find((n) => n.type === "trigger");
-    if (match(trigger?.data ?? {})) enrollContacts(tx, flow, [contactId], now);
+    if (match(trigger?.data ?? {})) await enrollContacts(tx, flow, [contactId], now);
   }
 }
 
-function enrollIntoListFlows(
+async function enrollIntoListFlows(
   tx: DbOrTx,
   workspaceId: string,
   listId: string,
   contactIds: string[],
   now: number,
 ) {
-  for (const flow of flowsTriggeredBy(tx, workspaceId, "added_to_list"))
-    if (flow.triggerListId === listId) enrollContacts(tx, flow, contactIds, now);
+  for (const flow of await flowsTriggeredBy(tx, workspaceId, "added_to_list"))
+    if (flow.triggerListId === listId) await enrollContacts(tx, flow, contactIds, now);
 }
 
 let started = false;
@@ -62,14 +62,14 @@ export function startFlowTriggers() {
   started = true;
   onListMembersAdded(enrollIntoListFlows);
   onFlowAddedToList(enrollIntoListFlows);
-  onEventsEmitted((tx, events) => {
+  onEventsEmitted(async (tx, events) => {
     // A batch (an import's contact.created events) asks which flows a trigger starts once.
     const triggered = new Map<string, ReturnType<typeof flowsTriggeredBy>>();
-    const flowsFor = (workspaceId: string, kind: string) => {
+    const flowsFor = async (workspaceId: string, kind: string) => {
       const key = `${workspaceId}:${kind}`;
       let found = triggered.get(key);
       if (!found) {
-        found = flowsTriggeredBy(tx, workspaceId, kind);
+        found = await flowsTriggeredBy(tx, workspaceId, kind);
         triggered.set(key, found);
       }
       return found;
@@ -80,25 +80,25 @@ export function startFlowTriggers() {
       switch (event.type) {
         case "contact.created": {
           if (!data.id) break;
-          for (const flow of flowsFor(event.workspaceId, "contact_created"))
-            enrollContacts(tx, flow, [data.id], now);
+          for (const flow of await flowsFor(event.workspaceId, "contact_created"))
+            await enrollContacts(tx, flow, [data.id], now);
           break;
         }
         case "message.received": {
           if (!data.contact_id) break;
           const body = (data.body ?? "").trim();
           if (keywordOf(body) !== null || isPossibleOptOut(body)) break;
-          markReplied(tx, event.workspaceId, data.contact_id, now);
+          await markReplied(tx, event.workspaceId, data.contact_id, now);
           const first = body.split(/\s+/)[0]?.toLowerCase() ?? "";
           if (!first) break;
-          enrollOne(tx, event.workspaceId, "inbound_keyword", data.contact_id, now, (trigger) =>
+          await enrollOne(tx, event.workspaceId, "inbound_keyword", data.contact_id, now, (trigger) =>
             ((trigger.keywords ?? []) as string[]).some((k) => k.toLowerCase() === first),
           );
           break;
         }
         case "link.clicked": {
           if (!data.contact_id) break;
-          enrollOne(
+          await enrollOne(
             tx,
             event.workspaceId,
             "link_clicked",
@@ -110,8 +110,8 @@ export function startFlowTriggers() {
         }
         case "conversion.recorded": {
           if (!data.contact_id) break;
-          if (data.event === "purchase") exitOnPurchase(tx, event.workspaceId, data.contact_id, now);
-          enrollOne(
+          if (data.event === "purchase") await exitOnPurchase(tx, event.workspaceId, data.contact_id, now);
+          await enrollOne(
             tx,
             event.workspaceId,
             "conversion",

@@ -157,8 +157,12 @@ function threadMessageJson(row: MessageRow): ThreadMessageJson {
 }
 
 /** The workspace's conversation with this id, or undefined (malformed ids never reach the database). */
-export function findConversation(db: DbOrTx, workspaceId: string, id: string): ConversationRow | undefined {
-  return workspaceRow(db, conversations, workspaceId, id);
+export async function findConversation(
+  db: DbOrTx,
+  workspaceId: string,
+  id: string,
+): Promise<ConversationRow | undefined> {
+  return await workspaceRow(db, conversations, workspaceId, id);
 }
 
 const threadStatements = preparedPerConnection((db) => {
@@ -230,7 +234,7 @@ const threadStatements = preparedPerConnection((db) => {
  * The contact's thread to write into: its open conversation, else (when `reopen`) its latest closed
  * one reopened, else a new open conversation. Call inside the transaction that adds the message.
  */
-export function threadForContact(
+export async function threadForContact(
   tx: DbOrTx,
   workspaceId: string,
   contactId: string,
@@ -242,28 +246,28 @@ export function threadForContact(
     /** The contact was created in this transaction: it has no thread yet, so none is looked up. */
     newContact?: boolean;
   },
-): ConversationRow {
-  if (options.newContact) return newThread(tx, workspaceId, contactId, options);
+): Promise<ConversationRow> {
+  if (options.newContact) return await newThread(tx, workspaceId, contactId, options);
   const statements = threadStatements(tx);
-  const open = statements.open.get({ workspaceId, contactId });
+  const open = await statements.open.get({ workspaceId, contactId });
   if (open) return open;
   if (options.reopen) {
-    const latest = statements.latest.get({ workspaceId, contactId });
+    const latest = await statements.latest.get({ workspaceId, contactId });
     if (latest) {
-      statements.reopen.run({ id: latest.id, now: options.now });
+      await statements.reopen.run({ id: latest.id, now: options.now });
       return { ...latest, status: "open", updatedAt: options.now };
     }
   }
-  return newThread(tx, workspaceId, contactId, options);
+  return await newThread(tx, workspaceId, contactId, options);
 }
 
 /** Writes a new open thread for the contact (call inside the transaction that adds its first message). */
-function newThread(
+async function newThread(
   tx: DbOrTx,
   workspaceId: string,
   contactId: string,
   options: { now: number; agentId?: string | null },
-): ConversationRow {
+): Promise<ConversationRow> {
   const row: ConversationRow = {
     id: newId(),
     workspaceId,
@@ -282,7 +286,7 @@ function newThread(
     createdAt: options.now,
     updatedAt: options.now,
   };
-  threadStatements(tx).insert.run(row);
+  await threadStatements(tx).insert.run(row);
   return row;
 }
 
@@ -290,10 +294,13 @@ function newThread(
  * The open threads of many contacts of a workspace in one index search (a bulk sender's batch),
  * by contact id. A contact without one gets it from threadFrom.
  */
-export function openThreadsOf(tx: DbOrTx, workspaceId: string, contactIds: string[]) {
+export async function openThreadsOf(tx: DbOrTx, workspaceId: string, contactIds: string[]) {
   const found = new Map<string, ConversationRow>();
   if (contactIds.length === 0) return found;
-  const rows = threadStatements(tx).openOfMany.all({ workspaceId, contactIds: JSON.stringify(contactIds) });
+  const rows = await threadStatements(tx).openOfMany.all({
+    workspaceId,
+    contactIds: JSON.stringify(contactIds),
+  });
   for (const row of rows) if (!found.has(row.contactId)) found.set(row.contactId, row);
   return found;
 }
@@ -302,23 +309,23 @@ export function openThreadsOf(tx: DbOrTx, workspaceId: string, contactIds: strin
  * The contact's thread from a batch's openThreadsOf, else a new open thread (remembered in the
  * map): threadForContact without reopening, for the batch's contacts.
  */
-export function threadFrom(
+export async function threadFrom(
   tx: DbOrTx,
   open: Map<string, ConversationRow>,
   workspaceId: string,
   contactId: string,
   now: number,
-): ConversationRow {
+): Promise<ConversationRow> {
   const found = open.get(contactId);
   if (found) return found;
-  const row = newThread(tx, workspaceId, contactId, { now });
+  const row = await newThread(tx, workspaceId, contactId, { now });
   open.set(contactId, row);
   return row;
 }
 
 /** Moves the thread's `last_message_at` forward (never back). */
-export function touchConversation(tx: DbOrTx, conversationId: string, at: number) {
-  threadStatements(tx).touch.run({ id: conversationId, at });
+export async function touchConversation(tx: DbOrTx, conversationId: string, at: number) {
+  await threadStatements(tx).touch.run({ id: conversationId, at });
 }
 
 /**
@@ -326,7 +333,7 @@ export function touchConversation(tx: DbOrTx, conversationId: string, at: number
  * on (not again while it stays on). A possible opt-out replaces the reason of a thread already
  * flagged: it is the one a person must not miss.
  */
-export function flagNeedsAttention(
+export async function flagNeedsAttention(
   tx: DbOrTx,
   conversation: ConversationRow,
   now: number,
@@ -334,18 +341,26 @@ export function flagNeedsAttention(
 ) {
   if (conversation.needsAttention) {
     if (reason !== "possible_opt_out" || conversation.attentionReason === reason) return conversation;
-    tx.update(conversations)
+    await tx
+      .update(conversations)
       .set({ attentionReason: reason })
       .where(eq(conversations.id, conversation.id))
       .run();
     return { ...conversation, attentionReason: reason };
   }
   const updated = { ...conversation, needsAttention: true, attentionReason: reason, updatedAt: now };
-  tx.update(conversations)
+  await tx
+    .update(conversations)
     .set({ needsAttention: true, attentionReason: reason, updatedAt: now })
     .where(eq(conversations.id, conversation.id))
     .run();
-  emitEvent(tx, conversation.workspaceId, "conversation.needs_attention", conversationJson(updated), now);
+  await emitEvent(
+    tx,
+    conversation.workspaceId,
+    "conversation.needs_attention",
+    conversationJson(updated),
+    now,
+  );
   return updated;
 }
 
@@ -370,7 +385,7 @@ function filterCondition(filter: ConversationFilter, viewer: InboxViewer): SQL |
 }
 
 /** Inbox threads, most recently active first, narrowed by `filter` and searched by `q`. */
-export function listConversations(
+export async function listConversations(
   db: Db,
   workspaceId: string,
   query: { filter?: string; q?: string; limit: number; offset: number },
@@ -382,7 +397,7 @@ export function listConversations(
   const condition = filterCondition(filter, viewer);
   const q = query.q?.trim();
   if (q) {
-    const found = searchConversations(db, {
+    const found = await searchConversations(db, {
       workspaceId,
       text: q,
       where: condition,
@@ -390,14 +405,14 @@ export function listConversations(
       offset: query.offset,
     });
     return {
-      conversations: inboxRows(db, workspaceId, found.rows, viewer),
+      conversations: await inboxRows(db, workspaceId, found.rows, viewer),
       total: found.total,
       limit: query.limit,
       offset: query.offset,
     };
   }
   const where = and(eq(conversations.workspaceId, workspaceId), condition);
-  const rows = db
+  const rows = await db
     .select()
     .from(conversations)
     .where(where)
@@ -405,9 +420,9 @@ export function listConversations(
     .limit(query.limit)
     .offset(query.offset)
     .all();
-  const total = db.select({ n: count() }).from(conversations).where(where).get()?.n ?? 0;
+  const total = (await db.select({ n: count() }).from(conversations).where(where).get())?.n ?? 0;
   return {
-    conversations: inboxRows(db, workspaceId, rows, viewer),
+    conversations: await inboxRows(db, workspaceId, rows, viewer),
     total,
     limit: query.limit,
     offset: query.offset,
@@ -423,11 +438,11 @@ const lastMessage = alias(messages, "last_message");
  * `unread` counts inbound messages after the viewer last opened the thread; for an API key (no
  * user), after any workspace user last opened it.
  */
-function inboxRows(db: Db, workspaceId: string, rows: ConversationRow[], viewer: InboxViewer) {
+async function inboxRows(db: Db, workspaceId: string, rows: ConversationRow[], viewer: InboxViewer) {
   if (rows.length === 0) return [];
   const readBy = viewer.userId ? sql`AND r.user_id = ${viewer.userId}` : sql``;
   const lastRead = sql`coalesce((SELECT max(r.read_at) FROM ${conversationReads} r WHERE r.conversation_id = ${conversations.id} ${readBy}), 0)`;
-  const details = db
+  const details = await db
     .select({
       id: conversations.id,
       contactId: contacts.id,
@@ -504,22 +519,22 @@ function inboxRows(db: Db, workspaceId: string, rows: ConversationRow[], viewer:
  * One conversation with its full thread, oldest first: its messages and the team's notes
  * (`sender: "note"`). A signed-in user opening it marks it read for them (`unread` counts from here).
  */
-export function getConversation(
+export async function getConversation(
   db: Db,
   workspaceId: string,
   id: string,
   viewer: InboxViewer = { userId: null },
   now = Date.now(),
 ) {
-  const row = findConversation(db, workspaceId, id);
+  const row = await findConversation(db, workspaceId, id);
   if (!row) throw notFound();
-  const thread = db
+  const thread = await db
     .select()
     .from(messages)
     .where(and(eq(messages.workspaceId, workspaceId), eq(messages.conversationId, row.id)))
     .orderBy(messages.createdAt, messages.id)
     .all();
-  const notes = db
+  const notes = await db
     .select()
     .from(conversationNotes)
     .where(and(eq(conversationNotes.workspaceId, workspaceId), eq(conversationNotes.conversationId, row.id)))
@@ -530,7 +545,7 @@ export function getConversation(
       (at, m) => (m.direction === "inbound" && m.createdAt > at ? m.createdAt : at),
       0,
     );
-    if (lastInbound > 0) markRead(db, workspaceId, row.id, viewer.userId, now, lastInbound);
+    if (lastInbound > 0) await markRead(db, workspaceId, row.id, viewer.userId, now, lastInbound);
   }
   const entries = [...thread.map(threadMessageJson), ...notes.map(noteEntryJson)].sort((a, b) =>
     a.created_at === b.created_at ? (a.id < b.id ? -1 : 1) : a.created_at < b.created_at ? -1 : 1,
@@ -543,7 +558,7 @@ export function getConversation(
  * inbox polls an open thread every few seconds, and a poll that finds no inbound message newer than
  * the user's last read writes nothing (the `WHERE` of the upsert). Never moves a read mark back.
  */
-function markRead(
+async function markRead(
   db: Db,
   workspaceId: string,
   conversationId: string,
@@ -551,7 +566,8 @@ function markRead(
   now: number,
   lastInbound: number,
 ) {
-  db.insert(conversationReads)
+  await db
+    .insert(conversationReads)
     .values({ conversationId, userId, workspaceId, readAt: now })
     .onConflictDoUpdate({
       target: [conversationReads.conversationId, conversationReads.userId],
@@ -587,18 +603,18 @@ function noteEntryJson(row: ConversationNoteRow): ThreadMessageJson {
  * Adds a private note to a thread (API.md §7.4). It is stored apart from messages, so no send,
  * webhook, analytics figure or agent context ever sees it; it does not move the thread in the inbox.
  */
-export function addNote(
+export async function addNote(
   db: Db,
   workspaceId: string,
   conversationId: string,
   body: string,
   author: { userId: string | null; name: string },
   now: number,
-): NoteJson {
+): Promise<NoteJson> {
   const text = body.trim();
   if (!text) throw invalid("body is required");
-  return db.transaction((tx) => {
-    const row = findConversation(tx, workspaceId, conversationId);
+  return await db.transaction(async (tx) => {
+    const row = await findConversation(tx, workspaceId, conversationId);
     if (!row) throw notFound();
     const note: ConversationNoteRow = {
       id: newId(),
@@ -609,14 +625,14 @@ export function addNote(
       authorName: author.name,
       createdAt: now,
     };
-    tx.insert(conversationNotes).values(note).run();
+    await tx.insert(conversationNotes).values(note).run();
     return noteJson(note);
   });
 }
 
 /** The workspace's users a thread can be assigned to, by name. */
-export function listAssignees(db: Db, workspaceId: string) {
-  return db
+export async function listAssignees(db: Db, workspaceId: string) {
+  return await db
     .select({ id: users.id, email: users.email, name: users.name })
     .from(users)
     .innerJoin(memberships, and(eq(memberships.userId, users.id), eq(memberships.workspaceId, workspaceId)))
@@ -628,12 +644,12 @@ export function listAssignees(db: Db, workspaceId: string) {
  * The workspace user `reference` names, by id or e-mail (any case): the id to store as the
  * assignee. Anyone else → 422 `assigned_to does not exist`.
  */
-function assigneeId(tx: DbOrTx, workspaceId: string, reference: string): string {
+async function assigneeId(tx: DbOrTx, workspaceId: string, reference: string): Promise<string> {
   const byId = isUuid(reference) ? eq(users.id, reference) : undefined;
   const byEmail = reference.includes("@") ? eq(users.email, reference.trim().toLowerCase()) : undefined;
   const found =
     byId || byEmail
-      ? tx
+      ? await tx
           .select({ id: users.id })
           .from(users)
           .innerJoin(
@@ -655,7 +671,7 @@ export interface ConversationPatch {
 }
 
 /** Inbox triage: status, assignee (a workspace user's id or e-mail, stored as the id) and the attention flag. */
-export function updateConversation(
+export async function updateConversation(
   db: Db,
   workspaceId: string,
   id: string,
@@ -664,24 +680,26 @@ export function updateConversation(
 ) {
   if (patch.status !== undefined && !CONVERSATION_STATUSES.includes(patch.status as ConversationStatus))
     throw invalid(`status must be one of ${CONVERSATION_STATUSES.join(", ")}`);
-  db.transaction((tx) => {
-    const row = findConversation(tx, workspaceId, id);
+  await db.transaction(async (tx) => {
+    const row = await findConversation(tx, workspaceId, id);
     if (!row) throw notFound();
     const set: Partial<ConversationRow> = { updatedAt: now };
     if (patch.status !== undefined) set.status = patch.status;
     if (patch.assigned_to !== undefined)
-      set.assignedTo = patch.assigned_to === null ? null : assigneeId(tx, workspaceId, patch.assigned_to);
+      set.assignedTo =
+        patch.assigned_to === null ? null : await assigneeId(tx, workspaceId, patch.assigned_to);
     if (patch.agent_id !== undefined) {
       // Giving the thread to an agent (or another one) makes it active there; null takes it away.
-      if (patch.agent_id !== null) smsAgentForReference(tx, workspaceId, patch.agent_id, "agent_id");
+      if (patch.agent_id !== null) await smsAgentForReference(tx, workspaceId, patch.agent_id, "agent_id");
       set.agentId = patch.agent_id;
       set.agentPaused = false;
       set.draftReply = null;
     }
-    tx.update(conversations).set(set).where(eq(conversations.id, row.id)).run();
-    if (patch.needs_attention === true) flagNeedsAttention(tx, row, now, "manual");
+    await tx.update(conversations).set(set).where(eq(conversations.id, row.id)).run();
+    if (patch.needs_attention === true) await flagNeedsAttention(tx, row, now, "manual");
     else if (patch.needs_attention === false)
-      tx.update(conversations)
+      await tx
+        .update(conversations)
         .set({ needsAttention: false, attentionReason: null })
         .where(eq(conversations.id, row.id))
         .run();

@@ -122,15 +122,15 @@ export function onInboundMessage(listener: InboundListener) {
  * `needs_attention` when no agent owns the thread, CTIA keywords, events. Idempotent on the
  * carrier's message id (carriers retry webhooks). Returns null when `to` is no active number.
  */
-export function receiveInbound(db: Db, sms: InboundSms, now = Date.now()): MessageRow | null {
+export async function receiveInbound(db: Db, sms: InboundSms, now = Date.now()): Promise<MessageRow | null> {
   const to = normalizePhone(sms.to);
   const from = normalizePhone(sms.from);
   if (!to || !from) {
     log.warn("inbound message dropped: unparseable number", { from: sms.from, to: sms.to });
     return null;
   }
-  return db.transaction((tx) => {
-    const number = tx
+  return await db.transaction(async (tx) => {
+    const number = await tx
       .select()
       .from(numbers)
       .where(and(eq(numbers.number, to), NUMBER_IS_ACTIVE))
@@ -141,7 +141,7 @@ export function receiveInbound(db: Db, sms: InboundSms, now = Date.now()): Messa
     }
     const workspaceId = number.workspaceId;
     if (sms.carrierMessageId) {
-      const seen = tx
+      const seen = await tx
         .select()
         .from(messages)
         .where(and(eq(messages.carrierMessageId, sms.carrierMessageId), eq(messages.direction, "inbound")))
@@ -150,9 +150,9 @@ export function receiveInbound(db: Db, sms: InboundSms, now = Date.now()): Messa
     }
 
     // 1. Contact and thread.
-    const { contact, created } = ensureContact(tx, workspaceId, from, "inbound", now);
+    const { contact, created } = await ensureContact(tx, workspaceId, from, "inbound", now);
     // A new thread on a number an agent answers belongs to that agent.
-    let conversation = threadForContact(tx, workspaceId, contact.id, {
+    let conversation = await threadForContact(tx, workspaceId, contact.id, {
       reopen: true,
       now,
       agentId: number.agentId,
@@ -160,7 +160,8 @@ export function receiveInbound(db: Db, sms: InboundSms, now = Date.now()): Messa
     });
     // A thread no agent owns (and none was stopped on) is answered by the number's agent.
     if (conversation.agentId === null && number.agentId !== null && !conversation.agentPaused) {
-      tx.update(conversations)
+      await tx
+        .update(conversations)
         .set({ agentId: number.agentId, updatedAt: now })
         .where(eq(conversations.id, conversation.id))
         .run();
@@ -196,12 +197,12 @@ export function receiveInbound(db: Db, sms: InboundSms, now = Date.now()): Messa
       deliveredAt: null,
       updatedAt: now,
     };
-    tx.insert(messages).values(message).run();
-    touchConversation(tx, conversation.id, now);
-    emitEvent(tx, workspaceId, "message.received", messageJson(message), now);
+    await tx.insert(messages).values(message).run();
+    await touchConversation(tx, conversation.id, now);
+    await emitEvent(tx, workspaceId, "message.received", messageJson(message), now);
 
     // 3. Compliance keywords, else the inbox.
-    const keyword = applyKeyword(tx, {
+    const keyword = await applyKeyword(tx, {
       workspaceId,
       contact,
       conversation,
@@ -212,9 +213,9 @@ export function receiveInbound(db: Db, sms: InboundSms, now = Date.now()): Messa
     });
     const agentOwns = conversation.agentId !== null && !conversation.agentPaused;
     if (!keyword && isPossibleOptOut(sms.body))
-      conversation = flagNeedsAttention(tx, conversation, now, "possible_opt_out");
+      conversation = await flagNeedsAttention(tx, conversation, now, "possible_opt_out");
     else if (!keyword && !agentOwns)
-      conversation = flagNeedsAttention(tx, conversation, now, "unanswered_message");
+      conversation = await flagNeedsAttention(tx, conversation, now, "unanswered_message");
 
     for (const listener of listeners)
       listener(tx, { workspaceId, message, conversation, contact, keyword, now });
@@ -233,9 +234,9 @@ interface KeywordInput {
   now: number;
 }
 
-function isOptedOut(tx: DbOrTx, workspaceId: string, contact: ContactRow) {
+async function isOptedOut(tx: DbOrTx, workspaceId: string, contact: ContactRow) {
   if (!contact.optedIn) return true;
-  const entry = tx
+  const entry = await tx
     .select({ id: suppressions.id })
     .from(suppressions)
     .where(
@@ -256,18 +257,18 @@ function isOptedOut(tx: DbOrTx, workspaceId: string, contact: ContactRow) {
  * a contact already opted in included. HELP/INFO: the help reply.
  * Replies go through the durable send job as sender `system`.
  */
-function applyKeyword(tx: DbOrTx, input: KeywordInput): KeywordKind | null {
+async function applyKeyword(tx: DbOrTx, input: KeywordInput): Promise<KeywordKind | null> {
   const keyword = keywordOf(input.body);
   if (!keyword) return null;
   const { workspaceId, contact, now } = input;
-  const settings = tx.select().from(workspaces).where(eq(workspaces.id, workspaceId)).get();
+  const settings = await tx.select().from(workspaces).where(eq(workspaces.id, workspaceId)).get();
   if (!settings) return keyword;
-  const reply = (body: string, optOutConfirmation = false) => {
+  const reply = async (body: string, optOutConfirmation = false) => {
     if (!body.trim()) return;
     // Compliance replies count against the cap (every outbound SMS does) but are never held back
     // by it: a STOP confirmation or help reply goes out even from a number at its cap.
-    reserveDailySend(tx, input.numberId, now, { evenOverCap: true });
-    queueOutboundMessage(tx, {
+    await reserveDailySend(tx, input.numberId, now, { evenOverCap: true });
+    await queueOutboundMessage(tx, {
       workspaceId,
       contact,
       conversationId: input.conversation.id,
@@ -281,22 +282,27 @@ function applyKeyword(tx: DbOrTx, input: KeywordInput): KeywordKind | null {
   };
 
   if (keyword === "opt_out") {
-    const already = isOptedOut(tx, workspaceId, contact);
+    const already = await isOptedOut(tx, workspaceId, contact);
     const updated = { ...contact, optedIn: false, updatedAt: now };
-    tx.update(contacts).set({ optedIn: false, updatedAt: now }).where(eq(contacts.id, contact.id)).run();
-    addSuppression(tx, workspaceId, contact.phoneNumber, "opt_out", "inbound", now);
+    await tx
+      .update(contacts)
+      .set({ optedIn: false, updatedAt: now })
+      .where(eq(contacts.id, contact.id))
+      .run();
+    await addSuppression(tx, workspaceId, contact.phoneNumber, "opt_out", "inbound", now);
     if (!already) {
-      reply(settings.optOutReply, true);
-      emitEvent(tx, workspaceId, "contact.opted_out", contactJson(updated), now);
+      await reply(settings.optOutReply, true);
+      await emitEvent(tx, workspaceId, "contact.opted_out", contactJson(updated), now);
     }
     return keyword;
   }
 
   if (keyword === "opt_in") {
-    const optedOut = isOptedOut(tx, workspaceId, contact);
+    const optedOut = await isOptedOut(tx, workspaceId, contact);
     const updated = { ...contact, optedIn: true, updatedAt: now };
-    tx.update(contacts).set({ optedIn: true, updatedAt: now }).where(eq(contacts.id, contact.id)).run();
-    tx.delete(suppressions)
+    await tx.update(contacts).set({ optedIn: true, updatedAt: now }).where(eq(contacts.id, contact.id)).run();
+    await tx
+      .delete(suppressions)
       .where(
         and(
           eq(suppressions.workspaceId, workspaceId),
@@ -305,12 +311,12 @@ function applyKeyword(tx: DbOrTx, input: KeywordInput): KeywordKind | null {
         ),
       )
       .run();
-    reply(settings.optInReply);
-    if (optedOut) emitEvent(tx, workspaceId, "contact.opted_in", contactJson(updated), now);
+    await reply(settings.optInReply);
+    if (optedOut) await emitEvent(tx, workspaceId, "contact.opted_in", contactJson(updated), now);
     return keyword;
   }
 
-  reply(settings.helpReply);
+  await reply(settings.helpReply);
   return keyword;
 }
 
@@ -318,12 +324,12 @@ function applyKeyword(tx: DbOrTx, input: KeywordInput): KeywordKind | null {
  * POST /v1/sandbox/inbound checks: both numbers valid and `to` an active number of this workspace.
  * Returns the normalised numbers.
  */
-export function checkSandboxInbound(db: Db, workspaceId: string, input: { from: string; to: string }) {
+export async function checkSandboxInbound(db: Db, workspaceId: string, input: { from: string; to: string }) {
   const from = normalizePhone(input.from);
   if (!from) throw invalid("from must be a valid phone number");
   const to = normalizePhone(input.to);
   if (!to) throw invalid("to must be a valid phone number");
-  const number = db
+  const number = await db
     .select({ id: numbers.id })
     .from(numbers)
     .where(and(eq(numbers.workspaceId, workspaceId), eq(numbers.number, to), NUMBER_IS_ACTIVE))
@@ -333,8 +339,8 @@ export function checkSandboxInbound(db: Db, workspaceId: string, input: { from: 
 }
 
 /** The inbound message stored for a carrier message id (after an injection). */
-export function findInboundByCarrierId(db: Db, workspaceId: string, carrierMessageId: string) {
-  return db
+export async function findInboundByCarrierId(db: Db, workspaceId: string, carrierMessageId: string) {
+  return await db
     .select()
     .from(messages)
     .where(

@@ -127,7 +127,7 @@ export function startMessaging(
 ) {
   runtimes.set(db, { carrier });
   carrier.attachSinks({
-    onStatus: (updates) => applyStatusUpdates(db, updates),
+    onStatus: async (updates) => await applyStatusUpdates(db, updates),
     onInbound: (sms) => {
       options.onInbound(db, sms);
     },
@@ -180,7 +180,7 @@ const insertMessage = preparedPerConnection((db) =>
  * transaction. Every outbound path (one-off, reply, keyword replies, campaigns, flows, agents)
  * comes through here, so the send-time checks and crash safety are the same for all.
  */
-export function queueOutboundMessage(tx: DbOrTx, input: OutboundInput): MessageRow {
+export async function queueOutboundMessage(tx: DbOrTx, input: OutboundInput): Promise<MessageRow> {
   const shape = smsShape(input.body);
   const row: MessageRow = {
     id: newId(),
@@ -209,12 +209,12 @@ export function queueOutboundMessage(tx: DbOrTx, input: OutboundInput): MessageR
     deliveredAt: null,
     updatedAt: input.now,
   };
-  insertMessage(tx).run(row);
+  await insertMessage(tx).run(row);
   const stamped =
     input.thread !== undefined &&
     (input.thread.lastMessageAt ?? 0) >= input.now &&
     input.thread.updatedAt === input.now;
-  if (input.conversationId && !stamped) touchConversation(tx, input.conversationId, input.now);
+  if (input.conversationId && !stamped) await touchConversation(tx, input.conversationId, input.now);
   if (input.deferredUntil !== undefined) return row;
   if (input.batch) {
     input.batch.push(row.id);
@@ -222,7 +222,7 @@ export function queueOutboundMessage(tx: DbOrTx, input: OutboundInput): MessageR
   }
   const payload: JobPayloads["messages.send"] = { message_id: row.id };
   if (input.optOutConfirmation) payload.opt_out_confirmation = true;
-  enqueueJob(tx, "messages.send", payload, {
+  await enqueueJob(tx, "messages.send", payload, {
     workspaceId: input.workspaceId,
     runAt: input.runAt,
     now: input.now,
@@ -235,7 +235,7 @@ export function queueOutboundMessage(tx: DbOrTx, input: OutboundInput): MessageR
  * (picked now, with its daily send reserved by the caller) and today's merge of the body, keeps
  * `send_at` (when it was allowed to go) and gets its send job, all in the caller's transaction.
  */
-export function releaseDeferredMessage(
+export async function releaseDeferredMessage(
   tx: DbOrTx,
   input: {
     messageId: string;
@@ -250,7 +250,8 @@ export function releaseDeferredMessage(
   },
 ) {
   const shape = input.body === undefined ? null : smsShape(input.body);
-  tx.update(messages)
+  await tx
+    .update(messages)
     .set({
       numberId: input.numberId,
       fromNumber: input.from,
@@ -263,7 +264,7 @@ export function releaseDeferredMessage(
     .run();
   if (input.batch) input.batch.push(input.messageId);
   else
-    enqueueJob(
+    await enqueueJob(
       tx,
       "messages.send",
       { message_id: input.messageId },
@@ -272,14 +273,21 @@ export function releaseDeferredMessage(
 }
 
 /** Enqueues the one send job of a bulk sender's batch (nothing for an empty batch). */
-export function enqueueSendBatch(tx: DbOrTx, workspaceId: string, batch: string[], now: number) {
+export async function enqueueSendBatch(tx: DbOrTx, workspaceId: string, batch: string[], now: number) {
   if (batch.length === 0) return;
-  enqueueJob(tx, "messages.send_batch", { message_ids: batch }, { workspaceId, now });
+  await enqueueJob(tx, "messages.send_batch", { message_ids: batch }, { workspaceId, now });
 }
 
 /** A deferred message waits longer: new `send_at` (and the sender it would use now). */
-export function redeferMessage(tx: DbOrTx, messageId: string, sendAt: number, from: string, now: number) {
-  tx.update(messages)
+export async function redeferMessage(
+  tx: DbOrTx,
+  messageId: string,
+  sendAt: number,
+  from: string,
+  now: number,
+) {
+  await tx
+    .update(messages)
     .set({ sendAt, fromNumber: from, updatedAt: now })
     .where(and(eq(messages.id, messageId), eq(messages.status, "QUEUED")))
     .run();
@@ -290,21 +298,22 @@ export function redeferMessage(tx: DbOrTx, messageId: string, sendAt: number, fr
  * came due, or its campaign was canceled): FAILED with the reason as `error_code`, and
  * `message.failed`. Nothing reached the carrier.
  */
-export function dropDeferredMessage(
+export async function dropDeferredMessage(
   tx: DbOrTx,
   messageId: string,
   errorCode: string,
   errorMessage: string,
   now: number,
 ) {
-  const current = tx.select().from(messages).where(eq(messages.id, messageId)).get();
+  const current = await tx.select().from(messages).where(eq(messages.id, messageId)).get();
   if (current?.status !== "QUEUED" || current.handoffStartedAt !== null) return;
   const next: MessageRow = { ...current, status: "FAILED", errorCode, errorMessage, updatedAt: now };
-  tx.update(messages)
+  await tx
+    .update(messages)
     .set({ status: "FAILED", errorCode, errorMessage, updatedAt: now })
     .where(eq(messages.id, messageId))
     .run();
-  emitEvent(tx, current.workspaceId, "message.failed", messageJson(next), now);
+  await emitEvent(tx, current.workspaceId, "message.failed", messageJson(next), now);
 }
 
 export interface OneOffInput {
@@ -320,8 +329,8 @@ export function checkBody(body: string) {
 }
 
 /** Throws 422 `Recipient has opted out` / `Recipient is suppressed` when `phone` may not be sent to. */
-export function assertCanSendTo(db: DbOrTx, workspaceId: string, phone: string) {
-  const permission = canSendTo(db, workspaceId, phone);
+export async function assertCanSendTo(db: DbOrTx, workspaceId: string, phone: string) {
+  const permission = await canSendTo(db, workspaceId, phone);
   if (!permission.allowed) throw invalid(permission.message);
 }
 
@@ -340,14 +349,14 @@ export function submitOneOffMessage(
   now = Date.now(),
 ): Promise<{ id: string; status: string }> {
   const checked = checkOneOff(input);
-  return groupCommit(db, (tx, group) => {
+  return groupCommit(db, async (tx, group) => {
     // The group's messages of this workspace go to the carrier in one send job.
     const batch = group.collect(
       `messages.send_batch:${workspaceId}`,
       (): string[] => [],
-      (tx, ids) => enqueueSendBatch(tx, workspaceId, ids, now),
+      async (tx, ids) => await enqueueSendBatch(tx, workspaceId, ids, now),
     );
-    return acceptOneOff(tx, workspaceId, checked, batch, now);
+    return await acceptOneOff(tx, workspaceId, checked, batch, now);
   });
 }
 
@@ -369,23 +378,23 @@ function checkOneOff(input: OneOffInput): CheckedOneOff {
   return { to, from, body: input.body };
 }
 
-function acceptOneOff(tx: Tx, workspaceId: string, input: CheckedOneOff, batch: string[], now: number) {
+async function acceptOneOff(tx: Tx, workspaceId: string, input: CheckedOneOff, batch: string[], now: number) {
   // The workspace's daily budget first (429); any later refusal rolls the spend back with the rest.
-  spendDailyBudget(tx, workspaceId, "one_off_daily_limit", 1, now);
-  const sender = resolveSender(tx, workspaceId, input.from);
+  await spendDailyBudget(tx, workspaceId, "one_off_daily_limit", 1, now);
+  const sender = await resolveSender(tx, workspaceId, input.from);
   // Counted first, so a full number is the answer whatever else is wrong; a later refusal rolls
   // the count back with the rest of this write.
-  if (!reserveDailySend(tx, sender, now)) throw invalid("from has reached its daily_limit");
-  if (senderSkip(registeredNumberIds(tx, workspaceId), sender))
+  if (!(await reserveDailySend(tx, sender, now))) throw invalid("from has reached its daily_limit");
+  if (senderSkip(await registeredNumberIds(tx, workspaceId), sender))
     throw invalid("from is not registered for A2P messaging");
-  assertCanSendTo(tx, workspaceId, input.to);
-  const { contact, created } = ensureContact(tx, workspaceId, input.to, "api", now);
-  const conversation = threadForContact(tx, workspaceId, contact.id, {
+  await assertCanSendTo(tx, workspaceId, input.to);
+  const { contact, created } = await ensureContact(tx, workspaceId, input.to, "api", now);
+  const conversation = await threadForContact(tx, workspaceId, contact.id, {
     reopen: true,
     now,
     newContact: created,
   });
-  const row = queueOutboundMessage(tx, {
+  const row = await queueOutboundMessage(tx, {
     workspaceId,
     contact,
     conversationId: conversation.id,
@@ -403,8 +412,8 @@ function acceptOneOff(tx: Tx, workspaceId: string, input: CheckedOneOff, batch: 
 // ---------------------------------------------------------------------------------------------
 // Reading.
 
-export function getMessage(db: Db, workspaceId: string, id: string): MessageJson {
-  const row = workspaceRow(db, messages, workspaceId, id);
+export async function getMessage(db: Db, workspaceId: string, id: string): Promise<MessageJson> {
+  const row = await workspaceRow(db, messages, workspaceId, id);
   if (!row || row.callId !== null) throw notFound();
   return messageJson(row);
 }
@@ -420,7 +429,7 @@ export interface MessageFilters {
 }
 
 /** Messages newest first, filtered by status, direction, contact, campaign or conversation. */
-export function listMessages(db: Db, workspaceId: string, filters: MessageFilters) {
+export async function listMessages(db: Db, workspaceId: string, filters: MessageFilters) {
   // SMS only: a call's entry in its thread (status CALL) is not a message (GET /v1/calls has calls).
   const conditions: (SQL | undefined)[] = [eq(messages.workspaceId, workspaceId), isNull(messages.callId)];
   if (filters.status !== undefined) {
@@ -445,7 +454,7 @@ export function listMessages(db: Db, workspaceId: string, filters: MessageFilter
   idFilter(filters.campaign_id, messages.campaignId);
   idFilter(filters.conversation_id, messages.conversationId);
   const where = and(...conditions);
-  const rows = db
+  const rows = await db
     .select()
     .from(messages)
     .where(where)
@@ -453,7 +462,7 @@ export function listMessages(db: Db, workspaceId: string, filters: MessageFilter
     .limit(filters.limit)
     .offset(filters.offset)
     .all();
-  const total = db.select({ n: count() }).from(messages).where(where).get()?.n ?? 0;
+  const total = (await db.select({ n: count() }).from(messages).where(where).get())?.n ?? 0;
   return { messages: rows.map(messageJson), total, limit: filters.limit, offset: filters.offset };
 }
 
@@ -467,7 +476,7 @@ export function listMessages(db: Db, workspaceId: string, filters: MessageFilter
  * workspace's `one_off_daily_limit` (429 past it, nothing written), or a leaked key could text one
  * thread without bound.
  */
-export function replyToConversation(
+export async function replyToConversation(
   db: Db,
   workspaceId: string,
   conversationId: string,
@@ -475,16 +484,16 @@ export function replyToConversation(
   now = Date.now(),
 ) {
   checkBody(body);
-  db.transaction((tx) => {
-    const conversation = findConversation(tx, workspaceId, conversationId);
+  await db.transaction(async (tx) => {
+    const conversation = await findConversation(tx, workspaceId, conversationId);
     if (!conversation) throw notFound();
     // The daily budget first (429); any later refusal rolls the spend back with the rest.
-    spendDailyBudget(tx, workspaceId, "one_off_daily_limit", 1, now);
-    const contact = contactOf(tx, workspaceId, conversation.contactId);
-    const sender = resolveSender(tx, workspaceId, threadNumber(tx, workspaceId, conversation.id));
-    if (!reserveDailySend(tx, sender, now)) throw invalid("from has reached its daily_limit");
-    assertCanSendTo(tx, workspaceId, contact.phoneNumber);
-    queueOutboundMessage(tx, {
+    await spendDailyBudget(tx, workspaceId, "one_off_daily_limit", 1, now);
+    const contact = await contactOf(tx, workspaceId, conversation.contactId);
+    const sender = await resolveSender(tx, workspaceId, await threadNumber(tx, workspaceId, conversation.id));
+    if (!(await reserveDailySend(tx, sender, now))) throw invalid("from has reached its daily_limit");
+    await assertCanSendTo(tx, workspaceId, contact.phoneNumber);
+    await queueOutboundMessage(tx, {
       workspaceId,
       contact,
       conversationId: conversation.id,
@@ -494,20 +503,24 @@ export function replyToConversation(
       sender: "human",
       now,
     });
-    pauseAgentAndClearAttention(tx, conversation.id, now);
+    await pauseAgentAndClearAttention(tx, conversation.id, now);
   });
 }
 
-function contactOf(tx: DbOrTx, workspaceId: string, contactId: string): ContactRow {
-  const contact = workspaceRow(tx, contacts, workspaceId, contactId);
+async function contactOf(tx: DbOrTx, workspaceId: string, contactId: string): Promise<ContactRow> {
+  const contact = await workspaceRow(tx, contacts, workspaceId, contactId);
   // A thread whose contact was deleted cannot be answered.
   if (!contact) throw invalid("The conversation's contact no longer exists");
   return contact;
 }
 
 /** The workspace number the thread last used (sent from or received on), if still active. */
-export function threadNumber(tx: DbOrTx, workspaceId: string, conversationId: string): string | undefined {
-  const last = tx
+export async function threadNumber(
+  tx: DbOrTx,
+  workspaceId: string,
+  conversationId: string,
+): Promise<string | undefined> {
+  const last = await tx
     .select({ numberId: messages.numberId })
     .from(messages)
     .innerJoin(numbers, eq(numbers.id, messages.numberId))
@@ -522,14 +535,16 @@ export function threadNumber(tx: DbOrTx, workspaceId: string, conversationId: st
     .limit(1)
     .get();
   if (!last?.numberId) return undefined;
-  return tx.select({ number: numbers.number }).from(numbers).where(eq(numbers.id, last.numberId)).get()
-    ?.number;
+  return (
+    await tx.select({ number: numbers.number }).from(numbers).where(eq(numbers.id, last.numberId)).get()
+  )?.number;
 }
 
-function pauseAgentAndClearAttention(tx: DbOrTx, conversationId: string, now: number) {
-  const row = tx.select().from(conversations).where(eq(conversations.id, conversationId)).get();
+async function pauseAgentAndClearAttention(tx: DbOrTx, conversationId: string, now: number) {
+  const row = await tx.select().from(conversations).where(eq(conversations.id, conversationId)).get();
   if (!row) return;
-  tx.update(conversations)
+  await tx
+    .update(conversations)
     .set({
       needsAttention: false,
       attentionReason: null,
@@ -564,16 +579,16 @@ class TransactionBatcher<T> {
       this.items.push({ item, resolve, reject });
       if (!this.scheduled) {
         this.scheduled = true;
-        setImmediate(() => this.flush());
+        setImmediate(async () => await this.flush());
       }
     });
   }
-  private flush() {
+  private async flush() {
     const batch = this.items;
     this.items = [];
     this.scheduled = false;
     try {
-      this.db.transaction((tx) => {
+      await this.db.transaction((tx) => {
         for (const entry of batch) this.apply(tx, entry.item);
       });
     } catch (error) {
@@ -622,16 +637,16 @@ function batchersOf(db: Db): SendBatchers {
   if (!found) {
     found = {
       handoffs: new Gate(HANDOFFS_AT_ONCE),
-      markers: new TransactionBatcher(db, (tx, { messageId, at }) => {
-        messageStatements(tx).markHandoffStarted.run({ id: messageId, now: at });
+      markers: new TransactionBatcher(db, async (tx, { messageId, at }) => {
+        await messageStatements(tx).markHandoffStarted.run({ id: messageId, now: at });
       }),
       // The job completes in the transaction that records the outcome; a job whose lease was lost
       // (another worker took it) records nothing.
-      completions: new TransactionBatcher(db, (tx, { ctx, messageId, outcome, at }) => {
+      completions: new TransactionBatcher(db, async (tx, { ctx, messageId, outcome, at }) => {
         if (ctx && !ctx.completeIn(tx)) return;
         if (outcome.kind === "sent")
-          markHandedOff(tx, messageId, outcome.carrierMessageId, outcome.status, at);
-        else markFailed(tx, messageId, outcome.errorCode, outcome.errorMessage, at);
+          await markHandedOff(tx, messageId, outcome.carrierMessageId, outcome.status, at);
+        else await markFailed(tx, messageId, outcome.errorCode, outcome.errorMessage, at);
       }),
     };
     batchers.set(db, found);
@@ -703,9 +718,9 @@ export async function sendMessageBatchJob(payload: JobPayloads["messages.send_ba
   );
   if (later.length === 0) return;
   if (unavailable > 0) log.warn("carrier unavailable; sends will be retried", { messages: unavailable });
-  ctx.completeWith((tx) => {
+  ctx.completeWith(async (tx) => {
     for (const { messageId, runAt } of later)
-      enqueueJob(
+      await enqueueJob(
         tx,
         "messages.send",
         { message_id: messageId },
@@ -731,10 +746,10 @@ async function handOff(
   const { db } = ctx;
   const runtime = runtimes.get(db);
   if (!runtime) throw new Error("messaging is not started on this database");
-  const message = messageStatements(db).loadMessage.get({ id: messageId });
+  const message = await messageStatements(db).loadMessage.get({ id: messageId });
   if (!message || !NOT_YET_SENT.includes(message.status)) return;
   if (!optOutConfirmation) {
-    const permission = canSendTo(db, message.workspaceId, message.toNumber);
+    const permission = await canSendTo(db, message.workspaceId, message.toNumber);
     if (!permission.allowed)
       return record({ kind: "failed", errorCode: permission.reason, errorMessage: permission.message });
   }
@@ -756,7 +771,7 @@ async function handOff(
   // A marketing message is asked the send-time rules again: the hand-off may run long after the
   // message was written (a retry, a restart), and it never goes inside the window.
   const window = isMarketingMessage(message)
-    ? handOffDecision(
+    ? await handOffDecision(
         db,
         {
           channel: "sms",
@@ -770,7 +785,7 @@ async function handOff(
       )
     : null;
   if (window?.action === "defer") {
-    messageStatements(db).holdUntil.run({ id: message.id, sendAt: window.until, now: ctx.clock.now() });
+    await messageStatements(db).holdUntil.run({ id: message.id, sendAt: window.until, now: ctx.clock.now() });
     throw new SendWindowClosed(window.until);
   }
   if (window?.action === "skip")
@@ -785,23 +800,29 @@ async function handOff(
 }
 
 /** The carrier accepted the message: SENT (or further, if it already says so), `message.sent` once. */
-function markHandedOff(
+async function markHandedOff(
   tx: DbOrTx,
   messageId: string,
   carrierMessageId: string,
   status: CarrierMessageStatus,
   now: number,
 ) {
-  const current = messageStatements(tx).loadMessage.get({ id: messageId });
+  const current = await messageStatements(tx).loadMessage.get({ id: messageId });
   if (!current) return;
   const sent = STATUS_RANK[status] < STATUS_RANK.SENT ? "SENT" : status;
-  applyStatus(tx, current, { carrierMessageId, status: sent }, now);
+  await applyStatus(tx, current, { carrierMessageId, status: sent }, now);
 }
 
-function markFailed(tx: DbOrTx, messageId: string, errorCode: string, errorMessage: string, now: number) {
-  const current = messageStatements(tx).loadMessage.get({ id: messageId });
+async function markFailed(
+  tx: DbOrTx,
+  messageId: string,
+  errorCode: string,
+  errorMessage: string,
+  now: number,
+) {
+  const current = await messageStatements(tx).loadMessage.get({ id: messageId });
   if (!current) return;
-  applyStatus(tx, current, { carrierMessageId: "", status: "FAILED", errorCode, errorMessage }, now);
+  await applyStatus(tx, current, { carrierMessageId: "", status: "FAILED", errorCode, errorMessage }, now);
 }
 
 /**
@@ -809,7 +830,7 @@ function markFailed(tx: DbOrTx, messageId: string, errorCode: string, errorMessa
  * and emitting `message.sent` (when sent_at is first set), `message.delivered` or `message.failed`.
  * Also records the carrier's id for the message when it is first learnt.
  */
-function applyStatus(tx: DbOrTx, current: MessageRow, update: StatusUpdate, now: number) {
+async function applyStatus(tx: DbOrTx, current: MessageRow, update: StatusUpdate, now: number) {
   if (current.direction !== "outbound") return;
   const learntId =
     current.carrierMessageId === null && update.carrierMessageId ? update.carrierMessageId : null;
@@ -817,7 +838,9 @@ function applyStatus(tx: DbOrTx, current: MessageRow, update: StatusUpdate, now:
   const to = STATUS_RANK[update.status] ?? 0;
   if (to <= from) {
     if (learntId)
-      messageStatements(tx).recordStatus.run(statusParams({ ...current, carrierMessageId: learntId }, now));
+      await messageStatements(tx).recordStatus.run(
+        statusParams({ ...current, carrierMessageId: learntId }, now),
+      );
     return;
   }
   const next: MessageRow = { ...current, status: update.status, updatedAt: now };
@@ -833,9 +856,9 @@ function applyStatus(tx: DbOrTx, current: MessageRow, update: StatusUpdate, now:
     next.errorMessage = update.errorMessage ?? null;
   }
   const statements = messageStatements(tx);
-  (learntId ? statements.recordStatus : statements.recordStatusOnly).run(statusParams(next, now));
+  await (learntId ? statements.recordStatus : statements.recordStatusOnly).run(statusParams(next, now));
   if (firstSent)
-    emitEvent(
+    await emitEvent(
       tx,
       current.workspaceId,
       "message.sent",
@@ -843,8 +866,8 @@ function applyStatus(tx: DbOrTx, current: MessageRow, update: StatusUpdate, now:
       now,
     );
   if (update.status === "DELIVERED")
-    emitEvent(tx, current.workspaceId, "message.delivered", messageJson(next), now);
-  if (isFailure) emitEvent(tx, current.workspaceId, "message.failed", messageJson(next), now);
+    await emitEvent(tx, current.workspaceId, "message.delivered", messageJson(next), now);
+  if (isFailure) await emitEvent(tx, current.workspaceId, "message.failed", messageJson(next), now);
 }
 
 function statusParams(row: MessageRow, now: number) {
@@ -864,16 +887,16 @@ function statusParams(row: MessageRow, now: number) {
  * Applies carrier status reports in one transaction. Idempotent: a repeated or late report
  * changes nothing (DELIVERED stays DELIVERED). Reports for unknown messages are ignored.
  */
-export function applyStatusUpdates(db: Db, updates: StatusUpdate[], now = Date.now()) {
+export async function applyStatusUpdates(db: Db, updates: StatusUpdate[], now = Date.now()) {
   if (!updates.length) return;
-  db.transaction((tx) => {
+  await db.transaction(async (tx) => {
     const statements = messageStatements(tx);
     for (const update of updates) {
       const current = update.messageId
-        ? statements.loadMessage.get({ id: update.messageId })
-        : statements.loadMessageByCarrierId.get({ carrierMessageId: update.carrierMessageId });
+        ? await statements.loadMessage.get({ id: update.messageId })
+        : await statements.loadMessageByCarrierId.get({ carrierMessageId: update.carrierMessageId });
       if (!current) continue;
-      applyStatus(tx, current, update, now);
+      await applyStatus(tx, current, update, now);
     }
   });
 }

@@ -163,11 +163,11 @@ const senderStatements = preparedPerConnection((db) => {
 // Records.
 
 /** Sends counted today (each number's local day) for several numbers, in one query. */
-export function usageToday(db: DbOrTx, rows: NumberRow[], now: number): Map<string, number> {
+export async function usageToday(db: DbOrTx, rows: NumberRow[], now: number): Promise<Map<string, number>> {
   const out = new Map<string, number>();
   if (rows.length === 0) return out;
   const days = new Map(rows.map((row) => [row.id, localDay(row.timezone, now)]));
-  const found = db
+  const found = await db
     .select()
     .from(numberDailyUsage)
     .where(
@@ -186,13 +186,18 @@ export function usageToday(db: DbOrTx, rows: NumberRow[], now: number): Map<stri
   return out;
 }
 
-function defaultNumberIdOf(db: DbOrTx, workspaceId: string): string | null {
-  return senderStatements(db).defaultNumberId.get({ workspaceId })?.id ?? null;
+async function defaultNumberIdOf(db: DbOrTx, workspaceId: string): Promise<string | null> {
+  return (await senderStatements(db).defaultNumberId.get({ workspaceId }))?.id ?? null;
 }
 
-function toRecords(db: DbOrTx, workspaceId: string, rows: NumberRow[], now: number): PhoneNumberRecord[] {
-  const usage = usageToday(db, rows, now);
-  const defaultId = defaultNumberIdOf(db, workspaceId);
+async function toRecords(
+  db: DbOrTx,
+  workspaceId: string,
+  rows: NumberRow[],
+  now: number,
+): Promise<PhoneNumberRecord[]> {
+  const usage = await usageToday(db, rows, now);
+  const defaultId = await defaultNumberIdOf(db, workspaceId);
   return rows.map((row) => ({
     id: row.id,
     number: row.number,
@@ -206,14 +211,14 @@ function toRecords(db: DbOrTx, workspaceId: string, rows: NumberRow[], now: numb
   }));
 }
 
-function findNumber(db: DbOrTx, workspaceId: string, id: string): NumberRow {
-  const row = workspaceRow(db, numbers, workspaceId, id);
+async function findNumber(db: DbOrTx, workspaceId: string, id: string): Promise<NumberRow> {
+  const row = await workspaceRow(db, numbers, workspaceId, id);
   if (!row) throw notFound();
   return row;
 }
 
-function poolExists(db: DbOrTx, workspaceId: string, poolId: string): boolean {
-  return workspaceRow(db, pools, workspaceId, poolId) !== undefined;
+async function poolExists(db: DbOrTx, workspaceId: string, poolId: string): Promise<boolean> {
+  return (await workspaceRow(db, pools, workspaceId, poolId)) !== undefined;
 }
 
 function checkDailyLimit(value: number | null | undefined) {
@@ -261,20 +266,21 @@ export async function searchAvailableNumbers(
   }
   if (found.length === 0) return found;
   const taken = new Set(
-    db
-      .select({ number: numbers.number })
-      .from(numbers)
-      .where(
-        and(
-          NUMBER_IS_ACTIVE,
-          inArray(
-            numbers.number,
-            found.map((n) => n.number),
+    (
+      await db
+        .select({ number: numbers.number })
+        .from(numbers)
+        .where(
+          and(
+            NUMBER_IS_ACTIVE,
+            inArray(
+              numbers.number,
+              found.map((n) => n.number),
+            ),
           ),
-        ),
-      )
-      .all()
-      .map((row) => row.number),
+        )
+        .all()
+    ).map((row) => row.number),
   );
   return found.filter((n) => !taken.has(n.number));
 }
@@ -327,17 +333,19 @@ export async function orderNumbers(
   if (requested.length === 0) throw invalid("number is required");
   checkDailyLimit(input.daily_limit);
   const poolId = input.pool_id ?? null;
-  if (poolId !== null && !poolExists(db, workspaceId, poolId)) throw invalid("pool_id does not exist");
+  if (poolId !== null && !(await poolExists(db, workspaceId, poolId)))
+    throw invalid("pool_id does not exist");
 
   const unique = [...new Set(requested)];
   let skipped = requested.length - unique.length;
   const held = new Set(
-    db
-      .select({ number: numbers.number })
-      .from(numbers)
-      .where(and(NUMBER_IS_ACTIVE, inArray(numbers.number, unique)))
-      .all()
-      .map((row) => row.number),
+    (
+      await db
+        .select({ number: numbers.number })
+        .from(numbers)
+        .where(and(NUMBER_IS_ACTIVE, inArray(numbers.number, unique)))
+        .all()
+    ).map((row) => row.number),
   );
   const toOrder: string[] = [];
   for (const number of unique) {
@@ -348,8 +356,8 @@ export async function orderNumbers(
   // 2. The workspace's daily budget, spent for every number about to be ordered before the
   // carrier is asked (429: nothing ordered); what the carrier does not grant is given back in 4.
   if (toOrder.length > 0)
-    db.transaction((tx) =>
-      spendDailyBudget(tx, workspaceId, "number_orders_daily_limit", toOrder.length, now),
+    await db.transaction(
+      async (tx) => await spendDailyBudget(tx, workspaceId, "number_orders_daily_limit", toOrder.length, now),
     );
   let recorded = false;
 
@@ -377,7 +385,7 @@ export async function orderNumbers(
     }
 
     // 4. Record what was granted, and give back the budget of the rest, in one transaction.
-    const workspace = db.select().from(workspaces).where(eq(workspaces.id, workspaceId)).get();
+    const workspace = await db.select().from(workspaces).where(eq(workspaces.id, workspaceId)).get();
     if (!workspace) throw notFound();
     const rows: NumberRow[] = granted.map((g) => ({
       id: newId(),
@@ -394,20 +402,27 @@ export async function orderNumbers(
       updatedAt: now,
       releasedAt: null,
     }));
-    db.transaction((tx) => {
-      if (rows.length) tx.insert(numbers).values(rows).run();
-      refundDailyBudget(tx, workspaceId, "number_orders_daily_limit", toOrder.length - rows.length, now);
+    await db.transaction(async (tx) => {
+      if (rows.length) await tx.insert(numbers).values(rows).run();
+      await refundDailyBudget(
+        tx,
+        workspaceId,
+        "number_orders_daily_limit",
+        toOrder.length - rows.length,
+        now,
+      );
     });
     recorded = true;
     if (rows.length === 0 && outage) throw carrierUnavailable();
-    return { ordered: toRecords(db, workspaceId, rows, now), added: rows.length, skipped };
+    return { ordered: await toRecords(db, workspaceId, rows, now), added: rows.length, skipped };
   } finally {
     for (const number of toOrder) ordersInFlight.delete(number);
     // A failure before the record (an unexpected carrier error): nothing was recorded, so the
     // whole spend goes back.
     if (!recorded && toOrder.length > 0)
-      db.transaction((tx) =>
-        refundDailyBudget(tx, workspaceId, "number_orders_daily_limit", toOrder.length, now),
+      await db.transaction(
+        async (tx) =>
+          await refundDailyBudget(tx, workspaceId, "number_orders_daily_limit", toOrder.length, now),
       );
   }
 }
@@ -415,24 +430,29 @@ export async function orderNumbers(
 // ---------------------------------------------------------------------------------------------
 // List, get, update, release.
 
-export function listNumbers(
+export async function listNumbers(
   db: DbOrTx,
   workspaceId: string,
   filters: { status?: string; pool_id?: string },
   page: { limit: number; offset: number },
   now = Date.now(),
-): { numbers: PhoneNumberRecord[]; total: number } {
+): Promise<{ numbers: PhoneNumberRecord[]; total: number }> {
   const status = filters.status ?? "active";
   if (status !== "active" && status !== "released") throw invalid("status must be one of active, released");
   const conditions = [eq(numbers.workspaceId, workspaceId), eq(numbers.status, status)];
   if (filters.pool_id) conditions.push(eq(numbers.poolId, filters.pool_id));
   const where = and(...conditions);
-  const { rows, total } = newestFirstPage(db, numbers, where, [numbers.createdAt, numbers.id], page);
-  return { numbers: toRecords(db, workspaceId, rows, now), total };
+  const { rows, total } = await newestFirstPage(db, numbers, where, [numbers.createdAt, numbers.id], page);
+  return { numbers: await toRecords(db, workspaceId, rows, now), total };
 }
 
-export function getNumber(db: DbOrTx, workspaceId: string, id: string, now = Date.now()): PhoneNumberRecord {
-  return toRecords(db, workspaceId, [findNumber(db, workspaceId, id)], now)[0];
+export async function getNumber(
+  db: DbOrTx,
+  workspaceId: string,
+  id: string,
+  now = Date.now(),
+): Promise<PhoneNumberRecord> {
+  return (await toRecords(db, workspaceId, [await findNumber(db, workspaceId, id)], now))[0];
 }
 
 export interface NumberPatch {
@@ -443,49 +463,52 @@ export interface NumberPatch {
 }
 
 /** PATCH /v1/numbers/{id}: pool, daily cap, default flag, answering agent. */
-export function updateNumber(
+export async function updateNumber(
   db: Db,
   workspaceId: string,
   id: string,
   patch: NumberPatch,
   now = Date.now(),
-): PhoneNumberRecord {
+): Promise<PhoneNumberRecord> {
   checkDailyLimit(patch.daily_limit);
-  return db.transaction((tx) => {
-    const row = findNumber(tx, workspaceId, id);
+  return await db.transaction(async (tx) => {
+    const row = await findNumber(tx, workspaceId, id);
     if (
       patch.pool_id !== undefined &&
       patch.pool_id !== null &&
-      !poolExists(tx, workspaceId, patch.pool_id)
+      !(await poolExists(tx, workspaceId, patch.pool_id))
     ) {
       throw invalid("pool_id does not exist");
     }
     if (patch.agent_id !== undefined && patch.agent_id !== null)
-      smsAgentForReference(tx, workspaceId, patch.agent_id, "agent_id");
+      await smsAgentForReference(tx, workspaceId, patch.agent_id, "agent_id");
     if (row.status !== "active") throw conflict("Number is released");
     const changes: Partial<NumberRow> = { updatedAt: now };
     if (patch.agent_id !== undefined) changes.agentId = patch.agent_id;
     if (patch.pool_id !== undefined) changes.poolId = patch.pool_id;
     if (patch.daily_limit !== undefined) changes.dailyLimit = patch.daily_limit;
-    tx.update(numbers).set(changes).where(eq(numbers.id, row.id)).run();
+    await tx.update(numbers).set(changes).where(eq(numbers.id, row.id)).run();
     if (patch.pool_id !== undefined && patch.pool_id !== row.poolId && row.poolId) {
       // Leaving a pool: the contacts it was sticky for there get a new sender next time.
-      tx.delete(poolStickySenders)
+      await tx
+        .delete(poolStickySenders)
         .where(and(eq(poolStickySenders.poolId, row.poolId), eq(poolStickySenders.numberId, row.id)))
         .run();
     }
     if (patch.default === true) {
-      tx.update(workspaces)
+      await tx
+        .update(workspaces)
         .set({ defaultNumberId: row.id, updatedAt: now })
         .where(eq(workspaces.id, workspaceId))
         .run();
     } else if (patch.default === false) {
-      tx.update(workspaces)
+      await tx
+        .update(workspaces)
         .set({ defaultNumberId: null, updatedAt: now })
         .where(and(eq(workspaces.id, workspaceId), eq(workspaces.defaultNumberId, row.id)))
         .run();
     }
-    return toRecords(tx, workspaceId, [{ ...row, ...changes }], now)[0];
+    return (await toRecords(tx, workspaceId, [{ ...row, ...changes }], now))[0];
   });
 }
 
@@ -501,7 +524,7 @@ export async function releaseNumber(
   id: string,
   now = Date.now(),
 ): Promise<PhoneNumberRecord> {
-  const row = findNumber(db, workspaceId, id);
+  const row = await findNumber(db, workspaceId, id);
   if (row.status !== "active") throw conflict("Number is already released");
   try {
     await carrier.releaseNumber(row.number, row.carrierNumberId);
@@ -509,25 +532,27 @@ export async function releaseNumber(
     if (error instanceof CarrierUnavailableError) throw carrierUnavailable();
     throw error;
   }
-  return db.transaction((tx) => {
+  return await db.transaction(async (tx) => {
     const changes = { status: "released", releasedAt: now, updatedAt: now };
-    tx.update(numbers)
+    await tx
+      .update(numbers)
       .set(changes)
       .where(and(eq(numbers.id, row.id), NUMBER_IS_ACTIVE))
       .run();
-    tx.delete(poolStickySenders).where(eq(poolStickySenders.numberId, row.id)).run();
-    tx.update(workspaces)
+    await tx.delete(poolStickySenders).where(eq(poolStickySenders.numberId, row.id)).run();
+    await tx
+      .update(workspaces)
       .set({ defaultNumberId: null, updatedAt: now })
       .where(and(eq(workspaces.id, workspaceId), eq(workspaces.defaultNumberId, row.id)))
       .run();
-    return toRecords(tx, workspaceId, [{ ...row, ...changes }], now)[0];
+    return (await toRecords(tx, workspaceId, [{ ...row, ...changes }], now))[0];
   });
 }
 
 // settings.default_number_id must name an active number of the workspace.
-registerDefaultNumberCheck((db, workspaceId, numberId) => {
+registerDefaultNumberCheck(async (db, workspaceId, numberId) => {
   if (!isUuid(numberId)) return "default_number_id does not exist";
-  const row = db
+  const row = await db
     .select({ id: numbers.id })
     .from(numbers)
     .where(and(eq(numbers.workspaceId, workspaceId), eq(numbers.id, numberId), NUMBER_IS_ACTIVE))
@@ -539,16 +564,20 @@ registerDefaultNumberCheck((db, workspaceId, numberId) => {
 // Senders and daily caps (used by every send path).
 
 /** The workspace's active number `number` (E.164), if it has it. */
-export function activeNumberOf(tx: DbOrTx, workspaceId: string, number: string): NumberRow | undefined {
-  return senderStatements(tx).activeByNumber.get({ workspaceId, number });
+export async function activeNumberOf(
+  tx: DbOrTx,
+  workspaceId: string,
+  number: string,
+): Promise<NumberRow | undefined> {
+  return await senderStatements(tx).activeByNumber.get({ workspaceId, number });
 }
 
 /** The default sender rule: `settings.default_number_id` when active, else the oldest active number. */
-export function defaultSender(tx: DbOrTx, workspaceId: string): NumberRow | undefined {
+export async function defaultSender(tx: DbOrTx, workspaceId: string): Promise<NumberRow | undefined> {
   const statements = senderStatements(tx);
-  const defaultId = defaultNumberIdOf(tx, workspaceId);
-  const byDefault = defaultId ? statements.activeById.get({ workspaceId, id: defaultId }) : undefined;
-  return byDefault ?? statements.oldestActive.get({ workspaceId });
+  const defaultId = await defaultNumberIdOf(tx, workspaceId);
+  const byDefault = defaultId ? await statements.activeById.get({ workspaceId, id: defaultId }) : undefined;
+  return byDefault ?? (await statements.oldestActive.get({ workspaceId }));
 }
 
 /**
@@ -557,13 +586,17 @@ export function defaultSender(tx: DbOrTx, workspaceId: string): NumberRow | unde
  * contract's message when there is none or `from` is foreign. Its daily_limit is the caller's
  * next step: `reserveDailySend` in the same transaction, which checks and counts at once.
  */
-export function resolveSender(tx: DbOrTx, workspaceId: string, from?: string | null): NumberRow {
+export async function resolveSender(
+  tx: DbOrTx,
+  workspaceId: string,
+  from?: string | null,
+): Promise<NumberRow> {
   let row: NumberRow | undefined;
   if (from) {
-    row = activeNumberOf(tx, workspaceId, from);
+    row = await activeNumberOf(tx, workspaceId, from);
     if (!row) throw invalid("from is not a number of this workspace");
   } else {
-    row = defaultSender(tx, workspaceId);
+    row = await defaultSender(tx, workspaceId);
     if (!row) throw invalid("No sending number: order one with POST /v1/numbers");
   }
   return row;
@@ -575,28 +608,29 @@ export function resolveSender(tx: DbOrTx, workspaceId: string, from?: string | n
  * cap; `evenOverCap` counts it regardless (compliance replies). Call it in the transaction that
  * accepts the send.
  */
-export function reserveDailySend(
+export async function reserveDailySend(
   tx: DbOrTx,
   sender: NumberRow | string,
   now = Date.now(),
   options: { evenOverCap?: boolean } = {},
-): boolean {
+): Promise<boolean> {
   const statements = senderStatements(tx);
-  const row = typeof sender === "string" ? statements.byId.get({ id: sender }) : sender;
+  const row = typeof sender === "string" ? await statements.byId.get({ id: sender }) : sender;
   if (!row) return false;
   const limit = options.evenOverCap ? null : row.dailyLimit;
   if (limit !== null && limit <= 0) return false;
   const usage = { numberId: row.id, workspaceId: row.workspaceId, day: localDay(row.timezone, now) };
   const inserted =
     limit === null
-      ? statements.reserveUncapped.all(usage)
-      : statements.reserveCapped.all({ ...usage, limit });
+      ? await statements.reserveUncapped.all(usage)
+      : await statements.reserveCapped.all({ ...usage, limit });
   return inserted.length > 0;
 }
 
 /** Gives back one reserved send (a send that was accepted and then refused before hand-off). */
-export function releaseDailySend(tx: DbOrTx, sender: NumberRow, reservedAt: number) {
-  tx.update(numberDailyUsage)
+export async function releaseDailySend(tx: DbOrTx, sender: NumberRow, reservedAt: number) {
+  await tx
+    .update(numberDailyUsage)
     .set({
       count: sql`case when ${numberDailyUsage.count} > 0 then ${numberDailyUsage.count} - 1 else 0 end`,
     })

@@ -16,9 +16,9 @@ export interface PoolRecord {
   created_at: string;
 }
 
-function countsOf(db: DbOrTx, workspaceId: string, poolIds: string[]): Map<string, number> {
+async function countsOf(db: DbOrTx, workspaceId: string, poolIds: string[]): Promise<Map<string, number>> {
   if (poolIds.length === 0) return new Map();
-  const rows = db
+  const rows = await db
     .select({ poolId: numbers.poolId, n: count() })
     .from(numbers)
     .where(and(eq(numbers.workspaceId, workspaceId), NUMBER_IS_ACTIVE, inArray(numbers.poolId, poolIds)))
@@ -27,8 +27,8 @@ function countsOf(db: DbOrTx, workspaceId: string, poolIds: string[]): Map<strin
   return new Map(rows.map((row) => [row.poolId as string, row.n]));
 }
 
-function toRecords(db: DbOrTx, workspaceId: string, rows: PoolRow[]): PoolRecord[] {
-  const counts = countsOf(
+async function toRecords(db: DbOrTx, workspaceId: string, rows: PoolRow[]): Promise<PoolRecord[]> {
+  const counts = await countsOf(
     db,
     workspaceId,
     rows.map((row) => row.id),
@@ -42,18 +42,18 @@ function toRecords(db: DbOrTx, workspaceId: string, rows: PoolRow[]): PoolRecord
   }));
 }
 
-function findPool(db: DbOrTx, workspaceId: string, id: string): PoolRow {
-  const row = workspaceRow(db, pools, workspaceId, id);
+async function findPool(db: DbOrTx, workspaceId: string, id: string): Promise<PoolRow> {
+  const row = await workspaceRow(db, pools, workspaceId, id);
   if (!row) throw notFound();
   return row;
 }
 
-export function createPool(
+export async function createPool(
   db: DbOrTx,
   workspaceId: string,
   input: { name: string; description?: string | null },
   now = Date.now(),
-): PoolRecord {
+): Promise<PoolRecord> {
   const row: PoolRow = {
     id: newId(),
     workspaceId,
@@ -62,57 +62,58 @@ export function createPool(
     createdAt: now,
     updatedAt: now,
   };
-  db.insert(pools).values(row).run();
-  return toRecords(db, workspaceId, [row])[0];
+  await db.insert(pools).values(row).run();
+  return (await toRecords(db, workspaceId, [row]))[0];
 }
 
-export function listPools(
+export async function listPools(
   db: DbOrTx,
   workspaceId: string,
   filters: { q?: string },
   page: { limit: number; offset: number },
-): { pools: PoolRecord[]; total: number } {
-  const { rows, total } = newestFirstPage(
+): Promise<{ pools: PoolRecord[]; total: number }> {
+  const { rows, total } = await newestFirstPage(
     db,
     pools,
     and(eq(pools.workspaceId, workspaceId), containsText(pools.name, filters.q)),
     [pools.createdAt, pools.id],
     page,
   );
-  return { pools: toRecords(db, workspaceId, rows), total };
+  return { pools: await toRecords(db, workspaceId, rows), total };
 }
 
-export function getPool(db: DbOrTx, workspaceId: string, id: string): PoolRecord {
-  return toRecords(db, workspaceId, [findPool(db, workspaceId, id)])[0];
+export async function getPool(db: DbOrTx, workspaceId: string, id: string): Promise<PoolRecord> {
+  return (await toRecords(db, workspaceId, [await findPool(db, workspaceId, id)]))[0];
 }
 
-export function updatePool(
+export async function updatePool(
   db: Db,
   workspaceId: string,
   id: string,
   patch: { name?: string; description?: string | null },
   now = Date.now(),
-): PoolRecord {
-  return db.transaction((tx) => {
-    const row = findPool(tx, workspaceId, id);
+): Promise<PoolRecord> {
+  return await db.transaction(async (tx) => {
+    const row = await findPool(tx, workspaceId, id);
     const changes: Partial<PoolRow> = { updatedAt: now };
     if (patch.name !== undefined) changes.name = patch.name;
     if (patch.description !== undefined) changes.description = patch.description;
-    tx.update(pools).set(changes).where(eq(pools.id, row.id)).run();
-    return toRecords(tx, workspaceId, [{ ...row, ...changes }])[0];
+    await tx.update(pools).set(changes).where(eq(pools.id, row.id)).run();
+    return (await toRecords(tx, workspaceId, [{ ...row, ...changes }]))[0];
   });
 }
 
 /** DELETE /v1/pools/{id}: the pool goes; its numbers stay in the workspace with no pool (seed rule 3). */
-export function deletePool(db: Db, workspaceId: string, id: string, now = Date.now()) {
-  db.transaction((tx) => {
-    const row = findPool(tx, workspaceId, id);
-    tx.update(numbers)
+export async function deletePool(db: Db, workspaceId: string, id: string, now = Date.now()) {
+  await db.transaction(async (tx) => {
+    const row = await findPool(tx, workspaceId, id);
+    await tx
+      .update(numbers)
       .set({ poolId: null, updatedAt: now })
       .where(and(eq(numbers.workspaceId, workspaceId), eq(numbers.poolId, row.id)))
       .run();
-    tx.delete(poolStickySenders).where(eq(poolStickySenders.poolId, row.id)).run();
-    tx.delete(pools).where(eq(pools.id, row.id)).run();
+    await tx.delete(poolStickySenders).where(eq(poolStickySenders.poolId, row.id)).run();
+    await tx.delete(pools).where(eq(pools.id, row.id)).run();
   });
 }
 
@@ -120,18 +121,18 @@ export function deletePool(db: Db, workspaceId: string, id: string, now = Date.n
  * POST /v1/pools/{id}/numbers: moves active numbers of the workspace into the pool. Unknown,
  * foreign or released ids and numbers already in the pool are counted in `skipped`.
  */
-export function addNumbersToPool(
+export async function addNumbersToPool(
   db: Db,
   workspaceId: string,
   id: string,
   numberIds: string[],
   now = Date.now(),
-): { added: number; skipped: number } {
-  return db.transaction((tx) => {
-    const pool = findPool(tx, workspaceId, id);
+): Promise<{ added: number; skipped: number }> {
+  return await db.transaction(async (tx) => {
+    const pool = await findPool(tx, workspaceId, id);
     const wanted = [...new Set(numberIds.filter(isUuid))];
     const movable = wanted.length
-      ? tx
+      ? await tx
           .select({ id: numbers.id, poolId: numbers.poolId })
           .from(numbers)
           .where(
@@ -146,9 +147,10 @@ export function addNumbersToPool(
       : [];
     if (movable.length) {
       const ids = movable.map((row) => row.id);
-      tx.update(numbers).set({ poolId: pool.id, updatedAt: now }).where(inArray(numbers.id, ids)).run();
+      await tx.update(numbers).set({ poolId: pool.id, updatedAt: now }).where(inArray(numbers.id, ids)).run();
       // Sticky assignments in the pools they left no longer apply.
-      tx.delete(poolStickySenders)
+      await tx
+        .delete(poolStickySenders)
         .where(and(inArray(poolStickySenders.numberId, ids), ne(poolStickySenders.poolId, pool.id)))
         .run();
     }
@@ -157,28 +159,34 @@ export function addNumbersToPool(
 }
 
 /** DELETE /v1/pools/{id}/numbers: takes numbers out of the pool (they stay in the workspace). */
-export function removeNumbersFromPool(
+export async function removeNumbersFromPool(
   db: Db,
   workspaceId: string,
   id: string,
   numberIds: string[],
   now = Date.now(),
-): { removed: number } {
-  return db.transaction((tx) => {
-    const pool = findPool(tx, workspaceId, id);
+): Promise<{ removed: number }> {
+  return await db.transaction(async (tx) => {
+    const pool = await findPool(tx, workspaceId, id);
     const wanted = [...new Set(numberIds.filter(isUuid))];
     if (wanted.length === 0) return { removed: 0 };
-    const members = tx
-      .select({ id: numbers.id })
-      .from(numbers)
-      .where(
-        and(eq(numbers.workspaceId, workspaceId), eq(numbers.poolId, pool.id), inArray(numbers.id, wanted)),
-      )
-      .all()
-      .map((row) => row.id);
+    const members = (
+      await tx
+        .select({ id: numbers.id })
+        .from(numbers)
+        .where(
+          and(eq(numbers.workspaceId, workspaceId), eq(numbers.poolId, pool.id), inArray(numbers.id, wanted)),
+        )
+        .all()
+    ).map((row) => row.id);
     if (members.length) {
-      tx.update(numbers).set({ poolId: null, updatedAt: now }).where(inArray(numbers.id, members)).run();
-      tx.delete(poolStickySenders)
+      await tx
+        .update(numbers)
+        .set({ poolId: null, updatedAt: now })
+        .where(inArray(numbers.id, members))
+        .run();
+      await tx
+        .delete(poolStickySenders)
         .where(and(eq(poolStickySenders.poolId, pool.id), inArray(poolStickySenders.numberId, members)))
         .run();
     }

@@ -18,14 +18,14 @@ export type PickedSender =
  * 3. every number capped → no sender, and the time the earliest of them starts a new local day.
  * A cap is never exceeded. Call it inside the transaction that accepts the send.
  */
-export function pickSender(
+export async function pickSender(
   tx: DbOrTx,
   workspaceId: string,
   poolId: string,
   contact: { id: string; phoneNumber: string },
   now = Date.now(),
-): PickedSender {
-  const candidates = tx
+): Promise<PickedSender> {
+  const candidates = await tx
     .select()
     .from(numbers)
     .where(and(eq(numbers.workspaceId, workspaceId), eq(numbers.poolId, poolId), NUMBER_IS_ACTIVE))
@@ -34,17 +34,17 @@ export function pickSender(
   if (candidates.length === 0) return { sender: null, retryAt: null };
 
   // 1. Sticky sender.
-  const sticky = tx
+  const sticky = await tx
     .select({ numberId: poolStickySenders.numberId })
     .from(poolStickySenders)
     .where(and(eq(poolStickySenders.poolId, poolId), eq(poolStickySenders.contactId, contact.id)))
     .get();
   const stickyRow = sticky ? candidates.find((row) => row.id === sticky.numberId) : undefined;
-  if (stickyRow && reserveDailySend(tx, stickyRow, now)) return { sender: stickyRow, retryAt: null };
+  if (stickyRow && (await reserveDailySend(tx, stickyRow, now))) return { sender: stickyRow, retryAt: null };
 
   // 2. Least used today under the cap; area-code match, then age, break ties.
   const contactArea = areaCodeOf(contact.phoneNumber);
-  const usage = usageToday(tx, candidates, now);
+  const usage = await usageToday(tx, candidates, now);
   const ranked = candidates
     .map((row, age) => ({ row, age, used: usage.get(row.id) ?? 0 }))
     .filter((c) => c.row.dailyLimit === null || c.used < c.row.dailyLimit)
@@ -55,9 +55,10 @@ export function pickSender(
       return aMatch !== bMatch ? aMatch - bMatch : a.age - b.age;
     });
   for (const candidate of ranked) {
-    if (!reserveDailySend(tx, candidate.row, now)) continue;
+    if (!(await reserveDailySend(tx, candidate.row, now))) continue;
     if (!stickyRow) {
-      tx.insert(poolStickySenders)
+      await tx
+        .insert(poolStickySenders)
         .values({ workspaceId, poolId, contactId: contact.id, numberId: candidate.row.id, createdAt: now })
         .onConflictDoUpdate({
           target: [poolStickySenders.poolId, poolStickySenders.contactId],

@@ -57,7 +57,7 @@ function registryOf(db: Db): RegistryReviewer {
   return registry;
 }
 
-function scheduleReview(
+async function scheduleReview(
   tx: DbOrTx,
   registry: RegistryReviewer,
   workspaceId: string,
@@ -65,7 +65,12 @@ function scheduleReview(
   id: string,
   now: number,
 ) {
-  enqueueJob(tx, "registry.review", { kind, id }, { workspaceId, runAt: now + registry.reviewDelayMs, now });
+  await enqueueJob(
+    tx,
+    "registry.review",
+    { kind, id },
+    { workspaceId, runAt: now + registry.reviewDelayMs, now },
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -89,8 +94,8 @@ export function brandJson(row: TendlcBrandRow) {
   };
 }
 
-function findBrand(db: DbOrTx, workspaceId: string, id: string): TendlcBrandRow {
-  const row = workspaceRow(db, tendlcBrands, workspaceId, id);
+async function findBrand(db: DbOrTx, workspaceId: string, id: string): Promise<TendlcBrandRow> {
+  const row = await workspaceRow(db, tendlcBrands, workspaceId, id);
   if (!row) throw notFound();
   return row;
 }
@@ -121,10 +126,10 @@ function brandColumns(input: BrandInput) {
   };
 }
 
-export function createBrand(db: Db, workspaceId: string, body: unknown, now = Date.now()) {
+export async function createBrand(db: Db, workspaceId: string, body: unknown, now = Date.now()) {
   const registry = registryOf(db);
   const input = checkBrand(body);
-  return db.transaction((tx) => {
+  return await db.transaction(async (tx) => {
     const row: TendlcBrandRow = {
       id: newId(),
       workspaceId,
@@ -135,18 +140,18 @@ export function createBrand(db: Db, workspaceId: string, body: unknown, now = Da
       updatedAt: now,
       reviewedAt: null,
     };
-    tx.insert(tendlcBrands).values(row).run();
-    scheduleReview(tx, registry, workspaceId, "brand", row.id, now);
+    await tx.insert(tendlcBrands).values(row).run();
+    await scheduleReview(tx, registry, workspaceId, "brand", row.id, now);
     return brandJson(row);
   });
 }
 
 /** PATCH: a VERIFIED brand cannot change (409); any other goes back to PENDING and is reviewed again. */
-export function updateBrand(db: Db, workspaceId: string, id: string, body: unknown, now = Date.now()) {
+export async function updateBrand(db: Db, workspaceId: string, id: string, body: unknown, now = Date.now()) {
   const registry = registryOf(db);
   const patch = checkBrand(body, true);
-  return db.transaction((tx) => {
-    const current = findBrand(tx, workspaceId, id);
+  return await db.transaction(async (tx) => {
+    const current = await findBrand(tx, workspaceId, id);
     if (current.status === "VERIFIED")
       throw conflict("Brand is VERIFIED: a verified registration cannot be edited");
     const merged = checkBrand({ ...brandInputOf(current), ...patch });
@@ -157,19 +162,19 @@ export function updateBrand(db: Db, workspaceId: string, id: string, body: unkno
       failureReasons: [],
       updatedAt: now,
     };
-    tx.update(tendlcBrands).set(row).where(eq(tendlcBrands.id, id)).run();
-    scheduleReview(tx, registry, workspaceId, "brand", id, now);
+    await tx.update(tendlcBrands).set(row).where(eq(tendlcBrands.id, id)).run();
+    await scheduleReview(tx, registry, workspaceId, "brand", id, now);
     return brandJson(row);
   });
 }
 
-export function getBrand(db: DbOrTx, workspaceId: string, id: string) {
-  return brandJson(findBrand(db, workspaceId, id));
+export async function getBrand(db: DbOrTx, workspaceId: string, id: string) {
+  return brandJson(await findBrand(db, workspaceId, id));
 }
 
-export function listBrands(db: DbOrTx, workspaceId: string, page: { limit: number; offset: number }) {
+export async function listBrands(db: DbOrTx, workspaceId: string, page: { limit: number; offset: number }) {
   const where = eq(tendlcBrands.workspaceId, workspaceId);
-  const { rows, total } = newestFirstPage(
+  const { rows, total } = await newestFirstPage(
     db,
     tendlcBrands,
     where,
@@ -206,8 +211,8 @@ export function tendlcCampaignJson(row: TendlcCampaignRow) {
   };
 }
 
-function findTendlcCampaign(db: DbOrTx, workspaceId: string, id: string): TendlcCampaignRow {
-  const row = workspaceRow(db, tendlcCampaigns, workspaceId, id);
+async function findTendlcCampaign(db: DbOrTx, workspaceId: string, id: string): Promise<TendlcCampaignRow> {
+  const row = await workspaceRow(db, tendlcCampaigns, workspaceId, id);
   if (!row) throw notFound();
   return row;
 }
@@ -228,9 +233,13 @@ function campaignInputOf(row: TendlcCampaignRow): TendlcCampaignInput {
 }
 
 /** The brand and numbers a campaign names must be the workspace's (422 naming the path). */
-function checkReferences(tx: DbOrTx, workspaceId: string, input: TendlcCampaignInput): TendlcBrandRow {
+async function checkReferences(
+  tx: DbOrTx,
+  workspaceId: string,
+  input: TendlcCampaignInput,
+): Promise<TendlcBrandRow> {
   const brand = isUuid(input.brand_id)
-    ? tx
+    ? await tx
         .select()
         .from(tendlcBrands)
         .where(and(eq(tendlcBrands.workspaceId, workspaceId), eq(tendlcBrands.id, input.brand_id)))
@@ -240,12 +249,13 @@ function checkReferences(tx: DbOrTx, workspaceId: string, input: TendlcCampaignI
   const wanted = input.number_ids.filter(isUuid);
   const found = new Set(
     wanted.length
-      ? tx
-          .select({ id: numbers.id })
-          .from(numbers)
-          .where(and(eq(numbers.workspaceId, workspaceId), NUMBER_IS_ACTIVE, inArray(numbers.id, wanted)))
-          .all()
-          .map((r) => r.id)
+      ? (
+          await tx
+            .select({ id: numbers.id })
+            .from(numbers)
+            .where(and(eq(numbers.workspaceId, workspaceId), NUMBER_IS_ACTIVE, inArray(numbers.id, wanted)))
+            .all()
+        ).map((r) => r.id)
       : [],
   );
   const missing = input.number_ids.findIndex((id) => !found.has(id));
@@ -254,41 +264,47 @@ function checkReferences(tx: DbOrTx, workspaceId: string, input: TendlcCampaignI
 }
 
 /** The workspace's verified link domains: sample links on them are the campaign's own links. */
-function verifiedLinkDomains(db: DbOrTx, workspaceId: string): string[] {
-  return db
-    .select({ domain: linkDomains.domain })
-    .from(linkDomains)
-    .where(and(eq(linkDomains.workspaceId, workspaceId), eq(linkDomains.status, "verified")))
-    .all()
-    .map((row) => row.domain);
+async function verifiedLinkDomains(db: DbOrTx, workspaceId: string): Promise<string[]> {
+  return (
+    await db
+      .select({ domain: linkDomains.domain })
+      .from(linkDomains)
+      .where(and(eq(linkDomains.workspaceId, workspaceId), eq(linkDomains.status, "verified")))
+      .all()
+  ).map((row) => row.domain);
 }
 
 /** The pre-flight for a checked campaign; its errors block (422 naming the field), warnings are kept. */
-function blockingPreflight(tx: DbOrTx, input: TendlcCampaignInput, brand: TendlcBrandRow): PreflightIssue[] {
+async function blockingPreflight(
+  tx: DbOrTx,
+  input: TendlcCampaignInput,
+  brand: TendlcBrandRow,
+): Promise<PreflightIssue[]> {
   const issues = preflight(
     input,
     { legal_name: brand.legalName },
-    verifiedLinkDomains(tx, brand.workspaceId),
+    await verifiedLinkDomains(tx, brand.workspaceId),
   );
   const error = issues.find((issue) => issue.severity === "error");
   if (error) throw invalid(`${error.field}: ${error.message}`, { code: error.code });
   return issues;
 }
 
-function writeNumbers(tx: DbOrTx, workspaceId: string, campaignId: string, numberIds: string[]) {
-  tx.delete(tendlcCampaignNumbers).where(eq(tendlcCampaignNumbers.campaignId, campaignId)).run();
+async function writeNumbers(tx: DbOrTx, workspaceId: string, campaignId: string, numberIds: string[]) {
+  await tx.delete(tendlcCampaignNumbers).where(eq(tendlcCampaignNumbers.campaignId, campaignId)).run();
   if (numberIds.length)
-    tx.insert(tendlcCampaignNumbers)
+    await tx
+      .insert(tendlcCampaignNumbers)
       .values(numberIds.map((numberId) => ({ campaignId, numberId, workspaceId })))
       .run();
 }
 
-export function createTendlcCampaign(db: Db, workspaceId: string, body: unknown, now = Date.now()) {
+export async function createTendlcCampaign(db: Db, workspaceId: string, body: unknown, now = Date.now()) {
   const registry = registryOf(db);
   const input = checkTendlcCampaign(body);
-  return db.transaction((tx) => {
-    const brand = checkReferences(tx, workspaceId, input);
-    const issues = blockingPreflight(tx, input, brand);
+  return await db.transaction(async (tx) => {
+    const brand = await checkReferences(tx, workspaceId, input);
+    const issues = await blockingPreflight(tx, input, brand);
     const row: TendlcCampaignRow = {
       id: newId(),
       workspaceId,
@@ -309,15 +325,15 @@ export function createTendlcCampaign(db: Db, workspaceId: string, body: unknown,
       updatedAt: now,
       reviewedAt: null,
     };
-    tx.insert(tendlcCampaigns).values(row).run();
-    writeNumbers(tx, workspaceId, row.id, row.numberIds);
-    scheduleReview(tx, registry, workspaceId, "campaign", row.id, now);
+    await tx.insert(tendlcCampaigns).values(row).run();
+    await writeNumbers(tx, workspaceId, row.id, row.numberIds);
+    await scheduleReview(tx, registry, workspaceId, "campaign", row.id, now);
     return tendlcCampaignJson(row);
   });
 }
 
 /** PATCH: an APPROVED campaign cannot change (409); any other is checked again and re-reviewed. */
-export function updateTendlcCampaign(
+export async function updateTendlcCampaign(
   db: Db,
   workspaceId: string,
   id: string,
@@ -326,13 +342,13 @@ export function updateTendlcCampaign(
 ) {
   const registry = registryOf(db);
   const patch = checkTendlcCampaign(body, true);
-  return db.transaction((tx) => {
-    const current = findTendlcCampaign(tx, workspaceId, id);
+  return await db.transaction(async (tx) => {
+    const current = await findTendlcCampaign(tx, workspaceId, id);
     if (current.status === "APPROVED")
       throw conflict("10DLC campaign is APPROVED: an approved registration cannot be edited");
     const input = checkTendlcCampaign({ ...campaignInputOf(current), ...patch });
-    const brand = checkReferences(tx, workspaceId, input);
-    const issues = blockingPreflight(tx, input, brand);
+    const brand = await checkReferences(tx, workspaceId, input);
+    const issues = await blockingPreflight(tx, input, brand);
     const row: TendlcCampaignRow = {
       ...current,
       brandId: brand.id,
@@ -350,32 +366,36 @@ export function updateTendlcCampaign(
       warnings: issues as unknown as Record<string, unknown>[],
       updatedAt: now,
     };
-    tx.update(tendlcCampaigns).set(row).where(eq(tendlcCampaigns.id, id)).run();
-    writeNumbers(tx, workspaceId, id, row.numberIds);
-    scheduleReview(tx, registry, workspaceId, "campaign", id, now);
+    await tx.update(tendlcCampaigns).set(row).where(eq(tendlcCampaigns.id, id)).run();
+    await writeNumbers(tx, workspaceId, id, row.numberIds);
+    await scheduleReview(tx, registry, workspaceId, "campaign", id, now);
     return tendlcCampaignJson(row);
   });
 }
 
 /** POST /v1/10dlc/campaigns/preflight: the same checks as create, writing nothing. */
-export function preflightCampaign(db: Db, workspaceId: string, body: unknown) {
+export async function preflightCampaign(db: Db, workspaceId: string, body: unknown) {
   const input = checkTendlcCampaign(body);
-  const brand = checkReferences(db, workspaceId, input);
-  const issues = preflight(input, { legal_name: brand.legalName }, verifiedLinkDomains(db, workspaceId));
+  const brand = await checkReferences(db, workspaceId, input);
+  const issues = preflight(
+    input,
+    { legal_name: brand.legalName },
+    await verifiedLinkDomains(db, workspaceId),
+  );
   return { passed: preflightPassed(issues), issues };
 }
 
-export function getTendlcCampaign(db: DbOrTx, workspaceId: string, id: string) {
-  return tendlcCampaignJson(findTendlcCampaign(db, workspaceId, id));
+export async function getTendlcCampaign(db: DbOrTx, workspaceId: string, id: string) {
+  return tendlcCampaignJson(await findTendlcCampaign(db, workspaceId, id));
 }
 
-export function listTendlcCampaigns(
+export async function listTendlcCampaigns(
   db: DbOrTx,
   workspaceId: string,
   page: { limit: number; offset: number },
 ) {
   const where = eq(tendlcCampaigns.workspaceId, workspaceId);
-  const { rows, total } = newestFirstPage(
+  const { rows, total } = await newestFirstPage(
     db,
     tendlcCampaigns,
     where,
@@ -407,10 +427,10 @@ export function shortCodeJson(row: ShortCodeRequestRow) {
   };
 }
 
-export function createShortCodeRequest(db: Db, workspaceId: string, body: unknown, now = Date.now()) {
+export async function createShortCodeRequest(db: Db, workspaceId: string, body: unknown, now = Date.now()) {
   const registry = registryOf(db);
   const input = checkShortCodeRequest(body);
-  return db.transaction((tx) => {
+  return await db.transaction(async (tx) => {
     const row: ShortCodeRequestRow = {
       id: newId(),
       workspaceId,
@@ -425,9 +445,9 @@ export function createShortCodeRequest(db: Db, workspaceId: string, body: unknow
       createdAt: now,
       updatedAt: now,
     };
-    tx.insert(shortCodeRequests).values(row).run();
+    await tx.insert(shortCodeRequests).values(row).run();
     // Two steps, half a review each: submitted → in_review → approved | rejected.
-    enqueueJob(
+    await enqueueJob(
       tx,
       "registry.review",
       { kind: "short_code", id: row.id },
@@ -437,23 +457,23 @@ export function createShortCodeRequest(db: Db, workspaceId: string, body: unknow
   });
 }
 
-function findShortCode(db: DbOrTx, workspaceId: string, id: string): ShortCodeRequestRow {
-  const row = workspaceRow(db, shortCodeRequests, workspaceId, id);
+async function findShortCode(db: DbOrTx, workspaceId: string, id: string): Promise<ShortCodeRequestRow> {
+  const row = await workspaceRow(db, shortCodeRequests, workspaceId, id);
   if (!row) throw notFound();
   return row;
 }
 
-export function getShortCodeRequest(db: DbOrTx, workspaceId: string, id: string) {
-  return shortCodeJson(findShortCode(db, workspaceId, id));
+export async function getShortCodeRequest(db: DbOrTx, workspaceId: string, id: string) {
+  return shortCodeJson(await findShortCode(db, workspaceId, id));
 }
 
-export function listShortCodeRequests(
+export async function listShortCodeRequests(
   db: DbOrTx,
   workspaceId: string,
   page: { limit: number; offset: number },
 ) {
   const where = eq(shortCodeRequests.workspaceId, workspaceId);
-  const { rows, total } = newestFirstPage(
+  const { rows, total } = await newestFirstPage(
     db,
     shortCodeRequests,
     where,
@@ -473,13 +493,13 @@ export function listShortCodeRequests(
  * `registry.review`: the carrier's registry decides one pending record, and the decision is written
  * with its event in the job's transaction. A campaign whose brand is still PENDING waits for it.
  */
-export function registryReviewJob(payload: JobPayloads["registry.review"], ctx: JobContext) {
+export async function registryReviewJob(payload: JobPayloads["registry.review"], ctx: JobContext) {
   const registry = registries.get(ctx.db);
   if (!registry) return;
   const now = ctx.clock.now();
   if (payload.kind === "brand") {
-    ctx.completeWith((tx) => {
-      const row = tx.select().from(tendlcBrands).where(eq(tendlcBrands.id, payload.id)).get();
+    ctx.completeWith(async (tx) => {
+      const row = await tx.select().from(tendlcBrands).where(eq(tendlcBrands.id, payload.id)).get();
       if (row?.status !== "PENDING") return;
       const result = registry.reviewBrand({ legal_name: row.legalName, ein: row.ein });
       const next = {
@@ -489,18 +509,18 @@ export function registryReviewJob(payload: JobPayloads["registry.review"], ctx: 
         reviewedAt: now,
         updatedAt: now,
       };
-      tx.update(tendlcBrands).set(next).where(eq(tendlcBrands.id, row.id)).run();
-      emitEvent(tx, row.workspaceId, "brand.updated", brandJson(next), now);
+      await tx.update(tendlcBrands).set(next).where(eq(tendlcBrands.id, row.id)).run();
+      await emitEvent(tx, row.workspaceId, "brand.updated", brandJson(next), now);
     });
     return;
   }
   if (payload.kind === "campaign") {
-    const row = ctx.db.select().from(tendlcCampaigns).where(eq(tendlcCampaigns.id, payload.id)).get();
+    const row = await ctx.db.select().from(tendlcCampaigns).where(eq(tendlcCampaigns.id, payload.id)).get();
     if (row?.status !== "PENDING") return;
-    const brand = ctx.db.select().from(tendlcBrands).where(eq(tendlcBrands.id, row.brandId)).get();
+    const brand = await ctx.db.select().from(tendlcBrands).where(eq(tendlcBrands.id, row.brandId)).get();
     if (brand?.status === "PENDING") throw new RescheduleJob(now + registry.reviewDelayMs);
-    ctx.completeWith((tx) => {
-      const current = tx.select().from(tendlcCampaigns).where(eq(tendlcCampaigns.id, payload.id)).get();
+    ctx.completeWith(async (tx) => {
+      const current = await tx.select().from(tendlcCampaigns).where(eq(tendlcCampaigns.id, payload.id)).get();
       if (current?.status !== "PENDING") return;
       const result = registry.reviewCampaign(campaignInputOf(current), {
         status: brand?.status ?? "FAILED",
@@ -513,19 +533,19 @@ export function registryReviewJob(payload: JobPayloads["registry.review"], ctx: 
         reviewedAt: now,
         updatedAt: now,
       };
-      tx.update(tendlcCampaigns).set(next).where(eq(tendlcCampaigns.id, current.id)).run();
-      emitEvent(tx, current.workspaceId, "tendlc_campaign.updated", tendlcCampaignJson(next), now);
+      await tx.update(tendlcCampaigns).set(next).where(eq(tendlcCampaigns.id, current.id)).run();
+      await emitEvent(tx, current.workspaceId, "tendlc_campaign.updated", tendlcCampaignJson(next), now);
     });
     return;
   }
-  ctx.completeWith((tx) => {
-    const row = tx.select().from(shortCodeRequests).where(eq(shortCodeRequests.id, payload.id)).get();
+  ctx.completeWith(async (tx) => {
+    const row = await tx.select().from(shortCodeRequests).where(eq(shortCodeRequests.id, payload.id)).get();
     if (!row) return;
     if (row.status === "submitted") {
       const next = { ...row, status: "in_review", updatedAt: now };
-      tx.update(shortCodeRequests).set(next).where(eq(shortCodeRequests.id, row.id)).run();
-      emitEvent(tx, row.workspaceId, "short_code.updated", shortCodeJson(next), now);
-      enqueueJob(
+      await tx.update(shortCodeRequests).set(next).where(eq(shortCodeRequests.id, row.id)).run();
+      await emitEvent(tx, row.workspaceId, "short_code.updated", shortCodeJson(next), now);
+      await enqueueJob(
         tx,
         "registry.review",
         { kind: "short_code", id: row.id },
@@ -551,21 +571,22 @@ export function registryReviewJob(payload: JobPayloads["registry.review"], ctx: 
       rejectionReasons: result.reasons,
       updatedAt: now,
     };
-    tx.update(shortCodeRequests).set(next).where(eq(shortCodeRequests.id, row.id)).run();
+    await tx.update(shortCodeRequests).set(next).where(eq(shortCodeRequests.id, row.id)).run();
     if (next.status === "approved" && next.shortCode)
-      addShortCodeNumber(tx, row.workspaceId, next.shortCode, now);
-    emitEvent(tx, row.workspaceId, "short_code.updated", shortCodeJson(next), now);
+      await addShortCodeNumber(tx, row.workspaceId, next.shortCode, now);
+    await emitEvent(tx, row.workspaceId, "short_code.updated", shortCodeJson(next), now);
   });
 }
 
 /** The approved code becomes a number of the workspace (SMS only; no daily cap; the workspace's zone). */
-function addShortCodeNumber(tx: DbOrTx, workspaceId: string, code: string, now: number) {
-  const ws = tx
+async function addShortCodeNumber(tx: DbOrTx, workspaceId: string, code: string, now: number) {
+  const ws = await tx
     .select({ timezone: workspaces.timezone })
     .from(workspaces)
     .where(eq(workspaces.id, workspaceId))
     .get();
-  tx.insert(numbers)
+  await tx
+    .insert(numbers)
     .values({
       id: newId(),
       workspaceId,

@@ -8,11 +8,11 @@ import { tendlcCampaignNumbers, tendlcCampaigns, workspaces } from "../../db/sch
  * The workspace's numbers in an APPROVED 10DLC campaign, when it requires registration
  * (`settings.require_registration`); null when it does not (every sender may send).
  */
-export function registeredNumberIds(tx: DbOrTx, workspaceId: string): Set<string> | null {
+export async function registeredNumberIds(tx: DbOrTx, workspaceId: string): Promise<Set<string> | null> {
   // Asked on every send (one-off, campaign, flow): prepared once per connection.
   const statements = registrationStatements(tx);
-  if (!statements.required.get({ workspaceId })?.required) return null;
-  return new Set(statements.approvedNumbers.all({ workspaceId }).map((r) => r.numberId));
+  if (!(await statements.required.get({ workspaceId }))?.required) return null;
+  return new Set((await statements.approvedNumbers.all({ workspaceId })).map((r) => r.numberId));
 }
 
 const registrationStatements = preparedPerConnection((db: DbOrTx) => ({

@@ -137,14 +137,14 @@ function checkEvents(list: string[]): string[] {
   return [...new Set(list)];
 }
 
-function findWebhook(db: DbOrTx, workspaceId: string, id: string): WebhookRow {
-  const row = workspaceRow(db, webhooks, workspaceId, id);
+async function findWebhook(db: DbOrTx, workspaceId: string, id: string): Promise<WebhookRow> {
+  const row = await workspaceRow(db, webhooks, workspaceId, id);
   if (!row) throw notFound();
   return row;
 }
 
 /** Creates a subscription; the answer carries its secret (the only time besides a rotation). */
-export function createWebhook(db: Db, workspaceId: string, input: WebhookInput, now = Date.now()) {
+export async function createWebhook(db: Db, workspaceId: string, input: WebhookInput, now = Date.now()) {
   const url = checkUrl(settingsFor(db), input.url);
   const list = checkEvents(input.events);
   const row: WebhookRow = {
@@ -162,32 +162,32 @@ export function createWebhook(db: Db, workspaceId: string, input: WebhookInput, 
     createdAt: now,
     updatedAt: now,
   };
-  db.insert(webhooks).values(row).run();
+  await db.insert(webhooks).values(row).run();
   forgetSubscriptions();
   return { ...webhookJson(row), secret: row.secret };
 }
 
-export function listWebhooks(db: Db, workspaceId: string, page: { limit: number; offset: number }) {
+export async function listWebhooks(db: Db, workspaceId: string, page: { limit: number; offset: number }) {
   const where = eq(webhooks.workspaceId, workspaceId);
-  const { rows, total } = newestFirstPage(db, webhooks, where, [webhooks.createdAt, webhooks.id], page);
+  const { rows, total } = await newestFirstPage(db, webhooks, where, [webhooks.createdAt, webhooks.id], page);
   return { webhooks: rows.map(webhookJson), total, ...page };
 }
 
-export function getWebhook(db: Db, workspaceId: string, id: string): WebhookJson {
-  return webhookJson(findWebhook(db, workspaceId, id));
+export async function getWebhook(db: Db, workspaceId: string, id: string): Promise<WebhookJson> {
+  return webhookJson(await findWebhook(db, workspaceId, id));
 }
 
 /** Partial update. Re-enabling clears the failure history that disabled it. */
-export function updateWebhook(
+export async function updateWebhook(
   db: Db,
   workspaceId: string,
   id: string,
   patch: Partial<WebhookInput>,
   now = Date.now(),
-): WebhookJson {
+): Promise<WebhookJson> {
   const settings = settingsFor(db);
-  const updated = db.transaction((tx) => {
-    const row = findWebhook(tx, workspaceId, id);
+  const updated = await db.transaction(async (tx) => {
+    const row = await findWebhook(tx, workspaceId, id);
     const changes: Partial<WebhookRow> = { updatedAt: now };
     if (patch.url !== undefined) changes.url = checkUrl(settings, patch.url);
     if (patch.events !== undefined) changes.events = checkEvents(patch.events);
@@ -199,7 +199,7 @@ export function updateWebhook(
         changes.disabledReason = null;
       }
     }
-    tx.update(webhooks).set(changes).where(eq(webhooks.id, row.id)).run();
+    await tx.update(webhooks).set(changes).where(eq(webhooks.id, row.id)).run();
     return webhookJson({ ...row, ...changes });
   });
   forgetSubscriptions();
@@ -207,16 +207,18 @@ export function updateWebhook(
 }
 
 /** Deletes a subscription with its delivery log; its pending deliveries are dropped. */
-export function deleteWebhook(db: Db, workspaceId: string, id: string): WebhookJson {
-  const deleted = db.transaction((tx) => {
-    const row = findWebhook(tx, workspaceId, id);
-    tx.delete(webhookAttempts)
+export async function deleteWebhook(db: Db, workspaceId: string, id: string): Promise<WebhookJson> {
+  const deleted = await db.transaction(async (tx) => {
+    const row = await findWebhook(tx, workspaceId, id);
+    await tx
+      .delete(webhookAttempts)
       .where(and(eq(webhookAttempts.workspaceId, workspaceId), eq(webhookAttempts.webhookId, id)))
       .run();
-    tx.delete(webhookDeliveries)
+    await tx
+      .delete(webhookDeliveries)
       .where(and(eq(webhookDeliveries.workspaceId, workspaceId), eq(webhookDeliveries.webhookId, id)))
       .run();
-    tx.delete(webhooks).where(eq(webhooks.id, row.id)).run();
+    await tx.delete(webhooks).where(eq(webhooks.id, row.id)).run();
     return webhookJson(row);
   });
   forgetSubscriptions();
@@ -224,16 +226,16 @@ export function deleteWebhook(db: Db, workspaceId: string, id: string): WebhookJ
 }
 
 /** New secret now; the old one keeps signing (beside it) for 24 h. */
-export function rotateWebhookSecret(db: Db, workspaceId: string, id: string, now = Date.now()) {
-  return db.transaction((tx) => {
-    const row = findWebhook(tx, workspaceId, id);
+export async function rotateWebhookSecret(db: Db, workspaceId: string, id: string, now = Date.now()) {
+  return await db.transaction(async (tx) => {
+    const row = await findWebhook(tx, workspaceId, id);
     const changes = {
       secret: generateWebhookSecret(),
       previousSecret: row.secret,
       previousSecretExpiresAt: now + PREVIOUS_SECRET_GRACE_MS,
       updatedAt: now,
     };
-    tx.update(webhooks).set(changes).where(eq(webhooks.id, row.id)).run();
+    await tx.update(webhooks).set(changes).where(eq(webhooks.id, row.id)).run();
     return { ...webhookJson(row), secret: changes.secret };
   });
 }
@@ -308,7 +310,7 @@ function forgetSubscriptions() {
  * indexed lookup. `createdBefore` limits the boot sweep to subscriptions that existed when the
  * event happened.
  */
-function fanOut(tx: DbOrTx, batch: EmittedEvent[], createdBefore?: number) {
+async function fanOut(tx: DbOrTx, batch: EmittedEvent[], createdBefore?: number) {
   if (batch.length === 0) return;
   const statements = fanOutStatementsFor(tx);
   const subscriptionsByWorkspace = new Map<string, { id: string; events: string[]; createdAt: number }[]>();
@@ -317,7 +319,7 @@ function fanOut(tx: DbOrTx, batch: EmittedEvent[], createdBefore?: number) {
     if (!subscriptions) {
       subscriptions = statements.subscriptions.get(event.workspaceId);
       if (!subscriptions) {
-        subscriptions = statements.subscriptionsOf.all({ workspaceId: event.workspaceId });
+        subscriptions = await statements.subscriptionsOf.all({ workspaceId: event.workspaceId });
         statements.subscriptions.set(event.workspaceId, subscriptions);
       }
       subscriptionsByWorkspace.set(event.workspaceId, subscriptions);
@@ -328,7 +330,7 @@ function fanOut(tx: DbOrTx, batch: EmittedEvent[], createdBefore?: number) {
       if (!subscription.events.includes("*") && !subscription.events.includes(event.type)) continue;
       payload ??= payloadOf(event.type, event.createdAt, event.data);
       const deliveryId = newId();
-      statements.insertDelivery.run({
+      await statements.insertDelivery.run({
         id: deliveryId,
         workspaceId: event.workspaceId,
         webhookId: subscription.id,
@@ -337,7 +339,7 @@ function fanOut(tx: DbOrTx, batch: EmittedEvent[], createdBefore?: number) {
         payload,
         createdAt: event.createdAt,
       });
-      enqueueJob(
+      await enqueueJob(
         tx,
         "webhook.deliver",
         { deliveryId, retry: 0 },
@@ -352,16 +354,16 @@ function fanOut(tx: DbOrTx, batch: EmittedEvent[], createdBefore?: number) {
   }
 }
 
-onEventsEmitted((tx, batch) => fanOut(tx, batch), { dispatches: true });
+onEventsEmitted(async (tx, batch) => await fanOut(tx, batch), { dispatches: true });
 
 /**
  * Fans out outbox events that were written without the listener (e.g. by a process that did not
  * load this module). Run at boot; returns how many events it dispatched.
  */
-export function dispatchPendingEvents(db: Db, batch = 500): number {
+export async function dispatchPendingEvents(db: Db, batch = 500): Promise<number> {
   let dispatched = 0;
   for (;;) {
-    const rows = db
+    const rows = await db
       .select()
       .from(events)
       .where(isNull(events.dispatchedAt))
@@ -369,20 +371,20 @@ export function dispatchPendingEvents(db: Db, batch = 500): number {
       .limit(batch)
       .all();
     if (rows.length === 0) return dispatched;
-    db.transaction((tx) => {
+    await db.transaction(async (tx) => {
       for (const row of rows) {
         if (!isEventType(row.type)) {
-          tx.update(events).set({ dispatchedAt: row.createdAt }).where(eq(events.id, row.id)).run();
+          await tx.update(events).set({ dispatchedAt: row.createdAt }).where(eq(events.id, row.id)).run();
           continue;
         }
         // Claim the row first: another process sweeping at the same time fans it out only once.
-        const claimed = tx
+        const claimed = await tx
           .update(events)
           .set({ dispatchedAt: row.createdAt })
           .where(and(eq(events.id, row.id), isNull(events.dispatchedAt)))
           .returning({ id: events.id })
           .all();
-        if (claimed.length > 0) fanOut(tx, [{ ...row, type: row.type as EventType }], row.createdAt);
+        if (claimed.length > 0) await fanOut(tx, [{ ...row, type: row.type as EventType }], row.createdAt);
       }
     });
     dispatched += rows.length;
@@ -464,7 +466,7 @@ function attemptDelivery(db: Db, webhook: WebhookRow, delivery: WebhookDeliveryR
  * Writes an attempt, counts it on its delivery (moving a pending delivery to `settle.status`), and
  * updates the endpoint's health. Runs inside the caller's transaction.
  */
-function recordAttempt(
+async function recordAttempt(
   tx: DbOrTx,
   webhook: WebhookRow,
   delivery: WebhookDeliveryRow,
@@ -472,7 +474,7 @@ function recordAttempt(
   startedAt: number,
   finishedAt: number,
   settle: { status: string; nextAttemptAt: number | null } | null,
-): WebhookAttemptRow {
+): Promise<WebhookAttemptRow> {
   const attempt: WebhookAttemptRow = {
     id: newId(),
     workspaceId: delivery.workspaceId,
@@ -487,8 +489,8 @@ function recordAttempt(
     createdAt: startedAt,
   };
   const statements = hotPath(tx);
-  statements.insertAttempt.run(attempt);
-  statements.settleDelivery.run({
+  await statements.insertAttempt.run(attempt);
+  await statements.settleDelivery.run({
     id: delivery.id,
     responseStatus: response.status,
     status: settle?.status ?? "pending",
@@ -497,17 +499,17 @@ function recordAttempt(
   });
   if (response.ok) {
     if (webhook.failingSince !== null) {
-      tx.update(webhooks).set({ failingSince: null }).where(eq(webhooks.id, webhook.id)).run();
+      await tx.update(webhooks).set({ failingSince: null }).where(eq(webhooks.id, webhook.id)).run();
     }
   } else {
-    markEndpointFailure(tx, webhook, response, finishedAt);
+    await markEndpointFailure(tx, webhook, response, finishedAt);
   }
   return attempt;
 }
 
 /** 410 disables at once; otherwise five days of nothing but failures does. */
-function markEndpointFailure(tx: DbOrTx, webhook: WebhookRow, response: WebhookResponse, now: number) {
-  const current = tx
+async function markEndpointFailure(tx: DbOrTx, webhook: WebhookRow, response: WebhookResponse, now: number) {
+  const current = await tx
     .select({ enabled: webhooks.enabled, failingSince: webhooks.failingSince })
     .from(webhooks)
     .where(eq(webhooks.id, webhook.id))
@@ -519,13 +521,14 @@ function markEndpointFailure(tx: DbOrTx, webhook: WebhookRow, response: WebhookR
   else if (now - failingSince >= DISABLE_AFTER_FAILING_MS) disabledReason = "every attempt failed for 5 days";
   if (disabledReason && current.enabled) {
     log.warn("webhook endpoint disabled", { webhook_id: webhook.id, reason: disabledReason });
-    tx.update(webhooks)
+    await tx
+      .update(webhooks)
       .set({ enabled: false, disabledReason, failingSince, updatedAt: now })
       .where(eq(webhooks.id, webhook.id))
       .run();
     forgetSubscriptions();
   } else if (current.failingSince === null) {
-    tx.update(webhooks).set({ failingSince }).where(eq(webhooks.id, webhook.id)).run();
+    await tx.update(webhooks).set({ failingSince }).where(eq(webhooks.id, webhook.id)).run();
   }
 }
 
@@ -544,17 +547,21 @@ export function retryDelayMs(retry: number, retryAfterMs: number | null, random 
 export const deliverWebhookJob: JobHandler<JobPayloads["webhook.deliver"]> = async (payload, ctx) => {
   const { db, clock } = ctx;
   const statements = hotPath(db);
-  const delivery = statements.deliveryById.get({ id: payload.deliveryId });
+  const delivery = await statements.deliveryById.get({ id: payload.deliveryId });
   // Deleted with its endpoint, already delivered (a replay succeeded), or given up.
   if (delivery?.status !== "pending") return;
-  const webhook = statements.webhookById.get({ workspaceId: delivery.workspaceId, id: delivery.webhookId });
+  const webhook = await statements.webhookById.get({
+    workspaceId: delivery.workspaceId,
+    id: delivery.webhookId,
+  });
   if (!webhook?.enabled) {
-    ctx.completeWith((tx) =>
-      tx
-        .update(webhookDeliveries)
-        .set({ status: "failed", nextAttemptAt: null, updatedAt: clock.now() })
-        .where(and(eq(webhookDeliveries.id, delivery.id), eq(webhookDeliveries.status, "pending")))
-        .run(),
+    ctx.completeWith(
+      async (tx) =>
+        await tx
+          .update(webhookDeliveries)
+          .set({ status: "failed", nextAttemptAt: null, updatedAt: clock.now() })
+          .where(and(eq(webhookDeliveries.id, delivery.id), eq(webhookDeliveries.status, "pending")))
+          .run(),
     );
     return;
   }
@@ -572,11 +579,11 @@ export const deliverWebhookJob: JobHandler<JobPayloads["webhook.deliver"]> = asy
       nextAttemptAt: finishedAt + retryDelayMs(nextRetry, response.retryAfterMs),
     };
   }
-  ctx.completeWith((tx) => {
+  ctx.completeWith(async (tx) => {
     // A replay may have delivered it meanwhile: its 2xx stands, this attempt is still logged.
-    recordAttempt(tx, webhook, delivery, response, startedAt, finishedAt, settle);
+    await recordAttempt(tx, webhook, delivery, response, startedAt, finishedAt, settle);
     if (settle.status === "pending" && settle.nextAttemptAt !== null) {
-      enqueueJob(
+      await enqueueJob(
         tx,
         "webhook.deliver",
         { deliveryId: delivery.id, retry: nextRetry },
@@ -600,7 +607,7 @@ export async function sendTestEvent(
   id: string,
   clock: Clock,
 ): Promise<DeliveryJson> {
-  const webhook = findWebhook(db, workspaceId, id);
+  const webhook = await findWebhook(db, workspaceId, id);
   const now = clock.now();
   const delivery: WebhookDeliveryRow = {
     id: newId(),
@@ -621,11 +628,11 @@ export async function sendTestEvent(
   };
   const response = await attemptDelivery(db, webhook, delivery, now);
   const finishedAt = clock.now();
-  return db.transaction((tx) => {
+  return await db.transaction(async (tx) => {
     // The endpoint may have been deleted while the request was in flight.
-    findWebhook(tx, workspaceId, id);
-    tx.insert(webhookDeliveries).values(delivery).run();
-    const attempt = recordAttempt(tx, webhook, delivery, response, now, finishedAt, {
+    await findWebhook(tx, workspaceId, id);
+    await tx.insert(webhookDeliveries).values(delivery).run();
+    const attempt = await recordAttempt(tx, webhook, delivery, response, now, finishedAt, {
       status: response.ok ? "succeeded" : "failed",
       nextAttemptAt: null,
     });
@@ -644,15 +651,15 @@ function attemptLogJson(row: WebhookAttemptRow & { eventType: string; messageId:
 }
 
 /** Every attempt to one endpoint, newest first. */
-export function listDeliveryAttempts(
+export async function listDeliveryAttempts(
   db: Db,
   workspaceId: string,
   webhookId: string,
   page: { limit: number; offset: number },
 ) {
-  findWebhook(db, workspaceId, webhookId);
+  await findWebhook(db, workspaceId, webhookId);
   const where = and(eq(webhookAttempts.workspaceId, workspaceId), eq(webhookAttempts.webhookId, webhookId));
-  const rows = db
+  const rows = await db
     .select({
       attempt: webhookAttempts,
       eventType: webhookDeliveries.eventType,
@@ -665,7 +672,7 @@ export function listDeliveryAttempts(
     .limit(page.limit)
     .offset(page.offset)
     .all();
-  const total = db.select({ n: count() }).from(webhookAttempts).where(where).get()?.n ?? 0;
+  const total = (await db.select({ n: count() }).from(webhookAttempts).where(where).get())?.n ?? 0;
   return {
     deliveries: rows.map((row) =>
       attemptLogJson({ ...row.attempt, eventType: row.eventType, messageId: row.messageId }),
@@ -686,25 +693,25 @@ export async function retryDelivery(
   deliveryId: string,
   clock: Clock,
 ): Promise<DeliveryJson> {
-  const webhook = findWebhook(db, workspaceId, webhookId);
+  const webhook = await findWebhook(db, workspaceId, webhookId);
   if (!isUuid(deliveryId)) throw notFound();
   const scope = and(
     eq(webhookDeliveries.workspaceId, workspaceId),
     eq(webhookDeliveries.webhookId, webhook.id),
   );
-  let delivery = db
+  let delivery = await db
     .select()
     .from(webhookDeliveries)
     .where(and(scope, eq(webhookDeliveries.id, deliveryId)))
     .get();
   if (!delivery) {
-    const viaAttempt = db
+    const viaAttempt = await db
       .select({ deliveryId: webhookAttempts.deliveryId })
       .from(webhookAttempts)
       .where(and(eq(webhookAttempts.workspaceId, workspaceId), eq(webhookAttempts.id, deliveryId)))
       .get();
     if (viaAttempt) {
-      delivery = db
+      delivery = await db
         .select()
         .from(webhookDeliveries)
         .where(and(scope, eq(webhookDeliveries.id, viaAttempt.deliveryId)))
@@ -716,17 +723,18 @@ export async function retryDelivery(
   const startedAt = clock.now();
   const response = await attemptDelivery(db, webhook, found, startedAt);
   const finishedAt = clock.now();
-  return db.transaction((tx) => {
-    const current = tx.select().from(webhookDeliveries).where(eq(webhookDeliveries.id, found.id)).get();
+  return await db.transaction(async (tx) => {
+    const current = await tx.select().from(webhookDeliveries).where(eq(webhookDeliveries.id, found.id)).get();
     if (!current) throw notFound();
     // A 2xx settles the delivery whatever its state; a failure leaves it as it was.
     if (response.ok && current.status !== "pending") {
-      tx.update(webhookDeliveries)
+      await tx
+        .update(webhookDeliveries)
         .set({ status: "pending" })
         .where(eq(webhookDeliveries.id, current.id))
         .run();
     }
-    const attempt = recordAttempt(
+    const attempt = await recordAttempt(
       tx,
       webhook,
       current,
@@ -743,10 +751,11 @@ export async function retryDelivery(
 export const WEBHOOK_LOG_RETENTION_MS = 30 * DAY_MS;
 
 /** Deletes attempts and settled deliveries older than the retention (maintenance). */
-export function pruneWebhookLog(tx: DbOrTx, now: number) {
+export async function pruneWebhookLog(tx: DbOrTx, now: number) {
   const before = now - WEBHOOK_LOG_RETENTION_MS;
-  tx.delete(webhookAttempts).where(lt(webhookAttempts.createdAt, before)).run();
-  tx.delete(webhookDeliveries)
+  await tx.delete(webhookAttempts).where(lt(webhookAttempts.createdAt, before)).run();
+  await tx
+    .delete(webhookDeliveries)
     .where(and(lt(webhookDeliveries.createdAt, before), ne(webhookDeliveries.status, "pending")))
     .run();
 }

@@ -22,16 +22,16 @@ export interface CreatedKey {
 }
 
 /** Creates a key for a workspace; the plain key is returned once and never stored. */
-export function createApiKey(
+export async function createApiKey(
   db: DbOrTx,
   input: { workspaceId: string; name?: string; scopes?: Scope[]; now?: number },
-): CreatedKey {
+): Promise<CreatedKey> {
   const scopes = input.scopes?.length ? [...new Set(input.scopes)] : ["read", "write"];
   for (const scope of scopes) {
     if (!SCOPES.includes(scope as Scope))
       throw new AppError("validation", `scopes must be one of ${SCOPES.join(", ")}`);
   }
-  const exists = db
+  const exists = await db
     .select({ id: workspaces.id })
     .from(workspaces)
     .where(eq(workspaces.id, input.workspaceId))
@@ -41,7 +41,8 @@ export function createApiKey(
   const now = input.now ?? Date.now();
   const id = newId();
   const name = input.name ?? "API key";
-  db.insert(apiKeys)
+  await db
+    .insert(apiKeys)
     .values({
       id,
       workspaceId: input.workspaceId,
@@ -63,8 +64,8 @@ export function createApiKey(
   };
 }
 
-export function listApiKeys(db: DbOrTx, workspaceId: string): ApiKeyRow[] {
-  return db
+export async function listApiKeys(db: DbOrTx, workspaceId: string): Promise<ApiKeyRow[]> {
+  return await db
     .select()
     .from(apiKeys)
     .where(eq(apiKeys.workspaceId, workspaceId))
@@ -96,12 +97,12 @@ export function toApiKeyRecord(row: ApiKeyRow): ApiKeyRecord {
 }
 
 /** One page of a workspace's keys, revoked ones included, newest first. */
-export function listApiKeyPage(
+export async function listApiKeyPage(
   db: DbOrTx,
   workspaceId: string,
   page: { limit: number; offset: number },
-): { api_keys: ApiKeyRecord[]; total: number } {
-  const { rows, total } = newestFirstPage(
+): Promise<{ api_keys: ApiKeyRecord[]; total: number }> {
+  const { rows, total } = await newestFirstPage(
     db,
     apiKeys,
     eq(apiKeys.workspaceId, workspaceId),
@@ -112,15 +113,20 @@ export function listApiKeyPage(
 }
 
 /** Revokes a key; effective on the very next request (auth reads the row every time). */
-export function revokeApiKey(db: DbOrTx, keyId: string, workspaceId?: string, now = Date.now()): ApiKeyRow {
+export async function revokeApiKey(
+  db: DbOrTx,
+  keyId: string,
+  workspaceId?: string,
+  now = Date.now(),
+): Promise<ApiKeyRow> {
   if (workspaceId && !isUuid(keyId)) throw notFound();
   const where = workspaceId
     ? and(eq(apiKeys.id, keyId), eq(apiKeys.workspaceId, workspaceId))
     : eq(apiKeys.id, keyId);
-  const row = db.select().from(apiKeys).where(where).get();
+  const row = await db.select().from(apiKeys).where(where).get();
   if (!row) throw notFound();
   if (row.revokedAt === null) {
-    db.update(apiKeys).set({ revokedAt: now }).where(eq(apiKeys.id, keyId)).run();
+    await db.update(apiKeys).set({ revokedAt: now }).where(eq(apiKeys.id, keyId)).run();
     row.revokedAt = now;
     invalidateKeyCache();
   }
@@ -186,13 +192,13 @@ export function createKeyAuthenticator(db: Db, sqlite: SqliteConnection) {
   // Emptied whenever another connection or process commits (a revoke by the CLI, say).
   const cache = keyCaches.create(sqlite, 10_000);
 
-  return function authenticate(presented: string, now = Date.now()): AuthenticatedKey | null {
+  return async function authenticate(presented: string, now = Date.now()): Promise<AuthenticatedKey | null> {
     // Keyed by the presented key itself: a hit skips the checksum and the hash; a miss pays both.
     let entry = cache.get(presented);
     if (!entry) {
       if (!isWellFormedApiKey(presented)) return null;
       const hash = hashApiKey(presented);
-      const row = byHash.get({ hash });
+      const row = await byHash.get({ hash });
       if (!row || !sameDigest(row.hash, hash)) return null;
       entry = { ...row, kind: "key", scopes: row.scopes as Scope[] };
       cache.set(presented, entry);
@@ -205,9 +211,9 @@ export function createKeyAuthenticator(db: Db, sqlite: SqliteConnection) {
       const id = entry.keyId;
       try {
         if (entry.lastUsedAt === null) {
-          touch.run({ id, now });
+          await touch.run({ id, now });
           entry.lastUsedAt = now;
-        } else if (writeUnlessBusy(sqlite, () => touch.run({ id, now }))) entry.lastUsedAt = now;
+        } else if (writeUnlessBusy(sqlite, async () => await touch.run({ id, now }))) entry.lastUsedAt = now;
       } catch {
         // Any other failure must not fail the request either; retried a minute later.
         entry.lastUsedAt = now;

@@ -57,7 +57,7 @@ const statements = preparedPerConnection((db: DbOrTx) => {
  * Throws 429 `Daily limit reached: <budget> is <limit>` (nothing counted) when the day's spend
  * would pass the setting; a null setting counts without a limit.
  */
-export function spendDailyBudget(
+export async function spendDailyBudget(
   tx: DbOrTx,
   workspaceId: string,
   budget: DailyBudget,
@@ -65,20 +65,20 @@ export function spendDailyBudget(
   now: number,
 ) {
   if (n <= 0) return;
-  const limits = statements(tx).limits.get({ workspaceId });
+  const limits = await statements(tx).limits.get({ workspaceId });
   const limit = limits ? limits[budget] : null;
   const usage = { workspaceId, budget, day: utcDay(now), n };
   const counted =
     limit === null || limit === undefined
-      ? statements(tx).spendUncapped.all(usage)
+      ? await statements(tx).spendUncapped.all(usage)
       : n <= limit
-        ? statements(tx).spendCapped.all({ ...usage, limit })
+        ? await statements(tx).spendCapped.all({ ...usage, limit })
         : [];
   if (counted.length === 0) throw dailyLimitReached(budget, limit ?? 0, now);
 }
 
 /** Gives back `n` of a spend that did not happen after all (numbers the carrier did not grant). */
-export function refundDailyBudget(
+export async function refundDailyBudget(
   tx: DbOrTx,
   workspaceId: string,
   budget: DailyBudget,
@@ -86,7 +86,8 @@ export function refundDailyBudget(
   spentAt: number,
 ) {
   if (n <= 0) return;
-  tx.update(dailyBudgetUsage)
+  await tx
+    .update(dailyBudgetUsage)
     .set({
       count: sql`case when ${dailyBudgetUsage.count} > ${n} then ${dailyBudgetUsage.count} - ${n} else 0 end`,
     })
@@ -109,8 +110,9 @@ function dailyLimitReached(budget: DailyBudget, limit: number, now: number): App
 }
 
 /** Deletes the counts of days before yesterday (UTC): only today's is ever read. */
-export function pruneDailyBudgets(tx: DbOrTx, now: number) {
-  tx.delete(dailyBudgetUsage)
+export async function pruneDailyBudgets(tx: DbOrTx, now: number) {
+  await tx
+    .delete(dailyBudgetUsage)
     .where(lt(dailyBudgetUsage.day, utcDay(now) - 1))
     .run();
 }

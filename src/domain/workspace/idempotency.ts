@@ -20,30 +20,31 @@ export type IdempotencyClaim =
  * Claims `key` for a request with fingerprint `requestHash`: the first caller inserts a pending
  * row and goes on; later callers get the stored response, or a conflict.
  */
-export function claimIdempotencyKey(
+export async function claimIdempotencyKey(
   db: Db,
   workspaceId: string,
   key: string,
   requestHash: string,
   now = Date.now(),
-): IdempotencyClaim {
-  return db.transaction((tx) => {
+): Promise<IdempotencyClaim> {
+  return await db.transaction(async (tx) => {
     const where = and(eq(idempotencyKeys.workspaceId, workspaceId), eq(idempotencyKeys.key, key));
-    let row = tx.select().from(idempotencyKeys).where(where).get();
+    let row = await tx.select().from(idempotencyKeys).where(where).get();
     if (row && row.createdAt < now - TTL_MS) {
-      tx.delete(idempotencyKeys)
+      await tx
+        .delete(idempotencyKeys)
         .where(and(where, lt(idempotencyKeys.createdAt, now - TTL_MS)))
         .run();
       row = undefined;
     }
     if (!row) {
-      tx.insert(idempotencyKeys).values({ workspaceId, key, requestHash, createdAt: now }).run();
+      await tx.insert(idempotencyKeys).values({ workspaceId, key, requestHash, createdAt: now }).run();
       return { kind: "new" } as const;
     }
     if (row.requestHash !== requestHash) return { kind: "mismatch" } as const;
     if (row.statusCode === null || row.responseBody === null) {
       if (row.createdAt >= now - IN_FLIGHT_TIMEOUT_MS) return { kind: "in_flight" } as const;
-      tx.update(idempotencyKeys).set({ createdAt: now }).where(where).run();
+      await tx.update(idempotencyKeys).set({ createdAt: now }).where(where).run();
       return { kind: "new" } as const;
     }
     return { kind: "replay", status: row.statusCode, body: row.responseBody } as const;
@@ -51,22 +52,24 @@ export function claimIdempotencyKey(
 }
 
 /** Stores the first response for replay. */
-export function storeIdempotentResponse(
+export async function storeIdempotentResponse(
   db: Db,
   workspaceId: string,
   key: string,
   status: number,
   body: string,
 ) {
-  db.update(idempotencyKeys)
+  await db
+    .update(idempotencyKeys)
     .set({ statusCode: status, responseBody: body })
     .where(and(eq(idempotencyKeys.workspaceId, workspaceId), eq(idempotencyKeys.key, key)))
     .run();
 }
 
 /** Forgets a claim whose request failed on our side (5xx), so the client may retry it. */
-export function releaseIdempotencyKey(db: Db, workspaceId: string, key: string) {
-  db.delete(idempotencyKeys)
+export async function releaseIdempotencyKey(db: Db, workspaceId: string, key: string) {
+  await db
+    .delete(idempotencyKeys)
     .where(and(eq(idempotencyKeys.workspaceId, workspaceId), eq(idempotencyKeys.key, key)))
     .run();
 }

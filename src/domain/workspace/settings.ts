@@ -92,41 +92,42 @@ export function settingsOf(row: WorkspaceRow): WorkspaceSettings {
  * The workspace's row with a public id: a workspace made before public ids existed gets one the
  * first time its settings are read (the id is only ever shown there).
  */
-function withPublicId(db: DbOrTx, row: WorkspaceRow): WorkspaceRow {
+async function withPublicId(db: DbOrTx, row: WorkspaceRow): Promise<WorkspaceRow> {
   if (row.publicId) return row;
   const publicId = newPublicId();
-  db.update(workspaces)
+  await db
+    .update(workspaces)
     .set({ publicId })
     .where(and(eq(workspaces.id, row.id), isNull(workspaces.publicId)))
     .run();
-  return db.select().from(workspaces).where(eq(workspaces.id, row.id)).get() ?? { ...row, publicId };
+  return (await db.select().from(workspaces).where(eq(workspaces.id, row.id)).get()) ?? { ...row, publicId };
 }
 
-export function getSettings(db: Db, workspaceId: string): WorkspaceSettings {
-  const row = db.select().from(workspaces).where(eq(workspaces.id, workspaceId)).get();
+export async function getSettings(db: Db, workspaceId: string): Promise<WorkspaceSettings> {
+  const row = await db.select().from(workspaces).where(eq(workspaces.id, workspaceId)).get();
   if (!row) throw notFound();
-  return settingsOf(withPublicId(db, row));
+  return settingsOf(await withPublicId(db, row));
 }
 
 /**
  * Hook for checks that belong to other domains (a default number must be one of the workspace's
  * active numbers); the numbers domain registers it. Returns an error message or null.
  */
-export type DefaultNumberCheck = (db: DbOrTx, workspaceId: string, numberId: string) => string | null;
+export type DefaultNumberCheck = (db: DbOrTx, workspaceId: string, numberId: string) => Promise<string | null>;
 let defaultNumberCheck: DefaultNumberCheck | null = null;
 export function registerDefaultNumberCheck(check: DefaultNumberCheck) {
   defaultNumberCheck = check;
 }
 
 /** Applies a partial update; unknown keys were already dropped by the route schema. */
-export function updateSettings(
+export async function updateSettings(
   db: Db,
   workspaceId: string,
   patch: SettingsPatch,
   now = Date.now(),
-): WorkspaceSettings {
-  return db.transaction((tx) => {
-    const row = tx.select().from(workspaces).where(eq(workspaces.id, workspaceId)).get();
+): Promise<WorkspaceSettings> {
+  return await db.transaction(async (tx) => {
+    const row = await tx.select().from(workspaces).where(eq(workspaces.id, workspaceId)).get();
     if (!row) throw notFound();
     if (patch.timezone !== undefined && !isTimeZone(patch.timezone)) {
       throw invalid("timezone must be a valid IANA time zone");
@@ -178,9 +179,9 @@ export function updateSettings(
     if (patch.one_off_daily_limit !== undefined) changes.oneOffDailyLimit = patch.one_off_daily_limit;
     if (patch.number_orders_daily_limit !== undefined)
       changes.numberOrdersDailyLimit = patch.number_orders_daily_limit;
-    tx.update(workspaces).set(changes).where(eq(workspaces.id, workspaceId)).run();
+    await tx.update(workspaces).set(changes).where(eq(workspaces.id, workspaceId)).run();
     if (changes.name !== undefined) invalidateKeyCache();
     if (changes.conversionTrackingEnabled !== undefined) invalidateTrackingFlags();
-    return settingsOf(withPublicId(tx, { ...row, ...changes }));
+    return settingsOf(await withPublicId(tx, { ...row, ...changes }));
   });
 }

@@ -24,7 +24,10 @@ export function newPublicId(): string {
 export const DEFAULT_DAILY_BUDGETS = { one_off_daily_limit: 5000, number_orders_daily_limit: 50 } as const;
 
 /** Creates a workspace with default settings. */
-export function createWorkspace(db: DbOrTx, input: { name: string; now?: number }): WorkspaceRow {
+export async function createWorkspace(
+  db: DbOrTx,
+  input: { name: string; now?: number },
+): Promise<WorkspaceRow> {
   const now = input.now ?? Date.now();
   const row: WorkspaceRow = {
     id: newId(),
@@ -54,18 +57,18 @@ export function createWorkspace(db: DbOrTx, input: { name: string; now?: number 
     createdAt: now,
     updatedAt: now,
   };
-  db.insert(workspaces).values(row).run();
+  await db.insert(workspaces).values(row).run();
   return row;
 }
 
-export function getWorkspace(db: DbOrTx, id: string): WorkspaceRow | undefined {
-  return db.select().from(workspaces).where(eq(workspaces.id, id)).get();
+export async function getWorkspace(db: DbOrTx, id: string): Promise<WorkspaceRow | undefined> {
+  return await db.select().from(workspaces).where(eq(workspaces.id, id)).get();
 }
 
-export function listWorkspaces(db: DbOrTx): WorkspaceRow[] {
-  return db.select().from(workspaces).orderBy(asc(workspaces.createdAt)).all();
+export async function listWorkspaces(db: DbOrTx): Promise<WorkspaceRow[]> {
+  return await db.select().from(workspaces).orderBy(asc(workspaces.createdAt)).all();
 }
 
-export function countWorkspaces(db: DbOrTx): number {
-  return db.select({ n: count() }).from(workspaces).get()?.n ?? 0;
+export async function countWorkspaces(db: DbOrTx): Promise<number> {
+  return (await db.select({ n: count() }).from(workspaces).get())?.n ?? 0;
 }
