@@ -129,7 +129,7 @@ export async function createApp(deps: AppDeps) {
   );
 }
 
-export type App = ReturnType<typeof createApp>;
+export type App = Awaited<ReturnType<typeof createApp>>;
 
 /**
  * The server's fetch handler: the front door (auth, limits, idempotency, headers, metrics) in front

@@ -170,16 +170,16 @@ async function run(argv: string[]): Promise<number> {
       // once it has (its background thread may still be loading when the port opens).
       let server: RunningServer | null = null;
       let requested: string | null = null;
-      const stop = (signal: string) => {
+      const stop = async (signal: string) => {
         if (!server) {
           requested ??= signal;
           return;
         }
         log.info("shutting down", { signal });
-        server.shutdown().then(() => process.exit(0));
+        void server.shutdown().then(() => process.exit(0));
       };
-      process.on("SIGTERM", () => stop("SIGTERM"));
-      process.on("SIGINT", () => stop("SIGINT"));
+      process.on("SIGTERM", async () => await stop("SIGTERM"));
+      process.on("SIGINT", async () => await stop("SIGINT"));
       server = await startServer(config);
       log.info("listening", {
         url: `http://${config.host}:${server.port}`,
@@ -187,7 +187,7 @@ async function run(argv: string[]): Promise<number> {
         carrier: config.carrier,
       });
       console.log(`outreach listening on http://localhost:${server.port} (db ${config.dbPath})`);
-      if (requested) stop(requested);
+      if (requested) await stop(requested);
       return -1; // keep running
     }
     case "migrate": {

@@ -143,7 +143,7 @@ export async function startServer(
       },
     });
   } catch (error) {
-    await threadStarting?.then((thread) => thread.stop(0)).catch(() => {});
+    await threadStarting?.then(async (thread) => await thread.stop(0)).catch(() => {});
     handle.close();
     const message = (error as Error).message ?? String(error);
     const code = (error as { code?: string }).code;

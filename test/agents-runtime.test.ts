@@ -23,7 +23,7 @@ beforeAll(async () => {
   numberId = await orderNumber(s, OURS);
   await s.api("PATCH", "/v1/settings", { quiet_hours: { enabled: false }, state_rules: false });
 });
-afterAll(() => s.stop());
+afterAll(async () => await s.stop());
 
 const KNOWLEDGE =
   "Sunny Dental is open Monday to Friday from 9am to 5pm. A cleaning costs $120. We are at 12 Main Street.";
@@ -49,8 +49,8 @@ async function agentOnNumber(overrides: Record<string, unknown> = {}, sms: Recor
   return answer.body.agent as { id: string };
 }
 
-const inbound = (from: string, body: string) =>
-  s.api("POST", "/v1/sandbox/inbound", { from, to: OURS, body });
+const inbound = async (from: string, body: string) =>
+  await s.api("POST", "/v1/sandbox/inbound", { from, to: OURS, body });
 const thread = async (conversationId: string) =>
   (await s.api("GET", `/v1/conversations/${conversationId}`)).body.conversation;
 const agentMessages = (conversation: { messages: { sender: string; body: string }[] }) =>
@@ -99,7 +99,7 @@ describe("the reply loop", () => {
     // A price question is a medium intent: at the default threshold the thread is flagged for a person.
     expect(conversation).toMatchObject({ agent_active: true, intent: "medium", needs_attention: true });
     const outbox = await eventually(
-      () => s.api("GET", "/v1/sandbox/outbox?limit=200"),
+      async () => await s.api("GET", "/v1/sandbox/outbox?limit=200"),
       (r) => r.body.sends.some((x: { to: string }) => x.to === from),
     );
     const sent = outbox.body.sends.filter((x: { to: string }) => x.to === from);
@@ -447,8 +447,8 @@ describe("with an OpenAI-compatible engine (LLM_BASE_URL → a local stub)", () 
     await t.stop();
     llm.close();
   });
-  const say = (from: string, body: string) =>
-    t.api("POST", "/v1/sandbox/inbound", { from, to: THEIRS, body });
+  const say = async (from: string, body: string) =>
+    await t.api("POST", "/v1/sandbox/inbound", { from, to: THEIRS, body });
   const threadOf = async (id: string) => (await t.api("GET", `/v1/conversations/${id}`)).body.conversation;
 
   it("sends the model's reply", async () => {

@@ -6,9 +6,9 @@ let s: TestServer;
 beforeAll(async () => {
   s = await startTestServer();
 });
-afterAll(() => s.stop());
+afterAll(async () => await s.stop());
 
-const create = (body: unknown) => s.api("POST", "/v1/agents", body);
+const create = async (body: unknown) => await s.api("POST", "/v1/agents", body);
 const base = { name: "Maya", system_prompt: "You are Maya, the front desk of Sunny Dental." };
 
 describe("agents API", () => {

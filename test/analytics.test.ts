@@ -33,7 +33,7 @@ beforeAll(async () => {
   await s.api("POST", "/v1/conversion", { txn: "t-1", value: 10.5, phone: "+15125550191" });
   await s.api("POST", "/v1/conversion", { txn: "t-2", value: 4.5, phone: "+15125550191" });
 });
-afterAll(() => s.stop());
+afterAll(async () => await s.stop());
 
 describe("GET /v1/analytics/overview", () => {
   it("counts the last 30 days by default and echoes the window", async () => {

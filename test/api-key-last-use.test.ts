@@ -50,7 +50,7 @@ describe("a key's last use under another writer", () => {
     expect(new TextDecoder().decode((await reader.read()).value)).toContain("locked");
     const authenticate = createKeyAuthenticator(handle.db, handle.sqlite);
     const at = Date.now();
-    expect(authenticate(key.key, at)?.keyId).toBe(key.id);
+    expect((await authenticate(key.key, at))?.keyId).toBe(key.id);
     expect(lastUsed(key.id)).toBe(at);
     await holder.exited;
   });
@@ -59,12 +59,12 @@ describe("a key's last use under another writer", () => {
     const key = await createApiKey(handle.db, { workspaceId });
     const authenticate = createKeyAuthenticator(handle.db, handle.sqlite);
     const first = Date.now();
-    authenticate(key.key, first);
+    await authenticate(key.key, first);
     expect(lastUsed(key.id)).toBe(first);
     const other = new Database(path);
     try {
       other.exec("BEGIN IMMEDIATE");
-      expect(authenticate(key.key, first + 61_000)?.keyId).toBe(key.id);
+      expect((await authenticate(key.key, first + 61_000))?.keyId).toBe(key.id);
       other.exec("COMMIT");
     } finally {
       other.close();
@@ -72,7 +72,7 @@ describe("a key's last use under another writer", () => {
     expect(lastUsed(key.id)).toBe(first);
     // Skipped, not failed after waiting (a failure would count as written for a minute): the next
     // request records it.
-    authenticate(key.key, first + 62_000);
+    await authenticate(key.key, first + 62_000);
     expect(lastUsed(key.id)).toBe(first + 62_000);
   });
 });

@@ -26,7 +26,7 @@ beforeAll(async () => {
   ).body.offer;
   publicId = (await s.api("GET", "/v1/settings")).body.settings.public_id;
 });
-afterAll(() => s.stop());
+afterAll(async () => await s.stop());
 
 const query = <T>(text: string, ...params: (string | number)[]): T[] => {
   const db = new Database(s.dbPath, { readonly: true });

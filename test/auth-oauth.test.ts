@@ -42,9 +42,9 @@ function fakeProvider(url: string): Response | null {
 
 beforeAll(async () => {
   globalThis.fetch = Object.assign(
-    (input: string | URL | Request, init?: RequestInit) => {
+    async (input: string | URL | Request, init?: RequestInit) => {
       const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
-      return Promise.resolve(fakeProvider(url) ?? realFetch(input, init));
+      return Promise.resolve(fakeProvider(url) ?? await realFetch(input, init));
     },
     { preconnect: realFetch.preconnect },
   ) as typeof fetch;
@@ -73,8 +73,8 @@ afterAll(async () => {
 });
 
 /** GET without following redirects. */
-const get = (path: string, cookie?: string) =>
-  realFetch(s.url + path, { redirect: "manual", headers: cookie ? { cookie } : {} });
+const get = async (path: string, cookie?: string) =>
+  await realFetch(s.url + path, { redirect: "manual", headers: cookie ? { cookie } : {} });
 
 /** Starts a sign-in; answers the provider's URL and the state cookie to send back. */
 async function start(provider: string) {

@@ -24,7 +24,7 @@ beforeAll(async () => {
   s = await startTestServer();
   await orderNumber(s, OURS);
 });
-afterAll(() => s.stop());
+afterAll(async () => await s.stop());
 
 interface CallOptions {
   cookie?: string | null;
@@ -33,10 +33,10 @@ interface CallOptions {
 }
 
 /** A request as the dashboard makes it: the session cookie, no bearer key (unless `key`). */
-function call(method: string, path: string, body?: unknown, options: CallOptions = {}): Promise<ApiResult> {
+async function call(method: string, path: string, body?: unknown, options: CallOptions = {}): Promise<ApiResult> {
   const headers: Record<string, string> = { ...(options.headers ?? {}) };
   if (options.cookie) headers.cookie = `outreach_session=${options.cookie}`;
-  return s.api(method, path, body, { key: options.key ?? null, headers });
+  return await s.api(method, path, body, { key: options.key ?? null, headers });
 }
 
 /** The session token a `Set-Cookie` answer stores. */
@@ -759,10 +759,10 @@ describe("sign-in rate limit", () => {
   beforeAll(async () => {
     limited = await startTestServer();
   });
-  afterAll(() => limited.stop());
+  afterAll(async () => await limited.stop());
 
-  const attempt = (email: string, password: string) =>
-    limited.api("POST", "/auth/login", { email, password }, { key: null });
+  const attempt = async (email: string, password: string) =>
+    await limited.api("POST", "/auth/login", { email, password }, { key: null });
 
   it("refuses every attempt after 10 failures in 15 minutes, the right password too, with retry_after", async () => {
     const url = limited.announcement.match(/(\S+\/setup\?token=[A-Za-z0-9_-]{43})/)?.[1] as string;
@@ -819,10 +819,10 @@ describe("sign-in rate limit under concurrent guesses (API.md §7.2)", () => {
     );
     if (setup.status !== 200) throw new Error(`setup failed: ${JSON.stringify(setup.body)}`);
   });
-  afterAll(() => limited.stop());
+  afterAll(async () => await limited.stop());
 
-  const attempt = (email: string, password: string) =>
-    limited.api("POST", "/auth/login", { email, password }, { key: null });
+  const attempt = async (email: string, password: string) =>
+    await limited.api("POST", "/auth/login", { email, password }, { key: null });
 
   it("gives back the place of a right password: 9 failures and a sign-in leave one more guess", async () => {
     for (let i = 0; i < 9; i++)
@@ -837,7 +837,7 @@ describe("sign-in rate limit under concurrent guesses (API.md §7.2)", () => {
 
   it("checks at most 10 passwords when 60 sign-ins for one e-mail arrive at once (59 wrong, 1 right)", async () => {
     const passwords = Array.from({ length: 60 }, (_, i) => (i === 30 ? PASSWORD : `wrong password ${i}`));
-    const answers = await Promise.all(passwords.map((password) => attempt("root@example.com", password)));
+    const answers = await Promise.all(passwords.map(async (password) => await attempt("root@example.com", password)));
     const checked = answers.filter((a) => a.status !== 429).length;
     const statuses = new Set(answers.map((a) => a.status));
     expect({

@@ -17,7 +17,7 @@ async function sendThenBlock(s: TestServer, to: string, blockMs: number) {
   Bun.sleepSync(blockMs);
   const unblockedAt = Date.now();
   const message = await eventually(
-    () => s.api("GET", `/v1/messages/${id}`),
+    async () => await s.api("GET", `/v1/messages/${id}`),
     (r) => r.body.message?.status === "DELIVERED",
   );
   expect(message.body.message.status).toBe("DELIVERED");
@@ -33,7 +33,7 @@ describe("serve's background thread (the default)", () => {
     s = await startTestServer();
     await orderNumber(s, FROM);
   });
-  afterAll(() => s.stop());
+  afterAll(async () => await s.stop());
 
   it("takes the checkpoints: the request thread's commits below its 10,000-page backstop are copied back by it", async () => {
     const { sqlite } = s.server.handle;
@@ -69,7 +69,7 @@ describe("WORKER_THREAD=false", () => {
     s = await startTestServer({}, { WORKER_THREAD: "false" });
     await orderNumber(s, FROM);
   });
-  afterAll(() => s.stop());
+  afterAll(async () => await s.stop());
 
   it("sends from the request thread: nothing moves while it is held, then the message is delivered", async () => {
     const { sentAt, unblockedAt } = await sendThenBlock(s, "+14155550124", 1500);

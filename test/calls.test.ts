@@ -15,7 +15,7 @@ let s: TestServer;
 beforeAll(async () => {
   s = await startTestServer({}, { SIMULATED_CALL_MS: "60", SIMULATED_DELIVERY_MS: "20" });
 });
-afterAll(() => s.stop());
+afterAll(async () => await s.stop());
 
 // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON answers
 type Json = any;
@@ -27,7 +27,7 @@ const newPhone = () => `+1415555${String(phoneSeq++).padStart(4, "0")}`;
 
 function workspace(name = "Calls") {
   const ws = s.newWorkspace(name);
-  const api = (method: string, path: string, body?: unknown) => s.api(method, path, body, { key: ws.key });
+  const api = async (method: string, path: string, body?: unknown) => await s.api(method, path, body, { key: ws.key });
   let numberSeq = 0;
   const number = async (options: { endsWith?: string } = {}) => {
     const available = await api("GET", "/v1/numbers/available?area_code=415&limit=50");
@@ -57,7 +57,7 @@ function workspace(name = "Calls") {
   };
   const finished = (id: string) =>
     eventually(
-      () => api("GET", `/v1/calls/${id}`),
+      async () => await api("GET", `/v1/calls/${id}`),
       (res) => FINAL.includes(res.body.call?.status),
     ).then((res) => res.body.call as Json);
   return { ...ws, api, number, voiceAgent, finished };

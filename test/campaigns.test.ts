@@ -11,7 +11,7 @@ let s: TestServer;
 beforeAll(async () => {
   s = await startTestServer({}, { SIMULATED_DELIVERY_MS: "20" });
 });
-afterAll(() => s.stop());
+afterAll(async () => await s.stop());
 const log = eventLog(() => s);
 
 // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON answers
@@ -26,7 +26,7 @@ const newPhone = () => `+1212555${String(phoneSeq++).padStart(4, "0")}`;
 /** A fresh workspace with helpers bound to its key. */
 function workspace(name = "Campaigns") {
   const ws = s.newWorkspace(name);
-  const api = (method: string, path: string, body?: unknown) => s.api(method, path, body, { key: ws.key });
+  const api = async (method: string, path: string, body?: unknown) => await s.api(method, path, body, { key: ws.key });
   const contact = async (extra: Record<string, unknown> = {}) => {
     const res = await api("POST", "/v1/contacts", { phone_number: newPhone(), timezone: DAY, ...extra });
     expect(res.status).toBe(200);

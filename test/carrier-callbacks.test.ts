@@ -74,7 +74,7 @@ describe("POST /carriers/twilio/status", () => {
     const answer = await s.api("POST", "/v1/messages", { to: "+14155550400", body: "via twilio" });
     const id = answer.body.message.id;
     const queued = await eventually(
-      () => s.api("GET", `/v1/messages/${id}`),
+      async () => await s.api("GET", `/v1/messages/${id}`),
       (r) => r.body.message.status === "SENT",
     );
     expect(queued.body.message.status).toBe("SENT");
@@ -95,7 +95,7 @@ describe("POST /carriers/twilio/status", () => {
     const answer = await s.api("POST", "/v1/messages", { to: "+14155550401", body: "x" });
     const id = answer.body.message.id;
     await eventually(
-      () => s.api("GET", `/v1/messages/${id}`),
+      async () => await s.api("GET", `/v1/messages/${id}`),
       (r) => r.body.message.status === "SENT",
     );
     const forged = await callback(

@@ -197,7 +197,7 @@ describe("CARRIER=simulated over HTTP", () => {
   beforeAll(async () => {
     s = await startTestServer();
   });
-  afterAll(() => s.stop());
+  afterAll(async () => await s.stop());
 
   async function waitForStatus(id: string, done: (status: string) => boolean) {
     let message = (await s.api("GET", `/v1/messages/${id}`)).body.message;

@@ -210,10 +210,10 @@ describe("Twilio adapter against Twilio's OpenAPI contract (Prism)", () => {
       apiBase: prismUrl,
       publicUrl: CALLBACK_BASE,
       timeoutMs: 10_000,
-      fetch: ((input: RequestInfo | URL, init?: RequestInit) => {
+      fetch: (async (input: RequestInfo | URL, init?: RequestInit) => {
         const headers = { ...(init?.headers as Record<string, string>) };
         delete headers.authorization;
-        return recordingFetch(input, { ...init, headers });
+        return await recordingFetch(input, { ...init, headers });
       }) as typeof fetch,
     });
     await expect(wrong.orderNumber("+14155550123")).rejects.toBeInstanceOf(CarrierUnavailableError);
@@ -304,15 +304,15 @@ describe("Twilio calls against Twilio's OpenAPI contract (Prism)", () => {
   });
 
   it("the mock really validates the Calls body (a repeated event field passes, a bad method does not)", async () => {
-    const post = (extra: [string, string][]) =>
-      recordingFetch(`${prismUrl}/2010-04-01/Accounts/${ACCOUNT_SID}/Calls.json`, {
-        method: "POST",
-        headers: {
-          authorization: `Basic ${Buffer.from(`${ACCOUNT_SID}:${AUTH_TOKEN}`).toString("base64")}`,
-          "content-type": "application/x-www-form-urlencoded",
-        },
-        body: new URLSearchParams([["To", call.to], ["From", call.from], ...extra]).toString(),
-      });
+    const post = async (extra: [string, string][]) =>
+      await recordingFetch(`${prismUrl}/2010-04-01/Accounts/${ACCOUNT_SID}/Calls.json`, {
+                method: "POST",
+                headers: {
+                  authorization: `Basic ${Buffer.from(`${ACCOUNT_SID}:${AUTH_TOKEN}`).toString("base64")}`,
+                  "content-type": "application/x-www-form-urlencoded",
+                },
+                body: new URLSearchParams([["To", call.to], ["From", call.from], ...extra]).toString(),
+              });
     const good = await post([
       ["StatusCallbackEvent", "initiated"],
       ["StatusCallbackEvent", "completed"],

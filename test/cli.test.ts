@@ -184,7 +184,7 @@ describe("revocation from another process", () => {
   beforeAll(async () => {
     s = await startTestServer();
   });
-  afterAll(() => s.stop());
+  afterAll(async () => await s.stop());
 
   it("takes effect on the very next request while the server runs", async () => {
     const { key, keyId } = s.newKey(["read", "write"]);

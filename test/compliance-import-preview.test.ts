@@ -8,7 +8,7 @@ let s: TestServer;
 beforeAll(async () => {
   s = await startTestServer();
 });
-afterAll(() => s.stop());
+afterAll(async () => await s.stop());
 
 /** The instant at which the wall clock of `zone` reads `hour:minute` on the first Wednesday at least two days ahead. */
 function nextWednesdayAt(zone: string, hour: number, minute: number): number {
@@ -39,7 +39,7 @@ function nextWednesdayAt(zone: string, hour: number, minute: number): number {
 
 async function workspaceWithNumber() {
   const ws = s.newWorkspace();
-  const api = (method: string, path: string, body?: unknown) => s.api(method, path, body, { key: ws.key });
+  const api = async (method: string, path: string, body?: unknown) => await s.api(method, path, body, { key: ws.key });
   const available = await api("GET", "/v1/numbers/available?area_code=212&limit=5");
   let number: string | null = null;
   for (const candidate of available.body.numbers) {

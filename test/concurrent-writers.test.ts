@@ -7,7 +7,7 @@ let s: TestServer;
 beforeAll(async () => {
   s = await startTestServer();
 });
-afterAll(() => s.stop());
+afterAll(async () => await s.stop());
 
 describe("several processes writing to one database", () => {
   it("take turns: no write of the server or of the other process fails with 'database is locked'", async () => {

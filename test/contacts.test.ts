@@ -9,7 +9,7 @@ beforeAll(async () => {
   s = await startTestServer();
   await log.watch();
 });
-afterAll(() => s.stop());
+afterAll(async () => await s.stop());
 
 let seq = 0;
 /** A fresh valid US number for each call (area code 212). */
@@ -208,7 +208,7 @@ describe("POST /v1/contacts", () => {
 describe("GET /v1/contacts", () => {
   it("searches with q by name, phone and email, newest first", async () => {
     const ws = s.newWorkspace();
-    const make = (body: Record<string, unknown>) => s.api("POST", "/v1/contacts", body, { key: ws.key });
+    const make = async (body: Record<string, unknown>) => await s.api("POST", "/v1/contacts", body, { key: ws.key });
     await make({ phone_number: "+12025550001", first_name: "Grace", last_name: "Hopper" });
     await make({ phone_number: "+12025550002", first_name: "Alan", email: "alan@turing.org" });
     await make({ phone_number: "+13125550003", first_name: "Edsger" });
@@ -374,11 +374,11 @@ describe("GET /v1/contacts/{id}/activity", () => {
       .contact;
     const list = (await s.api("POST", "/v1/lists", { name: "Regulars" })).body.list;
     const steps: [string, () => Promise<{ status: number }>][] = [
-      ["add to list", () => s.api("POST", `/v1/lists/${list.id}/contacts`, { contact_ids: [contact.id] })],
-      ["send", () => s.api("POST", "/v1/messages", { to: number, body: "Your table is ready" })],
-      ["reply", () => s.api("POST", "/v1/sandbox/inbound", { from: number, to: OURS, body: "On my way" })],
-      ["convert", () => s.api("POST", "/v1/conversion", { txn: `t-${number}`, value: 12.5, phone: number })],
-      ["opt out", () => s.api("POST", "/v1/sandbox/inbound", { from: number, to: OURS, body: "STOP" })],
+      ["add to list", async () => await s.api("POST", `/v1/lists/${list.id}/contacts`, { contact_ids: [contact.id] })],
+      ["send", async () => await s.api("POST", "/v1/messages", { to: number, body: "Your table is ready" })],
+      ["reply", async () => await s.api("POST", "/v1/sandbox/inbound", { from: number, to: OURS, body: "On my way" })],
+      ["convert", async () => await s.api("POST", "/v1/conversion", { txn: `t-${number}`, value: 12.5, phone: number })],
+      ["opt out", async () => await s.api("POST", "/v1/sandbox/inbound", { from: number, to: OURS, body: "STOP" })],
     ];
     for (const [name, step] of steps) {
       expect([name, (await step()).status]).toEqual([name, 200]);

@@ -11,7 +11,7 @@ beforeAll(async () => {
   s = await startTestServer();
   await orderNumber(s, OURS);
 });
-afterAll(() => s.stop());
+afterAll(async () => await s.stop());
 
 async function threadWith(from: string, body: string) {
   const answer = await s.api("POST", "/v1/sandbox/inbound", { from, to: OURS, body });
@@ -36,8 +36,8 @@ async function teammate(email: string, name = email.split("@")[0] as string) {
 }
 
 /** A request with a user's session instead of the key. */
-const asUser = (cookie: string, method: string, path: string, body?: unknown) =>
-  s.api(method, path, body, { key: null, headers: { cookie: `outreach_session=${cookie}` } });
+const asUser = async (cookie: string, method: string, path: string, body?: unknown) =>
+  await s.api(method, path, body, { key: null, headers: { cookie: `outreach_session=${cookie}` } });
 
 let dana: { id: string; cookie: string };
 let jordan: { id: string; cookie: string };
@@ -209,7 +209,7 @@ describe("POST /v1/conversations/{id}", () => {
     expect(conversation).toMatchObject({ needs_attention: false, agent_paused: true });
     const reply = conversation.messages[1];
     const sent = await eventually(
-      () => s.api("GET", `/v1/messages/${reply.id}`),
+      async () => await s.api("GET", `/v1/messages/${reply.id}`),
       (r) => r.body.message.status === "DELIVERED",
     );
     expect(sent.body.message).toMatchObject({ from: OURS, to: "+14155550350", status: "DELIVERED" });

@@ -24,7 +24,7 @@ beforeAll(async () => {
   ben = (await s.api("POST", "/v1/contacts", { phone_number: "+15125550102", email: "ben@example.com" })).body
     .contact;
 });
-afterAll(() => s.stop());
+afterAll(async () => await s.stop());
 
 const count = (table: string): number => {
   const db = new Database(s.dbPath, { readonly: true });
@@ -266,8 +266,8 @@ describe("POST /v1/conversion", () => {
     const other = s.newWorkspace("Switched");
     const contact = await s.api("POST", "/v1/contacts", { phone_number: "+14155550177" }, { key: other.key });
     expect(contact.status).toBe(200);
-    const convert = (txn: string) =>
-      s.api("POST", "/v1/conversion", { txn, phone: "+14155550177" }, { key: other.key });
+    const convert = async (txn: string) =>
+      await s.api("POST", "/v1/conversion", { txn, phone: "+14155550177" }, { key: other.key });
     expect((await convert("sw-1")).status).toBe(200); // the switch is remembered as on
     await s.api("PATCH", "/v1/settings", { conversion_tracking_enabled: false }, { key: other.key });
     expect((await convert("sw-2")).body).toEqual({

@@ -10,7 +10,7 @@ let s: TestServer;
 beforeAll(async () => {
   s = await startTestServer({}, { SIMULATED_DELIVERY_MS: "20", SIMULATED_CALL_MS: "60" });
 });
-afterAll(() => s.stop());
+afterAll(async () => await s.stop());
 
 let phoneSeq = 1000;
 const newPhone = () => `+1415555${String(phoneSeq++).padStart(4, "0")}`;
@@ -21,7 +21,7 @@ const newNumber = () => `+1628555${String(numberSeq++).padStart(4, "0")}`;
 /** A workspace with a sending number and the given settings. */
 async function workspace(settings: Record<string, unknown> = {}) {
   const ws = s.newWorkspace("Budgets");
-  const api = (method: string, path: string, body?: unknown) => s.api(method, path, body, { key: ws.key });
+  const api = async (method: string, path: string, body?: unknown) => await s.api(method, path, body, { key: ws.key });
   const ordered = await api("POST", "/v1/numbers", { number: newNumber() });
   if (ordered.body.added !== 1) throw new Error(JSON.stringify(ordered.body));
   const patched = await api("PATCH", "/v1/settings", settings);
@@ -139,8 +139,8 @@ describe("one_off_daily_limit", () => {
   it("a 429 is not kept for the request's Idempotency-Key: the same key sends once the budget allows", async () => {
     const w = await workspace({ one_off_daily_limit: 0 });
     const body = message();
-    const send = () =>
-      s.api("POST", "/v1/messages", body, { key: w.key, headers: { "idempotency-key": "budget-retry" } });
+    const send = async () =>
+      await s.api("POST", "/v1/messages", body, { key: w.key, headers: { "idempotency-key": "budget-retry" } });
     const refused = await send();
     expect({ status: refused.status, replayed: refused.headers.get("idempotent-replayed") }).toEqual({
       status: 429,

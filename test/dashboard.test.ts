@@ -11,7 +11,7 @@ let s: TestServer;
 beforeAll(async () => {
   s = await startTestServer();
 });
-afterAll(() => s.stop());
+afterAll(async () => await s.stop());
 
 describe("the dashboard", () => {
   it("answers / and page paths with the shell under a strict CSP, without an API key", async () => {

@@ -8,7 +8,7 @@ let s: TestServer;
 beforeAll(async () => {
   s = await startTestServer();
 });
-afterAll(() => s.stop());
+afterAll(async () => await s.stop());
 
 describe("GET /docs", () => {
   it("answers the reference page without a key, pointing Scalar at the document", async () => {

@@ -15,7 +15,7 @@ let s: TestServer;
 beforeAll(async () => {
   s = await startTestServer({}, { SIMULATED_DELIVERY_MS: "20" });
 });
-afterAll(() => s.stop());
+afterAll(async () => await s.stop());
 
 // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON answers
 type Json = any;
@@ -42,14 +42,14 @@ function chain(trigger: Record<string, unknown>, ...steps: [string, Record<strin
 
 async function workspace() {
   const ws = s.newWorkspace("Loops");
-  const api = (method: string, path: string, body?: unknown) => s.api(method, path, body, { key: ws.key });
+  const api = async (method: string, path: string, body?: unknown) => await s.api(method, path, body, { key: ws.key });
   const ordered = await api("POST", "/v1/numbers", {
     number: `+1415555${String(numberSeq++).padStart(4, "0")}`,
   });
   expect(ordered.body.added).toBe(1);
   const list = async (name: string) => (await api("POST", "/v1/lists", { name })).body.list.id as string;
   const flow = async (name: string, definition: unknown, extra: Record<string, unknown> = {}) =>
-    api("POST", "/v1/flows", { name, definition, settings: { allow_reentry: true }, ...extra });
+    await api("POST", "/v1/flows", { name, definition, settings: { allow_reentry: true }, ...extra });
   const contact = async () =>
     (await api("POST", "/v1/contacts", { phone_number: newPhone(), timezone: DAY })).body.contact as Json;
   return { ...ws, api, list, flow, contact };

@@ -37,7 +37,7 @@ let numberSeq = 100;
 
 function workspace(name = "Flows") {
   const ws = s.newWorkspace(name);
-  const api = (method: string, path: string, body?: unknown) => s.api(method, path, body, { key: ws.key });
+  const api = async (method: string, path: string, body?: unknown) => await s.api(method, path, body, { key: ws.key });
   const contact = async (extra: Record<string, unknown> = {}) => {
     const res = await api("POST", "/v1/contacts", { phone_number: newPhone(), timezone: DAY, ...extra });
     expect(res.status).toBe(200);
@@ -313,8 +313,8 @@ describe("running a flow", () => {
       const other = await w.contact();
       await w.api("POST", `/v1/flows/${flow.id}/enroll`, { contact_ids: [stopping.id, other.id] });
       await eventually(w.outbox, (sends) => sends.length === 2);
-      const inbound = (from: string, text: string) =>
-        s.api("POST", "/v1/sandbox/inbound", { from, to: OURS, body: text }, { key: w.key });
+      const inbound = async (from: string, text: string) =>
+        await s.api("POST", "/v1/sandbox/inbound", { from, to: OURS, body: text }, { key: w.key });
       await inbound(stopping.phone_number, body);
       // The other contact's reply wakes the same flow: once it is thanked, the first was decided too.
       await inbound(other.phone_number, "Tell me more");

@@ -6,7 +6,7 @@ let s: TestServer;
 beforeAll(async () => {
   s = await startTestServer();
 });
-afterAll(() => s.stop());
+afterAll(async () => await s.stop());
 
 describe("errors and parsing", () => {
   it("answers 404 'Not found' for an unknown route, after auth", async () => {
@@ -301,11 +301,11 @@ describe("Idempotency-Key after a crash", () => {
     const key = `k-${crypto.randomUUID()}`;
     const now = Date.now();
     // The first request claimed the key and its process died before answering.
-    expect(claimIdempotencyKey(db, s.workspaceId, key, "hash", now - 120_000)).toEqual({ kind: "new" });
-    expect(claimIdempotencyKey(db, s.workspaceId, key, "hash", now - 119_000)).toEqual({ kind: "in_flight" });
-    expect(claimIdempotencyKey(db, s.workspaceId, key, "other", now)).toEqual({ kind: "mismatch" });
-    expect(claimIdempotencyKey(db, s.workspaceId, key, "hash", now)).toEqual({ kind: "new" });
-    expect(claimIdempotencyKey(db, s.workspaceId, key, "hash", now + 1000)).toEqual({ kind: "in_flight" });
+    expect(await claimIdempotencyKey(db, s.workspaceId, key, "hash", now - 120_000)).toEqual({ kind: "new" });
+    expect(await claimIdempotencyKey(db, s.workspaceId, key, "hash", now - 119_000)).toEqual({ kind: "in_flight" });
+    expect(await claimIdempotencyKey(db, s.workspaceId, key, "other", now)).toEqual({ kind: "mismatch" });
+    expect(await claimIdempotencyKey(db, s.workspaceId, key, "hash", now)).toEqual({ kind: "new" });
+    expect(await claimIdempotencyKey(db, s.workspaceId, key, "hash", now + 1000)).toEqual({ kind: "in_flight" });
   });
 });
 
@@ -463,7 +463,7 @@ describe("slow bodies on the unauthenticated routes (BODY_TIMEOUT_MS)", () => {
   beforeAll(async () => {
     slow = await startTestServer({ bodyTimeoutMs: 400 });
   });
-  afterAll(() => slow.stop());
+  afterAll(async () => await slow.stop());
 
   /** Sends `head`, then one byte every 50 ms; the answer and how long it took (3 s at most). */
   async function trickle(head: string, byte: string): Promise<{ text: string; ms: number }> {
@@ -550,7 +550,7 @@ describe("carrier callbacks limited per client address (API.md §7.2)", () => {
   beforeAll(async () => {
     limited = await startTestServer({ rateLimitRps: 0.001, rateLimitBurst: 3 });
   });
-  afterAll(() => limited.stop());
+  afterAll(async () => await limited.stop());
 
   it("answers 429 once the address's bucket is empty, signed or not", async () => {
     const statuses: number[] = [];

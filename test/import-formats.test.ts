@@ -10,15 +10,15 @@ let s: TestServer;
 beforeAll(async () => {
   s = await startTestServer();
 });
-afterAll(() => s.stop());
+afterAll(async () => await s.stop());
 
 const fixture = (name: string) => readFileSync(join(import.meta.dir, "fixtures/imports", name), "utf8");
-const csv = (text: string, key: string) =>
-  s.api("POST", "/v1/contacts/import", undefined, {
-    key,
-    raw: text,
-    headers: { "content-type": "text/csv" },
-  });
+const csv = async (text: string, key: string) =>
+  await s.api("POST", "/v1/contacts/import", undefined, {
+        key,
+        raw: text,
+        headers: { "content-type": "text/csv" },
+      });
 async function contactsOf(key: string): Promise<Map<string, Json>> {
   const list = (await s.api("GET", "/v1/contacts?limit=100", undefined, { key })).body.contacts as Json[];
   return new Map(list.map((c) => [c.phone_number as string, c]));

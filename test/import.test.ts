@@ -8,15 +8,15 @@ let s: TestServer;
 beforeAll(async () => {
   s = await startTestServer();
 });
-afterAll(() => s.stop());
+afterAll(async () => await s.stop());
 const log = eventLog(() => s);
 
-const csv = (text: string, key: string, query = "") =>
-  s.api("POST", `/v1/contacts/import${query}`, undefined, {
-    key,
-    raw: text,
-    headers: { "content-type": "text/csv" },
-  });
+const csv = async (text: string, key: string, query = "") =>
+  await s.api("POST", `/v1/contacts/import${query}`, undefined, {
+        key,
+        raw: text,
+        headers: { "content-type": "text/csv" },
+      });
 
 async function countContacts(workspaceId: string) {
   return (await s.server.handle.db.select().from(contacts).where(eq(contacts.workspaceId, workspaceId)).all())
@@ -26,12 +26,12 @@ async function countContacts(workspaceId: string) {
 describe("POST /v1/contacts/import with Idempotency-Key", () => {
   it("replays the first answer for the same upload and refuses the key for another", async () => {
     const ws = s.newWorkspace();
-    const send = (text: string) =>
-      s.api("POST", "/v1/contacts/import", undefined, {
-        key: ws.key,
-        raw: text,
-        headers: { "content-type": "text/csv", "idempotency-key": "import-1" },
-      });
+    const send = async (text: string) =>
+      await s.api("POST", "/v1/contacts/import", undefined, {
+                key: ws.key,
+                raw: text,
+                headers: { "content-type": "text/csv", "idempotency-key": "import-1" },
+              });
     const text = "phone_number,first_name\n+12025550181,Ada\n+12025550182,Alan\n";
     const first = await send(text);
     expect(first.body).toEqual({

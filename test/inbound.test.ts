@@ -13,10 +13,10 @@ beforeAll(async () => {
   await log.watch();
   await orderNumber(s, OURS);
 });
-afterAll(() => s.stop());
+afterAll(async () => await s.stop());
 
-const inbound = (from: string, body: string, key?: string) =>
-  s.api("POST", "/v1/sandbox/inbound", { from, to: OURS, body }, { key });
+const inbound = async (from: string, body: string, key?: string) =>
+  await s.api("POST", "/v1/sandbox/inbound", { from, to: OURS, body }, { key });
 const eventsOfType = (type: string) => log.of(type);
 async function outboxTo(to: string) {
   const answer = await s.api("GET", "/v1/sandbox/outbox?limit=200");
@@ -25,7 +25,7 @@ async function outboxTo(to: string) {
 /** Waits until the send jobs for `to` are done (nothing PENDING or QUEUED), then reads the outbox. */
 async function settledOutboxTo(to: string) {
   await eventually(
-    () => s.api("GET", "/v1/messages?direction=outbound&limit=200"),
+    async () => await s.api("GET", "/v1/messages?direction=outbound&limit=200"),
     (r) =>
       !r.body.messages.some(
         (m: { to: string; status: string }) => m.to === to && ["PENDING", "QUEUED"].includes(m.status),

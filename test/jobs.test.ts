@@ -426,7 +426,7 @@ describe("maintenance.prune", () => {
         [today, today - 29, today - 40].map((d) => ({ workspaceId: "w", flowId: "f", day: d, count: 1 })),
       )
       .run();
-    const pruneId = enqueueJob(handle.db, "maintenance.prune", {})!;
+    const pruneId = (await enqueueJob(handle.db, "maintenance.prune", {}))!;
     const worker = createWorker({ db: handle.db, handlers: jobHandlers(), pollMs: 5 });
     worker.start();
     const deadline = Date.now() + 5000;

@@ -610,7 +610,7 @@ describe("link_domain_id where links are made", () => {
 describe("tracked links on a branded domain", () => {
   it("a campaign previews and sends {{offer_url}} on its domain, and a click on that host is attributed as before", async () => {
     const ws = s.newWorkspace("Sender");
-    const call = (method: string, path: string, body?: unknown) => s.api(method, path, body, { key: ws.key });
+    const call = async (method: string, path: string, body?: unknown) => await s.api(method, path, body, { key: ws.key });
     await call("PATCH", "/v1/settings", { quiet_hours: { enabled: false }, state_rules: false });
     const available = await call("GET", "/v1/numbers/available?area_code=212&limit=1");
     await orderNumber(s, available.body.numbers[0].number, { key: ws.key });
@@ -662,7 +662,7 @@ describe("tracked links on a branded domain", () => {
 
   it("a campaign without a domain of its own uses the offer's, else the default, else PUBLIC_URL in its preview", async () => {
     const ws = s.newWorkspace("Chooser");
-    const call = (method: string, path: string, body?: unknown) => s.api(method, path, body, { key: ws.key });
+    const call = async (method: string, path: string, body?: unknown) => await s.api(method, path, body, { key: ws.key });
     const contact = (await call("POST", "/v1/contacts", { phone_number: "+12125550412" })).body.contact;
     const preview = async (offerDomain: string | null) => {
       const offer = (
@@ -714,7 +714,7 @@ describe("tracked links on a branded domain", () => {
 
   it("a flow's {{offer_url}} is a link of the contact's own on the node's domain; copied offer links move to it too", async () => {
     const ws = s.newWorkspace("Flows");
-    const call = (method: string, path: string, body?: unknown) => s.api(method, path, body, { key: ws.key });
+    const call = async (method: string, path: string, body?: unknown) => await s.api(method, path, body, { key: ws.key });
     await call("PATCH", "/v1/settings", { quiet_hours: { enabled: false }, state_rules: false });
     const available = await call("GET", "/v1/numbers/available?area_code=312&limit=1");
     await orderNumber(s, available.body.numbers[0].number, { key: ws.key });
@@ -778,17 +778,17 @@ describe("tracked links on a branded domain", () => {
         { key: s.newWorkspace("Offerer").key },
       )
     ).body.offer;
-    const flowWith = (data: Record<string, unknown>) =>
-      s.api("POST", "/v1/flows", {
-        name: "F",
-        definition: {
-          nodes: [
-            { id: "t", type: "trigger", position: { x: 0, y: 0 }, data: { event: "manual" } },
-            { id: "s", type: "send_sms", position: { x: 0, y: 100 }, data },
-          ],
-          edges: [{ id: "e", source: "t", target: "s" }],
-        },
-      });
+    const flowWith = async (data: Record<string, unknown>) =>
+      await s.api("POST", "/v1/flows", {
+                name: "F",
+                definition: {
+                  nodes: [
+                    { id: "t", type: "trigger", position: { x: 0, y: 0 }, data: { event: "manual" } },
+                    { id: "s", type: "send_sms", position: { x: 0, y: 100 }, data },
+                  ],
+                  edges: [{ id: "e", source: "t", target: "s" }],
+                },
+              });
     const without = await flowWith({ body: "Go {{offer_url}}" });
     expect([without.status, without.body.error]).toEqual([
       422,
@@ -803,7 +803,7 @@ describe("tracked links on a branded domain", () => {
 
   it("an agent's reply puts the workspace's tracked links on the agent's domain", async () => {
     const ws = s.newWorkspace("Agents");
-    const call = (method: string, path: string, body?: unknown) => s.api(method, path, body, { key: ws.key });
+    const call = async (method: string, path: string, body?: unknown) => await s.api(method, path, body, { key: ws.key });
     await call("PATCH", "/v1/settings", { quiet_hours: { enabled: false }, state_rules: false });
     const available = await call("GET", "/v1/numbers/available?area_code=415&limit=1");
     const ours = available.body.numbers[0].number as string;

@@ -5,7 +5,7 @@ let s: TestServer;
 beforeAll(async () => {
   s = await startTestServer();
 });
-afterAll(() => s.stop());
+afterAll(async () => await s.stop());
 
 describe("GET /v1/me", () => {
   it("resolves the key to its workspace, scopes and key", async () => {

@@ -17,12 +17,12 @@ beforeAll(async () => {
   await log.watch();
   await orderNumber(s, FROM);
 });
-afterAll(() => s.stop());
+afterAll(async () => await s.stop());
 
-const getMessage = (id: string, key?: string) => s.api("GET", `/v1/messages/${id}`, undefined, { key });
+const getMessage = async (id: string, key?: string) => await s.api("GET", `/v1/messages/${id}`, undefined, { key });
 const settled = (id: string) =>
   eventually(
-    () => getMessage(id),
+    async () => await getMessage(id),
     (r) => ["DELIVERED", "UNDELIVERED", "FAILED"].includes(r.body.message?.status),
   );
 const eventTypesOf = (messageId: string) =>
@@ -242,7 +242,7 @@ describe("send-time checks", () => {
       const worker = createWorker({ db: t.server.handle.db, handlers: jobHandlers() });
       worker.start();
       const done = await eventually(
-        () => t.api("GET", `/v1/messages/${answer.body.message.id}`),
+        async () => await t.api("GET", `/v1/messages/${answer.body.message.id}`),
         (r) => r.body.message.status === "FAILED",
       );
       await worker.stop();

@@ -8,7 +8,7 @@ let s: TestServer;
 beforeAll(async () => {
   s = await startTestServer();
 });
-afterAll(() => s.stop());
+afterAll(async () => await s.stop());
 
 /** A fresh number the simulated carrier offers (different per call). */
 let seq = 0;
@@ -18,7 +18,7 @@ async function availableNumber(areaCode = "415"): Promise<string> {
 }
 
 async function order(number: string, extra: Record<string, unknown> = {}, key?: string) {
-  return s.api("POST", "/v1/numbers", { number, ...extra }, key ? { key } : {});
+  return await s.api("POST", "/v1/numbers", { number, ...extra }, key ? { key } : {});
 }
 
 describe("GET /v1/numbers/available", () => {
@@ -348,7 +348,7 @@ describe("daily caps (resolveSender, reserveDailySend)", () => {
   it("a send refused after its count was reserved (opted-out recipient) gives the count back", async () => {
     const ws = s.newWorkspace("Refunds");
     const num = (await order(await availableNumber(), { daily_limit: 5 }, ws.key)).body.ordered;
-    const api = (method: string, path: string, body?: unknown) => s.api(method, path, body, { key: ws.key });
+    const api = async (method: string, path: string, body?: unknown) => await s.api(method, path, body, { key: ws.key });
     await api("POST", "/v1/contacts", { phone_number: "+14155550177", opted_in: false });
     const refused = await api("POST", "/v1/messages", { to: "+14155550177", body: "Hi" });
     expect(refused.status).toBe(422);

@@ -20,7 +20,7 @@ let s: TestServer;
 beforeAll(async () => {
   s = await startTestServer();
 });
-afterAll(() => s.stop());
+afterAll(async () => await s.stop());
 
 describe("Spectral on GET /v1/openapi.json", () => {
   it(`finds no errors and at most ${MAX_WARNINGS} warnings`, async () => {

@@ -20,7 +20,7 @@ beforeAll(async () => {
   expect(r.status).toBe(200);
   doc = r.body;
 });
-afterAll(() => s.stop());
+afterAll(async () => await s.stop());
 
 interface Operation {
   name: string;

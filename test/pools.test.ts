@@ -9,7 +9,7 @@ let s: TestServer;
 beforeAll(async () => {
   s = await startTestServer();
 });
-afterAll(() => s.stop());
+afterAll(async () => await s.stop());
 
 let seq = 0;
 /** Orders a fresh number in `areaCode` for the key's workspace and returns its record. */

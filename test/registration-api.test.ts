@@ -14,7 +14,7 @@ let s: TestServer;
 beforeAll(async () => {
   s = await startTestServer({}, { SIMULATED_REVIEW_MS: "60", SIMULATED_DELIVERY_MS: "20" });
 });
-afterAll(() => s.stop());
+afterAll(async () => await s.stop());
 const log = eventLog(() => s);
 
 // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON answers
@@ -25,7 +25,7 @@ const newNumber = () => `+1415555${String(numberSeq++).padStart(4, "0")}`;
 
 function workspace(name = "Registration") {
   const ws = s.newWorkspace(name);
-  const api = (method: string, path: string, body?: unknown) => s.api(method, path, body, { key: ws.key });
+  const api = async (method: string, path: string, body?: unknown) => await s.api(method, path, body, { key: ws.key });
   const eventsOf = (type: string) => log.of(type, ws.workspaceId).map((e) => e.data as Json);
   return { ...ws, api, eventsOf };
 }

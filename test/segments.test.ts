@@ -8,7 +8,7 @@ let s: TestServer;
 beforeAll(async () => {
   s = await startTestServer();
 });
-afterAll(() => s.stop());
+afterAll(async () => await s.stop());
 
 let seq = 0;
 const phone = () => `+1415555${String(1000 + ++seq).slice(-4)}`;
@@ -16,7 +16,7 @@ const phone = () => `+1415555${String(1000 + ++seq).slice(-4)}`;
 /** A fresh workspace with a few contacts, for exact membership checks. */
 async function world() {
   const ws = s.newWorkspace();
-  const call = (method: string, path: string, body?: unknown) => s.api(method, path, body, { key: ws.key });
+  const call = async (method: string, path: string, body?: unknown) => await s.api(method, path, body, { key: ws.key });
   const make = async (body: Record<string, unknown>) =>
     (await call("POST", "/v1/contacts", { phone_number: phone(), ...body })).body.contact;
   const ada = await make({ first_name: "Ada", email: "ada@math.org", fields: { plan: "pro", seats: 5 } });
@@ -37,7 +37,7 @@ async function names(call: (m: string, p: string, b?: unknown) => Promise<ApiRes
 describe("POST /v1/segments/preview", () => {
   it("matches timezone as the API shows it (given, or the area code's main zone) and state", async () => {
     const ws = s.newWorkspace();
-    const call = (method: string, path: string, body?: unknown) => s.api(method, path, body, { key: ws.key });
+    const call = async (method: string, path: string, body?: unknown) => await s.api(method, path, body, { key: ws.key });
     await call("POST", "/v1/contacts", { phone_number: "+13125550901", first_name: "Chicago number" });
     await call("POST", "/v1/contacts", {
       phone_number: "+12125550902",

@@ -5,7 +5,7 @@ let s: TestServer;
 beforeAll(async () => {
   s = await startTestServer();
 });
-afterAll(() => s.stop());
+afterAll(async () => await s.stop());
 
 describe("GET /v1/settings", () => {
   it("answers the workspace settings with their defaults", async () => {
@@ -171,7 +171,7 @@ describe("rate limiting", () => {
   beforeAll(async () => {
     limited = await startTestServer({ rateLimitRps: 1, rateLimitBurst: 3 });
   });
-  afterAll(() => limited.stop());
+  afterAll(async () => await limited.stop());
 
   it("answers 429 with Retry-After once a key's bucket is empty, with the limit headers throughout", async () => {
     const answers = [];
@@ -217,7 +217,7 @@ describe("rate limiting per workspace (API.md §7.2)", () => {
     // A bucket that refills too slowly to matter during the test: only the burst counts.
     limited = await startTestServer({ rateLimitRps: 0.001, rateLimitBurst: 8 });
   });
-  afterAll(() => limited.stop());
+  afterAll(async () => await limited.stop());
 
   it("gives four keys of one workspace together the budget of one key", async () => {
     const keys = [limited.key, ...[1, 2, 3].map(() => limited.newKey(["read", "write"]).key)];

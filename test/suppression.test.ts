@@ -6,7 +6,7 @@ let s: TestServer;
 beforeAll(async () => {
   s = await startTestServer();
 });
-afterAll(() => s.stop());
+afterAll(async () => await s.stop());
 
 let seq = 0;
 const phone = () => `+1646555${String(1000 + ++seq).slice(-4)}`;

@@ -158,7 +158,7 @@ describe("VOICE=retell", () => {
     expect(created.status).toBe(200);
     const id = created.body.call.id;
     const ringing = await eventually(
-      () => s.api("GET", `/v1/calls/${id}`),
+      async () => await s.api("GET", `/v1/calls/${id}`),
       (res) => res.body.call.status === "RINGING",
     );
     expect(ringing.body.call.status).toBe("RINGING");

@@ -100,7 +100,7 @@ function stubServer(answer: (request: Request, body: unknown) => Response | Prom
         body,
         authorization: request.headers.get("authorization"),
       });
-      return answer(request, body);
+      return await answer(request, body);
     },
   });
   return { base: `http://127.0.0.1:${server.port}`, seen, stop: () => server.stop(true) };
@@ -363,10 +363,10 @@ describe("Retell adapter against Retell's OpenAPI contract (Prism)", () => {
 
   it("treats a refused API key (401) as Retell being unavailable, not as a refusal", async () => {
     const from = recorded.length;
-    const withoutKey = ((input: RequestInfo | URL, init?: RequestInit) => {
+    const withoutKey = (async (input: RequestInfo | URL, init?: RequestInit) => {
       const headers = { ...(init?.headers as Record<string, string>) };
       delete headers.authorization;
-      return recordingFetch(input, { ...init, headers });
+      return await recordingFetch(input, { ...init, headers });
     }) as typeof fetch;
     await expect(adapter(prismUrl, withoutKey).placeCall(call())).rejects.toBeInstanceOf(
       VoiceUnavailableError,

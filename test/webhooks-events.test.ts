@@ -68,8 +68,8 @@ describe("subscriptions follow endpoint changes at once", () => {
     const ws = s.newWorkspace();
     const own = new Receiver();
     try {
-      const create = (phone: string) =>
-        s.api("POST", "/v1/contacts", { phone_number: phone }, { key: ws.key });
+      const create = async (phone: string) =>
+        await s.api("POST", "/v1/contacts", { phone_number: phone }, { key: ws.key });
       const contactsSeen = () =>
         own.received
           .map((r) => JSON.parse(r.body) as { type: string; data: { phone_number?: string } })

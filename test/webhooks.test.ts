@@ -44,7 +44,7 @@ const db = () => s.server.handle.db;
 /** The workspace a test acts in: each event-delivery test gets its own, so retries never mix. */
 let current: { workspaceId: string; key: string } | null = null;
 const ws = () => current ?? { workspaceId: s.workspaceId, key: s.key };
-const wsApi = (method: string, path: string, body?: unknown) => s.api(method, path, body, { key: ws().key });
+const wsApi = async (method: string, path: string, body?: unknown) => await s.api(method, path, body, { key: ws().key });
 
 /** Runs every job due at the fake clock's now (and what they enqueue that is due). */
 async function runDueDeliveries() {
@@ -216,7 +216,7 @@ describe("private webhook targets, refused by default (API.md §7.2)", () => {
   beforeAll(async () => {
     strict = await startTestServer({ workerEnabled: false }, { WEBHOOK_ALLOW_PRIVATE: "false" });
   });
-  afterAll(() => strict.stop());
+  afterAll(async () => await strict.stop());
 
   it("is the default setting", () => {
     expect(loadConfig({}, {}).webhookAllowPrivate).toBe(false);

@@ -319,7 +319,10 @@ export function agentsRoutes(deps: AppDeps) {
     )
     .get(
       "/v1/voices",
-      async () => ({ ok: true as const, voices: await askVoiceProvider(() => deps.voice.listVoices()) }),
+      async () => ({
+        ok: true as const,
+        voices: await askVoiceProvider(async () => await deps.voice.listVoices()),
+      }),
       {
         detail: {
           tags: ["Agents"],

@@ -93,9 +93,11 @@ export function authRoutes(deps: AppDeps) {
   const addressOf = (request: Request) => stateOf(request)?.address ?? "unknown";
 
   /** The live session of the request's cookie; 401 `Not signed in` for none, a tampered, expired or revoked one. */
-  function sessionOf(request: Request): { session: AuthenticatedSession; token: string; extended: boolean } {
+  async function sessionOf(
+    request: Request,
+  ): Promise<{ session: AuthenticatedSession; token: string; extended: boolean }> {
     const token = sessionTokenOf(request.headers.get("cookie"));
-    const resolved = token ? authenticateSession(token, deps.clock.now()) : null;
+    const resolved = token ? await authenticateSession(token, deps.clock.now()) : null;
     if (!token || !resolved) throw new AppError("unauthorized", NOT_SIGNED_IN);
     return { ...resolved, token };
   }
@@ -161,8 +163,8 @@ export function authRoutes(deps: AppDeps) {
     )
     .get(
       "/auth/session",
-      ({ request, set }) => {
-        const { session, token, extended } = sessionOf(request);
+      async ({ request, set }) => {
+        const { session, token, extended } = await sessionOf(request);
         if (extended) set.headers["set-cookie"] = sessionCookie(token, secure(request));
         return {
           ok: true as const,
@@ -215,7 +217,7 @@ export function authRoutes(deps: AppDeps) {
     .post(
       "/auth/password",
       async ({ request, body }) => {
-        const { session, token } = sessionOf(request);
+        const { session, token } = await sessionOf(request);
         await changePassword(deps.db, {
           session,
           sessionToken: token,

@@ -442,9 +442,9 @@ export function campaignsRoutes(deps: AppDeps) {
   for (const [action, run, summary, description, errors] of ACTIONS) {
     app.post(
       `/v1/campaigns/:id/${action}`,
-      ({ request, params }) => ({
+      async ({ request, params }) => ({
         ok: true as const,
-        campaign: run(deps.db, workspaceOf(request), params.id, deps.clock.now()),
+        campaign: await run(deps.db, workspaceOf(request), params.id, deps.clock.now()),
       }),
       {
         params: IdParams,

@@ -113,9 +113,9 @@ export function resourceRoutes<
   if (list) {
     app.get(
       path,
-      ({ request, query }) => {
+      async ({ request, query }) => {
         const page = parsePagination(query);
-        const { items, total } = list.run(
+        const { items, total } = await list.run(
           workspaceOf(request),
           query as Partial<Record<keyof Q, string>>,
           page,

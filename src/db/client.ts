@@ -186,12 +186,12 @@ function asyncTransactions(db: Db, sqlite: Database) {
 
   function transaction<R>(fn: (tx: Db) => Promise<R> | R): Promise<R> {
     const open = current.getStore();
-    if (open?.open) return savepoint(open, () => fn(db));
+    if (open?.open) return savepoint(open, async () => await fn(db));
     return mutex.run(async () => {
       await beginImmediate();
       const opened: Open = { open: true, depth: 0 };
       try {
-        const value = await current.run(opened, () => fn(db));
+        const value = await current.run(opened, async () => await fn(db));
         commit.run();
         return value;
       } catch (error) {

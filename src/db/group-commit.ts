@@ -30,13 +30,16 @@ const committers = new WeakMap<Db, (work: (tx: Tx, group: GroupScope) => unknown
  * costs about what one commit for one write did. Durability is the same as one transaction per
  * request: nobody is answered before their write is committed.
  */
-export function groupCommit<T>(db: Db, work: (tx: Tx, group: GroupScope) => Promise<T> | T): Promise<T> {
+export async function groupCommit<T>(
+  db: Db,
+  work: (tx: Tx, group: GroupScope) => Promise<T> | T,
+): Promise<T> {
   let submit = committers.get(db);
   if (!submit) {
     submit = createGroupCommitter(db);
     committers.set(db, submit);
   }
-  return submit(work) as Promise<T>;
+  return (await submit(work)) as Promise<T>;
 }
 
 function createGroupCommitter(db: Db) {
@@ -108,7 +111,7 @@ function createGroupCommitter(db: Db) {
       const alone: GroupScope = {
         collect<T>(_key: string, create: () => T, finish: (tx: Tx, value: T) => Promise<void> | void): T {
           const value = create();
-          finishes.push(() => finish(db, value));
+          finishes.push(async () => await finish(db, value));
           return value;
         },
       };

@@ -71,8 +71,8 @@ export async function emitEvent(
 ) {
   const event: EmittedEvent = { id: newId(), workspaceId, type, data, createdAt: now };
   if (!dispatchedOnEmit) await insertEvent(tx).run(outboxRow(event));
-  for (const listener of listeners) listener(tx, event);
-  for (const listener of batchListeners) listener(tx, [event]);
+  for (const listener of listeners) await listener(tx, event);
+  for (const listener of batchListeners) await listener(tx, [event]);
   return event;
 }
 
@@ -98,10 +98,10 @@ export async function emitEvents(
   for (const data of items) {
     const event: EmittedEvent = { id: newId(), workspaceId, type, data, createdAt: now };
     await insert?.run(outboxRow(event));
-    for (const listener of listeners) listener(tx, event);
+    for (const listener of listeners) await listener(tx, event);
     emitted.push(event);
   }
-  for (const listener of batchListeners) listener(tx, emitted);
+  for (const listener of batchListeners) await listener(tx, emitted);
 }
 
 /**

@@ -312,12 +312,12 @@ export function createFrontDoor(deps: ConventionDeps, handle: Handle) {
   }
 
   /** Runs the router; a sync route stays sync (an async fetch handler costs Bun.serve a third of its rate). */
-  async function dispatch(
+  function dispatch(
     request: Request,
     forwarded: Request,
     state: RequestState,
     path: string,
-  ): Promise<Response | Promise<Response>> {
+  ): Response | Promise<Response> {
     let result: Response | Promise<Response>;
     try {
       result = handle(forwarded);
@@ -326,11 +326,11 @@ export function createFrontDoor(deps: ConventionDeps, handle: Handle) {
     }
     if (result instanceof Promise) {
       return result.then(
-        async (response) => await settle(request, state, response, path),
-        async (error) => await settle(request, state, internalError(state, request, path, error), path),
+        (response) => settle(request, state, response, path),
+        (error) => settle(request, state, internalError(state, request, path, error), path),
       );
     }
-    return await settle(request, state, result, path);
+    return settle(request, state, result, path);
   }
 
   function internalError(state: RequestState, request: Request, path: string, error: unknown): Response {
@@ -344,20 +344,21 @@ export function createFrontDoor(deps: ConventionDeps, handle: Handle) {
   }
 
   /** Stores the answer for Idempotency-Key replay (when this request claimed a key), then finishes. */
-  async function settle(
+  function settle(
     request: Request,
     state: RequestState,
     response: Response,
     path: string,
-  ): Promise<Response | Promise<Response>> {
+  ): Response | Promise<Response> {
     const key = state.idempotencyKey;
     if (!key || !state.auth) return finish(request, state, response, path);
     const workspaceId = state.auth.workspaceId;
     // A failure of the server, or a refusal that passes with time (429: a daily budget), is not
     // kept: the same key may be tried again and gets a fresh answer.
     if (response.status >= 500 || response.status === 429) {
-      await releaseIdempotencyKey(deps.db, workspaceId, key);
-      return finish(request, state, response, path);
+      return releaseIdempotencyKey(deps.db, workspaceId, key).then(() =>
+        finish(request, state, response, path),
+      );
     }
     return response.text().then(async (text) => {
       if (response.status === 200 && secretAnswers.has(path)) {
@@ -393,7 +394,7 @@ export function createFrontDoor(deps: ConventionDeps, handle: Handle) {
       const headers = new Headers(request.headers);
       headers.delete("content-type");
       headers.delete("content-length");
-      return await withParsedBody(request, new Request(request.url, { method, headers }), "", state, path);
+      return withParsedBody(request, new Request(request.url, { method, headers }), "", state, path);
     }
     // 4. Body: at most the route's limit (counted while it is read), JSON, an object (an empty body is {}).
     const limit = bodyLimitOf(path);
@@ -426,7 +427,7 @@ export function createFrontDoor(deps: ConventionDeps, handle: Handle) {
     headers.delete("content-length");
     // The key is bound to the JSON value, not its spelling: key order and spacing do not matter.
     const fingerprintOf = () => canonicalJson(value);
-    return await withParsedBody(
+    return withParsedBody(
       request,
       new Request(request.url, { method, headers, body }),
       text,
@@ -450,11 +451,11 @@ export function createFrontDoor(deps: ConventionDeps, handle: Handle) {
       headers: request.headers,
       body: bytes as Uint8Array<ArrayBuffer>,
     });
-    return await withParsedBody(request, forwarded, new TextDecoder().decode(bytes), state, path);
+    return withParsedBody(request, forwarded, new TextDecoder().decode(bytes), state, path);
   }
 
   /** Idempotency-Key for writes (on the raw body text), then the route. */
-  async function withParsedBody(
+  function withParsedBody(
     request: Request,
     forwarded: Request,
     text: string,
@@ -462,7 +463,7 @@ export function createFrontDoor(deps: ConventionDeps, handle: Handle) {
     path: string,
     /** What the Idempotency-Key is bound to; the raw text unless given. */
     fingerprintOf: () => string = () => text,
-  ): Promise<Response | Promise<Response>> {
+  ): Response | Promise<Response> {
     const method = request.method;
     const fail = (error: AppError) => reject(request, state, path, error);
 
@@ -473,23 +474,26 @@ export function createFrontDoor(deps: ConventionDeps, handle: Handle) {
         return fail(new AppError("validation", "Idempotency-Key must be 1 to 255 characters"));
       }
       const fingerprint = createHash("sha256").update(`${method}\n${path}\n${fingerprintOf()}`).digest("hex");
-      const claim = await claimIdempotencyKey(deps.db, state.auth.workspaceId, key, fingerprint);
-      if (claim.kind === "replay") {
-        const replay = new Response(claim.body, {
-          status: claim.status,
-          headers: { "content-type": "application/json", "idempotent-replayed": "true" },
-        });
-        return finish(request, state, replay, path);
-      }
-      if (claim.kind === "mismatch")
-        return fail(new AppError("conflict", "Idempotency-Key was used with a different request"));
-      if (claim.kind === "in_flight") {
-        return fail(new AppError("conflict", "A request with this Idempotency-Key is still in progress"));
-      }
-      state.idempotencyKey = key;
+      return claimIdempotencyKey(deps.db, state.auth.workspaceId, key, fingerprint).then((claim) => {
+        if (claim.kind === "replay") {
+          const replay = new Response(claim.body, {
+            status: claim.status,
+            headers: { "content-type": "application/json", "idempotent-replayed": "true" },
+          });
+          return finish(request, state, replay, path);
+        }
+        if (claim.kind === "mismatch")
+          return fail(new AppError("conflict", "Idempotency-Key was used with a different request"));
+        if (claim.kind === "in_flight") {
+          return fail(new AppError("conflict", "A request with this Idempotency-Key is still in progress"));
+        }
+        state.idempotencyKey = key;
+        setState(forwarded, state);
+        return dispatch(request, forwarded, state, path);
+      });
     }
     setState(forwarded, state);
-    return await dispatch(request, forwarded, state, path);
+    return dispatch(request, forwarded, state, path);
   }
 
   /** An answer the front door gives itself, before routing. */
@@ -518,20 +522,17 @@ export function createFrontDoor(deps: ConventionDeps, handle: Handle) {
    * The session of the request's `outreach_session` cookie, or null. When this use slid the
    * session's expiry forward, the answer carries the cookie again with a fresh Max-Age.
    */
-  function sessionAuth(request: Request, state: RequestState): RequestAuth | null {
+  async function sessionAuth(request: Request, state: RequestState): Promise<RequestAuth | null> {
     const token = sessionTokenOf(request.headers.get("cookie"));
     if (!token) return null;
-    const resolved = authenticateSession(token);
+    const resolved = await authenticateSession(token);
     if (!resolved) return null;
     if (resolved.extended)
       state.setCookie = sessionCookie(token, wantsSecureCookie(request.url, deps.publicUrl));
     return resolved.session;
   }
 
-  return async function frontDoor(
-    request: Request,
-    server?: AddressSource,
-  ): Promise<Response | Promise<Response>> {
+  return function frontDoor(request: Request, server?: AddressSource): Response | Promise<Response> {
     const incoming = request.headers.get("x-request-id");
     const id = incoming && REQUEST_ID_RE.test(incoming) ? incoming : crypto.randomUUID();
     const state: RequestState = { id, startedAt: performance.now() };
@@ -551,13 +552,38 @@ export function createFrontDoor(deps: ConventionDeps, handle: Handle) {
       // 1. Authentication: a live key, read from the database (see createKeyAuthenticator); with no
       //    Authorization header at all, the dashboard's session cookie (see createSessionAuthenticator).
       const header = request.headers.get("authorization");
-      let auth: RequestAuth | null = null;
+      let auth: RequestAuth | null | Promise<RequestAuth | null> = null;
       if (header !== null) {
         const presented = header.startsWith("Bearer ") ? header.slice(7).trim() : null;
         auth = presented ? authenticate(presented) : null;
       } else {
         auth = sessionAuth(request, state);
       }
+      // A cached key answers at once (the request stays synchronous); a lookup answers later.
+      if (auth instanceof Promise)
+        return auth.then((found) => authenticated(request, server, state, path, found));
+      return authenticated(request, server, state, path, auth);
+    }
+    if (isAccountPath(path)) {
+      // Sign-in and setup too: another site must not sign a browser in to an account of its choosing.
+      if (WRITE_METHODS.has(method) && isCrossSite(request.headers, request.url, deps.publicUrl)) {
+        return reject(request, state, path, new AppError("forbidden", CROSS_SITE_MESSAGE));
+      }
+      state.address = addressOf(request, server);
+    }
+    return routed(request, state, path);
+  };
+
+  /** Steps 1–4 for a request with credentials (or none), then the body and the route. */
+  function authenticated(
+    request: Request,
+    server: AddressSource | undefined,
+    state: RequestState,
+    path: string,
+    auth: RequestAuth | null,
+  ): Response | Promise<Response> {
+    const method = request.method;
+    {
       if (!auth) {
         // Without a live key the bucket is the client's address: guessing keys is rate limited too.
         const limited = limit(request, state, path, `address:${addressOf(request, server)}`);
@@ -584,14 +610,13 @@ export function createFrontDoor(deps: ConventionDeps, handle: Handle) {
       // 4. Write scope, and the parts of the API an account's role or a key's scopes keep it from.
       const denied = accessError(auth, path, changes);
       if (denied) return reject(request, state, path, denied);
-    } else if (isAccountPath(path)) {
-      // Sign-in and setup too: another site must not sign a browser in to an account of its choosing.
-      if (WRITE_METHODS.has(method) && isCrossSite(request.headers, request.url, deps.publicUrl)) {
-        return reject(request, state, path, new AppError("forbidden", CROSS_SITE_MESSAGE));
-      }
-      state.address = addressOf(request, server);
     }
+    return routed(request, state, path);
+  }
 
+  /** The body (for writes), then the route. */
+  function routed(request: Request, state: RequestState, path: string): Response | Promise<Response> {
+    const method = request.method;
     if (WRITE_METHODS.has(method)) {
       if (!streamingRoutes.has(`${method} ${path}`)) return withBody(request, state, path);
       // Carrier callbacks and tracking reports are small: read whole here, within their limit.
@@ -601,8 +626,8 @@ export function createFrontDoor(deps: ConventionDeps, handle: Handle) {
         return withWholeUpload(request, state, path);
     }
     setState(request, state);
-    return await dispatch(request, request, state, path);
-  };
+    return dispatch(request, request, state, path);
+  }
 }
 
 /**

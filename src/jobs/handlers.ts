@@ -21,7 +21,7 @@ const DAY_MS = 86_400_000;
 const pruneMaintenance: JobHandler<JobPayloads["maintenance.prune"]> = async (_payload, ctx) => {
   const now = ctx.clock.now();
   await pruneEvents(ctx.db, now);
-  ctx.completeWith(async (tx) => {
+  await ctx.completeWith(async (tx) => {
     await tx
       .delete(jobs)
       .where(and(eq(jobs.status, "done"), lt(jobs.finishedAt, now - DAY_MS)))

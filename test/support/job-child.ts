@@ -22,9 +22,9 @@ const handlers: Record<string, RegisteredJob> = {
     handle: (async (_payload: unknown, ctx) => {
       appendFileSync(logPath, `started ${ctx.job.id} attempt ${ctx.job.attempts}\n`);
       await Bun.sleep(slowMs);
-      ctx.completeWith(
-        async (tx) => await enqueueAnyJob(tx, "test.marker", { for: ctx.job.id }, { maxAttempts: 1 }),
-      );
+      await ctx.completeWith(
+                async (tx) => await enqueueAnyJob(tx, "test.marker", { for: ctx.job.id }, { maxAttempts: 1 }),
+              );
       appendFileSync(logPath, `completed ${ctx.job.id}\n`);
     }) as RegisteredJob["handle"],
   },

@@ -30,7 +30,7 @@ export class Receiver {
         const queue = this.scripts.get(path);
         if (!queue || queue.length === 0) return new Response("ok");
         const next = queue.length > 1 ? (queue.shift() as Behaviour) : queue[0];
-        return next(request, body);
+        return await next(request, body);
       },
     });
   }

@@ -268,7 +268,7 @@ async function knownVoices(
     (input.voice_id !== undefined && input.voice_id !== null) ||
     (input.voice?.voice_id !== undefined && input.voice.voice_id !== null);
   if (!matters) return new Set();
-  const voices = await askVoiceProvider(() => provider.listVoices());
+  const voices = await askVoiceProvider(async () => await provider.listVoices());
   return new Set(voices.map((v) => v.voice_id));
 }
 
@@ -279,8 +279,9 @@ async function syncVoiceAgent(
   previous: Record<string, unknown> | null,
   now: number,
 ): Promise<Record<string, unknown>> {
-  const ref: ProviderAgentRef = await askVoiceProvider(() =>
-    provider.syncAgent(voiceAgentSpec(json, previous?.provider === provider.name ? previous : null)),
+  const ref: ProviderAgentRef = await askVoiceProvider(
+    async () =>
+      await provider.syncAgent(voiceAgentSpec(json, previous?.provider === provider.name ? previous : null)),
   );
   const sync: VoiceSync = {
     provider: provider.name,

@@ -289,7 +289,7 @@ export async function agentReplyJob(payload: JobPayloads["agents.reply"], ctx: J
   const now = ctx.clock.now();
   const first = await replyContext(ctx.db, payload);
   if (!first) {
-    ctx.completeWith(async (tx) => await flagUnanswered(tx, payload, now));
+    await ctx.completeWith(async (tx) => await flagUnanswered(tx, payload, now));
     return;
   }
   const { agent } = first;
@@ -312,7 +312,7 @@ export async function agentReplyJob(payload: JobPayloads["agents.reply"], ctx: J
     known: knownOf(first.contact),
   });
 
-  const retry = ctx.completeWith(async (tx) => {
+  const retry = await ctx.completeWith(async (tx) => {
     const current = await replyContext(tx, payload);
     if (!current) return false;
     // A message that arrived while the engine answered: ask again, so one reply answers all of them.
@@ -566,7 +566,7 @@ export async function agentFollowupJob(payload: JobPayloads["agents.followup"], 
   };
   const first = await load(ctx.db);
   if (!first) {
-    ctx.completeWith(() => undefined);
+    await ctx.completeWith(() => undefined);
     return;
   }
   const rules = await workspaceSendRules(ctx.db, first.conversation.workspaceId, null);
@@ -579,7 +579,7 @@ export async function agentFollowupJob(payload: JobPayloads["agents.followup"], 
   );
   if (decision.action === "defer") throw new RescheduleJob(decision.until);
   if (decision.action === "skip") {
-    ctx.completeWith(() => undefined);
+    await ctx.completeWith(() => undefined);
     return;
   }
   const thread = await engineThread(ctx.db, first.conversation.id);
@@ -588,7 +588,7 @@ export async function agentFollowupJob(payload: JobPayloads["agents.followup"], 
     thread: thread.turns,
     known: knownOf(first.contact),
   });
-  ctx.completeWith(async (tx) => {
+  await ctx.completeWith(async (tx) => {
     const current = await load(tx);
     if (!current || !answer?.reply.trim()) return;
     const body = decideTurn(

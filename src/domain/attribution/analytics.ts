@@ -140,13 +140,10 @@ async function countMessages(
   return n;
 }
 
-function messageCounts(db: DbOrTx, workspaceId: string, window: Window) {
-  const counted = new Map(
-    MESSAGE_STATUSES.map(async (status) => [
-      status as string,
-      await countMessages(db, workspaceId, [status], window.from, window.to),
-    ]),
-  );
+async function messageCounts(db: DbOrTx, workspaceId: string, window: Window) {
+  const counted = new Map<string, number>();
+  for (const status of MESSAGE_STATUSES)
+    counted.set(status, await countMessages(db, workspaceId, [status], window.from, window.to));
   const total = (statuses: readonly string[]) => statuses.reduce((n, s) => n + (counted.get(s) ?? 0), 0);
   return {
     sent: total(SENT),
@@ -322,7 +319,12 @@ export async function analyticsCampaigns(db: Db, workspaceId: string, window: Wi
     .orderBy(sql`${campaigns.launchedAt} DESC`)
     .limit(1000)
     .all();
-  return rows.map(async (row) => {
+  // One campaign at a time: the reads of a page share the connection (or the pool) in order.
+  const answers = [];
+  for (const row of rows) answers.push(await campaignAnalytics(row));
+  return answers;
+
+  async function campaignAnalytics(row: (typeof rows)[number]) {
     const stats = await campaignStats(db, row);
     const segmentsSent =
       (
@@ -353,7 +355,7 @@ export async function analyticsCampaigns(db: Db, workspaceId: string, window: Wi
       cost,
       roi: cost === 0 ? null : roundMoney((stats.revenue - cost) / cost),
     };
-  });
+  }
 }
 
 const STOP_WORDS = ["STOP", "STOPALL", "UNSUBSCRIBE", "CANCEL", "END", "QUIT", "OPTOUT", "REVOKE"];

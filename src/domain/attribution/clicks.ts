@@ -28,7 +28,7 @@ const findLink = preparedPerConnection((db: DbOrTx) =>
     .prepare(),
 );
 
-type Link = NonNullable<ReturnType<ReturnType<typeof findLink>["get"]>>;
+type Link = NonNullable<Awaited<ReturnType<ReturnType<typeof findLink>["get"]>>>;
 
 /** The most links remembered per database; past it the cache starts over. */
 const LINK_CACHE_SIZE = 50_000;
@@ -37,7 +37,9 @@ const linkCaches = new CommitCheckedCaches<string, Link>();
 const linkCache = preparedPerConnection((db: Db) => {
   // Read at once when the cache is checked (the cache's check is synchronous). Inside another
   // request's open transaction it may see that transaction's bump: the cache then starts over once more.
-  const version = sqliteOf(db).query<{ version: number }, []>("SELECT version FROM link_versions WHERE id = 1");
+  const version = sqliteOf(db).query<{ version: number }, []>(
+    "SELECT version FROM link_versions WHERE id = 1",
+  );
   return linkCaches.create(sqliteOf(db), LINK_CACHE_SIZE, () => version.get()?.version ?? 0);
 });
 

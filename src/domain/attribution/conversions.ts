@@ -397,7 +397,7 @@ export async function recordConversion(
   const ids = checkIdentifiers(input);
   if (Object.keys(ids).length === 0) throw invalid(NO_IDENTIFIER);
 
-  return groupCommit(db, async (tx) => {
+  return await groupCommit(db, async (tx) => {
     // 2. txn is the idempotency key, forever: a retry writes nothing.
     const existing = await conversionByTxn(tx).get({ ws: workspaceId, txn });
     if (existing) return { recorded: true as const, duplicate: true, contact_id: existing.contactId };

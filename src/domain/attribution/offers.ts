@@ -161,7 +161,9 @@ export async function listOffers(
     containsText(offers.name, filter.q),
   );
   const { rows, total } = await newestFirstPage(db, offers, where, [offers.createdAt, offers.id], page);
-  return { offers: rows.map(async (row) => await offerJson(db, row, publicUrl)), total };
+  const items: OfferJson[] = [];
+  for (const row of rows) items.push(await offerJson(db, row, publicUrl));
+  return { offers: items, total };
 }
 
 export async function updateOffer(

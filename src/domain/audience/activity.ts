@@ -46,8 +46,8 @@ interface Entry {
 
 /** A source of entries: its newest `take` entries for the contact, and how many it has. */
 interface Source {
-  newest(take: number): Entry[];
-  total(): number;
+  newest(take: number): Promise<Entry[]>;
+  total(): Promise<number>;
 }
 
 const OPT_OUT_WORDS: Record<string, string> = {
@@ -259,9 +259,13 @@ export async function contactActivity(
   const contact = await getContact(db, workspaceId, contactId);
   const all = sources(db, workspaceId, contact);
   const take = page.offset + page.limit;
-  const merged = all
-    .flatMap((source) => source.newest(take))
-    .sort((a, b) => b.at - a.at || (a.type < b.type ? -1 : a.type > b.type ? 1 : 0));
+  const newest: Entry[] = [];
+  let total = 0;
+  for (const source of all) {
+    newest.push(...(await source.newest(take)));
+    total += await source.total();
+  }
+  const merged = newest.sort((a, b) => b.at - a.at || (a.type < b.type ? -1 : a.type > b.type ? 1 : 0));
   const activity: ActivityJson[] = merged.slice(page.offset, take).map((entry) => ({
     type: entry.type,
     at: toIso(entry.at) as string,
@@ -270,6 +274,5 @@ export async function contactActivity(
       Object.entries(entry.ids).filter((pair): pair is [string, string] => pair[1] !== null),
     ),
   }));
-  const total = all.reduce((sum, source) => sum + source.total(), 0);
   return { activity, total, limit: page.limit, offset: page.offset };
 }

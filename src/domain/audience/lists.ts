@@ -129,7 +129,7 @@ type MembersAddedListener = (
   listId: string,
   contactIds: string[],
   now: number,
-) => void;
+) => Promise<void> | void;
 const membersAddedListeners: MembersAddedListener[] = [];
 export function onListMembersAdded(listener: MembersAddedListener) {
   membersAddedListeners.push(listener);

@@ -370,26 +370,26 @@ export async function placeCallJob(payload: JobPayloads["calls.place"], ctx: Job
   if (!runtime) throw new Error("calls are not started on this database");
   const row = await loadCall(db, payload.call_id);
   if (row?.status !== "QUEUED") return;
-  const fail = (reason: string) => {
-    ctx.completeWith(
+  const fail = async (reason: string) => {
+    await ctx.completeWith(
       async (tx) => await applyReport(tx, row.id, { status: "FAILED", endedReason: reason }, ctx.clock.now()),
     );
   };
 
   const permission = await canSendTo(db, row.workspaceId, row.toNumber);
-  if (!permission.allowed) return fail(permission.reason);
+  if (!permission.allowed) return await fail(permission.reason);
   const call = await outboundOf(db, row);
-  if ("missing" in call) return fail(call.missing);
+  if ("missing" in call) return await fail(call.missing);
   const provider = row.via === "voice" ? runtime.voice : runtime.carrier;
-  const placed = (providerCallId: string, status: CallStatus) => {
-    ctx.completeWith(
+  const placed = async (providerCallId: string, status: CallStatus) => {
+    await ctx.completeWith(
       async (tx) => await applyReport(tx, row.id, { status, providerCallId }, ctx.clock.now()),
     );
   };
   try {
     if (row.handoffStartedAt !== null) {
       const found = await provider.lookupCall(call, row.handoffStartedAt - LOOKUP_SLACK_MS);
-      if (found.found) return placed(found.providerCallId, found.status);
+      if (found.found) return await placed(found.providerCallId, found.status);
     }
     // A campaign's or a flow's call is asked the send-time rules again: the job may run long after
     // the call was written (a retry, a restart), and a call never goes inside the window.
@@ -406,7 +406,7 @@ export async function placeCallJob(payload: JobPayloads["calls.place"], ctx: Job
         ctx.clock.now(),
       );
       if (window.action === "defer") throw new RescheduleJob(window.until);
-      if (window.action === "skip") return fail(window.reason);
+      if (window.action === "skip") return await fail(window.reason);
     }
     await db
       .update(calls)
@@ -414,11 +414,11 @@ export async function placeCallJob(payload: JobPayloads["calls.place"], ctx: Job
       .where(and(eq(calls.id, row.id), eq(calls.status, "QUEUED")))
       .run();
     const result = await provider.placeCall(call);
-    if (!result.accepted) return fail(result.errorCode || "rejected");
-    return placed(result.providerCallId, result.status);
+    if (!result.accepted) return await fail(result.errorCode || "rejected");
+    return await placed(result.providerCallId, result.status);
   } catch (error) {
     if (!(error instanceof VoiceUnavailableError) && !(error instanceof CarrierUnavailableError)) throw error;
-    if (ctx.job.attempts >= ctx.job.maxAttempts) return fail("provider_unavailable");
+    if (ctx.job.attempts >= ctx.job.maxAttempts) return await fail("provider_unavailable");
     log.warn("voice provider unavailable; the call will be retried", {
       call_id: row.id,
       error: error.message,

@@ -428,7 +428,9 @@ export async function listCampaigns(
     [campaigns.createdAt, campaigns.id],
     page,
   );
-  return { campaigns: rows.map(async (row) => await campaignJson(db, row)), total };
+  const items: CampaignJson[] = [];
+  for (const row of rows) items.push(await campaignJson(db, row));
+  return { campaigns: items, total };
 }
 
 /** PATCH /v1/campaigns/{id}: while draft or scheduled; the result is validated whole. */

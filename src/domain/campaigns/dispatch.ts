@@ -141,7 +141,7 @@ export async function startScheduledJob(payload: JobPayloads["campaigns.start"],
   const row = await loadCampaign(ctx.db, payload.campaign_id);
   if (row?.status !== "scheduled") return;
   if (row.sendAt !== null && row.sendAt > now) throw new RescheduleJob(row.sendAt);
-  ctx.completeWith(async (tx) => {
+  await ctx.completeWith(async (tx) => {
     const current = await loadCampaign(tx, payload.campaign_id);
     if (current?.status === "scheduled") await startCampaign(tx, current, now);
   });
@@ -153,9 +153,9 @@ export async function startScheduledJob(payload: JobPayloads["campaigns.start"],
  * a crash replays at most one chunk (its rows are ignored as duplicates). The last chunk stamps
  * `resolved_at`. Segments are evaluated as of the launch.
  */
-export function resolveRecipientsJob(payload: JobPayloads["campaigns.resolve"], ctx: JobContext) {
+export async function resolveRecipientsJob(payload: JobPayloads["campaigns.resolve"], ctx: JobContext) {
   const now = ctx.clock.now();
-  ctx.completeWith(async (tx) => {
+  await ctx.completeWith(async (tx) => {
     const row = await loadCampaign(tx, payload.campaign_id);
     if (!row || (row.status !== "active" && row.status !== "paused") || row.resolvedAt !== null) return;
     const page = await audiencePage(tx, row, row.launchedAt ?? now, {

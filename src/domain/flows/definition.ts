@@ -96,13 +96,15 @@ export function parseDefinition(input: unknown, refs: DefinitionRefs): ParsedDef
   // 2. Nodes, each with its data.
   const byId = dict<FlowNode>();
   const indexOf = new Map<string, number>();
-  const nodes: FlowNode[] = input.nodes.map((raw: unknown, i: number) => {
+  // One at a time, in order: the first invalid node is the one reported.
+  const nodes: FlowNode[] = [];
+  for (const [i, raw] of (input.nodes as unknown[]).entries()) {
     const node = parseNode(raw, i, indexOf);
-    checkNodeData(node, nodeName(i, node.id), `definition.nodes[${i}]`, refs);
+    await checkNodeData(node, nodeName(i, node.id), `definition.nodes[${i}]`, refs);
     indexOf.set(node.id, i);
     byId[node.id] = node;
-    return node;
-  });
+    nodes.push(node);
+  }
   const triggers = nodes.filter((node) => node.type === "trigger");
   if (triggers.length !== 1) throw invalid("definition needs exactly one trigger node");
   const trigger = triggers[0];
@@ -243,14 +245,19 @@ function loopWithoutWait(
 // Node data (API.md §3 Flows, §6.6)
 // ---------------------------------------------------------------------------------------------
 
-function checkNodeData(node: FlowNode, name: string, path: string, refs: DefinitionRefs): void {
+async function checkNodeData(
+  node: FlowNode,
+  name: string,
+  path: string,
+  refs: DefinitionRefs,
+): Promise<void> {
   const data = node.data;
   /**
    * A required (or, with `optional`, nullable) id of `kind` that must exist in the workspace. One
    * that does not is named by its path, as every body id is (API.md §1:
    * `definition.nodes[2].data.list_id does not exist`); an agent of the other channel is `wrong`.
    */
-  const ref = (key: string, kind: RefKind, wrong: string | null, optional = false) => {
+  const ref = async (key: string, kind: RefKind, wrong: string | null, optional = false) => {
     const value = data[key];
     if (value === undefined || value === null) {
       if (optional) return;
@@ -258,8 +265,8 @@ function checkNodeData(node: FlowNode, name: string, path: string, refs: Definit
     }
     if (typeof value !== "string" || value === "")
       throw invalid(`${name}: data.${key} must be a non-empty string`);
-    if (refs.exists(kind, value)) return;
-    if (wrong && refs.exists("agent", value)) throw invalid(`${name}: data.${key} ${wrong}`);
+    if (await refs.exists(kind, value)) return;
+    if (wrong && (await refs.exists("agent", value))) throw invalid(`${name}: data.${key} ${wrong}`);
     throw invalid(`${path}.data.${key} does not exist`);
   };
   const has = (key: string) => data[key] !== undefined && data[key] !== null;
@@ -278,14 +285,14 @@ function checkNodeData(node: FlowNode, name: string, path: string, refs: Definit
       checkMergeFields(body, `${name}: data.body`, true);
       if (!has("offer_id") && mergeFieldsOf(body).some((field) => field.name === "offer_url"))
         throw invalid(`${name}: data.body uses {{offer_url}} but the node has no data.offer_id`);
-      ref("pool_id", "pool", null, true);
-      ref("offer_id", "offer", null, true);
+      await ref("pool_id", "pool", null, true);
+      await ref("offer_id", "offer", null, true);
       // The domain of the workspace's tracked links in the text (null: the default, else PUBLIC_URL).
       const domainId = data.link_domain_id;
       if (
         domainId !== undefined &&
         domainId !== null &&
-        (typeof domainId !== "string" || !refs.exists("verified_link_domain", domainId))
+        (typeof domainId !== "string" || !(await refs.exists("verified_link_domain", domainId)))
       )
         throw invalid(`${path}.data.link_domain_id is not a verified link domain`);
       return;
@@ -311,14 +318,14 @@ function checkNodeData(node: FlowNode, name: string, path: string, refs: Definit
     }
     case "condition":
       if (!has("rules")) throw invalid(`${name}: data.rules is required`);
-      checkRules(refs, data.rules, `${name}: data.rules`);
+      await checkRules(refs, data.rules, `${name}: data.rules`);
       return;
     case "agent":
-      ref("agent_id", "sms_agent", "must be an SMS agent");
+      await ref("agent_id", "sms_agent", "must be an SMS agent");
       return;
     case "add_to_list":
     case "remove_from_list":
-      ref("list_id", "list", null);
+      await ref("list_id", "list", null);
       return;
     case "update_contact":
       checkUpdate(data.fields, `${name}: data.fields`);
@@ -338,7 +345,7 @@ function checkNodeData(node: FlowNode, name: string, path: string, refs: Definit
       if (has("agent_id") === has("say"))
         throw invalid(`${name}: data must have exactly one of agent_id, say`);
       if (has("agent_id")) {
-        ref("agent_id", "voice_agent", "must be a voice agent");
+        await ref("agent_id", "voice_agent", "must be a voice agent");
         return;
       }
       if (typeof data.say !== "string" || data.say.trim() === "")
@@ -396,9 +403,9 @@ function checkKeywords(keywords: unknown, at: string): void {
 }
 
 /** Segment rules through `refs`; a message that does not name the path yet gets it in front. */
-function checkRules(refs: DefinitionRefs, rules: unknown, at: string): void {
+async function checkRules(refs: DefinitionRefs, rules: unknown, at: string): Promise<void> {
   try {
-    refs.checkRules(rules, at);
+    await refs.checkRules(rules, at);
   } catch (err) {
     if (!(err instanceof AppError) || err.code !== "validation" || err.message.startsWith(at)) throw err;
     // parseRules' tree-wide limits say `rules must ...`.

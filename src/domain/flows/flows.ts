@@ -660,7 +660,7 @@ export async function flowWebhookJob(payload: JobPayloads["flows.webhook"], ctx:
         allowPrivate: settings.allowPrivate,
       });
   const nextRetry = payload.retry + 1;
-  ctx.completeWith(async (tx) => {
+  await ctx.completeWith(async (tx) => {
     if (response.ok || problem) {
       if (problem) log.warn("flow webhook refused", { flow_id: flow.id, node_id: node.id, problem });
       return;

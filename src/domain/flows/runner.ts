@@ -411,7 +411,13 @@ async function runNode(
 }
 
 /** Subscribers to list additions made by flows (the flows' own added_to_list trigger). */
-type ListHook = (tx: DbOrTx, workspaceId: string, listId: string, contactIds: string[], now: number) => void;
+type ListHook = (
+  tx: DbOrTx,
+  workspaceId: string,
+  listId: string,
+  contactIds: string[],
+  now: number,
+) => Promise<void> | void;
 const listHooks: ListHook[] = [];
 export function onFlowAddedToList(hook: ListHook) {
   listHooks.push(hook);
@@ -457,7 +463,7 @@ async function decide(
 }
 
 /** A send or call the compliance module does not let go now: skipped past, or held until it may. */
-function complianceHold(decision: ReturnType<typeof decide>): NodeResult | null {
+function complianceHold(decision: Awaited<ReturnType<typeof decide>>): NodeResult | null {
   if (decision.action === "skip")
     return { go: "out", outcome: "skipped", action: "skipped", detail: decision.reason };
   if (decision.action === "defer")

@@ -64,7 +64,7 @@ export function startFlowTriggers() {
   onFlowAddedToList(enrollIntoListFlows);
   onEventsEmitted(async (tx, events) => {
     // A batch (an import's contact.created events) asks which flows a trigger starts once.
-    const triggered = new Map<string, ReturnType<typeof flowsTriggeredBy>>();
+    const triggered = new Map<string, Awaited<ReturnType<typeof flowsTriggeredBy>>>();
     const flowsFor = async (workspaceId: string, kind: string) => {
       const key = `${workspaceId}:${kind}`;
       let found = triggered.get(key);

@@ -342,14 +342,14 @@ export async function assertCanSendTo(db: DbOrTx, workspaceId: string, phone: st
  * src/db/group-commit.ts), and the promise settles after its commit. Input errors throw at once,
  * before anything is queued.
  */
-export function submitOneOffMessage(
+export async function submitOneOffMessage(
   db: Db,
   workspaceId: string,
   input: OneOffInput,
   now = Date.now(),
 ): Promise<{ id: string; status: string }> {
   const checked = checkOneOff(input);
-  return groupCommit(db, async (tx, group) => {
+  return await groupCommit(db, async (tx, group) => {
     // The group's messages of this workspace go to the carrier in one send job.
     const batch = group.collect(
       `messages.send_batch:${workspaceId}`,
@@ -643,7 +643,7 @@ function batchersOf(db: Db): SendBatchers {
       // The job completes in the transaction that records the outcome; a job whose lease was lost
       // (another worker took it) records nothing.
       completions: new TransactionBatcher(db, async (tx, { ctx, messageId, outcome, at }) => {
-        if (ctx && !ctx.completeIn(tx)) return;
+        if (ctx && !(await ctx.completeIn(tx))) return;
         if (outcome.kind === "sent")
           await markHandedOff(tx, messageId, outcome.carrierMessageId, outcome.status, at);
         else await markFailed(tx, messageId, outcome.errorCode, outcome.errorMessage, at);
@@ -718,7 +718,7 @@ export async function sendMessageBatchJob(payload: JobPayloads["messages.send_ba
   );
   if (later.length === 0) return;
   if (unavailable > 0) log.warn("carrier unavailable; sends will be retried", { messages: unavailable });
-  ctx.completeWith(async (tx) => {
+  await ctx.completeWith(async (tx) => {
     for (const { messageId, runAt } of later)
       await enqueueJob(
         tx,
@@ -751,7 +751,7 @@ async function handOff(
   if (!optOutConfirmation) {
     const permission = await canSendTo(db, message.workspaceId, message.toNumber);
     if (!permission.allowed)
-      return record({ kind: "failed", errorCode: permission.reason, errorMessage: permission.message });
+      return await record({ kind: "failed", errorCode: permission.reason, errorMessage: permission.message });
   }
   const sms: OutboundSms = {
     messageId: message.id,
@@ -766,7 +766,7 @@ async function handOff(
   if (message.handoffStartedAt !== null) {
     const found = await carrier.lookupSend(sms, message.handoffStartedAt - LOOKUP_SLACK_MS);
     if (found.found)
-      return record({ kind: "sent", carrierMessageId: found.carrierMessageId, status: found.status });
+      return await record({ kind: "sent", carrierMessageId: found.carrierMessageId, status: found.status });
   }
   // A marketing message is asked the send-time rules again: the hand-off may run long after the
   // message was written (a retry, a restart), and it never goes inside the window.
@@ -789,10 +789,14 @@ async function handOff(
     throw new SendWindowClosed(window.until);
   }
   if (window?.action === "skip")
-    return record({ kind: "failed", errorCode: window.reason, errorMessage: `Not sent: ${window.reason}` });
+    return await record({
+      kind: "failed",
+      errorCode: window.reason,
+      errorMessage: `Not sent: ${window.reason}`,
+    });
   await batchersOf(db).markers.push({ messageId: message.id, at: ctx.clock.now() });
   const result = await carrier.sendSms(sms);
-  return record(
+  return await record(
     result.accepted
       ? { kind: "sent", carrierMessageId: result.carrierMessageId, status: result.status }
       : { kind: "failed", errorCode: result.errorCode, errorMessage: result.errorMessage },

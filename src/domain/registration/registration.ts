@@ -498,7 +498,7 @@ export async function registryReviewJob(payload: JobPayloads["registry.review"],
   if (!registry) return;
   const now = ctx.clock.now();
   if (payload.kind === "brand") {
-    ctx.completeWith(async (tx) => {
+    await ctx.completeWith(async (tx) => {
       const row = await tx.select().from(tendlcBrands).where(eq(tendlcBrands.id, payload.id)).get();
       if (row?.status !== "PENDING") return;
       const result = registry.reviewBrand({ legal_name: row.legalName, ein: row.ein });
@@ -519,7 +519,7 @@ export async function registryReviewJob(payload: JobPayloads["registry.review"],
     if (row?.status !== "PENDING") return;
     const brand = await ctx.db.select().from(tendlcBrands).where(eq(tendlcBrands.id, row.brandId)).get();
     if (brand?.status === "PENDING") throw new RescheduleJob(now + registry.reviewDelayMs);
-    ctx.completeWith(async (tx) => {
+    await ctx.completeWith(async (tx) => {
       const current = await tx.select().from(tendlcCampaigns).where(eq(tendlcCampaigns.id, payload.id)).get();
       if (current?.status !== "PENDING") return;
       const result = registry.reviewCampaign(campaignInputOf(current), {
@@ -538,7 +538,7 @@ export async function registryReviewJob(payload: JobPayloads["registry.review"],
     });
     return;
   }
-  ctx.completeWith(async (tx) => {
+  await ctx.completeWith(async (tx) => {
     const row = await tx.select().from(shortCodeRequests).where(eq(shortCodeRequests.id, payload.id)).get();
     if (!row) return;
     if (row.status === "submitted") {

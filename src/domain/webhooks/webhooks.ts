@@ -555,7 +555,7 @@ export const deliverWebhookJob: JobHandler<JobPayloads["webhook.deliver"]> = asy
     id: delivery.webhookId,
   });
   if (!webhook?.enabled) {
-    ctx.completeWith(
+    await ctx.completeWith(
       async (tx) =>
         await tx
           .update(webhookDeliveries)
@@ -579,7 +579,7 @@ export const deliverWebhookJob: JobHandler<JobPayloads["webhook.deliver"]> = asy
       nextAttemptAt: finishedAt + retryDelayMs(nextRetry, response.retryAfterMs),
     };
   }
-  ctx.completeWith(async (tx) => {
+  await ctx.completeWith(async (tx) => {
     // A replay may have delivered it meanwhile: its 2xx stands, this attempt is still logged.
     await recordAttempt(tx, webhook, delivery, response, startedAt, finishedAt, settle);
     if (settle.status === "pending" && settle.nextAttemptAt !== null) {

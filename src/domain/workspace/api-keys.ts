@@ -1,5 +1,5 @@
 import { and, desc, eq, isNull, sql } from "drizzle-orm";
-import { type Db, type DbOrTx, type SqliteConnection, writeUnlessBusy } from "../../db/client";
+import { type Db, type DbOrTx, onConnection, type SqliteConnection, writeUnlessBusy } from "../../db/client";
 import { CommitCheckedCaches } from "../../db/commit-watch";
 import { newestFirstPage } from "../../db/paging";
 import { type ApiKeyRow, apiKeys, workspaces } from "../../db/schema";
@@ -192,33 +192,67 @@ export function createKeyAuthenticator(db: Db, sqlite: SqliteConnection) {
   // Emptied whenever another connection or process commits (a revoke by the CLI, say).
   const cache = keyCaches.create(sqlite, 10_000);
 
-  return async function authenticate(presented: string, now = Date.now()): Promise<AuthenticatedKey | null> {
-    // Keyed by the presented key itself: a hit skips the checksum and the hash; a miss pays both.
-    let entry = cache.get(presented);
-    if (!entry) {
-      if (!isWellFormedApiKey(presented)) return null;
-      const hash = hashApiKey(presented);
-      const row = await byHash.get({ hash });
-      if (!row || !sameDigest(row.hash, hash)) return null;
-      entry = { ...row, kind: "key", scopes: row.scopes as Scope[] };
-      cache.set(presented, entry);
-    }
-    if (entry.lastUsedAt === null || now - entry.lastUsedAt > LAST_USED_GRANULARITY_MS) {
+  /**
+   * Records a use (see below). The refresh runs only when nothing else is writing on this
+   * connection (else it is skipped, as when another connection holds the lock).
+   */
+  function touched(entry: CachedKey, now: number): void | Promise<void> {
+    const id = entry.keyId;
+    if (entry.lastUsedAt === null) {
       // A key's first use is recorded before it is answered, waiting for another writer once in
-      // the key's life: a key shown as never used after it was used would mislead. A refresh
-      // (once a minute) never waits (the background thread may be sending a campaign): while the
-      // database is busy, a later request records it.
-      const id = entry.keyId;
-      try {
-        if (entry.lastUsedAt === null) {
-          await touch.run({ id, now });
-          entry.lastUsedAt = now;
-        } else if (writeUnlessBusy(sqlite, async () => await touch.run({ id, now }))) entry.lastUsedAt = now;
-      } catch {
-        // Any other failure must not fail the request either; retried a minute later.
-        entry.lastUsedAt = now;
-      }
+      // the key's life: a key shown as never used after it was used would mislead.
+      return Promise.resolve()
+        .then(() => touch.run({ id, now }))
+        .then(
+          () => {
+            entry.lastUsedAt = now;
+          },
+          () => {
+            // A failure must not fail the request; retried a minute later.
+            entry.lastUsedAt = now;
+          },
+        );
     }
-    return entry;
+    // A refresh (once a minute) never waits (the background thread may be sending a campaign):
+    // while the database is busy, a later request records it.
+    try {
+      const ran = onConnection(db, () => writeUnlessBusy(sqlite, () => void touch.run({ id, now })));
+      if (ran === true) entry.lastUsedAt = now;
+      else if (ran instanceof Promise)
+        void ran.then(
+          (done) => (done ? (entry.lastUsedAt = now) : null),
+          () => {},
+        );
+    } catch {
+      // Any other failure must not fail the request either; retried a minute later.
+      entry.lastUsedAt = now;
+    }
+  }
+
+  /**
+   * A cached key (its last use recent) is answered at once, synchronously; a lookup or a first use
+   * answers with a promise.
+   */
+  return function authenticate(
+    presented: string,
+    now = Date.now(),
+  ): AuthenticatedKey | null | Promise<AuthenticatedKey | null> {
+    // Keyed by the presented key itself: a hit skips the checksum and the hash; a miss pays both.
+    const entry = cache.get(presented);
+    if (entry) return use(entry, now);
+    if (!isWellFormedApiKey(presented)) return null;
+    const hash = hashApiKey(presented);
+    return Promise.resolve(byHash.get({ hash })).then((row) => {
+      if (!row || !sameDigest(row.hash, hash)) return null;
+      const found: CachedKey = { ...row, kind: "key", scopes: row.scopes as Scope[] };
+      cache.set(presented, found);
+      return use(found, now);
+    });
   };
+
+  function use(entry: CachedKey, now: number): AuthenticatedKey | Promise<AuthenticatedKey> {
+    if (entry.lastUsedAt !== null && now - entry.lastUsedAt <= LAST_USED_GRANULARITY_MS) return entry;
+    const pending = touched(entry, now);
+    return pending ? pending.then(() => entry) : entry;
+  }
 }

@@ -113,7 +113,11 @@ export async function getSettings(db: Db, workspaceId: string): Promise<Workspac
  * Hook for checks that belong to other domains (a default number must be one of the workspace's
  * active numbers); the numbers domain registers it. Returns an error message or null.
  */
-export type DefaultNumberCheck = (db: DbOrTx, workspaceId: string, numberId: string) => Promise<string | null>;
+export type DefaultNumberCheck = (
+  db: DbOrTx,
+  workspaceId: string,
+  numberId: string,
+) => Promise<string | null>;
 let defaultNumberCheck: DefaultNumberCheck | null = null;
 export function registerDefaultNumberCheck(check: DefaultNumberCheck) {
   defaultNumberCheck = check;
@@ -135,7 +139,7 @@ export async function updateSettings(
     // null clears it; any string, the empty one too, must name a number of the workspace.
     if (typeof patch.default_number_id === "string") {
       const problem = defaultNumberCheck
-        ? defaultNumberCheck(tx, workspaceId, patch.default_number_id)
+        ? await defaultNumberCheck(tx, workspaceId, patch.default_number_id)
         : "default_number_id does not exist";
       if (problem) throw invalid(problem);
     }
