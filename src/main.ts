@@ -176,7 +176,7 @@ async function run(argv: string[]): Promise<number> {
           return;
         }
         log.info("shutting down", { signal });
-        void server.shutdown().then(() => process.exit(0));
+        void void server.shutdown().then(() => process.exit(0));
       };
       process.on("SIGTERM", async () => await stop("SIGTERM"));
       process.on("SIGINT", async () => await stop("SIGINT"));

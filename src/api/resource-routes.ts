@@ -148,10 +148,7 @@ export function resourceRoutes<
   if (get) {
     app.get(
       `${path}/:id`,
-      ({ request, params }) => ({
-        ok: true as const,
-        [one]: get.run(workspaceOf(request), params.id, deps.clock.now()),
-      }),
+      ({ request, params }) => envelopeOf(one, get.run(workspaceOf(request), params.id, deps.clock.now())),
       {
         params,
         detail: detail(`get${one_}`, get),
@@ -176,8 +173,8 @@ export function resourceRoutes<
     const answersItem = remove.answers === "item";
     app.delete(
       `${path}/:id`,
-      ({ request, params }) => {
-        const removed = remove.run(workspaceOf(request), params.id, deps.clock.now());
+      async ({ request, params }) => {
+        const removed = await remove.run(workspaceOf(request), params.id, deps.clock.now());
         return answersItem
           ? { ok: true as const, [one]: removed }
           : { ok: true as const, deleted: true as const };

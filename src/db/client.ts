@@ -1,6 +1,6 @@
 import { Database } from "bun:sqlite";
-import { mkdirSync, statSync } from "node:fs";
 import { AsyncLocalStorage } from "node:async_hooks";
+import { mkdirSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import { TransactionRollbackError } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/bun-sqlite";

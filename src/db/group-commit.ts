@@ -111,7 +111,7 @@ function createGroupCommitter(db: Db) {
       const alone: GroupScope = {
         collect<T>(_key: string, create: () => T, finish: (tx: Tx, value: T) => Promise<void> | void): T {
           const value = create();
-          finishes.push(async () => await finish(db, value));
+          finishes.push(() => finish(db as unknown as Tx, value));
           return value;
         },
       };

@@ -59,10 +59,10 @@ export async function searchConversations(
   await drainSearchBacklog(db, SEARCH_DRAIN_LIMIT);
   const smallMatchSet = input.smallMatchSet ?? SMALL_MATCH_SET;
 
-  if (!input.where && workspaceHoldsEveryThread(db, input.workspaceId)) {
+  if (!input.where && (await workspaceHoldsEveryThread(db, input.workspaceId))) {
     // Every thread is the workspace's: the distinct keys are the total, without visiting the
     // threads (~2.5 ms for 4,000 of 22,000 threads, where reading the index three times took ~4 ms).
-    const keys = matchingThreadKeys(db, query);
+    const keys = await matchingThreadKeys(db, query);
     // A JSON array of integers: its length is one more than its commas.
     const total = keys === "[]" ? 0 : (keys.match(/,/g)?.length ?? 0) + 1;
     if (total === 0 || input.offset >= total) return { rows: [], total };
@@ -77,7 +77,7 @@ export async function searchConversations(
     };
   }
 
-  const indexRows = matchingRowCount(db, query);
+  const indexRows = await matchingRowCount(db, query);
   if (indexRows === 0) return { rows: [], total: 0 };
   // Few matches: their thread keys as one JSON array. Many (a common word): the match is a
   // subquery, so SQLite joins the index's thread keys to the threads itself and neither the keys
@@ -85,7 +85,7 @@ export async function searchConversations(
   // working memory at 60,000 messages, growing with the inbox; this costs ~8 MB).
   const small = indexRows <= smallMatchSet;
   const keyList = small
-    ? sql`SELECT value FROM json_each(${matchingThreadKeys(db, query)})`
+    ? sql`SELECT value FROM json_each(${await matchingThreadKeys(db, query)})`
     : sql`SELECT rowid >> 20 FROM conversation_search WHERE conversation_search MATCH ${query}`;
   // Few: each thread looked up by key. Many: counted as the planner chooses, and the page walks the
   // inbox order, stopping once it is full.
@@ -127,9 +127,11 @@ async function page(
 }
 
 /** How many rows of the index (messages and thread labels) match the FTS5 query. */
-function matchingRowCount(db: Db, query: string): number {
-  return db.values<[number]>(
-    sql`SELECT count(*) FROM conversation_search WHERE conversation_search MATCH ${query}`,
+async function matchingRowCount(db: Db, query: string): Promise<number> {
+  return (
+    await db.values<[number]>(
+      sql`SELECT count(*) FROM conversation_search WHERE conversation_search MATCH ${query}`,
+    )
   )[0][0];
 }
 
@@ -137,9 +139,9 @@ function matchingRowCount(db: Db, query: string): number {
  * Whether every thread in the database belongs to the workspace: the smallest and the largest
  * workspace id of the threads are both its own (two index seeks).
  */
-export function workspaceHoldsEveryThread(db: Db, workspaceId: string): boolean {
-  const first = db.values<[string | null]>(sql`SELECT min(workspace_id) FROM conversations`)[0][0];
-  const last = db.values<[string | null]>(sql`SELECT max(workspace_id) FROM conversations`)[0][0];
+export async function workspaceHoldsEveryThread(db: Db, workspaceId: string): Promise<boolean> {
+  const first = (await db.values<[string | null]>(sql`SELECT min(workspace_id) FROM conversations`))[0][0];
+  const last = (await db.values<[string | null]>(sql`SELECT max(workspace_id) FROM conversations`))[0][0];
   return first === workspaceId && last === workspaceId;
 }
 
@@ -147,9 +149,11 @@ export function workspaceHoldsEveryThread(db: Db, workspaceId: string): boolean 
  * Keys (`conversations.search_key`) of the threads with a row matching the FTS5 query, each once,
  * as one JSON array (bound back as a parameter, never parsed) instead of a row per matching message.
  */
-function matchingThreadKeys(db: Db, query: string): string {
-  return db.values<[string]>(
-    sql`SELECT json_group_array(DISTINCT rowid >> 20) FROM conversation_search WHERE conversation_search MATCH ${query}`,
+async function matchingThreadKeys(db: Db, query: string): Promise<string> {
+  return (
+    await db.values<[string]>(
+      sql`SELECT json_group_array(DISTINCT rowid >> 20) FROM conversation_search WHERE conversation_search MATCH ${query}`,
+    )
   )[0][0];
 }
 
@@ -181,36 +185,33 @@ export async function drainSearchBacklog(db: Db, limit = DRAIN_BATCH): Promise<n
   let consumed = 0;
   while (consumed < limit) {
     const batch = Math.min(DRAIN_BATCH, limit - consumed);
-    const done = await db.transaction(
-      (tx) => {
-        const statements = drainStatements(tx);
-        const rows = statements.backlog.values(batch) as [number, number, number][];
-        for (const [, kind, ref] of rows) {
-          if (kind === 0) {
-            const thread = statements.thread.values(ref)[0] as
-              | [number, string | null, string | null, string]
-              | undefined;
-            if (!thread) continue;
-            // A contact edited before this drain may have written the label already: replace it.
-            const [key, firstName, lastName, phone] = thread;
-            statements.deleteRow.run(key * THREAD_SPAN);
-            statements.insertRow.run(key * THREAD_SPAN, contactLabel(firstName, lastName, phone), null);
-          } else {
-            const message = statements.message.values(ref)[0] as [number, string, string] | undefined;
-            if (!message) continue;
-            const [key, body, id] = message;
-            const last = statements.lastInThread.values(
-              key * THREAD_SPAN,
-              key * THREAD_SPAN + THREAD_SPAN - 1,
-            )[0] as [number] | undefined;
-            statements.insertRow.run((last?.[0] ?? key * THREAD_SPAN) + 1, body, id);
-          }
+    const done = await db.transaction(async (tx) => {
+      const statements = drainStatements(tx);
+      const rows = statements.backlog.values(batch) as [number, number, number][];
+      for (const [, kind, ref] of rows) {
+        if (kind === 0) {
+          const thread = statements.thread.values(ref)[0] as
+            | [number, string | null, string | null, string]
+            | undefined;
+          if (!thread) continue;
+          // A contact edited before this drain may have written the label already: replace it.
+          const [key, firstName, lastName, phone] = thread;
+          statements.deleteRow.run(key * THREAD_SPAN);
+          statements.insertRow.run(key * THREAD_SPAN, contactLabel(firstName, lastName, phone), null);
+        } else {
+          const message = statements.message.values(ref)[0] as [number, string, string] | undefined;
+          if (!message) continue;
+          const [key, body, id] = message;
+          const last = statements.lastInThread.values(
+            key * THREAD_SPAN,
+            key * THREAD_SPAN + THREAD_SPAN - 1,
+          )[0] as [number] | undefined;
+          statements.insertRow.run((last?.[0] ?? key * THREAD_SPAN) + 1, body, id);
         }
-        if (rows.length) statements.consumed.run(rows[rows.length - 1][0]);
-        return rows.length;
-      },
-      { behavior: "immediate" },
-    );
+      }
+      if (rows.length) statements.consumed.run(rows[rows.length - 1][0]);
+      return rows.length;
+    });
     consumed += done;
     if (done < batch) break;
   }

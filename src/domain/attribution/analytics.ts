@@ -194,7 +194,7 @@ async function conversionTotals(db: DbOrTx, workspaceId: string, window: Window)
 
 /** `GET /v1/analytics/overview`. */
 export async function analyticsOverview(db: DbOrTx, workspaceId: string, window: Window) {
-  const counted = messageCounts(db, workspaceId, window);
+  const counted = await messageCounts(db, workspaceId, window);
   const { conversions: converted, revenue } = await conversionTotals(db, workspaceId, window);
   return {
     from: toIso(window.from) as string,

@@ -614,7 +614,7 @@ class Importer {
         });
         if (inserted.length) added.push(contact.id);
       }
-      listMembersAdded(tx, ws, listId, added, now);
+      await listMembersAdded(tx, ws, listId, added, now);
     }
   }
 }

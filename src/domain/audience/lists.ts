@@ -135,7 +135,7 @@ export function onListMembersAdded(listener: MembersAddedListener) {
   membersAddedListeners.push(listener);
 }
 /** Tells the listeners which contacts were just added to `listId` (not those already in it). */
-export function listMembersAdded(
+export async function listMembersAdded(
   tx: DbOrTx,
   workspaceId: string,
   listId: string,
@@ -143,7 +143,7 @@ export function listMembersAdded(
   now: number,
 ) {
   if (contactIds.length === 0) return;
-  for (const listener of membersAddedListeners) listener(tx, workspaceId, listId, contactIds, now);
+  for (const listener of membersAddedListeners) await listener(tx, workspaceId, listId, contactIds, now);
 }
 
 export interface MembershipInput {
@@ -203,7 +203,7 @@ export async function addMembers(
         .all();
       for (const row of inserted) addedIds.push(row.contactId);
     }
-    listMembersAdded(tx, workspaceId, listId, addedIds, now);
+    await listMembersAdded(tx, workspaceId, listId, addedIds, now);
     const added = addedIds.length;
     return { added, skipped: requested - added };
   });

@@ -85,7 +85,7 @@ const dict = <T>(): Record<string, T> => Object.create(null);
  * Validates a flow definition and indexes it. Throws 422 on the first problem, naming the node or
  * edge by index and id; returns the normalised definition, its trigger and the edges by handle.
  */
-export function parseDefinition(input: unknown, refs: DefinitionRefs): ParsedDefinition {
+export async function parseDefinition(input: unknown, refs: DefinitionRefs): Promise<ParsedDefinition> {
   // 1. Shape and size.
   if (!isObject(input)) throw invalid("definition must be an object");
   if (!Array.isArray(input.nodes)) throw invalid("definition.nodes must be an array");
@@ -273,7 +273,7 @@ async function checkNodeData(
 
   switch (node.type) {
     case "trigger":
-      checkTrigger(data, name, ref);
+      await checkTrigger(data, name, ref);
       return;
     case "send_sms": {
       const body = data.body;
@@ -358,21 +358,21 @@ async function checkNodeData(
   }
 }
 
-function checkTrigger(
+async function checkTrigger(
   data: Record<string, unknown>,
   name: string,
-  ref: (key: string, kind: RefKind, wrong: string | null, optional?: boolean) => void,
-): void {
+  ref: (key: string, kind: RefKind, wrong: string | null, optional?: boolean) => Promise<void>,
+): Promise<void> {
   const event = data.event;
   if (event === undefined || event === null) throw invalid(`${name}: data.event is required`);
   if (typeof event !== "string" || !(TRIGGER_EVENTS as readonly string[]).includes(event))
     throw invalid(`${name}: data.event must be one of ${TRIGGER_EVENTS.join(", ")}`);
   switch (event) {
     case "added_to_list":
-      ref("list_id", "list", null);
+      await ref("list_id", "list", null);
       return;
     case "link_clicked":
-      ref("offer_id", "offer", null, true);
+      await ref("offer_id", "offer", null, true);
       return;
     case "conversion":
       // `event` names the trigger, so the conversion's own event name has a key of its own.

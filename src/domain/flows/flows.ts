@@ -142,7 +142,7 @@ export async function createFlow(
   const status = input.status ?? "draft";
   const { allowPrivate } = settingsFor(db);
   return await db.transaction(async (tx) => {
-    const parsed = parseDefinition(input.definition, refsFor(tx, workspaceId, allowPrivate));
+    const parsed = await parseDefinition(input.definition, refsFor(tx, workspaceId, allowPrivate));
     const row: FlowRow = {
       id: newId(),
       workspaceId,
@@ -207,7 +207,7 @@ export async function updateFlow(
     }
     if (input.definition !== undefined) {
       // The body first (422), then the state (409): API.md §1's order.
-      const parsed = parseDefinition(input.definition, refsFor(tx, workspaceId, allowPrivate));
+      const parsed = await parseDefinition(input.definition, refsFor(tx, workspaceId, allowPrivate));
       if (row.status === "active") throw conflict("Flow is active: pause it before changing its definition");
       next.definition = parsed.definition as unknown as Record<string, unknown>;
       Object.assign(next, triggerOf(parsed.definition));

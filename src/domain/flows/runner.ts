@@ -372,7 +372,7 @@ async function runNode(
         .onConflictDoNothing()
         .run()) as unknown as { changes: number };
       if (added.changes > 0)
-        for (const hook of listHooks) hook(tx, flow.workspaceId, listId, [contact.id], now);
+        for (const hook of listHooks) await hook(tx, flow.workspaceId, listId, [contact.id], now);
       return { go: "out", outcome: "completed", action: "added_to_list", detail: listId };
     }
     case "remove_from_list": {

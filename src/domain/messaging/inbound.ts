@@ -105,7 +105,7 @@ export interface InboundContext {
   now: number;
 }
 
-type InboundListener = (tx: DbOrTx, inbound: InboundContext) => void;
+type InboundListener = (tx: DbOrTx, inbound: InboundContext) => Promise<void> | void;
 const listeners: InboundListener[] = [];
 
 /**
@@ -218,7 +218,7 @@ export async function receiveInbound(db: Db, sms: InboundSms, now = Date.now()):
       conversation = await flagNeedsAttention(tx, conversation, now, "unanswered_message");
 
     for (const listener of listeners)
-      listener(tx, { workspaceId, message, conversation, contact, keyword, now });
+      await listener(tx, { workspaceId, message, conversation, contact, keyword, now });
     return message;
   });
 }

@@ -128,8 +128,8 @@ export function startMessaging(
   runtimes.set(db, { carrier });
   carrier.attachSinks({
     onStatus: async (updates) => await applyStatusUpdates(db, updates),
-    onInbound: (sms) => {
-      options.onInbound(db, sms);
+    onInbound: async (sms) => {
+      await options.onInbound(db, sms);
     },
   });
 }
@@ -572,14 +572,14 @@ class TransactionBatcher<T> {
   private scheduled = false;
   constructor(
     private readonly db: Db,
-    private readonly apply: (tx: DbOrTx, item: T) => void,
+    private readonly apply: (tx: DbOrTx, item: T) => Promise<void> | void,
   ) {}
   push(item: T): Promise<void> {
     return new Promise((resolve, reject) => {
       this.items.push({ item, resolve, reject });
       if (!this.scheduled) {
         this.scheduled = true;
-        setImmediate(async () => await this.flush());
+        setImmediate(() => void this.flush());
       }
     });
   }
@@ -588,8 +588,8 @@ class TransactionBatcher<T> {
     this.items = [];
     this.scheduled = false;
     try {
-      await this.db.transaction((tx) => {
-        for (const entry of batch) this.apply(tx, entry.item);
+      await this.db.transaction(async (tx) => {
+        for (const entry of batch) await this.apply(tx, entry.item);
       });
     } catch (error) {
       for (const entry of batch) entry.reject(error);

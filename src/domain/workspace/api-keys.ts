@@ -220,7 +220,9 @@ export function createKeyAuthenticator(db: Db, sqlite: SqliteConnection) {
       if (ran === true) entry.lastUsedAt = now;
       else if (ran instanceof Promise)
         void ran.then(
-          (done) => (done ? (entry.lastUsedAt = now) : null),
+          (done) => {
+            if (done) entry.lastUsedAt = now;
+          },
           () => {},
         );
     } catch {
