@@ -123,12 +123,15 @@ const WindowEcho = {
 export function analyticsRoutes(deps: AppDeps) {
   const windowOf = (query: { from?: string; to?: string }) => parseWindow(query, deps.clock.now());
   /** What `answer` makes of the query's window, with the window echoed first (API.md §5). */
-  const over = <T extends object>(query: { from?: string; to?: string }, answer: (window: Window) => T) => {
+  const over = async <T extends object>(
+    query: { from?: string; to?: string },
+    answer: (window: Window) => Promise<T> | T,
+  ) => {
     const window = windowOf(query);
     return {
       from: new Date(window.from).toISOString(),
       to: new Date(window.to).toISOString(),
-      ...answer(window),
+      ...(await answer(window)),
     };
   };
   return new Elysia({ name: "analytics" })
@@ -150,13 +153,13 @@ export function analyticsRoutes(deps: AppDeps) {
     )
     .get(
       "/v1/analytics/timeseries",
-      ({ request, query }) => ({
+      async ({ request, query }) => ({
         ok: true as const,
         metric: query.metric,
         interval: query.interval || "day",
-        ...over(query, async (window) => ({
+        ...(await over(query, async (window) => ({
           series: await analyticsTimeseries(deps.db, workspaceOf(request), query, window),
-        })),
+        }))),
       }),
       {
         query: Query({
@@ -198,11 +201,11 @@ export function analyticsRoutes(deps: AppDeps) {
     )
     .get(
       "/v1/analytics/campaigns",
-      ({ request, query }) => ({
+      async ({ request, query }) => ({
         ok: true as const,
-        ...over(query, async (window) => ({
+        ...(await over(query, async (window) => ({
           campaigns: await analyticsCampaigns(deps.db, workspaceOf(request), window),
-        })),
+        }))),
       }),
       {
         query: Query(WindowQuery),
@@ -223,11 +226,11 @@ export function analyticsRoutes(deps: AppDeps) {
     )
     .get(
       "/v1/analytics/numbers",
-      ({ request, query }) => ({
+      async ({ request, query }) => ({
         ok: true as const,
-        ...over(query, async (window) => ({
+        ...(await over(query, async (window) => ({
           numbers: await analyticsNumbers(deps.db, workspaceOf(request), window),
-        })),
+        }))),
       }),
       {
         query: Query(WindowQuery),
@@ -244,11 +247,11 @@ export function analyticsRoutes(deps: AppDeps) {
     )
     .get(
       "/v1/analytics/agents",
-      ({ request, query }) => ({
+      async ({ request, query }) => ({
         ok: true as const,
-        ...over(query, async (window) => ({
+        ...(await over(query, async (window) => ({
           agents: await analyticsAgents(deps.db, workspaceOf(request), window),
-        })),
+        }))),
       }),
       {
         query: Query(WindowQuery),

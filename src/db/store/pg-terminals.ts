@@ -1,0 +1,83 @@
+import { PgDatabase, PgDeleteBase, PgInsertBase, PgSelectBase, PgUpdateBase } from "drizzle-orm/pg-core";
+import { PostgresJsPreparedQuery } from "drizzle-orm/postgres-js";
+
+/**
+ * The domain reads and writes through drizzle's query builder with the terminals of its SQLite
+ * API, awaited: `await q.get()` (the first row), `await q.all()` (every row), `await q.run()`
+ * (`{ changes }`), `await q.values()` (rows as arrays), on builders, on prepared statements
+ * (`q.prepare()` then `.get(params)`) and on raw SQL (`db.all(sql)`). PostgreSQL's builders
+ * answer the same terminals through this module, so one domain runs on both databases. A
+ * prepared statement needs no name here: postgres.js prepares each SQL text once per connection.
+ */
+
+interface Executable {
+  execute(placeholders?: Record<string, unknown>): Promise<unknown>;
+}
+
+/** The number of rows a write changed, from postgres.js's answer (its `count`) or its rows. */
+function changesOf(result: unknown): { changes: number } {
+  const count = (result as { count?: number } | null)?.count;
+  if (typeof count === "number") return { changes: count };
+  return { changes: Array.isArray(result) ? result.length : 0 };
+}
+
+function rowsOf(result: unknown): Record<string, unknown>[] {
+  return Array.isArray(result) ? (result as Record<string, unknown>[]) : [];
+}
+
+function terminalsOn(target: Record<string, unknown>, executable: (self: never) => Executable) {
+  target.all = function (this: never, placeholders?: Record<string, unknown>) {
+    return executable(this)
+      .execute(placeholders)
+      .then((result) => rowsOf(result));
+  };
+  target.get = function (this: never, placeholders?: Record<string, unknown>) {
+    return executable(this)
+      .execute(placeholders)
+      .then((result) => rowsOf(result)[0]);
+  };
+  target.run = function (this: never, placeholders?: Record<string, unknown>) {
+    return executable(this).execute(placeholders).then(changesOf);
+  };
+  target.values = function (this: never, placeholders?: Record<string, unknown>) {
+    return executable(this)
+      .execute(placeholders)
+      .then((result) => rowsOf(result).map((row) => Object.values(row)));
+  };
+}
+
+let installed = false;
+
+/** Gives PostgreSQL's builders, prepared statements and database the SQLite API's terminals. */
+export function installPgTerminals(): void {
+  if (installed) return;
+  installed = true;
+  for (const builder of [PgSelectBase, PgInsertBase, PgUpdateBase, PgDeleteBase]) {
+    const prototype = builder.prototype as unknown as Record<string, unknown>;
+    terminalsOn(prototype, (self: { _prepare(name?: string): Executable }) => self._prepare());
+    // pg-core asks for a statement name; postgres.js prepares by SQL text, so none is needed.
+    const prepare = prototype.prepare as (this: unknown, name?: string) => unknown;
+    prototype.prepare = function (this: unknown, name?: string) {
+      return prepare.call(this, name ?? "");
+    };
+  }
+  terminalsOn(
+    PostgresJsPreparedQuery.prototype as unknown as Record<string, unknown>,
+    (self: Executable) => self,
+  );
+  // Raw SQL on the database or a transaction: `db.all(sql)`, `db.get(sql)`, `db.run(sql)`, `db.values(sql)`.
+  const database = PgDatabase.prototype as unknown as Record<string, unknown>;
+  const raw = (self: { execute(query: unknown): Promise<unknown> }, query: unknown) => self.execute(query);
+  database.all = function (this: never, query: unknown) {
+    return raw(this, query).then(rowsOf);
+  };
+  database.get = function (this: never, query: unknown) {
+    return raw(this, query).then((result) => rowsOf(result)[0]);
+  };
+  database.run = function (this: never, query: unknown) {
+    return raw(this, query).then(changesOf);
+  };
+  database.values = function (this: never, query: unknown) {
+    return raw(this, query).then((result) => rowsOf(result).map((row) => Object.values(row)));
+  };
+}
