@@ -1,12 +1,8 @@
 import { Elysia, t } from "elysia";
 import type { AppDeps } from "../app";
+import { dialectOf, pingDatabase } from "../db/client";
 import { queueDepth } from "../jobs/queue";
 
-/**
- * The engine this server runs on. Only the embedded SQLite today: a PostgreSQL DATABASE_URL is
- * refused at start-up until the domain runs on the store (docs/postgres.md).
- */
-const DATABASE = "sqlite" as const;
 const databaseKind = () =>
   t.String({
     description: "The database engine: `sqlite` (the embedded file) or `postgres` (DATABASE_URL)",
@@ -18,13 +14,14 @@ export function systemRoutes(deps: AppDeps) {
   return new Elysia({ name: "system" })
     .get(
       "/healthz",
-      ({ set }) => {
+      async ({ set }) => {
+        const database = dialectOf(deps.db);
         try {
-          deps.sqlite.query("SELECT 1").get();
-          return { ok: true, status: "ok" as const, database: DATABASE };
+          await pingDatabase(deps.db);
+          return { ok: true, status: "ok" as const, database };
         } catch {
           set.status = 503;
-          return { ok: false, status: "database unavailable" as const, database: DATABASE };
+          return { ok: false, status: "database unavailable" as const, database };
         }
       },
       {

@@ -2,7 +2,7 @@ import { Database } from "bun:sqlite";
 import { AsyncLocalStorage } from "node:async_hooks";
 import { mkdirSync, statSync } from "node:fs";
 import { dirname } from "node:path";
-import { TransactionRollbackError } from "drizzle-orm";
+import { sql, TransactionRollbackError } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/bun-sqlite";
 import type { BaseSQLiteDatabase } from "drizzle-orm/sqlite-core";
 import { bindParametersOnce } from "./bound-parameters";
@@ -423,4 +423,89 @@ export function openDatabase(path: string, options: { readonly?: boolean; cacheM
       sqlite.close();
     },
   };
+}
+
+/**
+ * Things kept per database rather than per statement session: on SQLite a connection (its
+ * transactions run on it), on PostgreSQL the process's pool (a transaction has a session of its
+ * own, so keying by session would make a new one per transaction).
+ */
+const perDatabase = new WeakMap<object, Map<unknown, unknown>>();
+const POOL_KEY = {};
+/** Registered by the PostgreSQL store for its database and transactions: the process's change counter. */
+const pgChangeWatches = new WeakMap<object, () => number>();
+
+function sessionOf(db: DbOrTx): object {
+  return (db as unknown as { session: object }).session;
+}
+
+/** Whether `db` runs on PostgreSQL (a session the PostgreSQL store registered). */
+function pgWatchOf(db: DbOrTx): (() => number) | undefined {
+  return pgChangeWatches.get((db as unknown as { dialect: object }).dialect);
+}
+
+/** Marks a dialect object as PostgreSQL's, with the counter its caches compare (see changeWatchOf). */
+export function registerPgChangeWatch(dialect: object, watch: () => number): void {
+  pgChangeWatches.set(dialect, watch);
+}
+
+/**
+ * A counter that moves whenever another connection or process may have changed the database: on
+ * SQLite the connection's `PRAGMA data_version`, on PostgreSQL the notifications this process
+ * received (and every reconnection). Caches compare it (./commit-watch).
+ */
+export function changeWatchOf(db: DbOrTx): () => number {
+  return pgWatchOf(db) ?? memo(db, changeWatchOf, () => createCommitWatch(sqliteOf(db)));
+}
+
+/** `build(db)` once per database (see perDatabase), e.g. a cache. */
+export function memo<T>(db: DbOrTx, key: unknown, build: () => T): T {
+  const owner = pgWatchOf(db) ? POOL_KEY : sessionOf(db);
+  let values = perDatabase.get(owner);
+  if (!values) {
+    values = new Map();
+    perDatabase.set(owner, values);
+  }
+  if (!values.has(key)) values.set(key, build());
+  return values.get(key) as T;
+}
+
+/**
+ * A read that must answer synchronously (a cache's freshness check): on SQLite, `sql` run on the
+ * connection at once; on PostgreSQL there is none (undefined), and the caller relies on the change
+ * counter alone.
+ */
+export function synchronousReader<T>(db: DbOrTx, text: string): (() => T | undefined) | undefined {
+  if (pgWatchOf(db)) return undefined;
+  const statement = sqliteOf(db).query<T, []>(text);
+  return () => statement.get() ?? undefined;
+}
+
+/**
+ * Runs bookkeeping that may be skipped rather than wait (a key's last use). SQLite: at once, unless
+ * a transaction of this connection is open or another connection holds the write lock (then
+ * false, or a promise of whether it ran when transactions are queued). PostgreSQL: the write is
+ * sent and its answer not waited for.
+ */
+export function writeSoonUnlessBusy(db: DbOrTx, write: () => unknown): boolean | Promise<boolean> {
+  if (pgWatchOf(db)) {
+    return Promise.resolve()
+      .then(write)
+      .then(
+        () => true,
+        () => false,
+      );
+  }
+  const sqlite = sqliteOf(db);
+  return onConnection(db, () => writeUnlessBusy(sqlite, () => void write()));
+}
+
+/** Which database `db` runs on. */
+export function dialectOf(db: DbOrTx): "sqlite" | "postgres" {
+  return pgWatchOf(db) ? "postgres" : "sqlite";
+}
+
+/** Resolves when the database answers a trivial query; rejects otherwise. */
+export async function pingDatabase(db: DbOrTx): Promise<void> {
+  await db.get(sql`select 1`);
 }

@@ -40,11 +40,11 @@ export class CommitCheckedCache<K, V> {
    * background thread's unrelated writes leave it warm.
    */
   constructor(
-    sqlite: Database,
+    othersCommitted: () => number,
     private readonly maxSize: number,
     private readonly rowsVersion?: () => number,
   ) {
-    this.othersCommitted = createCommitWatch(sqlite);
+    this.othersCommitted = othersCommitted;
     this.seenVersion = this.othersCommitted();
     this.seenRows = rowsVersion?.();
   }
@@ -85,8 +85,12 @@ export class CommitCheckedCaches<K, V> {
   private readonly caches = new Set<CommitCheckedCache<K, V>>();
 
   /** A cache of this kind for one connection (see CommitCheckedCache for `rowsVersion`). */
-  create(sqlite: Database, maxSize: number, rowsVersion?: () => number): CommitCheckedCache<K, V> {
-    const cache = new CommitCheckedCache<K, V>(sqlite, maxSize, rowsVersion);
+  create(
+    othersCommitted: () => number,
+    maxSize: number,
+    rowsVersion?: () => number,
+  ): CommitCheckedCache<K, V> {
+    const cache = new CommitCheckedCache<K, V>(othersCommitted, maxSize, rowsVersion);
     this.caches.add(cache);
     return cache;
   }

@@ -273,7 +273,7 @@ type Handle = (request: Request) => Promise<Response> | Response;
  * metrics. Doing this outside Elysia's per-route hooks keeps read routes on Elysia's fast path.
  */
 export function createFrontDoor(deps: ConventionDeps, handle: Handle) {
-  const authenticate = createKeyAuthenticator(deps.db, deps.sqlite);
+  const authenticate = createKeyAuthenticator(deps.db);
   const authenticateSession = createSessionAuthenticator(deps.db);
   const buckets = new TokenBuckets(deps.rateLimit.rps, deps.rateLimit.burst);
 

@@ -1,5 +1,5 @@
 import { eq, sql } from "drizzle-orm";
-import { type Db, type DbOrTx, sqliteOf } from "../../db/client";
+import { changeWatchOf, type Db, type DbOrTx, memo, synchronousReader } from "../../db/client";
 import { CommitCheckedCaches } from "../../db/commit-watch";
 import { groupCommit } from "../../db/group-commit";
 import { preparedPerConnection, rowPlaceholders } from "../../db/prepared";
@@ -34,14 +34,17 @@ type Link = NonNullable<Awaited<ReturnType<ReturnType<typeof findLink>["get"]>>>
 const LINK_CACHE_SIZE = 50_000;
 
 const linkCaches = new CommitCheckedCaches<string, Link>();
-const linkCache = preparedPerConnection((db: Db) => {
-  // Read at once when the cache is checked (the cache's check is synchronous). Inside another
-  // request's open transaction it may see that transaction's bump: the cache then starts over once more.
-  const version = sqliteOf(db).query<{ version: number }, []>(
-    "SELECT version FROM link_versions WHERE id = 1",
-  );
-  return linkCaches.create(sqliteOf(db), LINK_CACHE_SIZE, () => version.get()?.version ?? 0);
-});
+const linkCache = (db: Db) =>
+  memo(db, linkCaches, () => {
+    // Read at once when the cache is checked (the cache's check is synchronous). Inside another
+    // request's open transaction it may see that transaction's bump: the cache then starts over
+    // once more. PostgreSQL notifies only the changes of links, so it needs no such read.
+    const version = synchronousReader<{ version: number }>(
+      db,
+      "SELECT version FROM link_versions WHERE id = 1",
+    );
+    return linkCaches.create(changeWatchOf(db), LINK_CACHE_SIZE, version && (() => version()?.version ?? 0));
+  });
 
 /**
  * Forgets every remembered link: called by whatever changes an offer or deletes links in this

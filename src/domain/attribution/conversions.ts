@@ -1,6 +1,6 @@
 import { and, desc, eq, gte, sql } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
-import { type Db, type DbOrTx, sqliteOf } from "../../db/client";
+import { changeWatchOf, type Db, type DbOrTx, memo } from "../../db/client";
 import { CommitCheckedCaches } from "../../db/commit-watch";
 import { groupCommit } from "../../db/group-commit";
 import { newestFirstPage } from "../../db/paging";
@@ -99,7 +99,8 @@ const trackingFlag = preparedPerConnection((db: DbOrTx) =>
 );
 
 const trackingCaches = new CommitCheckedCaches<string, boolean>();
-const trackingCache = preparedPerConnection((db: DbOrTx) => trackingCaches.create(sqliteOf(db), 10_000));
+const trackingCache = (db: DbOrTx) =>
+  memo(db, trackingCaches, () => trackingCaches.create(changeWatchOf(db), 10_000));
 
 /**
  * Forgets every remembered tracking switch in this process: called by whatever changes a

@@ -1,5 +1,5 @@
 import { and, asc, count, desc, eq, isNull, lt, ne, sql } from "drizzle-orm";
-import { type Db, type DbOrTx, sqliteOf } from "../../db/client";
+import { changeWatchOf, type Db, type DbOrTx, memo } from "../../db/client";
 import { CommitCheckedCaches } from "../../db/commit-watch";
 import { newestFirstPage } from "../../db/paging";
 import { preparedPerConnection } from "../../db/prepared";
@@ -262,7 +262,7 @@ function payloadOf(type: string, createdAt: number, data: unknown): string {
 function prepareFanOut(tx: DbOrTx) {
   const ph = sql.placeholder;
   return {
-    subscriptions: subscriptionCaches.create(sqliteOf(tx), 10_000),
+    subscriptions: memo(tx, subscriptionCaches, () => subscriptionCaches.create(changeWatchOf(tx), 10_000)),
     subscriptionsOf: tx
       .select({ id: webhooks.id, events: webhooks.events, createdAt: webhooks.createdAt })
       .from(webhooks)

@@ -1,5 +1,5 @@
 import { and, desc, eq, isNull, sql } from "drizzle-orm";
-import { type Db, type DbOrTx, onConnection, type SqliteConnection, writeUnlessBusy } from "../../db/client";
+import { changeWatchOf, type Db, type DbOrTx, writeSoonUnlessBusy } from "../../db/client";
 import { CommitCheckedCaches } from "../../db/commit-watch";
 import { newestFirstPage } from "../../db/paging";
 import { type ApiKeyRow, apiKeys, workspaces } from "../../db/schema";
@@ -168,7 +168,7 @@ interface CachedKey extends AuthenticatedKey {
  * renames a workspace (`invalidateKeyCache`). Only live keys are cached
  * (nothing is remembered about a wrong key). Returns null for anything that is not a live key.
  */
-export function createKeyAuthenticator(db: Db, sqlite: SqliteConnection) {
+export function createKeyAuthenticator(db: Db) {
   const byHash = db
     .select({
       keyId: apiKeys.id,
@@ -190,7 +190,7 @@ export function createKeyAuthenticator(db: Db, sqlite: SqliteConnection) {
     .where(eq(apiKeys.id, sql.placeholder("id")))
     .prepare();
   // Emptied whenever another connection or process commits (a revoke by the CLI, say).
-  const cache = keyCaches.create(sqlite, 10_000);
+  const cache = keyCaches.create(changeWatchOf(db), 10_000);
 
   /**
    * Records a use (see below). The refresh runs only when nothing else is writing on this
@@ -216,7 +216,7 @@ export function createKeyAuthenticator(db: Db, sqlite: SqliteConnection) {
     // A refresh (once a minute) never waits (the background thread may be sending a campaign):
     // while the database is busy, a later request records it.
     try {
-      const ran = onConnection(db, () => writeUnlessBusy(sqlite, () => void touch.run({ id, now })));
+      const ran = writeSoonUnlessBusy(db, () => touch.run({ id, now }));
       if (ran === true) entry.lastUsedAt = now;
       else if (ran instanceof Promise)
         void ran.then(
