@@ -12,7 +12,6 @@
  * boolean → boolean (and `col = 1`/`= 0` in index predicates → `= true`/`= false`); JSON text →
  * json, or jsonb when marked; real → double precision. Anything else stops the generator.
  */
-import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { type Column, getTableColumns, is, SQL, StringChunk } from "drizzle-orm";
@@ -92,8 +91,9 @@ function renderSql(fragment: SQL, column: (col: Column) => string, booleanNames:
   return `sql\`${text}\``;
 }
 
+/** A default value as source (JSON's spelling is TypeScript's for these). */
 function literal(value: unknown): string {
-  if (value === null || ["string", "number", "boolean"].includes(typeof value) || typeof value === "object") {
+  if (value === null || ["string", "number", "boolean", "object"].includes(typeof value)) {
     return JSON.stringify(value);
   }
   throw new Error(`unsupported default ${String(value)}`);
@@ -103,7 +103,7 @@ function literal(value: unknown): string {
 function renderColumn(table: TableRef, key: string, col: Column, out: FileOut) {
   const mark = postgresTypeOf(col);
   const name = JSON.stringify(col.name);
-  const cfg = col as Column & { autoIncrement?: boolean; config: { mode?: string } };
+  const autoIncrement = (col as Column & { autoIncrement?: boolean }).autoIncrement;
   let src: string;
   const use = (builder: string) => out.pgImports.add(builder);
   switch (col.columnType) {
@@ -119,11 +119,11 @@ function renderColumn(table: TableRef, key: string, col: Column, out: FileOut) {
       const builder = mark ?? "json";
       use(builder);
       out.sqliteTypeImports.add(table.name);
-      src = `${builder}(${name}).$type<NonNullable<(typeof ${sqliteAlias(table.name)}.$inferSelect)[${JSON.stringify(key)}]>>()`;
+      src = `${builder}(${name}).$type<(typeof ${sqliteAlias(table.name)}.$inferSelect)[${JSON.stringify(key)}]>()`;
       break;
     }
     case "SQLiteInteger":
-      if (cfg.autoIncrement)
+      if (autoIncrement)
         throw new Error(`${table.name}.${key}: autoincrement: mark it onPostgres(…, "identity")`);
       if (mark === "bigint" || mark === "identity") {
         use("bigint");
@@ -263,14 +263,23 @@ function names(list: Iterable<string>): string {
 }
 
 /** Runs a file's source through the project's formatter and import sorter (as `biome check` wants it). */
-function format(path: string, source: string): string {
-  const result = spawnSync(
-    join(root, "node_modules/.bin/biome"),
-    ["check", "--write", `--stdin-file-path=${path}`],
-    { input: source, encoding: "utf8", cwd: root },
+async function format(path: string, source: string): Promise<string> {
+  const biome = Bun.spawn(
+    [join(root, "node_modules/.bin/biome"), "check", "--write", `--stdin-file-path=${path}`],
+    {
+      cwd: root,
+      stdin: new Blob([source]),
+      stdout: "pipe",
+      stderr: "pipe",
+    },
   );
-  if (result.status !== 0) throw new Error(`biome on ${path}: ${result.stderr}`);
-  return result.stdout;
+  const [text, errors, code] = await Promise.all([
+    new Response(biome.stdout).text(),
+    new Response(biome.stderr).text(),
+    biome.exited,
+  ]);
+  if (code !== 0) throw new Error(`biome on ${path}: ${errors}`);
+  return text;
 }
 
 /** Every generated file: path relative to the repository → content. */
@@ -295,7 +304,7 @@ export async function renderPgSchema(): Promise<Map<string, string>> {
       columnRefs.set(col as Column, { ...ref, key });
   }
 
-  const out = new Map<string, string>();
+  const out = new Map<string, Promise<string>>();
   for (const file of files) {
     const module = basename(file, ".ts");
     const exports = modules.get(module)!;
@@ -376,7 +385,9 @@ export async function renderPgSchema(): Promise<Map<string, string>> {
     "",
   ].join("\n");
   out.set("src/db/schema/pg/index.ts", format("src/db/schema/pg/index.ts", index));
-  return out;
+  // The formatter runs once per file, all at once.
+  const texts = await Promise.all(out.values());
+  return new Map([...out.keys()].map((path, i) => [path, texts[i]]));
 }
 
 /** The generated files that differ from what is on disk (missing, stale or left over). */

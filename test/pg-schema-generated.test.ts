@@ -22,6 +22,22 @@ import * as pgSchema from "../src/db/schema/pg";
 
 const root = join(import.meta.dir, "..");
 
+// The rows have the same TypeScript shape in both dialects (the domain is typed against SQLite's),
+// but for conversations.search_key: an identity column, never null on PostgreSQL.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+type Lite = typeof sqliteSchema;
+type Pg = typeof pgSchema;
+type TableName = { [K in keyof Lite]: Lite[K] extends { $inferSelect: object } ? K : never }[keyof Lite];
+type Row<S, K extends keyof S> = S[K] extends { $inferSelect: infer R } ? R : never;
+type Differ = {
+  [K in TableName]: Same<Row<Lite, K>, Row<Pg, K>> extends true ? never : K;
+}[TableName];
+const onlyConversationsDiffer: Same<Differ, "conversations"> = true;
+const searchKey: Same<
+  Row<Pg, "conversations">,
+  Omit<Row<Lite, "conversations">, "searchKey"> & { searchKey: number }
+> = true;
+
 /** A migrations folder's journal tags, in order, and its latest snapshot. */
 function journal(folder: string): { tags: string[]; snapshot: unknown } {
   const entries = (
@@ -62,6 +78,11 @@ describe("one table spec for SQLite and PostgreSQL", () => {
       expect(pg.primaryKeys.length).toBe(lite.primaryKeys.length);
       expect(pg.foreignKeys.length).toBe(lite.foreignKeys.length);
     }
+  });
+
+  it("gives rows the same TypeScript shape as SQLite's (checked by tsc)", () => {
+    expect(onlyConversationsDiffer).toBe(true);
+    expect(searchKey).toBe(true);
   });
 
   it("maps the column types as docs/postgres.md says", () => {

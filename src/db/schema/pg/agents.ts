@@ -16,15 +16,15 @@ export const agents = pgTable(
     greeting: text("greeting"),
     maxTurns: integer("max_turns"),
     handoffKeywords: json("handoff_keywords")
-      .$type<NonNullable<(typeof sqliteAgents.$inferSelect)["handoffKeywords"]>>()
+      .$type<(typeof sqliteAgents.$inferSelect)["handoffKeywords"]>()
       .notNull(),
     voiceId: text("voice_id"),
     language: text("language"),
     modelTier: text("model_tier").notNull(),
-    sms: json("sms").$type<NonNullable<(typeof sqliteAgents.$inferSelect)["sms"]>>().notNull(),
-    voice: json("voice").$type<NonNullable<(typeof sqliteAgents.$inferSelect)["voice"]>>().notNull(),
-    inbox: json("inbox").$type<NonNullable<(typeof sqliteAgents.$inferSelect)["inbox"]>>().notNull(),
-    voiceSync: json("voice_sync").$type<NonNullable<(typeof sqliteAgents.$inferSelect)["voiceSync"]>>(),
+    sms: json("sms").$type<(typeof sqliteAgents.$inferSelect)["sms"]>().notNull(),
+    voice: json("voice").$type<(typeof sqliteAgents.$inferSelect)["voice"]>().notNull(),
+    inbox: json("inbox").$type<(typeof sqliteAgents.$inferSelect)["inbox"]>().notNull(),
+    voiceSync: json("voice_sync").$type<(typeof sqliteAgents.$inferSelect)["voiceSync"]>(),
     createdAt: bigint("created_at", { mode: "number" }).notNull(),
     updatedAt: bigint("updated_at", { mode: "number" }).notNull(),
   },

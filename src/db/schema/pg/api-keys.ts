@@ -14,7 +14,7 @@ export const apiKeys = pgTable(
     name: text("name").notNull(),
     prefix: text("prefix").notNull(),
     hash: text("hash").notNull(),
-    scopes: json("scopes").$type<NonNullable<(typeof sqliteApiKeys.$inferSelect)["scopes"]>>().notNull(),
+    scopes: json("scopes").$type<(typeof sqliteApiKeys.$inferSelect)["scopes"]>().notNull(),
     createdAt: bigint("created_at", { mode: "number" }).notNull(),
     lastUsedAt: bigint("last_used_at", { mode: "number" }),
     revokedAt: bigint("revoked_at", { mode: "number" }),

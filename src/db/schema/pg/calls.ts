@@ -25,9 +25,7 @@ export const calls = pgTable(
     via: text("via").notNull(),
     providerCallId: text("provider_call_id"),
     durationSec: integer("duration_sec"),
-    transcript: json("transcript")
-      .$type<NonNullable<(typeof sqliteCalls.$inferSelect)["transcript"]>>()
-      .notNull(),
+    transcript: json("transcript").$type<(typeof sqliteCalls.$inferSelect)["transcript"]>().notNull(),
     recordingUrl: text("recording_url"),
     summary: text("summary"),
     sentiment: text("sentiment"),
@@ -61,9 +59,7 @@ export const sandboxCalls = pgTable(
     providerCallId: text("provider_call_id").notNull(),
     acceptedAt: bigint("accepted_at", { mode: "number" }).notNull(),
     reportAt: bigint("report_at", { mode: "number" }).notNull(),
-    outcome: json("outcome")
-      .$type<NonNullable<(typeof sqliteSandboxCalls.$inferSelect)["outcome"]>>()
-      .notNull(),
+    outcome: json("outcome").$type<(typeof sqliteSandboxCalls.$inferSelect)["outcome"]>().notNull(),
     reportedAt: bigint("reported_at", { mode: "number" }),
   },
   (t) => [

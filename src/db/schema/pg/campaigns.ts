@@ -13,10 +13,8 @@ export const campaigns = pgTable(
     name: text("name").notNull(),
     campaignType: text("campaign_type").notNull(),
     status: text("status").notNull(),
-    audience: json("audience")
-      .$type<NonNullable<(typeof sqliteCampaigns.$inferSelect)["audience"]>>()
-      .notNull(),
-    message: json("message").$type<NonNullable<(typeof sqliteCampaigns.$inferSelect)["message"]>>(),
+    audience: json("audience").$type<(typeof sqliteCampaigns.$inferSelect)["audience"]>().notNull(),
+    message: json("message").$type<(typeof sqliteCampaigns.$inferSelect)["message"]>(),
     say: text("say"),
     agentId: text("agent_id"),
     fromNumber: text("from_number"),
@@ -24,7 +22,7 @@ export const campaigns = pgTable(
     offerId: text("offer_id"),
     linkDomainId: text("link_domain_id"),
     sendAt: bigint("send_at", { mode: "number" }),
-    quietHours: json("quiet_hours").$type<NonNullable<(typeof sqliteCampaigns.$inferSelect)["quietHours"]>>(),
+    quietHours: json("quiet_hours").$type<(typeof sqliteCampaigns.$inferSelect)["quietHours"]>(),
     throttlePerMinute: integer("throttle_per_minute"),
     createdAt: bigint("created_at", { mode: "number" }).notNull(),
     updatedAt: bigint("updated_at", { mode: "number" }).notNull(),

@@ -20,7 +20,7 @@ export const contacts = pgTable(
     optedIn: boolean("opted_in").notNull().default(true),
     timezone: text("timezone"),
     state: text("state"),
-    fields: jsonb("fields").$type<NonNullable<(typeof sqliteContacts.$inferSelect)["fields"]>>().notNull(),
+    fields: jsonb("fields").$type<(typeof sqliteContacts.$inferSelect)["fields"]>().notNull(),
     createdAt: bigint("created_at", { mode: "number" }).notNull(),
     updatedAt: bigint("updated_at", { mode: "number" }).notNull(),
   },

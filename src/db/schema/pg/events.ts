@@ -10,7 +10,7 @@ export const events = pgTable(
     id: text("id").primaryKey(),
     workspaceId: text("workspace_id").notNull(),
     type: text("type").notNull(),
-    data: json("data").$type<NonNullable<(typeof sqliteEvents.$inferSelect)["data"]>>().notNull(),
+    data: json("data").$type<(typeof sqliteEvents.$inferSelect)["data"]>().notNull(),
     createdAt: bigint("created_at", { mode: "number" }).notNull(),
     dispatchedAt: bigint("dispatched_at", { mode: "number" }),
   },

@@ -11,10 +11,8 @@ export const flows = pgTable(
     workspaceId: text("workspace_id").notNull(),
     name: text("name").notNull(),
     status: text("status").notNull(),
-    definition: json("definition")
-      .$type<NonNullable<(typeof sqliteFlows.$inferSelect)["definition"]>>()
-      .notNull(),
-    settings: json("settings").$type<NonNullable<(typeof sqliteFlows.$inferSelect)["settings"]>>().notNull(),
+    definition: json("definition").$type<(typeof sqliteFlows.$inferSelect)["definition"]>().notNull(),
+    settings: json("settings").$type<(typeof sqliteFlows.$inferSelect)["settings"]>().notNull(),
     triggerEvent: text("trigger_event").notNull(),
     triggerListId: text("trigger_list_id"),
     exitOnPurchase: boolean("exit_on_purchase").notNull().default(false),

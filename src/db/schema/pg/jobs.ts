@@ -9,7 +9,7 @@ export const jobs = pgTable(
     id: text("id").primaryKey(),
     workspaceId: text("workspace_id"),
     kind: text("kind").notNull(),
-    payload: json("payload").$type<NonNullable<(typeof sqliteJobs.$inferSelect)["payload"]>>().notNull(),
+    payload: json("payload").$type<(typeof sqliteJobs.$inferSelect)["payload"]>().notNull(),
     status: text("status").notNull().default("queued"),
     runAt: bigint("run_at", { mode: "number" }).notNull(),
     attempts: integer("attempts").notNull().default(0),

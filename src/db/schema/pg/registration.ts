@@ -19,12 +19,10 @@ export const tendlcBrands = pgTable(
     website: text("website"),
     email: text("email").notNull(),
     phone: text("phone").notNull(),
-    address: json("address")
-      .$type<NonNullable<(typeof sqliteTendlcBrands.$inferSelect)["address"]>>()
-      .notNull(),
+    address: json("address").$type<(typeof sqliteTendlcBrands.$inferSelect)["address"]>().notNull(),
     status: text("status").notNull(),
     failureReasons: json("failure_reasons")
-      .$type<NonNullable<(typeof sqliteTendlcBrands.$inferSelect)["failureReasons"]>>()
+      .$type<(typeof sqliteTendlcBrands.$inferSelect)["failureReasons"]>()
       .notNull(),
     createdAt: bigint("created_at", { mode: "number" }).notNull(),
     updatedAt: bigint("updated_at", { mode: "number" }).notNull(),
@@ -45,22 +43,18 @@ export const tendlcCampaigns = pgTable(
     description: text("description").notNull(),
     messageFlow: text("message_flow").notNull(),
     sampleMessages: json("sample_messages")
-      .$type<NonNullable<(typeof sqliteTendlcCampaigns.$inferSelect)["sampleMessages"]>>()
+      .$type<(typeof sqliteTendlcCampaigns.$inferSelect)["sampleMessages"]>()
       .notNull(),
     helpMessage: text("help_message").notNull(),
     optoutMessage: text("optout_message").notNull(),
     hasEmbeddedLinks: boolean("has_embedded_links").notNull(),
     hasEmbeddedPhone: boolean("has_embedded_phone").notNull(),
-    numberIds: json("number_ids")
-      .$type<NonNullable<(typeof sqliteTendlcCampaigns.$inferSelect)["numberIds"]>>()
-      .notNull(),
+    numberIds: json("number_ids").$type<(typeof sqliteTendlcCampaigns.$inferSelect)["numberIds"]>().notNull(),
     status: text("status").notNull(),
     rejectionReasons: json("rejection_reasons")
-      .$type<NonNullable<(typeof sqliteTendlcCampaigns.$inferSelect)["rejectionReasons"]>>()
+      .$type<(typeof sqliteTendlcCampaigns.$inferSelect)["rejectionReasons"]>()
       .notNull(),
-    warnings: json("warnings")
-      .$type<NonNullable<(typeof sqliteTendlcCampaigns.$inferSelect)["warnings"]>>()
-      .notNull(),
+    warnings: json("warnings").$type<(typeof sqliteTendlcCampaigns.$inferSelect)["warnings"]>().notNull(),
     createdAt: bigint("created_at", { mode: "number" }).notNull(),
     updatedAt: bigint("updated_at", { mode: "number" }).notNull(),
     reviewedAt: bigint("reviewed_at", { mode: "number" }),
@@ -93,12 +87,12 @@ export const shortCodeRequests = pgTable(
     useCase: text("use_case").notNull(),
     monthlyVolume: integer("monthly_volume").notNull(),
     sampleMessages: json("sample_messages")
-      .$type<NonNullable<(typeof sqliteShortCodeRequests.$inferSelect)["sampleMessages"]>>()
+      .$type<(typeof sqliteShortCodeRequests.$inferSelect)["sampleMessages"]>()
       .notNull(),
     status: text("status").notNull(),
     shortCode: text("short_code"),
     rejectionReasons: json("rejection_reasons")
-      .$type<NonNullable<(typeof sqliteShortCodeRequests.$inferSelect)["rejectionReasons"]>>()
+      .$type<(typeof sqliteShortCodeRequests.$inferSelect)["rejectionReasons"]>()
       .notNull(),
     createdAt: bigint("created_at", { mode: "number" }).notNull(),
     updatedAt: bigint("updated_at", { mode: "number" }).notNull(),

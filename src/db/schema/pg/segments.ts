@@ -10,7 +10,7 @@ export const segments = pgTable(
     workspaceId: text("workspace_id").notNull(),
     name: text("name").notNull(),
     description: text("description").notNull().default(""),
-    rules: json("rules").$type<NonNullable<(typeof sqliteSegments.$inferSelect)["rules"]>>().notNull(),
+    rules: json("rules").$type<(typeof sqliteSegments.$inferSelect)["rules"]>().notNull(),
     createdAt: bigint("created_at", { mode: "number" }).notNull(),
     updatedAt: bigint("updated_at", { mode: "number" }).notNull(),
   },

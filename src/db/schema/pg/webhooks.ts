@@ -9,7 +9,7 @@ export const webhooks = pgTable(
     id: text("id").primaryKey(),
     workspaceId: text("workspace_id").notNull(),
     url: text("url").notNull(),
-    events: json("events").$type<NonNullable<(typeof sqliteWebhooks.$inferSelect)["events"]>>().notNull(),
+    events: json("events").$type<(typeof sqliteWebhooks.$inferSelect)["events"]>().notNull(),
     description: text("description"),
     enabled: boolean("enabled").notNull().default(true),
     secret: text("secret").notNull(),

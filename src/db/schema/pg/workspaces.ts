@@ -33,7 +33,7 @@ export const workspaces = pgTable(
     frequencyCapWindowHours: integer("frequency_cap_window_hours").notNull().default(24),
     frequencyCapApplyToAll: boolean("frequency_cap_apply_to_all").notNull().default(false),
     pausedStates: json("paused_states")
-      .$type<NonNullable<(typeof sqliteWorkspaces.$inferSelect)["pausedStates"]>>()
+      .$type<(typeof sqliteWorkspaces.$inferSelect)["pausedStates"]>()
       .notNull()
       .default([]),
     publicId: text("public_id"),
