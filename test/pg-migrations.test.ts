@@ -45,9 +45,18 @@ function sqliteSchema() {
   // FTS5's own tables (conversation_search_data, _idx, …) have no twin: the search table's does.
   const isFts = (table: string) => table.startsWith("conversation_search");
   const tables = new Map<string, string[]>();
+  /** `table.column` → whether it is NOT NULL, and its default as written. */
+  const details = new Map<string, { notNull: boolean; default: string | null }>();
   for (const { name } of objects.filter((o) => o.type === "table" && !isFts(o.name))) {
-    const columns = sqlite.query<{ name: string }, []>(`PRAGMA table_info(${name})`).all();
+    const columns = sqlite
+      .query<{ name: string; notnull: number; dflt_value: string | null; pk: number }, []>(
+        `PRAGMA table_info(${name})`,
+      )
+      .all();
     tables.set(name, columns.map((c) => c.name).sort());
+    for (const c of columns) {
+      details.set(`${name}.${c.name}`, { notNull: c.notnull === 1 || c.pk > 0, default: c.dflt_value });
+    }
   }
   const indexes = new Map<string, { table: string; unique: boolean; partial: boolean }>();
   for (const table of tables.keys()) {
@@ -66,7 +75,7 @@ function sqliteSchema() {
     .sort();
   const ftsTables = objects.filter((o) => o.type === "table" && o.name === "conversation_search");
   sqlite.close();
-  return { tables, indexes, triggers, hasFts: ftsTables.length === 1 };
+  return { tables, details, indexes, triggers, hasFts: ftsTables.length === 1 };
 }
 
 describe.skipIf(!adminUrl)("PostgreSQL migrations", () => {
@@ -89,8 +98,11 @@ describe.skipIf(!adminUrl)("PostgreSQL migrations", () => {
     expect(want.indexes.size).toBeGreaterThan(80);
     expect(want.triggers.length).toBeGreaterThan(15);
 
-    const columns = await client<{ table_name: string; column_name: string }[]>`
-      SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = 'public'`;
+    const columns = await client<
+      { table_name: string; column_name: string; is_nullable: string; column_default: string | null }[]
+    >`
+      SELECT table_name, column_name, is_nullable, column_default
+      FROM information_schema.columns WHERE table_schema = 'public'`;
     const tables = new Map<string, string[]>();
     for (const row of columns)
       tables.set(row.table_name, [...(tables.get(row.table_name) ?? []), row.column_name]);
@@ -103,6 +115,17 @@ describe.skipIf(!adminUrl)("PostgreSQL migrations", () => {
     for (const [table, names] of want.tables)
       expect({ table, columns: tables.get(table) }).toEqual({ table, columns: names });
     expect(want.hasFts).toBe(true);
+
+    // The same NOT NULL and defaults (PostgreSQL writes a literal's type after it: 'USD'::text).
+    // search_key is an identity column, never null, on PostgreSQL.
+    const identity = new Set(["conversations.search_key"]);
+    for (const row of columns) {
+      const key = `${row.table_name}.${row.column_name}`;
+      const lite = want.details.get(key);
+      if (!lite || identity.has(key)) continue;
+      const given = row.column_default?.replace(/::[a-z ]+$/, "") ?? null;
+      expect({ key, notNull: row.is_nullable === "NO", default: given }).toEqual({ key, ...lite });
+    }
     expect(pgSearch).toEqual(["conversation_id", "id", "message_id", "text", "tsv"]);
 
     const indexes = await client<
