@@ -4,7 +4,7 @@ import { DatabaseOpenError } from "./client";
 import { embeddedMigrations } from "./migrations.generated";
 
 /** True when a statement has something besides comments and white space. */
-function hasSql(statement: string): boolean {
+export function hasSql(statement: string): boolean {
   return (
     statement
       .replace(/--.*$/gm, "")
@@ -15,6 +15,16 @@ function hasSql(statement: string): boolean {
 
 export interface MigrationResult {
   applied: string[];
+}
+
+/** Why a database migrated by a newer binary is refused (`tag`: its first migration this one does not know). */
+export function newerBinaryMessage(tag: string): string {
+  return `the database was migrated by a newer version of outreach (migration ${tag} is unknown to this binary); upgrade the binary`;
+}
+
+/** The statements of a drizzle-kit migration, in order (comment-only pieces left out). */
+export function migrationStatements(migrationSql: string): string[] {
+  return migrationSql.split("--> statement-breakpoint").filter(hasSql);
 }
 
 /**
@@ -40,9 +50,7 @@ export function migrate(sqlite: Database, migrations = embeddedMigrations): Migr
   const done = sqlite.query<{ tag: string }, []>("SELECT tag FROM schema_migrations").all();
   const unknown = done.filter((row) => !known.has(row.tag));
   if (unknown.length > 0) {
-    throw new DatabaseOpenError(
-      `the database was migrated by a newer version of outreach (migration ${unknown[0].tag} is unknown to this binary); upgrade the binary`,
-    );
+    throw new DatabaseOpenError(newerBinaryMessage(unknown[0].tag));
   }
   const doneTags = new Set(done.map((row) => row.tag));
   const pending = migrations.filter((m) => !doneTags.has(m.tag));
@@ -50,9 +58,7 @@ export function migrate(sqlite: Database, migrations = embeddedMigrations): Migr
   const insert = sqlite.prepare("INSERT INTO schema_migrations (tag, hash, applied_at) VALUES (?, ?, ?)");
   sqlite.transaction(() => {
     for (const migration of pending) {
-      for (const statement of migration.sql.split("--> statement-breakpoint")) {
-        if (hasSql(statement)) sqlite.exec(statement);
-      }
+      for (const statement of migrationStatements(migration.sql)) sqlite.exec(statement);
       insert.run(migration.tag, createHash("sha256").update(migration.sql).digest("hex"), Date.now());
     }
   })();

@@ -1,5 +1,12 @@
 import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
-import { createdAtColumn, idColumn, jsonColumn, updatedAtColumn, workspaceIdColumn } from "./columns";
+import {
+  createdAtColumn,
+  idColumn,
+  jsonColumn,
+  timestampColumn,
+  updatedAtColumn,
+  workspaceIdColumn,
+} from "./columns";
 
 /**
  * AI agents (seed: Agent; API.md §3 Agents, §6.3). The `sms`, `voice` and `inbox` objects are
@@ -47,7 +54,7 @@ export const agentThreads = sqliteTable(
     workspaceId: workspaceIdColumn(),
     agentId: text("agent_id").notNull(),
     /** When the owed reply is due (null: none owed). A second inbound before it joins the same reply. */
-    replyDueAt: integer("reply_due_at", { mode: "number" }),
+    replyDueAt: timestampColumn("reply_due_at"),
     /** Contact messages answered so far: a turn is one contact burst and the agent's answer. */
     turns: integer("turns").notNull().default(0),
     /** Replies sent on `repliesDay` (the agent's local day, YYYY-MM-DD), for max_replies_per_day. */
@@ -55,11 +62,11 @@ export const agentThreads = sqliteTable(
     repliesToday: integer("replies_today").notNull().default(0),
     /** Follow-ups sent since the contact last wrote. */
     followupsSent: integer("followups_sent").notNull().default(0),
-    lastAgentMessageAt: integer("last_agent_message_at", { mode: "number" }),
+    lastAgentMessageAt: timestampColumn("last_agent_message_at"),
     goalReached: integer("goal_reached", { mode: "boolean" }).notNull().default(false),
     /** Why the agent stopped (keyword, turns, negative, low_confidence, max_turns, llm_unavailable, requested). */
     handoffReason: text("handoff_reason"),
-    handedOffAt: integer("handed_off_at", { mode: "number" }),
+    handedOffAt: timestampColumn("handed_off_at"),
     createdAt: createdAtColumn(),
     updatedAt: updatedAtColumn(),
   },

@@ -1,4 +1,5 @@
 import { integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { onPostgres } from "./columns";
 
 /**
  * A per-workspace counter bumped by triggers on every write to `contacts` and `list_members`
@@ -9,6 +10,6 @@ import { integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
  */
 export const audienceVersions = sqliteTable("audience_versions", {
   workspaceId: text("workspace_id").primaryKey(),
-  version: integer("version").notNull().default(0),
+  version: onPostgres(integer("version").notNull().default(0), "bigint"),
   contactCount: integer("contact_count").notNull().default(0),
 });

@@ -1,10 +1,11 @@
-import { type SQL, sql } from "drizzle-orm";
-import { type AnySQLiteColumn, index, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { type Column, type SQL, sql } from "drizzle-orm";
+import { index, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import {
   boolColumn,
   createdAtColumn,
   idColumn,
   jsonColumn,
+  onPostgres,
   updatedAtColumn,
   workspaceIdColumn,
 } from "./columns";
@@ -16,7 +17,7 @@ import {
  * counts a million contacts by what decides their send without sorting them; a query must write
  * the same expression for SQLite to read the index.
  */
-export const sendClassArea = (phone: AnySQLiteColumn | SQL): SQL =>
+export const sendClassArea = (phone: Column | SQL): SQL =>
   sql`(CASE WHEN length(${phone}) = 12 AND substr(${phone}, 1, 2) = '+1' THEN substr(${phone}, 1, 5) ELSE ${phone} END)`;
 
 /** People the workspace reaches. `phone_number` is E.164 and unique per workspace. */
@@ -44,7 +45,8 @@ export const contacts = sqliteTable(
      * use it before the area code's state. Null: the area code decides.
      */
     state: text("state"),
-    fields: jsonColumn<Record<string, unknown>>("fields").notNull(),
+    /** Custom fields. Segment rules query them by key (src/db/dialect.ts): jsonb on PostgreSQL. */
+    fields: onPostgres(jsonColumn<Record<string, unknown>>("fields").notNull(), "jsonb"),
     createdAt: createdAtColumn(),
     updatedAt: updatedAtColumn(),
   },

@@ -3,6 +3,7 @@ import {
   boolColumn,
   createdAtColumn,
   idColumn,
+  onPostgres,
   timestampColumn,
   updatedAtColumn,
   workspaceIdColumn,
@@ -36,9 +37,10 @@ export const conversations = sqliteTable(
     intent: text("intent"),
     /**
      * Numeric key of the thread in the search index (`conversation_search`, see
-     * src/db/message-search.ts); set by a trigger on insert.
+     * src/db/message-search.ts); set by a trigger on insert. PostgreSQL: an identity column (the
+     * next key comes from its sequence, so concurrent inserts never pick the same one).
      */
-    searchKey: integer("search_key"),
+    searchKey: onPostgres(integer("search_key"), "identity"),
     createdAt: createdAtColumn(),
     updatedAt: updatedAtColumn(),
   },

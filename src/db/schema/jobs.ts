@@ -14,7 +14,7 @@ export const jobs = sqliteTable(
     kind: text("kind").notNull(),
     payload: jsonColumn<unknown>("payload").notNull(),
     status: text("status").notNull().default("queued"),
-    runAt: integer("run_at", { mode: "number" }).notNull(),
+    runAt: timestampColumn("run_at").notNull(),
     attempts: integer("attempts").notNull().default(0),
     maxAttempts: integer("max_attempts").notNull(),
     leaseUntil: timestampColumn("lease_until"),

@@ -1,4 +1,5 @@
 import { integer, sqliteTable } from "drizzle-orm/sqlite-core";
+import { onPostgres } from "./columns";
 
 /**
  * One counter bumped by triggers on every change or removal of an offer or a tracked link
@@ -8,6 +9,6 @@ import { integer, sqliteTable } from "drizzle-orm/sqlite-core";
  * once. New offers and links do not bump it: only found links are cached.
  */
 export const linkVersions = sqliteTable("link_versions", {
-  id: integer("id").primaryKey(),
-  version: integer("version").notNull().default(0),
+  id: onPostgres(integer("id").primaryKey(), "identity"),
+  version: onPostgres(integer("version").notNull().default(0), "bigint"),
 });

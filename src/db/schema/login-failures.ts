@@ -1,5 +1,5 @@
-import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
-import { idColumn } from "./columns";
+import { index, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { idColumn, timestampColumn } from "./columns";
 
 /**
  * Failed sign-ins, one row each, for the login rate limit (per client address and per e-mail,
@@ -12,7 +12,7 @@ export const loginFailures = sqliteTable(
   {
     id: idColumn(),
     subject: text("subject").notNull(),
-    failedAt: integer("failed_at", { mode: "number" }).notNull(),
+    failedAt: timestampColumn("failed_at").notNull(),
   },
   (t) => [
     index("login_failures_subject_idx").on(t.subject, t.failedAt),

@@ -1,5 +1,5 @@
-import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
-import { createdAtColumn, workspaceIdColumn } from "./columns";
+import { index, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { createdAtColumn, timestampColumn, workspaceIdColumn } from "./columns";
 import { users } from "./users";
 import { workspaces } from "./workspaces";
 
@@ -17,8 +17,8 @@ export const sessions = sqliteTable(
       .references(() => users.id, { onDelete: "cascade" }),
     workspaceId: workspaceIdColumn().references(() => workspaces.id, { onDelete: "cascade" }),
     createdAt: createdAtColumn(),
-    expiresAt: integer("expires_at", { mode: "number" }).notNull(),
-    lastSeenAt: integer("last_seen_at", { mode: "number" }).notNull(),
+    expiresAt: timestampColumn("expires_at").notNull(),
+    lastSeenAt: timestampColumn("last_seen_at").notNull(),
   },
   (t) => [
     index("sessions_workspace_user_idx").on(t.workspaceId, t.userId),

@@ -1,4 +1,4 @@
-import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { index, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import { createdAtColumn, timestampColumn, workspaceIdColumn } from "./columns";
 import { users } from "./users";
 import { workspaces } from "./workspaces";
@@ -17,7 +17,7 @@ export const setupTokens = sqliteTable(
     email: text("email"),
     /** admin | agent */
     role: text("role").notNull(),
-    expiresAt: integer("expires_at", { mode: "number" }).notNull(),
+    expiresAt: timestampColumn("expires_at").notNull(),
     usedAt: timestampColumn("used_at"),
     createdAt: createdAtColumn(),
   },

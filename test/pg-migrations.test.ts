@@ -1,0 +1,348 @@
+/**
+ * The PostgreSQL migrations (migrations/pg/, applied by migratePg) on a fresh database: the same
+ * tables, columns, indexes and triggers as SQLite after migrate(), the trigger-kept counters, and
+ * the runner's contract (once, under a lock, refusing a newer binary's database). Runs on a
+ * throwaway cluster (test/support/postgres.ts); skipped, with one line saying why, without one.
+ */
+import { Database } from "bun:sqlite";
+import { afterAll, describe, expect, it } from "bun:test";
+import { eq } from "drizzle-orm";
+import { drizzle } from "drizzle-orm/postgres-js";
+import type postgres from "postgres";
+import { DatabaseOpenError } from "../src/db/client";
+import { migrate, newerBinaryMessage } from "../src/db/migrate";
+import { migratePg } from "../src/db/migrate-pg";
+import { embeddedPgMigrations } from "../src/db/migrations.generated";
+import * as pgSchema from "../src/db/schema/pg";
+import { createPgClient } from "../src/db/store/postgres";
+import { freshDatabase, testPostgres, testsRunOn } from "./support/postgres";
+
+const pg = testsRunOn("postgres") ? await testPostgres() : null;
+if (pg && "skip" in pg) console.log(`PostgreSQL migrations SKIPPED: ${pg.skip}`);
+const adminUrl = pg && "url" in pg ? pg.url : undefined;
+
+const clients: postgres.Sql[] = [];
+afterAll(async () => {
+  await Promise.all(clients.map((client) => client.end()));
+});
+
+/** A client on a new empty database of the cluster. */
+async function freshClient(url?: string): Promise<postgres.Sql> {
+  const client = createPgClient(url ?? (await freshDatabase(adminUrl as string)), { max: 4 });
+  clients.push(client);
+  return client;
+}
+
+/** The SQLite schema the PostgreSQL one must match: a fresh database after migrate(). */
+function sqliteSchema() {
+  const sqlite = new Database(":memory:");
+  migrate(sqlite);
+  const objects = sqlite
+    .query<{ type: string; name: string; tbl_name: string }, []>(
+      "SELECT type, name, tbl_name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'",
+    )
+    .all();
+  // FTS5's own tables (conversation_search_data, _idx, …) have no twin: the search table's does.
+  const isFts = (table: string) => table.startsWith("conversation_search");
+  const tables = new Map<string, string[]>();
+  /** `table.column` → whether it is NOT NULL, and its default as written. */
+  const details = new Map<string, { notNull: boolean; default: string | null }>();
+  for (const { name } of objects.filter((o) => o.type === "table" && !isFts(o.name))) {
+    const columns = sqlite
+      .query<{ name: string; notnull: number; dflt_value: string | null; pk: number }, []>(
+        `PRAGMA table_info(${name})`,
+      )
+      .all();
+    tables.set(name, columns.map((c) => c.name).sort());
+    for (const c of columns) {
+      details.set(`${name}.${c.name}`, { notNull: c.notnull === 1 || c.pk > 0, default: c.dflt_value });
+    }
+  }
+  const indexes = new Map<string, { table: string; unique: boolean; partial: boolean }>();
+  for (const table of tables.keys()) {
+    const list = sqlite
+      .query<{ name: string; unique: number; partial: number; origin: string }, []>(
+        `PRAGMA index_list(${table})`,
+      )
+      .all();
+    for (const index of list.filter((i) => i.origin === "c")) {
+      indexes.set(index.name, { table, unique: index.unique === 1, partial: index.partial === 1 });
+    }
+  }
+  const triggers = objects
+    .filter((o) => o.type === "trigger")
+    .map((o) => o.name)
+    .sort();
+  const ftsTables = objects.filter((o) => o.type === "table" && o.name === "conversation_search");
+  sqlite.close();
+  return { tables, details, indexes, triggers, hasFts: ftsTables.length === 1 };
+}
+
+describe.skipIf(!adminUrl)("PostgreSQL migrations", () => {
+  it("apply to a fresh database, once; a second run is a no-op", async () => {
+    const client = await freshClient();
+    const tags = embeddedPgMigrations.map((m) => m.tag);
+    expect((await migratePg(client)).applied).toEqual(tags);
+    expect((await migratePg(client)).applied).toEqual([]);
+    const rows = await client<{ tag: string; hash: string; applied_at: number }[]>`
+      SELECT tag, hash, applied_at FROM schema_migrations ORDER BY tag`;
+    expect(rows.map((r) => r.tag)).toEqual(tags);
+    expect(rows.every((r) => /^[0-9a-f]{64}$/.test(r.hash) && typeof r.applied_at === "number")).toBe(true);
+  });
+
+  it("give every table, column, index and trigger of the SQLite schema", async () => {
+    const client = await freshClient();
+    await migratePg(client);
+    const want = sqliteSchema();
+    expect(want.tables.size).toBeGreaterThan(40);
+    expect(want.indexes.size).toBeGreaterThan(80);
+    expect(want.triggers.length).toBeGreaterThan(15);
+
+    const columns = await client<
+      { table_name: string; column_name: string; is_nullable: string; column_default: string | null }[]
+    >`
+      SELECT table_name, column_name, is_nullable, column_default
+      FROM information_schema.columns WHERE table_schema = 'public'`;
+    const tables = new Map<string, string[]>();
+    for (const row of columns)
+      tables.set(row.table_name, [...(tables.get(row.table_name) ?? []), row.column_name]);
+    for (const list of tables.values()) list.sort();
+
+    // The search table is FTS5's twin, not its copy: its own columns, checked below.
+    const pgSearch = tables.get("conversation_search");
+    tables.delete("conversation_search");
+    expect([...tables.keys()].sort()).toEqual([...want.tables.keys()].sort());
+    for (const [table, names] of want.tables)
+      expect({ table, columns: tables.get(table) }).toEqual({ table, columns: names });
+    expect(want.hasFts).toBe(true);
+
+    // The same NOT NULL and defaults (PostgreSQL writes a literal's type after it: 'USD'::text).
+    // search_key is an identity column, never null, on PostgreSQL.
+    const identity = new Set(["conversations.search_key"]);
+    for (const row of columns) {
+      const key = `${row.table_name}.${row.column_name}`;
+      const lite = want.details.get(key);
+      if (!lite || identity.has(key)) continue;
+      const given = row.column_default?.replace(/::[a-z ]+$/, "") ?? null;
+      expect({ key, notNull: row.is_nullable === "NO", default: given }).toEqual({ key, ...lite });
+    }
+    expect(pgSearch).toEqual(["conversation_id", "id", "message_id", "text", "tsv"]);
+
+    const indexes = await client<
+      { name: string; table: string; unique: boolean; partial: boolean; primary: boolean }[]
+    >`
+      SELECT c.relname AS name, t.relname AS table, i.indisunique AS unique, i.indpred IS NOT NULL AS partial,
+             i.indisprimary AS primary
+      FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_class t ON t.oid = i.indrelid
+      JOIN pg_namespace n ON n.oid = t.relnamespace
+      WHERE n.nspname = 'public' AND t.relname <> 'conversation_search'`;
+    const got = new Map(
+      indexes
+        .filter((i) => !i.primary)
+        .map((i) => [i.name, { table: i.table, unique: i.unique, partial: i.partial }]),
+    );
+    expect([...got.keys()].sort()).toEqual([...want.indexes.keys()].sort());
+    for (const [name, index] of want.indexes) expect({ name, ...got.get(name) }).toEqual({ name, ...index });
+
+    const searchIndexes = await client<{ indexname: string; indexdef: string }[]>`
+      SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'conversation_search'`;
+    expect(searchIndexes.some((i) => /USING gin \(tsv\)/.test(i.indexdef))).toBe(true);
+
+    const triggers = await client<{ name: string }[]>`
+      SELECT DISTINCT trigger_name AS name FROM information_schema.triggers WHERE trigger_schema = 'public'`;
+    // conversations_search_key has no twin: search_key is an identity column on PostgreSQL.
+    expect(triggers.map((t) => t.name).sort()).toEqual(
+      want.triggers.filter((t) => t !== "conversations_search_key"),
+    );
+  });
+
+  it("keep the counters as SQLite's triggers do, and give threads their search key", async () => {
+    const client = await freshClient();
+    await migratePg(client);
+    const db = drizzle({ client });
+    const s = pgSchema;
+    const at = Date.UTC(2026, 0, 2, 12);
+    const day = Math.floor(at / 86_400_000);
+    const audience = async () =>
+      (await db.select().from(s.audienceVersions).where(eq(s.audienceVersions.workspaceId, "w1")))[0];
+
+    const contact = (id: string, phone: string) => ({
+      id,
+      workspaceId: "w1",
+      phoneNumber: phone,
+      source: "api",
+      fields: { zeta: 1, alpha: "x" },
+      createdAt: at,
+      updatedAt: at,
+    });
+    await db.insert(s.contacts).values(contact("c1", "+14155550101"));
+    expect(await audience()).toEqual({ workspaceId: "w1", version: 1, contactCount: 1 });
+    await db.insert(s.contacts).values([contact("c2", "+14155550102"), contact("c3", "+14155550103")]);
+    expect(await audience()).toEqual({ workspaceId: "w1", version: 3, contactCount: 3 });
+    await db.update(s.contacts).set({ firstName: "José" }).where(eq(s.contacts.id, "c1"));
+    expect(await audience()).toEqual({ workspaceId: "w1", version: 4, contactCount: 3 });
+    await db.delete(s.contacts).where(eq(s.contacts.id, "c3"));
+    expect(await audience()).toEqual({ workspaceId: "w1", version: 5, contactCount: 2 });
+    await db.insert(s.lists).values({ id: "l1", workspaceId: "w1", name: "L", createdAt: at, updatedAt: at });
+    await db
+      .insert(s.listMembers)
+      .values({ listId: "l1", contactId: "c1", workspaceId: "w1", createdAt: at });
+    expect(await audience()).toEqual({ workspaceId: "w1", version: 6, contactCount: 2 });
+    // Deleting a contact cascades to its memberships: both bump.
+    await db.delete(s.contacts).where(eq(s.contacts.id, "c1"));
+    expect(await audience()).toEqual({ workspaceId: "w1", version: 8, contactCount: 1 });
+
+    // Values come back as the SQLite tables give them (booleans, numbers, JSON objects).
+    const [c2] = await db.select().from(s.contacts).where(eq(s.contacts.id, "c2"));
+    expect(c2.optedIn).toBe(true);
+    expect(c2.createdAt).toBe(at);
+    expect(c2.fields).toEqual({ zeta: 1, alpha: "x" });
+    await db
+      .insert(s.events)
+      .values({ id: "e1", workspaceId: "w1", type: "t", data: { zeta: 1, alpha: 2 }, createdAt: at });
+    const [event] = await db.select().from(s.events);
+    expect(Object.keys(event.data as object)).toEqual(["zeta", "alpha"]); // json keeps the key order
+
+    const message = (id: string, status: string, createdAt = at, conversationId: string | null = null) => ({
+      id,
+      workspaceId: "w1",
+      direction: "outbound",
+      sender: "api",
+      fromNumber: "+14155550000",
+      toNumber: "+14155550102",
+      body: "Hello",
+      status,
+      segments: 1,
+      encoding: "GSM-7",
+      conversationId,
+      createdAt,
+      updatedAt: createdAt,
+    });
+    const counts = async () =>
+      (
+        await client<{ day: number; status: string; n: number }[]>`
+          SELECT day, status, n FROM message_daily_counts WHERE workspace_id = 'w1' ORDER BY day, status`
+      ).map((r) => `${r.day - day}:${r.status}=${r.n}`);
+    await db
+      .insert(s.messages)
+      .values([message("m1", "queued"), message("m2", "queued"), message("m3", "sent")]);
+    await db.insert(s.messages).values(message("m4", "queued", at + 86_400_000));
+    expect(await counts()).toEqual(["0:queued=2", "0:sent=1", "1:queued=1"]);
+    await db.update(s.messages).set({ status: "sent" }).where(eq(s.messages.id, "m1"));
+    await db.update(s.messages).set({ body: "unchanged status" }).where(eq(s.messages.id, "m2"));
+    expect(await counts()).toEqual(["0:queued=1", "0:sent=2", "1:queued=1"]);
+    await db.delete(s.messages).where(eq(s.messages.id, "m3"));
+    expect(await counts()).toEqual(["0:queued=1", "0:sent=1", "1:queued=1"]);
+
+    // link_versions: changes and removals of offers and tracked links, not their creation.
+    const linkVersion = async () => (await db.select().from(s.linkVersions))[0]?.version ?? 0;
+    const offer = {
+      id: "o1",
+      workspaceId: "w1",
+      name: "O",
+      destinationUrl: "https://example.com",
+      currency: "USD",
+      status: "active",
+      code: "abc",
+      createdAt: at,
+      updatedAt: at,
+    };
+    await db.insert(s.offers).values(offer);
+    await db.insert(s.trackedLinks).values({ code: "k1", workspaceId: "w1", offerId: "o1", createdAt: at });
+    expect(await linkVersion()).toBe(0);
+    await db.update(s.offers).set({ status: "paused" }).where(eq(s.offers.id, "o1"));
+    await db.update(s.trackedLinks).set({ contactId: "c2" }).where(eq(s.trackedLinks.code, "k1"));
+    await db.delete(s.trackedLinks).where(eq(s.trackedLinks.code, "k1"));
+    expect(await linkVersion()).toBe(3);
+
+    // Threads get the next search key without one; they and their messages wait in the backlog.
+    const thread = (id: string) => ({
+      id,
+      workspaceId: "w1",
+      contactId: "c2",
+      status: "open",
+      createdAt: at,
+      updatedAt: at,
+    });
+    const [t1] = await db.insert(s.conversations).values(thread("t1")).returning();
+    const [t2] = await db.insert(s.conversations).values(thread("t2")).returning();
+    expect(t1.searchKey).toBeGreaterThan(0);
+    expect(t2.searchKey).toBeGreaterThan(t1.searchKey);
+    expect(t1.needsAttention).toBe(false);
+    await db.insert(s.messages).values(message("m5", "received", at, "t1"));
+    const backlog = await client<
+      { kind: number; ref: string }[]
+    >`SELECT kind, ref FROM search_backlog ORDER BY seq`;
+    expect(backlog.map((b) => `${b.kind}:${b.ref}`)).toEqual(["0:t1", "0:t2", "1:m5"]);
+  });
+
+  it("index thread search without accents (the table the search module fills)", async () => {
+    const client = await freshClient();
+    await migratePg(client);
+    await client`INSERT INTO conversation_search (conversation_id, message_id, text)
+      VALUES ('t1', NULL, conversation_search_label('José', 'Müller', '+14155550123')), ('t1', 'm1', 'Crème brûlée tonight?')`;
+    const match = async (query: string) =>
+      (
+        await client<{ message_id: string | null }[]>`
+          SELECT message_id FROM conversation_search WHERE tsv @@ to_tsquery('simple', ${query}) ORDER BY id`
+      ).map((r) => r.message_id ?? "label");
+    expect(await match("jose:* & muller:*")).toEqual(["label"]);
+    expect(await match("5550123:*")).toEqual(["label"]);
+    expect(await match("creme:* & brul:*")).toEqual(["m1"]);
+
+    // A contact's new name rewrites its threads' labels; deleting a message or a thread drops its rows.
+    await client`INSERT INTO contacts (id, workspace_id, phone_number, source, fields, created_at, updated_at)
+      VALUES ('c1', 'w1', '+14155550123', 'api', '{}', 0, 0)`;
+    await client`INSERT INTO conversations (id, workspace_id, contact_id, status, created_at, updated_at)
+      VALUES ('t2', 'w1', 'c1', 'open', 0, 0)`;
+    await client`UPDATE contacts SET first_name = 'Zoë' WHERE id = 'c1'`;
+    expect(await match("zoe:*")).toEqual(["label"]);
+    await client`INSERT INTO conversation_search (conversation_id, message_id, text) VALUES ('t2', 'm2', 'see you')`;
+    await client`INSERT INTO messages (id, workspace_id, direction, sender, from_number, to_number, body, status,
+      segments, encoding, conversation_id, created_at, updated_at)
+      VALUES ('m2', 'w1', 'inbound', 'contact', '+1', '+2', 'see you', 'received', 1, 'GSM-7', 't2', 0, 0)`;
+    expect(await match("see:*")).toEqual(["m2"]);
+    await client`DELETE FROM messages WHERE id = 'm2'`;
+    expect(await match("see:*")).toEqual([]);
+    await client`DELETE FROM conversations WHERE id = 't2'`;
+    expect(await match("zoe:*")).toEqual([]);
+  });
+
+  it("two processes starting together migrate once", async () => {
+    const url = await freshDatabase(adminUrl as string);
+    const [a, b] = [await freshClient(url), await freshClient(url)];
+    const results = await Promise.all([migratePg(a), migratePg(b)]);
+    const applied = results.map((r) => r.applied.length).sort();
+    expect(applied).toEqual([0, embeddedPgMigrations.length]);
+    const [{ n }] = await a<{ n: number }[]>`SELECT count(*) AS n FROM schema_migrations`;
+    expect(n).toBe(embeddedPgMigrations.length);
+  });
+
+  it("refuse a database migrated by a newer binary, and write nothing", async () => {
+    const client = await freshClient();
+    const future = { tag: "9999_from_the_future", sql: "CREATE TABLE later_table (id text PRIMARY KEY)" };
+    await migratePg(client, [...embeddedPgMigrations, future]);
+    const error = await migratePg(client).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(DatabaseOpenError);
+    expect((error as Error).message).toBe(newerBinaryMessage(future.tag));
+    expect((error as Error).message).toContain("upgrade the binary");
+    const [{ n }] = await client<{ n: number }[]>`SELECT count(*) AS n FROM schema_migrations`;
+    expect(n).toBe(embeddedPgMigrations.length + 1);
+  });
+
+  it("leave the database as it was when a migration fails", async () => {
+    const client = await freshClient();
+    const broken = [
+      ...embeddedPgMigrations,
+      {
+        tag: "9999_broken",
+        sql: "CREATE TABLE half_done (id text);\n--> statement-breakpoint\nSELECT no_such_function()",
+      },
+    ];
+    await expect(migratePg(client, broken)).rejects.toThrow(/no_such_function/);
+    const [{ n }] = await client<{ n: number }[]>`
+      SELECT count(*) AS n FROM information_schema.tables WHERE table_schema = 'public'`;
+    expect(n).toBe(0);
+    expect((await migratePg(client)).applied).toEqual(embeddedPgMigrations.map((m) => m.tag));
+  });
+});
