@@ -42,7 +42,6 @@ import { eventComponentSchemas } from "./webhooks/events";
 
 export interface AppDeps {
   db: Db;
-  sqlite: SqliteConnection;
   config: Config;
   clock: Clock;
   metrics: HttpMetrics;
@@ -141,7 +140,6 @@ export async function createFetchHandler(deps: AppDeps) {
   const fetch = createFrontDoor(
     {
       db: deps.db,
-      sqlite: deps.sqlite,
       metrics: deps.metrics,
       rateLimit: { rps: deps.config.rateLimitRps, burst: deps.config.rateLimitBurst },
       publicUrl: deps.config.publicUrl,

@@ -20,13 +20,14 @@ import {
 import { DatabaseOpenError, openDatabase } from "./db/client";
 import { DatabaseFileError } from "./db/database-file";
 import { migrate } from "./db/migrate";
-import { probePostgres } from "./db/store/postgres";
+import { migratePg } from "./db/migrate-pg";
+import { createPgClient, probePostgres } from "./db/store/postgres";
 import { createApiKey, listApiKeys, revokeApiKey, SCOPES, type Scope } from "./domain/workspace/api-keys";
 import { createWorkspace, listWorkspaces } from "./domain/workspace/workspaces";
 import { AppError } from "./lib/errors";
 import { log } from "./lib/log";
 import { toIso } from "./lib/time";
-import { type RunningServer, StartupError, startServer } from "./server";
+import { openConfiguredDatabase, type RunningServer, StartupError, startServer } from "./server";
 
 const HELP = `outreach – self-hosted outreach platform
 
@@ -100,19 +101,17 @@ function print(flags: ParsedArgs["flags"], json: unknown, text: string) {
   console.log(flags.json ? JSON.stringify(json, null, 2) : text);
 }
 
-/** Opens and migrates the database for a management command. */
+/** Opens and migrates the database for a management command (the SQLite file, or DATABASE_URL). */
 function openForCommand(flags: ParsedArgs["flags"]) {
-  const handle = openDatabase(dbPathFrom(flags));
-  migrate(handle.sqlite);
-  return handle;
+  return openConfiguredDatabase({ dbPath: dbPathFrom(flags), databaseUrl: databaseUrlFrom(flags) });
 }
 
 /**
  * A PostgreSQL database named by --database-url or DATABASE_URL: malformed or unreachable → one
- * line, exit 1. A reachable one is refused too, honestly, until the domain runs on the store
- * (docs/postgres.md); never a silent fallback to the SQLite file. Nothing is written either way.
+ * line, exit 1, before anything is written; never a silent fallback to the SQLite file. `backup`
+ * and `restore` work on the SQLite file only: on PostgreSQL they name pg_dump and pg_restore.
  */
-async function refusePostgres(flags: ParsedArgs["flags"]) {
+async function checkPostgres(command: string, flags: ParsedArgs["flags"]) {
   const url = databaseUrlFrom(flags);
   if (url === null) return;
   const name = databaseUrlSource(flags);
@@ -121,9 +120,10 @@ async function refusePostgres(flags: ParsedArgs["flags"]) {
     throw new DatabaseUrlError(
       `${name}: cannot connect to PostgreSQL at ${describeDatabaseUrl(url)}: ${problem}`,
     );
-  throw new DatabaseUrlError(
-    `${name}: PostgreSQL is not supported by this version yet (the embedded SQLite is); unset ${name}`,
-  );
+  if (command === "backup" || command === "restore")
+    throw new DatabaseUrlError(
+      `${command} works on the SQLite file; on PostgreSQL use ${command === "backup" ? "pg_dump -Fc" : "pg_restore into an empty database"} (docs/operations.md)`,
+    );
 }
 
 function parseScopes(raw: string | boolean | undefined): Scope[] | undefined {
@@ -161,7 +161,7 @@ async function run(argv: string[]): Promise<number> {
     console.log(command === "serve" || (command === "help" && sub === "serve") ? SERVE_HELP : HELP);
     return 0;
   }
-  await refusePostgres(flags);
+  await checkPostgres(command, flags);
 
   switch (command) {
     case "serve": {
@@ -176,7 +176,7 @@ async function run(argv: string[]): Promise<number> {
           return;
         }
         log.info("shutting down", { signal });
-        void void server.shutdown().then(() => process.exit(0));
+        void server.shutdown().then(() => process.exit(0));
       };
       process.on("SIGTERM", async () => await stop("SIGTERM"));
       process.on("SIGINT", async () => await stop("SIGINT"));
@@ -191,14 +191,28 @@ async function run(argv: string[]): Promise<number> {
       return -1; // keep running
     }
     case "migrate": {
-      const handle = openDatabase(dbPathFrom(flags));
-      const { applied } = migrate(handle.sqlite);
-      handle.close();
+      const url = databaseUrlFrom(flags);
+      let applied: string[];
+      if (url) {
+        const pg = createPgClient(url, { max: 1 });
+        try {
+          applied = (await migratePg(pg)).applied;
+        } finally {
+          await pg.end({ timeout: 1 });
+        }
+      } else {
+        const handle = openDatabase(dbPathFrom(flags));
+        try {
+          applied = migrate(handle.sqlite).applied;
+        } finally {
+          await handle.close();
+        }
+      }
       print(flags, { applied }, applied.length ? `applied ${applied.join(", ")}` : "database is up to date");
       return 0;
     }
     case "workspaces": {
-      const handle = openForCommand(flags);
+      const handle = await openForCommand(flags);
       try {
         if (sub === "create") {
           const name = requireFlag(flags, "name");
@@ -222,11 +236,11 @@ async function run(argv: string[]): Promise<number> {
         }
         throw new UsageError("usage: outreach workspaces create|list");
       } finally {
-        handle.close();
+        await handle.close();
       }
     }
     case "keys": {
-      const handle = openForCommand(flags);
+      const handle = await openForCommand(flags);
       try {
         if (sub === "create") {
           const key = await createApiKey(handle.db, {
@@ -269,7 +283,7 @@ async function run(argv: string[]): Promise<number> {
         }
         throw new UsageError("usage: outreach keys create|list|revoke");
       } finally {
-        handle.close();
+        await handle.close();
       }
     }
     case "contacts":

@@ -4,9 +4,10 @@ import { countUsers } from "./auth/users";
 import { createCarrier, loadCarrierSettings } from "./carriers";
 import type { Carrier } from "./carriers/carrier";
 import type { Config } from "./config";
-import { type DbHandle, openDatabase } from "./db/client";
+import { type Db, lockForBootstrap, openDatabase, type SqliteConnection } from "./db/client";
 import { startSearchIndexer } from "./db/message-search";
 import { migrate } from "./db/migrate";
+import { openPgDatabase } from "./db/pg-database";
 import { createApiKey } from "./domain/workspace/api-keys";
 import { countWorkspaces, createWorkspace } from "./domain/workspace/workspaces";
 import { type Background, startBackground, startRuntimes } from "./jobs/background";
@@ -21,7 +22,7 @@ export class StartupError extends Error {}
 export interface RunningServer {
   port: number;
   url: string;
-  handle: DbHandle;
+  handle: OpenDatabase;
   carrier: Carrier;
   /** Stops taking requests and work, drains running jobs, closes the database. */
   shutdown(): Promise<void>;
@@ -32,15 +33,17 @@ export interface RunningServer {
  * setup link for its first admin (24 h) when the database is empty (printed once, to stdout).
  */
 export async function prepareDatabase(
-  config: Pick<Config, "dbPath"> & Partial<Pick<Config, "sqliteCacheMb" | "publicUrl">>,
+  config: Pick<Config, "dbPath"> &
+    Partial<Pick<Config, "sqliteCacheMb" | "publicUrl" | "databaseUrl" | "databasePoolMax">>,
   announce: (text: string) => void = console.log,
-): Promise<DbHandle> {
-  const handle = openDatabase(config.dbPath, { cacheMb: config.sqliteCacheMb });
+): Promise<OpenDatabase> {
+  const handle = await openConfiguredDatabase(config);
   try {
-    const { applied } = migrate(handle.sqlite);
-    if (applied.length) log.info("database migrated", { applied: applied.join(",") });
     if ((await countWorkspaces(handle.db)) === 0) {
       const created = await handle.db.transaction(async (tx) => {
+        // Two servers starting on an empty PostgreSQL together: one creates the workspace.
+        await lockForBootstrap(tx);
+        if ((await countWorkspaces(tx)) !== 0) return null;
         const workspace = await createWorkspace(tx, { name: "Default" });
         const key = await createApiKey(tx, {
           workspaceId: workspace.id,
@@ -55,26 +58,27 @@ export async function prepareDatabase(
         });
         return { workspace, key, setup };
       });
-      announce(
-        [
-          "",
-          `Created workspace "Default" (${created.workspace.id}) with its first API key (read, write).`,
-          "It is shown only this once; store it now:",
-          "",
-          `  ${created.key.key}`,
-          "",
-          `Create the dashboard's first admin with this one-time link (valid ${SETUP_TOKEN_TTL_MS / 3_600_000} hours):`,
-          "",
-          `  ${setupUrl(config.publicUrl ?? "", created.setup)}`,
-          "",
-        ].join("\n"),
-      );
+      if (created)
+        announce(
+          [
+            "",
+            `Created workspace "Default" (${created.workspace.id}) with its first API key (read, write).`,
+            "It is shown only this once; store it now:",
+            "",
+            `  ${created.key.key}`,
+            "",
+            `Create the dashboard's first admin with this one-time link (valid ${SETUP_TOKEN_TTL_MS / 3_600_000} hours):`,
+            "",
+            `  ${setupUrl(config.publicUrl ?? "", created.setup)}`,
+            "",
+          ].join("\n"),
+        );
     } else if ((await countUsers(handle.db)) === 0) {
       // A database from before sign-in existed: nobody can use the dashboard yet.
       log.info("no dashboard users yet: outreach users create --email E --workspace ID --role admin");
     }
   } catch (error) {
-    handle.close();
+    await handle.close();
     throw error;
   }
   return handle;
@@ -102,7 +106,7 @@ export async function startServer(
     carrier = createCarrier(config, { db: handle.db, clock: systemClock }, carrierSettings);
     voice = createVoiceProvider(voiceSettings, { db: handle.db, clock: systemClock });
   } catch (error) {
-    handle.close();
+    await handle.close();
     throw error;
   }
   startRuntimes(handle.db, config, carrier, voice);
@@ -115,7 +119,6 @@ export async function startServer(
   threadStarting?.catch(() => {}); // awaited below; a failure is reported there
   const { fetch } = await createFetchHandler({
     db: handle.db,
-    sqlite: handle.sqlite,
     config,
     clock: systemClock,
     metrics,
@@ -144,7 +147,7 @@ export async function startServer(
     });
   } catch (error) {
     await threadStarting?.then(async (thread) => await thread.stop(0)).catch(() => {});
-    handle.close();
+    await handle.close();
     const message = (error as Error).message ?? String(error);
     const code = (error as { code?: string }).code;
     if (code === "EADDRINUSE" || /in use|EADDRINUSE/i.test(message)) {
@@ -163,7 +166,7 @@ export async function startServer(
     thread = await threadStarting;
   } catch (error) {
     await http.stop(true);
-    handle.close();
+    await handle.close();
     throw error;
   }
   let background: Background | null = null;
@@ -183,9 +186,39 @@ export async function startServer(
         await http.stop();
         await thread?.stop(config.shutdownGraceSec * 1000);
         await background?.stop(config.shutdownGraceSec * 1000);
-        handle.close();
+        await handle.close();
       })();
       return closing;
     },
   };
+}
+
+/** A database the server runs on: the SQLite file (with its connection) or PostgreSQL. */
+export interface OpenDatabase {
+  db: Db;
+  /** The SQLite connection; null on PostgreSQL. */
+  sqlite: SqliteConnection | null;
+  close(): Promise<void> | void;
+}
+
+/**
+ * Opens the configured database and brings its schema up to date: PostgreSQL when DATABASE_URL
+ * is set, else the SQLite file.
+ */
+export async function openConfiguredDatabase(
+  config: Pick<Config, "dbPath"> & Partial<Pick<Config, "sqliteCacheMb" | "databaseUrl" | "databasePoolMax">>,
+): Promise<OpenDatabase> {
+  if (config.databaseUrl) {
+    const pg = await openPgDatabase(config.databaseUrl, { max: config.databasePoolMax });
+    return { db: pg.db, sqlite: null, close: pg.close };
+  }
+  const handle = openDatabase(config.dbPath, { cacheMb: config.sqliteCacheMb });
+  try {
+    const { applied } = migrate(handle.sqlite);
+    if (applied.length) log.info("database migrated", { applied: applied.join(",") });
+  } catch (error) {
+    handle.close();
+    throw error;
+  }
+  return handle;
 }

@@ -162,7 +162,7 @@ describe("the reply loop", () => {
     const conversation = await thread(message.conversation_id);
     expect(conversation).toMatchObject({ needs_attention: true, agent_active: false, agent_id: agent.id });
     expect(agentMessages(conversation).map((m) => m.body)).toEqual(["A teammate will text you shortly."]);
-    const handoff = eventsOfType("agent.handoff").find(
+    const handoff = (await eventsOfType("agent.handoff")).find(
       (e) => (e.data as { conversation_id: string }).conversation_id === message.conversation_id,
     );
     expect(handoff?.data).toEqual({
@@ -190,7 +190,7 @@ describe("the reply loop", () => {
       (c) => c.agent_active === false,
     );
     expect(conversation.needs_attention).toBe(true);
-    const handoff = eventsOfType("agent.handoff").find(
+    const handoff = (await eventsOfType("agent.handoff")).find(
       (e) => (e.data as { conversation_id: string }).conversation_id === message.conversation_id,
     );
     expect((handoff?.data as { reason: string } | undefined)?.reason).toBe("negative");
@@ -483,9 +483,9 @@ describe("with an OpenAI-compatible engine (LLM_BASE_URL → a local stub)", () 
     );
     expect(conversation.needs_attention).toBe(true);
     expect(agentMessages(conversation).map((m) => m.body)).toEqual(["A person will follow up."]);
-    const handoff = remoteLog
-      .of("agent.handoff")
-      .find((e) => (e.data as { conversation_id: string }).conversation_id === message.conversation_id);
+    const handoff = (await remoteLog.of("agent.handoff")).find(
+      (e) => (e.data as { conversation_id: string }).conversation_id === message.conversation_id,
+    );
     expect((handoff?.data as { reason: string } | undefined)?.reason).toBe("llm_unavailable");
   });
 });

@@ -214,7 +214,7 @@ describe("agents API", () => {
 
   it("is scoped to the workspace: another workspace's agent is Not found, and cannot be attached", async () => {
     const { agent } = (await create(base)).body;
-    const other = s.newWorkspace("Other");
+    const other = await s.newWorkspace("Other");
     expect((await s.api("GET", `/v1/agents/${agent.id}`, undefined, { key: other.key })).status).toBe(404);
     expect((await s.api("DELETE", `/v1/agents/${agent.id}`, undefined, { key: other.key })).status).toBe(404);
     const numberId = await orderNumber(s, "+14155550177", { key: other.key });

@@ -151,7 +151,7 @@ describe("GET /v1/analytics/numbers, campaigns and agents", () => {
   });
 
   it("never counts another workspace", async () => {
-    const other = s.newWorkspace("Other");
+    const other = await s.newWorkspace("Other");
     const r = await s.api("GET", "/v1/analytics/overview", undefined, { key: other.key });
     expect(r.body.overview).toMatchObject({
       conversions: 0,
@@ -162,7 +162,7 @@ describe("GET /v1/analytics/numbers, campaigns and agents", () => {
 
 describe("message counts over whole days and partial edges", () => {
   it("match a count of the messages themselves after inserts, status changes and deletes, whatever the window", async () => {
-    const ws = s.newWorkspace("Rollups");
+    const ws = await s.newWorkspace("Rollups");
     const db = new Database(s.dbPath);
     try {
       const insert = db.query(

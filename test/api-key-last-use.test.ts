@@ -48,7 +48,7 @@ describe("a key's last use under another writer", () => {
     );
     const reader = holder.stdout.getReader();
     expect(new TextDecoder().decode((await reader.read()).value)).toContain("locked");
-    const authenticate = createKeyAuthenticator(handle.db, handle.sqlite);
+    const authenticate = createKeyAuthenticator(handle.db);
     const at = Date.now();
     expect((await authenticate(key.key, at))?.keyId).toBe(key.id);
     expect(lastUsed(key.id)).toBe(at);
@@ -57,7 +57,7 @@ describe("a key's last use under another writer", () => {
 
   it("skips a refresh while another connection writes, and records it once the lock is free", async () => {
     const key = await createApiKey(handle.db, { workspaceId });
-    const authenticate = createKeyAuthenticator(handle.db, handle.sqlite);
+    const authenticate = createKeyAuthenticator(handle.db);
     const first = Date.now();
     await authenticate(key.key, first);
     expect(lastUsed(key.id)).toBe(first);

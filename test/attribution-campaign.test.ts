@@ -13,7 +13,7 @@ afterAll(async () => await s.stop());
 
 describe("a campaign with {{offer_url}}", () => {
   it("refuses an offer_id that is not an offer of the workspace", async () => {
-    const other = s.newWorkspace("Other");
+    const other = await s.newWorkspace("Other");
     const foreign = (
       await s.api(
         "POST",
@@ -105,8 +105,9 @@ describe("a campaign with {{offer_url}}", () => {
 
 describe("A/B variants with an offer", () => {
   it("credit clicks, conversions and revenue to the variant each recipient got", async () => {
-    const ws = s.newWorkspace("Variants");
-    const call = async (method: string, path: string, body?: unknown) => await s.api(method, path, body, { key: ws.key });
+    const ws = await s.newWorkspace("Variants");
+    const call = async (method: string, path: string, body?: unknown) =>
+      await s.api(method, path, body, { key: ws.key });
     const available = await call("GET", "/v1/numbers/available?area_code=646&limit=1");
     await call("POST", "/v1/numbers", { number: available.body.numbers[0].number });
     const contacts: Json[] = [];
@@ -175,8 +176,9 @@ describe("a deferred recipient with {{offer_url}}", () => {
     const { dispatchStep } = await import("../src/domain/campaigns/dispatch");
     const { campaigns, jobs } = await import("../src/db/schema");
     const { and, eq, sql } = await import("drizzle-orm");
-    const ws = s.newWorkspace("Deferred");
-    const call = async (method: string, path: string, body?: unknown) => await s.api(method, path, body, { key: ws.key });
+    const ws = await s.newWorkspace("Deferred");
+    const call = async (method: string, path: string, body?: unknown) =>
+      await s.api(method, path, body, { key: ws.key });
     const available = await call("GET", "/v1/numbers/available?area_code=415&limit=1");
     await call("POST", "/v1/numbers", { number: available.body.numbers[0].number });
     // 03:00 local: inside quiet hours (8:00–21:00 allowed).
@@ -209,7 +211,11 @@ describe("a deferred recipient with {{offer_url}}", () => {
     const { db } = s.server.handle;
     const row = await db.select().from(campaigns).where(eq(campaigns.id, campaign.id)).get();
     const sendAt = Date.parse(deferred.send_at);
-    await dispatchStep(db, { campaign_id: campaign.id, generation: row?.dispatchGeneration ?? 0 }, sendAt + 1000);
+    await dispatchStep(
+      db,
+      { campaign_id: campaign.id, generation: row?.dispatchGeneration ?? 0 },
+      sendAt + 1000,
+    );
     const released = (await call("GET", `/v1/messages/${deferred.message_id}`)).body.message;
     expect(released.body).toBe(waiting.body);
     // Its batch's send job is due at the step's (future) time: bring it to now, as if the hours

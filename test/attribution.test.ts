@@ -188,7 +188,7 @@ describe("/v1/offers", () => {
   });
 
   it("keeps offers per workspace", async () => {
-    const other = s.newWorkspace("Other");
+    const other = await s.newWorkspace("Other");
     expect((await s.api("GET", `/v1/offers/${offer.id}`, undefined, { key: other.key })).status).toBe(404);
     expect((await s.api("PATCH", `/v1/offers/${offer.id}`, { name: "x" }, { key: other.key })).status).toBe(
       404,
@@ -207,7 +207,7 @@ describe("GET /r/{code}", () => {
     const vcx = new URL(location).searchParams.get("vcx");
     const rows = query<Json>("SELECT * FROM clicks WHERE id = ?", vcx as string);
     expect(rows[0]).toMatchObject({ offer_id: offer.id, contact_id: null, workspace_id: s.workspaceId });
-    expect(log.of("link.clicked").map((e) => e.data.click_id)).toContain(vcx);
+    expect((await log.of("link.clicked")).map((e) => e.data.click_id)).toContain(vcx);
   });
 
   it("replaces a vcx of the destination's own, which the landing page would read first", async () => {
@@ -262,12 +262,12 @@ describe("GET /r/{code}", () => {
     const count = () =>
       query<{ n: number }>("SELECT count(*) AS n FROM clicks WHERE offer_id = ?", offer.id)[0].n;
     const before = count();
-    const events = log.of("link.clicked").length;
+    const events = (await log.of("link.clicked")).length;
     const r = await fetch(`${s.url}/r/${codeOf(offer.tracking_url)}`, { method: "HEAD", redirect: "manual" });
     expect(r.status).toBe(302);
     expect(r.headers.get("location")).toBe(offer.destination_url);
     expect(count()).toBe(before);
-    expect(log.of("link.clicked")).toHaveLength(events);
+    expect(await log.of("link.clicked")).toHaveLength(events);
     expect((await fetch(`${s.url}/r/ZZZZZZZZ`, { method: "HEAD", redirect: "manual" })).status).toBe(404);
   });
 

@@ -44,7 +44,7 @@ beforeAll(async () => {
   globalThis.fetch = Object.assign(
     async (input: string | URL | Request, init?: RequestInit) => {
       const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
-      return Promise.resolve(fakeProvider(url) ?? await realFetch(input, init));
+      return Promise.resolve(fakeProvider(url) ?? (await realFetch(input, init)));
     },
     { preconnect: realFetch.preconnect },
   ) as typeof fetch;

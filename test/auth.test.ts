@@ -33,7 +33,12 @@ interface CallOptions {
 }
 
 /** A request as the dashboard makes it: the session cookie, no bearer key (unless `key`). */
-async function call(method: string, path: string, body?: unknown, options: CallOptions = {}): Promise<ApiResult> {
+async function call(
+  method: string,
+  path: string,
+  body?: unknown,
+  options: CallOptions = {},
+): Promise<ApiResult> {
   const headers: Record<string, string> = { ...(options.headers ?? {}) };
   if (options.cookie) headers.cookie = `outreach_session=${options.cookie}`;
   return await s.api(method, path, body, { key: options.key ?? null, headers });
@@ -481,7 +486,7 @@ describe("/v1/api-keys", () => {
 
   it("works with a bearer key with write; a read-only key can neither list nor create", async () => {
     expect((await s.api("GET", "/v1/api-keys")).status).toBe(200);
-    const { key } = s.newKey(["read"]);
+    const { key } = await s.newKey(["read"]);
     const list = await s.api("GET", "/v1/api-keys", undefined, { key });
     expect([list.status, list.body]).toEqual([
       403,
@@ -494,7 +499,7 @@ describe("/v1/api-keys", () => {
   it("answers 422 for a bad body and 404 for a key of another workspace", async () => {
     const bad = await call("POST", "/v1/api-keys", { name: "x", scopes: ["admin"] }, { cookie: admin });
     expect([bad.status, bad.body.error]).toEqual([422, "scopes[0] must be one of read, write"]);
-    const other = s.newWorkspace("Other");
+    const other = await s.newWorkspace("Other");
     const foreign = await call("DELETE", `/v1/api-keys/${other.keyId}`, undefined, { cookie: admin });
     expect([foreign.status, foreign.body]).toEqual([404, { ok: false, error: "Not found" }]);
     expect((await s.api("GET", "/v1/me", undefined, { key: other.key })).status).toBe(200);
@@ -573,7 +578,7 @@ describe("/v1/users", () => {
   });
 
   it("adds an existing user to another workspace without a setup link", async () => {
-    const other = s.newWorkspace("Second");
+    const other = await s.newWorkspace("Second");
     const r = await s.api(
       "POST",
       "/v1/users",
@@ -832,12 +837,14 @@ describe("sign-in rate limit under concurrent guesses (API.md §7.2)", () => {
     expect((await attempt("nobody@example.com", "wrong password")).status).toBe(401);
     expect((await attempt("root@example.com", PASSWORD)).status).toBe(429);
     // The next case starts from a clean count.
-    limited.server.handle.sqlite.run("DELETE FROM login_failures");
+    limited.server.handle.sqlite!.run("DELETE FROM login_failures");
   });
 
   it("checks at most 10 passwords when 60 sign-ins for one e-mail arrive at once (59 wrong, 1 right)", async () => {
     const passwords = Array.from({ length: 60 }, (_, i) => (i === 30 ? PASSWORD : `wrong password ${i}`));
-    const answers = await Promise.all(passwords.map(async (password) => await attempt("root@example.com", password)));
+    const answers = await Promise.all(
+      passwords.map(async (password) => await attempt("root@example.com", password)),
+    );
     const checked = answers.filter((a) => a.status !== 429).length;
     const statuses = new Set(answers.map((a) => a.status));
     expect({
@@ -867,7 +874,7 @@ describe("Idempotency-Key on answers with a secret", () => {
     const invite = { email: "ida@example.com", name: "Ida", role: "agent" };
     const invited = await s.api("POST", "/v1/users", invite, { headers: { "idempotency-key": "invite-1" } });
     expect(invited.status).toBe(200);
-    const stored = s.server.handle.sqlite.query("SELECT response_body FROM idempotency_keys").all();
+    const stored = s.server.handle.sqlite!.query("SELECT response_body FROM idempotency_keys").all();
     const everything = JSON.stringify(stored);
     expect(everything).not.toContain(first.body.api_key.key);
     expect(everything).not.toContain(tokenOf(invited.body.setup_url));

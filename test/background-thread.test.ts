@@ -36,7 +36,7 @@ describe("serve's background thread (the default)", () => {
   afterAll(async () => await s.stop());
 
   it("takes the checkpoints: the request thread's commits below its 10,000-page backstop are copied back by it", async () => {
-    const { sqlite } = s.server.handle;
+    const sqlite = s.server.handle.sqlite!;
     expect(
       (sqlite.query("PRAGMA wal_autocheckpoint").get() as { wal_autocheckpoint: number }).wal_autocheckpoint,
     ).toBe(10_000);
@@ -77,7 +77,7 @@ describe("WORKER_THREAD=false", () => {
   });
 
   it("checkpoints on its own commits", () => {
-    const { sqlite } = s.server.handle;
+    const sqlite = s.server.handle.sqlite!;
     expect(
       (sqlite.query("PRAGMA wal_autocheckpoint").get() as { wal_autocheckpoint: number }).wal_autocheckpoint,
     ).toBe(10000);

@@ -25,9 +25,10 @@ const FINAL = ["COMPLETED", "BUSY", "NO_ANSWER", "FAILED", "VOICEMAIL"];
 let phoneSeq = 3000;
 const newPhone = () => `+1415555${String(phoneSeq++).padStart(4, "0")}`;
 
-function workspace(name = "Calls") {
-  const ws = s.newWorkspace(name);
-  const api = async (method: string, path: string, body?: unknown) => await s.api(method, path, body, { key: ws.key });
+async function workspace(name = "Calls") {
+  const ws = await s.newWorkspace(name);
+  const api = async (method: string, path: string, body?: unknown) =>
+    await s.api(method, path, body, { key: ws.key });
   let numberSeq = 0;
   const number = async (options: { endsWith?: string } = {}) => {
     const available = await api("GET", "/v1/numbers/available?area_code=415&limit=50");
@@ -68,7 +69,7 @@ const callEvents = (workspaceId: string) => log.of("call.completed", workspaceId
 
 describe("POST /v1/calls", () => {
   it("places a say call through the carrier: QUEUED, then COMPLETED with the text, one thread entry and call.completed", async () => {
-    const w = workspace();
+    const w = await workspace();
     await log.watch(w.key);
     const from = await w.number();
     const to = newPhone();
@@ -98,7 +99,7 @@ describe("POST /v1/calls", () => {
     expect(listed.body.total).toBe(0);
     expect((await w.api("GET", `/v1/messages/${entries[0].id}`)).status).toBe(404);
 
-    const completed = callEvents(w.workspaceId);
+    const completed = await callEvents(w.workspaceId);
     expect(completed).toHaveLength(1);
     expect((completed[0].data as Json).id).toBe(call.id);
     expect((completed[0].data as Json).status).toBe("COMPLETED");
@@ -109,7 +110,7 @@ describe("POST /v1/calls", () => {
   });
 
   it("places an agent call through the voice provider with a transcript from the agent's greeting and knowledge", async () => {
-    const w = workspace();
+    const w = await workspace();
     await w.number();
     const agent = await w.voiceAgent();
     const to = newPhone();
@@ -139,7 +140,7 @@ describe("POST /v1/calls", () => {
   });
 
   it("ends with each simulated outcome by the number called", async () => {
-    const w = workspace();
+    const w = await workspace();
     await log.watch(w.key);
     await w.number();
     const agent = await w.voiceAgent({ voice: { voicemail_message: "Sorry we missed you, call us back." } });
@@ -162,17 +163,15 @@ describe("POST /v1/calls", () => {
       const entries = conversation.messages.filter((m: Json) => m.call_id === call.id);
       expect(entries.map((m: Json) => m.body)).toEqual([entryBody]);
     }
-    expect(
-      callEvents(w.workspaceId)
-        .map((e) => (e.data as Json).status)
-        .sort(),
-    ).toEqual(["BUSY", "FAILED", "NO_ANSWER", "VOICEMAIL"].sort());
+    expect((await callEvents(w.workspaceId)).map((e) => (e.data as Json).status).sort()).toEqual(
+      ["BUSY", "FAILED", "NO_ANSWER", "VOICEMAIL"].sort(),
+    );
     // The refused call never reached the line; the others did once each.
     expect((await w.api("GET", "/v1/sandbox/calls")).body.total).toBe(3);
   });
 
   it("keeps a call QUEUED while the provider is down (it is retried, never failed at once)", async () => {
-    const w = workspace();
+    const w = await workspace();
     await w.number();
     const res = await w.api("POST", "/v1/calls", { to: "+15005550003", say: "Hello" });
     expect(res.status).toBe(200);
@@ -183,7 +182,7 @@ describe("POST /v1/calls", () => {
   });
 
   it("fails a queued call whose contact opted out before it was placed", async () => {
-    const w = workspace();
+    const w = await workspace();
     const from = await w.number();
     // Held by the outage number until we opt the contact out, then placed: the check is at placement.
     const to = newPhone();
@@ -221,7 +220,7 @@ describe("POST /v1/calls", () => {
   ];
   for (const [what, body, error] of bad) {
     it(`answers 422 '${error}' for ${what}, recording nothing`, async () => {
-      const w = workspace();
+      const w = await workspace();
       await w.number();
       const res = await w.api("POST", "/v1/calls", { to: newPhone(), ...body });
       expect(res.status).toBe(422);
@@ -232,7 +231,7 @@ describe("POST /v1/calls", () => {
   }
 
   it("answers 422 for an SMS agent, another workspace's agent, and a paused agent", async () => {
-    const w = workspace();
+    const w = await workspace();
     await w.number();
     const sms = await w.api("POST", "/v1/agents", { name: "Sam", system_prompt: "x" });
     const smsCall = await w.api("POST", "/v1/calls", { to: newPhone(), agent_id: sms.body.agent.id });
@@ -240,7 +239,7 @@ describe("POST /v1/calls", () => {
       ok: false,
       error: "agent_id must be a voice agent (this one is an SMS agent)",
     });
-    const other = workspace("Other");
+    const other = await workspace("Other");
     const foreign = await other.voiceAgent();
     const foreignCall = await w.api("POST", "/v1/calls", { to: newPhone(), agent_id: foreign.id });
     expect(foreignCall.body).toEqual({ ok: false, error: "agent_id does not exist" });
@@ -251,7 +250,7 @@ describe("POST /v1/calls", () => {
   });
 
   it("answers 422 for a from without voice capability and for a workspace without numbers", async () => {
-    const w = workspace();
+    const w = await workspace();
     const none = await w.api("POST", "/v1/calls", { to: newPhone(), say: "Hi" });
     expect(none.body).toEqual({ ok: false, error: "No sending number: order one with POST /v1/numbers" });
     const smsOnly = await w.number({ endsWith: "9999" });
@@ -262,7 +261,7 @@ describe("POST /v1/calls", () => {
   });
 
   it("answers 422 for a suppressed or opted-out number, like a message", async () => {
-    const w = workspace();
+    const w = await workspace();
     await w.number();
     const suppressed = newPhone();
     await w.api("POST", "/v1/suppression", { phone_number: suppressed, reason: "manual" });
@@ -277,7 +276,7 @@ describe("POST /v1/calls", () => {
 
 describe("GET /v1/analytics/overview calls", () => {
   it("counts the calls the provider took as placed and the answered ones as completed", async () => {
-    const w = workspace("Call analytics");
+    const w = await workspace("Call analytics");
     await w.number();
     const empty = await w.api("GET", "/v1/analytics/overview");
     expect(empty.body.overview.calls).toEqual({ placed: 0, completed: 0 });
@@ -300,7 +299,7 @@ describe("GET /v1/analytics/overview calls", () => {
 
 describe("GET /v1/calls", () => {
   it("lists newest first with filters, and never shows another workspace's calls", async () => {
-    const w = workspace();
+    const w = await workspace();
     await w.number();
     const agent = await w.voiceAgent();
     const first = (await w.api("POST", "/v1/calls", { to: "+15005550004", say: "One" })).body.call;
@@ -322,7 +321,7 @@ describe("GET /v1/calls", () => {
     expect(badStatus.status).toBe(422);
     expect(badStatus.body.error).toStartWith("status must be one of QUEUED, RINGING");
 
-    const other = workspace("Other");
+    const other = await workspace("Other");
     expect((await other.api("GET", "/v1/calls")).body.total).toBe(0);
     expect((await other.api("GET", `/v1/calls/${first.id}`)).status).toBe(404);
     expect((await w.api("GET", "/v1/calls/not-an-id")).status).toBe(404);
@@ -331,7 +330,7 @@ describe("GET /v1/calls", () => {
 
 describe("voice agents", () => {
   it("keep the seed's whole voice object and show the provider sync state", async () => {
-    const w = workspace();
+    const w = await workspace();
     const agent = await w.voiceAgent({ voice: { speed: 1.2, voicemail_message: "Call us back." } });
     expect(agent.voice).toMatchObject({
       voice_id: "sim-ava",
@@ -352,7 +351,7 @@ describe("voice agents", () => {
 });
 
 describe("voice campaigns", () => {
-  async function audience(w: ReturnType<typeof workspace>, phones: string[], zone = DAY) {
+  async function audience(w: Awaited<ReturnType<typeof workspace>>, phones: string[], zone = DAY) {
     const ids: string[] = [];
     for (const phone of phones) {
       const res = await w.api("POST", "/v1/contacts", { phone_number: phone, timezone: zone });
@@ -362,7 +361,7 @@ describe("voice campaigns", () => {
   }
 
   it("launches, places every call once, settles each recipient with its call and counts stats.calls", async () => {
-    const w = workspace();
+    const w = await workspace();
     await w.number();
     // The magic numbers' 500 "area code" has no state: with state rules on they would wait (fail closed).
     expect((await w.api("PATCH", "/v1/settings", { state_rules: false })).status).toBe(200);
@@ -412,7 +411,7 @@ describe("voice campaigns", () => {
   });
 
   it("defers calls inside the recipient's quiet hours (preview says why) and places none of them", async () => {
-    const w = workspace();
+    const w = await workspace();
     await w.number();
     const night = zoneAtLocalHour(3);
     const contactIds = await audience(w, [newPhone(), newPhone()], night);
@@ -442,7 +441,7 @@ describe("voice campaigns", () => {
   });
 
   it("counts a campaign's calls toward the frequency cap of a later SMS campaign; one-off calls are not counted", async () => {
-    const w = workspace();
+    const w = await workspace();
     await w.number();
     const capped = {
       frequency_cap: { enabled: true, max_messages: 1, window_hours: 24, apply_to_all: true },
@@ -492,7 +491,7 @@ describe("voice campaigns", () => {
   });
 
   it("asks the send-time rules again when a campaign call's job runs late: night now → the call waits for the window", async () => {
-    const w = workspace();
+    const w = await workspace();
     await w.number();
     expect((await w.api("PATCH", "/v1/settings", { state_rules: false })).status).toBe(200);
     const [outage] = await audience(w, ["+15005550003"]);
@@ -533,7 +532,7 @@ describe("voice campaigns", () => {
   });
 
   it("refuses a voice campaign with both say and agent_id, an SMS agent, or an SMS-only from", async () => {
-    const w = workspace();
+    const w = await workspace();
     await w.number();
     const smsOnly = await w.number({ endsWith: "9999" });
     const agent = await w.voiceAgent();

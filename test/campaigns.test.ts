@@ -24,9 +24,10 @@ let phoneSeq = 1000;
 const newPhone = () => `+1212555${String(phoneSeq++).padStart(4, "0")}`;
 
 /** A fresh workspace with helpers bound to its key. */
-function workspace(name = "Campaigns") {
-  const ws = s.newWorkspace(name);
-  const api = async (method: string, path: string, body?: unknown) => await s.api(method, path, body, { key: ws.key });
+async function workspace(name = "Campaigns") {
+  const ws = await s.newWorkspace(name);
+  const api = async (method: string, path: string, body?: unknown) =>
+    await s.api(method, path, body, { key: ws.key });
   const contact = async (extra: Record<string, unknown> = {}) => {
     const res = await api("POST", "/v1/contacts", { phone_number: newPhone(), timezone: DAY, ...extra });
     expect(res.status).toBe(200);
@@ -78,7 +79,7 @@ const emptyStats = {
 
 describe("POST /v1/campaigns and GET /v1/campaigns/{id}", () => {
   it("creates a draft and answers it as the seed shows, with configuration and stats", async () => {
-    const w = workspace();
+    const w = await workspace();
     const c = await w.contact();
     const listId = await w.list([c.id]);
     const created = await w.campaign({ audience: { list_ids: [listId] }, throttle_per_minute: 10 });
@@ -101,7 +102,7 @@ describe("POST /v1/campaigns and GET /v1/campaigns/{id}", () => {
   });
 
   it("lists newest first, filters by status and q, and hides other workspaces", async () => {
-    const w = workspace();
+    const w = await workspace();
     const first = await w.campaign({ name: "Alpha sale" });
     const second = await w.campaign({ name: "Beta sale" });
     const all = await w.api("GET", "/v1/campaigns");
@@ -112,7 +113,7 @@ describe("POST /v1/campaigns and GET /v1/campaigns/{id}", () => {
     ]);
     expect((await w.api("GET", "/v1/campaigns?status=active")).body.total).toBe(0);
     expect((await w.api("GET", "/v1/campaigns?status=bogus")).status).toBe(422);
-    const other = workspace("Other");
+    const other = await workspace("Other");
     expect((await other.api("GET", "/v1/campaigns")).body.total).toBe(0);
     expect((await other.api("GET", `/v1/campaigns/${first.id}`)).status).toBe(404);
     expect((await other.api("PATCH", `/v1/campaigns/${first.id}`, { name: "x" })).status).toBe(404);
@@ -120,7 +121,7 @@ describe("POST /v1/campaigns and GET /v1/campaigns/{id}", () => {
   });
 
   it("patches and deletes a draft", async () => {
-    const w = workspace();
+    const w = await workspace();
     const c = await w.campaign({});
     const patched = await w.api("PATCH", `/v1/campaigns/${c.id}`, {
       name: "Renamed",
@@ -136,8 +137,8 @@ describe("POST /v1/campaigns and GET /v1/campaigns/{id}", () => {
   });
 
   it("answers 422 naming the field for every bad input, and stores nothing", async () => {
-    const w = workspace();
-    const other = workspace("Foreign");
+    const w = await workspace();
+    const other = await workspace("Foreign");
     const foreignContact = await other.contact();
     const foreignList = await other.list([foreignContact.id]);
     const emptyPool = (await w.api("POST", "/v1/pools", { name: "Empty" })).body.pool.id;
@@ -217,7 +218,7 @@ describe("POST /v1/campaigns and GET /v1/campaigns/{id}", () => {
 
 describe("POST /v1/campaigns/{id}/launch", () => {
   it("sends once per contact across lists and segments, skips suppressed and opted-out ones, defers the night-time one; the preview agrees", async () => {
-    const w = workspace();
+    const w = await workspace();
     await log.watch(w.key);
     await w.number();
     await w.number();
@@ -349,12 +350,12 @@ describe("POST /v1/campaigns/{id}/launch", () => {
     expect((await w.api("GET", `/v1/campaigns/${c.id}/recipients?outcome=nope`)).status).toBe(422);
     // Waiting for the night-time contact: still active.
     expect((await w.api("GET", `/v1/campaigns/${c.id}`)).body.campaign.status).toBe("active");
-    const started = log.of("campaign.started", w.workspaceId);
+    const started = await log.of("campaign.started", w.workspaceId);
     expect(started.filter((e) => (e.data as Json).id === c.id)).toHaveLength(1);
   });
 
   it("completes with campaign.completed, counts replies, and splits variants by weight", async () => {
-    const w = workspace();
+    const w = await workspace();
     await log.watch(w.key);
     const number = await w.number();
     const people = [];
@@ -401,13 +402,13 @@ describe("POST /v1/campaigns/{id}/launch", () => {
       (st) => st.opted_out === 1,
     );
     expect(after).toMatchObject({ replied: 2, opted_out: 1 });
-    const completed = log.of("campaign.completed", w.workspaceId);
+    const completed = await log.of("campaign.completed", w.workspaceId);
     expect(completed).toHaveLength(1);
     expect((completed[0].data as Json).id).toBe(c.id);
   });
 
   it("resolves a large audience in chunks and sends exactly one message per recipient", async () => {
-    const w = workspace();
+    const w = await workspace();
     await w.number();
     const count = 2_050; // several resolution chunks (500 each)
     const people = Array.from({ length: count }, (_, i) => ({
@@ -430,7 +431,7 @@ describe("POST /v1/campaigns/{id}/launch", () => {
   }, 30_000);
 
   it("hands a step's messages off in one batch job; a recipient the carrier cannot take gets a send job of its own", async () => {
-    const w = workspace();
+    const w = await workspace();
     await w.number();
     const people = [];
     for (let i = 0; i < 3; i++) people.push(await w.contact());
@@ -489,7 +490,7 @@ describe("POST /v1/campaigns/{id}/launch", () => {
   });
 
   it("asks the send-time rules again at a late hand-off: night now → held QUEUED with send_at; a paused state → failed", async () => {
-    const w = workspace();
+    const w = await workspace();
     await w.number();
     // As above: no state table for the stateless outage number, so only the contact's clock counts.
     expect((await w.api("PATCH", "/v1/settings", { state_rules: false })).status).toBe(200);
@@ -538,7 +539,7 @@ describe("POST /v1/campaigns/{id}/launch", () => {
   });
 
   it("never exceeds a pool number's daily_limit: capped sends wait", async () => {
-    const w = workspace();
+    const w = await workspace();
     const n = await w.number({ daily_limit: 2 });
     const pool = (await w.api("POST", "/v1/pools", { name: "Capped" })).body.pool.id;
     await w.api("PATCH", `/v1/numbers/${n.id}`, { pool_id: pool });
@@ -560,7 +561,7 @@ describe("POST /v1/campaigns/{id}/launch", () => {
   });
 
   it("a send held by daily_limit waits for the first allowed minute after the cap resets, not midnight", async () => {
-    const w = workspace();
+    const w = await workspace();
     const n = await w.number({ daily_limit: 1 }); // a 212 number: New York's day
     const zone = "America/New_York";
     const local = (ms: number) =>
@@ -600,7 +601,7 @@ describe("POST /v1/campaigns/{id}/launch", () => {
   });
 
   it("refuses an empty audience (422, draft unchanged), and wrong states (409)", async () => {
-    const w = workspace();
+    const w = await workspace();
     await w.number();
     const emptyList = await w.list([]);
     const c = await w.campaign({ audience: { list_ids: [emptyList] } });
@@ -637,7 +638,7 @@ describe("POST /v1/campaigns/{id}/launch", () => {
   });
 
   it("names the state in every action's 409: launch, pause, resume, cancel, edit and delete of a completed campaign, and the others", async () => {
-    const w = workspace();
+    const w = await workspace();
     await w.number();
     const person = await w.contact();
     const completed = await w.campaign({ name: "Done", audience: { contact_ids: [person.id] } });
@@ -730,7 +731,7 @@ describe("POST /v1/campaigns/{id}/launch", () => {
   });
 
   it("pauses, resumes and cancels: throttle_per_minute holds hand-offs, cancel stops for good", async () => {
-    const w = workspace();
+    const w = await workspace();
     await w.number();
     const people = [];
     for (let i = 0; i < 3; i++) people.push(await w.contact());
@@ -754,7 +755,7 @@ describe("POST /v1/campaigns/{id}/launch", () => {
   });
 
   it("previews again at once after a setting, the audience or the suppression list changes", async () => {
-    const w = workspace();
+    const w = await workspace();
     await w.number();
     const a = await w.contact({ first_name: "A" });
     const b = await w.contact({
@@ -773,7 +774,7 @@ describe("POST /v1/campaigns/{id}/launch", () => {
   });
 
   it("counts the totals by class and the exceptions one by one: they equal the outcomes of every contact on the page", async () => {
-    const w = workspace();
+    const w = await workspace();
     await w.number();
     const seq = () => String(phoneSeq++).padStart(4, "0");
     const people = [
@@ -821,7 +822,7 @@ describe("POST /v1/campaigns/{id}/launch", () => {
   });
 
   it("cancel fails the waiting message of a deferred recipient (campaign_canceled); it never goes", async () => {
-    const w = workspace();
+    const w = await workspace();
     await w.number();
     const night = await w.contact({ first_name: "Nia", timezone: NIGHT });
     const c = await w.campaign({ audience: { contact_ids: [night.id] } });
@@ -851,7 +852,7 @@ describe("POST /v1/campaigns/{id}/launch", () => {
   });
 
   it("schedules a campaign whose send_at is in the future and starts it then", async () => {
-    const w = workspace();
+    const w = await workspace();
     await w.number();
     const person = await w.contact();
     const c = await w.campaign({
@@ -878,7 +879,7 @@ describe("POST /v1/campaigns/{id}/launch", () => {
 
 describe("GET /v1/campaigns/{id}/preview?contact_id=", () => {
   it("plans that contact alone, as it would get the message; none when it is not in the audience", async () => {
-    const w = workspace();
+    const w = await workspace();
     await w.number();
     const ann = await w.contact({ first_name: "Ann" });
     const bob = await w.contact({ first_name: "Bob" });
@@ -903,8 +904,8 @@ describe("GET /v1/campaigns/{id}/preview?contact_id=", () => {
   });
 
   it("answers 404 for another workspace's contact and an unknown id", async () => {
-    const w = workspace();
-    const other = workspace("Other");
+    const w = await workspace();
+    const other = await workspace("Other");
     const foreign = await other.contact();
     const c = await w.campaign({ audience: { contact_ids: [(await w.contact()).id] } });
     const cases: [string, string][] = [

@@ -306,13 +306,13 @@ describe("Twilio calls against Twilio's OpenAPI contract (Prism)", () => {
   it("the mock really validates the Calls body (a repeated event field passes, a bad method does not)", async () => {
     const post = async (extra: [string, string][]) =>
       await recordingFetch(`${prismUrl}/2010-04-01/Accounts/${ACCOUNT_SID}/Calls.json`, {
-                method: "POST",
-                headers: {
-                  authorization: `Basic ${Buffer.from(`${ACCOUNT_SID}:${AUTH_TOKEN}`).toString("base64")}`,
-                  "content-type": "application/x-www-form-urlencoded",
-                },
-                body: new URLSearchParams([["To", call.to], ["From", call.from], ...extra]).toString(),
-              });
+        method: "POST",
+        headers: {
+          authorization: `Basic ${Buffer.from(`${ACCOUNT_SID}:${AUTH_TOKEN}`).toString("base64")}`,
+          "content-type": "application/x-www-form-urlencoded",
+        },
+        body: new URLSearchParams([["To", call.to], ["From", call.from], ...extra]).toString(),
+      });
     const good = await post([
       ["StatusCallbackEvent", "initiated"],
       ["StatusCallbackEvent", "completed"],

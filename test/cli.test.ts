@@ -187,7 +187,7 @@ describe("revocation from another process", () => {
   afterAll(async () => await s.stop());
 
   it("takes effect on the very next request while the server runs", async () => {
-    const { key, keyId } = s.newKey(["read", "write"]);
+    const { key, keyId } = await s.newKey(["read", "write"]);
     expect((await s.api("GET", "/v1/me", undefined, { key })).status).toBe(200);
     const revoked = cli(["keys", "revoke", keyId, "--db", s.dbPath]);
     expect(revoked.code).toBe(0);

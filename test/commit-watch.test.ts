@@ -66,11 +66,11 @@ describe("CommitCheckedCache with a rows version", () => {
     own.sqlite.exec("CREATE TABLE t (x INTEGER); CREATE TABLE v (n INTEGER); INSERT INTO v VALUES (0)");
     const version = own.sqlite.prepare("SELECT n FROM v");
     const cache = new CommitCheckedCache<string, number>(
-      own.sqlite,
+      createCommitWatch(own.sqlite),
       10,
       () => (version.get() as { n: number }).n,
     );
-    const plain = new CommitCheckedCache<string, number>(own.sqlite, 10);
+    const plain = new CommitCheckedCache<string, number>(createCommitWatch(own.sqlite), 10);
     const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
     cache.set("a", 1);
     plain.set("a", 1);

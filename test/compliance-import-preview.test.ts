@@ -38,8 +38,9 @@ function nextWednesdayAt(zone: string, hour: number, minute: number): number {
 }
 
 async function workspaceWithNumber() {
-  const ws = s.newWorkspace();
-  const api = async (method: string, path: string, body?: unknown) => await s.api(method, path, body, { key: ws.key });
+  const ws = await s.newWorkspace();
+  const api = async (method: string, path: string, body?: unknown) =>
+    await s.api(method, path, body, { key: ws.key });
   const available = await api("GET", "/v1/numbers/available?area_code=212&limit=5");
   let number: string | null = null;
   for (const candidate of available.body.numbers) {

@@ -45,7 +45,7 @@ describe("POST /v1/contacts", () => {
     });
     expect(c.id).toMatch(/^[0-9a-f-]{36}$/);
     expect(c.created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
-    expect(log.of("contact.created").some((e) => e.data.id === c.id)).toBe(true);
+    expect((await log.of("contact.created")).some((e) => e.data.id === c.id)).toBe(true);
   });
 
   it("accepts 10- and 11-digit US numbers", async () => {
@@ -150,7 +150,7 @@ describe("POST /v1/contacts", () => {
   it("lets another workspace have the same number", async () => {
     const p = phone();
     await s.api("POST", "/v1/contacts", { phone_number: p });
-    const other = s.newWorkspace();
+    const other = await s.newWorkspace();
     const r = await s.api("POST", "/v1/contacts", { phone_number: p }, { key: other.key });
     expect(r.status).toBe(200);
   });
@@ -199,7 +199,7 @@ describe("POST /v1/contacts", () => {
   });
 
   it("answers 403 for a read-only key", async () => {
-    const { key } = s.newKey(["read"]);
+    const { key } = await s.newKey(["read"]);
     const r = await s.api("POST", "/v1/contacts", { phone_number: phone() }, { key });
     expect(r.status).toBe(403);
   });
@@ -207,8 +207,9 @@ describe("POST /v1/contacts", () => {
 
 describe("GET /v1/contacts", () => {
   it("searches with q by name, phone and email, newest first", async () => {
-    const ws = s.newWorkspace();
-    const make = async (body: Record<string, unknown>) => await s.api("POST", "/v1/contacts", body, { key: ws.key });
+    const ws = await s.newWorkspace();
+    const make = async (body: Record<string, unknown>) =>
+      await s.api("POST", "/v1/contacts", body, { key: ws.key });
     await make({ phone_number: "+12025550001", first_name: "Grace", last_name: "Hopper" });
     await make({ phone_number: "+12025550002", first_name: "Alan", email: "alan@turing.org" });
     await make({ phone_number: "+13125550003", first_name: "Edsger" });
@@ -231,8 +232,8 @@ describe("GET /v1/contacts", () => {
   });
 
   it("keeps total exact through creates, imports, inbound from new numbers and deletes, per workspace", async () => {
-    const ws = s.newWorkspace();
-    const other = s.newWorkspace();
+    const ws = await s.newWorkspace();
+    const other = await s.newWorkspace();
     const total = async (key: string) =>
       (await s.api("GET", "/v1/contacts?limit=1", undefined, { key })).body.total;
     expect(await total(ws.key)).toBe(0);
@@ -349,7 +350,7 @@ describe("GET/PATCH/DELETE /v1/contacts/{id}", () => {
 
   it("answers 404 for unknown, malformed and other-workspace ids", async () => {
     const c = (await s.api("POST", "/v1/contacts", { phone_number: phone() })).body.contact;
-    const other = s.newWorkspace();
+    const other = await s.newWorkspace();
     for (const [path, key] of [
       [`/v1/contacts/${c.id}`, other.key],
       ["/v1/contacts/not-a-uuid", s.key],
@@ -374,11 +375,23 @@ describe("GET /v1/contacts/{id}/activity", () => {
       .contact;
     const list = (await s.api("POST", "/v1/lists", { name: "Regulars" })).body.list;
     const steps: [string, () => Promise<{ status: number }>][] = [
-      ["add to list", async () => await s.api("POST", `/v1/lists/${list.id}/contacts`, { contact_ids: [contact.id] })],
+      [
+        "add to list",
+        async () => await s.api("POST", `/v1/lists/${list.id}/contacts`, { contact_ids: [contact.id] }),
+      ],
       ["send", async () => await s.api("POST", "/v1/messages", { to: number, body: "Your table is ready" })],
-      ["reply", async () => await s.api("POST", "/v1/sandbox/inbound", { from: number, to: OURS, body: "On my way" })],
-      ["convert", async () => await s.api("POST", "/v1/conversion", { txn: `t-${number}`, value: 12.5, phone: number })],
-      ["opt out", async () => await s.api("POST", "/v1/sandbox/inbound", { from: number, to: OURS, body: "STOP" })],
+      [
+        "reply",
+        async () => await s.api("POST", "/v1/sandbox/inbound", { from: number, to: OURS, body: "On my way" }),
+      ],
+      [
+        "convert",
+        async () => await s.api("POST", "/v1/conversion", { txn: `t-${number}`, value: 12.5, phone: number }),
+      ],
+      [
+        "opt out",
+        async () => await s.api("POST", "/v1/sandbox/inbound", { from: number, to: OURS, body: "STOP" }),
+      ],
     ];
     for (const [name, step] of steps) {
       expect([name, (await step()).status]).toEqual([name, 200]);
@@ -418,7 +431,7 @@ describe("GET /v1/contacts/{id}/activity", () => {
 
   it("answers 404 for unknown, malformed and another workspace's contacts", async () => {
     const contact = (await s.api("POST", "/v1/contacts", { phone_number: phone() })).body.contact;
-    const other = s.newWorkspace("Elsewhere");
+    const other = await s.newWorkspace("Elsewhere");
     const cases: [string, string, string | undefined][] = [
       ["unknown", Bun.randomUUIDv7(), undefined],
       ["malformed", "123", undefined],

@@ -145,7 +145,7 @@ describe("GET /v1/conversations", () => {
 
   it("never shows another workspace's threads", async () => {
     await threadWith("+14155550330", "mine");
-    const other = s.newWorkspace("Other");
+    const other = await s.newWorkspace("Other");
     const answer = await s.api("GET", "/v1/conversations", undefined, { key: other.key });
     expect(answer.body).toMatchObject({ conversations: [], total: 0 });
   });
@@ -181,7 +181,7 @@ describe("GET /v1/conversations/{id}", () => {
 
   it("answers 404 'Not found' for unknown, malformed and foreign ids", async () => {
     const id = await threadWith("+14155550341", "x");
-    const other = s.newWorkspace("Foreign");
+    const other = await s.newWorkspace("Foreign");
     for (const [path, key] of [
       [`/v1/conversations/${Bun.randomUUIDv7()}`, undefined],
       ["/v1/conversations/123", undefined],
@@ -238,11 +238,11 @@ describe("POST /v1/conversations/{id}", () => {
 
   it("answers 404 for another workspace's thread and 403 to a read-only key", async () => {
     const id = await threadWith("+14155550353", "x");
-    const other = s.newWorkspace("Other");
+    const other = await s.newWorkspace("Other");
     expect((await s.api("POST", `/v1/conversations/${id}`, { body: "x" }, { key: other.key })).status).toBe(
       404,
     );
-    const { key } = s.newKey(["read"]);
+    const { key } = await s.newKey(["read"]);
     expect((await s.api("POST", `/v1/conversations/${id}`, { body: "x" }, { key })).status).toBe(403);
   });
 });
@@ -288,7 +288,7 @@ describe("PATCH /v1/conversations/{id}", () => {
     expect(
       (await s.api("PATCH", `/v1/conversations/${Bun.randomUUIDv7()}`, { status: "closed" })).status,
     ).toBe(404);
-    const other = s.newWorkspace("Other");
+    const other = await s.newWorkspace("Other");
     expect(
       (await s.api("PATCH", `/v1/conversations/${id}`, { status: "closed" }, { key: other.key })).status,
     ).toBe(404);
@@ -463,7 +463,7 @@ describe("PATCH /v1/conversations/{id} assigned_to", () => {
   it("answers 422 'assigned_to does not exist' for anyone else and keeps the assignee", async () => {
     const id = await threadWith("+14155550421", "x");
     await s.api("PATCH", `/v1/conversations/${id}`, { assigned_to: dana.id });
-    const stranger = s.newWorkspace("Strangers");
+    const stranger = await s.newWorkspace("Strangers");
     const invited = await s.api(
       "POST",
       "/v1/users",
@@ -517,7 +517,7 @@ describe("GET /v1/conversations/assignees", () => {
   });
 
   it("never lists another workspace's users", async () => {
-    const other = s.newWorkspace("Lonely");
+    const other = await s.newWorkspace("Lonely");
     const answer = await s.api("GET", "/v1/conversations/assignees", undefined, { key: other.key });
     expect(answer.body.assignees.map((a: { email: string }) => a.email)).not.toContain("dana@acme.test");
   });
@@ -586,7 +586,7 @@ describe("POST /v1/conversations/{id}/notes", () => {
 
   it("answers 422 for a missing, blank or long body, and 404 for unknown and foreign threads", async () => {
     const id = await threadWith("+14155550433", "x");
-    const other = s.newWorkspace("Other notes");
+    const other = await s.newWorkspace("Other notes");
     const cases: [string, string, unknown, string | undefined, number, string][] = [
       ["no body", id, {}, undefined, 422, "body is required"],
       ["blank body", id, { body: "   " }, undefined, 422, "body is required"],

@@ -71,7 +71,7 @@ describe("POST /v1/conversion", () => {
   });
 
   it("keeps txn per workspace", async () => {
-    const other = s.newWorkspace("Other");
+    const other = await s.newWorkspace("Other");
     await s.api("POST", "/v1/contacts", { phone_number: "+15125550101" }, { key: other.key });
     const r = await s.api(
       "POST",
@@ -237,7 +237,7 @@ describe("POST /v1/conversion", () => {
   });
 
   it("answers 403 without the write scope", async () => {
-    const read = s.newKey(["read"]);
+    const read = await s.newKey(["read"]);
     const r = await s.api(
       "POST",
       "/v1/conversion",
@@ -253,7 +253,7 @@ describe("POST /v1/conversion", () => {
   });
 
   it("answers 403 when tracking is disabled, before looking at the body, and writes nothing", async () => {
-    const other = s.newWorkspace("Disabled");
+    const other = await s.newWorkspace("Disabled");
     await s.api("PATCH", "/v1/settings", { conversion_tracking_enabled: false }, { key: other.key });
     for (const body of [{ txn: "d-1", email: "ana@example.com" }, {}]) {
       const r = await s.api("POST", "/v1/conversion", body, { key: other.key });
@@ -263,7 +263,7 @@ describe("POST /v1/conversion", () => {
   });
 
   it("sees the tracking switch change at once, through the API and from another connection", async () => {
-    const other = s.newWorkspace("Switched");
+    const other = await s.newWorkspace("Switched");
     const contact = await s.api("POST", "/v1/contacts", { phone_number: "+14155550177" }, { key: other.key });
     expect(contact.status).toBe(200);
     const convert = async (txn: string) =>
@@ -287,7 +287,7 @@ describe("POST /v1/conversion", () => {
   it("emits conversion.recorded with the record, once", async () => {
     await s.api("POST", "/v1/conversion", { txn: "ev-1", value: 5, email: "ben@example.com" });
     await s.api("POST", "/v1/conversion", { txn: "ev-1", value: 5, email: "ben@example.com" });
-    const rows = log.of("conversion.recorded").filter((e) => e.data.txn === "ev-1");
+    const rows = (await log.of("conversion.recorded")).filter((e) => e.data.txn === "ev-1");
     expect(rows).toHaveLength(1);
     expect(rows[0].data).toMatchObject({
       txn: "ev-1",
@@ -312,7 +312,7 @@ describe("GET /v1/conversions", () => {
   });
 
   it("never shows another workspace's conversions", async () => {
-    const other = s.newWorkspace("Empty");
+    const other = await s.newWorkspace("Empty");
     const r = await s.api("GET", "/v1/conversions", undefined, { key: other.key });
     expect(r.body.total).toBe(0);
   });

@@ -20,8 +20,9 @@ const newNumber = () => `+1628555${String(numberSeq++).padStart(4, "0")}`;
 
 /** A workspace with a sending number and the given settings. */
 async function workspace(settings: Record<string, unknown> = {}) {
-  const ws = s.newWorkspace("Budgets");
-  const api = async (method: string, path: string, body?: unknown) => await s.api(method, path, body, { key: ws.key });
+  const ws = await s.newWorkspace("Budgets");
+  const api = async (method: string, path: string, body?: unknown) =>
+    await s.api(method, path, body, { key: ws.key });
   const ordered = await api("POST", "/v1/numbers", { number: newNumber() });
   if (ordered.body.added !== 1) throw new Error(JSON.stringify(ordered.body));
   const patched = await api("PATCH", "/v1/settings", settings);
@@ -40,7 +41,7 @@ const call = () => ({ to: newPhone(), say: "Your code is 1234" });
 
 describe("settings: one_off_daily_limit and number_orders_daily_limit", () => {
   it("default to 5000 and 50, change, and take null", async () => {
-    const w = s.newWorkspace("Budget settings");
+    const w = await s.newWorkspace("Budget settings");
     const read = await s.api("GET", "/v1/settings", undefined, { key: w.key });
     expect(read.body.settings).toMatchObject({ one_off_daily_limit: 5000, number_orders_daily_limit: 50 });
     const patched = await s.api(
@@ -56,7 +57,7 @@ describe("settings: one_off_daily_limit and number_orders_daily_limit", () => {
   });
 
   it("answers 422 naming the field for a value that is not a non-negative integer or null, and changes nothing", async () => {
-    const w = s.newWorkspace("Bad budgets");
+    const w = await s.newWorkspace("Bad budgets");
     const cases: [string, unknown][] = [
       ["one_off_daily_limit", -1],
       ["one_off_daily_limit", 2.5],
@@ -140,7 +141,10 @@ describe("one_off_daily_limit", () => {
     const w = await workspace({ one_off_daily_limit: 0 });
     const body = message();
     const send = async () =>
-      await s.api("POST", "/v1/messages", body, { key: w.key, headers: { "idempotency-key": "budget-retry" } });
+      await s.api("POST", "/v1/messages", body, {
+        key: w.key,
+        headers: { "idempotency-key": "budget-retry" },
+      });
     const refused = await send();
     expect({ status: refused.status, replayed: refused.headers.get("idempotent-replayed") }).toEqual({
       status: 429,

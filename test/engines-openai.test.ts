@@ -373,7 +373,7 @@ describe("failures", () => {
   for (const [name, reply] of garbageEveryTime) {
     it(`gives up on ${name} after maxAttempts requests`, async () => {
       stub.script(() => reply);
-      const error = await failure(await engine({ maxAttempts: 3 }).answer(input()));
+      const error = await failure(engine({ maxAttempts: 3 }).answer(input()));
       expect(error.message).toContain("garbage");
       expect(stub.requests).toHaveLength(3);
     });
@@ -382,7 +382,7 @@ describe("failures", () => {
   it("times out a slow answer within the bounded time", async () => {
     stub.script(() => delayed(1_000, { content: VALID_JSON }));
     const started = performance.now();
-    const error = await failure(await engine({ timeoutMs: 200, maxAttempts: 2 }).answer(input()));
+    const error = await failure(engine({ timeoutMs: 200, maxAttempts: 2 }).answer(input()));
     const elapsed = performance.now() - started;
     expect(error.message).toContain("timed out");
     expect(stub.requests).toHaveLength(2);
@@ -444,7 +444,7 @@ describe("failures", () => {
   for (const [name, reply, reason] of final) {
     it(`gives up on ${name} after exactly 1 request`, async () => {
       stub.script(() => reply);
-      const error = await failure(await engine().answer(input()));
+      const error = await failure(engine().answer(input()));
       expect(error.message).toMatch(reason);
       expect(stub.requests).toHaveLength(1);
     });
@@ -452,7 +452,7 @@ describe("failures", () => {
 
   it("keeps a failure reason short whatever the server says", async () => {
     stub.script(() => ({ status: 400, body: "x".repeat(5_000) }));
-    const error = await failure(await engine().answer(input()));
+    const error = await failure(engine().answer(input()));
     expect(error.message.length).toBeLessThan(300);
   });
 
@@ -506,7 +506,7 @@ describe("failures", () => {
 
   it("gives up on a response_format error once no response_format is sent", async () => {
     stub.script(() => ({ status: 400, body: { error: { message: "response_format is broken" } } }));
-    const error = await failure(await engine().answer(input()));
+    const error = await failure(engine().answer(input()));
     expect(error.message).toContain("response_format is broken");
     expect(stub.requests).toHaveLength(3);
     expect(stub.requests[2].body.response_format).toBeUndefined();
@@ -516,7 +516,7 @@ describe("failures", () => {
     const gone = await startLlmStub();
     const url = gone.url;
     gone.close();
-    const error = await failure(await engine({ baseUrl: url, maxAttempts: 2 }).answer(input()));
+    const error = await failure(engine({ baseUrl: url, maxAttempts: 2 }).answer(input()));
     expect(error.message).toContain("unreachable");
   });
 });

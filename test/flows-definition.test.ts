@@ -15,9 +15,9 @@ const EXISTING: Record<RefKind, string[]> = {
 };
 
 const refs: DefinitionRefs = {
-  exists: (kind, id) => EXISTING[kind].includes(id),
+  exists: async (kind, id) => EXISTING[kind].includes(id),
   checkUrl: (url) => checkWebhookUrl(url, true),
-  checkRules(rules, path) {
+  async checkRules(rules, path) {
     const all = (rules as { all?: unknown } | null)?.all;
     if (rules === null || typeof rules !== "object" || !Array.isArray(all))
       throw invalid(`${path}.all must be an array`);
@@ -89,9 +89,9 @@ const setData = (id: string, data: Json) => (def: Def) => {
 const setTrigger = (data: Json) => setData("t", data);
 
 /** The 422 message parseDefinition throws for `def`, or a failure when it accepts it. */
-function messageFor(def: unknown): string {
+async function messageFor(def: unknown): Promise<string> {
   try {
-    parseDefinition(def, refs);
+    await parseDefinition(def, refs);
   } catch (err) {
     expect(err).toBeInstanceOf(AppError);
     expect((err as AppError).code).toBe("validation");
@@ -101,8 +101,8 @@ function messageFor(def: unknown): string {
 }
 
 describe("parseDefinition: a valid definition", () => {
-  it("indexes every edge by source and handle", () => {
-    const parsed = parseDefinition(valid(), refs);
+  it("indexes every edge by source and handle", async () => {
+    const parsed = await parseDefinition(valid(), refs);
     expect(parsed.trigger.id).toBe("t");
     expect({ ...parsed.next }).toEqual({
       t: { out: "s1" },
@@ -125,8 +125,8 @@ describe("parseDefinition: a valid definition", () => {
     expect(parsed.byId.u1.type).toBe("update_contact");
   });
 
-  it("answers the next node, or null where the run ends", () => {
-    const parsed = parseDefinition(valid(), refs);
+  it("answers the next node, or null where the run ends", async () => {
+    const parsed = await parseDefinition(valid(), refs);
     expect(nextNode(parsed, "t")).toBe("s1");
     expect(nextNode(parsed, "c1", "true")).toBe("a1");
     expect(nextNode(parsed, "c1", "false")).toBe("w2");
@@ -138,8 +138,8 @@ describe("parseDefinition: a valid definition", () => {
     expect(nextNode(parsed, "t", "constructor")).toBeNull();
   });
 
-  it("omits sourceHandle where it means out, drops fields a node or edge does not have, and defaults data to {}", () => {
-    const { definition } = parseDefinition(valid(), refs);
+  it("omits sourceHandle where it means out, drops fields a node or edge does not have, and defaults data to {}", async () => {
+    const { definition } = await parseDefinition(valid(), refs);
     const edges = Object.fromEntries(definition.edges.map((e) => [e.id, e]));
     expect(edges.e0).toEqual({ id: "e0", source: "t", target: "s1" });
     expect("sourceHandle" in edges.e0).toBe(false);
@@ -158,7 +158,7 @@ describe("parseDefinition: a valid definition", () => {
     expect(nodes.s1.data.body).toBe("Hi {{first_name|there}}");
   });
 
-  it("accepts every trigger event with its options", () => {
+  it("accepts every trigger event with its options", async () => {
     const triggers: Json[] = [
       { event: "contact_created" },
       { event: "manual" },
@@ -172,16 +172,16 @@ describe("parseDefinition: a valid definition", () => {
     for (const data of triggers) {
       const def = valid();
       setTrigger(data)(def);
-      expect(parseDefinition(def, refs).trigger.data).toEqual(data);
+      expect((await parseDefinition(def, refs)).trigger.data).toEqual(data);
     }
   });
 
-  it("accepts a lone trigger, loose nodes, odd ids and optional data", () => {
+  it("accepts a lone trigger, loose nodes, odd ids and optional data", async () => {
     const lone = {
       nodes: [{ id: "t", type: "trigger", position: at(0, 0), data: { event: "manual" } }],
       edges: [],
     };
-    expect(parseDefinition(lone, refs).next.t).toEqual({});
+    expect((await parseDefinition(lone, refs)).next.t).toEqual({});
     const def = valid();
     node(def, "s1").data = { body: "Hi", pool_id: "pool1" };
     node(def, "w1").data = { minutes: 365 * 24 * 60 };
@@ -189,7 +189,7 @@ describe("parseDefinition: a valid definition", () => {
     node(def, "u1").data = { fields: { email: null } };
     node(def, "h1").data = { url: "http://10.0.0.1:8080/x" };
     node(def, "v2").id = "__proto__";
-    expect(nextNode(parseDefinition(def, refs), "__proto__")).toBeNull();
+    expect(nextNode(await parseDefinition(def, refs), "__proto__")).toBeNull();
   });
 });
 
@@ -634,13 +634,14 @@ const ROWS: Row[] = [
 ];
 
 describe("parseDefinition: 422 naming the node or edge", () => {
-  it("refuses a definition that is not an object", () => {
-    for (const input of [null, [], "{}", 1]) expect(messageFor(input)).toBe("definition must be an object");
+  it("refuses a definition that is not an object", async () => {
+    for (const input of [null, [], "{}", 1])
+      expect(await messageFor(input)).toBe("definition must be an object");
   });
 
-  it.each(ROWS)("%s", (_name, mutate, message) => {
+  it.each(ROWS)("%s", async (_name, mutate, message) => {
     const def = valid();
     mutate(def);
-    expect(messageFor(def)).toBe(message);
+    expect(await messageFor(def)).toBe(message);
   });
 });

@@ -41,8 +41,9 @@ function chain(trigger: Record<string, unknown>, ...steps: [string, Record<strin
 }
 
 async function workspace() {
-  const ws = s.newWorkspace("Loops");
-  const api = async (method: string, path: string, body?: unknown) => await s.api(method, path, body, { key: ws.key });
+  const ws = await s.newWorkspace("Loops");
+  const api = async (method: string, path: string, body?: unknown) =>
+    await s.api(method, path, body, { key: ws.key });
   const ordered = await api("POST", "/v1/numbers", {
     number: `+1415555${String(numberSeq++).padStart(4, "0")}`,
   });

@@ -35,9 +35,10 @@ let phoneSeq = 5000;
 const newPhone = () => `+1415555${String(phoneSeq++).padStart(4, "0")}`;
 let numberSeq = 100;
 
-function workspace(name = "Flows") {
-  const ws = s.newWorkspace(name);
-  const api = async (method: string, path: string, body?: unknown) => await s.api(method, path, body, { key: ws.key });
+async function workspace(name = "Flows") {
+  const ws = await s.newWorkspace(name);
+  const api = async (method: string, path: string, body?: unknown) =>
+    await s.api(method, path, body, { key: ws.key });
   const contact = async (extra: Record<string, unknown> = {}) => {
     const res = await api("POST", "/v1/contacts", { phone_number: newPhone(), timezone: DAY, ...extra });
     expect(res.status).toBe(200);
@@ -92,7 +93,7 @@ function replyFlow(trigger: Record<string, unknown> = { event: "manual" }) {
 }
 
 /** Gives the workspace a number of its own (a number belongs to one workspace); returns it. */
-async function setup(w: ReturnType<typeof workspace>) {
+async function setup(w: Awaited<ReturnType<typeof workspace>>) {
   const number = `+1415555${String(numberSeq++).padStart(4, "0")}`;
   const res = await w.api("POST", "/v1/numbers", { number });
   expect(res.body.added).toBe(1);
@@ -101,7 +102,7 @@ async function setup(w: ReturnType<typeof workspace>) {
 
 describe("flow definitions", () => {
   it("takes React Flow's own node and edge fields and does not store them", async () => {
-    const w = workspace();
+    const w = await workspace();
     const res = await w.api("POST", "/v1/flows", {
       name: "From the canvas",
       definition: {
@@ -131,7 +132,7 @@ describe("flow definitions", () => {
   });
 
   it("creates a draft with settings and a webhook secret; lists and gets it as the seed shows", async () => {
-    const w = workspace();
+    const w = await workspace();
     const flow = await w.flow(replyFlow(), { settings: { exit_on_purchase: true } });
     expect(flow).toMatchObject({ name: "Welcome", status: "draft" });
     expect(flow.settings).toMatchObject({ exit_on_purchase: true, allow_reentry: false });
@@ -145,7 +146,7 @@ describe("flow definitions", () => {
     ]);
     expect((await w.api("GET", "/v1/flows?q=nothing")).body.total).toBe(0);
     expect((await w.api("GET", `/v1/flows/${flow.id}`)).body.flow.id).toBe(flow.id);
-    const other = workspace("Other");
+    const other = await workspace("Other");
     expect((await other.api("GET", `/v1/flows/${flow.id}`)).status).toBe(404);
   });
 
@@ -217,7 +218,7 @@ describe("flow definitions", () => {
   ];
   for (const [what, definition, error] of bad) {
     it(`answers 422 for ${what}, naming it, and writes nothing`, async () => {
-      const w = workspace();
+      const w = await workspace();
       const res = await w.api("POST", "/v1/flows", { name: "Bad", definition });
       expect(res.status).toBe(422);
       expect(res.body.ok).toBe(false);
@@ -227,7 +228,7 @@ describe("flow definitions", () => {
   }
 
   it("activates and pauses with PATCH status; the definition changes only while not active; enroll needs active", async () => {
-    const w = workspace();
+    const w = await workspace();
     await setup(w);
     const flow = await w.flow(replyFlow());
     const c = await w.contact();
@@ -254,7 +255,7 @@ describe("flow definitions", () => {
 
 describe("running a flow", () => {
   it("sends, waits for the reply, branches on the contact and thanks them; the timeout path ends", async () => {
-    const w = workspace();
+    const w = await workspace();
     const OURS = await setup(w);
     const flow = await w.flow(replyFlow(), { status: "active" });
     const pro = await w.contact({ first_name: "Ann", fields: { plan: "pro" } });
@@ -306,7 +307,7 @@ describe("running a flow", () => {
   ];
   for (const [body, thread] of NOT_REPLIES) {
     it(`does not answer ${JSON.stringify(body)} from a contact waiting for a reply; the run keeps waiting`, async () => {
-      const w = workspace();
+      const w = await workspace();
       const OURS = await setup(w);
       const flow = await w.flow(replyFlow(), { status: "active" });
       const stopping = await w.contact();
@@ -341,7 +342,7 @@ describe("running a flow", () => {
   }
 
   it("goes on past add_to_list when its list was deleted after the flow was saved", async () => {
-    const w = workspace();
+    const w = await workspace();
     const list = (await w.api("POST", "/v1/lists", { name: "Gone soon" })).body.list.id;
     const flow = await w.flow(
       {
@@ -367,7 +368,7 @@ describe("running a flow", () => {
   });
 
   it("never sends to a suppressed contact (skipped, counted) and holds a night-time send until morning", async () => {
-    const w = workspace();
+    const w = await workspace();
     await setup(w);
     const flow = await w.flow(replyFlow(), { status: "active" });
     const blocked = await w.contact();
@@ -390,7 +391,7 @@ describe("running a flow", () => {
   });
 
   it("enrolls by itself on contact_created, added_to_list and inbound_keyword triggers (active flows only)", async () => {
-    const w = workspace();
+    const w = await workspace();
     const OURS = await setup(w);
     const send = (body: string) => ({
       nodes: [node("t", "trigger", {}), node("s", "send_sms", { body })],
@@ -432,7 +433,7 @@ describe("running a flow", () => {
   });
 
   it("a purchase exits the contact from flows that opted in and leaves the others running", async () => {
-    const w = workspace();
+    const w = await workspace();
     await setup(w);
     const exiting = await w.flow(replyFlow(), { status: "active", settings: { exit_on_purchase: true } });
     const staying = await w.flow(replyFlow(), { status: "active" });
@@ -459,7 +460,7 @@ describe("running a flow", () => {
   });
 
   it("credits a conversion to the flow that last messaged the contact, not to one that only waited", async () => {
-    const w = workspace();
+    const w = await workspace();
     await setup(w);
     const sending = await w.flow(replyFlow(), { status: "active" });
     const waiting = await w.flow(
@@ -493,7 +494,7 @@ describe("running a flow", () => {
   });
 
   it("a flow's call counts toward the frequency cap of the contact's next marketing send", async () => {
-    const w = workspace();
+    const w = await workspace();
     await setup(w);
     await w.api("PATCH", "/v1/settings", {
       frequency_cap: { enabled: true, max_messages: 1, window_hours: 24, apply_to_all: true },
@@ -526,7 +527,7 @@ describe("running a flow", () => {
   });
 
   it("the webhook node posts the run signed with the flow's secret; the agent node hands the thread over", async () => {
-    const w = workspace();
+    const w = await workspace();
     await setup(w);
     const agent = (
       await w.api("POST", "/v1/agents", { name: "Maya", system_prompt: "Help.", greeting: "Hi, Maya here." })
@@ -561,7 +562,7 @@ describe("running a flow", () => {
   });
 
   it("enrolls a contact once ever unless allow_reentry, then again once the run ended; emits flow.completed", async () => {
-    const w = workspace();
+    const w = await workspace();
     await log.watch(w.key);
     await setup(w);
     const short = {
@@ -598,7 +599,7 @@ describe("running a flow", () => {
       (runs) => runs.length === 2,
     );
     const completed = await eventually(
-      async () => log.of("flow.completed", w.workspaceId),
+      async () => await log.of("flow.completed", w.workspaceId),
       (events) => events.length >= 3,
     );
     expect(completed.map((e) => (e.data as Json).flow_id).sort()).toEqual(
@@ -612,7 +613,7 @@ describe("running a flow", () => {
   });
 
   it("a conversion trigger enrolls on its event name only", async () => {
-    const w = workspace();
+    const w = await workspace();
     await setup(w);
     const flow = await w.flow(
       {
@@ -632,11 +633,11 @@ describe("running a flow", () => {
   });
 
   it("answers 422 naming an unknown or foreign contact, enrolling nobody", async () => {
-    const w = workspace();
+    const w = await workspace();
     await setup(w);
     const flow = await w.flow(replyFlow(), { status: "active" });
     const c = await w.contact();
-    const other = workspace("Other");
+    const other = await workspace("Other");
     const foreign = await other.contact();
     const res = await w.api("POST", `/v1/flows/${flow.id}/enroll`, { contact_ids: [c.id, foreign.id] });
     expect(res.status).toBe(422);
@@ -647,7 +648,7 @@ describe("running a flow", () => {
 
 describe("POST /v1/flows/{id}/simulate", () => {
   it("runs the same node logic on a virtual clock with scripted replies, and writes and sends nothing", async () => {
-    const w = workspace();
+    const w = await workspace();
     const OURS = await setup(w);
     const flow = await w.flow(replyFlow());
     const c = await w.contact({ first_name: "Bo", fields: { plan: "pro" } });
@@ -690,7 +691,7 @@ describe("POST /v1/flows/{id}/simulate", () => {
 
   for (const body of ["STOP", "I really want you to stop sending me these"]) {
     it(`does not take ${JSON.stringify(body)} as a reply, as the live run does not`, async () => {
-      const w = workspace();
+      const w = await workspace();
       await setup(w);
       const flow = await w.flow(replyFlow());
       const sim = await w.api("POST", `/v1/flows/${flow.id}/simulate`, {
@@ -708,7 +709,7 @@ describe("POST /v1/flows/{id}/simulate", () => {
   }
 
   it("shows a night-time send as deferred, the timeout path, and a purchase exit", async () => {
-    const w = workspace();
+    const w = await workspace();
     await setup(w);
     const flow = await w.flow(replyFlow(), { settings: { exit_on_purchase: true } });
     const night = await w.api("POST", `/v1/flows/${flow.id}/simulate`, {

@@ -25,18 +25,18 @@ describe("groupCommit", () => {
   const rows = () => handle.sqlite.query("SELECT x FROM t ORDER BY x").values().flat();
 
   it("runs the writes of one turn in one transaction; a failing write rolls back alone", async () => {
-    const insert = (x: number) => (tx: Parameters<Parameters<typeof groupCommit>[1]>[0]) => {
-      tx.run(sql`INSERT INTO t (x) VALUES (${x})`);
+    const insert = (x: number) => async (tx: Parameters<Parameters<typeof groupCommit>[1]>[0]) => {
+      await tx.run(sql`INSERT INTO t (x) VALUES (${x})`);
       return x;
     };
-    const failing = await groupCommit(handle.db, (tx) => {
-          tx.run(sql`INSERT INTO t (x) VALUES (2)`);
-          throw new Error("refused");
-        });
+    const failing = groupCommit(handle.db, async (tx) => {
+      await tx.run(sql`INSERT INTO t (x) VALUES (2)`);
+      throw new Error("refused");
+    });
     const outcomes = await Promise.allSettled([
-      await groupCommit(handle.db, insert(1)),
+      groupCommit(handle.db, insert(1)),
       failing,
-      await groupCommit(handle.db, insert(3)),
+      groupCommit(handle.db, insert(3)),
     ]);
     expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
     expect((outcomes[1] as PromiseRejectedResult).reason.message).toBe("refused");
@@ -44,23 +44,23 @@ describe("groupCommit", () => {
   });
 
   it("keeps a write's own nested transaction inside its savepoint, committed or rolled back with it", async () => {
-    const nestedThenFail = await groupCommit(handle.db, async (tx) => {
-          await tx.transaction((inner) => inner.run(sql`INSERT INTO t (x) VALUES (11)`));
-          tx.run(sql`INSERT INTO t (x) VALUES (12)`);
-          throw new Error("refused after nesting");
+    const nestedThenFail = groupCommit(handle.db, async (tx) => {
+      await tx.transaction(async (inner) => await inner.run(sql`INSERT INTO t (x) VALUES (11)`));
+      await tx.run(sql`INSERT INTO t (x) VALUES (12)`);
+      throw new Error("refused after nesting");
+    });
+    const nestedOk = groupCommit(handle.db, async (tx) => {
+      await tx.transaction(async (inner) => await inner.run(sql`INSERT INTO t (x) VALUES (13)`));
+      try {
+        await tx.transaction(async (inner) => {
+          await inner.run(sql`INSERT INTO t (x) VALUES (14)`);
+          throw new Error("inner only");
         });
-    const nestedOk = await groupCommit(handle.db, async (tx) => {
-          await tx.transaction((inner) => inner.run(sql`INSERT INTO t (x) VALUES (13)`));
-          try {
-            await tx.transaction((inner) => {
-              inner.run(sql`INSERT INTO t (x) VALUES (14)`);
-              throw new Error("inner only");
-            });
-          } catch {
-            // the inner savepoint alone is undone
-          }
-          return "kept";
-        });
+      } catch {
+        // the inner savepoint alone is undone
+      }
+      return "kept";
+    });
     const outcomes = await Promise.allSettled([nestedThenFail, nestedOk]);
     expect(outcomes.map((o) => o.status)).toEqual(["rejected", "fulfilled"]);
     expect(rows().filter((x) => (x as number) > 10)).toEqual([13]);
@@ -69,46 +69,46 @@ describe("groupCommit", () => {
 
   it("shares a collected value between the writes of a group and writes it once, after the last write, in the group's transaction", async () => {
     const finished: number[][] = [];
-    const write = async (x: number, fail = false) =>
-      await groupCommit(handle.db, (tx, group) => {
-                const seen = group.collect(
-                  "xs",
-                  (): number[] => [],
-                  (inner, xs) => {
-                    finished.push([...xs]);
-                    inner.run(sql`INSERT INTO t (x) VALUES (${-100 - xs.length})`);
-                  },
-                );
-                seen.push(x);
-                if (fail) throw new Error("refused");
-                tx.run(sql`INSERT INTO t (x) VALUES (${x})`);
-              });
-    const outcomes = await Promise.allSettled([await write(-1), await write(-2, true), await write(-3)]);
+    const write = (x: number, fail = false) =>
+      groupCommit(handle.db, async (tx, group) => {
+        const seen = group.collect(
+          "xs",
+          (): number[] => [],
+          async (inner, xs) => {
+            finished.push([...xs]);
+            await inner.run(sql`INSERT INTO t (x) VALUES (${-100 - xs.length})`);
+          },
+        );
+        seen.push(x);
+        if (fail) throw new Error("refused");
+        await tx.run(sql`INSERT INTO t (x) VALUES (${x})`);
+      });
+    const outcomes = await Promise.allSettled([write(-1), write(-2, true), write(-3)]);
     expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
     expect(finished).toEqual([[-1, -2, -3]]);
     expect(rows().filter((x) => (x as number) < 0)).toEqual([-103, -3, -1]);
     // A finish that throws fails the whole group: none of its writes happened.
     const before = rows();
     const doomed = await Promise.allSettled([
-      await groupCommit(handle.db, (tx, group) => {
-                group.collect(
-                  "boom",
-                  () => 0,
-                  () => {
-                    throw new Error("finish failed");
-                  },
-                );
-                tx.run(sql`INSERT INTO t (x) VALUES (-201)`);
-              }),
-      await groupCommit(handle.db, (tx) => tx.run(sql`INSERT INTO t (x) VALUES (-202)`)),
+      groupCommit(handle.db, async (tx, group) => {
+        group.collect(
+          "boom",
+          () => 0,
+          () => {
+            throw new Error("finish failed");
+          },
+        );
+        await tx.run(sql`INSERT INTO t (x) VALUES (-201)`);
+      }),
+      groupCommit(handle.db, async (tx) => await tx.run(sql`INSERT INTO t (x) VALUES (-202)`)),
     ]);
     expect(doomed.map((o) => o.status)).toEqual(["rejected", "rejected"]);
     expect(rows()).toEqual(before);
   });
 
   it("answers nobody before the commit: the rows are readable when the promise settles", async () => {
-    const value = await groupCommit(handle.db, (tx) => {
-      tx.run(sql`INSERT INTO t (x) VALUES (4)`);
+    const value = await groupCommit(handle.db, async (tx) => {
+      await tx.run(sql`INSERT INTO t (x) VALUES (4)`);
       return "done";
     });
     expect(value).toBe("done");
@@ -122,10 +122,10 @@ describe("groupCommit", () => {
     other.exec("BEGIN IMMEDIATE");
     other.exec("INSERT INTO t (x) VALUES (20)");
     const started = Date.now();
-    const write = await groupCommit(handle.db, (tx) => {
-          tx.run(sql`INSERT INTO t (x) VALUES (21)`);
-          return "committed";
-        });
+    const write = groupCommit(handle.db, async (tx) => {
+      await tx.run(sql`INSERT INTO t (x) VALUES (21)`);
+      return "committed";
+    });
     // The thread keeps turning while the group waits: timers fire on time.
     const turns: number[] = [];
     for (let i = 0; i < 5; i++) {
@@ -154,11 +154,11 @@ describe("POST /v1/messages under concurrency", () => {
   afterAll(async () => await s.stop());
 
   it("accepts each send on its own: refused ones record nothing, the rest are all recorded", async () => {
-    const sends = Array.from({ length: 40 }, async (_, i) =>
-      await s.api("POST", "/v1/messages", {
-                to: i % 4 === 0 ? "+14155559999" : `+1415555${String(2000 + i)}`,
-                body: `hello ${i}`,
-              }),
+    const sends = Array.from({ length: 40 }, (_, i) =>
+      s.api("POST", "/v1/messages", {
+        to: i % 4 === 0 ? "+14155559999" : `+1415555${String(2000 + i)}`,
+        body: `hello ${i}`,
+      }),
     );
     const answers = await Promise.all(sends);
     const accepted = answers.filter((a) => a.status === 200);

@@ -98,7 +98,7 @@ describe("errors and parsing", () => {
 
 describe("write scope", () => {
   it("answers 403 with required_scope for a read-only key on a write, and changes nothing", async () => {
-    const { key } = s.newKey(["read"]);
+    const { key } = await s.newKey(["read"]);
     const r = await s.api("PATCH", "/v1/settings", { name: "Renamed" }, { key });
     expect(r.status).toBe(403);
     expect(r.body).toEqual({
@@ -112,7 +112,7 @@ describe("write scope", () => {
   });
 
   it("checks scope before parsing the body", async () => {
-    const { key } = s.newKey(["read"]);
+    const { key } = await s.newKey(["read"]);
     const r = await s.api("PATCH", "/v1/settings", undefined, {
       key,
       raw: "{bad",
@@ -159,7 +159,7 @@ describe("Idempotency-Key", () => {
 
   it("keeps keys per workspace", async () => {
     const key = `k-${crypto.randomUUID()}`;
-    const other = s.newWorkspace();
+    const other = await s.newWorkspace();
     await s.api("POST", "/v1/nothing", { a: 1 }, { headers: { "idempotency-key": key } });
     const r = await s.api(
       "POST",
@@ -302,10 +302,14 @@ describe("Idempotency-Key after a crash", () => {
     const now = Date.now();
     // The first request claimed the key and its process died before answering.
     expect(await claimIdempotencyKey(db, s.workspaceId, key, "hash", now - 120_000)).toEqual({ kind: "new" });
-    expect(await claimIdempotencyKey(db, s.workspaceId, key, "hash", now - 119_000)).toEqual({ kind: "in_flight" });
+    expect(await claimIdempotencyKey(db, s.workspaceId, key, "hash", now - 119_000)).toEqual({
+      kind: "in_flight",
+    });
     expect(await claimIdempotencyKey(db, s.workspaceId, key, "other", now)).toEqual({ kind: "mismatch" });
     expect(await claimIdempotencyKey(db, s.workspaceId, key, "hash", now)).toEqual({ kind: "new" });
-    expect(await claimIdempotencyKey(db, s.workspaceId, key, "hash", now + 1000)).toEqual({ kind: "in_flight" });
+    expect(await claimIdempotencyKey(db, s.workspaceId, key, "hash", now + 1000)).toEqual({
+      kind: "in_flight",
+    });
   });
 });
 

@@ -15,10 +15,10 @@ afterAll(async () => await s.stop());
 const fixture = (name: string) => readFileSync(join(import.meta.dir, "fixtures/imports", name), "utf8");
 const csv = async (text: string, key: string) =>
   await s.api("POST", "/v1/contacts/import", undefined, {
-        key,
-        raw: text,
-        headers: { "content-type": "text/csv" },
-      });
+    key,
+    raw: text,
+    headers: { "content-type": "text/csv" },
+  });
 async function contactsOf(key: string): Promise<Map<string, Json>> {
   const list = (await s.api("GET", "/v1/contacts?limit=100", undefined, { key })).body.contacts as Json[];
   return new Map(list.map((c) => [c.phone_number as string, c]));
@@ -142,7 +142,7 @@ const FORMATS: [string, string, Json, Record<string, Json | undefined>][] = [
 describe("POST /v1/contacts/import (exports of other tools)", () => {
   for (const [format, file, answer, expected] of FORMATS) {
     it(`imports a ${format} as it is: consent, phone and state columns`, async () => {
-      const ws = s.newWorkspace();
+      const ws = await s.newWorkspace();
       const r = await csv(fixture(file), ws.key);
       expect({ format, status: r.status, ...r.body }).toMatchObject({
         format,
@@ -157,7 +157,7 @@ describe("POST /v1/contacts/import (exports of other tools)", () => {
   }
 
   it("keeps what a file says beyond the contact's columns in fields (Shopify: Tags, Total Spent)", async () => {
-    const ws = s.newWorkspace();
+    const ws = await s.newWorkspace();
     await csv(fixture("shopify-customers.csv"), ws.key);
     const ada = (await contactsOf(ws.key)).get("+18505550101") as Json;
     expect(ada).toMatchObject({ first_name: "Ada", email: "ada@example.com" });
@@ -169,7 +169,7 @@ describe("POST /v1/contacts/import (exports of other tools)", () => {
   });
 
   it("answers consent_column: null and imports everyone opted in when the file has no consent column", async () => {
-    const ws = s.newWorkspace();
+    const ws = await s.newWorkspace();
     const r = await csv("phone,first_name\n8505550501,Ann\n", ws.key);
     expect(r.body).toMatchObject({ created: 1, consent_column: null });
     expect(picked((await contactsOf(ws.key)).get("+18505550501"))).toMatchObject({ opted_in: true });
@@ -191,7 +191,7 @@ describe("POST /v1/contacts/import (exports of other tools)", () => {
   ];
   for (const [value, outcome] of VALUES) {
     it(`reads SMS Consent ${JSON.stringify(value)} as ${JSON.stringify(outcome)}`, async () => {
-      const ws = s.newWorkspace();
+      const ws = await s.newWorkspace();
       const r = await csv(`Phone Number,SMS Consent\n8505550601,${value}\n`, ws.key);
       const made = (await contactsOf(ws.key)).get("+18505550601");
       const got = typeof outcome === "string" ? r.body.errors[0]?.error : made?.opted_in;
@@ -210,7 +210,7 @@ describe("POST /v1/contacts/import (exports of other tools)", () => {
   ];
   for (const [header, value, state] of STATES) {
     it(`keeps ${header}: ${value} as state ${state}`, async () => {
-      const ws = s.newWorkspace();
+      const ws = await s.newWorkspace();
       await csv(`phone,${header}\n8505550701,${value}\n`, ws.key);
       const made = (await contactsOf(ws.key)).get("+18505550701") as Json;
       expect({ header, value, state: made.state }).toEqual({ header, value, state });
@@ -218,7 +218,7 @@ describe("POST /v1/contacts/import (exports of other tools)", () => {
   }
 
   it("answers 422 'phone_number column is required' for a file with no phone column of any name", async () => {
-    const ws = s.newWorkspace();
+    const ws = await s.newWorkspace();
     const r = await csv("Email,Accepts SMS Marketing\na@example.com,yes\n", ws.key);
     expect({ status: r.status, error: r.body.error }).toEqual({
       status: 422,
@@ -227,7 +227,7 @@ describe("POST /v1/contacts/import (exports of other tools)", () => {
   });
 
   it("answers 'timezone must be an IANA time zone' for a bad zone cell", async () => {
-    const ws = s.newWorkspace();
+    const ws = await s.newWorkspace();
     const r = await csv("phone,timezone\n8505550801,Mars/Base\n", ws.key);
     expect(r.body.errors).toEqual([{ row: 2, error: "timezone must be an IANA time zone" }]);
   });

@@ -13,10 +13,10 @@ const log = eventLog(() => s);
 
 const csv = async (text: string, key: string, query = "") =>
   await s.api("POST", `/v1/contacts/import${query}`, undefined, {
-        key,
-        raw: text,
-        headers: { "content-type": "text/csv" },
-      });
+    key,
+    raw: text,
+    headers: { "content-type": "text/csv" },
+  });
 
 async function countContacts(workspaceId: string) {
   return (await s.server.handle.db.select().from(contacts).where(eq(contacts.workspaceId, workspaceId)).all())
@@ -25,13 +25,13 @@ async function countContacts(workspaceId: string) {
 
 describe("POST /v1/contacts/import with Idempotency-Key", () => {
   it("replays the first answer for the same upload and refuses the key for another", async () => {
-    const ws = s.newWorkspace();
+    const ws = await s.newWorkspace();
     const send = async (text: string) =>
       await s.api("POST", "/v1/contacts/import", undefined, {
-                key: ws.key,
-                raw: text,
-                headers: { "content-type": "text/csv", "idempotency-key": "import-1" },
-              });
+        key: ws.key,
+        raw: text,
+        headers: { "content-type": "text/csv", "idempotency-key": "import-1" },
+      });
     const text = "phone_number,first_name\n+12025550181,Ada\n+12025550182,Alan\n";
     const first = await send(text);
     expect(first.body).toEqual({
@@ -55,7 +55,7 @@ describe("POST /v1/contacts/import with Idempotency-Key", () => {
 
 describe("POST /v1/contacts/import (CSV)", () => {
   it("imports rows, maps columns, puts unknown columns in fields and reports bad rows by line number", async () => {
-    const ws = s.newWorkspace();
+    const ws = await s.newWorkspace();
     await log.watch(ws.key);
     const text = [
       "Phone,First Name,last_name,Email,Plan,Seats",
@@ -99,11 +99,11 @@ describe("POST /v1/contacts/import (CSV)", () => {
     });
     expect(byPhone["+12025550104"].first_name).toBe("Multi\r\nline");
     expect(byPhone["+12025550105"].first_name).toBe("Last");
-    expect(log.of("contact.created", ws.workspaceId)).toHaveLength(4);
+    expect(await log.of("contact.created", ws.workspaceId)).toHaveLength(4);
   });
 
   it("upserts by phone: updates changed contacts, skips unchanged ones, collapses duplicates", async () => {
-    const ws = s.newWorkspace();
+    const ws = await s.newWorkspace();
     await csv("phone_number,first_name\n2025550201,Ann\n2025550202,Ben\n", ws.key);
     const r = await csv(
       "phone_number,first_name,city\n+12025550201,Ann\n2025550202,Benjamin\n2025550203,Cat\n(202) 555-0203,Cat,Paris\n2025550203,Cat,Paris\n",
@@ -123,7 +123,7 @@ describe("POST /v1/contacts/import (CSV)", () => {
   });
 
   it("an import can opt a contact out but never back in", async () => {
-    const ws = s.newWorkspace();
+    const ws = await s.newWorkspace();
     await csv("phone,opted_in\n2025550301,false\n", ws.key);
     const r = await csv("phone,opted_in\n2025550301,true\n2025550302,maybe\n", ws.key);
     expect(r.body).toEqual({
@@ -139,7 +139,7 @@ describe("POST /v1/contacts/import (CSV)", () => {
   });
 
   it("adds every imported contact to list_id", async () => {
-    const ws = s.newWorkspace();
+    const ws = await s.newWorkspace();
     const list = (await s.api("POST", "/v1/lists", { name: "Imported" }, { key: ws.key })).body.list;
     await s.api("POST", "/v1/contacts", { phone_number: "2025550401" }, { key: ws.key });
     const r = await csv("phone\n2025550401\n2025550402\nbad\n", ws.key, `?list_id=${list.id}`);
@@ -150,7 +150,7 @@ describe("POST /v1/contacts/import (CSV)", () => {
   });
 
   it("answers 422 'list_id does not exist' for another workspace's list and writes nothing", async () => {
-    const ws = s.newWorkspace();
+    const ws = await s.newWorkspace();
     const foreign = (await s.api("POST", "/v1/lists", { name: "theirs" })).body.list;
     const r = await csv("phone\n2025550501\n", ws.key, `?list_id=${foreign.id}`);
     expect(r.status).toBe(422);
@@ -159,7 +159,7 @@ describe("POST /v1/contacts/import (CSV)", () => {
   });
 
   it("answers 422 before writing anything when the CSV has no phone column", async () => {
-    const ws = s.newWorkspace();
+    const ws = await s.newWorkspace();
     const r = await csv("first_name,email\nAda,ada@example.com\n", ws.key);
     expect(r.status).toBe(422);
     expect(r.body).toEqual({ ok: false, error: "phone_number column is required" });
@@ -173,7 +173,7 @@ describe("POST /v1/contacts/import (CSV)", () => {
   });
 
   it("reports a row with more cells than the header", async () => {
-    const ws = s.newWorkspace();
+    const ws = await s.newWorkspace();
     const r = await csv("phone\n2025550601,extra\n2025550602\n", ws.key);
     expect(r.body).toMatchObject({
       created: 1,
@@ -183,14 +183,14 @@ describe("POST /v1/contacts/import (CSV)", () => {
 
   it("answers 413 for a body over 20 MiB", async () => {
     const big = `phone\n${"2025550701\n".repeat(2_000_000)}`;
-    const ws = s.newWorkspace();
+    const ws = await s.newWorkspace();
     const r = await csv(big, ws.key);
     expect(r.status).toBe(413);
     expect(await countContacts(ws.workspaceId)).toBe(0);
   });
 
   it("answers 403 for a read-only key and 400 for another content type", async () => {
-    const { key } = s.newKey(["read"]);
+    const { key } = await s.newKey(["read"]);
     expect((await csv("phone\n2025550801\n", key)).status).toBe(403);
     const r = await s.api("POST", "/v1/contacts/import", undefined, {
       raw: "phone\n1",
@@ -203,7 +203,7 @@ describe("POST /v1/contacts/import (CSV)", () => {
 
 describe("POST /v1/contacts/import (JSON)", () => {
   it("imports {contacts:[...]} with fields and reports bad items by position", async () => {
-    const ws = s.newWorkspace();
+    const ws = await s.newWorkspace();
     const r = await s.api(
       "POST",
       "/v1/contacts/import",

@@ -68,10 +68,12 @@ describe("inbound messages", () => {
       }),
     ]);
     expect(
-      eventsOfType("message.received").some((e) => (e.data as { id: string }).id === answer.body.message.id),
+      (await eventsOfType("message.received")).some(
+        (e) => (e.data as { id: string }).id === answer.body.message.id,
+      ),
     ).toBe(true);
     expect(
-      eventsOfType("conversation.needs_attention").some(
+      (await eventsOfType("conversation.needs_attention")).some(
         (e) => (e.data as { id: string }).id === answer.body.message.conversation_id,
       ),
     ).toBe(true);
@@ -137,7 +139,7 @@ describe("CTIA keywords", () => {
       "You are unsubscribed. Reply START to resubscribe.",
     ]);
     expect(
-      eventsOfType("contact.opted_out").filter((e) => (e.data as { id: string }).id === contact.id),
+      (await eventsOfType("contact.opted_out")).filter((e) => (e.data as { id: string }).id === contact.id),
     ).toHaveLength(1);
     const thread = (await s.api("GET", `/v1/conversations?q=${encodeURIComponent(phone)}`)).body
       .conversations[0];
@@ -240,7 +242,7 @@ describe("CTIA keywords", () => {
     const bodies = (await settledOutboxTo(phone)).map((x: { body: string }) => x.body);
     expect(bodies).toContain("Welcome back!");
     expect(
-      eventsOfType("contact.opted_in").filter((e) => (e.data as { id: string }).id === contact.id),
+      (await eventsOfType("contact.opted_in")).filter((e) => (e.data as { id: string }).id === contact.id),
     ).toHaveLength(1);
     expect((await s.api("POST", "/v1/messages", { to: phone, body: "glad to have you" })).status).toBe(200);
   });
@@ -307,13 +309,13 @@ describe("POST /v1/sandbox/inbound", () => {
   });
 
   it("does not let another workspace inject into this one's number", async () => {
-    const other = s.newWorkspace("Other");
+    const other = await s.newWorkspace("Other");
     const answer = await inbound("+14155550221", "x", other.key);
     expect(answer.status).toBe(422);
   });
 
   it("answers 403 to a read-only key", async () => {
-    const { key } = s.newKey(["read"]);
+    const { key } = await s.newKey(["read"]);
     expect((await inbound("+14155550222", "x", key)).status).toBe(403);
   });
 });
@@ -333,7 +335,7 @@ describe("GET /v1/sandbox/outbox", () => {
       body: "second",
       accepted_at: expect.stringMatching(/Z$/),
     });
-    const other = s.newWorkspace("Empty");
+    const other = await s.newWorkspace("Empty");
     const theirs = await s.api("GET", "/v1/sandbox/outbox", undefined, { key: other.key });
     expect(theirs.body).toMatchObject({ sends: [], total: 0 });
     expect((await s.api("GET", "/v1/sandbox/outbox?limit=x")).status).toBe(422);

@@ -47,13 +47,12 @@ async function freshJob(kind = `k-${crypto.randomUUID()}`, now = 1_000_000) {
 describe("job queue", () => {
   it("enqueues in the caller's transaction: a rollback leaves no job", async () => {
     const kind = `k-${crypto.randomUUID()}`;
-    expect(
-      async () =>
-        await handle.db.transaction(async (tx) => {
-          await enqueueAnyJob(tx, kind, {}, policy);
-          throw new Error("the change failed");
-        }),
-    ).toThrow("the change failed");
+    await expect(
+      handle.db.transaction(async (tx) => {
+        await enqueueAnyJob(tx, kind, {}, policy);
+        throw new Error("the change failed");
+      }),
+    ).rejects.toThrow("the change failed");
     expect(await handle.db.select().from(jobs).where(eq(jobs.kind, kind)).all()).toEqual([]);
   });
 
@@ -275,10 +274,10 @@ describe("durability across processes", () => {
     for (const proc of children) proc.kill("SIGKILL");
   });
 
-  async function waitFor(predicate: () => boolean, timeoutMs: number, what: string) {
+  async function waitFor(predicate: () => boolean | Promise<boolean>, timeoutMs: number, what: string) {
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
-      if (predicate()) return;
+      if (await predicate()) return;
       await Bun.sleep(25);
     }
     throw new Error(`timed out waiting for ${what}`);
@@ -403,7 +402,8 @@ describe("maintenance.prune", () => {
         .run();
       return id;
     };
-    const oldEvents = Array.from({ length: 3 }, async () => await event(now - 8 * day, true));
+    const oldEvents: string[] = [];
+    for (let i = 0; i < 3; i++) oldEvents.push(await event(now - 8 * day, true));
     const oldUndispatched = await event(now - 8 * day, false);
     const recentEvent = await event(now - 6 * day, true);
     // Daily budget counts: today's and yesterday's stay; re-entry skips: the stats window's stay.

@@ -188,13 +188,13 @@ describe("POST /v1/link-domains", () => {
       409,
       "domain is already a link domain of this workspace",
     ]);
-    const other = s.newWorkspace("Taker");
+    const other = await s.newWorkspace("Taker");
     const taken = await s.api("POST", "/v1/link-domains", { domain }, { key: other.key });
     expect([taken.status, taken.body.error]).toEqual([409, "domain is already used by another workspace"]);
   });
 
   it("needs the write scope", async () => {
-    const reader = s.newKey(["read"]);
+    const reader = await s.newKey(["read"]);
     const r = await s.api("POST", "/v1/link-domains", { domain: proxied() }, { key: reader.key });
     expect(r.status).toBe(403);
   });
@@ -202,7 +202,7 @@ describe("POST /v1/link-domains", () => {
 
 describe("GET /v1/link-domains", () => {
   it("lists newest first with total, limit and offset, filtered by status", async () => {
-    const ws = s.newWorkspace("Lister");
+    const ws = await s.newWorkspace("Lister");
     const a = await addDomain(proxied("list"), ws.key);
     const b = await addDomain(proxied("list"), ws.key);
     const c = await verifiedDomain(ws.key, "list");
@@ -236,7 +236,7 @@ describe("GET /v1/link-domains", () => {
 
 describe("POST /v1/link-domains/{id}/verify", () => {
   it("verifies a domain that reaches this server; the first verified domain becomes the default", async () => {
-    const ws = s.newWorkspace("Verifier");
+    const ws = await s.newWorkspace("Verifier");
     const added = await addDomain(proxied(), ws.key);
     const r = await s.api("POST", `/v1/link-domains/${added.id}/verify`, undefined, { key: ws.key });
     expect(r.status).toBe(200);
@@ -261,7 +261,7 @@ describe("POST /v1/link-domains/{id}/verify", () => {
   ];
   for (const [domain, reason] of FAILURES) {
     it(`answers failed with '${reason}' for ${domain}`, async () => {
-      const ws = s.newWorkspace(domain);
+      const ws = await s.newWorkspace(domain);
       const added = await addDomain(domain, ws.key);
       const r = await s.api("POST", `/v1/link-domains/${added.id}/verify`, undefined, { key: ws.key });
       expect({
@@ -351,7 +351,7 @@ describe("POST /v1/link-domains/{id}/verify", () => {
   });
 
   it("turns a verified domain failed when a later check fails, and its links stop using it", async () => {
-    const ws = s.newWorkspace("Lapsed");
+    const ws = await s.newWorkspace("Lapsed");
     const domain = await verifiedDomain(ws.key);
     const offer = (
       await s.api(
@@ -363,7 +363,7 @@ describe("POST /v1/link-domains/{id}/verify", () => {
     ).body.offer;
     expect(offer.tracking_url.startsWith(`https://${domain.domain}/r/`)).toBe(true);
     // The domain now points elsewhere (the stub answers 404 for it).
-    s.server.handle.sqlite.run("UPDATE link_domains SET domain = ? WHERE id = ?", [
+    s.server.handle.sqlite!.run("UPDATE link_domains SET domain = ? WHERE id = ?", [
       `lapsed${++domainCount}.missing.test`,
       domain.id,
     ]);
@@ -394,7 +394,7 @@ describe("GET /.well-known/outreach/{token}", () => {
 
 describe("PATCH /v1/link-domains/{id}", () => {
   it("moves the default to another verified domain, or clears it", async () => {
-    const ws = s.newWorkspace("Defaults");
+    const ws = await s.newWorkspace("Defaults");
     const first = await verifiedDomain(ws.key);
     const second = await verifiedDomain(ws.key);
     const moved = await s.api(
@@ -442,7 +442,7 @@ describe("PATCH /v1/link-domains/{id}", () => {
 
 describe("DELETE /v1/link-domains/{id}", () => {
   it("deletes; what named the domain keeps its id and its links fall back to the default, else PUBLIC_URL", async () => {
-    const ws = s.newWorkspace("Deleter");
+    const ws = await s.newWorkspace("Deleter");
     const fallback = await verifiedDomain(ws.key);
     const named = await verifiedDomain(ws.key);
     const offer = (
@@ -470,7 +470,7 @@ describe("DELETE /v1/link-domains/{id}", () => {
 
 describe("link domains of another workspace", () => {
   it("are Not found by id, and not a verified link domain when named", async () => {
-    const other = s.newWorkspace("Foreign");
+    const other = await s.newWorkspace("Foreign");
     const foreign = await verifiedDomain(other.key);
     for (const [method, path, body] of [
       ["GET", `/v1/link-domains/${foreign.id}`, undefined],
@@ -609,8 +609,9 @@ describe("link_domain_id where links are made", () => {
 
 describe("tracked links on a branded domain", () => {
   it("a campaign previews and sends {{offer_url}} on its domain, and a click on that host is attributed as before", async () => {
-    const ws = s.newWorkspace("Sender");
-    const call = async (method: string, path: string, body?: unknown) => await s.api(method, path, body, { key: ws.key });
+    const ws = await s.newWorkspace("Sender");
+    const call = async (method: string, path: string, body?: unknown) =>
+      await s.api(method, path, body, { key: ws.key });
     await call("PATCH", "/v1/settings", { quiet_hours: { enabled: false }, state_rules: false });
     const available = await call("GET", "/v1/numbers/available?area_code=212&limit=1");
     await orderNumber(s, available.body.numbers[0].number, { key: ws.key });
@@ -661,8 +662,9 @@ describe("tracked links on a branded domain", () => {
   });
 
   it("a campaign without a domain of its own uses the offer's, else the default, else PUBLIC_URL in its preview", async () => {
-    const ws = s.newWorkspace("Chooser");
-    const call = async (method: string, path: string, body?: unknown) => await s.api(method, path, body, { key: ws.key });
+    const ws = await s.newWorkspace("Chooser");
+    const call = async (method: string, path: string, body?: unknown) =>
+      await s.api(method, path, body, { key: ws.key });
     const contact = (await call("POST", "/v1/contacts", { phone_number: "+12125550412" })).body.contact;
     const preview = async (offerDomain: string | null) => {
       const offer = (
@@ -713,8 +715,9 @@ describe("tracked links on a branded domain", () => {
   });
 
   it("a flow's {{offer_url}} is a link of the contact's own on the node's domain; copied offer links move to it too", async () => {
-    const ws = s.newWorkspace("Flows");
-    const call = async (method: string, path: string, body?: unknown) => await s.api(method, path, body, { key: ws.key });
+    const ws = await s.newWorkspace("Flows");
+    const call = async (method: string, path: string, body?: unknown) =>
+      await s.api(method, path, body, { key: ws.key });
     await call("PATCH", "/v1/settings", { quiet_hours: { enabled: false }, state_rules: false });
     const available = await call("GET", "/v1/numbers/available?area_code=312&limit=1");
     await orderNumber(s, available.body.numbers[0].number, { key: ws.key });
@@ -775,20 +778,20 @@ describe("tracked links on a branded domain", () => {
         "POST",
         "/v1/offers",
         { name: "X", destination_url: "https://x.example.com/" },
-        { key: s.newWorkspace("Offerer").key },
+        { key: (await s.newWorkspace("Offerer")).key },
       )
     ).body.offer;
     const flowWith = async (data: Record<string, unknown>) =>
       await s.api("POST", "/v1/flows", {
-                name: "F",
-                definition: {
-                  nodes: [
-                    { id: "t", type: "trigger", position: { x: 0, y: 0 }, data: { event: "manual" } },
-                    { id: "s", type: "send_sms", position: { x: 0, y: 100 }, data },
-                  ],
-                  edges: [{ id: "e", source: "t", target: "s" }],
-                },
-              });
+        name: "F",
+        definition: {
+          nodes: [
+            { id: "t", type: "trigger", position: { x: 0, y: 0 }, data: { event: "manual" } },
+            { id: "s", type: "send_sms", position: { x: 0, y: 100 }, data },
+          ],
+          edges: [{ id: "e", source: "t", target: "s" }],
+        },
+      });
     const without = await flowWith({ body: "Go {{offer_url}}" });
     expect([without.status, without.body.error]).toEqual([
       422,
@@ -802,8 +805,9 @@ describe("tracked links on a branded domain", () => {
   });
 
   it("an agent's reply puts the workspace's tracked links on the agent's domain", async () => {
-    const ws = s.newWorkspace("Agents");
-    const call = async (method: string, path: string, body?: unknown) => await s.api(method, path, body, { key: ws.key });
+    const ws = await s.newWorkspace("Agents");
+    const call = async (method: string, path: string, body?: unknown) =>
+      await s.api(method, path, body, { key: ws.key });
     await call("PATCH", "/v1/settings", { quiet_hours: { enabled: false }, state_rules: false });
     const available = await call("GET", "/v1/numbers/available?area_code=415&limit=1");
     const ours = available.body.numbers[0].number as string;

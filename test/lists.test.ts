@@ -56,7 +56,7 @@ describe("PATCH /v1/lists/{id}", () => {
   });
 
   it("answers 404 for another workspace's list and for unknown ids", async () => {
-    const other = s.newWorkspace();
+    const other = await s.newWorkspace();
     const l = await list();
     const r = await s.api("PATCH", `/v1/lists/${l.id}`, { name: "x" }, { key: other.key });
     expect(r.status).toBe(404);
@@ -74,7 +74,7 @@ describe("PATCH /v1/lists/{id}", () => {
 
 describe("list membership", () => {
   it("adds by ids and phone numbers; unknown, foreign and repeated ids are skipped", async () => {
-    const other = s.newWorkspace();
+    const other = await s.newWorkspace();
     const foreign = await contact(other.key);
     const l = await list();
     const a = await contact();
@@ -128,7 +128,7 @@ describe("list membership", () => {
   });
 
   it("answers 404 for membership changes on another workspace's list", async () => {
-    const other = s.newWorkspace();
+    const other = await s.newWorkspace();
     const l = await list();
     const a = await contact(other.key);
     const r = await s.api("POST", `/v1/lists/${l.id}/contacts`, { contact_ids: [a.id] }, { key: other.key });
@@ -141,7 +141,7 @@ describe("list membership", () => {
 
 describe("GET /v1/lists and DELETE /v1/lists/{id}", () => {
   it("lists newest first with counts, and deleting a list keeps its contacts", async () => {
-    const ws = s.newWorkspace();
+    const ws = await s.newWorkspace();
     const l1 = await list("one", ws.key);
     const l2 = await list("two", ws.key);
     const c = await contact(ws.key);

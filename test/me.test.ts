@@ -40,7 +40,7 @@ describe("GET /v1/me", () => {
   });
 
   it("shows a read-only key its scopes", async () => {
-    const { key } = s.newKey(["read"]);
+    const { key } = await s.newKey(["read"]);
     const r = await s.api("GET", "/v1/me", undefined, { key });
     expect(r.body.scopes).toEqual(["read"]);
   });

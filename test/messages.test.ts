@@ -19,15 +19,15 @@ beforeAll(async () => {
 });
 afterAll(async () => await s.stop());
 
-const getMessage = async (id: string, key?: string) => await s.api("GET", `/v1/messages/${id}`, undefined, { key });
+const getMessage = async (id: string, key?: string) =>
+  await s.api("GET", `/v1/messages/${id}`, undefined, { key });
 const settled = (id: string) =>
   eventually(
     async () => await getMessage(id),
     (r) => ["DELIVERED", "UNDELIVERED", "FAILED"].includes(r.body.message?.status),
   );
-const eventTypesOf = (messageId: string) =>
-  log
-    .of(["message.sent", "message.delivered", "message.failed", "message.received"])
+const eventTypesOf = async (messageId: string) =>
+  (await log.of(["message.sent", "message.delivered", "message.failed", "message.received"]))
     .filter((e) => e.data.id === messageId)
     .map((e) => e.type);
 
@@ -58,7 +58,7 @@ describe("POST /v1/messages", () => {
     expect(done.body.message.sent_at).toMatch(/Z$/);
     expect(done.body.message.delivered_at).toMatch(/Z$/);
     expect(await outboxFor("+14155550123")).toHaveLength(1);
-    expect(eventTypesOf(id)).toEqual(["message.sent", "message.delivered"]);
+    expect(await eventTypesOf(id)).toEqual(["message.sent", "message.delivered"]);
   });
 
   it("creates the contact (source api) and its conversation for an unknown number", async () => {
@@ -161,14 +161,14 @@ describe("POST /v1/messages", () => {
   });
 
   it("answers 422 'No sending number: order one with POST /v1/numbers' in a workspace without numbers", async () => {
-    const other = s.newWorkspace("No numbers");
+    const other = await s.newWorkspace("No numbers");
     const answer = await s.api("POST", "/v1/messages", { to: "+14155550150", body: "x" }, { key: other.key });
     expect(answer.status).toBe(422);
     expect(answer.body).toEqual({ ok: false, error: "No sending number: order one with POST /v1/numbers" });
   });
 
   it("answers 422 'from has reached its daily_limit' once the number's cap is used", async () => {
-    const capped = s.newWorkspace("Capped");
+    const capped = await s.newWorkspace("Capped");
     await orderNumber(s, "+14155550102", { key: capped.key, dailyLimit: 1 });
     const first = await s.api("POST", "/v1/messages", { to: "+14155550152", body: "x" }, { key: capped.key });
     expect(first.status).toBe(200);
@@ -184,7 +184,7 @@ describe("POST /v1/messages", () => {
   });
 
   it("answers 403 to a read-only key", async () => {
-    const { key } = s.newKey(["read"]);
+    const { key } = await s.newKey(["read"]);
     const answer = await s.api("POST", "/v1/messages", { to: "+14155550151", body: "x" }, { key });
     expect(answer.status).toBe(403);
   });
@@ -193,14 +193,14 @@ describe("POST /v1/messages", () => {
     const answer = await s.api("POST", "/v1/messages", { to: "+15005550001", body: "x" });
     const done = await settled(answer.body.message.id);
     expect(done.body.message).toMatchObject({ status: "FAILED", error_code: "invalid_number" });
-    expect(eventTypesOf(answer.body.message.id)).toEqual(["message.failed"]);
+    expect(await eventTypesOf(answer.body.message.id)).toEqual(["message.failed"]);
   });
 
   it("marks a message UNDELIVERED when the handset cannot receive", async () => {
     const answer = await s.api("POST", "/v1/messages", { to: "+15005550009", body: "x" });
     const done = await settled(answer.body.message.id);
     expect(done.body.message).toMatchObject({ status: "UNDELIVERED", error_code: "unreachable" });
-    expect(eventTypesOf(answer.body.message.id)).toEqual(["message.sent", "message.failed"]);
+    expect(await eventTypesOf(answer.body.message.id)).toEqual(["message.sent", "message.failed"]);
   });
 
   it("keeps the message QUEUED and retries while the carrier is down; the API still answers", async () => {
@@ -272,7 +272,7 @@ describe("status reports", () => {
     const after = (await getMessage(id)).body.message;
     expect(after.status).toBe("DELIVERED");
     expect(after.delivered_at).toBe((await settled(id)).body.message.delivered_at);
-    expect(eventTypesOf(id)).toEqual(["message.sent", "message.delivered"]);
+    expect(await eventTypesOf(id)).toEqual(["message.sent", "message.delivered"]);
   });
 
   it("answers 401 to a forged carrier callback and changes nothing", async () => {
@@ -331,7 +331,7 @@ describe("GET /v1/messages", () => {
   });
 
   it("never shows another workspace's messages", async () => {
-    const other = s.newWorkspace("Elsewhere");
+    const other = await s.newWorkspace("Elsewhere");
     const list = await s.api("GET", "/v1/messages", undefined, { key: other.key });
     expect(list.body).toMatchObject({ ok: true, messages: [], total: 0 });
   });
@@ -340,7 +340,7 @@ describe("GET /v1/messages", () => {
 describe("GET /v1/messages/{id}", () => {
   it("answers 404 'Not found' for an unknown, malformed or foreign id", async () => {
     const mine = await s.api("POST", "/v1/messages", { to: "+14155550190", body: "x" });
-    const other = s.newWorkspace("Foreign");
+    const other = await s.newWorkspace("Foreign");
     for (const [path, key] of [
       [`/v1/messages/${Bun.randomUUIDv7()}`, undefined],
       ["/v1/messages/nope", undefined],

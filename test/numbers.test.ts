@@ -106,7 +106,7 @@ describe("POST /v1/numbers", () => {
   it("skips a number another workspace holds", async () => {
     const number = await availableNumber();
     expect((await order(number)).body.added).toBe(1);
-    const other = s.newWorkspace("Other");
+    const other = await s.newWorkspace("Other");
     const res = await order(number, {}, other.key);
     expect(res.body).toMatchObject({ added: 0, skipped: 1 });
     const theirs = await s.api("GET", "/v1/numbers", undefined, { key: other.key });
@@ -155,7 +155,7 @@ describe("POST /v1/numbers", () => {
   });
 
   it("answers 422 'pool_id does not exist' for an unknown or foreign pool", async () => {
-    const other = s.newWorkspace("Pools elsewhere");
+    const other = await s.newWorkspace("Pools elsewhere");
     const foreign = (await s.api("POST", "/v1/pools", { name: "theirs" }, { key: other.key })).body.pool;
     for (const poolId of [foreign.id, "01936f8e-7c1a-7a3b-9f00-2d5e8c1b4a77", "nope"]) {
       const res = await order(await availableNumber(), { pool_id: poolId });
@@ -182,7 +182,7 @@ describe("POST /v1/numbers", () => {
   });
 
   it("answers 403 for a read-only key", async () => {
-    const read = s.newKey(["read"]);
+    const read = await s.newKey(["read"]);
     const res = await order(await availableNumber(), {}, read.key);
     expect(res.status).toBe(403);
     expect(res.body.required_scope).toBe("write");
@@ -191,7 +191,7 @@ describe("POST /v1/numbers", () => {
 
 describe("GET /v1/numbers", () => {
   it("lists the workspace's active numbers newest first, paginated", async () => {
-    const ws = s.newWorkspace("Lister");
+    const ws = await s.newWorkspace("Lister");
     const ordered: string[] = [];
     for (let i = 0; i < 3; i++) {
       const number = await availableNumber("206");
@@ -216,7 +216,7 @@ describe("GET /v1/numbers", () => {
 
 describe("GET /v1/numbers/{id}", () => {
   it("answers 404 for an unknown, malformed or foreign id", async () => {
-    const other = s.newWorkspace("Foreign");
+    const other = await s.newWorkspace("Foreign");
     const theirs = (await order(await availableNumber(), {}, other.key)).body.ordered;
     for (const id of [theirs.id, "01936f8e-7c1a-7a3b-9f00-2d5e8c1b4a77", "x"]) {
       const res = await s.api("GET", `/v1/numbers/${id}`);
@@ -255,7 +255,7 @@ describe("PATCH /v1/numbers/{id}", () => {
     });
     expect(bad.status).toBe(422);
     expect(bad.body.error).toBe("pool_id does not exist");
-    const other = s.newWorkspace("Patcher");
+    const other = await s.newWorkspace("Patcher");
     const foreign = await s.api("PATCH", `/v1/numbers/${num.id}`, { daily_limit: 1 }, { key: other.key });
     expect(foreign.status).toBe(404);
     expect((await s.api("GET", `/v1/numbers/${num.id}`)).body.number.daily_limit).toBeNull();
@@ -268,7 +268,7 @@ describe("PATCH /v1/settings default_number_id", () => {
     const ok = await s.api("PATCH", "/v1/settings", { default_number_id: num.id });
     expect(ok.status).toBe(200);
     expect(ok.body.settings.default_number_id).toBe(num.id);
-    const other = s.newWorkspace("Settings");
+    const other = await s.newWorkspace("Settings");
     const res = await s.api("PATCH", "/v1/settings", { default_number_id: num.id }, { key: other.key });
     expect(res.status).toBe(422);
     expect(res.body.error).toBe("default_number_id does not exist");
@@ -298,13 +298,13 @@ describe("DELETE /v1/numbers/{id}", () => {
     const again = await s.api("DELETE", `/v1/numbers/${num.id}`);
     expect(again.status).toBe(409);
     expect(again.body.error).toBe("Number is already released");
-    const other = s.newWorkspace("Reorder");
+    const other = await s.newWorkspace("Reorder");
     expect((await order(number, {}, other.key)).body.added).toBe(1);
   });
 
   it("answers 404 for another workspace's number and changes nothing", async () => {
     const num = (await order(await availableNumber())).body.ordered;
-    const other = s.newWorkspace("Deleter");
+    const other = await s.newWorkspace("Deleter");
     const res = await s.api("DELETE", `/v1/numbers/${num.id}`, undefined, { key: other.key });
     expect(res.status).toBe(404);
     expect((await s.api("GET", `/v1/numbers/${num.id}`)).body.number.status).toBe("active");
@@ -313,7 +313,7 @@ describe("DELETE /v1/numbers/{id}", () => {
 
 describe("daily caps (resolveSender, reserveDailySend)", () => {
   it("reserves up to daily_limit, then refuses; sent_today shows the count", async () => {
-    const ws = s.newWorkspace("Caps");
+    const ws = await s.newWorkspace("Caps");
     const num = (await order(await availableNumber(), { daily_limit: 2 }, ws.key)).body.ordered;
     const { db } = s.server.handle;
     const now = Date.now();
@@ -346,9 +346,10 @@ describe("daily caps (resolveSender, reserveDailySend)", () => {
   });
 
   it("a send refused after its count was reserved (opted-out recipient) gives the count back", async () => {
-    const ws = s.newWorkspace("Refunds");
+    const ws = await s.newWorkspace("Refunds");
     const num = (await order(await availableNumber(), { daily_limit: 5 }, ws.key)).body.ordered;
-    const api = async (method: string, path: string, body?: unknown) => await s.api(method, path, body, { key: ws.key });
+    const api = async (method: string, path: string, body?: unknown) =>
+      await s.api(method, path, body, { key: ws.key });
     await api("POST", "/v1/contacts", { phone_number: "+14155550177", opted_in: false });
     const refused = await api("POST", "/v1/messages", { to: "+14155550177", body: "Hi" });
     expect(refused.status).toBe(422);
@@ -358,9 +359,9 @@ describe("daily caps (resolveSender, reserveDailySend)", () => {
   });
 
   it("resolveSender: no number, foreign from, default number, oldest number", async () => {
-    const ws = s.newWorkspace("Senders");
+    const ws = await s.newWorkspace("Senders");
     const { db } = s.server.handle;
-    expect(async () => await resolveSender(db, ws.workspaceId)).toThrow(
+    await expect(resolveSender(db, ws.workspaceId)).rejects.toThrow(
       "No sending number: order one with POST /v1/numbers",
     );
     const first = (await order(await availableNumber(), {}, ws.key)).body.ordered;
@@ -369,7 +370,7 @@ describe("daily caps (resolveSender, reserveDailySend)", () => {
     await s.api("PATCH", `/v1/numbers/${second.id}`, { default: true }, { key: ws.key });
     expect((await resolveSender(db, ws.workspaceId)).id).toBe(second.id);
     const foreign = (await order(await availableNumber())).body.ordered;
-    expect(async () => await resolveSender(db, ws.workspaceId, foreign.number)).toThrow(
+    await expect(resolveSender(db, ws.workspaceId, foreign.number)).rejects.toThrow(
       "from is not a number of this workspace",
     );
     expect((await resolveSender(db, ws.workspaceId, first.number)).id).toBe(first.id);

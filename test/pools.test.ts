@@ -48,7 +48,7 @@ describe("POST /v1/pools", () => {
 
 describe("GET /v1/pools", () => {
   it("lists pools newest first with their numbers count", async () => {
-    const ws = s.newWorkspace("Pool lister");
+    const ws = await s.newWorkspace("Pool lister");
     const first = await newPool("First", ws.key);
     const second = await newPool("Second", ws.key);
     const a = await newNumber("212", { pool_id: second.id }, ws.key);
@@ -74,7 +74,7 @@ describe("GET /v1/pools", () => {
   });
 
   it("does not show another workspace's pools", async () => {
-    const ws = s.newWorkspace("Empty");
+    const ws = await s.newWorkspace("Empty");
     await newPool("Mine");
     const res = await s.api("GET", "/v1/pools", undefined, { key: ws.key });
     expect(res.body).toEqual({ ok: true, pools: [], total: 0, limit: 50, offset: 0 });
@@ -91,7 +91,7 @@ describe("GET/PATCH /v1/pools/{id}", () => {
   });
 
   it("answers 404 for unknown, malformed and foreign ids", async () => {
-    const other = s.newWorkspace("Foreign pools");
+    const other = await s.newWorkspace("Foreign pools");
     const theirs = await newPool("Theirs", other.key);
     for (const id of [theirs.id, "01936f8e-7c1a-7a3b-9f00-2d5e8c1b4a77", "nope"]) {
       expect((await s.api("GET", `/v1/pools/${id}`)).status).toBe(404);
@@ -112,7 +112,7 @@ describe("POST /v1/pools/{id}/numbers", () => {
     const b = await newNumber();
     const released = await newNumber();
     await s.api("DELETE", `/v1/numbers/${released.id}`);
-    const other = s.newWorkspace("Other numbers");
+    const other = await s.newWorkspace("Other numbers");
     const foreign = await newNumber("415", {}, other.key);
     const res = await s.api("POST", `/v1/pools/${pool.id}/numbers`, {
       number_ids: [a.id, b.id, released.id, foreign.id, "01936f8e-7c1a-7a3b-9f00-2d5e8c1b4a77", "junk"],
@@ -129,7 +129,7 @@ describe("POST /v1/pools/{id}/numbers", () => {
   });
 
   it("answers 404 for another workspace's pool and 422 without number_ids", async () => {
-    const other = s.newWorkspace("Pool owner");
+    const other = await s.newWorkspace("Pool owner");
     const theirs = await newPool("Theirs", other.key);
     const mine = await newNumber();
     const res = await s.api("POST", `/v1/pools/${theirs.id}/numbers`, { number_ids: [mine.id] });
@@ -168,7 +168,7 @@ describe("DELETE /v1/pools/{id}", () => {
   });
 
   it("answers 404 for another workspace's pool and deletes nothing", async () => {
-    const other = s.newWorkspace("Keeper");
+    const other = await s.newWorkspace("Keeper");
     const theirs = await newPool("Kept", other.key);
     expect((await s.api("DELETE", `/v1/pools/${theirs.id}`)).status).toBe(404);
     expect((await s.api("GET", `/v1/pools/${theirs.id}`, undefined, { key: other.key })).status).toBe(200);
@@ -176,7 +176,7 @@ describe("DELETE /v1/pools/{id}", () => {
 
   it("answers 403 for a read-only key", async () => {
     const pool = await newPool("Read only");
-    const read = s.newKey(["read"]);
+    const read = await s.newKey(["read"]);
     const res = await s.api("DELETE", `/v1/pools/${pool.id}`, undefined, { key: read.key });
     expect(res.status).toBe(403);
     expect(res.body).toEqual({
@@ -194,7 +194,7 @@ describe("pickSender(pool, contact)", () => {
   });
 
   it("keeps a contact on the number it first got (sticky sender)", async () => {
-    const ws = s.newWorkspace("Sticky");
+    const ws = await s.newWorkspace("Sticky");
     const pool = await newPool("Sticky", ws.key);
     await newNumber("415", { pool_id: pool.id }, ws.key);
     await newNumber("415", { pool_id: pool.id }, ws.key);
@@ -216,7 +216,7 @@ describe("pickSender(pool, contact)", () => {
   });
 
   it("spreads new contacts to the least-used number, an area-code match breaking ties", async () => {
-    const ws = s.newWorkspace("Spread");
+    const ws = await s.newWorkspace("Spread");
     const pool = await newPool("Spread", ws.key);
     const sf = await newNumber("415", { pool_id: pool.id }, ws.key);
     const ny = await newNumber("212", { pool_id: pool.id }, ws.key);
@@ -240,16 +240,16 @@ describe("pickSender(pool, contact)", () => {
   });
 
   it("never exceeds a cap: a capped sticky number hands over, all capped → wait for the next local day", async () => {
-    const ws = s.newWorkspace("Capped");
+    const ws = await s.newWorkspace("Capped");
     const pool = await newPool("Capped", ws.key);
     const a = await newNumber("415", { pool_id: pool.id, daily_limit: 2 }, ws.key);
     const b = await newNumber("212", { pool_id: pool.id, daily_limit: 1 }, ws.key);
     const { db } = s.server.handle;
     const now = Date.now();
     // Contact 101 twice (sticky), then three new contacts.
-    const picks = [101, 101, 102, 103, 104].map(
-      async (n) => await pickSender(db, ws.workspaceId, pool.id, contact(n, "+14155550123"), now),
-    );
+    const picks = [];
+    for (const n of [101, 101, 102, 103, 104])
+      picks.push(await pickSender(db, ws.workspaceId, pool.id, contact(n, "+14155550123"), now));
     const used = picks.map((p) => p.sender?.id ?? null);
     expect(used.filter((id) => id === a.id)).toHaveLength(2);
     expect(used.filter((id) => id === b.id)).toHaveLength(1);
@@ -270,7 +270,7 @@ describe("pickSender(pool, contact)", () => {
   });
 
   it("answers no sender and no retry time for an empty pool", async () => {
-    const ws = s.newWorkspace("Empty pool");
+    const ws = await s.newWorkspace("Empty pool");
     const pool = await newPool("Empty", ws.key);
     expect(await pickSender(s.server.handle.db, ws.workspaceId, pool.id, contact(200), Date.now())).toEqual({
       sender: null,

@@ -23,10 +23,11 @@ type Json = any;
 let numberSeq = 7000;
 const newNumber = () => `+1415555${String(numberSeq++).padStart(4, "0")}`;
 
-function workspace(name = "Registration") {
-  const ws = s.newWorkspace(name);
-  const api = async (method: string, path: string, body?: unknown) => await s.api(method, path, body, { key: ws.key });
-  const eventsOf = (type: string) => log.of(type, ws.workspaceId).map((e) => e.data as Json);
+async function workspace(name = "Registration") {
+  const ws = await s.newWorkspace(name);
+  const api = async (method: string, path: string, body?: unknown) =>
+    await s.api(method, path, body, { key: ws.key });
+  const eventsOf = async (type: string) => (await log.of(type, ws.workspaceId)).map((e) => e.data as Json);
   return { ...ws, api, eventsOf };
 }
 
@@ -60,7 +61,7 @@ const campaignBody = (brandId: string, extra: Record<string, unknown> = {}) => (
   ...extra,
 });
 
-async function verifiedBrand(w: ReturnType<typeof workspace>, extra: Record<string, unknown> = {}) {
+async function verifiedBrand(w: Awaited<ReturnType<typeof workspace>>, extra: Record<string, unknown> = {}) {
   const created = await w.api("POST", "/v1/10dlc/brands", brandBody(extra));
   expect(created.status).toBe(200);
   const done = await eventually(
@@ -72,7 +73,7 @@ async function verifiedBrand(w: ReturnType<typeof workspace>, extra: Record<stri
 
 describe("10DLC brands", () => {
   it("are PENDING, then reviewed by the simulated registry with reasons; brand.updated is emitted", async () => {
-    const w = workspace();
+    const w = await workspace();
     await log.watch(w.key);
     const created = await w.api("POST", "/v1/10dlc/brands", brandBody());
     expect(created.body.brand).toMatchObject({
@@ -89,18 +90,15 @@ describe("10DLC brands", () => {
     });
     const unverified = await verifiedBrand(w, { ein: "99-1234567" });
     expect(unverified.status).toBe("UNVERIFIED");
-    expect(
-      w
-        .eventsOf("brand.updated")
-        .map((d) => d.status)
-        .sort(),
-    ).toEqual(["FAILED", "UNVERIFIED", "VERIFIED", "VERIFIED"].sort());
+    expect((await w.eventsOf("brand.updated")).map((d) => d.status).sort()).toEqual(
+      ["FAILED", "UNVERIFIED", "VERIFIED", "VERIFIED"].sort(),
+    );
     const list = await w.api("GET", "/v1/10dlc/brands");
     expect(list.body.total).toBe(4);
   });
 
   it("edits only before verification (409 after); an edit is reviewed again", async () => {
-    const w = workspace();
+    const w = await workspace();
     const failed = await verifiedBrand(w, { ein: "00-0000000" });
     const fixed = await w.api("PATCH", `/v1/10dlc/brands/${failed.id}`, { ein: "12-3456789" });
     expect(fixed.body.brand.status).toBe("PENDING");
@@ -130,7 +128,7 @@ describe("10DLC brands", () => {
   ];
   for (const [what, extra, error] of bad) {
     it(`answers 422 for ${what}, writing nothing`, async () => {
-      const w = workspace();
+      const w = await workspace();
       const res = await w.api("POST", "/v1/10dlc/brands", brandBody(extra));
       expect(res.status).toBe(422);
       expect(res.body.error).toStartWith(error);
@@ -141,7 +139,7 @@ describe("10DLC brands", () => {
 
 describe("10DLC campaigns", () => {
   it("are approved for a verified brand and rejected with the reason for an unverified one", async () => {
-    const w = workspace();
+    const w = await workspace();
     await log.watch(w.key);
     const brand = await verifiedBrand(w);
     const created = await w.api("POST", "/v1/10dlc/campaigns", campaignBody(brand.id));
@@ -151,7 +149,7 @@ describe("10DLC campaigns", () => {
       (res) => res.body.campaign.status !== "PENDING",
     );
     expect(approved.body.campaign).toMatchObject({ status: "APPROVED", rejection_reasons: [] });
-    expect(w.eventsOf("tendlc_campaign.updated").map((d) => d.status)).toEqual(["APPROVED"]);
+    expect((await w.eventsOf("tendlc_campaign.updated")).map((d) => d.status)).toEqual(["APPROVED"]);
     expect(
       (await w.api("PATCH", `/v1/10dlc/campaigns/${created.body.campaign.id}`, { use_case: "MIXED" })).status,
     ).toBe(409);
@@ -169,9 +167,9 @@ describe("10DLC campaigns", () => {
   });
 
   it("answers 422 for the registry's rules and for unknown or foreign ids, writing nothing", async () => {
-    const w = workspace();
+    const w = await workspace();
     const brand = await verifiedBrand(w);
-    const other = workspace("Other");
+    const other = await workspace("Other");
     const foreignNumber = newNumber();
     await other.api("POST", "/v1/numbers", { number: foreignNumber });
     const foreignId = (await other.api("GET", "/v1/numbers")).body.numbers[0].id;
@@ -217,7 +215,7 @@ describe("10DLC campaigns", () => {
 
 describe("POST /v1/10dlc/campaigns/preflight", () => {
   it("passes good samples and names what carriers reject in bad ones, writing nothing", async () => {
-    const w = workspace();
+    const w = await workspace();
     const brand = await verifiedBrand(w);
     const good = await w.api("POST", "/v1/10dlc/campaigns/preflight", campaignBody(brand.id));
     expect(good.body).toEqual({ ok: true, preflight: { passed: true, issues: [] } });
@@ -252,7 +250,7 @@ describe("POST /v1/10dlc/campaigns/preflight", () => {
 
 describe("settings.require_registration", () => {
   it("off: anything sends; on: unregistered US local numbers are refused (422) or skipped (unregistered_number) until an approved campaign has them", async () => {
-    const w = workspace();
+    const w = await workspace();
     const ours = newNumber();
     await w.api("POST", "/v1/numbers", { number: ours });
     const numberId = (await w.api("GET", "/v1/numbers")).body.numbers[0].id;
@@ -301,7 +299,7 @@ describe("settings.require_registration", () => {
 
 describe("short-code requests", () => {
   it("go submitted → in_review → approved, and the code becomes a number of the workspace", async () => {
-    const w = workspace();
+    const w = await workspace();
     await log.watch(w.key);
     const created = await w.api("POST", "/v1/short-codes/requests", {
       type: "random",
@@ -315,13 +313,13 @@ describe("short-code requests", () => {
       (res) => res.body.request.status === "approved",
     );
     expect(done.body.request.short_code).toMatch(/^[2-9]\d{4}$/);
-    expect(w.eventsOf("short_code.updated").map((d) => d.status)).toEqual(["in_review", "approved"]);
+    expect((await w.eventsOf("short_code.updated")).map((d) => d.status)).toEqual(["in_review", "approved"]);
     const numbers = (await w.api("GET", "/v1/numbers")).body.numbers.map((n: Json) => n.number);
     expect(numbers).toContain(done.body.request.short_code);
   });
 
   it("rejects a leased vanity code with the reason, and answers 422 for a vanity code that is not 5–6 digits", async () => {
-    const w = workspace();
+    const w = await workspace();
     const leased = await w.api("POST", "/v1/short-codes/requests", {
       type: "vanity",
       vanity_code: "12345",

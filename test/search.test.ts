@@ -130,8 +130,8 @@ describe("searchConversations on a database with one workspace", () => {
   afterAll(() => single.close());
 
   it("counts the same total on both paths, with and without an inbox filter", async () => {
-    expect(workspaceHoldsEveryThread(single.db, only)).toBe(true);
-    expect(workspaceHoldsEveryThread(single.db, "ws_other")).toBe(false);
+    expect(await workspaceHoldsEveryThread(single.db, only)).toBe(true);
+    expect(await workspaceHoldsEveryThread(single.db, "ws_other")).toBe(false);
     for (const smallMatchSet of [0, 1e9]) {
       const all = await searchConversations(single.db, {
         workspaceId: only,
@@ -193,7 +193,7 @@ describe("searchConversations on a database with one workspace", () => {
         now,
       });
     });
-    expect(workspaceHoldsEveryThread(single.db, only)).toBe(false);
+    expect(await workspaceHoldsEveryThread(single.db, only)).toBe(false);
     expect(await refundTotal(only)).toBe(14);
     expect(await refundTotal(other)).toBe(1);
   });

@@ -15,8 +15,9 @@ const phone = () => `+1415555${String(1000 + ++seq).slice(-4)}`;
 
 /** A fresh workspace with a few contacts, for exact membership checks. */
 async function world() {
-  const ws = s.newWorkspace();
-  const call = async (method: string, path: string, body?: unknown) => await s.api(method, path, body, { key: ws.key });
+  const ws = await s.newWorkspace();
+  const call = async (method: string, path: string, body?: unknown) =>
+    await s.api(method, path, body, { key: ws.key });
   const make = async (body: Record<string, unknown>) =>
     (await call("POST", "/v1/contacts", { phone_number: phone(), ...body })).body.contact;
   const ada = await make({ first_name: "Ada", email: "ada@math.org", fields: { plan: "pro", seats: 5 } });
@@ -36,8 +37,9 @@ async function names(call: (m: string, p: string, b?: unknown) => Promise<ApiRes
 
 describe("POST /v1/segments/preview", () => {
   it("matches timezone as the API shows it (given, or the area code's main zone) and state", async () => {
-    const ws = s.newWorkspace();
-    const call = async (method: string, path: string, body?: unknown) => await s.api(method, path, body, { key: ws.key });
+    const ws = await s.newWorkspace();
+    const call = async (method: string, path: string, body?: unknown) =>
+      await s.api(method, path, body, { key: ws.key });
     await call("POST", "/v1/contacts", { phone_number: "+13125550901", first_name: "Chicago number" });
     await call("POST", "/v1/contacts", {
       phone_number: "+12125550902",
@@ -132,7 +134,7 @@ describe("POST /v1/segments/preview", () => {
 
   it("answers count and a sample, and a read-only key may call it", async () => {
     const w = await world();
-    const { key } = s.newKey(["read"]);
+    const { key } = await s.newKey(["read"]);
     const r = await s.api("POST", "/v1/segments/preview", { rules: { all: [] } }, { key });
     expect(r.status).toBe(200);
     expect(r.body.ok).toBe(true);
@@ -320,7 +322,7 @@ describe("segment rules: bad input", () => {
   });
 
   it("answers 422 for another workspace's list id and creates nothing", async () => {
-    const other = s.newWorkspace();
+    const other = await s.newWorkspace();
     const foreign = (await s.api("POST", "/v1/lists", { name: "theirs" }, { key: other.key })).body.list;
     const r = await s.api("POST", "/v1/segments", { name: "x", rules: { in_list: foreign.id } });
     expect(r.status).toBe(422);

@@ -71,7 +71,7 @@ describe("PATCH /v1/settings", () => {
   });
 
   it("changes the sending rules: state_rules, frequency_cap (partially) and paused_states (upper-cased, once each)", async () => {
-    const w = s.newWorkspace("Rules");
+    const w = await s.newWorkspace("Rules");
     const r = await s.api(
       "PATCH",
       "/v1/settings",
@@ -96,7 +96,7 @@ describe("PATCH /v1/settings", () => {
   });
 
   it("answers 422 naming the field for bad sending rules, and changes nothing", async () => {
-    const w = s.newWorkspace("Bad rules");
+    const w = await s.newWorkspace("Bad rules");
     const before = (await s.api("GET", "/v1/settings", undefined, { key: w.key })).body.settings;
     const cases: [Record<string, unknown>, string][] = [
       [{ state_rules: "yes" }, "state_rules"],
@@ -124,7 +124,7 @@ describe("PATCH /v1/settings", () => {
   });
 
   it("keeps workspaces apart", async () => {
-    const other = s.newWorkspace("Other");
+    const other = await s.newWorkspace("Other");
     await s.api("PATCH", "/v1/settings", { help_reply: "Other help" }, { key: other.key });
     const mine = await s.api("GET", "/v1/settings");
     expect(mine.body.settings.help_reply).not.toBe("Other help");
@@ -158,7 +158,7 @@ describe("settings.costs and public_id", () => {
   });
 
   it("gives each workspace its own public id", async () => {
-    const other = s.newWorkspace("Other");
+    const other = await s.newWorkspace("Other");
     const mine = (await s.api("GET", "/v1/settings")).body.settings.public_id;
     const theirs = (await s.api("GET", "/v1/settings", undefined, { key: other.key })).body.settings
       .public_id;
@@ -188,9 +188,9 @@ describe("rate limiting", () => {
   });
 
   it("keeps one bucket per workspace: another key of the same workspace is refused, another workspace is not", async () => {
-    const { key } = limited.newKey(["read"]);
+    const { key } = await limited.newKey(["read"]);
     expect((await limited.api("GET", "/v1/me", undefined, { key })).status).toBe(429);
-    const other = limited.newWorkspace("Other");
+    const other = await limited.newWorkspace("Other");
     expect((await limited.api("GET", "/v1/me", undefined, { key: other.key })).status).toBe(200);
   });
 
@@ -206,7 +206,7 @@ describe("rate limiting", () => {
     const health = await fetch(`${limited.url}/healthz`);
     expect(health.status).toBe(429);
     expect(health.headers.get("x-ratelimit-limit")).toBe("3");
-    const { key } = limited.newWorkspace("Third");
+    const { key } = await limited.newWorkspace("Third");
     expect((await limited.api("GET", "/v1/me", undefined, { key })).status).toBe(200);
   });
 });
@@ -220,7 +220,8 @@ describe("rate limiting per workspace (API.md §7.2)", () => {
   afterAll(async () => await limited.stop());
 
   it("gives four keys of one workspace together the budget of one key", async () => {
-    const keys = [limited.key, ...[1, 2, 3].map(() => limited.newKey(["read", "write"]).key)];
+    const keys = [limited.key];
+    for (let i = 0; i < 3; i++) keys.push((await limited.newKey(["read", "write"])).key);
     const statuses: number[] = [];
     for (let i = 0; i < 16; i++)
       statuses.push((await limited.api("GET", "/v1/me", undefined, { key: keys[i % 4] })).status);

@@ -73,8 +73,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 for (const target of targets) {
   const { table } = target;
   const insert = (tx: AnyHandle, id: string, n = 1) => tx.insert(table).values({ id, n });
-  const all = async (store: Store<AnyHandle, AnyHandle>) =>
-    await store.rows<Item>(store.db.select().from(table).orderBy(asc(table.id)));
+  const all = (store: Store<AnyHandle, AnyHandle>) =>
+    store.rows<Item>(store.db.select().from(table).orderBy(asc(table.id)));
   const ids = async (store: Store<AnyHandle, AnyHandle>) => (await all(store)).map((row) => row.id);
 
   describe(`store on ${target.name}: transactions`, () => {
@@ -91,11 +91,11 @@ for (const target of targets) {
 
     it("rolls everything back when the callback throws, and rethrows", async () => {
       const store = await target.open();
-      const outcome = await (await store
-              .tx(async (tx) => {
-                await insert(tx, "a");
-                throw new Error("no");
-              }))
+      const outcome = await store
+        .tx(async (tx) => {
+          await insert(tx, "a");
+          throw new Error("no");
+        })
         .catch((error: Error) => error.message);
       expect({ outcome, ids: await ids(store) }).toEqual({ outcome: "no", ids: [] });
       await store.close();
@@ -104,11 +104,11 @@ for (const target of targets) {
     it("rolls back a failed statement's transaction (a duplicate key)", async () => {
       const store = await target.open();
       await store.tx((tx) => insert(tx, "a"));
-      const failed = await (await store
-              .tx(async (tx) => {
-                await insert(tx, "b");
-                await insert(tx, "a");
-              }))
+      const failed = await store
+        .tx(async (tx) => {
+          await insert(tx, "b");
+          await insert(tx, "a");
+        })
         .then(
           () => false,
           () => true,
@@ -119,14 +119,14 @@ for (const target of targets) {
 
     it("a nested transaction's error rolls back everything when nobody catches it", async () => {
       const store = await target.open();
-      const outcome = await (await store
-              .tx(async (tx) => {
-                await insert(tx, "outer");
-                await store.tx(async (inner) => {
-                  await insert(inner, "inner");
-                  throw new Error("inner failed");
-                });
-              }))
+      const outcome = await store
+        .tx(async (tx) => {
+          await insert(tx, "outer");
+          await store.tx(async (inner) => {
+            await insert(inner, "inner");
+            throw new Error("inner failed");
+          });
+        })
         .catch((error: Error) => error.message);
       expect({ outcome, ids: await ids(store) }).toEqual({ outcome: "inner failed", ids: [] });
       await store.close();
@@ -136,11 +136,11 @@ for (const target of targets) {
       const store = await target.open();
       await store.tx(async (tx) => {
         await insert(tx, "a");
-        await (await store
-                  .tx(async (inner) => {
-                    await insert(inner, "b");
-                    throw new Error("inner failed");
-                  }))
+        await store
+          .tx(async (inner) => {
+            await insert(inner, "b");
+            throw new Error("inner failed");
+          })
           .catch(() => {});
         await insert(tx, "c");
       });
@@ -160,21 +160,21 @@ for (const target of targets) {
     it("commits the writes of one moment, undoes a failing one alone, and finishes collected values", async () => {
       const store = await target.open();
       const finished: string[][] = [];
-      const write = async (id: string, fail = false) =>
-        await store.writeBatched(async (tx, batch) => {
-                    const seen = batch.collect<string[]>(
-                      "seen",
-                      () => [],
-                      (_tx, value) => {
-                        finished.push([...value]);
-                      },
-                    );
-                    await insert(tx, id);
-                    if (fail) throw new Error(`${id} failed`);
-                    seen.push(id);
-                    return id;
-                  });
-      const outcomes = await Promise.allSettled([await write("a"), await write("b", true), await write("c")]);
+      const write = (id: string, fail = false) =>
+        store.writeBatched(async (tx, batch) => {
+          const seen = batch.collect<string[]>(
+            "seen",
+            () => [],
+            (_tx, value) => {
+              finished.push([...value]);
+            },
+          );
+          await insert(tx, id);
+          if (fail) throw new Error(`${id} failed`);
+          seen.push(id);
+          return id;
+        });
+      const outcomes = await Promise.allSettled([write("a"), write("b", true), write("c")]);
       expect({
         outcomes: outcomes.map((o) => (o.status === "fulfilled" ? o.value : (o.reason as Error).message)),
         ids: await ids(store),
@@ -195,23 +195,23 @@ for (const target of targets) {
     it("join the transaction: its rollback undoes them, and their collected values are finished", async () => {
       const store = await target.open();
       const finished: string[] = [];
-      const outcome = await (await store
-              .tx(async (tx) => {
-                await insert(tx, "a");
-                const id = await store.writeBatched(async (inner, batch) => {
-                  batch.collect(
-                    "k",
-                    () => "value",
-                    (_tx, value) => {
-                      finished.push(value);
-                    },
-                  );
-                  await insert(inner, "b");
-                  return "b";
-                });
-                const seen = await store.rows<Item>(tx.select().from(table).orderBy(asc(table.id)));
-                throw new Error(`${id}: ${seen.map((row) => row.id).join(",")}`);
-              }))
+      const outcome = await store
+        .tx(async (tx) => {
+          await insert(tx, "a");
+          const id = await store.writeBatched(async (inner, batch) => {
+            batch.collect(
+              "k",
+              () => "value",
+              (_tx, value) => {
+                finished.push(value);
+              },
+            );
+            await insert(inner, "b");
+            return "b";
+          });
+          const seen = await store.rows<Item>(tx.select().from(table).orderBy(asc(table.id)));
+          throw new Error(`${id}: ${seen.map((row) => row.id).join(",")}`);
+        })
         .catch((error: Error) => error.message);
       expect({ outcome, finished, ids: await ids(store) }).toEqual({
         outcome: "b: a,b",
@@ -236,28 +236,28 @@ for (const target of targets) {
       const cases: [string, () => Promise<unknown>, unknown][] = [
         [
           "first of a select takes one row",
-          async () => await store.first(store.db.select().from(table).orderBy(asc(table.id))),
+          () => store.first(store.db.select().from(table).orderBy(asc(table.id))),
           { id: "a", n: 1 },
         ],
         [
           "first of nothing",
-          async () => await store.first(store.db.select().from(table).where(sql`${table.n} > 9`)),
+          () => store.first(store.db.select().from(table).where(sql`${table.n} > 9`)),
           undefined,
         ],
         ["rows of a select", async () => (await all(store)).length, 3],
         [
           "first of raw SQL: count(*) is a number",
-          async () => await store.first(sql`select count(*) as c from store_items`),
+          () => store.first(sql`select count(*) as c from store_items`),
           { c: 3 },
         ],
         [
           "rows of raw SQL",
-          async () => await store.rows(sql`select id from store_items where n >= 2 order by id`),
+          () => store.rows(sql`select id from store_items where n >= 2 order by id`),
           [{ id: "b" }, { id: "c" }],
         ],
         [
           "sum of integers is a number",
-          async () => await store.first(sql`select sum(n) as s from store_items`),
+          () => store.first(sql`select sum(n) as s from store_items`),
           { s: 6 },
         ],
       ];
@@ -270,7 +270,7 @@ for (const target of targets) {
       const store = await target.open();
       const seen = await store.tx(async (tx) => {
         await insert(tx, "a");
-        return await store.first(sql`select count(*) as c from store_items`);
+        return store.first(sql`select count(*) as c from store_items`);
       });
       expect(seen).toEqual({ c: 1 });
       await store.close();
@@ -278,9 +278,9 @@ for (const target of targets) {
 
     it("pings an open database, and not a closed one", async () => {
       const store = await target.open();
-      const before = await (await store.ping()).then(() => "ok");
+      const before = await store.ping().then(() => "ok");
       await store.close();
-      const after = await (await store.ping()).then(
+      const after = await store.ping().then(
         () => "ok",
         () => "refused",
       );
@@ -295,14 +295,14 @@ if (testsRunOn("sqlite"))
       const store = await sqliteTarget.open();
       const steps: string[] = [];
       const counter = async (name: string) =>
-        await store.tx(async (tx) => {
-                    steps.push(`${name} begins`);
-                    const row = await store.first<Item>(tx.select().from(sqliteItems));
-                    await sleep(20);
-                    if (row) await tx.update(sqliteItems).set({ n: row.n + 1 });
-                    else await tx.insert(sqliteItems).values({ id: "counter", n: 1 });
-                    steps.push(`${name} ends`);
-                  });
+        store.tx(async (tx) => {
+          steps.push(`${name} begins`);
+          const row = await store.first<Item>(tx.select().from(sqliteItems));
+          await sleep(20);
+          if (row) await tx.update(sqliteItems).set({ n: row.n + 1 });
+          else await tx.insert(sqliteItems).values({ id: "counter", n: 1 });
+          steps.push(`${name} ends`);
+        });
       await Promise.all([counter("first"), counter("second")]);
       expect({ steps, rows: await store.rows(store.db.select().from(sqliteItems)) }).toEqual({
         steps: ["first begins", "first ends", "second begins", "second ends"],
@@ -328,10 +328,10 @@ if (testsRunOn("sqlite"))
 
     it("waits for an open transaction before closing", async () => {
       const store = await sqliteTarget.open();
-      const writing = await store.tx(async (tx) => {
-              await sleep(20);
-              await tx.insert(sqliteItems).values({ id: "a", n: 1 });
-            });
+      const writing = store.tx(async (tx) => {
+        await sleep(20);
+        await tx.insert(sqliteItems).values({ id: "a", n: 1 });
+      });
       await store.close();
       await writing;
       const reopened = createSqliteStore(

@@ -87,14 +87,14 @@ describe("canSendTo", () => {
   it("is per workspace", async () => {
     const p = phone();
     await s.api("POST", "/v1/suppression", { phone_number: p });
-    const other = s.newWorkspace();
+    const other = await s.newWorkspace();
     expect(await canSendTo(s.server.handle.db, other.workspaceId, p)).toEqual({ allowed: true });
   });
 });
 
 describe("GET/DELETE /v1/suppression", () => {
   it("lists newest first, gets and deletes by id", async () => {
-    const ws = s.newWorkspace();
+    const ws = await s.newWorkspace();
     const a = (await s.api("POST", "/v1/suppression", { phone_number: phone() }, { key: ws.key })).body
       .suppression;
     const b = (
@@ -118,7 +118,7 @@ describe("GET/DELETE /v1/suppression", () => {
 
   it("answers 404 for another workspace's entry and 422 for a bad reason filter", async () => {
     const a = (await s.api("POST", "/v1/suppression", { phone_number: phone() })).body.suppression;
-    const other = s.newWorkspace();
+    const other = await s.newWorkspace();
     expect((await s.api("GET", `/v1/suppression/${a.id}`, undefined, { key: other.key })).status).toBe(404);
     expect((await s.api("DELETE", `/v1/suppression/${a.id}`, undefined, { key: other.key })).status).toBe(
       404,

@@ -65,7 +65,7 @@ describe("events the domains emit, as delivered", () => {
 
 describe("subscriptions follow endpoint changes at once", () => {
   it("an endpoint created, narrowed, disabled and deleted between events gets exactly the events it wanted then", async () => {
-    const ws = s.newWorkspace();
+    const ws = await s.newWorkspace();
     const own = new Receiver();
     try {
       const create = async (phone: string) =>

@@ -44,7 +44,8 @@ const db = () => s.server.handle.db;
 /** The workspace a test acts in: each event-delivery test gets its own, so retries never mix. */
 let current: { workspaceId: string; key: string } | null = null;
 const ws = () => current ?? { workspaceId: s.workspaceId, key: s.key };
-const wsApi = async (method: string, path: string, body?: unknown) => await s.api(method, path, body, { key: ws().key });
+const wsApi = async (method: string, path: string, body?: unknown) =>
+  await s.api(method, path, body, { key: ws().key });
 
 /** Runs every job due at the fake clock's now (and what they enqueue that is due). */
 async function runDueDeliveries() {
@@ -203,7 +204,7 @@ describe("POST /v1/webhooks", () => {
   });
 
   it("answers 403 for a read-only key", async () => {
-    const { key } = s.newKey(["read"]);
+    const { key } = await s.newKey(["read"]);
     const r = await s.api("POST", "/v1/webhooks", { url: "https://example.com/h", events: ["*"] }, { key });
     expect(r.status).toBe(403);
   });
@@ -398,7 +399,7 @@ describe("postWebhook", () => {
 
 describe("GET /v1/webhooks", () => {
   it("lists newest first with total, limit and offset, only this workspace's", async () => {
-    const other = s.newWorkspace("Webhook list other");
+    const other = await s.newWorkspace("Webhook list other");
     await s.api(
       "POST",
       "/v1/webhooks",
@@ -443,7 +444,7 @@ describe("GET /v1/webhooks/{id}", () => {
   });
 
   it("answers 404 for an unknown, malformed or other workspace's id", async () => {
-    const other = s.newWorkspace("Webhook get other");
+    const other = await s.newWorkspace("Webhook get other");
     const theirs = await s.api(
       "POST",
       "/v1/webhooks",
@@ -503,7 +504,7 @@ describe("PATCH /v1/webhooks/{id}", () => {
 
   it("answers 404 for another workspace's webhook", async () => {
     const w = await subscribe("/patch-404");
-    const other = s.newWorkspace("Webhook patch other");
+    const other = await s.newWorkspace("Webhook patch other");
     const r = await s.api("PATCH", `/v1/webhooks/${w.id}`, { enabled: false }, { key: other.key });
     expect(r.status).toBe(404);
     expect((await s.api("GET", `/v1/webhooks/${w.id}`)).body.webhook.enabled).toBe(true);
@@ -523,7 +524,7 @@ describe("DELETE /v1/webhooks/{id}", () => {
 
   it("answers 404 for another workspace's webhook and keeps it", async () => {
     const w = await subscribe("/delete-404");
-    const other = s.newWorkspace("Webhook delete other");
+    const other = await s.newWorkspace("Webhook delete other");
     expect((await s.api("DELETE", `/v1/webhooks/${w.id}`, undefined, { key: other.key })).status).toBe(404);
     expect((await s.api("GET", `/v1/webhooks/${w.id}`)).status).toBe(200);
   });
@@ -625,7 +626,7 @@ describe("POST /v1/webhooks/{id}/test", () => {
 
   it("answers 404 for an unknown id or another workspace's webhook", async () => {
     const w = await subscribe("/test-404");
-    const other = s.newWorkspace("Webhook test other");
+    const other = await s.newWorkspace("Webhook test other");
     expect((await s.api("POST", `/v1/webhooks/${w.id}/test`, undefined, { key: other.key })).status).toBe(
       404,
     );
@@ -661,7 +662,7 @@ describe("POST /v1/webhooks/{id}/rotate-secret", () => {
 
   it("answers 404 for another workspace's webhook", async () => {
     const w = await subscribe("/rotate-404");
-    const other = s.newWorkspace("Webhook rotate other");
+    const other = await s.newWorkspace("Webhook rotate other");
     expect(
       (await s.api("POST", `/v1/webhooks/${w.id}/rotate-secret`, undefined, { key: other.key })).status,
     ).toBe(404);
@@ -669,15 +670,15 @@ describe("POST /v1/webhooks/{id}/rotate-secret", () => {
 });
 
 describe("event delivery", () => {
-  beforeEach(() => {
-    current = s.newWorkspace("Event delivery");
+  beforeEach(async () => {
+    current = await s.newWorkspace("Event delivery");
   });
   afterAll(() => {
     current = null;
   });
 
   it("delivers each emitted event the subscription wants, signed, as {type, timestamp, data}", async () => {
-    const other = s.newWorkspace("Webhook delivery other");
+    const other = await s.newWorkspace("Webhook delivery other");
 
     const w = await subscribe("/events", ["message.delivered"]);
     const all = await subscribe("/events-all", ["*"]);
@@ -730,13 +731,12 @@ describe("event delivery", () => {
 
   it("rolls deliveries back with the emitting transaction", async () => {
     await subscribe("/rollback", ["contact.opted_out"]);
-    expect(
-      async () =>
-        await db().transaction(async (tx) => {
-          await emitEvent(tx, ws().workspaceId, "contact.opted_out", { id: "rolled-back" }, clock.now());
-          throw new Error("abort");
-        }),
-    ).toThrow("abort");
+    await expect(
+      db().transaction(async (tx) => {
+        await emitEvent(tx, ws().workspaceId, "contact.opted_out", { id: "rolled-back" }, clock.now());
+        throw new Error("abort");
+      }),
+    ).rejects.toThrow("abort");
     await runDueDeliveries();
     expect(receiver.at("/rollback")).toHaveLength(0);
   });
@@ -920,7 +920,7 @@ describe("event delivery", () => {
 describe("GET /v1/webhooks/{id}/deliveries", () => {
   it("answers 404 for another workspace's webhook", async () => {
     const w = await subscribe("/log-404");
-    const other = s.newWorkspace("Webhook log other");
+    const other = await s.newWorkspace("Webhook log other");
     expect(
       (await s.api("GET", `/v1/webhooks/${w.id}/deliveries`, undefined, { key: other.key })).status,
     ).toBe(404);
@@ -993,7 +993,7 @@ describe("POST /v1/webhooks/{id}/deliveries/{delivery_id}/retry", () => {
   it("answers 404 for an unknown delivery or another workspace's webhook", async () => {
     const w = await subscribe("/replay-404");
     const test = await s.api("POST", `/v1/webhooks/${w.id}/test`);
-    const other = s.newWorkspace("Webhook replay other");
+    const other = await s.newWorkspace("Webhook replay other");
     const path = `/v1/webhooks/${w.id}/deliveries/${test.body.delivery.id}/retry`;
     expect((await s.api("POST", path, undefined, { key: other.key })).status).toBe(404);
     expect(

@@ -89,7 +89,7 @@ function startReceiver(port = 0) {
 async function seed(dir: string, url: string, n: number) {
   const dbPath = join(dir, "bench.db");
   const handle = await prepareDatabase({ dbPath }, () => {});
-  const workspace = handle.sqlite.query("SELECT id FROM workspaces LIMIT 1").get() as { id: string };
+  const workspace = handle.sqlite!.query("SELECT id FROM workspaces LIMIT 1").get() as { id: string };
   await createWebhook(handle.db, workspace.id, { url, events: ["*"] });
   const now = Date.now();
   for (let done = 0; done < n; done += 1000) {
@@ -105,7 +105,7 @@ async function seed(dir: string, url: string, n: number) {
       }
     });
   }
-  handle.close();
+  await handle.close();
   return dbPath;
 }
 
@@ -113,7 +113,7 @@ async function seed(dir: string, url: string, n: number) {
 async function fanOutCost() {
   const dir = mkdtempSync(join(tmpdir(), "outreach-bench-fanout-"));
   const handle = await prepareDatabase({ dbPath: join(dir, "fanout.db") }, () => {});
-  const workspace = handle.sqlite.query("SELECT id FROM workspaces LIMIT 1").get() as { id: string };
+  const workspace = handle.sqlite!.query("SELECT id FROM workspaces LIMIT 1").get() as { id: string };
   const n = 20_000;
   const perEvent = async () => {
     const started = performance.now();
@@ -128,7 +128,7 @@ async function fanOutCost() {
   const none = await perEvent();
   await createWebhook(handle.db, workspace.id, { url: "http://127.0.0.1:9/hook", events: ["*"] });
   const one = await perEvent();
-  handle.close();
+  await handle.close();
   rmSync(dir, { recursive: true, force: true });
   const result = { emit_us_no_subscription: none, emit_us_one_subscription: one };
   console.log("fan-out", JSON.stringify(result));
@@ -169,9 +169,9 @@ async function startServer(dbPath: string): Promise<Subprocess> {
   throw new Error("server did not start");
 }
 
-async function waitFor(condition: () => boolean, timeoutMs: number, label: string) {
+async function waitFor(condition: () => boolean | Promise<boolean>, timeoutMs: number, label: string) {
   const deadline = performance.now() + timeoutMs;
-  while (!condition()) {
+  while (!(await condition())) {
     if (performance.now() > deadline) throw new Error(`timed out waiting for ${label}`);
     await Bun.sleep(20);
   }

@@ -1,10 +1,9 @@
 import { statSync } from "node:fs";
 import { eq } from "drizzle-orm";
-import { dbPathFrom } from "../config";
-import { openDatabase } from "../db/client";
-import { migrate } from "../db/migrate";
+import { databaseUrlFrom, dbPathFrom } from "../config";
 import { workspaces } from "../db/schema";
 import { importContactsCsv } from "../domain/audience/contact-import";
+import { openConfiguredDatabase } from "../server";
 import { type ParsedArgs, requireFlag, UsageError } from "./args";
 
 /** A one-line progress bar on stderr (only when stderr is a terminal, else a line every 5%). */
@@ -44,9 +43,11 @@ export async function runContactsCommand(
   } catch {
     throw new UsageError(`cannot read ${file}`);
   }
-  const handle = openDatabase(dbPathFrom(flags));
+  const handle = await openConfiguredDatabase({
+    dbPath: dbPathFrom(flags),
+    databaseUrl: databaseUrlFrom(flags),
+  });
   try {
-    migrate(handle.sqlite);
     if (
       !(await handle.db
         .select({ id: workspaces.id })
@@ -72,6 +73,6 @@ export async function runContactsCommand(
     }
     return 0;
   } finally {
-    handle.close();
+    await handle.close();
   }
 }

@@ -1,10 +1,9 @@
 import { provisionUser } from "../auth/accounts";
 import { ROLES, type Role } from "../auth/roles";
 import { listMembers } from "../auth/users";
-import { dbPathFrom, publicUrlFrom } from "../config";
-import { openDatabase } from "../db/client";
-import { migrate } from "../db/migrate";
+import { databaseUrlFrom, dbPathFrom, publicUrlFrom } from "../config";
 import { getWorkspace } from "../domain/workspace/workspaces";
+import { openConfiguredDatabase } from "../server";
 import { type ParsedArgs, requireFlag, UsageError } from "./args";
 
 const USAGE =
@@ -40,9 +39,11 @@ export async function runUsersCommand(sub: string | undefined, flags: ParsedArgs
     // Read before the database is opened: a password typed at a terminal does not hold a lock.
     if (flags["password-stdin"]) password = await readPasswordLine();
   }
-  const handle = openDatabase(dbPathFrom(flags));
+  const handle = await openConfiguredDatabase({
+    dbPath: dbPathFrom(flags),
+    databaseUrl: databaseUrlFrom(flags),
+  });
   try {
-    migrate(handle.sqlite);
     if (!(await getWorkspace(handle.db, workspaceId)))
       throw new UsageError(`workspace ${workspaceId} does not exist`);
     if (sub === "list") {
@@ -82,6 +83,6 @@ export async function runUsersCommand(sub: string | undefined, flags: ParsedArgs
     }
     return 0;
   } finally {
-    handle.close();
+    await handle.close();
   }
 }

@@ -509,3 +509,11 @@ export function dialectOf(db: DbOrTx): "sqlite" | "postgres" {
 export async function pingDatabase(db: DbOrTx): Promise<void> {
   await db.get(sql`select 1`);
 }
+
+/**
+ * Inside a transaction: waits until no other process is bootstrapping the database (PostgreSQL:
+ * a transaction-scoped advisory lock; SQLite: a write transaction already runs alone).
+ */
+export async function lockForBootstrap(tx: DbOrTx): Promise<void> {
+  if (dialectOf(tx) === "postgres") await tx.run(sql`select pg_advisory_xact_lock(4180511962310779)`);
+}

@@ -56,3 +56,12 @@ export function inJsonList(column: SQLiteColumn | SQL, values: readonly (string 
 export function inJsonListParam(column: SQLiteColumn | SQL, name: string): SQL {
   return sql`${column} IN (SELECT value FROM json_each(${sql.placeholder(name)}))`;
 }
+
+let dialect: "sqlite" | "postgres" = "sqlite";
+/** The database this process runs on (one process, one database): set when it is opened. */
+export function setDialect(d: "sqlite" | "postgres"): void {
+  dialect = d;
+}
+export function currentDialect(): "sqlite" | "postgres" {
+  return dialect;
+}

@@ -1,4 +1,4 @@
-import { type Db, inTransaction, sqliteOf, type Tx } from "./client";
+import { type Db, dialectOf, inTransaction, sqliteOf, type Tx } from "./client";
 
 /**
  * What the writes of one group share: `collect` gives every write of the group the same value for
@@ -34,6 +34,9 @@ export async function groupCommit<T>(
   db: Db,
   work: (tx: Tx, group: GroupScope) => Promise<T> | T,
 ): Promise<T> {
+  // PostgreSQL: a transaction per write (the pool gives the concurrency, and PostgreSQL groups
+  // the WAL flushes of concurrent commits itself).
+  if (dialectOf(db) === "postgres") return (await writeAlone(db, work)) as T;
   let submit = committers.get(db);
   if (!submit) {
     submit = createGroupCommitter(db);
@@ -106,21 +109,7 @@ function createGroupCommitter(db: Db) {
   return async (work: (tx: Tx, group: GroupScope) => unknown) => {
     // Inside a transaction the write joins it: waiting for the next group would wait for the
     // transaction that waits for this write.
-    if (inTransaction(db)) {
-      const finishes: (() => unknown)[] = [];
-      const alone: GroupScope = {
-        collect<T>(_key: string, create: () => T, finish: (tx: Tx, value: T) => Promise<void> | void): T {
-          const value = create();
-          finishes.push(() => finish(db as unknown as Tx, value));
-          return value;
-        },
-      };
-      return await db.transaction(async (tx) => {
-        const value = await work(tx, alone);
-        for (const finish of finishes) await finish();
-        return value;
-      });
-    }
+    if (inTransaction(db)) return await writeAlone(db, work);
     return new Promise<unknown>((resolve, reject) => {
       pending.push({ work, resolve, reject });
       if (!scheduled) {
@@ -129,4 +118,21 @@ function createGroupCommitter(db: Db) {
       }
     });
   };
+}
+
+/** One write in a transaction of its own (a savepoint inside an open one), its group of one. */
+function writeAlone(db: Db, work: (tx: Tx, group: GroupScope) => unknown): Promise<unknown> {
+  return db.transaction(async (tx) => {
+    const finishes: (() => unknown)[] = [];
+    const alone: GroupScope = {
+      collect<T>(_key: string, create: () => T, finish: (tx: Tx, value: T) => Promise<void> | void): T {
+        const value = create();
+        finishes.push(() => finish(tx, value));
+        return value;
+      },
+    };
+    const value = await work(tx, alone);
+    for (const finish of finishes) await finish();
+    return value;
+  });
 }

@@ -130,7 +130,6 @@ export async function readBounded(
 
 export interface ConventionDeps {
   db: Db;
-  sqlite: SqliteConnection;
   metrics: HttpMetrics;
   rateLimit: { rps: number; burst: number };
   /** True for a write route that declares no body (API.md: such endpoints ignore one). */

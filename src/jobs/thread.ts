@@ -8,7 +8,8 @@
 
 import { createCarrier, loadCarrierSettings } from "../carriers";
 import type { Config } from "../config";
-import { type DbHandle, openDatabase, startCheckpoints } from "../db/client";
+import { type Db, openDatabase, startCheckpoints } from "../db/client";
+import { openPgDatabase } from "../db/pg-database";
 import { setLogLevel } from "../lib/log";
 import { systemClock } from "../lib/time";
 import { createVoiceProvider, loadVoiceSettings } from "../voice";
@@ -22,7 +23,7 @@ export type ThreadRequest =
   | { type: "stop"; graceMs: number };
 export type ThreadReply = { type: "ready" } | { type: "failed"; error: string } | { type: "stopped" };
 
-let handle: DbHandle | null = null;
+let handle: { db: Db; close(): Promise<void> | void } | null = null;
 let background: Background | null = null;
 let checkpoints: { stop(): void } | null = null;
 const reply = (message: ThreadReply) => self.postMessage(message);
@@ -33,7 +34,13 @@ self.onmessage = async (event: MessageEvent<ThreadRequest>) => {
     try {
       const { config, env } = message;
       setLogLevel(config.logLevel);
-      handle = openDatabase(config.dbPath, { cacheMb: config.sqliteCacheMb });
+      // The request thread migrated the database before it started this one.
+      const sqlite = config.databaseUrl
+        ? null
+        : openDatabase(config.dbPath, { cacheMb: config.sqliteCacheMb });
+      handle =
+        sqlite ??
+        (await openPgDatabase(config.databaseUrl as string, { max: config.databasePoolMax, migrate: false }));
       const carrier = createCarrier(
         config,
         { db: handle.db, clock: systemClock },
@@ -43,7 +50,7 @@ self.onmessage = async (event: MessageEvent<ThreadRequest>) => {
       startRuntimes(handle.db, config, carrier, voice);
       background = startBackground(handle.db, carrier, voice);
       // The request thread leaves checkpoints to this one (see startBackgroundThread).
-      checkpoints = startCheckpoints(handle.sqlite);
+      if (sqlite) checkpoints = startCheckpoints(sqlite.sqlite);
       reply({ type: "ready" });
     } catch (error) {
       reply({ type: "failed", error: error instanceof Error ? error.message : String(error) });
@@ -53,7 +60,7 @@ self.onmessage = async (event: MessageEvent<ThreadRequest>) => {
   } else if (message.type === "stop") {
     await background?.stop(message.graceMs);
     checkpoints?.stop();
-    handle?.close();
+    await handle?.close();
     reply({ type: "stopped" });
   }
 };

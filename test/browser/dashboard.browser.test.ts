@@ -81,10 +81,14 @@ const AXE = readFileSync(join(import.meta.dir, "..", "..", "node_modules", "axe-
 /** axe-core's serious and critical violations on the page as it is, as "rule: elements" lines. */
 async function accessibilityProblems(page: Page): Promise<string[]> {
   await page.addScriptTag({ content: AXE });
-  const result: Json = await page.evaluate(async () =>
-    await (window as unknown as { axe: { run: (d: Document, o: object) => Promise<unknown> } }).axe.run(document, {
-            resultTypes: ["violations"],
-          }),
+  const result: Json = await page.evaluate(
+    async () =>
+      await (window as unknown as { axe: { run: (d: Document, o: object) => Promise<unknown> } }).axe.run(
+        document,
+        {
+          resultTypes: ["violations"],
+        },
+      ),
   );
   return result.violations
     .filter((v: Json) => v.impact === "serious" || v.impact === "critical")

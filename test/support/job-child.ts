@@ -23,8 +23,8 @@ const handlers: Record<string, RegisteredJob> = {
       appendFileSync(logPath, `started ${ctx.job.id} attempt ${ctx.job.attempts}\n`);
       await Bun.sleep(slowMs);
       await ctx.completeWith(
-                async (tx) => await enqueueAnyJob(tx, "test.marker", { for: ctx.job.id }, { maxAttempts: 1 }),
-              );
+        async (tx) => await enqueueAnyJob(tx, "test.marker", { for: ctx.job.id }, { maxAttempts: 1 }),
+      );
       appendFileSync(logPath, `completed ${ctx.job.id}\n`);
     }) as RegisteredJob["handle"],
   },

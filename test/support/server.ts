@@ -17,9 +17,9 @@ export interface TestServer {
   announcement: string;
   workspaceId: string;
   /** Makes another workspace with a key of the given scopes. */
-  newWorkspace(name?: string, scopes?: Scope[]): { workspaceId: string; key: string; keyId: string };
+  newWorkspace(name?: string, scopes?: Scope[]): Promise<{ workspaceId: string; key: string; keyId: string }>;
   /** Makes another key in the default workspace. */
-  newKey(scopes: Scope[]): { key: string; keyId: string };
+  newKey(scopes: Scope[]): Promise<{ key: string; keyId: string }>;
   /** fetch with the default key (override with `key`), JSON bodies and parsed JSON answers. */
   api(method: string, path: string, body?: unknown, options?: ApiOptions): Promise<ApiResult>;
   stop(): Promise<void>;
