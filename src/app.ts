@@ -32,7 +32,7 @@ import { usersRoutes } from "./api/users";
 import { webhooksRoutes } from "./api/webhooks";
 import type { Carrier } from "./carriers/carrier";
 import type { Config } from "./config";
-import type { Db, SqliteConnection } from "./db/client";
+import type { Db } from "./db/client";
 import { bodylessRoutes, createFrontDoor, httpErrors } from "./http/conventions";
 import { HttpMetrics } from "./http/metrics";
 import { ErrorBody } from "./http/schemas";

@@ -3,7 +3,7 @@ import { Elysia } from "elysia";
 import { sessionCookie, sessionTokenOf, wantsSecureCookie } from "../auth/cookies";
 import { isCrossSite } from "../auth/cross-site";
 import { createSessionAuthenticator } from "../auth/sessions";
-import type { Db, SqliteConnection } from "../db/client";
+import type { Db } from "../db/client";
 import { createKeyAuthenticator } from "../domain/workspace/api-keys";
 import {
   claimIdempotencyKey,

@@ -5,6 +5,7 @@ import { type Config, loadConfig } from "../../src/config";
 import { createApiKey, type Scope } from "../../src/domain/workspace/api-keys";
 import { createWorkspace } from "../../src/domain/workspace/workspaces";
 import { type RunningServer, startServer } from "../../src/server";
+import { freshDatabase, testPostgres, testsRunOn } from "./postgres";
 
 export interface TestServer {
   url: string;
@@ -42,12 +43,22 @@ export interface ApiResult {
  * Starts the real server on a random port over a fresh temp SQLite file. The bootstrap key that
  * `serve` prints is captured from its announcement.
  */
+/** The PostgreSQL cluster of this pass (the runner's, else one started for this file). */
+async function testPgUrl(): Promise<string> {
+  const pg = await testPostgres();
+  if ("skip" in pg) throw new Error(`no PostgreSQL for the PostgreSQL pass: ${pg.skip}`);
+  return pg.url;
+}
+
 export async function startTestServer(
   overrides: Partial<Config> = {},
   env: Record<string, string> = {},
 ): Promise<TestServer> {
   const dir = mkdtempSync(join(tmpdir(), "outreach-test-"));
   const dbPath = join(dir, "test.db");
+  // On the PostgreSQL pass every server gets a database of its own on the pass's cluster.
+  const databaseUrl =
+    overrides.databaseUrl ?? (testsRunOn("postgres") ? await freshDatabase(await testPgUrl()) : null);
   const config: Config = {
     // Test receivers listen on loopback: private targets are allowed unless a test says otherwise.
     ...loadConfig({}, { RATE_LIMIT_RPS: "0", LOG_LEVEL: "error", WEBHOOK_ALLOW_PRIVATE: "true", ...env }),
@@ -55,6 +66,7 @@ export async function startTestServer(
     host: "127.0.0.1",
     dbPath,
     ...overrides,
+    databaseUrl,
   };
   let announced = "";
   const server = await startServer(config, {

@@ -3,7 +3,7 @@ import { changeWatchOf, type Db, type DbOrTx, memo, synchronousReader } from "..
 import { CommitCheckedCaches } from "../../db/commit-watch";
 import { groupCommit } from "../../db/group-commit";
 import { preparedPerConnection, rowPlaceholders } from "../../db/prepared";
-import { type ClickRow, clicks, linkVersions, offers, trackedLinks } from "../../db/schema";
+import { type ClickRow, clicks, offers, trackedLinks } from "../../db/schema";
 import { newId } from "../../lib/ids";
 import { emitEvent } from "../events";
 

@@ -255,6 +255,6 @@ export function createKeyAuthenticator(db: Db) {
   function use(entry: CachedKey, now: number): AuthenticatedKey | Promise<AuthenticatedKey> {
     if (entry.lastUsedAt !== null && now - entry.lastUsedAt <= LAST_USED_GRANULARITY_MS) return entry;
     const pending = touched(entry, now);
-    return pending ? pending.then(() => entry) : entry;
+    return pending instanceof Promise ? pending.then(() => entry) : entry;
   }
 }
