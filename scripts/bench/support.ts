@@ -39,11 +39,11 @@ export interface StartedServer {
 }
 
 /**
- * Starts `dist/outreach serve` (or, with `fromSource`, `bun run src/main.ts serve`) on a temp
- * database (or `dbPath`) and waits for /healthz.
+ * Starts `dist/outreach serve` (or `options.binary`, or with `fromSource`, `bun run src/main.ts serve`)
+ * on a temp database (or `dbPath`) and waits for /healthz.
  */
 export async function startBinary(
-  options: { dbPath?: string; env?: Record<string, string>; fromSource?: boolean } = {},
+  options: { dbPath?: string; env?: Record<string, string>; fromSource?: boolean; binary?: string } = {},
 ): Promise<StartedServer> {
   const port = await freePort();
   const dbPath = options.dbPath ?? join(mkdtempSync(join(tmpdir(), "outreach-bench-")), "bench.db");
@@ -54,7 +54,7 @@ export async function startBinary(
     : [];
   const program = options.fromSource
     ? [process.execPath, ...profile, "run", join(root, "src/main.ts")]
-    : [binary];
+    : [options.binary ?? binary];
   const proc = spawn([...program, "serve", "--port", String(port), "--db", dbPath], {
     env: { ...process.env, RATE_LIMIT_RPS: "0", LOG_LEVEL: "warn", ...options.env },
     stdout: Bun.file(logPath),
