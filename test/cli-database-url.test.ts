@@ -1,8 +1,8 @@
 /**
  * DATABASE_URL / --database-url: parsed once (src/config.ts); malformed or unreachable → one line,
- * exit 1, nothing written. A reachable PostgreSQL is refused honestly until the domain runs on the
- * store (docs/postgres.md), never a silent fallback to the SQLite file. The reachable cases run in
- * the PostgreSQL pass (or when this file runs alone) on a throwaway cluster.
+ * exit 1, nothing written, never a silent fallback to the SQLite file. A reachable PostgreSQL is
+ * the database of every command but backup and restore. The reachable cases run in the PostgreSQL
+ * pass (or when this file runs alone) on a throwaway cluster.
  */
 import { afterAll, describe, expect, it } from "bun:test";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
@@ -31,8 +31,6 @@ async function cli(args: string[], env: Record<string, string> = {}) {
   ]);
   return { code, stdout, stderr };
 }
-
-const NOT_SUPPORTED = "PostgreSQL is not supported by this version yet (the embedded SQLite is)";
 
 if (testsRunOn("sqlite")) {
   describe("DATABASE_URL: malformed", () => {
@@ -167,45 +165,62 @@ if (testsRunOn("postgres")) {
   else {
     const adminUrl = pg.url;
     describe("DATABASE_URL: a reachable PostgreSQL", () => {
-      const commands: string[][] = [
-        ["serve", "--port", "0"],
-        ["migrate"],
-        ["workspaces", "create", "--name", "Acme"],
-        ["keys", "list", "--workspace", "x"],
-        ["users", "list", "--workspace", "x"],
-        ["backup", "--out", join(dir, "backup.db")],
-      ];
-      for (const command of commands) {
-        it(`outreach ${command.slice(0, 2).join(" ")} refuses it in one line, exit 1, nothing written on either database`, async () => {
-          const url = await freshDatabase(adminUrl);
-          const db = join(dir, `reachable-${command[0]}.db`);
-          const result = await cli([...command, "--db", db], { DATABASE_URL: url });
-          const client = postgres(url, { max: 1, onnotice: () => {} });
+      /** The public tables of a database, and its workspaces' names when it has that table. */
+      async function contents(url: string) {
+        const client = postgres(url, { max: 1, onnotice: () => {} });
+        try {
           const [{ tables }] =
             await client`select count(*)::int as tables from pg_tables where schemaname = 'public'`;
+          const names =
+            tables > 0 ? (await client`select name from workspaces order by name`).map((r) => r.name) : [];
+          return { tables, workspaces: names };
+        } finally {
           await client.end();
-          expect({ command: command[0], result, sqliteWritten: existsSync(db), tables }).toEqual({
-            command: command[0],
-            result: {
-              code: 1,
-              stdout: "",
-              stderr: `outreach: DATABASE_URL: ${NOT_SUPPORTED}; unset DATABASE_URL\n`,
-            },
-            sqliteWritten: false,
-            tables: 0,
-          });
-        });
+        }
       }
 
-      it("--database-url is refused the same way, naming the flag", async () => {
+      it("outreach migrate applies the PostgreSQL migrations once, and never writes the SQLite file", async () => {
         const url = await freshDatabase(adminUrl);
-        const result = await cli(["migrate", "--database-url", url, "--db", join(dir, "flag.db")]);
-        expect(result).toEqual({
-          code: 1,
-          stdout: "",
-          stderr: `outreach: --database-url: ${NOT_SUPPORTED}; unset --database-url\n`,
+        const db = join(dir, "reachable-migrate.db");
+        const first = await cli(["migrate", "--db", db], { DATABASE_URL: url });
+        const again = await cli(["migrate", "--db", db], { DATABASE_URL: url });
+        expect(first.code).toBe(0);
+        expect(first.stdout).toMatch(/^applied 0000_baseline, /);
+        expect(again).toEqual({ code: 0, stdout: "database is up to date\n", stderr: "" });
+        expect(existsSync(db)).toBe(false);
+        expect((await contents(url)).tables).toBeGreaterThan(40);
+      });
+
+      it("outreach workspaces create writes to PostgreSQL, through --database-url too", async () => {
+        const url = await freshDatabase(adminUrl);
+        const db = join(dir, "reachable-workspaces.db");
+        const made = await cli(["workspaces", "create", "--name", "Acme", "--db", db, "--database-url", url]);
+        expect(made.code).toBe(0);
+        const listed = await cli(["workspaces", "list", "--db", db], { DATABASE_URL: url });
+        expect(listed.stdout).toContain("Acme");
+        expect({ sqliteWritten: existsSync(db), workspaces: (await contents(url)).workspaces }).toEqual({
+          sqliteWritten: false,
+          workspaces: ["Acme"],
         });
       });
+
+      for (const command of ["backup", "restore"]) {
+        it(`outreach ${command} names the PostgreSQL tool in one line, exit 1, nothing written`, async () => {
+          const url = await freshDatabase(adminUrl);
+          const file = join(dir, `${command}.db`);
+          const args = command === "backup" ? ["backup", "--out", file] : ["restore", file];
+          const result = await cli([...args, "--db", join(dir, `${command}-target.db`)], {
+            DATABASE_URL: url,
+          });
+          const tool = command === "backup" ? "pg_dump -Fc" : "pg_restore into an empty database";
+          expect(result).toEqual({
+            code: 1,
+            stdout: "",
+            stderr: `outreach: ${command} works on the SQLite file; on PostgreSQL use ${tool} (docs/operations.md)\n`,
+          });
+          expect((await contents(url)).tables).toBe(0);
+        });
+      }
 
       it("a database the server does not have → cannot connect, naming it", async () => {
         const url = new URL(adminUrl);
