@@ -38,6 +38,7 @@ import {
   sqlTrue,
 } from "../src/db/dialect";
 import { createPgStore, createSqliteStore, type Store } from "../src/db/store";
+import { compileRule, type Rule } from "../src/domain/audience/segments";
 import { freshDatabase, testPostgres, testsRunOn } from "./support/postgres";
 
 const sqliteItems = sqliteTable("dialect_items", {
@@ -64,6 +65,13 @@ const CREATE = {
     "CREATE TABLE dialect_items (id text PRIMARY KEY, name text NOT NULL, n integer, m integer NOT NULL, at integer, fields text NOT NULL, flag integer NOT NULL)",
   postgres:
     "CREATE TABLE dialect_items (id text PRIMARY KEY, name text NOT NULL, n bigint, m bigint NOT NULL, at bigint, fields jsonb NOT NULL, flag boolean NOT NULL)",
+};
+
+/** The custom fields of test/segments.test.ts's contacts, in a `contacts` table of their own. */
+const CONTACTS = {
+  sqlite: "CREATE TABLE contacts (id text PRIMARY KEY, fields text NOT NULL)",
+  postgres: "CREATE TABLE contacts (id text PRIMARY KEY, fields jsonb NOT NULL)",
+  rows: `INSERT INTO contacts (id, fields) VALUES ('Ada', '{"plan":"pro","seats":5}'), ('Bob', '{"plan":"free","seats":"2"}'), ('Cy', '{"plan":"team","vip":true}'), ('Dee', '{}')`,
 };
 
 /** Custom fields as a contact's: numbers stored as numbers and as text, booleans, JSON null. */
@@ -165,6 +173,8 @@ const sqliteTarget: Target = {
     dirs.push(dir);
     const store = createSqliteStore(join(dir, "dialect.db"));
     await store.exec(CREATE.sqlite);
+    await store.exec(CONTACTS.sqlite);
+    await store.exec(CONTACTS.rows);
     return store;
   }),
   prepared: async (query, values) => await query.prepare().all(values),
@@ -183,6 +193,8 @@ if (pg && "url" in pg) {
     store: once(async () => {
       const store = createPgStore(await freshDatabase(adminUrl), { max: 2 });
       await store.exec(CREATE.postgres);
+      await store.exec(CONTACTS.postgres);
+      await store.exec(CONTACTS.rows);
       return store;
     }),
     prepared: async (query, values) => await query.prepare(`dialect_${statement++}`).execute(values),
@@ -389,6 +401,51 @@ for (const target of targets) {
         flag_false: ["b", "d", "e"],
         always: ["a", "b", "c", "d", "e", "f"],
         never: [],
+      });
+    });
+
+    it("compiles segment custom-field rules (segments.ts) to the same matches", async () => {
+      const store = await open();
+      const match = async (key: string, op: string, value?: unknown) => {
+        const rule = { kind: "custom", key, op, value } as Rule;
+        const where = compileRule(rule, "ws", Date.UTC(2026, 0, 1));
+        const rows = await store.rows<{ id: string }>(
+          sql`SELECT id FROM contacts WHERE ${where} ORDER BY id`,
+        );
+        return rows.map((row) => row.id);
+      };
+      expect({
+        in: await match("plan", "in", ["pro", "team"]),
+        neq: await match("plan", "neq", "pro"),
+        not_in: await match("plan", "not_in", ["pro", "free"]),
+        gte: await match("seats", "gte", 2),
+        lt: await match("seats", "lt", 3),
+        eq_number: await match("seats", "eq", 2),
+        eq_text: await match("seats", "eq", "5"),
+        eq_true: await match("vip", "eq", true),
+        eq_true_text: await match("vip", "eq", "true"),
+        neq_true: await match("vip", "neq", true),
+        exists: await match("plan", "exists"),
+        not_exists: await match("plan", "not_exists"),
+        contains: await match("plan", "contains", "R"),
+        starts_with: await match("plan", "starts_with", "T"),
+        text_after: await match("plan", "after", "g"),
+      }).toEqual({
+        in: ["Ada", "Cy"],
+        neq: ["Bob", "Cy", "Dee"],
+        not_in: ["Cy", "Dee"],
+        gte: ["Ada", "Bob"],
+        lt: ["Bob"],
+        eq_number: ["Bob"],
+        eq_text: ["Ada"],
+        eq_true: ["Cy"],
+        eq_true_text: ["Cy"],
+        neq_true: ["Ada", "Bob", "Dee"],
+        exists: ["Ada", "Bob", "Cy"],
+        not_exists: ["Dee"],
+        contains: ["Ada", "Bob"],
+        starts_with: ["Cy"],
+        text_after: ["Ada", "Cy"],
       });
     });
 
