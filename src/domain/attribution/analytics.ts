@@ -253,7 +253,10 @@ export async function analyticsTimeseries(
   if (points > MAX_POINTS)
     throw invalid(`from and to span ${points} ${interval}s; at most ${MAX_POINTS} points per series`);
 
-  const bucketOf = (column: SQLiteColumn) => sql<number>`(${column} / ${size}) * ${size}`.mapWith(Number);
+  // The size is written into the SQL (one of two constants): PostgreSQL matches the grouped
+  // expression to the selected one only when they are the same text, and two bound sizes are not.
+  const width = sql.raw(String(size));
+  const bucketOf = (column: SQLiteColumn) => sql<number>`(${column} / ${width}) * ${width}`.mapWith(Number);
   let rows: { bucket: number; value: number }[];
   if (metric === "sent" || metric === "delivered" || metric === "replies") {
     // One range count per bucket and status (see countByStatus): no sort of the window's rows.
