@@ -23,7 +23,12 @@ const bin = (name: string) => join(root, "node_modules", ".bin", name);
  * The test files that run on PostgreSQL too. The rest of the suite joins as the domain moves onto
  * the store (docs/postgres.md).
  */
-const POSTGRES_READY = ["test/store.test.ts", "test/cli-database-url.test.ts", "test/pg-migrations.test.ts"];
+const POSTGRES_READY = [
+  "test/store.test.ts",
+  "test/cli-database-url.test.ts",
+  "test/pg-migrations.test.ts",
+  "test/dialect.test.ts",
+];
 
 function step(name: string, command: string, args: string[]) {
   console.log(`\n▶ ${name}: ${[command.replace(`${root}/`, ""), ...args].join(" ")}`);

@@ -20,7 +20,7 @@ import {
   reviewShortCodeSimulated,
 } from "../compliance/registration";
 import type { DbOrTx } from "../db/client";
-import { inJsonListParam } from "../db/dialect";
+import { inJsonListParam, jsonList } from "../db/dialect";
 import { newestFirstPage } from "../db/paging";
 import { preparedPerConnection, rowPlaceholders } from "../db/prepared";
 import { type SandboxSendRow, sandboxSends } from "../db/schema";
@@ -229,7 +229,7 @@ export class SimulatedCarrier implements Carrier {
       const due = await statements.due.all({ now, limit: this.batchSize });
       if (due.length === 0) break;
       await this.sinks.onStatus(due.map(statusOfLedgerRow));
-      await statements.reported.run({ now, ids: JSON.stringify(due.map((row) => row.id)) });
+      await statements.reported.run({ now, ids: jsonList(due.map((row) => row.id)) });
       reported += due.length;
       if (due.length < this.batchSize) break;
     }

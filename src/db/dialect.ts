@@ -1,19 +1,76 @@
-import { type SQL, sql } from "drizzle-orm";
-import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
+import { type AnyColumn, type SQL, sql } from "drizzle-orm";
 
 /**
  * The few expressions whose spelling differs between SQLite and PostgreSQL, kept in one place so a
  * PostgreSQL dialect is a storage change. Every value is a bound parameter.
+ *
+ * One process runs on one database: the store factory calls `setDialect` at startup. Each helper
+ * answers an expression that picks its spelling when the query is built, not when the helper is
+ * called, so expressions made at module load (constants) follow the dialect set later.
  */
 
-/** A custom field of a JSON column: `json_extract(col, '$."key"')` (PostgreSQL: `col->>key`). */
-export function jsonField(column: SQLiteColumn | SQL, key: string): SQL {
-  return sql`json_extract(${column}, ${`$."${key}"`})`;
+/** Which database the SQL of this process is spelled for. */
+export type SqlDialect = "sqlite" | "postgres";
+
+let dialect: SqlDialect = "sqlite";
+
+/** Sets the database this process's SQL is spelled for (the store factory, once, at startup). */
+export function setDialect(d: SqlDialect): void {
+  dialect = d;
 }
 
-/** A custom field read as a number (text like "42" included; PostgreSQL: a guarded numeric cast). */
-export function jsonNumber(column: SQLiteColumn | SQL, key: string): SQL {
-  return sql`CAST(json_extract(${column}, ${`$."${key}"`}) AS REAL)`;
+/** The database this process's SQL is spelled for ("sqlite" until `setDialect` says otherwise). */
+export function currentDialect(): SqlDialect {
+  return dialect;
+}
+
+/** An expression spelled when its query is built: `sqlite()` or `postgres()` by the current dialect. */
+function spelled(sqlite: () => SQL, postgres: () => SQL): SQL {
+  return sql`${{
+    getSQL: () => (dialect === "postgres" ? postgres() : sqlite()),
+    shouldOmitSQLParens: () => true,
+  }}`;
+}
+
+type Expr = AnyColumn | SQL;
+
+/** A key of a JSON column as text (PostgreSQL: `->>`, the key bound as text). */
+function pgText(column: Expr, key: string): SQL {
+  return sql`(${column} ->> ${key}::text)`;
+}
+
+/** A key of a jsonb column as jsonb (PostgreSQL: `->`). */
+function pgJson(column: Expr, key: string): SQL {
+  return sql`(${column} -> ${key}::text)`;
+}
+
+/**
+ * A custom field of a JSON column: `json_extract(col, '$."key"')` (PostgreSQL: `col->>key`, always
+ * text: a JSON number is its JSON text, a boolean 'true'/'false', JSON null is NULL).
+ */
+export function jsonField(column: Expr, key: string): SQL {
+  return spelled(
+    () => sql`json_extract(${column}, ${`$."${key}"`})`,
+    () => pgText(column, key),
+  );
+}
+
+/** What PostgreSQL's numeric cast takes and SQLite's REAL cast reads whole (spaces, sign, exponent). */
+const NUMERIC_TEXT = String.raw`^\s*[-+]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][-+]?[0-9]{1,3})?\s*$`;
+
+/**
+ * A custom field read as a number: a JSON number, text like "42" included, a boolean as 1/0
+ * (PostgreSQL: a guarded numeric cast of a jsonb column). Text that is not a number: SQLite reads
+ * its numeric prefix (0 when none), PostgreSQL answers NULL (no comparison holds).
+ */
+export function jsonNumber(column: Expr, key: string): SQL {
+  return spelled(
+    () => sql`CAST(json_extract(${column}, ${`$."${key}"`}) AS REAL)`,
+    () => {
+      const text = pgText(column, key);
+      return sql`(CASE jsonb_typeof(${pgJson(column, key)}) WHEN 'number' THEN ${text}::numeric WHEN 'boolean' THEN (CASE WHEN ${text} = 'true' THEN 1 ELSE 0 END)::numeric WHEN 'string' THEN (CASE WHEN ${text} ~ ${NUMERIC_TEXT} THEN ${text}::numeric END) END)`;
+    },
+  );
 }
 
 /**
@@ -24,16 +81,54 @@ export function jsonComparable(value: unknown): unknown {
   return typeof value === "boolean" ? (value ? 1 : 0) : value;
 }
 
-/** Case-insensitive LIKE with `\` as the escape character (PostgreSQL: ILIKE). */
-export function likeInsensitive(expr: SQLiteColumn | SQL, pattern: string): SQL {
-  return sql`(${expr} LIKE ${pattern} ESCAPE '\\')`;
+/** The JSON values a SQLite comparison value equals: 1/0 are also JSON true/false there. */
+function jsonEqualOn(value: string | number | boolean): unknown[] {
+  if (typeof value === "boolean") return [value, value ? 1 : 0];
+  if (value === 1 || value === 0) return [value, value === 1];
+  return [value];
+}
+
+/**
+ * A JSON field equals one of `values`, compared as SQLite compares json_extract's answer: a number
+ * matches JSON numbers of that value (3 matches 3.0), a string JSON strings, and a boolean JSON
+ * true/false and the numbers 1/0 (SQLite reads JSON booleans as 1/0). Strings never match
+ * numbers: callers bind each form they accept ("3" and 3). PostgreSQL compares jsonb values
+ * (`col->key IN ('3'::jsonb, …)`). An empty list matches nothing.
+ */
+export function jsonIn(column: Expr, key: string, values: readonly (string | number | boolean)[]): SQL {
+  if (values.length === 0) return sqlFalse();
+  return spelled(
+    () =>
+      sql`(json_extract(${column}, ${`$."${key}"`}) IN (${sql.join(
+        values.map((v) => sql`${jsonComparable(v)}`),
+        sql`, `,
+      )}))`,
+    () =>
+      sql`(${pgJson(column, key)} IN (${sql.join(
+        values.flatMap(jsonEqualOn).map((v) => sql`${JSON.stringify(v)}::jsonb`),
+        sql`, `,
+      )}))`,
+  );
+}
+
+/** A JSON field equals `value` (see `jsonIn`): `jsonEquals(col, "vip", true)` is a JSON-boolean test. */
+export function jsonEquals(column: Expr, key: string, value: string | number | boolean): SQL {
+  return jsonIn(column, key, [value]);
+}
+
+/** Case-insensitive LIKE with `\` as the escape character (PostgreSQL: ILIKE; it folds Unicode too). */
+export function likeInsensitive(expr: Expr, pattern: string): SQL {
+  return spelled(
+    () => sql`(${expr} LIKE ${pattern} ESCAPE '\\')`,
+    () => sql`(${expr} ILIKE ${pattern} ESCAPE '\\')`,
+  );
 }
 
 /**
  * A list's `q` filter: the column contains the text, case-insensitive, wildcards matched literally;
  * undefined (no condition) for an absent or empty `q`.
  */
-export function containsText(expr: SQLiteColumn | SQL, text: string | undefined): SQL | undefined {
+export function containsText(expr: Expr, text: string | undefined): SQL | undefined {
   return text ? likeInsensitive(expr, `%${escapeLike(text)}%`) : undefined;
 }
 
@@ -42,26 +137,106 @@ export function escapeLike(text: string): string {
   return text.replace(/[\\%_]/g, (c) => `\\${c}`);
 }
 
+/** The PostgreSQL array type a list of values binds as. */
+type ListType = "text" | "bigint" | "double precision";
+
+function listTypeOf(values: readonly (string | number)[]): ListType {
+  if (values.length === 0 || values.some((v) => typeof v === "string")) return "text";
+  return values.every((v) => Number.isSafeInteger(v)) ? "bigint" : "double precision";
+}
+
 /**
- * `column IN (values)` with the list bound as one JSON parameter (PostgreSQL: `= ANY($1)`). The SQL
- * text is the same whatever the list's length, so one compiled statement serves every call; drizzle's
- * `inArray` spells a placeholder per value, and each length is a statement of its own (a list of
- * 1,000 compiles to ~100 KB).
+ * `column IN (values)` with the list bound as one parameter: a JSON array on SQLite
+ * (`IN (SELECT value FROM json_each(?))`), an array on PostgreSQL (`= ANY($1::text[])`; a list of
+ * numbers binds as bigint[] or double precision[]). The SQL text is the same whatever the list's
+ * length, so one compiled statement serves every call; drizzle's `inArray` spells a placeholder per
+ * value, and each length is a statement of its own (a list of 1,000 compiles to ~100 KB).
  */
-export function inJsonList(column: SQLiteColumn | SQL, values: readonly (string | number)[]): SQL {
-  return sql`${column} IN (SELECT value FROM json_each(${JSON.stringify(values)}))`;
+export function inJsonList(column: Expr, values: readonly (string | number)[]): SQL {
+  return spelled(
+    () => sql`${column} IN (SELECT value FROM json_each(${JSON.stringify(values)}))`,
+    () => {
+      const type = listTypeOf(values);
+      const list = type === "text" ? values.map(String) : [...values];
+      return sql`${column} = ANY(${sql.param(list)}::${sql.raw(type)}[])`;
+    },
+  );
 }
 
-/** `inJsonList` for a prepared statement: the list arrives as the JSON text of placeholder `name`. */
-export function inJsonListParam(column: SQLiteColumn | SQL, name: string): SQL {
-  return sql`${column} IN (SELECT value FROM json_each(${sql.placeholder(name)}))`;
+/**
+ * `inJsonList` for a prepared statement: the list arrives in placeholder `name`, bound as
+ * `jsonList(values)` (a list of text; `type` says otherwise on PostgreSQL).
+ */
+export function inJsonListParam(column: Expr, name: string, type: ListType = "text"): SQL {
+  return spelled(
+    () => sql`${column} IN (SELECT value FROM json_each(${sql.placeholder(name)}))`,
+    () => sql`${column} = ANY(${sql.placeholder(name)}::${sql.raw(type)}[])`,
+  );
 }
 
-let dialect: "sqlite" | "postgres" = "sqlite";
-/** The database this process runs on (one process, one database): set when it is opened. */
-export function setDialect(d: "sqlite" | "postgres"): void {
-  dialect = d;
+/** The value to bind to an `inJsonListParam` placeholder: JSON text on SQLite, an array on PostgreSQL. */
+export function jsonList(values: readonly (string | number)[]): string | (string | number)[] {
+  return dialect === "postgres" ? [...values] : JSON.stringify(values);
 }
-export function currentDialect(): "sqlite" | "postgres" {
-  return dialect;
+
+/**
+ * The larger of two values: SQLite's two-argument `max(a, b)` (PostgreSQL: `GREATEST`). Neither
+ * may be NULL: SQLite answers NULL, PostgreSQL the other value.
+ */
+export function greatest(a: unknown, b: unknown): SQL {
+  return spelled(
+    () => sql`max(${a}, ${b})`,
+    () => sql`GREATEST(${a}, ${b})`,
+  );
+}
+
+/** `a` differs from `b`, NULL counting as a value: SQLite's `IS NOT` (PostgreSQL: `IS DISTINCT FROM`). */
+export function distinctFrom(a: unknown, b: unknown): SQL {
+  return spelled(
+    () => sql`(${a} IS NOT ${b})`,
+    () => sql`(${a} IS DISTINCT FROM ${b})`,
+  );
+}
+
+/**
+ * How many rows of the group satisfy `condition` (0 for none, and for no rows), as a number:
+ * SQLite sums the 1/0 of the condition (PostgreSQL: `count(*) FILTER (WHERE …)`).
+ */
+export function countWhere(condition: SQL): SQL<number> {
+  return spelled(
+    () => sql`coalesce(sum(${condition}), 0)`,
+    () => sql`count(*) FILTER (WHERE ${condition})`,
+  ).mapWith(Number);
+}
+
+/**
+ * An ORDER BY term with NULLs after the values: `nullsLast(desc(col))` is SQLite's order for
+ * DESC, which PostgreSQL reverses by default. Spelled `NULLS LAST` on both (SQLite plans a NULLS
+ * clause that matches its default order exactly as it plans the term without it).
+ */
+export function nullsLast(order: SQL): SQL {
+  return sql`${order} NULLS LAST`;
+}
+
+/** An ORDER BY term with NULLs before the values: `nullsFirst(asc(col))` is SQLite's order for ASC. */
+export function nullsFirst(order: SQL): SQL {
+  return sql`${order} NULLS FIRST`;
+}
+
+/** The boolean `b` as a literal for raw SQL (`${messages.followup} = ${boolValue(true)}`): 1/0 on SQLite. */
+export function boolValue(b: boolean): SQL {
+  return spelled(
+    () => sql.raw(b ? "1" : "0"),
+    () => sql.raw(b ? "true" : "false"),
+  );
+}
+
+/** A condition that always holds. */
+export function sqlTrue(): SQL {
+  return boolValue(true);
+}
+
+/** A condition that never holds. */
+export function sqlFalse(): SQL {
+  return boolValue(false);
 }

@@ -1,6 +1,7 @@
 import { and, count, desc, type SQL, sql } from "drizzle-orm";
 import { log } from "../lib/log";
 import { type Db, type DbOrTx, sqliteOf } from "./client";
+import { nullsLast } from "./dialect";
 import { preparedPerConnection } from "./prepared";
 import { type ConversationRow, conversations } from "./schema";
 
@@ -120,7 +121,7 @@ async function page(
     .select()
     .from(conversations)
     .where(where)
-    .orderBy(desc(conversations.lastMessageAt), desc(conversations.id))
+    .orderBy(nullsLast(desc(conversations.lastMessageAt)), desc(conversations.id))
     .limit(input.limit)
     .offset(input.offset)
     .all();

@@ -311,7 +311,7 @@ export async function expireLeasesOfGoneWorkers(
 /** Queue depth by status, for /metrics. */
 export async function queueDepth(db: Db): Promise<Record<string, number>> {
   const rows = await db
-    .select({ status: jobs.status, n: sql<number>`count(*)` })
+    .select({ status: jobs.status, n: sql<number>`count(*)`.mapWith(Number) })
     .from(jobs)
     .where(inArray(jobs.status, ["queued", "running", "dead"]))
     .groupBy(jobs.status)

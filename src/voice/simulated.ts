@@ -16,7 +16,7 @@
 import { createHash } from "node:crypto";
 import { and, asc, eq, isNull, lte, sql } from "drizzle-orm";
 import type { DbOrTx } from "../db/client";
-import { inJsonListParam } from "../db/dialect";
+import { inJsonListParam, jsonList } from "../db/dialect";
 import { newestFirstPage } from "../db/paging";
 import { preparedPerConnection } from "../db/prepared";
 import { type SandboxCallRow, sandboxCalls } from "../db/schema";
@@ -238,7 +238,7 @@ export class SimulatedCallLine {
       const due = await statements.due.all({ line: this.line, now, limit: this.batchSize });
       if (due.length === 0) break;
       await this.sinks.onCallReports(due.map(reportOfLedgerRow));
-      await statements.reported.run({ now, ids: JSON.stringify(due.map((row) => row.id)) });
+      await statements.reported.run({ now, ids: jsonList(due.map((row) => row.id)) });
       reported += due.length;
       if (due.length < this.batchSize || this.stopped) break;
     }

@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import { index, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { boolValue } from "../dialect";
 import {
   boolColumn,
   createdAtColumn,
@@ -45,4 +46,4 @@ export type LinkDomainRow = typeof linkDomains.$inferSelect;
 
 /** Literal conditions (compiled once, see src/db/bound-parameters.ts): a usable domain, the default. */
 export const LINK_DOMAIN_IS_VERIFIED = sql`${linkDomains.status} = 'verified'`;
-export const LINK_DOMAIN_IS_DEFAULT = sql`${linkDomains.isDefault} = 1`;
+export const LINK_DOMAIN_IS_DEFAULT = sql`${linkDomains.isDefault} = ${boolValue(true)}`;

@@ -1,6 +1,7 @@
 import { and, eq, gte, inArray, isNotNull, lt, type SQL, sql } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Db, DbOrTx } from "../../db/client";
+import { nullsLast } from "../../db/dialect";
 import { preparedPerConnection } from "../../db/prepared";
 import {
   agents,
@@ -84,7 +85,7 @@ const inWindow = (column: SQLiteColumn, window: Window) =>
  */
 const countByStatus = preparedPerConnection((db: DbOrTx) =>
   db
-    .select({ n: sql<number>`count(*)` })
+    .select({ n: sql<number>`count(*)`.mapWith(Number) })
     .from(messages)
     .where(
       and(
@@ -100,7 +101,7 @@ const countByStatus = preparedPerConnection((db: DbOrTx) =>
 /** Messages of whole UTC days [fromDay, toDay) with one status, from the daily counts. */
 const countByStatusDaily = preparedPerConnection((db: DbOrTx) =>
   db
-    .select({ n: sql<number>`coalesce(sum(${messageDailyCounts.n}), 0)` })
+    .select({ n: sql<number>`coalesce(sum(${messageDailyCounts.n}), 0)`.mapWith(Number) })
     .from(messageDailyCounts)
     .where(
       and(
@@ -157,7 +158,7 @@ async function optOuts(db: DbOrTx, workspaceId: string, window: Window): Promise
   return (
     (
       await db
-        .select({ n: sql<number>`count(*)` })
+        .select({ n: sql<number>`count(*)`.mapWith(Number) })
         .from(suppressions)
         .where(
           and(
@@ -175,7 +176,7 @@ async function clickCount(db: DbOrTx, workspaceId: string, window: Window): Prom
   return (
     (
       await db
-        .select({ n: sql<number>`count(*)` })
+        .select({ n: sql<number>`count(*)`.mapWith(Number) })
         .from(clicks)
         .where(and(eq(clicks.workspaceId, workspaceId), inWindow(clicks.createdAt, window)))
         .get()
@@ -185,7 +186,10 @@ async function clickCount(db: DbOrTx, workspaceId: string, window: Window): Prom
 
 async function conversionTotals(db: DbOrTx, workspaceId: string, window: Window) {
   const row = await db
-    .select({ n: sql<number>`count(*)`, revenue: sql<number>`coalesce(sum(${conversions.value}), 0)` })
+    .select({
+      n: sql<number>`count(*)`.mapWith(Number),
+      revenue: sql<number>`coalesce(sum(${conversions.value}), 0)`.mapWith(Number),
+    })
     .from(conversions)
     .where(and(eq(conversions.workspaceId, workspaceId), inWindow(conversions.createdAt, window)))
     .get();
@@ -213,7 +217,7 @@ export async function analyticsOverview(db: DbOrTx, workspaceId: string, window:
 const countInRange = (table: typeof clicks | typeof conversions, value: SQL) =>
   preparedPerConnection((db: DbOrTx) =>
     db
-      .select({ n: sql<number>`count(*)`, revenue: sql<number>`${value}` })
+      .select({ n: sql<number>`count(*)`.mapWith(Number), revenue: sql<number>`${value}`.mapWith(Number) })
       .from(table)
       .where(
         and(
@@ -249,7 +253,10 @@ export async function analyticsTimeseries(
   if (points > MAX_POINTS)
     throw invalid(`from and to span ${points} ${interval}s; at most ${MAX_POINTS} points per series`);
 
-  const bucketOf = (column: SQLiteColumn) => sql<number>`(${column} / ${size}) * ${size}`;
+  // The size is written into the SQL (one of two constants): PostgreSQL matches the grouped
+  // expression to the selected one only when they are the same text, and two bound sizes are not.
+  const width = sql.raw(String(size));
+  const bucketOf = (column: SQLiteColumn) => sql<number>`(${column} / ${width}) * ${width}`.mapWith(Number);
   let rows: { bucket: number; value: number }[];
   if (metric === "sent" || metric === "delivered" || metric === "replies") {
     // One range count per bucket and status (see countByStatus): no sort of the window's rows.
@@ -265,7 +272,7 @@ export async function analyticsTimeseries(
   } else if (metric === "opt_outs") {
     const bucket = bucketOf(suppressions.createdAt);
     rows = await db
-      .select({ bucket, value: sql<number>`count(*)` })
+      .select({ bucket, value: sql<number>`count(*)`.mapWith(Number) })
       .from(suppressions)
       .where(
         and(
@@ -316,7 +323,7 @@ export async function analyticsCampaigns(db: Db, workspaceId: string, window: Wi
         lt(campaigns.launchedAt, window.to),
       ),
     )
-    .orderBy(sql`${campaigns.launchedAt} DESC`)
+    .orderBy(nullsLast(sql`${campaigns.launchedAt} DESC`))
     .limit(1000)
     .all();
   // One campaign at a time: the reads of a page share the connection (or the pool) in order.
@@ -329,7 +336,7 @@ export async function analyticsCampaigns(db: Db, workspaceId: string, window: Wi
     const segmentsSent =
       (
         await db
-          .select({ n: sql<number>`coalesce(sum(${messages.segments}), 0)` })
+          .select({ n: sql<number>`coalesce(sum(${messages.segments}), 0)`.mapWith(Number) })
           .from(messages)
           .where(
             and(
@@ -367,7 +374,7 @@ export async function analyticsNumbers(db: DbOrTx, workspaceId: string, window: 
       numberId: messages.numberId,
       direction: messages.direction,
       status: messages.status,
-      n: sql<number>`count(*)`,
+      n: sql<number>`count(*)`.mapWith(Number),
     })
     .from(messages)
     .where(
@@ -380,7 +387,7 @@ export async function analyticsNumbers(db: DbOrTx, workspaceId: string, window: 
     .groupBy(messages.numberId, messages.direction, messages.status)
     .all();
   const stops = await db
-    .select({ numberId: messages.numberId, n: sql<number>`count(*)` })
+    .select({ numberId: messages.numberId, n: sql<number>`count(*)`.mapWith(Number) })
     .from(messages)
     .where(
       and(
@@ -463,8 +470,11 @@ export async function analyticsAgents(db: DbOrTx, workspaceId: string, window: W
   const threads = await db
     .select({
       agentId: agentThreads.agentId,
-      n: sql<number>`count(*)`,
-      handoffs: sql<number>`sum(CASE WHEN ${agentThreads.handedOffAt} >= ${window.from} AND ${agentThreads.handedOffAt} < ${window.to} THEN 1 ELSE 0 END)`,
+      n: sql<number>`count(*)`.mapWith(Number),
+      handoffs:
+        sql<number>`sum(CASE WHEN ${agentThreads.handedOffAt} >= ${window.from} AND ${agentThreads.handedOffAt} < ${window.to} THEN 1 ELSE 0 END)`.mapWith(
+          Number,
+        ),
     })
     .from(agentThreads)
     .where(and(eq(agentThreads.workspaceId, workspaceId), inWindow(agentThreads.createdAt, window)))
@@ -478,7 +488,7 @@ export async function analyticsAgents(db: DbOrTx, workspaceId: string, window: W
     }
   }
   const replies = await db
-    .select({ agentId: agentThreads.agentId, n: sql<number>`count(*)` })
+    .select({ agentId: agentThreads.agentId, n: sql<number>`count(*)`.mapWith(Number) })
     .from(messages)
     .innerJoin(agentThreads, eq(agentThreads.conversationId, messages.conversationId))
     .where(
@@ -497,8 +507,8 @@ export async function analyticsAgents(db: DbOrTx, workspaceId: string, window: W
   const converted = await db
     .select({
       agentId: conversions.agentId,
-      n: sql<number>`count(*)`,
-      revenue: sql<number>`coalesce(sum(${conversions.value}), 0)`,
+      n: sql<number>`count(*)`.mapWith(Number),
+      revenue: sql<number>`coalesce(sum(${conversions.value}), 0)`.mapWith(Number),
     })
     .from(conversions)
     .where(

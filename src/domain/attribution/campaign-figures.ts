@@ -15,13 +15,16 @@ export async function campaignAttribution(
   const clicked =
     (
       await db
-        .select({ n: sql<number>`count(DISTINCT ${clicks.contactId})` })
+        .select({ n: sql<number>`count(DISTINCT ${clicks.contactId})`.mapWith(Number) })
         .from(clicks)
         .where(and(eq(clicks.workspaceId, workspaceId), eq(clicks.campaignId, campaignId)))
         .get()
     )?.n ?? 0;
   const converted = await db
-    .select({ n: sql<number>`count(*)`, revenue: sql<number>`coalesce(sum(${conversions.value}), 0)` })
+    .select({
+      n: sql<number>`count(*)`.mapWith(Number),
+      revenue: sql<number>`coalesce(sum(${conversions.value}), 0)`.mapWith(Number),
+    })
     .from(conversions)
     .where(and(eq(conversions.workspaceId, workspaceId), eq(conversions.campaignId, campaignId)))
     .get();
@@ -54,7 +57,10 @@ export async function variantAttribution(
   const recipientOf = (contactId: typeof clicks.contactId | typeof conversions.contactId) =>
     and(eq(campaignRecipients.campaignId, campaignId), eq(campaignRecipients.contactId, contactId));
   const clickedRows = await db
-    .select({ variant: campaignRecipients.variant, n: sql<number>`count(DISTINCT ${clicks.contactId})` })
+    .select({
+      variant: campaignRecipients.variant,
+      n: sql<number>`count(DISTINCT ${clicks.contactId})`.mapWith(Number),
+    })
     .from(clicks)
     .innerJoin(campaignRecipients, recipientOf(clicks.contactId))
     .where(and(eq(clicks.workspaceId, workspaceId), eq(clicks.campaignId, campaignId)))
@@ -64,8 +70,8 @@ export async function variantAttribution(
   const convertedRows = await db
     .select({
       variant: campaignRecipients.variant,
-      n: sql<number>`count(*)`,
-      revenue: sql<number>`coalesce(sum(${conversions.value}), 0)`,
+      n: sql<number>`count(*)`.mapWith(Number),
+      revenue: sql<number>`coalesce(sum(${conversions.value}), 0)`.mapWith(Number),
     })
     .from(conversions)
     .innerJoin(campaignRecipients, recipientOf(conversions.contactId))

@@ -2,6 +2,7 @@ import { and, desc, eq, gte, sql } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { changeWatchOf, type Db, type DbOrTx, memo } from "../../db/client";
 import { CommitCheckedCaches } from "../../db/commit-watch";
+import { nullsLast } from "../../db/dialect";
 import { groupCommit } from "../../db/group-commit";
 import { newestFirstPage } from "../../db/paging";
 import { preparedPerConnection, rowPlaceholders } from "../../db/prepared";
@@ -303,7 +304,7 @@ const latestAgentTouchOf = preparedPerConnection((db: DbOrTx) =>
     .where(
       inContactWindow(conversations.workspaceId, conversations.contactId, agentThreads.lastAgentMessageAt),
     )
-    .orderBy(desc(agentThreads.lastAgentMessageAt))
+    .orderBy(nullsLast(desc(agentThreads.lastAgentMessageAt)))
     .limit(1)
     .prepare(),
 );

@@ -75,7 +75,10 @@ export async function listLists(
 ): Promise<{ lists: ListJson[]; total: number }> {
   const q = options.q?.trim();
   const where = and(eq(lists.workspaceId, workspaceId), containsText(lists.name, q));
-  const members = sql<number>`(SELECT count(*) FROM ${listMembers} WHERE ${listMembers.listId} = ${lists.id})`;
+  const members =
+    sql<number>`(SELECT count(*) FROM ${listMembers} WHERE ${listMembers.listId} = ${lists.id})`.mapWith(
+      Number,
+    );
   const rows = await db
     .select({ list: lists, members })
     .from(lists)

@@ -18,7 +18,7 @@ import {
 } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Db, DbOrTx } from "../../db/client";
-import { containsText, escapeLike, jsonField, jsonNumber, likeInsensitive } from "../../db/dialect";
+import { containsText, escapeLike, jsonField, jsonIn, jsonNumber, likeInsensitive } from "../../db/dialect";
 import {
   audienceVersions,
   type ContactRow,
@@ -304,10 +304,10 @@ function checkScalar(kind: ColumnKind | "custom", value: unknown, at: string): u
  * values are typed, so `3` also matches "3", `true` also matches "true" (and JSON true), and "3"
  * also matches 3.
  */
-function variants(value: Scalar): unknown[] {
+function variants(value: Scalar): Scalar[] {
   if (typeof value === "boolean") return [value ? 1 : 0, String(value)];
   if (typeof value === "number") return [value, String(value)];
-  const out: unknown[] = [value];
+  const out: Scalar[] = [value];
   if (/^-?\d+(\.\d+)?$/.test(value.trim())) out.push(Number(value));
   if (value === "true" || value === "false") out.push(value === "true" ? 1 : 0);
   return out;
@@ -330,14 +330,6 @@ function compareOp(op: Op): "=" | ">" | ">=" | "<" | "<=" {
   }
 }
 
-/** `?, ?, ?` with every value bound. */
-function bindList(values: unknown[]): SQL {
-  return sql.join(
-    values.map((v) => sql`${v}`),
-    sql`, `,
-  );
-}
-
 function compileCustom(key: string, op: Op, value: unknown, now: number): SQL {
   const expr = jsonField(contacts.fields, key);
   const present = sql`${expr} IS NOT NULL`;
@@ -347,13 +339,13 @@ function compileCustom(key: string, op: Op, value: unknown, now: number): SQL {
     case "not_exists":
       return sql`${expr} IS NULL`;
     case "eq":
-      return sql`(${present} AND ${expr} IN (${bindList(variants(value as Scalar))}))`;
+      return sql`(${present} AND ${jsonIn(contacts.fields, key, variants(value as Scalar))})`;
     case "neq":
-      return sql`(${expr} IS NULL OR ${expr} NOT IN (${bindList(variants(value as Scalar))}))`;
+      return sql`(${expr} IS NULL OR NOT ${jsonIn(contacts.fields, key, variants(value as Scalar))})`;
     case "in":
-      return sql`(${present} AND ${expr} IN (${bindList((value as Scalar[]).flatMap(variants))}))`;
+      return sql`(${present} AND ${jsonIn(contacts.fields, key, (value as Scalar[]).flatMap(variants))})`;
     case "not_in":
-      return sql`(${expr} IS NULL OR ${expr} NOT IN (${bindList((value as Scalar[]).flatMap(variants))}))`;
+      return sql`(${expr} IS NULL OR NOT ${jsonIn(contacts.fields, key, (value as Scalar[]).flatMap(variants))})`;
     case "contains":
       return sql`(${present} AND ${likeInsensitive(expr, `%${escapeLike(value as string)}%`)})`;
     case "starts_with":

@@ -10,6 +10,7 @@ import { and, count, desc, eq, gte, lt, type SQL, sql } from "drizzle-orm";
 import type { Carrier } from "../../carriers/carrier";
 import { CarrierUnavailableError } from "../../carriers/carrier";
 import type { Db, DbOrTx } from "../../db/client";
+import { countWhere, sqlFalse } from "../../db/dialect";
 import {
   type AgentRow,
   agents,
@@ -306,7 +307,7 @@ export async function listCalls(db: DbOrTx, workspaceId: string, filters: CallFi
     column: typeof calls.contactId | typeof calls.campaignId | typeof calls.agentId,
   ) => {
     if (value === undefined) return;
-    conditions.push(isUuid(value) ? eq(column, value) : sql`0`);
+    conditions.push(isUuid(value) ? eq(column, value) : sqlFalse());
   };
   idFilter(filters.contact_id, calls.contactId);
   idFilter(filters.campaign_id, calls.campaignId);
@@ -581,14 +582,14 @@ async function writeThreadEntry(tx: DbOrTx, call: CallRow, now: number) {
  * the provider's id); one refused before placement (opted out, suppressed) or by the provider is
  * failed, not placed. Campaign stats and the analytics overview count the same way.
  */
-const placedCalls = sql<number>`count(${calls.providerCallId})`;
+const placedCalls = sql<number>`count(${calls.providerCallId})`.mapWith(Number);
 
 /** `stats.calls` of a voice campaign (API.md §6.4), one grouped count over its calls. */
 export async function campaignCallStats(db: DbOrTx, workspaceId: string, campaignId: string) {
   const rows = await db
     .select({
       status: calls.status,
-      n: sql<number>`count(*)`,
+      n: sql<number>`count(*)`.mapWith(Number),
       placed: placedCalls,
     })
     .from(calls)
@@ -616,7 +617,7 @@ export async function callTotals(db: DbOrTx, workspaceId: string, from: number, 
   const row = await db
     .select({
       placed: placedCalls,
-      completed: sql<number>`coalesce(sum(${calls.status} = 'COMPLETED'), 0)`,
+      completed: countWhere(sql`${calls.status} = 'COMPLETED'`),
     })
     .from(calls)
     .where(

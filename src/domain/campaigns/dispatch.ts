@@ -362,7 +362,7 @@ export async function dispatchStep(
     if (due.length === limit) return now;
     const next = (
       await tx
-        .select({ at: sql<number | null>`min(${campaignRecipients.dueAt})` })
+        .select({ at: sql<number | null>`min(${campaignRecipients.dueAt})`.mapWith(Number) })
         .from(campaignRecipients)
         .where(dueCondition(campaign.id))
         .get()

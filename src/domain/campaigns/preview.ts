@@ -229,7 +229,7 @@ async function cachedTotals(
         .get()
     )?.v ?? 0;
   const blocked = await db
-    .select({ n: count(), last: sql<number | null>`max(${suppressions.createdAt})` })
+    .select({ n: count(), last: sql<number | null>`max(${suppressions.createdAt})`.mapWith(Number) })
     .from(suppressions)
     .where(eq(suppressions.workspaceId, campaign.workspaceId))
     .get();

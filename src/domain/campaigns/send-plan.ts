@@ -8,7 +8,7 @@ import {
   type SendDecision,
 } from "../../compliance";
 import type { DbOrTx } from "../../db/client";
-import { inJsonListParam } from "../../db/dialect";
+import { boolValue, distinctFrom, inJsonListParam, jsonList } from "../../db/dialect";
 import { preparedPerConnection } from "../../db/prepared";
 import {
   type CampaignRow,
@@ -89,7 +89,7 @@ export const MARKETING_SENDERS = ["campaign", "flow"] as const;
 
 /** A marketing send: a campaign's or a flow's message, or an agent's follow-up (API.md §6.1). */
 export const isMarketingSend = () =>
-  sql`(${inArray(messages.sender, MARKETING_SENDERS)} OR ${messages.followup} = 1)`;
+  sql`(${inArray(messages.sender, MARKETING_SENDERS)} OR ${messages.followup} = ${boolValue(true)})`;
 /** The longest a send can be deferred by the rules: an older message cannot be a recent send. */
 const LONGEST_DEFERRAL_MS = 14 * 86_400_000;
 
@@ -113,7 +113,7 @@ function marketingSendsWhere(
     sql`${messages.createdAt} > ${writtenAfter}`,
     isMarketingSend(),
     ne(messages.status, "FAILED"),
-    sql`${messages.campaignId} IS NOT ${campaignId}`,
+    distinctFrom(messages.campaignId, campaignId),
   ) as SQL;
 }
 
@@ -138,7 +138,7 @@ export function marketingCallsSince(
     sql`${calls.createdAt} > ${since}`,
     sql`(${calls.campaignId} IS NOT NULL OR ${calls.flowId} IS NOT NULL)`,
     ne(calls.status, "FAILED"),
-    sql`${calls.campaignId} IS NOT ${campaignId}`,
+    distinctFrom(calls.campaignId, campaignId),
   ) as SQL;
 }
 
@@ -149,7 +149,9 @@ export function marketingCallsSince(
  */
 const factStatements = preparedPerConnection((db: DbOrTx) => {
   const ph = sql.placeholder;
-  const at = sql<number>`coalesce(${messages.sentAt}, ${messages.sendAt}, ${messages.createdAt})`;
+  const at = sql<number>`coalesce(${messages.sentAt}, ${messages.sendAt}, ${messages.createdAt})`.mapWith(
+    Number,
+  );
   return {
     suppressed: db
       .select({ phone: suppressions.phoneNumber, reason: suppressions.reason })
@@ -202,7 +204,7 @@ export async function recipientFacts(
   const statements = factStatements(tx);
   const blocked = await statements.suppressed.all({
     ws: workspaceId,
-    phones: JSON.stringify([...byPhone.keys()]),
+    phones: jsonList([...byPhone.keys()]),
   });
   for (const row of blocked) {
     const id = byPhone.get(row.phone);
@@ -214,7 +216,7 @@ export async function recipientFacts(
     ws: workspaceId,
     campaign: campaignId,
     since,
-    contacts: JSON.stringify([...facts.keys()]),
+    contacts: jsonList([...facts.keys()]),
   };
   const sends = await statements.sends.all({ ...window, writtenAfter: since - LONGEST_DEFERRAL_MS });
   for (const row of sends) if (row.contactId) facts.get(row.contactId)?.recentSends.push(row.at);

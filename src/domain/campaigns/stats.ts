@@ -59,10 +59,10 @@ export async function campaignStats(
     .select({
       outcome: campaignRecipients.outcome,
       variant: campaignRecipients.variant,
-      n: sql<number>`count(*)`,
-      sent: sql<number>`count(${campaignRecipients.handedOffAt})`,
-      replied: sql<number>`count(${campaignRecipients.repliedAt})`,
-      optedOut: sql<number>`count(${campaignRecipients.optedOutAt})`,
+      n: sql<number>`count(*)`.mapWith(Number),
+      sent: sql<number>`count(${campaignRecipients.handedOffAt})`.mapWith(Number),
+      replied: sql<number>`count(${campaignRecipients.repliedAt})`.mapWith(Number),
+      optedOut: sql<number>`count(${campaignRecipients.optedOutAt})`.mapWith(Number),
     })
     .from(campaignRecipients)
     .where(eq(campaignRecipients.campaignId, campaign.id))

@@ -10,7 +10,7 @@
  */
 import { and, eq, gt, gte, inArray, isNull, lt, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../db/client";
-import { containsText, inJsonList } from "../../db/dialect";
+import { containsText, countWhere, inJsonList } from "../../db/dialect";
 import { newestFirstPage } from "../../db/paging";
 import { preparedPerConnection } from "../../db/prepared";
 import {
@@ -390,7 +390,7 @@ async function overEntryBound(
 ): Promise<Set<string>> {
   if (contactIds.length === 0) return new Set();
   const rows = await tx
-    .select({ contactId: flowRuns.contactId, n: sql<number>`count(*)` })
+    .select({ contactId: flowRuns.contactId, n: sql<number>`count(*)`.mapWith(Number) })
     .from(flowRuns)
     .where(
       and(
@@ -572,7 +572,7 @@ export async function dispatchFlowStep(
     if (due.length === DISPATCH_BATCH) return now;
     const next = (
       await tx
-        .select({ at: sql<number | null>`min(${flowRuns.waitingUntil})` })
+        .select({ at: sql<number | null>`min(${flowRuns.waitingUntil})`.mapWith(Number) })
         .from(flowRuns)
         .where(and(eq(flowRuns.flowId, flow.id), RUN_IS_ACTIVE))
         .get()
@@ -708,7 +708,7 @@ export async function flowStats(db: DbOrTx, workspaceId: string, id: string, now
     .select({
       status: flowRuns.status,
       reason: flowRuns.exitReason,
-      n: sql<number>`count(*)`,
+      n: sql<number>`count(*)`.mapWith(Number),
     })
     .from(flowRuns)
     .where(and(eq(flowRuns.flowId, flow.id), gte(flowRuns.startedAt, since)))
@@ -725,7 +725,7 @@ export async function flowStats(db: DbOrTx, workspaceId: string, id: string, now
     nodes: {} as Record<string, NodeStats>,
   };
   const skips = await db
-    .select({ n: sql<number>`coalesce(sum(${flowReentrySkips.count}), 0)` })
+    .select({ n: sql<number>`coalesce(sum(${flowReentrySkips.count}), 0)`.mapWith(Number) })
     .from(flowReentrySkips)
     .where(
       and(
@@ -751,12 +751,14 @@ export async function flowStats(db: DbOrTx, workspaceId: string, id: string, now
     .select({
       nodeId: flowSteps.nodeId,
       type: flowSteps.nodeType,
-      entered: sql<number>`count(*)`,
-      completed: sql<number>`count(${flowSteps.finishedAt})`,
-      sent: sql<number>`sum(${flowSteps.outcome} = 'sent')`,
-      skipped: sql<number>`sum(${flowSteps.outcome} = 'skipped')`,
-      waiting: sql<number>`sum(${flowSteps.finishedAt} IS NULL)`,
-      failed: sql<number>`sum(${flowSteps.outcome} = 'failed' OR (${flowSteps.messageId} IS NOT NULL AND EXISTS (SELECT 1 FROM ${messages} WHERE ${messages.id} = ${flowSteps.messageId} AND ${failedMessage})))`,
+      entered: sql<number>`count(*)`.mapWith(Number),
+      completed: sql<number>`count(${flowSteps.finishedAt})`.mapWith(Number),
+      sent: countWhere(sql`${flowSteps.outcome} = 'sent'`),
+      skipped: countWhere(sql`${flowSteps.outcome} = 'skipped'`),
+      waiting: countWhere(sql`${flowSteps.finishedAt} IS NULL`),
+      failed: countWhere(
+        sql`${flowSteps.outcome} = 'failed' OR (${flowSteps.messageId} IS NOT NULL AND EXISTS (SELECT 1 FROM ${messages} WHERE ${messages.id} = ${flowSteps.messageId} AND ${failedMessage}))`,
+      ),
     })
     .from(flowSteps)
     .where(and(eq(flowSteps.flowId, flow.id), gte(flowSteps.enteredAt, since)))

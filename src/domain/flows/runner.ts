@@ -11,6 +11,7 @@
  */
 import { and, asc, eq, lte } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
+import { nullsFirst } from "../../db/dialect";
 import { preparedPerConnection, rowPlaceholders } from "../../db/prepared";
 import {
   type ContactRow,
@@ -631,7 +632,7 @@ export async function dueRuns(tx: DbOrTx, flowId: string, now: number, limit: nu
     .select()
     .from(flowRuns)
     .where(and(eq(flowRuns.flowId, flowId), RUN_IS_ACTIVE, lteNow(now)))
-    .orderBy(asc(flowRuns.waitingUntil))
+    .orderBy(nullsFirst(asc(flowRuns.waitingUntil)))
     .limit(limit)
     .all();
 }

@@ -1,7 +1,7 @@
 import { and, count, desc, eq, isNotNull, isNull, or, type SQL, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
 import type { Db, DbOrTx } from "../../db/client";
-import { inJsonList, inJsonListParam } from "../../db/dialect";
+import { greatest, inJsonList, inJsonListParam, jsonList, nullsLast } from "../../db/dialect";
 import { searchConversations } from "../../db/message-search";
 import { preparedPerConnection, rowPlaceholders } from "../../db/prepared";
 import {
@@ -222,7 +222,7 @@ const threadStatements = preparedPerConnection((db) => {
     touch: db
       .update(conversations)
       .set({
-        lastMessageAt: sql`max(coalesce(${conversations.lastMessageAt}, 0), ${sql.placeholder("at")})`,
+        lastMessageAt: greatest(sql`coalesce(${conversations.lastMessageAt}, 0)`, sql.placeholder("at")),
         updatedAt: sql`${sql.placeholder("at")}`,
       })
       .where(eq(conversations.id, id))
@@ -299,7 +299,7 @@ export async function openThreadsOf(tx: DbOrTx, workspaceId: string, contactIds:
   if (contactIds.length === 0) return found;
   const rows = await threadStatements(tx).openOfMany.all({
     workspaceId,
-    contactIds: JSON.stringify(contactIds),
+    contactIds: jsonList(contactIds),
   });
   for (const row of rows) if (!found.has(row.contactId)) found.set(row.contactId, row);
   return found;
@@ -416,7 +416,7 @@ export async function listConversations(
     .select()
     .from(conversations)
     .where(where)
-    .orderBy(desc(conversations.lastMessageAt), desc(conversations.id))
+    .orderBy(nullsLast(desc(conversations.lastMessageAt)), desc(conversations.id))
     .limit(query.limit)
     .offset(query.offset)
     .all();
@@ -454,7 +454,10 @@ async function inboxRows(db: Db, workspaceId: string, rows: ConversationRow[], v
       lastDirection: lastMessage.direction,
       lastSender: lastMessage.sender,
       lastAt: lastMessage.createdAt,
-      unread: sql<number>`(SELECT count(*) FROM ${messages} m WHERE m.workspace_id = ${conversations.workspaceId} AND m.conversation_id = ${conversations.id} AND m.direction = 'inbound' AND m.created_at > ${lastRead})`,
+      unread:
+        sql<number>`(SELECT count(*) FROM ${messages} m WHERE m.workspace_id = ${conversations.workspaceId} AND m.conversation_id = ${conversations.id} AND m.direction = 'inbound' AND m.created_at > ${lastRead})`.mapWith(
+          Number,
+        ),
       assigneeId: users.id,
       assigneeEmail: users.email,
       assigneeName: users.name,
@@ -571,7 +574,7 @@ async function markRead(
     .values({ conversationId, userId, workspaceId, readAt: now })
     .onConflictDoUpdate({
       target: [conversationReads.conversationId, conversationReads.userId],
-      set: { readAt: sql`max(${conversationReads.readAt}, excluded.read_at)` },
+      set: { readAt: greatest(conversationReads.readAt, sql`excluded.read_at`) },
       setWhere: sql`${conversationReads.readAt} < ${lastInbound}`,
     })
     .run();

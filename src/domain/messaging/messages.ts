@@ -1,4 +1,4 @@
-import { and, count, desc, eq, isNull, type SQL, sql } from "drizzle-orm";
+import { and, count, desc, eq, isNull, type SQL } from "drizzle-orm";
 import {
   type Carrier,
   type CarrierMessageStatus,
@@ -8,6 +8,7 @@ import {
   type StatusUpdate,
 } from "../../carriers/carrier";
 import type { Db, DbOrTx, Tx } from "../../db/client";
+import { sqlFalse } from "../../db/dialect";
 import { groupCommit } from "../../db/group-commit";
 import { messageStatements } from "../../db/message-statements";
 import { preparedPerConnection, rowPlaceholders } from "../../db/prepared";
@@ -448,7 +449,7 @@ export async function listMessages(db: Db, workspaceId: string, filters: Message
     column: typeof messages.contactId | typeof messages.campaignId | typeof messages.conversationId,
   ) => {
     if (value === undefined) return;
-    conditions.push(isUuid(value) ? eq(column, value) : sql`0`);
+    conditions.push(isUuid(value) ? eq(column, value) : sqlFalse());
   };
   idFilter(filters.contact_id, messages.contactId);
   idFilter(filters.campaign_id, messages.campaignId);
