@@ -5,7 +5,7 @@ import { type Config, loadConfig } from "../../src/config";
 import { createApiKey, type Scope } from "../../src/domain/workspace/api-keys";
 import { createWorkspace } from "../../src/domain/workspace/workspaces";
 import { type RunningServer, startServer } from "../../src/server";
-import { freshDatabase, testPostgres, testsRunOn } from "./postgres";
+import { freshDatabase, TEST_DIALECT, testPostgres } from "./postgres";
 
 export interface TestServer {
   url: string;
@@ -56,9 +56,11 @@ export async function startTestServer(
 ): Promise<TestServer> {
   const dir = mkdtempSync(join(tmpdir(), "outreach-test-"));
   const dbPath = join(dir, "test.db");
-  // On the PostgreSQL pass every server gets a database of its own on the pass's cluster.
+  // On the PostgreSQL pass (and only there: a file run alone is on SQLite) every server gets a
+  // database of its own on the pass's cluster.
   const databaseUrl =
-    overrides.databaseUrl ?? (testsRunOn("postgres") ? await freshDatabase(await testPgUrl()) : null);
+    overrides.databaseUrl ??
+    (process.env[TEST_DIALECT] === "postgres" ? await freshDatabase(await testPgUrl()) : null);
   const config: Config = {
     // Test receivers listen on loopback: private targets are allowed unless a test says otherwise.
     ...loadConfig({}, { RATE_LIMIT_RPS: "0", LOG_LEVEL: "error", WEBHOOK_ALLOW_PRIVATE: "true", ...env }),
