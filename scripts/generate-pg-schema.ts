@@ -59,6 +59,7 @@ function renderSql(fragment: SQL, column: (col: Column) => string, booleanNames:
   const parts: string[] = [];
   // After a boolean column chunk, `= 1`/`= 0` becomes `= true`/`= false`.
   let afterBoolean = false;
+  let afterEquals = false;
   const walk = (chunk: unknown) => {
     if (is(chunk, SQL)) {
       for (const inner of chunk.queryChunks) walk(inner);
@@ -66,15 +67,27 @@ function renderSql(fragment: SQL, column: (col: Column) => string, booleanNames:
     }
     if (is(chunk, StringChunk)) {
       let text = chunk.value.join("");
+      if (text === "") return;
       if (afterBoolean) {
         text = text.replace(/^(\s*=\s*)([01])\b/, (_, op: string, v: string) => `${op}${v === "1"}`);
-      }
+        // `= ` then the value in a chunk of its own (a dialect helper's literal).
+        if (/^\s*=\s*$/.test(text)) {
+          parts.push(templateText(text));
+          afterEquals = true;
+          afterBoolean = false;
+          return;
+        }
+      } else if (afterEquals) text = text.replace(/^([01])\b/, (v: string) => `${v === "1"}`);
       parts.push(templateText(text));
       afterBoolean = false;
+      afterEquals = false;
     } else if (chunk && typeof chunk === "object" && "columnType" in chunk) {
       const col = chunk as Column;
       parts.push(`\${${column(col)}}`);
       afterBoolean = col.columnType === "SQLiteBoolean";
+    } else if (chunk && typeof (chunk as { getSQL?: unknown }).getSQL === "function") {
+      // A dialect helper (src/db/dialect.ts): its SQLite spelling, translated like the rest.
+      walk((chunk as { getSQL(): SQL }).getSQL());
     } else {
       throw new Error(`unsupported chunk in SQL: ${String(chunk)} (extend scripts/generate-pg-schema.ts)`);
     }
