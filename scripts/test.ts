@@ -1,18 +1,22 @@
 /**
  * `npm test`: lint, type-check, then the bun:test suite twice: on SQLite (every test), then on
- * PostgreSQL (the tests ready for it, on a throwaway cluster this script starts and stops). Fails
+ * PostgreSQL (every black-box test and the PostgreSQL-ready ones, on a throwaway cluster this
+ * script starts and stops). Fails
  * on the first failing step and ends with one plain summary line for both passes
  * (`tests: N passed, M failed`). Without a PostgreSQL to start, the second pass is skipped and
  * says why in one line.
  */
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { migratePg } from "../src/db/migrate-pg";
+import { createPgClient } from "../src/db/store/postgres";
 import {
   type PgCluster,
   PgUnavailable,
   startPgCluster,
   TEST_DIALECT,
+  TEST_PG_TEMPLATE,
   TEST_PG_URL,
 } from "../test/support/postgres";
 
@@ -20,8 +24,8 @@ const root = join(import.meta.dir, "..");
 const bin = (name: string) => join(root, "node_modules", ".bin", name);
 
 /**
- * The test files that run on PostgreSQL too. The rest of the suite joins as the domain moves onto
- * the store (docs/postgres.md).
+ * Tests written for PostgreSQL (or for both databases) that start no test server; every black-box
+ * file joins them (postgresFiles).
  */
 const POSTGRES_READY = [
   "test/store.test.ts",
@@ -29,6 +33,12 @@ const POSTGRES_READY = [
   "test/pg-migrations.test.ts",
   "test/dialect.test.ts",
 ];
+
+/**
+ * Black-box files about SQLite's own mechanics (its single writer's group commit, its busy lock),
+ * which have no PostgreSQL meaning; they run on the SQLite pass.
+ */
+const SQLITE_ONLY: string[] = [];
 
 function step(name: string, command: string, args: string[]) {
   console.log(`\n▶ ${name}: ${[command.replace(`${root}/`, ""), ...args].join(" ")}`);
@@ -74,15 +84,56 @@ function suite(label: string, args: string[], env: Record<string, string>): Prom
 }
 
 /**
- * The PostgreSQL-ready files a run's path arguments select (all of them without any). The pass
- * takes those files alone, not the other arguments (`-t` and its pattern name SQLite-pass tests).
+ * The files of the PostgreSQL pass: every black-box file (a test server over HTTP), and the
+ * PostgreSQL-ready ones; those a run's path arguments select (all without any). The pass takes
+ * those files alone, not the other arguments (`-t` and its pattern name SQLite-pass tests).
  */
 function postgresFiles(args: string[]): string[] {
-  const filters = args.filter((arg) => !arg.startsWith("-"));
-  if (filters.length === 0) return POSTGRES_READY;
-  return POSTGRES_READY.filter((file) =>
-    filters.some((filter) => file.includes(filter.replace(/^\.\//, ""))),
+  const blackBox = testFiles().filter(
+    (file) =>
+      readFileSync(join(root, file), "utf8").includes("startTestServer(") && !SQLITE_ONLY.includes(file),
   );
+  const all = [...new Set([...POSTGRES_READY, ...blackBox])].sort();
+  const filters = args.filter((arg) => !arg.startsWith("-"));
+  if (filters.length === 0) return all;
+  return all.filter((file) => filters.some((filter) => file.includes(filter.replace(/^\.\//, ""))));
+}
+
+/** Every test file, as a path from the root. */
+function testFiles(): string[] {
+  const found: string[] = [];
+  const walk = (dir: string) => {
+    for (const entry of readdirSync(join(root, dir), { withFileTypes: true })) {
+      const path = `${dir}/${entry.name}`;
+      if (entry.isDirectory()) walk(path);
+      else if (entry.name.endsWith(".test.ts")) found.push(path);
+    }
+  };
+  walk("test");
+  return found;
+}
+
+/**
+ * A database for each test server to copy: migrated once, so a server's database is a CREATE
+ * DATABASE … TEMPLATE away instead of a run of every migration.
+ */
+async function migratedTemplate(adminUrl: string): Promise<string> {
+  const name = "outreach_template";
+  const admin = createPgClient(adminUrl, { max: 1 });
+  try {
+    await admin.unsafe(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end({ timeout: 1 });
+  }
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  const client = createPgClient(url.toString(), { max: 1 });
+  try {
+    await migratePg(client);
+  } finally {
+    await client.end({ timeout: 1 });
+  }
+  return name;
 }
 
 step("lint", bin("biome"), ["check", "."]);
@@ -120,6 +171,7 @@ if (files.length > 0) {
         await suite("tests on PostgreSQL", files, {
           [TEST_DIALECT]: "postgres",
           [TEST_PG_URL]: running.url,
+          [TEST_PG_TEMPLATE]: await migratedTemplate(running.url),
         }),
       );
     } finally {

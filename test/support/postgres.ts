@@ -31,6 +31,8 @@ export const TEST_PG_URL = "OUTREACH_TEST_PG_URL";
  * Unset, a test file run alone runs its cases on both databases.
  */
 export const TEST_DIALECT = "OUTREACH_TEST_DIALECT";
+/** A migrated database on the pass's cluster that freshDatabase copies (set by the runner). */
+export const TEST_PG_TEMPLATE = "OUTREACH_TEST_PG_TEMPLATE";
 
 /** Whether this run's cases on `dialect` run (see TEST_DIALECT). */
 export function testsRunOn(dialect: "sqlite" | "postgres"): boolean {
@@ -148,13 +150,13 @@ export async function testPostgres(): Promise<{ url: string } | { skip: string }
 
 let counter = 0;
 
-/** A new empty database on the cluster of `adminUrl`; answers its URL. */
-export async function freshDatabase(adminUrl: string): Promise<string> {
+/** A new database on the cluster of `adminUrl`, empty or a copy of `template`; answers its URL. */
+export async function freshDatabase(adminUrl: string, template?: string): Promise<string> {
   const { default: postgres } = await import("postgres");
   const name = `t_${process.pid}_${Date.now().toString(36)}_${counter++}`;
   const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
   try {
-    await admin.unsafe(`CREATE DATABASE ${name}`);
+    await admin.unsafe(template ? `CREATE DATABASE ${name} TEMPLATE ${template}` : `CREATE DATABASE ${name}`);
   } finally {
     await admin.end();
   }

@@ -5,7 +5,7 @@ import { type Config, loadConfig } from "../../src/config";
 import { createApiKey, type Scope } from "../../src/domain/workspace/api-keys";
 import { createWorkspace } from "../../src/domain/workspace/workspaces";
 import { type RunningServer, startServer } from "../../src/server";
-import { freshDatabase, TEST_DIALECT, testPostgres } from "./postgres";
+import { freshDatabase, TEST_DIALECT, TEST_PG_TEMPLATE, testPostgres } from "./postgres";
 
 export interface TestServer {
   url: string;
@@ -60,7 +60,9 @@ export async function startTestServer(
   // database of its own on the pass's cluster.
   const databaseUrl =
     overrides.databaseUrl ??
-    (process.env[TEST_DIALECT] === "postgres" ? await freshDatabase(await testPgUrl()) : null);
+    (process.env[TEST_DIALECT] === "postgres"
+      ? await freshDatabase(await testPgUrl(), process.env[TEST_PG_TEMPLATE])
+      : null);
   const config: Config = {
     // Test receivers listen on loopback: private targets are allowed unless a test says otherwise.
     ...loadConfig({}, { RATE_LIMIT_RPS: "0", LOG_LEVEL: "error", WEBHOOK_ALLOW_PRIVATE: "true", ...env }),
