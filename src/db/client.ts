@@ -517,3 +517,33 @@ export async function pingDatabase(db: DbOrTx): Promise<void> {
 export async function lockForBootstrap(tx: DbOrTx): Promise<void> {
   if (dialectOf(tx) === "postgres") await tx.run(sql`select pg_advisory_xact_lock(4180511962310779)`);
 }
+
+/** Connection-level failures (postgres.js codes and PostgreSQL SQLSTATEs of classes 08, 57P, 53300). */
+const UNAVAILABLE_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "EPIPE",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "ENOTFOUND",
+  "CONNECTION_CLOSED",
+  "CONNECTION_ENDED",
+  "CONNECTION_DESTROYED",
+  "CONNECT_TIMEOUT",
+  "57P01",
+  "57P02",
+  "57P03",
+  "53300",
+]);
+
+/**
+ * Whether an error says the database could not be reached (rather than that a statement was
+ * wrong): the request answers 503 and a later one, once the pool reconnects, succeeds.
+ */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  for (let e = error, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === "string" && (UNAVAILABLE_CODES.has(code) || code.startsWith("08"))) return true;
+  }
+  return false;
+}

@@ -24,7 +24,8 @@ export interface PgDatabase {
  * reconnection empties every cache (whatever changed while it was away).
  *
  * JSON and booleans: the tables are SQLite's, whose JSON columns parse JSON text themselves and
- * whose booleans read 1/true alike, so json and jsonb come back as text.
+ * whose booleans read 1/true alike and bind 1/0: json and jsonb come back as text, and a boolean
+ * parameter of 1 is true.
  */
 export async function openPgDatabase(
   url: string,
@@ -34,6 +35,9 @@ export async function openPgDatabase(
   const parsers = client.options.parsers as Record<string, (text: string) => unknown>;
   parsers[114] = (text) => text;
   parsers[3802] = (text) => text;
+  // SQLite's boolean columns bind 1 and 0; postgres.js would write every value but `true` as false.
+  const serializers = client.options.serializers as Record<string, (value: unknown) => unknown>;
+  serializers[16] = (value) => (value === true || value === 1 || value === "1" || value === "t" ? "t" : "f");
   try {
     if (options.migrate !== false) {
       const { applied } = await migratePg(client);

@@ -3,7 +3,7 @@ import { Elysia } from "elysia";
 import { sessionCookie, sessionTokenOf, wantsSecureCookie } from "../auth/cookies";
 import { isCrossSite } from "../auth/cross-site";
 import { createSessionAuthenticator } from "../auth/sessions";
-import type { Db } from "../db/client";
+import { type Db, isDatabaseUnavailable } from "../db/client";
 import { createKeyAuthenticator } from "../domain/workspace/api-keys";
 import {
   claimIdempotencyKey,
@@ -333,6 +333,7 @@ export function createFrontDoor(deps: ConventionDeps, handle: Handle) {
   }
 
   function internalError(state: RequestState, request: Request, path: string, error: unknown): Response {
+    if (isDatabaseUnavailable(error)) return errorResponse(databaseUnavailable(request, state.id, error));
     log.error("unhandled error", {
       request_id: state.id,
       method: request.method,
@@ -645,6 +646,8 @@ export function httpErrors() {
       appError = new AppError("invalid_json", "Invalid JSON body");
     } else if (code === "NOT_FOUND") {
       appError = new AppError("not_found", "Not found");
+    } else if (isDatabaseUnavailable(error)) {
+      appError = databaseUnavailable(request, state?.id, error);
     } else {
       log.error("unhandled error", {
         request_id: state?.id,
@@ -675,4 +678,18 @@ function translateValidation(error: ValidationLike, state: RequestState | undefi
   const issue = error.all?.[0];
   if (!issue) return new AppError("validation", `${fieldName("", error.type)} is invalid`);
   return new AppError("validation", validationMessage(issue, error.type));
+}
+
+/**
+ * A request the database could not serve because it is unreachable (PostgreSQL restarting, the
+ * network cut): 503, logged once per request without a stack. The pool reconnects by itself.
+ */
+function databaseUnavailable(request: Request, requestId: string | undefined, error: unknown): AppError {
+  log.warn("database unavailable", {
+    request_id: requestId,
+    method: request.method,
+    path: pathOf(request.url),
+    error: String((error as { cause?: unknown }).cause ?? error).split("\n")[0],
+  });
+  return new AppError("unavailable", "Database unavailable");
 }
