@@ -317,6 +317,81 @@ for (const target of targets) {
         expect((await find("platypus")).total).toBe(0);
       });
 
+      it("matches each word as a prefix, whatever its case or accents", async () => {
+        const { thread } = await send("+14155557007", "Crème BRÛLÉE at Café Zoë's, ok?", 1_800_000_700_000);
+        for (const text of ["creme", "brulee", "BRÛL", "café zoe", "cafe zoë", "CRÈME   brû", "zoe's"])
+          expect({ text, rows: (await find(text)).rows.map((r) => r.id) }).toEqual({
+            text,
+            rows: [thread.id],
+          });
+        expect((await find("crème croissant")).total).toBe(0);
+        expect((await find("rème")).total).toBe(0); // prefixes, not infixes
+      });
+
+      it("splits words at punctuation as SQLite's tokenizer does", async () => {
+        const { thread } = await send(
+          "+14155557008",
+          "Order#4471-XQ: see https://shop.wallaby.example/track?id=93 or mail ann.lee@wallaby.example (3.75 due)",
+          1_800_000_800_000,
+        );
+        for (const text of [
+          "order#4471",
+          "4471 xq",
+          "wallaby",
+          "example track",
+          "93",
+          "ann",
+          "lee",
+          "75",
+          "3.75",
+        ])
+          expect({ text, rows: (await find(text)).rows.map((r) => r.id) }).toEqual({
+            text,
+            rows: [thread.id],
+          });
+      });
+
+      it("finds a thread by its contact's number written any way, and its last digits", async () => {
+        const { thread } = await send("+14155557009", "Hello", 1_800_000_900_000);
+        for (const text of [
+          "+14155557009",
+          "14155557009",
+          "4155557009",
+          "5557009",
+          "7009",
+          "+1 415 555 7009",
+        ])
+          expect({ text, rows: (await find(text)).rows.map((r) => r.id) }).toEqual({
+            text,
+            rows: [thread.id],
+          });
+      });
+
+      it("never fails on query syntax in the user's text", async () => {
+        for (const text of [
+          "'",
+          "''",
+          "\\",
+          '"',
+          "a:*",
+          "!(x | y) & z <-> w",
+          "refund:* | hello",
+          "'); DROP TABLE conversations; --",
+          "NEAR(refund hello)",
+          "AND OR NOT",
+          "ŉ ʼ ⑴ ½",
+          "*",
+          "-",
+        ]) {
+          const found = await find(text);
+          expect(typeof found.total).toBe("number");
+          expect(found.rows.length).toBeLessThanOrEqual(found.total);
+        }
+        expect((await find("refund:*")).total).toBe(14);
+        expect((await find("")).total).toBe(0);
+        expect((await find("  ?! ")).total).toBe(0);
+      });
+
       // The packed FTS5 rowids name a thread by its search key (SQLite only: PostgreSQL's index
       // names threads by id, and its keys come from an identity column).
       it.if(onSqlite)(
