@@ -15,6 +15,7 @@ import {
   startSearchIndexer,
   workspaceHoldsEveryThread,
 } from "../src/db/message-search";
+import { drainSearchBacklogPg } from "../src/db/message-search-pg";
 import { migrate } from "../src/db/migrate";
 import { openPgDatabase } from "../src/db/pg-database";
 import { conversations } from "../src/db/schema";
@@ -390,6 +391,40 @@ for (const target of targets) {
         expect((await find("refund:*")).total).toBe(14);
         expect((await find("")).total).toBe(0);
         expect((await find("  ?! ")).total).toBe(0);
+      });
+
+      it("two drains at once index each backlog row once", async () => {
+        await drainSearchBacklog(handle.db, 1e9);
+        const before = await indexRows();
+        for (let i = 0; i < 30; i++)
+          await send(`+141555580${String(i).padStart(2, "0")}`, `Kookaburra ${i}`, 1_800_001_000_000 + i);
+        expect(await backlog()).toBe(60); // a label and a message per thread
+        const [a, b] = await Promise.all([
+          drainSearchBacklog(handle.db, 1e9),
+          drainSearchBacklog(handle.db, 1e9),
+        ]);
+        expect(a + b).toBe(60);
+        expect(await indexRows()).toBe(before + 60);
+        expect((await find("kookaburra")).total).toBe(30);
+      });
+
+      // PostgreSQL's drain claims rows per batch: small batches make two drains interleave, and a
+      // search's drain (which waits for claimed rows) still sees every row drained.
+      it.if(!onSqlite)("claimed batches: skipping and waiting drains share the backlog", async () => {
+        await drainSearchBacklog(handle.db, 1e9);
+        const before = await indexRows();
+        for (let i = 0; i < 30; i++)
+          await send(`+141555581${String(i).padStart(2, "0")}`, `Bandicoot ${i}`, 1_800_001_100_000 + i);
+        const drains = await Promise.all([
+          drainSearchBacklogPg(handle.db, 1e9, "skip", 3),
+          drainSearchBacklogPg(handle.db, 1e9, "skip", 4),
+          drainSearchBacklogPg(handle.db, 1e9, "wait", 5),
+          drainSearchBacklogPg(handle.db, 1e9, "wait", 2),
+        ]);
+        expect(drains.reduce((x, y) => x + y, 0)).toBe(60);
+        expect(await backlog()).toBe(0);
+        expect(await indexRows()).toBe(before + 60);
+        expect((await find("bandicoot")).total).toBe(30);
       });
 
       // The packed FTS5 rowids name a thread by its search key (SQLite only: PostgreSQL's index
