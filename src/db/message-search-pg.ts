@@ -26,25 +26,35 @@ import { type ConversationRow, conversations } from "./schema";
 const NOT_TOKEN = /[^\p{L}\p{N}\p{Co}\p{Mn}]+/gu;
 const HAS_WORD = /[\p{L}\p{N}]/u;
 
-/** The tokens of `text` as FTS5 splits it, lower-cased. */
+/** The tokens of `text` as FTS5 splits it, as written. */
 function tokens(text: string): string[] {
-  return text
-    .toLowerCase()
-    .split(NOT_TOKEN)
-    .filter((t) => HAS_WORD.test(t));
+  return text.split(NOT_TOKEN).filter((t) => HAS_WORD.test(t));
 }
 
-/** A message body as the index stores it: its tokens, one space apart. */
+/** A message body as the index stores it: its tokens, lower-cased, one space apart. */
 export function indexedText(body: string): string {
-  return tokens(body).join(" ");
+  return tokens(body.toLowerCase()).join(" ");
 }
 
 /**
- * One token as a tsquery: unaccented by the index's own function, quoted (a quote or backslash the
- * unaccent rules produce is escaped), a prefix term when `prefix`. Never a syntax error, whatever
- * the token holds.
+ * A token of the user's text as a tsquery: lower-cased (messages are indexed lower-cased), or, when
+ * it has capitals outside ASCII, as written too: labels are lower-cased by the database, which on a
+ * cluster with the C locale folds ASCII letters only.
  */
 function term(token: string, prefix: boolean): SQL {
+  const lower = token.toLowerCase();
+  if (lower === token || !NON_ASCII.test(token)) return spelling(lower, prefix);
+  return sql`(${spelling(lower, prefix)} || ${spelling(token, prefix)})`;
+}
+
+const NON_ASCII = /\P{ASCII}/u;
+
+/**
+ * One spelling of a token as a tsquery: unaccented by the index's own function, quoted (a quote or
+ * backslash the unaccent rules produce is escaped), a prefix term when `prefix`. Never a syntax
+ * error, whatever the token holds.
+ */
+function spelling(token: string, prefix: boolean): SQL {
   const quoted = sql`'''' || replace(replace(search_unaccent(${token}::text), '\\', '\\\\'), '''', '''''') || ''''`;
   return prefix ? sql`to_tsquery('simple', ${quoted} || ':*')` : sql`to_tsquery('simple', ${quoted})`;
 }
