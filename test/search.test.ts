@@ -368,6 +368,18 @@ for (const target of targets) {
           });
       });
 
+      it("finds a contact named in another script by the name as written", async () => {
+        const { contact, thread } = await send("+14155557010", "Hello", 1_800_000_950_000);
+        await handle.db.run(
+          sql`UPDATE contacts SET first_name = 'Жук', last_name = 'Παπαδόπουλος' WHERE id = ${contact.id}`,
+        );
+        for (const text of ["Жук", "Παπαδόπουλος", "Жук Παπα"])
+          expect({ text, rows: (await find(text)).rows.map((r) => r.id) }).toEqual({
+            text,
+            rows: [thread.id],
+          });
+      });
+
       it("never fails on query syntax in the user's text", async () => {
         for (const text of [
           "'",
