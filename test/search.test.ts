@@ -469,6 +469,25 @@ for (const target of targets) {
         },
       );
 
+      // PostgreSQL's keys come from an identity column: a thread a script writes without one and the
+      // threads written next each get their own.
+      it.if(!onSqlite)("gives threads written with and without a search key distinct keys", async () => {
+        const [contact] = await handle.db.all<{ id: string }>(
+          sql`SELECT id FROM contacts WHERE workspace_id = ${workspaceId} LIMIT 1`,
+        );
+        await handle.db.run(
+          sql`INSERT INTO conversations (id, workspace_id, contact_id, status, needs_attention, agent_paused, last_message_at, created_at, updated_at) VALUES ('script-thread', ${workspaceId}, ${contact?.id}, 'closed', false, false, 1, 1, 1)`,
+        );
+        const { thread } = await send("+14155557011", "Quoll", 1_800_000_960_000);
+        const keys = (await handle.db.values<[number | null]>(sql`SELECT search_key FROM conversations`)).map(
+          ([k]) => k,
+        );
+        expect(keys.every((k) => k !== null)).toBe(true);
+        expect(new Set(keys).size).toBe(keys.length);
+        await handle.db.run(sql`DELETE FROM conversations WHERE id = 'script-thread'`);
+        expect((await find("quoll")).rows.map((r) => r.id)).toEqual([thread.id]);
+      });
+
       it("the server's indexer drains the backlog without a search", async () => {
         await send("+14155557005", "Echidna", 1_800_000_500_000);
         const indexer = startSearchIndexer(handle.db, 50);
