@@ -35,6 +35,18 @@ function ftsQuery(text: string): string | null {
   return words.map((w) => `"${w}"*`).join(" ");
 }
 
+/**
+ * The search key of a thread being inserted (`conversations.search_key`), as the insert's value:
+ * on SQLite the next after the largest (the unique index answers max), written with the row;
+ * on PostgreSQL the identity column's next value (`DEFAULT`: concurrent inserts never pick the same
+ * key, and a thread written without one gets the next too). PostgreSQL's index names threads by
+ * id, not by this key.
+ */
+export function newSearchKey(db: DbOrTx): SQL {
+  if (dialectOf(db) === "postgres") return sql`DEFAULT`;
+  return sql`(SELECT coalesce(max(${conversations.searchKey}), 0) + 1 FROM ${conversations})`;
+}
+
 /** Up to this many matching index rows the thread keys are read into JavaScript; above, joined in SQL. */
 const SMALL_MATCH_SET = 2000;
 
