@@ -1,304 +1,504 @@
+/**
+ * Thread search, on each database of the run (test/support/postgres.ts: `testsRunOn`). The cases
+ * about SQLite's FTS5 internals (packed search keys) run on SQLite only; every behavioural case
+ * runs on both.
+ */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { eq } from "drizzle-orm";
-import { type DbHandle, openDatabase } from "../src/db/client";
+import { eq, sql } from "drizzle-orm";
+import { type Db, openDatabase } from "../src/db/client";
 import {
   drainSearchBacklog,
   searchConversations,
   startSearchIndexer,
   workspaceHoldsEveryThread,
 } from "../src/db/message-search";
+import { drainSearchBacklogPg } from "../src/db/message-search-pg";
 import { migrate } from "../src/db/migrate";
+import { openPgDatabase } from "../src/db/pg-database";
 import { conversations } from "../src/db/schema";
 import { ensureContact } from "../src/domain/audience/contacts";
 import { threadForContact } from "../src/domain/messaging/conversations";
 import { queueOutboundMessage } from "../src/domain/messaging/messages";
 import { createWorkspace } from "../src/domain/workspace/workspaces";
+import { freshDatabase, testPostgres, testsRunOn } from "./support/postgres";
 
-let dir: string;
-let handle: DbHandle;
-let workspaceId: string;
-const expected: string[] = []; // conversation ids matching "refund", most recently active first
+/** A migrated database of one dialect: its handle, raw statements on it, and how to close it. */
+interface Handle {
+  db: Db;
+  close(): Promise<void> | void;
+}
+interface Target {
+  name: "sqlite" | "postgres";
+  open(): Promise<Handle>;
+}
 
-async function seed(ws: string, count: number, base: number, remember: boolean) {
-  await handle.db.transaction(async (tx) => {
-    for (let i = 0; i < count; i++) {
-      const now = base + i * 1000;
-      const { contact } = await ensureContact(tx, ws, `+1415555${String(1000 + i)}`, "api", now);
-      const thread = await threadForContact(tx, ws, contact.id, { reopen: true, now });
-      const body = i % 3 === 0 ? `Refund request ${i}` : `Hello there ${i}`;
-      await queueOutboundMessage(tx, {
-        workspaceId: ws,
-        contact,
-        conversationId: thread.id,
-        numberId: null,
-        from: "+14155550100",
-        body,
-        sender: "human",
-        now,
-      });
-      if (i % 6 === 0)
-        await tx.update(conversations).set({ status: "closed" }).where(eq(conversations.id, thread.id)).run();
-      if (remember && i % 3 === 0) expected.unshift(thread.id);
-    }
+const dirs: string[] = [];
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+const targets: Target[] = [];
+if (testsRunOn("sqlite"))
+  targets.push({
+    name: "sqlite",
+    async open() {
+      const dir = mkdtempSync(join(tmpdir(), "outreach-search-"));
+      dirs.push(dir);
+      const handle = openDatabase(join(dir, "search.db"));
+      migrate(handle.sqlite);
+      return handle;
+    },
+  });
+const pg = testsRunOn("postgres") ? await testPostgres() : null;
+if (pg && "skip" in pg) console.log(`search on PostgreSQL SKIPPED: ${pg.skip}`);
+if (pg && "url" in pg) {
+  const adminUrl = pg.url;
+  targets.push({
+    name: "postgres",
+    async open() {
+      const opened = await openPgDatabase(await freshDatabase(adminUrl), { max: 4 });
+      return { db: opened.db, close: () => opened.close() };
+    },
   });
 }
 
-beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "outreach-search-"));
-  handle = openDatabase(join(dir, "search.db"));
-  migrate(handle.sqlite);
-  workspaceId = (await createWorkspace(handle.db, { name: "A" })).id;
-  const other = (await createWorkspace(handle.db, { name: "B" })).id;
-  await seed(workspaceId, 40, 1_800_000_000_000, true);
-  await seed(other, 40, 1_800_000_000_000, false);
-});
-afterAll(() => {
-  handle.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+/** One number a raw statement answers (count(*) & co.), on either database. */
+async function scalar(db: Db, query: ReturnType<typeof sql>): Promise<number> {
+  const rows = await db.values<[number | string]>(query);
+  return Number(rows[0]?.[0]);
+}
 
-describe("searchConversations", () => {
-  // smallMatchSet 0 forces the inbox walk used for common words; 1e9 the sorted-matches path.
-  for (const [path, smallMatchSet] of [
-    ["sorted matches", 1e9],
-    ["inbox walk", 0],
-  ] as const) {
-    it(`pages through the workspace's matches, newest first (${path})`, async () => {
-      const search = async (limit: number, offset: number) =>
-        await searchConversations(handle.db, { workspaceId, text: "refund", limit, offset, smallMatchSet });
-      const all = await search(50, 0);
-      expect(all.total).toBe(14);
-      expect(all.rows.map((r) => r.id)).toEqual(expected);
-      expect((await search(5, 0)).rows.map((r) => r.id)).toEqual(expected.slice(0, 5));
-      expect((await search(5, 10)).rows.map((r) => r.id)).toEqual(expected.slice(10, 14));
-      expect(await search(5, 14)).toEqual({ rows: [], total: 14 });
+for (const target of targets) {
+  const onSqlite = target.name === "sqlite";
+  describe(`search on ${target.name}`, () => {
+    let handle: Handle;
+    let workspaceId: string;
+    const expected: string[] = []; // conversation ids matching "refund", most recently active first
+
+    async function seed(db: Db, ws: string, count: number, base: number, remember: boolean) {
+      await db.transaction(async (tx) => {
+        for (let i = 0; i < count; i++) {
+          const now = base + i * 1000;
+          const { contact } = await ensureContact(tx, ws, `+1415555${String(1000 + i)}`, "api", now);
+          const thread = await threadForContact(tx, ws, contact.id, { reopen: true, now });
+          const body = i % 3 === 0 ? `Refund request ${i}` : `Hello there ${i}`;
+          await queueOutboundMessage(tx, {
+            workspaceId: ws,
+            contact,
+            conversationId: thread.id,
+            numberId: null,
+            from: "+14155550100",
+            body,
+            sender: "human",
+            now,
+          });
+          if (i % 6 === 0)
+            await tx
+              .update(conversations)
+              .set({ status: "closed" })
+              .where(eq(conversations.id, thread.id))
+              .run();
+          if (remember && i % 3 === 0) expected.unshift(thread.id);
+        }
+      });
+    }
+
+    beforeAll(async () => {
+      handle = await target.open();
+      workspaceId = (await createWorkspace(handle.db, { name: "A" })).id;
+      const other = (await createWorkspace(handle.db, { name: "B" })).id;
+      await seed(handle.db, workspaceId, 40, 1_800_000_000_000, true);
+      await seed(handle.db, other, 40, 1_800_000_000_000, false);
+    });
+    afterAll(async () => {
+      await handle?.close();
     });
 
-    it(`applies the inbox filter and finds nothing for unknown words (${path})`, async () => {
-      const closed = await searchConversations(handle.db, {
-        workspaceId,
-        text: "refund",
-        where: eq(conversations.status, "closed"),
-        limit: 50,
-        offset: 0,
-        smallMatchSet,
-      });
-      expect(closed.total).toBe(7);
-      expect(closed.rows.every((r) => r.status === "closed")).toBe(true);
-      expect(
-        await searchConversations(handle.db, {
-          workspaceId,
-          text: "zzz",
-          limit: 50,
-          offset: 0,
-          smallMatchSet,
-        }),
-      ).toEqual({ rows: [], total: 0 });
-    });
-  }
-});
-
-describe("searchConversations on a database with one workspace", () => {
-  // When every thread is the workspace's, the index's distinct thread keys are the total and the page.
-  let single: DbHandle;
-  let only: string;
-  const refundTotal = async (workspaceId: string, smallMatchSet = 0) =>
-    (
-      await searchConversations(single.db, {
-        workspaceId,
-        text: "refund",
-        limit: 5,
-        offset: 0,
-        smallMatchSet,
-      })
-    ).total;
-  beforeAll(async () => {
-    single = openDatabase(join(dir, "single.db"));
-    migrate(single.sqlite);
-    only = (await createWorkspace(single.db, { name: "Only" })).id;
-    const saved = handle;
-    handle = single;
-    try {
-      await seed(only, 40, 1_800_000_000_000, false);
-    } finally {
-      handle = saved;
-    }
-  });
-  afterAll(() => single.close());
-
-  it("counts the same total on both paths, with and without an inbox filter", async () => {
-    expect(await workspaceHoldsEveryThread(single.db, only)).toBe(true);
-    expect(await workspaceHoldsEveryThread(single.db, "ws_other")).toBe(false);
-    for (const smallMatchSet of [0, 1e9]) {
-      const all = await searchConversations(single.db, {
-        workspaceId: only,
-        text: "refund",
-        limit: 5,
-        offset: 0,
-        smallMatchSet,
-      });
-      expect(all.total).toBe(14);
-      expect(all.rows).toHaveLength(5);
-      // With an inbox filter the threads are walked: the same figures.
-      const closed = await searchConversations(single.db, {
-        workspaceId: only,
-        text: "refund",
-        where: eq(conversations.status, "closed"),
-        limit: 50,
-        offset: 0,
-        smallMatchSet,
-      });
-      expect(closed.total).toBe(7);
-    }
-  });
-
-  it("counts each thread once however many of its messages match", async () => {
-    await single.db.transaction(async (tx) => {
-      const { contact } = await ensureContact(tx, only, "+14155551000", "api", 1_800_000_500_000);
-      for (let i = 0; i < 3; i++)
-        await queueOutboundMessage(tx, {
-          workspaceId: only,
-          contact,
-          conversationId: (
-            await threadForContact(tx, only, contact.id, { reopen: true, now: 1_800_000_500_000 })
-          ).id,
-          numberId: null,
-          from: "+14155550100",
-          body: `Refund again ${i}`,
-          sender: "human",
-          now: 1_800_000_500_000 + i,
+    describe("searchConversations", () => {
+      // smallMatchSet 0 forces the inbox walk used for common words; 1e9 the sorted-matches path.
+      for (const [path, smallMatchSet] of [
+        ["sorted matches", 1e9],
+        ["inbox walk", 0],
+      ] as const) {
+        it(`pages through the workspace's matches, newest first (${path})`, async () => {
+          const search = async (limit: number, offset: number) =>
+            await searchConversations(handle.db, {
+              workspaceId,
+              text: "refund",
+              limit,
+              offset,
+              smallMatchSet,
+            });
+          const all = await search(50, 0);
+          expect(all.total).toBe(14);
+          expect(all.rows.map((r) => r.id)).toEqual(expected);
+          expect((await search(5, 0)).rows.map((r) => r.id)).toEqual(expected.slice(0, 5));
+          expect((await search(5, 10)).rows.map((r) => r.id)).toEqual(expected.slice(10, 14));
+          expect(await search(5, 14)).toEqual({ rows: [], total: 14 });
         });
-    });
-    // +14155551000 is the first seeded contact, whose thread already matched: still 14 threads.
-    expect(await refundTotal(only)).toBe(14);
-  });
 
-  it("is not taken once another workspace has a thread", async () => {
-    const other = (await createWorkspace(single.db, { name: "Second" })).id;
-    await single.db.transaction(async (tx) => {
-      const now = 1_800_000_600_000;
-      const { contact } = await ensureContact(tx, other, "+14155559999", "api", now);
-      const thread = await threadForContact(tx, other, contact.id, { reopen: true, now });
-      await queueOutboundMessage(tx, {
-        workspaceId: other,
-        contact,
-        conversationId: thread.id,
-        numberId: null,
-        from: "+14155550100",
-        body: "Refund elsewhere",
-        sender: "human",
-        now,
+        it(`applies the inbox filter and finds nothing for unknown words (${path})`, async () => {
+          const closed = await searchConversations(handle.db, {
+            workspaceId,
+            text: "refund",
+            where: eq(conversations.status, "closed"),
+            limit: 50,
+            offset: 0,
+            smallMatchSet,
+          });
+          expect(closed.total).toBe(7);
+          expect(closed.rows.every((r) => r.status === "closed")).toBe(true);
+          expect(
+            await searchConversations(handle.db, {
+              workspaceId,
+              text: "zzz",
+              limit: 50,
+              offset: 0,
+              smallMatchSet,
+            }),
+          ).toEqual({ rows: [], total: 0 });
+        });
+      }
+    });
+
+    describe("searchConversations on a database with one workspace", () => {
+      // When every thread is the workspace's, the index's distinct thread keys are the total and the page.
+      let single: Handle;
+      let only: string;
+      const refundTotal = async (workspaceId: string, smallMatchSet = 0) =>
+        (
+          await searchConversations(single.db, {
+            workspaceId,
+            text: "refund",
+            limit: 5,
+            offset: 0,
+            smallMatchSet,
+          })
+        ).total;
+      beforeAll(async () => {
+        single = await target.open();
+        only = (await createWorkspace(single.db, { name: "Only" })).id;
+        await seed(single.db, only, 40, 1_800_000_000_000, false);
+      });
+      afterAll(async () => {
+        await single?.close();
+      });
+
+      it("counts the same total on both paths, with and without an inbox filter", async () => {
+        expect(await workspaceHoldsEveryThread(single.db, only)).toBe(true);
+        expect(await workspaceHoldsEveryThread(single.db, "ws_other")).toBe(false);
+        for (const smallMatchSet of [0, 1e9]) {
+          const all = await searchConversations(single.db, {
+            workspaceId: only,
+            text: "refund",
+            limit: 5,
+            offset: 0,
+            smallMatchSet,
+          });
+          expect(all.total).toBe(14);
+          expect(all.rows).toHaveLength(5);
+          // With an inbox filter the threads are walked: the same figures.
+          const closed = await searchConversations(single.db, {
+            workspaceId: only,
+            text: "refund",
+            where: eq(conversations.status, "closed"),
+            limit: 50,
+            offset: 0,
+            smallMatchSet,
+          });
+          expect(closed.total).toBe(7);
+        }
+      });
+
+      it("counts each thread once however many of its messages match", async () => {
+        await single.db.transaction(async (tx) => {
+          const { contact } = await ensureContact(tx, only, "+14155551000", "api", 1_800_000_500_000);
+          for (let i = 0; i < 3; i++)
+            await queueOutboundMessage(tx, {
+              workspaceId: only,
+              contact,
+              conversationId: (
+                await threadForContact(tx, only, contact.id, { reopen: true, now: 1_800_000_500_000 })
+              ).id,
+              numberId: null,
+              from: "+14155550100",
+              body: `Refund again ${i}`,
+              sender: "human",
+              now: 1_800_000_500_000 + i,
+            });
+        });
+        // +14155551000 is the first seeded contact, whose thread already matched: still 14 threads.
+        expect(await refundTotal(only)).toBe(14);
+      });
+
+      it("is not taken once another workspace has a thread", async () => {
+        const other = (await createWorkspace(single.db, { name: "Second" })).id;
+        await single.db.transaction(async (tx) => {
+          const now = 1_800_000_600_000;
+          const { contact } = await ensureContact(tx, other, "+14155559999", "api", now);
+          const thread = await threadForContact(tx, other, contact.id, { reopen: true, now });
+          await queueOutboundMessage(tx, {
+            workspaceId: other,
+            contact,
+            conversationId: thread.id,
+            numberId: null,
+            from: "+14155550100",
+            body: "Refund elsewhere",
+            sender: "human",
+            now,
+          });
+        });
+        expect(await workspaceHoldsEveryThread(single.db, only)).toBe(false);
+        expect(await refundTotal(only)).toBe(14);
+        expect(await refundTotal(other)).toBe(1);
       });
     });
-    expect(await workspaceHoldsEveryThread(single.db, only)).toBe(false);
-    expect(await refundTotal(only)).toBe(14);
-    expect(await refundTotal(other)).toBe(1);
-  });
-});
 
-describe("search indexing off the sending transaction", () => {
-  const indexRows = () =>
-    handle.sqlite.query("SELECT count(*) AS n FROM conversation_search").get() as { n: number };
-  const backlog = () =>
-    (handle.sqlite.query("SELECT count(*) AS n FROM search_backlog").get() as { n: number }).n;
-  const find = async (text: string) =>
-    await searchConversations(handle.db, { workspaceId, text, limit: 50, offset: 0 });
+    describe("search indexing off the sending transaction", () => {
+      const indexRows = async () =>
+        await scalar(handle.db, sql`SELECT count(*) AS n FROM conversation_search`);
+      const backlog = async () => await scalar(handle.db, sql`SELECT count(*) AS n FROM search_backlog`);
+      const find = async (text: string) =>
+        await searchConversations(handle.db, { workspaceId, text, limit: 50, offset: 0 });
 
-  async function send(phone: string, body: string, now: number) {
-    return await handle.db.transaction(async (tx) => {
-      const { contact } = await ensureContact(tx, workspaceId, phone, "api", now);
-      const thread = await threadForContact(tx, workspaceId, contact.id, { reopen: true, now });
-      const message = await queueOutboundMessage(tx, {
-        workspaceId,
-        contact,
-        conversationId: thread.id,
-        numberId: null,
-        from: "+14155550100",
-        body,
-        sender: "human",
-        now,
+      async function send(phone: string, body: string, now: number) {
+        return await handle.db.transaction(async (tx) => {
+          const { contact } = await ensureContact(tx, workspaceId, phone, "api", now);
+          const thread = await threadForContact(tx, workspaceId, contact.id, { reopen: true, now });
+          const message = await queueOutboundMessage(tx, {
+            workspaceId,
+            contact,
+            conversationId: thread.id,
+            numberId: null,
+            from: "+14155550100",
+            body,
+            sender: "human",
+            now,
+          });
+          return { contact, thread, message };
+        });
+      }
+
+      it("writes only the backlog while sending; the index gets the rows when drained", async () => {
+        await drainSearchBacklog(handle.db, 1e9);
+        const before = await indexRows();
+        await send("+14155557001", "Parcel tracking quokka", 1_800_000_100_000);
+        expect(await backlog()).toBe(2); // the new thread's contact label and its message
+        expect(await indexRows()).toBe(before);
+        expect(await drainSearchBacklog(handle.db, 1e9)).toBe(2);
+        expect(await backlog()).toBe(0);
+        expect(await indexRows()).toBe(before + 2);
+        expect((await find("quokka")).total).toBe(1);
+        expect((await find("5557001")).total).toBe(1);
       });
-      return { contact, thread, message };
+
+      it("a search sees messages written just before it (it drains first)", async () => {
+        const { thread } = await send("+14155557002", "Wombat delivery window", 1_800_000_200_000);
+        expect(await backlog()).toBeGreaterThan(0);
+        expect((await find("wombat")).rows.map((r) => r.id)).toEqual([thread.id]);
+        expect(await backlog()).toBe(0);
+      });
+
+      it("keeps one label per thread when the contact is renamed before the drain", async () => {
+        const { contact } = await send("+14155557003", "Hello numbat", 1_800_000_300_000);
+        await handle.db.run(sql`UPDATE contacts SET first_name = 'Zebedee' WHERE id = ${contact.id}`);
+        await drainSearchBacklog(handle.db, 1e9);
+        expect((await find("zebedee")).total).toBe(1);
+        expect((await find("numbat")).total).toBe(1);
+      });
+
+      it("drops backlog rows of messages deleted before the drain", async () => {
+        const { message } = await send("+14155557004", "Platypus cancelled", 1_800_000_400_000);
+        await handle.db.run(sql`DELETE FROM messages WHERE id = ${message.id}`);
+        await drainSearchBacklog(handle.db, 1e9);
+        expect(await backlog()).toBe(0);
+        expect((await find("platypus")).total).toBe(0);
+      });
+
+      it("matches each word as a prefix, whatever its case or accents", async () => {
+        const { thread } = await send("+14155557007", "Crème BRÛLÉE at Café Zoë's, ok?", 1_800_000_700_000);
+        for (const text of ["creme", "brulee", "BRÛL", "café zoe", "cafe zoë", "CRÈME   brû", "zoe's"])
+          expect({ text, rows: (await find(text)).rows.map((r) => r.id) }).toEqual({
+            text,
+            rows: [thread.id],
+          });
+        expect((await find("crème croissant")).total).toBe(0);
+        expect((await find("rème")).total).toBe(0); // prefixes, not infixes
+      });
+
+      it("splits words at punctuation as SQLite's tokenizer does", async () => {
+        const { thread } = await send(
+          "+14155557008",
+          "Order#4471-XQ: see https://shop.wallaby.example/track?id=93 or mail ann.lee@wallaby.example (3.75 due)",
+          1_800_000_800_000,
+        );
+        for (const text of [
+          "order#4471",
+          "4471 xq",
+          "wallaby",
+          "example track",
+          "93",
+          "ann",
+          "lee",
+          "75",
+          "3.75",
+        ])
+          expect({ text, rows: (await find(text)).rows.map((r) => r.id) }).toEqual({
+            text,
+            rows: [thread.id],
+          });
+      });
+
+      it("finds a thread by its contact's number written any way, and its last digits", async () => {
+        const { thread } = await send("+14155557009", "Hello", 1_800_000_900_000);
+        for (const text of [
+          "+14155557009",
+          "14155557009",
+          "4155557009",
+          "5557009",
+          "7009",
+          "+1 415 555 7009",
+        ])
+          expect({ text, rows: (await find(text)).rows.map((r) => r.id) }).toEqual({
+            text,
+            rows: [thread.id],
+          });
+      });
+
+      it("finds a contact named in another script by the name as written", async () => {
+        const { contact, thread } = await send("+14155557010", "Hello", 1_800_000_950_000);
+        await handle.db.run(
+          sql`UPDATE contacts SET first_name = 'Жук', last_name = 'Παπαδόπουλος' WHERE id = ${contact.id}`,
+        );
+        for (const text of ["Жук", "Παπαδόπουλος", "Жук Παπα"])
+          expect({ text, rows: (await find(text)).rows.map((r) => r.id) }).toEqual({
+            text,
+            rows: [thread.id],
+          });
+      });
+
+      it("never fails on query syntax in the user's text", async () => {
+        for (const text of [
+          "'",
+          "''",
+          "\\",
+          '"',
+          "a:*",
+          "!(x | y) & z <-> w",
+          "refund:* | hello",
+          "'); DROP TABLE conversations; --",
+          "NEAR(refund hello)",
+          "AND OR NOT",
+          "ŉ ʼ ⑴ ½",
+          "*",
+          "-",
+        ]) {
+          const found = await find(text);
+          expect(typeof found.total).toBe("number");
+          expect(found.rows.length).toBeLessThanOrEqual(found.total);
+        }
+        expect((await find("refund:*")).total).toBe(14);
+        expect((await find("")).total).toBe(0);
+        expect((await find("  ?! ")).total).toBe(0);
+      });
+
+      it("two drains at once index each backlog row once", async () => {
+        await drainSearchBacklog(handle.db, 1e9);
+        const before = await indexRows();
+        for (let i = 0; i < 30; i++)
+          await send(`+141555580${String(i).padStart(2, "0")}`, `Kookaburra ${i}`, 1_800_001_000_000 + i);
+        expect(await backlog()).toBe(60); // a label and a message per thread
+        const [a, b] = await Promise.all([
+          drainSearchBacklog(handle.db, 1e9),
+          drainSearchBacklog(handle.db, 1e9),
+        ]);
+        expect(a + b).toBe(60);
+        expect(await indexRows()).toBe(before + 60);
+        expect((await find("kookaburra")).total).toBe(30);
+      });
+
+      // PostgreSQL's drain claims rows per batch: small batches make two drains interleave, and a
+      // search's drain (which waits for claimed rows) still sees every row drained.
+      it.if(!onSqlite)("claimed batches: skipping and waiting drains share the backlog", async () => {
+        await drainSearchBacklog(handle.db, 1e9);
+        const before = await indexRows();
+        for (let i = 0; i < 30; i++)
+          await send(`+141555581${String(i).padStart(2, "0")}`, `Bandicoot ${i}`, 1_800_001_100_000 + i);
+        const drains = await Promise.all([
+          drainSearchBacklogPg(handle.db, 1e9, "skip", 3),
+          drainSearchBacklogPg(handle.db, 1e9, "skip", 4),
+          drainSearchBacklogPg(handle.db, 1e9, "wait", 5),
+          drainSearchBacklogPg(handle.db, 1e9, "wait", 2),
+        ]);
+        expect(drains.reduce((x, y) => x + y, 0)).toBe(60);
+        expect(await backlog()).toBe(0);
+        expect(await indexRows()).toBe(before + 60);
+        expect((await find("bandicoot")).total).toBe(30);
+      });
+
+      // The packed FTS5 rowids name a thread by its search key (SQLite only: PostgreSQL's index
+      // names threads by id, and its keys come from an identity column).
+      it.if(onSqlite)(
+        "gives each new thread the next search key with its row, and one written without a key the next key too",
+        async () => {
+          const keys = async () =>
+            (await handle.db.all<{ k: number | null }>(
+              sql`SELECT search_key AS k FROM conversations ORDER BY search_key`,
+            )) as { k: number | null }[];
+          const largest = Math.max(...(await keys()).map((r) => r.k ?? 0));
+          const { thread } = await send("+14155557006", "Bilby", 1_800_000_600_000);
+          const keyOf = async (id: string) =>
+            await scalar(handle.db, sql`SELECT search_key AS n FROM conversations WHERE id = ${id}`);
+          expect(await keyOf(thread.id)).toBe(largest + 1);
+          // A thread a script writes without a key (the trigger's path).
+          const [contact] = await handle.db.all<{ id: string }>(
+            sql`SELECT id FROM contacts WHERE workspace_id = ${workspaceId} LIMIT 1`,
+          );
+          await handle.db.run(
+            sql`INSERT INTO conversations (id, workspace_id, contact_id, status, needs_attention, agent_paused, last_message_at, created_at, updated_at) VALUES ('script-thread', ${workspaceId}, ${contact?.id}, 'closed', 0, 0, 1, 1, 1)`,
+          );
+          expect(await keyOf("script-thread")).toBe(largest + 2);
+          const all = (await keys()).map((r) => r.k);
+          expect(all.every((k) => k !== null)).toBe(true);
+          expect(new Set(all).size).toBe(all.length);
+          await handle.db.run(sql`DELETE FROM conversations WHERE id = 'script-thread'`);
+          expect((await find("bilby")).rows.map((r) => r.id)).toEqual([thread.id]);
+        },
+      );
+
+      // PostgreSQL's keys come from an identity column: a thread a script writes without one and the
+      // threads written next each get their own.
+      it.if(!onSqlite)("gives threads written with and without a search key distinct keys", async () => {
+        const [contact] = await handle.db.all<{ id: string }>(
+          sql`SELECT id FROM contacts WHERE workspace_id = ${workspaceId} LIMIT 1`,
+        );
+        await handle.db.run(
+          sql`INSERT INTO conversations (id, workspace_id, contact_id, status, needs_attention, agent_paused, last_message_at, created_at, updated_at) VALUES ('script-thread', ${workspaceId}, ${contact?.id}, 'closed', false, false, 1, 1, 1)`,
+        );
+        const { thread } = await send("+14155557011", "Quoll", 1_800_000_960_000);
+        const keys = (await handle.db.values<[number | null]>(sql`SELECT search_key FROM conversations`)).map(
+          ([k]) => k,
+        );
+        expect(keys.every((k) => k !== null)).toBe(true);
+        expect(new Set(keys).size).toBe(keys.length);
+        await handle.db.run(sql`DELETE FROM conversations WHERE id = 'script-thread'`);
+        expect((await find("quoll")).rows.map((r) => r.id)).toEqual([thread.id]);
+      });
+
+      it("the server's indexer drains the backlog without a search", async () => {
+        await send("+14155557005", "Echidna", 1_800_000_500_000);
+        const indexer = startSearchIndexer(handle.db, 50);
+        try {
+          const deadline = Date.now() + 10_000;
+          while ((await backlog()) > 0 && Date.now() < deadline) await Bun.sleep(20);
+          expect(await backlog()).toBe(0);
+        } finally {
+          indexer.stop();
+        }
+      });
     });
-  }
-
-  it("writes only the backlog while sending; the index gets the rows when drained", async () => {
-    await drainSearchBacklog(handle.db, 1e9);
-    const before = indexRows().n;
-    await send("+14155557001", "Parcel tracking quokka", 1_800_000_100_000);
-    expect(backlog()).toBe(2); // the new thread's contact label and its message
-    expect(indexRows().n).toBe(before);
-    expect(await drainSearchBacklog(handle.db, 1e9)).toBe(2);
-    expect(backlog()).toBe(0);
-    expect(indexRows().n).toBe(before + 2);
-    expect((await find("quokka")).total).toBe(1);
-    expect((await find("5557001")).total).toBe(1);
   });
-
-  it("a search sees messages written just before it (it drains first)", async () => {
-    const { thread } = await send("+14155557002", "Wombat delivery window", 1_800_000_200_000);
-    expect(backlog()).toBeGreaterThan(0);
-    expect((await find("wombat")).rows.map((r) => r.id)).toEqual([thread.id]);
-    expect(backlog()).toBe(0);
-  });
-
-  it("keeps one label per thread when the contact is renamed before the drain", async () => {
-    const { contact } = await send("+14155557003", "Hello numbat", 1_800_000_300_000);
-    handle.sqlite.run("UPDATE contacts SET first_name = 'Zebedee' WHERE id = ?", [contact.id]);
-    await drainSearchBacklog(handle.db, 1e9);
-    expect((await find("zebedee")).total).toBe(1);
-    expect((await find("numbat")).total).toBe(1);
-  });
-
-  it("drops backlog rows of messages deleted before the drain", async () => {
-    const { message } = await send("+14155557004", "Platypus cancelled", 1_800_000_400_000);
-    handle.sqlite.run("DELETE FROM messages WHERE id = ?", [message.id]);
-    await drainSearchBacklog(handle.db, 1e9);
-    expect(backlog()).toBe(0);
-    expect((await find("platypus")).total).toBe(0);
-  });
-
-  it("gives each new thread the next search key with its row, and one written without a key the next key too", async () => {
-    const keys = () =>
-      handle.sqlite.query("SELECT search_key AS k FROM conversations ORDER BY search_key").all() as {
-        k: number | null;
-      }[];
-    const largest = Math.max(...keys().map((r) => r.k ?? 0));
-    const { thread } = await send("+14155557006", "Bilby", 1_800_000_600_000);
-    const keyOf = (id: string) =>
-      (handle.sqlite.query("SELECT search_key AS k FROM conversations WHERE id = ?").get(id) as { k: number })
-        .k;
-    expect(keyOf(thread.id)).toBe(largest + 1);
-    // A thread a script writes without a key (the trigger's path).
-    const contact = handle.sqlite
-      .query("SELECT id FROM contacts WHERE workspace_id = ? LIMIT 1")
-      .get(workspaceId) as {
-      id: string;
-    };
-    handle.sqlite.run(
-      "INSERT INTO conversations (id, workspace_id, contact_id, status, needs_attention, agent_paused, last_message_at, created_at, updated_at) VALUES ('script-thread', ?, ?, 'closed', 0, 0, 1, 1, 1)",
-      [workspaceId, contact.id],
-    );
-    expect(keyOf("script-thread")).toBe(largest + 2);
-    const all = keys().map((r) => r.k);
-    expect(all.every((k) => k !== null)).toBe(true);
-    expect(new Set(all).size).toBe(all.length);
-    handle.sqlite.run("DELETE FROM conversations WHERE id = 'script-thread'");
-    expect((await find("bilby")).rows.map((r) => r.id)).toEqual([thread.id]);
-  });
-
-  it("the server's indexer drains the backlog without a search", async () => {
-    await send("+14155557005", "Echidna", 1_800_000_500_000);
-    const indexer = startSearchIndexer(handle.db, 50);
-    try {
-      const deadline = Date.now() + 10_000;
-      while (backlog() > 0 && Date.now() < deadline) await Bun.sleep(20);
-      expect(backlog()).toBe(0);
-    } finally {
-      indexer.stop();
-    }
-  });
-});
+}

@@ -240,14 +240,3 @@ export function sqlTrue(): SQL {
 export function sqlFalse(): SQL {
   return boolValue(false);
 }
-
-/**
- * The value of a new row's sequential key: on SQLite the next after the largest (`column`'s unique
- * index answers max; one writer at a time), on PostgreSQL the column's identity (`DEFAULT`), which
- * concurrent inserts never share.
- */
-export function nextSequentialKey(column: SQL | AnyColumn, table: unknown): SQL {
-  return currentDialect() === "postgres"
-    ? sql`DEFAULT`
-    : sql`(SELECT coalesce(max(${column}), 0) + 1 FROM ${table})`;
-}

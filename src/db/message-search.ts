@@ -1,7 +1,12 @@
 import { and, count, desc, type SQL, sql } from "drizzle-orm";
 import { log } from "../lib/log";
-import { type Db, type DbOrTx, sqliteOf } from "./client";
+import { type Db, type DbOrTx, dialectOf, sqliteOf } from "./client";
 import { nullsLast } from "./dialect";
+import {
+  drainSearchBacklogPg,
+  searchConversationsPg,
+  workspaceHoldsEveryThreadPg,
+} from "./message-search-pg";
 import { preparedPerConnection } from "./prepared";
 import { type ConversationRow, conversations } from "./schema";
 
@@ -9,8 +14,8 @@ import { type ConversationRow, conversations } from "./schema";
  * Thread search (`GET /v1/conversations?q=`), the one place that knows how it is done. SQLite uses
  * the FTS5 table `conversation_search` (migration 0009): one row per message plus one per thread
  * for its contact (first/last name, phone digit suffixes), rowid = `search_key * 2^20 + n`, so
- * `rowid >> 20` names the thread without reading any stored text. Another dialect swaps this
- * module (e.g. a tsvector index).
+ * `rowid >> 20` names the thread without reading any stored text. PostgreSQL has its twin, a
+ * tsvector table (./message-search-pg.ts): each exported function here dispatches on the database.
  *
  * Indexing is kept off the sending transaction (migration 0011): inserting a thread or a message
  * only notes it in `search_backlog`; `drainSearchBacklog` writes the index in batches. Every server
@@ -29,6 +34,18 @@ function ftsQuery(text: string): string | null {
     .filter((w) => /[\p{L}\p{N}]/u.test(w));
   if (!words.length) return null;
   return words.map((w) => `"${w}"*`).join(" ");
+}
+
+/**
+ * The search key of a thread being inserted (`conversations.search_key`), as the insert's value:
+ * on SQLite the next after the largest (the unique index answers max), written with the row;
+ * on PostgreSQL the identity column's next value (`DEFAULT`: concurrent inserts never pick the same
+ * key, and a thread written without one gets the next too). PostgreSQL's index names threads by
+ * id, not by this key.
+ */
+export function newSearchKey(db: DbOrTx): SQL {
+  if (dialectOf(db) === "postgres") return sql`DEFAULT`;
+  return sql`(SELECT coalesce(max(${conversations.searchKey}), 0) + 1 FROM ${conversations})`;
 }
 
 /** Up to this many matching index rows the thread keys are read into JavaScript; above, joined in SQL. */
@@ -55,6 +72,7 @@ export async function searchConversations(
     smallMatchSet?: number;
   },
 ): Promise<{ rows: ConversationRow[]; total: number }> {
+  if (dialectOf(db) === "postgres") return await searchConversationsPg(db, input, SEARCH_DRAIN_LIMIT);
   const query = ftsQuery(input.text);
   if (!query) return { rows: [], total: 0 };
   await drainSearchBacklog(db, SEARCH_DRAIN_LIMIT);
@@ -141,6 +159,7 @@ async function matchingRowCount(db: Db, query: string): Promise<number> {
  * workspace id of the threads are both its own (two index seeks).
  */
 export async function workspaceHoldsEveryThread(db: Db, workspaceId: string): Promise<boolean> {
+  if (dialectOf(db) === "postgres") return await workspaceHoldsEveryThreadPg(db, workspaceId);
   const first = (await db.values<[string | null]>(sql`SELECT min(workspace_id) FROM conversations`))[0][0];
   const last = (await db.values<[string | null]>(sql`SELECT max(workspace_id) FROM conversations`))[0][0];
   return first === workspaceId && last === workspaceId;
@@ -180,9 +199,11 @@ function contactLabel(firstName: string | null, lastName: string | null, phone: 
  * Writes up to `limit` rows of `search_backlog` into the index, oldest first, in transactions of
  * DRAIN_BATCH rows (IMMEDIATE, so two servers draining at once take turns instead of indexing a
  * row twice). Returns how many backlog rows were consumed. Rows whose thread or message was
- * deleted meanwhile are dropped.
+ * deleted meanwhile are dropped. PostgreSQL: each batch claims its rows with FOR UPDATE SKIP LOCKED
+ * instead (drainSearchBacklogPg).
  */
 export async function drainSearchBacklog(db: Db, limit = DRAIN_BATCH): Promise<number> {
+  if (dialectOf(db) === "postgres") return await drainSearchBacklogPg(db, limit, "skip", DRAIN_BATCH);
   let consumed = 0;
   while (consumed < limit) {
     const batch = Math.min(DRAIN_BATCH, limit - consumed);
@@ -246,7 +267,8 @@ const drainStatements = preparedPerConnection((db: DbOrTx) => {
 
 /**
  * Drains the backlog about once a second, a batch per event-loop turn so requests interleave.
- * Every server runs one; nothing depends on it for correctness (a search drains first).
+ * Every server runs one; nothing depends on it for correctness (a search drains first). Both
+ * databases: the drain it calls dispatches.
  */
 export function startSearchIndexer(db: Db, intervalMs = 1000): { stop(): void } {
   let stopped = false;

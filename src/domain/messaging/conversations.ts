@@ -1,15 +1,8 @@
 import { and, count, desc, eq, isNotNull, isNull, or, type SQL, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
 import type { Db, DbOrTx } from "../../db/client";
-import {
-  greatest,
-  inJsonList,
-  inJsonListParam,
-  jsonList,
-  nextSequentialKey,
-  nullsLast,
-} from "../../db/dialect";
-import { searchConversations } from "../../db/message-search";
+import { greatest, inJsonList, inJsonListParam, jsonList, nullsLast } from "../../db/dialect";
+import { newSearchKey, searchConversations } from "../../db/message-search";
 import { preparedPerConnection, rowPlaceholders } from "../../db/prepared";
 import {
   type ConversationNoteRow,
@@ -217,14 +210,11 @@ const threadStatements = preparedPerConnection((db) => {
       .set({ status: "open", updatedAt: sql`${sql.placeholder("now")}` })
       .where(eq(conversations.id, id))
       .prepare(),
-    // The thread's search key is written with the row (migration 0028's trigger no longer rewrites
-    // the row to set it).
+    // The thread's search key is written with the row (newSearchKey): migration 0028's trigger no
+    // longer rewrites the row to set it.
     insert: db
       .insert(conversations)
-      .values({
-        ...rowPlaceholders(conversations),
-        searchKey: nextSequentialKey(conversations.searchKey, conversations),
-      })
+      .values({ ...rowPlaceholders(conversations), searchKey: newSearchKey(db) })
       .prepare(),
     touch: db
       .update(conversations)
