@@ -1,5 +1,4 @@
 import { and, count, desc, eq, isNotNull, isNull, or, type SQL, sql } from "drizzle-orm";
-import { alias } from "drizzle-orm/sqlite-core";
 import type { Db, DbOrTx } from "../../db/client";
 import { greatest, inJsonList, inJsonListParam, jsonList, nullsLast } from "../../db/dialect";
 import { newSearchKey, searchConversations } from "../../db/message-search";
@@ -426,11 +425,10 @@ export async function listConversations(
   };
 }
 
-const lastMessage = alias(messages, "last_message");
-
 /**
  * The page's threads with their contact, latest message, unread count and assignee: one query for
- * the whole page (each part an indexed lookup per thread), never one request per row.
+ * the whole page (each part an indexed lookup per thread), never one request per row. `messages`
+ * joined here is each thread's latest message (the subqueries name their own `m`).
  *
  * `unread` counts inbound messages after the viewer last opened the thread; for an API key (no
  * user), after any workspace user last opened it.
@@ -447,10 +445,10 @@ async function inboxRows(db: Db, workspaceId: string, rows: ConversationRow[], v
       lastName: contacts.lastName,
       phoneNumber: contacts.phoneNumber,
       optedIn: contacts.optedIn,
-      lastBody: sql<string | null>`substr(${lastMessage.body}, 1, ${LAST_MESSAGE_PREVIEW})`,
-      lastDirection: lastMessage.direction,
-      lastSender: lastMessage.sender,
-      lastAt: lastMessage.createdAt,
+      lastBody: sql<string | null>`substr(${messages.body}, 1, ${LAST_MESSAGE_PREVIEW})`,
+      lastDirection: messages.direction,
+      lastSender: messages.sender,
+      lastAt: messages.createdAt,
       unread:
         sql<number>`(SELECT count(*) FROM ${messages} m WHERE m.workspace_id = ${conversations.workspaceId} AND m.conversation_id = ${conversations.id} AND m.direction = 'inbound' AND m.created_at > ${lastRead})`.mapWith(
           Number,
@@ -465,9 +463,9 @@ async function inboxRows(db: Db, workspaceId: string, rows: ConversationRow[], v
       and(eq(contacts.id, conversations.contactId), eq(contacts.workspaceId, conversations.workspaceId)),
     )
     .leftJoin(
-      lastMessage,
+      messages,
       eq(
-        lastMessage.id,
+        messages.id,
         sql`(SELECT m.id FROM ${messages} m WHERE m.workspace_id = ${conversations.workspaceId} AND m.conversation_id = ${conversations.id} ORDER BY m.created_at DESC, m.id DESC LIMIT 1)`,
       ),
     )
