@@ -240,3 +240,15 @@ export function sqlTrue(): SQL {
 export function sqlFalse(): SQL {
   return boolValue(false);
 }
+
+/**
+ * A select that locks the rows it answers and skips rows another transaction holds (PostgreSQL's
+ * `FOR UPDATE SKIP LOCKED`), for claiming work: two processes never claim the same row and neither
+ * waits for the other. SQLite needs none (a write transaction runs alone): the query as it is.
+ */
+export function claimingRows<Q>(query: Q): Q {
+  if (currentDialect() !== "postgres") return query;
+  return (query as unknown as { for(strength: "update", config: { skipLocked: true }): Q }).for("update", {
+    skipLocked: true,
+  });
+}

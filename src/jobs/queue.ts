@@ -1,6 +1,6 @@
 import { and, eq, gt, inArray, lt, lte, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../db/client";
-import { inJsonList } from "../db/dialect";
+import { claimingRows, inJsonList } from "../db/dialect";
 import { preparedPerConnection } from "../db/prepared";
 import { type JobRow, jobs } from "../db/schema";
 import { newId } from "../lib/ids";
@@ -76,19 +76,22 @@ function prepareLeaseScans(db: DbOrTx, kinds: string[]) {
   const ofKinds = inArray(jobs.kind, kinds);
   const now = sql.placeholder("now");
   return {
-    expired: db
-      .select()
-      .from(jobs)
-      .where(and(eq(jobs.status, "running"), lt(jobs.leaseUntil, now), ofKinds))
-      .limit(sql.placeholder("limit"))
-      .prepare(),
-    queued: db
-      .select()
-      .from(jobs)
-      .where(and(eq(jobs.status, "queued"), lte(jobs.runAt, now), ofKinds))
-      .orderBy(jobs.runAt)
-      .limit(sql.placeholder("limit"))
-      .prepare(),
+    // PostgreSQL: the rows are locked as they are read, skipping those another worker is claiming.
+    expired: claimingRows(
+      db
+        .select()
+        .from(jobs)
+        .where(and(eq(jobs.status, "running"), lt(jobs.leaseUntil, now), ofKinds))
+        .limit(sql.placeholder("limit")),
+    ).prepare(),
+    queued: claimingRows(
+      db
+        .select()
+        .from(jobs)
+        .where(and(eq(jobs.status, "queued"), lte(jobs.runAt, now), ofKinds))
+        .orderBy(jobs.runAt)
+        .limit(sql.placeholder("limit")),
+    ).prepare(),
   };
 }
 function leaseScansFor(db: DbOrTx, kinds: string[]) {
