@@ -11,7 +11,12 @@ export interface TestServer {
   url: string;
   server: RunningServer;
   dir: string;
+  /** The SQLite file (on the PostgreSQL pass: unused, the server runs on `databaseUrl`). */
   dbPath: string;
+  /** The server's PostgreSQL database on the PostgreSQL pass; null on SQLite. */
+  databaseUrl: string | null;
+  /** Environment for a CLI command that must reach the server's database (`--db` too for SQLite). */
+  cliEnv: Record<string, string>;
   /** The bootstrap workspace's read/write key. */
   key: string;
   /** What `serve` printed on the empty database (the first key, the first admin's setup link). */
@@ -109,6 +114,8 @@ export async function startTestServer(
     server,
     dir,
     dbPath,
+    databaseUrl,
+    cliEnv: databaseUrl ? { DATABASE_URL: databaseUrl } : { DATABASE_URL: "" },
     key: bootstrapKey,
     announcement: announced,
     workspaceId: bootstrapWorkspace,

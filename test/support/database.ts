@@ -1,0 +1,58 @@
+/**
+ * Another connection to a test server's database, as another process would have: raw SQL with
+ * `?` parameters on either database (SQLite: a bun:sqlite connection to the file; PostgreSQL: a
+ * postgres.js connection, `?` becoming `$1`, `$2`, …). Write SQL both accept (`TRUE`/`FALSE` for
+ * booleans). For tests that read what the API does not show, or change rows behind its back.
+ */
+import { Database } from "bun:sqlite";
+import postgres from "postgres";
+import type { TestServer } from "./server";
+
+export interface OutsideConnection {
+  all<T = Record<string, unknown>>(text: string, ...params: unknown[]): Promise<T[]>;
+  run(text: string, ...params: unknown[]): Promise<void>;
+  close(): Promise<void>;
+}
+
+export function outsideConnection(s: Pick<TestServer, "dbPath" | "databaseUrl">): OutsideConnection {
+  if (s.databaseUrl) {
+    const client = postgres(s.databaseUrl, { max: 1, onnotice: () => {} });
+    const numbered = (text: string) => {
+      let n = 0;
+      return text.replace(/\?/g, () => `$${++n}`);
+    };
+    const int8 = (rows: Record<string, unknown>[]) =>
+      rows.map((row) =>
+        Object.fromEntries(
+          Object.entries(row).map(([k, v]) => [
+            k,
+            typeof v === "string" && /^-?\d+$/.test(v) && k !== "id" ? Number(v) : v,
+          ]),
+        ),
+      );
+    return {
+      async all<T>(text: string, ...params: unknown[]) {
+        return int8(await client.unsafe(numbered(text), params as never[])) as T[];
+      },
+      async run(text: string, ...params: unknown[]) {
+        await client.unsafe(numbered(text), params as never[]);
+      },
+      async close() {
+        await client.end({ timeout: 1 });
+      },
+    };
+  }
+  const db = new Database(s.dbPath);
+  db.run("PRAGMA busy_timeout = 5000");
+  return {
+    async all<T>(text: string, ...params: unknown[]) {
+      return db.query(text).all(...(params as never[])) as T[];
+    },
+    async run(text: string, ...params: unknown[]) {
+      db.query(text).run(...(params as never[]));
+    },
+    async close() {
+      db.close();
+    },
+  };
+}
