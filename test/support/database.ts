@@ -5,7 +5,7 @@
  * booleans). For tests that read what the API does not show, or change rows behind its back.
  */
 import { Database } from "bun:sqlite";
-import postgres from "postgres";
+import { createPgClient } from "../../src/db/store/postgres";
 import type { TestServer } from "./server";
 
 export interface OutsideConnection {
@@ -16,23 +16,15 @@ export interface OutsideConnection {
 
 export function outsideConnection(s: Pick<TestServer, "dbPath" | "databaseUrl">): OutsideConnection {
   if (s.databaseUrl) {
-    const client = postgres(s.databaseUrl, { max: 1, onnotice: () => {} });
+    // int8 and numeric as numbers, as the server reads them.
+    const client = createPgClient(s.databaseUrl, { max: 1 });
     const numbered = (text: string) => {
       let n = 0;
       return text.replace(/\?/g, () => `$${++n}`);
     };
-    const int8 = (rows: Record<string, unknown>[]) =>
-      rows.map((row) =>
-        Object.fromEntries(
-          Object.entries(row).map(([k, v]) => [
-            k,
-            typeof v === "string" && /^-?\d+$/.test(v) && k !== "id" ? Number(v) : v,
-          ]),
-        ),
-      );
     return {
       async all<T>(text: string, ...params: unknown[]) {
-        return int8(await client.unsafe(numbered(text), params as never[])) as T[];
+        return (await client.unsafe(numbered(text), params as never[])) as unknown as T[];
       },
       async run(text: string, ...params: unknown[]) {
         await client.unsafe(numbered(text), params as never[]);
