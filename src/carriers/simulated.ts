@@ -337,13 +337,14 @@ export class SimulatedCarrier implements Carrier {
   }
 
   /**
-   * Group commit: hand-offs made in the same synchronous run (e.g. a batch of send jobs the worker
-   * starts together) are written in one transaction; each sendSms resolves once its row is committed.
+   * Group commit: hand-offs made in the same event-loop turn (e.g. a batch of send jobs the worker
+   * runs together, each awaiting its reads) are written in one transaction; each sendSms resolves
+   * once its row is committed.
    */
   private record(row: SandboxSendRow): Promise<void> {
     this.unwritten.push(row);
     this.writing ??= new Promise<void>((resolve, reject) => {
-      queueMicrotask(async () => {
+      setImmediate(async () => {
         const rows = this.unwritten;
         this.unwritten = [];
         this.writing = null;

@@ -264,8 +264,11 @@ const contactZone = preparedPerConnection((db: DbOrTx) =>
     .prepare(),
 );
 
-/** Rules per workspace and campaign ("" for flows and follow-ups), read once per batch of hand-offs. */
-export type HandOffRules = Map<string, SendRules>;
+/**
+ * Rules per workspace and campaign ("" for flows and follow-ups), read once per batch of hand-offs.
+ * The promise is kept, so the batch's concurrent hand-offs share one read.
+ */
+export type HandOffRules = Map<string, Promise<SendRules>>;
 
 /** A marketing message: a campaign's or a flow's, or an agent's follow-up (API.md §6.1). */
 export function isMarketingMessage(message: Pick<MessageRow, "sender" | "followup">): boolean {
@@ -294,18 +297,21 @@ export async function handOffDecision(
   cache: HandOffRules = new Map(),
 ): Promise<SendDecision> {
   const key = `${send.workspaceId}:${send.campaignId ?? ""}`;
-  let rules = cache.get(key);
-  if (!rules) {
-    const campaign = send.campaignId
-      ? await workspaceRow(tx, campaigns, send.workspaceId, send.campaignId)
-      : undefined;
-    const own = campaign
-      ? await sendRulesFor(tx, campaign)
-      : await workspaceSendRules(tx, send.workspaceId, null);
-    // Caps were counted when the send was written: asked again, they would count it twice.
-    rules = { ...own, frequencyCap: { ...own.frequencyCap, enabled: false } };
-    cache.set(key, rules);
+  let read = cache.get(key);
+  if (!read) {
+    read = (async () => {
+      const campaign = send.campaignId
+        ? await workspaceRow(tx, campaigns, send.workspaceId, send.campaignId)
+        : undefined;
+      const own = campaign
+        ? await sendRulesFor(tx, campaign)
+        : await workspaceSendRules(tx, send.workspaceId, null);
+      // Caps were counted when the send was written: asked again, they would count it twice.
+      return { ...own, frequencyCap: { ...own.frequencyCap, enabled: false } };
+    })();
+    cache.set(key, read);
   }
+  const rules = await read;
   const zone = send.contactId ? await contactZone(tx).get({ id: send.contactId }) : undefined;
   // Opt-out and suppression are the hand-off's own check, made just before this.
   return complianceDecision(
