@@ -1,8 +1,9 @@
 /**
  * The PostgreSQL migrations (migrations/pg/, applied by migratePg) on a fresh database: the same
- * tables, columns, indexes and triggers as SQLite after migrate(), the trigger-kept counters, and
- * the runner's contract (once, under a lock, refusing a newer binary's database). Runs on a
- * throwaway cluster (test/support/postgres.ts); skipped, with one line saying why, without one.
+ * tables, columns, indexes and triggers as SQLite after migrate(), the trigger-kept counters (views
+ * over delta rows answering as SQLite's tables, without hot rows), and the runner's contract (once,
+ * under a lock, refusing a newer binary's database). Runs on a throwaway cluster
+ * (test/support/postgres.ts); skipped, with one line saying why, without one.
  */
 import { Database } from "bun:sqlite";
 import { afterAll, describe, expect, it } from "bun:test";
@@ -111,6 +112,22 @@ describe.skipIf(!adminUrl)("PostgreSQL migrations", () => {
     // The search table is FTS5's twin, not its copy: its own columns, checked below.
     const pgSearch = tables.get("conversation_search");
     tables.delete("conversation_search");
+    // The counters have no hot rows on PostgreSQL (migration 0003): their SQLite names are views
+    // (same columns, checked with the tables; a view's columns have no NOT NULL or default) over
+    // append-only delta tables, which SQLite does not have (checked here), and link_versions reads
+    // a sequence.
+    const views = await client<{ name: string }[]>`
+      SELECT table_name AS name FROM information_schema.views WHERE table_schema = 'public' ORDER BY 1`;
+    const counterViews = ["audience_versions", "link_versions", "message_daily_counts"];
+    expect(views.map((v) => v.name)).toEqual(counterViews);
+    const deltaTables = {
+      audience_version_deltas: ["contacts", "id", "workspace_id", "writes"],
+      message_daily_count_deltas: ["day", "id", "n", "status", "workspace_id"],
+    };
+    for (const [table, names] of Object.entries(deltaTables)) {
+      expect({ table, columns: tables.get(table) }).toEqual({ table, columns: names });
+      tables.delete(table);
+    }
     expect([...tables.keys()].sort()).toEqual([...want.tables.keys()].sort());
     for (const [table, names] of want.tables)
       expect({ table, columns: tables.get(table) }).toEqual({ table, columns: names });
@@ -122,7 +139,7 @@ describe.skipIf(!adminUrl)("PostgreSQL migrations", () => {
     for (const row of columns) {
       const key = `${row.table_name}.${row.column_name}`;
       const lite = want.details.get(key);
-      if (!lite || identity.has(key)) continue;
+      if (!lite || identity.has(key) || counterViews.includes(row.table_name)) continue;
       const given = row.column_default?.replace(/::[a-z ]+$/, "") ?? null;
       expect({ key, notNull: row.is_nullable === "NO", default: given }).toEqual({ key, ...lite });
     }
@@ -136,9 +153,15 @@ describe.skipIf(!adminUrl)("PostgreSQL migrations", () => {
       FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_class t ON t.oid = i.indrelid
       JOIN pg_namespace n ON n.oid = t.relnamespace
       WHERE n.nspname = 'public' AND t.relname <> 'conversation_search'`;
+    // The delta tables' indexes serve the views' reads (by workspace; analytics' status and days).
+    const deltaIndexes = indexes.filter((i) => i.table in deltaTables && !i.primary).map((i) => i.name);
+    expect(deltaIndexes.sort()).toEqual([
+      "audience_version_deltas_workspace_idx",
+      "message_daily_count_deltas_read_idx",
+    ]);
     const got = new Map(
       indexes
-        .filter((i) => !i.primary)
+        .filter((i) => !i.primary && !(i.table in deltaTables))
         .map((i) => [i.name, { table: i.table, unique: i.unique, partial: i.partial }]),
     );
     expect([...got.keys()].sort()).toEqual([...want.indexes.keys()].sort());
@@ -151,10 +174,12 @@ describe.skipIf(!adminUrl)("PostgreSQL migrations", () => {
     const triggers = await client<{ name: string }[]>`
       SELECT DISTINCT trigger_name AS name FROM information_schema.triggers WHERE trigger_schema = 'public'`;
     // conversations_search_key has no twin: search_key is an identity column on PostgreSQL. The
-    // *_changes triggers are PostgreSQL's own: they notify the other processes' caches.
+    // *_changes triggers are PostgreSQL's own: they notify the other processes' caches (those of
+    // offers and tracked links: the writes that bump link_versions, a view without triggers).
     const changeTriggers = [
       "api_keys_changes",
-      "link_versions_changes",
+      "offers_changes",
+      "tracked_links_changes",
       "webhooks_changes",
       "workspaces_changes",
     ];
@@ -281,6 +306,229 @@ describe.skipIf(!adminUrl)("PostgreSQL migrations", () => {
       { kind: number; ref: string }[]
     >`SELECT kind, ref FROM search_backlog ORDER BY seq`;
     expect(backlog.map((b) => `${b.kind}:${b.ref}`)).toEqual(["0:t1", "0:t2", "1:m5"]);
+  });
+
+  it("answer the counters' reads as SQLite's tables do, before and after the roll-up", async () => {
+    const client = await freshClient();
+    await migratePg(client);
+    const sqlite = new Database(":memory:");
+    sqlite.exec("PRAGMA foreign_keys = ON");
+    migrate(sqlite);
+    const at = Date.UTC(2026, 0, 2, 12);
+    const later = at + 86_400_000;
+    const contact = (id: string, ws: string) =>
+      `INSERT INTO contacts (id, workspace_id, phone_number, source, fields, created_at, updated_at)
+       VALUES ('${id}', '${ws}', '+1415555${id.padStart(4, "0")}', 'api', '{}', ${at}, ${at})`;
+    const message = (id: string, ws: string, status: string, createdAt = at) =>
+      `INSERT INTO messages (id, workspace_id, direction, sender, from_number, to_number, body, status, segments,
+         encoding, created_at, updated_at)
+       VALUES ('${id}', '${ws}', 'outbound', 'api', '+1', '+2', 'Hi', '${status}', 1, 'GSM-7', ${createdAt}, ${createdAt})`;
+    const status = (id: string, to: string) => `UPDATE messages SET status = '${to}' WHERE id = '${id}'`;
+    const writes = [
+      contact("c1", "w1"),
+      contact("c2", "w1"),
+      contact("c3", "w2"),
+      "UPDATE contacts SET first_name = 'Ada' WHERE id = 'c2'",
+      `INSERT INTO lists (id, workspace_id, name, created_at, updated_at) VALUES ('l1', 'w1', 'L', ${at}, ${at})`,
+      `INSERT INTO list_members (list_id, contact_id, workspace_id, created_at) VALUES ('l1', 'c1', 'w1', ${at}), ('l1', 'c2', 'w1', ${at})`,
+      "DELETE FROM contacts WHERE id = 'c1'", // and its membership, by cascade: two writes
+      "DELETE FROM list_members WHERE contact_id = 'c2'",
+      message("m1", "w1", "queued"),
+      message("m2", "w1", "queued"),
+      message("m3", "w1", "sent"),
+      message("m4", "w2", "queued", later),
+      status("m1", "sent"),
+      status("m2", "sent"),
+      status("m1", "delivered"),
+      "UPDATE messages SET body = 'same status' WHERE id = 'm3'",
+      status("m4", "failed"),
+      `UPDATE messages SET created_at = ${later} WHERE id = 'm3'`,
+      "DELETE FROM messages WHERE id = 'm2'",
+      `INSERT INTO offers (id, workspace_id, name, destination_url, currency, status, code, created_at, updated_at)
+       VALUES ('o1', 'w1', 'O', 'https://example.com', 'USD', 'active', 'abc', ${at}, ${at})`,
+      `INSERT INTO tracked_links (code, workspace_id, offer_id, created_at) VALUES ('k1', 'w1', 'o1', ${at}), ('k2', 'w1', 'o1', ${at})`,
+      "UPDATE offers SET status = 'paused' WHERE id = 'o1'",
+      "UPDATE tracked_links SET contact_id = 'c2' WHERE offer_id = 'o1'",
+      "DELETE FROM tracked_links WHERE code = 'k1'",
+      contact("c4", "w2"),
+      status("m1", "failed"),
+    ];
+    // What the domain reads: whole tables, and analytics' sum over a workspace, status and days.
+    const reads = [
+      "SELECT workspace_id, day, status, n FROM message_daily_counts ORDER BY workspace_id, day, status",
+      "SELECT workspace_id, version, contact_count FROM audience_versions ORDER BY workspace_id",
+      "SELECT id, version FROM link_versions",
+      "SELECT version FROM audience_versions WHERE workspace_id = 'w3'",
+      ...["queued", "sent", "delivered", "failed"].map(
+        (st) =>
+          `SELECT coalesce(sum(n), 0) AS n FROM message_daily_counts
+           WHERE workspace_id = 'w1' AND status = '${st}' AND day >= ${Math.floor(at / 86_400_000)} AND day < ${Math.floor(later / 86_400_000) + 1}`,
+      ),
+    ];
+    const answers = async (): Promise<{ sqlite: unknown[][]; postgres: unknown[][] }> => ({
+      sqlite: reads.map((q) => sqlite.query(q).all()),
+      postgres: await Promise.all(reads.map(async (q) => [...(await client.unsafe(q))])),
+    });
+    const rollUp = () => client`SELECT outreach_roll_up_counters()`;
+    const deltaRows = async () => {
+      const [row] = await client<{ n: number }[]>`
+        SELECT (SELECT count(*) FROM message_daily_count_deltas) + (SELECT count(*) FROM audience_version_deltas) AS n`;
+      return row.n;
+    };
+    for (const [i, write] of writes.entries()) {
+      sqlite.exec(write);
+      await client.unsafe(write);
+      const { sqlite: want, postgres: got } = await answers();
+      expect({ i, write, got }).toEqual({ i, write, got: want });
+      if (i === 12) {
+        // Halfway, and again at the end: the roll-up folds the deltas and changes no answer.
+        const before = await deltaRows();
+        await rollUp();
+        expect(await deltaRows()).toBeLessThan(before);
+        expect((await answers()).postgres).toEqual(want);
+      }
+    }
+    const { sqlite: want } = await answers();
+    expect(want[1]).toEqual([
+      { workspace_id: "w1", version: 8, contact_count: 1 },
+      { workspace_id: "w2", version: 2, contact_count: 2 },
+    ]);
+    expect(want[2]).toEqual([{ id: 1, version: 4 }]);
+    await rollUp();
+    expect((await answers()).postgres).toEqual(want);
+    // One row per key is left (a key whose sum is 0 keeps its row, as on SQLite).
+    const [{ n: keys }] = await client<{ n: number }[]>`
+      SELECT (SELECT count(*) FROM message_daily_counts) + (SELECT count(*) FROM audience_versions) AS n`;
+    expect(await deltaRows()).toBe(keys);
+    await rollUp();
+    expect((await answers()).postgres).toEqual(want);
+    sqlite.close();
+  });
+
+  it("carry the counters' rows over to the views", async () => {
+    const client = await freshClient();
+    await migratePg(client, embeddedPgMigrations.slice(0, 3));
+    const at = Date.UTC(2026, 0, 2, 12);
+    for (const [id, ws] of [
+      ["c1", "w1"],
+      ["c2", "w1"],
+      ["c3", "w2"],
+    ])
+      await client`INSERT INTO contacts (id, workspace_id, phone_number, source, fields, created_at, updated_at)
+        VALUES (${id}, ${ws}, ${`+1${id}`}, 'api', '{}', ${at}, ${at})`;
+    await client`DELETE FROM contacts WHERE id = 'c2'`;
+    for (const [id, status] of [
+      ["m1", "queued"],
+      ["m2", "queued"],
+      ["m3", "sent"],
+    ])
+      await client`INSERT INTO messages (id, workspace_id, direction, sender, from_number, to_number, body, status,
+        segments, encoding, created_at, updated_at)
+        VALUES (${id}, 'w1', 'outbound', 'api', '+1', '+2', 'Hi', ${status}, 1, 'GSM-7', ${at}, ${at})`;
+    await client`UPDATE messages SET status = 'sent' WHERE id = 'm1'`;
+    await client`INSERT INTO offers (id, workspace_id, name, destination_url, currency, status, code, created_at, updated_at)
+      VALUES ('o1', 'w1', 'O', 'https://example.com', 'USD', 'active', 'abc', ${at}, ${at})`;
+    await client`UPDATE offers SET status = 'paused' WHERE id = 'o1'`;
+    await client`UPDATE offers SET status = 'active' WHERE id = 'o1'`;
+    const reads = [
+      "SELECT workspace_id, day, status, n FROM message_daily_counts ORDER BY workspace_id, day, status",
+      "SELECT workspace_id, version, contact_count FROM audience_versions ORDER BY workspace_id",
+      "SELECT id, version FROM link_versions",
+    ];
+    const answers = async (): Promise<unknown[][]> =>
+      Promise.all(reads.map(async (q) => [...(await client.unsafe(q))]));
+    const before = await answers();
+    expect(before[2]).toEqual([{ id: 1, version: 2 }]);
+    expect((await migratePg(client)).applied).toEqual(embeddedPgMigrations.slice(3).map((m) => m.tag));
+    expect(await answers()).toEqual(before);
+    // And the next writes count on from there.
+    await client`UPDATE offers SET status = 'paused' WHERE id = 'o1'`;
+    await client`INSERT INTO contacts (id, workspace_id, phone_number, source, fields, created_at, updated_at)
+      VALUES ('c4', 'w1', '+1c4', 'api', '{}', ${at}, ${at})`;
+    const after = await answers();
+    expect(after[2]).toEqual([{ id: 1, version: 3 }]);
+    expect(after[1]).toEqual([
+      { workspace_id: "w1", version: 4, contact_count: 2 },
+      { workspace_id: "w2", version: 1, contact_count: 1 },
+    ]);
+  });
+
+  it("notify the caches of changes and removals of offers and tracked links", async () => {
+    const client = await freshClient();
+    await migratePg(client);
+    const at = Date.UTC(2026, 0, 2, 12);
+    await client`INSERT INTO offers (id, workspace_id, name, destination_url, currency, status, code, created_at, updated_at)
+      VALUES ('o1', 'w1', 'O', 'https://example.com', 'USD', 'active', 'abc', ${at}, ${at})`;
+    await client`INSERT INTO tracked_links (code, workspace_id, offer_id, created_at) VALUES ('k1', 'w1', 'o1', ${at})`;
+    const heard: string[] = [];
+    const listener = await client.listen("outreach_changes", (payload) => heard.push(payload));
+    const settle = async (n: number) => {
+      for (let i = 0; i < 100 && heard.length < n; i++) await Bun.sleep(10);
+    };
+    await client`UPDATE offers SET status = 'paused' WHERE id = 'o1'`;
+    await settle(1);
+    await client`DELETE FROM tracked_links WHERE code = 'k1'`;
+    await settle(2);
+    await listener.unlisten();
+    expect(heard).toEqual(["offers", "tracked_links"]);
+  });
+
+  it("let concurrent status moves of one workspace and day commit in opposite orders, rolled up meanwhile", async () => {
+    const client = await freshClient();
+    await migratePg(client);
+    const at = Date.UTC(2026, 0, 2, 12);
+    for (const [id, status] of [
+      ["m1", "queued"],
+      ["m2", "sent"],
+      ["m3", "queued"],
+      ["m4", "sent"],
+    ])
+      await client`INSERT INTO messages (id, workspace_id, direction, sender, from_number, to_number, body, status,
+        segments, encoding, created_at, updated_at)
+        VALUES (${id}, 'w1', 'outbound', 'api', '+1', '+2', 'Hi', ${status}, 1, 'GSM-7', ${at}, ${at})`;
+    await client`INSERT INTO contacts (id, workspace_id, phone_number, source, fields, created_at, updated_at)
+      VALUES ('c1', 'w1', '+14155550101', 'api', '{}', ${at}, ${at})`;
+    await client`INSERT INTO offers (id, workspace_id, name, destination_url, currency, status, code, created_at, updated_at)
+      VALUES ('o1', 'w1', 'O', 'https://example.com', 'USD', 'active', 'abc', ${at}, ${at}),
+             ('o2', 'w1', 'O', 'https://example.com', 'USD', 'active', 'def', ${at}, ${at})`;
+    const [a, b] = [await client.reserve(), await client.reserve()];
+    let committed = false;
+    try {
+      // Any wait for the other's row lock fails at once instead of waiting for its commit.
+      for (const c of [a, b]) await c`BEGIN; SET LOCAL lock_timeout = '500ms'`.simple();
+      // A moves queued→sent then sent→delivered; B the other way round, interleaved: with the
+      // counters as rows, B's first move would wait for A's locks (and each for the other's).
+      await a`UPDATE messages SET status = 'sent' WHERE id = 'm1'`;
+      await b`UPDATE messages SET status = 'delivered' WHERE id = 'm2'`;
+      await a`UPDATE messages SET status = 'delivered' WHERE id = 'm4'`;
+      await b`UPDATE messages SET status = 'sent' WHERE id = 'm3'`;
+      // The audience and the links: the same workspace's version, the one link version.
+      await a`UPDATE contacts SET first_name = 'A' WHERE id = 'c1'`;
+      await b`INSERT INTO contacts (id, workspace_id, phone_number, source, fields, created_at, updated_at)
+        VALUES ('c2', 'w1', '+14155550102', 'api', '{}', ${at}, ${at})`;
+      await a`UPDATE offers SET status = 'paused' WHERE id = 'o1'`;
+      await b`UPDATE offers SET status = 'paused' WHERE id = 'o2'`;
+      // A roll-up meanwhile folds the committed deltas without waiting for either, and leaves theirs.
+      await client.begin(async (t) => {
+        await t`SET LOCAL lock_timeout = '500ms'`;
+        await t`SELECT outreach_roll_up_counters()`;
+      });
+      await a`COMMIT`;
+      await b`COMMIT`;
+      committed = true;
+    } finally {
+      if (!committed) for (const c of [a, b]) await c`ROLLBACK`.catch(() => {});
+      a.release();
+      b.release();
+    }
+    const counts = await client<{ status: string; n: number }[]>`
+      SELECT status, n FROM message_daily_counts WHERE workspace_id = 'w1' ORDER BY status`;
+    expect(counts.map((r) => `${r.status}=${r.n}`)).toEqual(["delivered=2", "queued=0", "sent=2"]);
+    const [audience] =
+      await client`SELECT version, contact_count FROM audience_versions WHERE workspace_id = 'w1'`;
+    expect(audience).toEqual({ version: 3, contact_count: 2 });
+    const [link] = await client`SELECT version FROM link_versions WHERE id = 1`;
+    expect(link.version).toBe(2);
   });
 
   it("index thread search without accents (the table the search module fills)", async () => {

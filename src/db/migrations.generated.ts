@@ -38,6 +38,7 @@ import m34 from "../../migrations/0034_conversation_notes_reads.sql" with { type
 import pg0 from "../../migrations/pg/0000_baseline.sql" with { type: "text" };
 import pg1 from "../../migrations/pg/0001_triggers_and_search.sql" with { type: "text" };
 import pg2 from "../../migrations/pg/0002_change_notifications.sql" with { type: "text" };
+import pg3 from "../../migrations/pg/0003_counters_without_hot_rows.sql" with { type: "text" };
 
 /** Migrations in the order they apply. */
 export const embeddedMigrations: { tag: string; sql: string }[] = [
@@ -83,4 +84,5 @@ export const embeddedPgMigrations: { tag: string; sql: string }[] = [
   { tag: "0000_baseline", sql: pg0 },
   { tag: "0001_triggers_and_search", sql: pg1 },
   { tag: "0002_change_notifications", sql: pg2 },
+  { tag: "0003_counters_without_hot_rows", sql: pg3 },
 ];

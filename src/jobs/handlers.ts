@@ -1,4 +1,5 @@
-import { and, eq, inArray, lt } from "drizzle-orm";
+import { and, eq, inArray, lt, sql } from "drizzle-orm";
+import { dialectOf } from "../db/client";
 import { idempotencyKeys, jobs } from "../db/schema";
 import { agentFollowupJob, agentReplyJob } from "../domain/agents/runtime";
 import { placeCallJob } from "../domain/calls/calls";
@@ -16,11 +17,14 @@ const DAY_MS = 86_400_000;
 /**
  * Deletes finished jobs after a day (dead ones after a week), idempotency records after 24 h,
  * dispatched outbox events after 7 days, the webhook delivery log after 30 days, daily budget
- * counts of days before yesterday and flow re-entry skip counts past the stats window.
+ * counts of days before yesterday and flow re-entry skip counts past the stats window. On
+ * PostgreSQL it also folds the counters' delta rows into one row per key
+ * (migrations/pg/0003_counters_without_hot_rows.sql), in a statement of its own.
  */
 const pruneMaintenance: JobHandler<JobPayloads["maintenance.prune"]> = async (_payload, ctx) => {
   const now = ctx.clock.now();
   await pruneEvents(ctx.db, now);
+  if (dialectOf(ctx.db) === "postgres") await ctx.db.run(sql`select outreach_roll_up_counters()`);
   await ctx.completeWith(async (tx) => {
     await tx
       .delete(jobs)
