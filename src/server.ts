@@ -4,7 +4,13 @@ import { countUsers } from "./auth/users";
 import { createCarrier, loadCarrierSettings } from "./carriers";
 import type { Carrier } from "./carriers/carrier";
 import type { Config } from "./config";
-import { type Db, lockForBootstrap, openDatabase, type SqliteConnection } from "./db/client";
+import {
+  type Db,
+  isDatabaseUnavailable,
+  lockForBootstrap,
+  openDatabase,
+  type SqliteConnection,
+} from "./db/client";
 import { startSearchIndexer } from "./db/message-search";
 import { migrate } from "./db/migrate";
 import { openPgDatabase } from "./db/pg-database";
@@ -141,6 +147,8 @@ export async function startServer(
       idleTimeout: 60,
       fetch,
       error(error) {
+        if (isDatabaseUnavailable(error))
+          return Response.json({ ok: false, error: "Database unavailable" }, { status: 503 });
         log.error("unhandled server error", { error: String(error) });
         return Response.json({ ok: false, error: "Internal error" }, { status: 500 });
       },

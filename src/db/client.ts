@@ -542,8 +542,10 @@ const UNAVAILABLE_CODES = new Set([
  */
 export function isDatabaseUnavailable(error: unknown): boolean {
   for (let e = error, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
-    const code = (e as { code?: unknown }).code;
+    const { code, message } = e as { code?: unknown; message?: unknown };
     if (typeof code === "string" && (UNAVAILABLE_CODES.has(code) || code.startsWith("08"))) return true;
+    // A database that does not take connections now (ALLOW_CONNECTIONS false, a restore under way).
+    if (code === "55000" && /accepting connections/.test(String(message))) return true;
   }
   return false;
 }

@@ -561,7 +561,10 @@ export function createFrontDoor(deps: ConventionDeps, handle: Handle) {
       }
       // A cached key answers at once (the request stays synchronous); a lookup answers later.
       if (auth instanceof Promise)
-        return auth.then((found) => authenticated(request, server, state, path, found));
+        return auth.then(
+          (found) => authenticated(request, server, state, path, found),
+          (error) => finish(request, state, internalError(state, request, path, error), path),
+        );
       return authenticated(request, server, state, path, auth);
     }
     if (isAccountPath(path)) {
