@@ -49,8 +49,8 @@ Usage:
   outreach serve --help     serve's flags and environment variables
 
 --db defaults to $OUTREACH_DB, else ./data/outreach.db. See docs/configuration.md for every setting.
---database-url (or $DATABASE_URL) names a PostgreSQL database instead; this version refuses it
-(the domain runs on the embedded SQLite until it is converted: docs/postgres.md).
+--database-url (or $DATABASE_URL) names a PostgreSQL database instead, for serve and every command
+but backup and restore (use pg_dump and pg_restore there): docs/postgres.md.
 Exit codes: 0 success, 1 a runtime problem, 2 a usage or configuration error (an unknown option too).
 users create: --role defaults to admin; --password-stdin reads the password (at least 10 characters)
 from the first line of stdin, else a one-time setup link (24 h, <PUBLIC_URL>/setup?token=…) is printed.`;
@@ -64,7 +64,7 @@ Flags (a flag wins over its environment variable):
   --port N          HTTP port; 0 picks a free one            (PORT, default 3000)
   --host H          interface to bind                        (HOST, default 0.0.0.0)
   --db PATH         SQLite database file, made if missing   (OUTREACH_DB, default ./data/outreach.db)
-  --database-url URL  a PostgreSQL database instead (DATABASE_URL); this version refuses it (docs/postgres.md)
+  --database-url URL  a PostgreSQL database instead (DATABASE_URL), migrated at start (docs/postgres.md)
   --carrier NAME    simulated (no network) or twilio         (CARRIER, default simulated)
   --no-worker       no job worker or scheduler in this process (WORKER=false)
   --help            this text
