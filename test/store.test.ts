@@ -311,18 +311,25 @@ if (testsRunOn("sqlite"))
       await store.close();
     });
 
-    it("refuses a write outside a transaction instead of slipping past the writer", async () => {
+    it("runs a write outside a transaction after the open one, never inside it", async () => {
       const store = await sqliteTarget.open();
-      const outcome = await Promise.resolve()
-        .then(() => store.db.insert(sqliteItems).values({ id: "a", n: 1 }))
-        .then(
-          () => "written",
-          (error: Error) => (/readonly/i.test(error.message) ? "refused" : error.message),
-        );
-      expect({ outcome, ids: await store.rows(store.db.select().from(sqliteItems)) }).toEqual({
-        outcome: "refused",
-        ids: [],
-      });
+      // The transaction writes, waits, then fails: its rollback must not take the other write along.
+      const failing = store
+        .tx(async (tx) => {
+          await tx.insert(sqliteItems).values({ id: "in-tx", n: 1 });
+          await sleep(20);
+          throw new Error("rolled back");
+        })
+        .catch((error: Error) => error.message);
+      await sleep(5);
+      // Started (not just built) while the transaction is open.
+      const outside = store.db
+        .insert(sqliteItems)
+        .values({ id: "outside", n: 2 })
+        .then(() => "written");
+      expect(await failing).toBe("rolled back");
+      expect(await outside).toBe("written");
+      expect(await store.rows(store.db.select().from(sqliteItems))).toEqual([{ id: "outside", n: 2 }]);
       await store.close();
     });
 

@@ -1,4 +1,6 @@
+import { sql } from "drizzle-orm";
 import { type Db, dialectOf, inTransaction, sqliteOf, type Tx } from "./client";
+import { Mutex } from "./store/mutex";
 
 /**
  * What the writes of one group share: `collect` gives every write of the group the same value for
@@ -34,9 +36,6 @@ export async function groupCommit<T>(
   db: Db,
   work: (tx: Tx, group: GroupScope) => Promise<T> | T,
 ): Promise<T> {
-  // PostgreSQL: a transaction per write (the pool gives the concurrency, and PostgreSQL groups
-  // the WAL flushes of concurrent commits itself).
-  if (dialectOf(db) === "postgres") return (await writeAlone(db, work)) as T;
   let submit = committers.get(db);
   if (!submit) {
     submit = createGroupCommitter(db);
@@ -48,16 +47,20 @@ export async function groupCommit<T>(
 function createGroupCommitter(db: Db) {
   let pending: Pending[] = [];
   let scheduled = false;
-  // Each write's savepoint, as three prepared statements on the connection: drizzle's nested
+  // Each write's savepoint. SQLite: three prepared statements on the connection (drizzle's nested
   // `tx.transaction()` runs SAVEPOINT/RELEASE as new statements, about 20 µs a write; these cost
-  // about 1 µs. The write gets the group's transaction handle (one connection: its statements run
-  // inside the savepoint).
-  const sqlite = sqliteOf(db);
-  const savepoint = sqlite.prepare("SAVEPOINT group_commit_write");
-  const release = sqlite.prepare("RELEASE group_commit_write");
-  const rollback = sqlite.prepare("ROLLBACK TO group_commit_write");
+  // about 1 µs); the write gets the group's transaction handle (one connection: its statements run
+  // inside the savepoint). PostgreSQL: the same three statements on the group's transaction, whose
+  // one commit (one WAL flush) serves the whole group, and whose counter rows (a number's daily
+  // use, a budget) each write updates in turn instead of waiting for another transaction's commit.
+  const savepoints = dialectOf(db) === "postgres" ? pgSavepoints() : sqliteSavepoints(sqliteOf(db));
 
-  async function flush() {
+  // One group at a time (SQLite's transactions already run in turn; on PostgreSQL two groups at
+  // once would wait on each other's counter rows): writes asked for meanwhile join the next one.
+  const turns = new Mutex();
+  const flush = () => turns.run(flushGroup);
+
+  async function flushGroup() {
     scheduled = false;
     const group = pending;
     pending = [];
@@ -79,18 +82,17 @@ function createGroupCommitter(db: Db) {
           },
         };
         for (const item of group) {
-          savepoint.run();
+          await savepoints.begin(tx);
           let value: unknown;
           try {
             value = await item.work(tx, scope);
           } catch (error) {
             // Undo this write only; RELEASE then ends its (now empty) savepoint.
-            rollback.run();
-            release.run();
+            await savepoints.rollback(tx);
             outcomes.push({ ok: false, value: error });
             continue;
           }
-          release.run();
+          await savepoints.release(tx);
           outcomes.push({ ok: true, value });
         }
         for (const { value, finish } of shared.values()) await finish(tx, value);
@@ -135,4 +137,36 @@ function writeAlone(db: Db, work: (tx: Tx, group: GroupScope) => unknown): Promi
     for (const finish of finishes) await finish();
     return value;
   });
+}
+
+interface Savepoints {
+  begin(tx: Tx): unknown;
+  release(tx: Tx): unknown;
+  /** Undoes the write and ends its savepoint. */
+  rollback(tx: Tx): unknown;
+}
+
+function sqliteSavepoints(sqlite: ReturnType<typeof sqliteOf>): Savepoints {
+  const savepoint = sqlite.prepare("SAVEPOINT group_commit_write");
+  const release = sqlite.prepare("RELEASE group_commit_write");
+  const rollback = sqlite.prepare("ROLLBACK TO group_commit_write");
+  return {
+    begin: () => savepoint.run(),
+    release: () => release.run(),
+    rollback: () => {
+      rollback.run();
+      release.run();
+    },
+  };
+}
+
+function pgSavepoints(): Savepoints {
+  return {
+    begin: (tx) => tx.run(sql.raw("SAVEPOINT group_commit_write")),
+    release: (tx) => tx.run(sql.raw("RELEASE SAVEPOINT group_commit_write")),
+    rollback: async (tx) => {
+      await tx.run(sql.raw("ROLLBACK TO SAVEPOINT group_commit_write"));
+      await tx.run(sql.raw("RELEASE SAVEPOINT group_commit_write"));
+    },
+  };
 }

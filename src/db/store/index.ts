@@ -1,7 +1,7 @@
 /**
- * The store: one interface (./types) over SQLite (./sqlite) and PostgreSQL (./postgres). The
- * domain still runs on the synchronous SQLite handle (src/db/client.ts) until it is converted area
- * by area (docs/postgres.md); new code that writes goes through a store.
+ * The store: one interface (./types) over SQLite (./sqlite) and PostgreSQL (./postgres), each a
+ * facade over the handle the server itself runs on (src/db/client.ts, src/db/pg-database.ts):
+ * its transactions, its group commit, its terminals.
  */
 export { createPgClient, createPgStore, DEFAULT_PG_POOL, type PgStore } from "./postgres";
 export { createSqliteStore, type SqliteStore } from "./sqlite";
