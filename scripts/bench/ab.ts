@@ -19,12 +19,25 @@
  * comma-separated subset of me, messages, links (redirects and conversions), campaign. A measurement
  * that fails is shown as "—" with its error, and the run goes on. Progress goes to stderr; the markdown
  * table for docs/benchmarks.md goes to stdout at the end.
+ *
+ * `--databases` compares ONE binary (AFTER, else dist/outreach) on SQLite against the same binary on
+ * PostgreSQL, alternately, with the same figures (campaign default 20,000):
+ *
+ *   node_modules/.bin/bun scripts/bench/ab.ts --databases [--rounds 3] [--seconds 8] [--campaign 20000]
+ *
+ * PostgreSQL is a throwaway cluster the script starts (test/support/postgres.ts, durable: fsync,
+ * synchronous_commit and full_page_writes on; locale C) and stops; each PostgreSQL measurement gets a
+ * fresh database (CREATE DATABASE, migrated by the server it is handed to in DATABASE_URL, dropped
+ * afterwards). The seed rows go into either database alike (bun:sqlite or postgres.js), and campaign
+ * progress is read from either. The server, PostgreSQL and wrk share the machine's cores.
  */
 
 import { Database } from "bun:sqlite";
 import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { loadavg, tmpdir } from "node:os";
+import { cpus, loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { createPgClient } from "../../src/db/store/postgres";
+import { dropDatabase, freshDatabase, type PgCluster, startPgCluster } from "../../test/support/postgres";
 import { binary as defaultBinary, type StartedServer, startBinary, startHelloServer, wrk } from "./support";
 
 // ---------------------------------------------------------------------------------------------
@@ -44,9 +57,11 @@ function option(name: string, fallback: number): number {
   return value;
 }
 
+/** `--databases`: one binary on SQLite against the same binary on PostgreSQL. */
+const DATABASES = process.argv.slice(2).includes("--databases");
 const ROUNDS = Math.round(option("rounds", 3));
 const SECONDS = option("seconds", 8);
-const CAMPAIGN = Math.round(option("campaign", 100_000));
+const CAMPAIGN = Math.round(option("campaign", DATABASES ? 20_000 : 100_000));
 /** `--only me,messages,links,campaign`: a subset of the figures (all by default). */
 const PARTS = ["me", "messages", "links", "campaign"];
 const onlyAt = process.argv.findIndex((a) => a === "--only" || a.startsWith("--only="));
@@ -57,21 +72,35 @@ if (only.some((part) => !PARTS.includes(part))) {
   process.exit(2);
 }
 const run = (part: string) => only.includes(part);
-const sides = [
-  { name: "BEFORE", binary: process.env.BEFORE ? resolve(process.env.BEFORE) : "" },
-  { name: "AFTER", binary: resolve(process.env.AFTER ?? defaultBinary) },
-] as const;
+
+/** A side of the comparison: a binary on one of the two databases. */
+interface Side {
+  name: string;
+  binary: string;
+  engine: "sqlite" | "postgres";
+}
+const afterBinary = resolve(process.env.AFTER ?? defaultBinary);
+const sides: Side[] = DATABASES
+  ? [
+      { name: "SQLite", binary: afterBinary, engine: "sqlite" },
+      { name: "PostgreSQL", binary: afterBinary, engine: "postgres" },
+    ]
+  : [
+      { name: "BEFORE", binary: process.env.BEFORE ? resolve(process.env.BEFORE) : "", engine: "sqlite" },
+      { name: "AFTER", binary: afterBinary, engine: "sqlite" },
+    ];
 for (const side of sides) {
   if (!side.binary || !existsSync(side.binary)) {
+    const name = DATABASES ? "AFTER" : side.name;
     console.error(
-      `${side.name}=${side.binary || "(unset)"}: no such binary. Usage: BEFORE=/path/to/old/outreach ` +
+      `${name}=${side.binary || "(unset)"}: no such binary. Usage: BEFORE=/path/to/old/outreach ` +
         "[AFTER=/path/to/new/outreach] bun scripts/bench/ab.ts [--rounds 3] [--seconds 8] [--campaign 100000] " +
-        "[--only me,messages,links,campaign]",
+        "[--only me,messages,links,campaign], or [AFTER=/path/to/outreach] bun scripts/bench/ab.ts --databases " +
+        "[--rounds 3] [--seconds 8] [--campaign 20000] [--only …]",
     );
     process.exit(2);
   }
 }
-type Side = (typeof sides)[number];
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
@@ -108,11 +137,21 @@ interface Sample {
   note?: string;
 }
 
-/** wrk with a 1 s warm-up; non-2xx/3xx answers are noted next to the figure. */
+/** Non-2xx/3xx answers and requests wrk gave up on (its 2 s timeout), for the note of a figure. */
+function wrkNote(run: ReturnType<typeof wrk>): string | undefined {
+  const timeouts = Number(run.raw.match(/Socket errors:.*timeout (\d+)/)?.[1] ?? 0);
+  const notes = [
+    run.non2xx > 0 ? `${fmt(run.non2xx)} non-2xx` : "",
+    timeouts > 0 ? `${fmt(timeouts)} timed out` : "",
+  ].filter(Boolean);
+  return notes.length ? notes.join(", ") : undefined;
+}
+
+/** wrk with a 1 s warm-up; non-2xx/3xx answers and timeouts are noted next to the figure. */
 function measure(url: string, options: Parameters<typeof wrk>[1] = {}): Sample {
   wrk(url, { ...options, seconds: 1 });
   const run = wrk(url, { ...options, seconds: SECONDS });
-  return { value: run.rps, note: run.non2xx > 0 ? `${fmt(run.non2xx)} non-2xx` : undefined };
+  return { value: run.rps, note: wrkNote(run) };
 }
 
 /** A fresh directory per measurement, removed afterwards whatever happens. */
@@ -125,13 +164,49 @@ async function inTempDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {
   }
 }
 
+/** The PostgreSQL cluster of `--databases` (started below, before the rounds). */
+let cluster: PgCluster | null = null;
+
+/**
+ * One measurement's database: a file in a temp folder, or (PostgreSQL) a fresh database on the
+ * cluster, named by `url`. The folder also holds the wrk scripts and the server's stdout.
+ */
+interface Target {
+  dir: string;
+  dbPath: string;
+  url: string | null;
+}
+
+/** A fresh database for one measurement, removed (the file, or DROP DATABASE) afterwards. */
+function withTarget<T>(side: Side, name: string, fn: (target: Target) => Promise<T>): Promise<T> {
+  return inTempDir(async (dir) => {
+    const dbPath = join(dir, `${name}.db`);
+    if (side.engine === "sqlite") return fn({ dir, dbPath, url: null });
+    if (!cluster) throw new Error("no PostgreSQL cluster");
+    const adminUrl = cluster.url;
+    const url = await freshDatabase(adminUrl);
+    try {
+      return await fn({ dir, dbPath, url });
+    } finally {
+      await dropDatabase(adminUrl, url).catch((error) =>
+        log(`  dropping ${url}: ${(error as Error).message}`),
+      );
+    }
+  });
+}
+
 async function withServer<T>(
   side: Side,
-  dbPath: string,
+  target: Target,
   env: Record<string, string>,
   fn: (server: StartedServer) => Promise<T>,
 ): Promise<T> {
-  const server = await startBinary({ binary: side.binary, dbPath, env });
+  // An empty DATABASE_URL is the SQLite file, whatever the caller's environment says.
+  const server = await startBinary({
+    binary: side.binary,
+    dbPath: target.dbPath,
+    env: { ...env, DATABASE_URL: target.url ?? "" },
+  });
   try {
     return await fn(server);
   } finally {
@@ -139,13 +214,67 @@ async function withServer<T>(
   }
 }
 
+type Row = Record<string, string | number | boolean | null>;
+
+/**
+ * Seed rows written straight into a measurement's database, the same rows on either: bun:sqlite
+ * (booleans as 1/0) or postgres.js (JSON columns as JSON text). Each `insert` is one transaction;
+ * the rows of one call share the first row's columns.
+ */
+interface Seeder {
+  insert(table: string, rows: Row[]): Promise<void>;
+  close(): Promise<void>;
+}
+
+function openSeeder(target: Target): Seeder {
+  if (target.url) {
+    const sql = createPgClient(target.url, { max: 1 });
+    return {
+      async insert(table, rows) {
+        if (rows.length === 0) return;
+        const columns = Object.keys(rows[0] as Row);
+        // Under PostgreSQL's 65,535 parameters a statement.
+        const chunk = Math.floor(30_000 / columns.length);
+        await sql.begin(async (tx) => {
+          for (let i = 0; i < rows.length; i += chunk)
+            await tx`INSERT INTO ${tx(table)} ${tx(rows.slice(i, i + chunk), ...columns)}`;
+        });
+      },
+      close: () => sql.end(),
+    };
+  }
+  const db = new Database(target.dbPath);
+  db.exec("PRAGMA busy_timeout = 10000");
+  return {
+    async insert(table, rows) {
+      if (rows.length === 0) return;
+      const columns = Object.keys(rows[0] as Row);
+      const statement = db.prepare(
+        `INSERT INTO ${table} (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`,
+      );
+      db.transaction(() => {
+        for (const row of rows)
+          statement.run(
+            ...columns.map((column) => {
+              const value = row[column] ?? null;
+              return typeof value === "boolean" ? Number(value) : value;
+            }),
+          );
+      })();
+    },
+    async close() {
+      db.close();
+    },
+  };
+}
+
 // ---------------------------------------------------------------------------------------------
 // 1. GET /v1/me (foundation.ts)
 // ---------------------------------------------------------------------------------------------
 
 function benchMe(side: Side): Promise<Sample> {
-  return inTempDir((dir) =>
-    withServer(side, join(dir, "me.db"), {}, async (server) =>
+  return withTarget(side, "me", (target) =>
+    withServer(side, target, {}, async (server) =>
       measure(`${server.url}/v1/me`, { headers: [`Authorization: Bearer ${server.key}`] }),
     ),
   );
@@ -156,8 +285,8 @@ function benchMe(side: Side): Promise<Sample> {
 // ---------------------------------------------------------------------------------------------
 
 function benchMessages(side: Side): Promise<Sample> {
-  return inTempDir(async (dir) => {
-    const script = join(dir, "post.lua");
+  return withTarget(side, "messages", async (target) => {
+    const script = join(target.dir, "post.lua");
     writeFileSync(
       script,
       [
@@ -171,7 +300,7 @@ function benchMessages(side: Side): Promise<Sample> {
         "end",
       ].join("\n"),
     );
-    return withServer(side, join(dir, "messages.db"), {}, async (server) => {
+    return withServer(side, target, {}, async (server) => {
       const ordered = await api(server, "POST", "/v1/numbers", { number: "+14155550100" });
       if (ordered.status !== 200) throw new Error(`ordering a number: ${JSON.stringify(ordered.body)}`);
       // Far more than a day's one-off budget (API.md §7.2): lifted, as messaging.ts does.
@@ -195,10 +324,10 @@ const CLICKS = 20_000;
 const VISITORS = 5000;
 
 function benchAttribution(side: Side): Promise<{ redirects: Sample; conversions: Sample }> {
-  return inTempDir(async (dir) => {
-    const dbPath = join(dir, "attribution.db");
+  return withTarget(side, "attribution", async (target) => {
+    const dir = target.dir;
     // The key is announced on the first start only: kept for the restarted server.
-    const { key, workspaceId, offerId, offerCode } = await withServer(side, dbPath, {}, async (server) => {
+    const { key, workspaceId, offerId, offerCode } = await withServer(side, target, {}, async (server) => {
       const offer = await api(server, "POST", "/v1/offers", {
         name: "Spring sale",
         destination_url: "https://shop.example.com/spring?utm_source=sms",
@@ -214,62 +343,86 @@ function benchAttribution(side: Side): Promise<{ redirects: Sample; conversions:
       };
     });
 
-    // Contacts, per-recipient links, clicks and visitors, straight into the file (server stopped).
+    // Contacts, per-recipient links, clicks and visitors, straight into the database (server stopped).
     const now = Date.now();
-    const db = new Database(dbPath);
-    db.exec("PRAGMA busy_timeout = 10000");
-    const insertContact = db.prepare(
-      "INSERT INTO contacts (id, workspace_id, phone_number, first_name, email, external_id, source, opted_in, fields, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, 'import', 1, '{}', ?, ?)",
-    );
-    const insertLink = db.prepare(
-      "INSERT INTO tracked_links (code, workspace_id, offer_id, contact_id, campaign_id, message_id, number_id, created_at) VALUES (?, ?, ?, ?, ?, ?, NULL, ?)",
-    );
-    const insertClick = db.prepare(
-      "INSERT INTO clicks (id, workspace_id, offer_id, code, contact_id, campaign_id, message_id, number_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, NULL, ?)",
-    );
-    const insertVisitor = db.prepare(
-      "INSERT INTO visitors (workspace_id, vid, contact_id, click_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)",
-    );
+    const contacts: Row[] = [];
+    const links: Row[] = [];
+    const clicks: Row[] = [];
+    const visitors: Row[] = [];
     const contactIds: string[] = [];
     const codes: string[] = [offerCode];
     const clickIds: string[] = [];
     const vids: string[] = [];
     const campaignId = idAt(now - 10 * DAY);
-    db.transaction(() => {
-      for (let i = 0; i < CONTACTS; i++) {
-        const at = now - 60 * DAY + i;
-        const id = idAt(at);
-        contactIds.push(id);
-        insertContact.run(
-          id,
-          workspaceId,
-          phoneOf(i),
-          `Name${i}`,
-          `user${i}@example.com`,
-          `crm-${i}`,
-          at,
-          at,
-        );
-      }
-      for (let i = 0; i < LINKS; i++) {
-        const code = `Bench${String(i).padStart(5, "0")}`;
-        codes.push(code);
-        insertLink.run(code, workspaceId, offerId, contactIds[i * 7], campaignId, idAt(now - DAY), now - DAY);
-      }
-      for (let i = 0; i < CLICKS; i++) {
-        const at = now - 20 * DAY + i * 60_000;
-        const id = idAt(at);
-        clickIds.push(id);
-        const contact = contactIds[(i * 5) % CONTACTS];
-        insertClick.run(id, workspaceId, offerId, offerCode, contact, campaignId, idAt(at - 1000), at);
-      }
-      for (let i = 0; i < VISITORS; i++) {
-        const vid = crypto.randomUUID();
-        vids.push(vid);
-        insertVisitor.run(workspaceId, vid, contactIds[(i * 11) % CONTACTS], clickIds[i % CLICKS], now, now);
-      }
-    })();
-    db.close();
+    for (let i = 0; i < CONTACTS; i++) {
+      const at = now - 60 * DAY + i;
+      const id = idAt(at);
+      contactIds.push(id);
+      contacts.push({
+        id,
+        workspace_id: workspaceId,
+        phone_number: phoneOf(i),
+        first_name: `Name${i}`,
+        email: `user${i}@example.com`,
+        external_id: `crm-${i}`,
+        source: "import",
+        opted_in: true,
+        fields: "{}",
+        created_at: at,
+        updated_at: at,
+      });
+    }
+    for (let i = 0; i < LINKS; i++) {
+      const code = `Bench${String(i).padStart(5, "0")}`;
+      codes.push(code);
+      links.push({
+        code,
+        workspace_id: workspaceId,
+        offer_id: offerId,
+        contact_id: contactIds[i * 7] as string,
+        campaign_id: campaignId,
+        message_id: idAt(now - DAY),
+        number_id: null,
+        created_at: now - DAY,
+      });
+    }
+    for (let i = 0; i < CLICKS; i++) {
+      const at = now - 20 * DAY + i * 60_000;
+      const id = idAt(at);
+      clickIds.push(id);
+      clicks.push({
+        id,
+        workspace_id: workspaceId,
+        offer_id: offerId,
+        code: offerCode,
+        contact_id: contactIds[(i * 5) % CONTACTS] as string,
+        campaign_id: campaignId,
+        message_id: idAt(at - 1000),
+        number_id: null,
+        created_at: at,
+      });
+    }
+    for (let i = 0; i < VISITORS; i++) {
+      const vid = crypto.randomUUID();
+      vids.push(vid);
+      visitors.push({
+        workspace_id: workspaceId,
+        vid,
+        contact_id: contactIds[(i * 11) % CONTACTS] as string,
+        click_id: clickIds[i % CLICKS] as string,
+        created_at: now,
+        updated_at: now,
+      });
+    }
+    const seeder = openSeeder(target);
+    try {
+      await seeder.insert("contacts", contacts);
+      await seeder.insert("tracked_links", links);
+      await seeder.insert("clicks", clicks);
+      await seeder.insert("visitors", visitors);
+    } finally {
+      await seeder.close();
+    }
 
     const redirectScript = join(dir, "redirect.lua");
     writeFileSync(
@@ -313,7 +466,7 @@ function benchAttribution(side: Side): Promise<{ redirects: Sample; conversions:
       return file;
     };
 
-    return withServer(side, dbPath, {}, async (server) => {
+    return withServer(side, target, {}, async (server) => {
       const redirects = measure(`${server.url}/r/x`, { script: redirectScript });
       const auth = [`Authorization: Bearer ${key}`];
       wrk(`${server.url}/v1/conversion`, { seconds: 1, headers: auth, script: conversionScript("warm") });
@@ -322,10 +475,7 @@ function benchAttribution(side: Side): Promise<{ redirects: Sample; conversions:
         headers: auth,
         script: conversionScript("bench"),
       });
-      const conversions: Sample = {
-        value: run.rps,
-        note: run.non2xx > 0 ? `${fmt(run.non2xx)} non-2xx` : undefined,
-      };
+      const conversions: Sample = { value: run.rps, note: wrkNote(run) };
       return { redirects, conversions };
     });
   });
@@ -336,40 +486,68 @@ function benchAttribution(side: Side): Promise<{ redirects: Sample; conversions:
 // ---------------------------------------------------------------------------------------------
 
 /** Writes `n` contacts (415/650 numbers, opted in) straight into the server's database. */
-function seedContacts(dbPath: string, workspaceId: string, n: number) {
-  const db = new Database(dbPath);
-  db.exec("PRAGMA busy_timeout = 10000");
-  const insert = db.prepare(
-    "INSERT INTO contacts (id, workspace_id, phone_number, first_name, last_name, email, external_id, source, opted_in, timezone, fields, created_at, updated_at) VALUES (?, ?, ?, ?, NULL, NULL, NULL, 'import', 1, 'America/Los_Angeles', '{}', ?, ?)",
-  );
+async function seedContacts(target: Target, workspaceId: string, n: number) {
+  const seeder = openSeeder(target);
   const now = Date.now() - DAY;
-  const write = db.transaction((from: number, to: number) => {
-    for (let i = from; i < to; i++) {
-      const createdAt = now + Math.floor(i / 10);
-      const phone = `+1${i < 5_000_000 ? "415" : "650"}${String(2_000_000 + (i % 5_000_000)).padStart(7, "0")}`;
-      insert.run(Bun.randomUUIDv7("hex", createdAt), workspaceId, phone, `P${i}`, createdAt, createdAt);
+  try {
+    for (let from = 0; from < n; from += 20_000) {
+      const rows: Row[] = [];
+      for (let i = from; i < Math.min(n, from + 20_000); i++) {
+        const createdAt = now + Math.floor(i / 10);
+        const phone = `+1${i < 5_000_000 ? "415" : "650"}${String(2_000_000 + (i % 5_000_000)).padStart(7, "0")}`;
+        rows.push({
+          id: Bun.randomUUIDv7("hex", createdAt),
+          workspace_id: workspaceId,
+          phone_number: phone,
+          first_name: `P${i}`,
+          last_name: null,
+          email: null,
+          external_id: null,
+          source: "import",
+          opted_in: true,
+          timezone: "America/Los_Angeles",
+          fields: "{}",
+          created_at: createdAt,
+          updated_at: createdAt,
+        });
+      }
+      await seeder.insert("contacts", rows);
     }
-  });
-  for (let i = 0; i < n; i += 20_000) write(i, Math.min(n, i + 20_000));
-  db.close();
+  } finally {
+    await seeder.close();
+  }
 }
 
-/** Delivered recipients and the campaign's status, read from the database file (read-only). */
-function progress(dbPath: string, campaignId: string) {
-  const db = new Database(dbPath, { readonly: true });
-  try {
-    db.exec("PRAGMA busy_timeout = 5000");
-    const delivered = (
-      db
-        .query(
-          "SELECT count(*) AS n FROM campaign_recipients WHERE campaign_id = $c AND outcome = 'delivered'",
-        )
-        .get({ $c: campaignId }) as { n: number }
-    ).n;
-    return { delivered };
-  } finally {
-    db.close();
+const DELIVERED =
+  "SELECT count(*) AS n FROM campaign_recipients WHERE campaign_id = $c AND outcome = 'delivered'";
+
+/**
+ * Delivered recipients of a campaign, read from the database beside the server: the file
+ * (read-only, a connection per read) or PostgreSQL (one connection for the whole wait).
+ */
+function progressReader(target: Target) {
+  if (target.url) {
+    const sql = createPgClient(target.url, { max: 1 });
+    return {
+      async delivered(campaignId: string) {
+        const rows = await sql.unsafe(DELIVERED.replace("$c", "$1"), [campaignId]);
+        return Number(rows[0]?.n ?? 0);
+      },
+      close: () => sql.end(),
+    };
   }
+  return {
+    async delivered(campaignId: string) {
+      const db = new Database(target.dbPath, { readonly: true });
+      try {
+        db.exec("PRAGMA busy_timeout = 5000");
+        return (db.query(DELIVERED).get({ $c: campaignId }) as { n: number }).n;
+      } finally {
+        db.close();
+      }
+    },
+    async close() {},
+  };
 }
 
 interface CampaignSample {
@@ -378,9 +556,9 @@ interface CampaignSample {
 }
 
 function benchCampaign(side: Side, n: number): Promise<CampaignSample> {
-  return inTempDir((dir) =>
-    withServer(side, join(dir, "campaign.db"), { SIMULATED_DELIVERY_MS: "200" }, async (server) => {
-      seedContacts(server.dbPath, server.workspaceId, n);
+  return withTarget(side, "campaign", (target) =>
+    withServer(side, target, { SIMULATED_DELIVERY_MS: "200" }, async (server) => {
+      await seedContacts(target, server.workspaceId, n);
       const ordered = await api(server, "POST", "/v1/numbers", { number: "+14155550100" });
       if (ordered.status !== 200) throw new Error(`ordering a number: ${JSON.stringify(ordered.body)}`);
       const segment = await api(server, "POST", "/v1/segments", { name: "Everyone", rules: { all: [] } });
@@ -399,10 +577,15 @@ function benchCampaign(side: Side, n: number): Promise<CampaignSample> {
       if (launched.status !== 200) throw new Error(`launching: ${JSON.stringify(launched.body)}`);
       const deadline = launchedAt + Math.max(600_000, n * 2);
       let delivered = 0;
-      while (performance.now() < deadline) {
-        delivered = progress(server.dbPath, campaignId).delivered;
-        if (delivered >= n) break;
-        await Bun.sleep(200);
+      const reader = progressReader(target);
+      try {
+        while (performance.now() < deadline) {
+          delivered = await reader.delivered(campaignId);
+          if (delivered >= n) break;
+          await Bun.sleep(200);
+        }
+      } finally {
+        await reader.close();
       }
       const secs = (performance.now() - launchedAt) / 1000;
       if (delivered < n) {
@@ -423,24 +606,41 @@ interface Figure {
   /** false for durations: AFTER/BEFORE above 1 is then the worse side. */
   higherIsBetter: boolean;
   digits: (n: number) => string;
-  values: Record<Side["name"], Sample[]>;
+  /** Each side's samples, by side name. */
+  values: Record<string, Sample[]>;
+  /**
+   * `--databases`: the least PostgreSQL/SQLite rate ratio that meets the target (for a duration,
+   * the PostgreSQL/SQLite ratio must stay at or under 1 / target); none: reported only.
+   */
+  target?: number;
 }
 
-const figure = (name: string, higherIsBetter = true, digits = fmt): Figure => ({
+const figure = (name: string, higherIsBetter = true, digits = fmt, target?: number): Figure => ({
   name,
   higherIsBetter,
   digits,
-  values: { BEFORE: [], AFTER: [] },
+  values: Object.fromEntries(sides.map((side) => [side.name, []])),
+  target,
 });
-const me = figure("`GET /v1/me` req/s");
+const me = figure("`GET /v1/me` req/s", true, fmt, 0.8);
 const meRatio = figure("`GET /v1/me` ÷ hello of the same round", true, (n) =>
   Number.isFinite(n) ? n.toFixed(2) : "—",
 );
-const messages = figure("`POST /v1/messages` accepted req/s");
-const redirects = figure("`GET /r/{code}` redirects/s");
+const messages = figure("`POST /v1/messages` accepted req/s", true, fmt, 0.5);
+const redirects = figure("`GET /r/{code}` redirects/s", true, fmt, 0.5);
 const conversions = figure("`POST /v1/conversion` req/s");
-const campaignRate = figure(`campaign, ${fmt(CAMPAIGN)} recipients: launch → last DELIVERED, msg/s`);
-const campaignSecs = figure(`campaign, ${fmt(CAMPAIGN)} recipients: launch → last DELIVERED, s`, false, fmt1);
+const campaignRate = figure(
+  `campaign, ${fmt(CAMPAIGN)} recipients: launch → last DELIVERED, msg/s`,
+  true,
+  fmt,
+  0.5,
+);
+const campaignSecs = figure(
+  `campaign, ${fmt(CAMPAIGN)} recipients: launch → last DELIVERED, s`,
+  false,
+  fmt1,
+  0.5,
+);
 const figures = [me, meRatio, messages, redirects, conversions, campaignRate, campaignSecs];
 const hello: number[] = [];
 const loads: string[] = [];
@@ -478,10 +678,49 @@ const failed = (error: Error): Sample => ({
 });
 
 const startedAt = new Date();
-for (const side of sides) {
+for (const side of DATABASES ? sides.slice(1) : sides) {
   const stat = statSync(side.binary);
-  log(`${side.name}: ${side.binary} (${fmt(stat.size / 1e6)} MB, modified ${stat.mtime.toISOString()})`);
+  log(
+    `${DATABASES ? "binary" : side.name}: ${side.binary} (${fmt(stat.size / 1e6)} MB, modified ${stat.mtime.toISOString()})`,
+  );
 }
+
+/** What the PostgreSQL side runs on, as the cluster reports it (for the settings line). */
+let pgSettings = "";
+if (DATABASES) {
+  try {
+    cluster = await startPgCluster({ durable: true });
+  } catch (error) {
+    console.error(`--databases: cannot start PostgreSQL: ${(error as Error).message}`);
+    process.exit(1);
+  }
+  const started = cluster;
+  // Stopped however the run ends (Ctrl-C included).
+  process.on("exit", () => started.stop());
+  for (const signal of ["SIGINT", "SIGTERM"] as const)
+    process.on(signal, () => {
+      started.stop();
+      process.exit(130);
+    });
+  const sql = createPgClient(cluster.url, { max: 1 });
+  try {
+    const rows = await sql`
+      SELECT name, setting, unit FROM pg_settings
+      WHERE name IN ('server_version', 'fsync', 'synchronous_commit', 'full_page_writes', 'lc_collate',
+                     'shared_buffers', 'wal_level', 'max_connections')`;
+    const get = (name: string) => rows.find((r) => r.name === name);
+    const buffers = get("shared_buffers");
+    pgSettings =
+      `PostgreSQL ${get("server_version")?.setting}, fsync=${get("fsync")?.setting}, ` +
+      `synchronous_commit=${get("synchronous_commit")?.setting}, full_page_writes=${get("full_page_writes")?.setting}, ` +
+      `lc_collate=${get("lc_collate")?.setting}, wal_level=${get("wal_level")?.setting}, ` +
+      `shared_buffers=${fmt((Number(buffers?.setting) * 8) / 1024)} MB, max_connections=${get("max_connections")?.setting}`;
+  } finally {
+    await sql.end();
+  }
+  log(`${pgSettings}; cluster in ${cluster.dir}`);
+}
+
 for (let round = 1; round <= ROUNDS; round++) {
   loads.push(loadavg()[0]?.toFixed(2) ?? "?");
   log(
@@ -527,33 +766,70 @@ for (let round = 1; round <= ROUNDS; round++) {
 
 const cell = (f: Figure, samples: Sample[]) =>
   samples.map((s) => `${f.digits(s.value)}${s.note ? ` (${s.note})` : ""}`).join(" / ");
-const rows = figures
-  .filter((f) => f.values.BEFORE.length > 0)
-  .map((f) => {
-    const before = median(f.values.BEFORE.map((s) => s.value));
-    const after = median(f.values.AFTER.map((s) => s.value));
-    const ratio = after / before;
+const [first, second] = sides as [Side, Side];
+const measured = figures.filter((f) => (f.values[first.name] ?? []).length > 0);
+const medians = (f: Figure) => {
+  const a = median((f.values[first.name] ?? []).map((s) => s.value));
+  const b = median((f.values[second.name] ?? []).map((s) => s.value));
+  return { a, b, ratio: b / a };
+};
+const ratioText = (ratio: number) => (Number.isFinite(ratio) ? ratio.toFixed(2) : "—");
+const reference =
+  `Reference, raw \`Bun.serve\` hello req/s once a round: ${hello.map(fmt).join(" / ")} (median ${fmt(median(hello))}); ` +
+  `load average (1 min) at each round's start: ${loads.join(" / ")}.`;
+const campaignSettings = run("campaign")
+  ? `; campaign of ${fmt(CAMPAIGN)} recipients, simulated carrier (200 ms delivery).`
+  : ".";
+
+if (DATABASES) {
+  const rows = measured.map((f) => {
+    const { a, b, ratio } = medians(f);
+    let target = "report";
+    let met = "—";
+    if (f.target !== undefined) {
+      target = f.higherIsBetter ? `≥ ${f.target.toFixed(1)}` : `≤ ${(1 / f.target).toFixed(1)}`;
+      if (Number.isFinite(ratio))
+        met = (f.higherIsBetter ? ratio >= f.target : ratio <= 1 / f.target) ? "yes" : "**no**";
+    } else if (f === meRatio) target = "—";
+    return `| ${f.name} | ${f.digits(a)} | ${f.digits(b)} | ${ratioText(ratio)} | ${target} | ${met} | ${cell(f, f.values[first.name] ?? [])} | ${cell(f, f.values[second.name] ?? [])} |`;
+  });
+  console.log(
+    [
+      `Databases run of ${startedAt.toISOString().slice(0, 16)}Z: \`${afterBinary}\` on SQLite (a temp file) and on PostgreSQL ` +
+        `(a throwaway cluster started by the script: ${pgSettings}); ` +
+        `${ROUNDS} round${ROUNDS > 1 ? "s" : ""}, each figure measured on SQLite then on PostgreSQL, each time on a fresh database ` +
+        `(a new file; CREATE DATABASE, migrated by the server) and a freshly started server; ` +
+        `the server, PostgreSQL and wrk share this machine's ${cpus().length} cores; ` +
+        `wrk -t1 -c64 -d${SECONDS}s after a 1 s warm-up${campaignSettings}`,
+      "",
+      "| figure | SQLite median | PostgreSQL median | PostgreSQL/SQLite | target | met | SQLite per round | PostgreSQL per round |",
+      "|---|---|---|---|---|---|---|---|",
+      ...rows,
+      "",
+      reference,
+    ].join("\n"),
+  );
+} else {
+  const rows = measured.map((f) => {
+    const { a: before, b: after, ratio } = medians(f);
     const within = !Number.isFinite(ratio)
       ? "—"
       : (f.higherIsBetter ? ratio >= 0.9 : ratio <= 1.1)
         ? "yes"
         : "**no**";
-    return `| ${f.name} | ${f.digits(before)} | ${f.digits(after)} | ${Number.isFinite(ratio) ? ratio.toFixed(2) : "—"} | ${within} | ${cell(f, f.values.BEFORE)} | ${cell(f, f.values.AFTER)} |`;
+    return `| ${f.name} | ${f.digits(before)} | ${f.digits(after)} | ${ratioText(ratio)} | ${within} | ${cell(f, f.values[first.name] ?? [])} | ${cell(f, f.values[second.name] ?? [])} |`;
   });
-console.log(
-  [
-    `A/B run of ${startedAt.toISOString().slice(0, 16)}Z: BEFORE \`${sides[0].binary}\`, AFTER \`${sides[1].binary}\`; ` +
-      `${ROUNDS} round${ROUNDS > 1 ? "s" : ""}, each figure measured BEFORE then AFTER on a fresh database and server; ` +
-      `wrk -t1 -c64 -d${SECONDS}s after a 1 s warm-up` +
-      (run("campaign")
-        ? `; campaign of ${fmt(CAMPAIGN)} recipients, simulated carrier (200 ms delivery).`
-        : "."),
-    "",
-    "| figure | BEFORE median | AFTER median | AFTER/BEFORE | within 10 % | BEFORE per round | AFTER per round |",
-    "|---|---|---|---|---|---|---|",
-    ...rows,
-    "",
-    `Reference, raw \`Bun.serve\` hello req/s once a round: ${hello.map(fmt).join(" / ")} (median ${fmt(median(hello))}); ` +
-      `load average (1 min) at each round's start: ${loads.join(" / ")}.`,
-  ].join("\n"),
-);
+  console.log(
+    [
+      `A/B run of ${startedAt.toISOString().slice(0, 16)}Z: BEFORE \`${first.binary}\`, AFTER \`${second.binary}\`; ` +
+        `${ROUNDS} round${ROUNDS > 1 ? "s" : ""}, each figure measured BEFORE then AFTER on a fresh database and server; ` +
+        `wrk -t1 -c64 -d${SECONDS}s after a 1 s warm-up${campaignSettings}`,
+      "",
+      "| figure | BEFORE median | AFTER median | AFTER/BEFORE | within 10 % | BEFORE per round | AFTER per round |",
+      "|---|---|---|---|---|---|---|",
+      ...rows,
+      "",
+      reference,
+    ].join("\n"),
+  );
+}

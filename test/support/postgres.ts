@@ -1,8 +1,9 @@
 /**
  * A throwaway PostgreSQL for tests: a cluster in a temp folder (Debian's `postgresql` package),
  * on a random port with its unix socket in the same folder, durability off (fsync, synchronous
- * commit and full-page writes: the data dies with the folder anyway). As root, initdb and the
- * server run as the `postgres` user (initdb refuses root). Stopped and removed by `stop()`.
+ * commit and full-page writes: the data dies with the folder anyway), unless `durable` asks for a
+ * production-like cluster (the benchmarks). As root, initdb and the server run as the `postgres`
+ * user (initdb refuses root). Stopped and removed by `stop()`.
  *
  * `npm test` starts one for its PostgreSQL pass and hands it to the suite in OUTREACH_TEST_PG_URL;
  * a test file run alone starts its own through `testPostgres()`.
@@ -76,8 +77,17 @@ function run(program: string, args: string[], asPostgres: boolean) {
   }
 }
 
+export interface PgClusterOptions {
+  /**
+   * fsync, synchronous commit and full-page writes on (PostgreSQL's defaults, as in production)
+   * instead of off: for measuring, not for tests.
+   */
+  durable?: boolean;
+}
+
 /** Starts a fresh cluster; throws PgUnavailable (one line) when it cannot. */
-export async function startPgCluster(): Promise<PgCluster> {
+export async function startPgCluster(options: PgClusterOptions = {}): Promise<PgCluster> {
+  const durability = options.durable ? "on" : "off";
   const bin = findPgBin();
   if (!bin) throw new PgUnavailable("no PostgreSQL server installed (apt-get install postgresql)");
   const asRoot = process.getuid?.() === 0;
@@ -104,9 +114,9 @@ export async function startPgCluster(): Promise<PgCluster> {
       `-p ${port}`,
       `-k ${dir}`,
       "-c listen_addresses=127.0.0.1",
-      "-c fsync=off",
-      "-c synchronous_commit=off",
-      "-c full_page_writes=off",
+      `-c fsync=${durability}`,
+      `-c synchronous_commit=${durability}`,
+      `-c full_page_writes=${durability}`,
       "-c max_connections=200",
     ].join(" ");
     run(join(bin, "pg_ctl"), ["-D", data, "-l", log, "-o", options, "-w", "-t", "30", "start"], asRoot);
@@ -163,4 +173,17 @@ export async function freshDatabase(adminUrl: string, template?: string): Promis
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
   return url.toString();
+}
+
+/** Drops the database of `url` (made by freshDatabase) on the cluster of `adminUrl`, connections and all. */
+export async function dropDatabase(adminUrl: string, url: string): Promise<void> {
+  const { default: postgres } = await import("postgres");
+  const name = new URL(url).pathname.slice(1);
+  if (!/^[a-z0-9_]+$/.test(name)) throw new Error(`not a database freshDatabase made: ${name}`);
+  const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
+  try {
+    await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  } finally {
+    await admin.end();
+  }
 }
