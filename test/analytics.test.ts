@@ -1,5 +1,5 @@
-import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
+import { outsideConnection } from "./support/database";
 import { orderNumber } from "./support/messaging";
 import { startTestServer, type TestServer } from "./support/server";
 
@@ -17,19 +17,24 @@ beforeAll(async () => {
   numberId = await orderNumber(s, available);
   const contact = (await s.api("POST", "/v1/contacts", { phone_number: "+15125550191" })).body.contact;
   // Messages seeded straight into the file: 3 delivered and 1 failed two days ago, 1 inbound today.
-  const db = new Database(s.dbPath);
-  // The server's background thread may be writing (the number order's jobs): wait for its lock.
-  db.exec("PRAGMA busy_timeout = 5000");
-  const insert = db.query(
-    "INSERT INTO messages (id, workspace_id, direction, sender, from_number, to_number, body, status, segments, encoding, contact_id, number_id, created_at, updated_at) VALUES (?, ?, ?, 'api', '+15125550000', '+15125550191', 'hi', ?, 1, 'GSM-7', ?, ?, ?, ?)",
-  );
+  const db = outsideConnection(s);
   const seed = (direction: string, status: string, at: number) =>
-    insert.run(crypto.randomUUID(), s.workspaceId, direction, status, contact.id, numberId, at, at);
-  for (let i = 0; i < 3; i++) seed("outbound", "DELIVERED", now - 2 * DAY);
-  seed("outbound", "FAILED", now - 2 * DAY);
-  seed("inbound", "RECEIVED", now - 1000);
-  seed("outbound", "DELIVERED", now - 40 * DAY);
-  db.close();
+    db.run(
+      "INSERT INTO messages (id, workspace_id, direction, sender, from_number, to_number, body, status, segments, encoding, contact_id, number_id, created_at, updated_at) VALUES (?, ?, ?, 'api', '+15125550000', '+15125550191', 'hi', ?, 1, 'GSM-7', ?, ?, ?, ?)",
+      crypto.randomUUID(),
+      s.workspaceId,
+      direction,
+      status,
+      contact.id,
+      numberId,
+      at,
+      at,
+    );
+  for (let i = 0; i < 3; i++) await seed("outbound", "DELIVERED", now - 2 * DAY);
+  await seed("outbound", "FAILED", now - 2 * DAY);
+  await seed("inbound", "RECEIVED", now - 1000);
+  await seed("outbound", "DELIVERED", now - 40 * DAY);
+  await db.close();
   await s.api("POST", "/v1/conversion", { txn: "t-1", value: 10.5, phone: "+15125550191" });
   await s.api("POST", "/v1/conversion", { txn: "t-2", value: 4.5, phone: "+15125550191" });
 });
@@ -163,45 +168,60 @@ describe("GET /v1/analytics/numbers, campaigns and agents", () => {
 describe("message counts over whole days and partial edges", () => {
   it("match a count of the messages themselves after inserts, status changes and deletes, whatever the window", async () => {
     const ws = await s.newWorkspace("Rollups");
-    const db = new Database(s.dbPath);
+    const db = outsideConnection(s);
     try {
-      const insert = db.query(
-        "INSERT INTO messages (id, workspace_id, direction, sender, from_number, to_number, body, status, segments, encoding, created_at, updated_at) VALUES (?, ?, ?, 'api', '+15125550000', '+15125550191', 'hi', ?, 1, 'GSM-7', ?, ?)",
-      );
       const base = Math.floor(now / DAY) * DAY - 6 * DAY;
       const statuses = ["PENDING", "SENT", "DELIVERED", "UNDELIVERED", "FAILED", "RECEIVED"];
       const ids: string[] = [];
+      const sent: string[] = [];
       for (let i = 0; i < 240; i++) {
         const id = crypto.randomUUID();
         ids.push(id);
         const at = base + i * 37 * 60_000 + (i % 7) * 1000; // every 37 minutes over ~6 days
         const status = statuses[i % statuses.length];
-        insert.run(id, ws.workspaceId, status === "RECEIVED" ? "inbound" : "outbound", status, at, at);
+        if (status === "SENT") sent.push(id);
+        await db.run(
+          "INSERT INTO messages (id, workspace_id, direction, sender, from_number, to_number, body, status, segments, encoding, created_at, updated_at) VALUES (?, ?, ?, 'api', '+15125550000', '+15125550191', 'hi', ?, 1, 'GSM-7', ?, ?)",
+          id,
+          ws.workspaceId,
+          status === "RECEIVED" ? "inbound" : "outbound",
+          status,
+          at,
+          at,
+        );
       }
       // Status changes and deletes after the fact, as sends and retention do.
-      db.query(
-        "UPDATE messages SET status = 'DELIVERED' WHERE workspace_id = ? AND status = 'SENT' AND rowid % 2 = 0",
-      ).run(ws.workspaceId);
-      db.query("UPDATE messages SET status = 'SENT' WHERE workspace_id = ? AND status = 'PENDING'").run(
+      const delivered = sent.filter((_, i) => i % 2 === 0);
+      await db.run(
+        `UPDATE messages SET status = 'DELIVERED' WHERE workspace_id = ? AND status = 'SENT' AND id IN (${delivered.map(() => "?").join(",")})`,
+        ws.workspaceId,
+        ...delivered,
+      );
+      await db.run(
+        "UPDATE messages SET status = 'SENT' WHERE workspace_id = ? AND status = 'PENDING'",
         ws.workspaceId,
       );
-      db.query("UPDATE messages SET body = 'edited' WHERE workspace_id = ?").run(ws.workspaceId);
+      await db.run("UPDATE messages SET body = 'edited' WHERE workspace_id = ?", ws.workspaceId);
       for (const id of ids.slice(0, 240).filter((_, i) => i % 11 === 0))
-        db.query("DELETE FROM messages WHERE id = ?").run(id);
-      const truth = (from: number, to: number) => {
-        const count = (list: string[]) =>
-          (
-            db
-              .query(
+        await db.run("DELETE FROM messages WHERE id = ?", id);
+      const truth = async (from: number, to: number) => {
+        const count = async (list: string[]) =>
+          Number(
+            (
+              await db.all<{ n: number }>(
                 `SELECT count(*) AS n FROM messages WHERE workspace_id = ? AND created_at >= ? AND created_at < ? AND status IN (${list.map(() => "?").join(",")})`,
+                ws.workspaceId,
+                from,
+                to,
+                ...list,
               )
-              .get(ws.workspaceId, from, to, ...list) as { n: number }
-          ).n;
+            )[0].n,
+          );
         return {
-          sent: count(["SENT", "DELIVERED", "UNDELIVERED"]),
-          delivered: count(["DELIVERED"]),
-          failed: count(["FAILED", "UNDELIVERED"]),
-          inbound: count(["RECEIVED"]),
+          sent: await count(["SENT", "DELIVERED", "UNDELIVERED"]),
+          delivered: await count(["DELIVERED"]),
+          failed: await count(["FAILED", "UNDELIVERED"]),
+          inbound: await count(["RECEIVED"]),
         };
       };
       const windows = [
@@ -219,13 +239,13 @@ describe("message counts over whole days and partial edges", () => {
           { key: ws.key },
         );
         expect(r.status).toBe(200);
-        expect(r.body.overview.messages).toEqual(truth(from, to));
+        expect(r.body.overview.messages).toEqual(await truth(from, to));
       }
-      const all = truth(base, base + 6 * DAY);
+      const all = await truth(base, base + 6 * DAY);
       expect(all.sent).toBeGreaterThan(50);
       expect(all.delivered).toBeGreaterThan(10);
     } finally {
-      db.close();
+      await db.close();
     }
   });
 });

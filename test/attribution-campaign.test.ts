@@ -175,7 +175,7 @@ describe("a deferred recipient with {{offer_url}}", () => {
   it("keeps the tracked link written at deferral when the message is released, and a click finds that message", async () => {
     const { dispatchStep } = await import("../src/domain/campaigns/dispatch");
     const { campaigns, jobs } = await import("../src/db/schema");
-    const { and, eq, sql } = await import("drizzle-orm");
+    const { and, eq, inArray } = await import("drizzle-orm");
     const ws = await s.newWorkspace("Deferred");
     const call = async (method: string, path: string, body?: unknown) =>
       await s.api(method, path, body, { key: ws.key });
@@ -222,15 +222,18 @@ describe("a deferred recipient with {{offer_url}}", () => {
     // had passed. The hand-off asks the windows again by the real clock, so it must be day where
     // the contact is too.
     await call("PATCH", `/v1/contacts/${contact.id}`, { timezone: zoneAtLocalHour(12) });
+    const batches = await db
+      .select({ id: jobs.id, payload: jobs.payload })
+      .from(jobs)
+      .where(eq(jobs.kind, "messages.send_batch"))
+      .all();
+    const holding = batches
+      .filter((job) => (job.payload as { message_ids: string[] }).message_ids.includes(deferred.message_id))
+      .map((job) => job.id);
     const due = await db
       .update(jobs)
       .set({ runAt: Date.now() })
-      .where(
-        and(
-          eq(jobs.kind, "messages.send_batch"),
-          sql`${deferred.message_id} IN (SELECT value FROM json_each(${jobs.payload}, '$.message_ids'))`,
-        ),
-      )
+      .where(and(eq(jobs.kind, "messages.send_batch"), inArray(jobs.id, holding)))
       .returning({ id: jobs.id })
       .all();
     expect(due).toHaveLength(1);

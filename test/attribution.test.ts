@@ -1,5 +1,5 @@
-import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
+import { outsideConnection } from "./support/database";
 import { eventLog } from "./support/event-log";
 import { startTestServer, type TestServer } from "./support/server";
 
@@ -28,32 +28,40 @@ beforeAll(async () => {
 });
 afterAll(async () => await s.stop());
 
-const query = <T>(text: string, ...params: (string | number)[]): T[] => {
-  const db = new Database(s.dbPath, { readonly: true });
+const query = async <T>(text: string, ...params: (string | number)[]): Promise<T[]> => {
+  const db = outsideConnection(s);
   try {
-    return db.query(text).all(...params) as T[];
+    return await db.all<T>(text, ...params);
   } finally {
-    db.close();
+    await db.close();
   }
 };
 const follow = (code: string, headers: Record<string, string> = {}) =>
   fetch(`${s.url}/r/${code}`, { redirect: "manual", headers });
 const codeOf = (trackingUrl: string) => trackingUrl.split("/r/")[1];
 
-/** Another connection to the server's file, waiting its turn while the server's background thread writes. */
-function secondConnection() {
-  const db = new Database(s.dbPath);
-  db.run("PRAGMA busy_timeout = 5000");
-  return db;
+/** Another connection to the server's database (another process's), waiting its turn on SQLite. */
+async function write(text: string, ...params: (string | number)[]) {
+  const db = outsideConnection(s);
+  try {
+    await db.run(text, ...params);
+  } finally {
+    await db.close();
+  }
 }
 
 /** A per-recipient link as a campaign message carries it (written by the dispatcher in production). */
-function recipientLink(code: string, contactId: string, campaignId: string, messageId: string) {
-  const db = secondConnection();
-  db.query(
+async function recipientLink(code: string, contactId: string, campaignId: string, messageId: string) {
+  await write(
     "INSERT INTO tracked_links (code, workspace_id, offer_id, contact_id, campaign_id, message_id, number_id, created_at) VALUES (?, ?, ?, ?, ?, ?, NULL, ?)",
-  ).run(code, s.workspaceId, offer.id, contactId, campaignId, messageId, Date.now());
-  db.close();
+    code,
+    s.workspaceId,
+    offer.id,
+    contactId,
+    campaignId,
+    messageId,
+    Date.now(),
+  );
 }
 
 describe("/v1/offers", () => {
@@ -159,11 +167,11 @@ describe("/v1/offers", () => {
   ];
   for (const [what, body, error] of bad) {
     it(`answers 422 for ${what}, writing nothing`, async () => {
-      const before = query<{ n: number }>("SELECT count(*) AS n FROM offers")[0].n;
+      const before = (await query<{ n: number }>("SELECT count(*) AS n FROM offers"))[0].n;
       const r = await s.api("POST", "/v1/offers", body);
       expect(r.status).toBe(422);
       expect(r.body.error).toBe(error);
-      expect(query<{ n: number }>("SELECT count(*) AS n FROM offers")[0].n).toBe(before);
+      expect((await query<{ n: number }>("SELECT count(*) AS n FROM offers"))[0].n).toBe(before);
     });
   }
 
@@ -205,7 +213,7 @@ describe("GET /r/{code}", () => {
       /^https:\/\/shop\.example\.com\/spring\?utm_source=sms&x=a%20b&vcx=[0-9a-f-]{36}#top$/,
     );
     const vcx = new URL(location).searchParams.get("vcx");
-    const rows = query<Json>("SELECT * FROM clicks WHERE id = ?", vcx as string);
+    const rows = await query<Json>("SELECT * FROM clicks WHERE id = ?", vcx as string);
     expect(rows[0]).toMatchObject({ offer_id: offer.id, contact_id: null, workspace_id: s.workspaceId });
     expect((await log.of("link.clicked")).map((e) => e.data.click_id)).toContain(vcx);
   });
@@ -241,9 +249,7 @@ describe("GET /r/{code}", () => {
     ];
     for (const [what, stored, expected] of cases) {
       // Written as a database from before the check could hold it.
-      const db = secondConnection();
-      db.query("UPDATE offers SET destination_url = ? WHERE id = ?").run(stored, made.id);
-      db.close();
+      await write("UPDATE offers SET destination_url = ? WHERE id = ?", stored, made.id);
       const r = await follow(codeOf(made.tracking_url));
       expect({ what, status: r.status, location: r.headers.get("location") }).toEqual({
         what,
@@ -259,14 +265,14 @@ describe("GET /r/{code}", () => {
   });
 
   it("answers HEAD with the destination and records no click (link checkers, previews)", async () => {
-    const count = () =>
-      query<{ n: number }>("SELECT count(*) AS n FROM clicks WHERE offer_id = ?", offer.id)[0].n;
-    const before = count();
+    const count = async () =>
+      (await query<{ n: number }>("SELECT count(*) AS n FROM clicks WHERE offer_id = ?", offer.id))[0].n;
+    const before = await count();
     const events = (await log.of("link.clicked")).length;
     const r = await fetch(`${s.url}/r/${codeOf(offer.tracking_url)}`, { method: "HEAD", redirect: "manual" });
     expect(r.status).toBe(302);
     expect(r.headers.get("location")).toBe(offer.destination_url);
-    expect(count()).toBe(before);
+    expect(await count()).toBe(before);
     expect(await log.of("link.clicked")).toHaveLength(events);
     expect((await fetch(`${s.url}/r/ZZZZZZZZ`, { method: "HEAD", redirect: "manual" })).status).toBe(404);
   });
@@ -285,9 +291,9 @@ describe("GET /r/{code}", () => {
       expect(r.headers.get("location")).toBeNull();
       expect(r.headers.get("content-type")).toContain("text/html");
     }
-    expect(query<{ n: number }>("SELECT count(*) AS n FROM clicks WHERE offer_id = ?", paused.id)[0].n).toBe(
-      0,
-    );
+    expect(
+      (await query<{ n: number }>("SELECT count(*) AS n FROM clicks WHERE offer_id = ?", paused.id))[0].n,
+    ).toBe(0);
   });
 
   it("follows an offer's changes at once, though links are remembered between clicks", async () => {
@@ -309,13 +315,12 @@ describe("GET /r/{code}", () => {
     await s.api("PATCH", `/v1/offers/${made.id}`, { status: "active" });
     expect(await locationOf()).toBe("/b");
     // Changed by another connection (a second process on the same file).
-    const other = secondConnection();
-    other.query("UPDATE offers SET status = 'paused' WHERE id = ?").run(made.id);
+    await write("UPDATE offers SET status = 'paused' WHERE id = ?", made.id);
     expect(await locationOf()).toBe(404);
-    other
-      .query("UPDATE offers SET status = 'active', destination_url = 'https://example.com/c' WHERE id = ?")
-      .run(made.id);
-    other.close();
+    await write(
+      "UPDATE offers SET status = 'active', destination_url = 'https://example.com/c' WHERE id = ?",
+      made.id,
+    );
     expect(await locationOf()).toBe("/c");
     await s.api("DELETE", `/v1/offers/${made.id}`);
     expect(await locationOf()).toBe(404);
@@ -377,7 +382,7 @@ describe("the tracking script and its reports", () => {
         expect(await r.text()).toBe("");
       }
     }
-    expect(query<{ n: number }>("SELECT count(*) AS n FROM visitors")[0].n).toBe(0);
+    expect((await query<{ n: number }>("SELECT count(*) AS n FROM visitors"))[0].n).toBe(0);
   });
 
   it("answers 413 with CORS for a report over 8 KiB, declared or chunked, and records nothing", async () => {
@@ -408,7 +413,7 @@ describe("the tracking script and its reports", () => {
         expect((await r.json()).error).toBe("Request body is too large (max 8192 bytes)");
       }
     }
-    expect(query<{ n: number }>("SELECT count(*) AS n FROM visitors")[0].n).toBe(0);
+    expect((await query<{ n: number }>("SELECT count(*) AS n FROM visitors"))[0].n).toBe(0);
   });
 });
 
@@ -416,7 +421,7 @@ describe("attribution", () => {
   it("a recipient link's click carries contact, campaign and message; vcx resolves the contact and is credited", async () => {
     const campaignId = crypto.randomUUID();
     const messageId = crypto.randomUUID();
-    recipientLink("AnaLink001", ana.id, campaignId, messageId);
+    await recipientLink("AnaLink001", ana.id, campaignId, messageId);
     const r = await follow("AnaLink001");
     const vcx = new URL(r.headers.get("location") as string).searchParams.get("vcx") as string;
     const conv = await s.api("POST", "/v1/conversion", {
@@ -441,7 +446,7 @@ describe("attribution", () => {
   });
 
   it("a landing reported with vcx ties vid to the clicked contact; identify ties a generic link's visitor", async () => {
-    recipientLink("AnaLink002", ana.id, crypto.randomUUID(), crypto.randomUUID());
+    await recipientLink("AnaLink002", ana.id, crypto.randomUUID(), crypto.randomUUID());
     const vcx = new URL((await follow("AnaLink002")).headers.get("location") as string).searchParams.get(
       "vcx",
     );
@@ -482,13 +487,11 @@ describe("attribution", () => {
 
   it("credits nothing for a click older than 30 days", async () => {
     const eve = (await s.api("POST", "/v1/contacts", { phone_number: "+15125550113" })).body.contact;
-    recipientLink("EveLink001", eve.id, crypto.randomUUID(), crypto.randomUUID());
+    await recipientLink("EveLink001", eve.id, crypto.randomUUID(), crypto.randomUUID());
     const vcx = new URL((await follow("EveLink001")).headers.get("location") as string).searchParams.get(
       "vcx",
     ) as string;
-    const db = secondConnection();
-    db.query("UPDATE clicks SET created_at = ? WHERE id = ?").run(Date.now() - 31 * 86_400_000, vcx);
-    db.close();
+    await write("UPDATE clicks SET created_at = ? WHERE id = ?", Date.now() - 31 * 86_400_000, vcx);
     const conv = await s.api("POST", "/v1/conversion", { txn: "old-1", vcx });
     expect(conv.body.conversion.contact_id).toBe(eve.id);
     const row = (await s.api("GET", `/v1/conversions?contact_id=${eve.id}`)).body.conversions[0];

@@ -6,6 +6,7 @@ import { loginRetryAfter, loginSubjects, recordLoginFailure } from "../src/auth/
 import { issueSetupToken } from "../src/auth/setup-tokens";
 import { hashToken } from "../src/auth/tokens";
 import { sessions } from "../src/db/schema";
+import { outsideConnection } from "./support/database";
 import { orderNumber } from "./support/messaging";
 import { type ApiResult, startTestServer, type TestServer } from "./support/server";
 
@@ -682,7 +683,7 @@ describe("POST /auth/password", () => {
 describe("outreach users create", () => {
   function cli(args: string[], stdin?: string) {
     const result = spawnSync([process.execPath, main, ...args, "--db", s.dbPath], {
-      env: { ...process.env, LOG_LEVEL: "error" },
+      env: { ...process.env, LOG_LEVEL: "error", ...s.cliEnv },
       stdin: stdin === undefined ? "ignore" : new TextEncoder().encode(stdin),
       stdout: "pipe",
       stderr: "pipe",
@@ -837,7 +838,9 @@ describe("sign-in rate limit under concurrent guesses (API.md §7.2)", () => {
     expect((await attempt("nobody@example.com", "wrong password")).status).toBe(401);
     expect((await attempt("root@example.com", PASSWORD)).status).toBe(429);
     // The next case starts from a clean count.
-    limited.server.handle.sqlite!.run("DELETE FROM login_failures");
+    const db = outsideConnection(limited);
+    await db.run("DELETE FROM login_failures");
+    await db.close();
   });
 
   it("checks at most 10 passwords when 60 sign-ins for one e-mail arrive at once (59 wrong, 1 right)", async () => {
@@ -874,7 +877,9 @@ describe("Idempotency-Key on answers with a secret", () => {
     const invite = { email: "ida@example.com", name: "Ida", role: "agent" };
     const invited = await s.api("POST", "/v1/users", invite, { headers: { "idempotency-key": "invite-1" } });
     expect(invited.status).toBe(200);
-    const stored = s.server.handle.sqlite!.query("SELECT response_body FROM idempotency_keys").all();
+    const db = outsideConnection(s);
+    const stored = await db.all("SELECT response_body FROM idempotency_keys");
+    await db.close();
     const everything = JSON.stringify(stored);
     expect(everything).not.toContain(first.body.api_key.key);
     expect(everything).not.toContain(tokenOf(invited.body.setup_url));

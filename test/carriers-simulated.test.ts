@@ -260,7 +260,13 @@ describe("the simulated carrier across a restart", () => {
       await s.server.shutdown();
 
       const config = loadConfig({}, { RATE_LIMIT_RPS: "0", LOG_LEVEL: "error" });
-      second = await startServer({ ...config, port: 0, host: "127.0.0.1", dbPath: s.dbPath });
+      second = await startServer({
+        ...config,
+        port: 0,
+        host: "127.0.0.1",
+        dbPath: s.dbPath,
+        databaseUrl: s.databaseUrl,
+      });
       const url = `http://127.0.0.1:${second.port}`;
       const get = async (path: string) =>
         (await fetch(url + path, { headers: { authorization: `Bearer ${s.key}` } })).json() as Promise<{

@@ -189,7 +189,7 @@ describe("revocation from another process", () => {
   it("takes effect on the very next request while the server runs", async () => {
     const { key, keyId } = await s.newKey(["read", "write"]);
     expect((await s.api("GET", "/v1/me", undefined, { key })).status).toBe(200);
-    const revoked = cli(["keys", "revoke", keyId, "--db", s.dbPath]);
+    const revoked = cli(["keys", "revoke", keyId, "--db", s.dbPath], s.cliEnv);
     expect(revoked.code).toBe(0);
     const next = await s.api("GET", "/v1/me", undefined, { key });
     expect(next.status).toBe(401);

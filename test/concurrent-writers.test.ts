@@ -13,7 +13,7 @@ describe("several processes writing to one database", () => {
   it("take turns: no write of the server or of the other process fails with 'database is locked'", async () => {
     const child = spawn(
       [process.execPath, join(import.meta.dir, "support/writer-child.ts"), s.dbPath, s.workspaceId, "400"],
-      { stdout: "pipe", stderr: "pipe" },
+      { stdout: "pipe", stderr: "pipe", env: { ...process.env, ...s.cliEnv } },
     );
     const statuses: number[] = [];
     let i = 0;

@@ -1,5 +1,5 @@
-import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
+import { outsideConnection } from "./support/database";
 import { eventLog } from "./support/event-log";
 import { startTestServer, type TestServer } from "./support/server";
 
@@ -26,12 +26,12 @@ beforeAll(async () => {
 });
 afterAll(async () => await s.stop());
 
-const count = (table: string): number => {
-  const db = new Database(s.dbPath, { readonly: true });
+const count = async (table: string): Promise<number> => {
+  const db = outsideConnection(s);
   try {
-    return (db.query(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
+    return (await db.all<{ n: number }>(`SELECT count(*) AS n FROM ${table}`))[0].n;
   } finally {
-    db.close();
+    await db.close();
   }
 };
 
@@ -61,13 +61,13 @@ describe("POST /v1/conversion", () => {
   });
 
   it("is idempotent on txn forever: a retry writes nothing and answers duplicate with the original contact", async () => {
-    const before = count("conversions");
-    const events = count("events");
+    const before = await count("conversions");
+    const events = await count("events");
     const r = await s.api("POST", "/v1/conversion", { txn: "order-1", value: 10, phone: "+15125550102" });
     expect(r.status).toBe(200);
     expect(r.body).toEqual({ conversion: { recorded: true, duplicate: true, contact_id: ana.id } });
-    expect(count("conversions")).toBe(before);
-    expect(count("events")).toBe(events);
+    expect(await count("conversions")).toBe(before);
+    expect(await count("events")).toBe(events);
   });
 
   it("keeps txn per workspace", async () => {
@@ -213,12 +213,12 @@ describe("POST /v1/conversion", () => {
   ];
   for (const [what, body, error] of bad) {
     it(`answers 422 for ${what} and writes nothing`, async () => {
-      const before = count("conversions");
+      const before = await count("conversions");
       const r = await s.api("POST", "/v1/conversion", body);
       expect(r.status).toBe(422);
       expect(r.body.ok).toBe(false);
       expect(r.body.error).toStartWith(error);
-      expect(count("conversions")).toBe(before);
+      expect(await count("conversions")).toBe(before);
     });
   }
 
@@ -277,10 +277,12 @@ describe("POST /v1/conversion", () => {
     await s.api("PATCH", "/v1/settings", { conversion_tracking_enabled: true }, { key: other.key });
     expect((await convert("sw-3")).status).toBe(200);
     // Another process (the CLI, a second server) turns it off in the file.
-    const writer = new Database(s.dbPath);
-    writer.run("PRAGMA busy_timeout = 5000");
-    writer.run("UPDATE workspaces SET conversion_tracking_enabled = 0 WHERE id = ?", [other.workspaceId]);
-    writer.close();
+    const writer = outsideConnection(s);
+    await writer.run(
+      "UPDATE workspaces SET conversion_tracking_enabled = FALSE WHERE id = ?",
+      other.workspaceId,
+    );
+    await writer.close();
     expect((await convert("sw-4")).status).toBe(403);
   });
 

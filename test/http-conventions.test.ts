@@ -182,7 +182,7 @@ describe("public endpoints", () => {
   it("GET /healthz answers without a key and names the database", async () => {
     const r = await s.api("GET", "/healthz", undefined, { key: null });
     expect(r.status).toBe(200);
-    expect(r.body).toEqual({ ok: true, status: "ok", database: "sqlite" });
+    expect(r.body).toEqual({ ok: true, status: "ok", database: s.databaseUrl ? "postgres" : "sqlite" });
   });
 
   it("GET /v1/openapi.json documents every route with version 1.0.0", async () => {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { checkLinkDomain } from "../src/domain/attribution/link-domains";
+import { outsideConnection } from "./support/database";
 import { eventually, orderNumber } from "./support/messaging";
 import { startTestServer, type TestServer } from "./support/server";
 import { zoneAtLocalHour } from "./support/zones";
@@ -363,10 +364,13 @@ describe("POST /v1/link-domains/{id}/verify", () => {
     ).body.offer;
     expect(offer.tracking_url.startsWith(`https://${domain.domain}/r/`)).toBe(true);
     // The domain now points elsewhere (the stub answers 404 for it).
-    s.server.handle.sqlite!.run("UPDATE link_domains SET domain = ? WHERE id = ?", [
+    const db = outsideConnection(s);
+    await db.run(
+      "UPDATE link_domains SET domain = ? WHERE id = ?",
       `lapsed${++domainCount}.missing.test`,
       domain.id,
-    ]);
+    );
+    await db.close();
     const r = await s.api("POST", `/v1/link-domains/${domain.id}/verify`, undefined, { key: ws.key });
     expect([r.body.link_domain.status, r.body.link_domain.failure_reason]).toEqual([
       "failed",

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { and, asc, eq, gt, inArray, lt } from "drizzle-orm";
 import type { Db, DbOrTx } from "../db/client";
+import { transactionKeyLocks } from "../db/dialect";
 import { loginFailures } from "../db/schema";
 import { newId } from "../lib/ids";
 import { normalizeEmail } from "./users";
@@ -9,6 +10,8 @@ import { normalizeEmail } from "./users";
 export const LOGIN_WINDOW_MS = 15 * 60 * 1000;
 /** …and once a client address or an e-mail has this many, further attempts are refused (429). */
 export const MAX_LOGIN_FAILURES = 10;
+/** The scope of the locks a reservation takes on its subjects (PostgreSQL advisory locks). */
+const LOGIN_LOCK_SCOPE = 7_201;
 
 /** What a sign-in is counted against: the client's address and the e-mail tried, as stored (hashed). */
 export function loginSubjects(address: string, email: string): { address: string; email: string } {
@@ -63,6 +66,8 @@ export async function reserveLoginAttempt(
   now: number,
 ): Promise<{ retryAfter: number; reservation?: undefined } | { retryAfter: null; reservation: string[] }> {
   return await db.transaction(async (tx) => {
+    // Concurrent guesses for one subject take their places one after another (SQLite: already so).
+    for (const lock of transactionKeyLocks(LOGIN_LOCK_SCOPE, subjects)) await tx.run(lock);
     const retryAfter = await loginRetryAfter(tx, subjects, now);
     if (retryAfter !== null) return { retryAfter };
     return { retryAfter: null, reservation: await recordLoginFailure(tx, subjects, now) };

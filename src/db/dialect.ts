@@ -252,3 +252,17 @@ export function claimingRows<Q>(query: Q): Q {
     skipLocked: true,
   });
 }
+
+/**
+ * Statements that, run first in a transaction, make it wait for every other transaction holding one
+ * of `keys` in `scope` until that one ends (PostgreSQL: transaction-scoped advisory locks, one per
+ * key in a fixed order, so two holders never deadlock). For a read-then-write that must not
+ * interleave with its twin, such as counting attempts before recording one. SQLite needs none (a
+ * write transaction runs alone): no statements.
+ */
+export function transactionKeyLocks(scope: number, keys: readonly string[]): SQL[] {
+  if (currentDialect() !== "postgres") return [];
+  return [...new Set(keys)]
+    .sort()
+    .map((key) => sql`select pg_advisory_xact_lock(${scope}::integer, hashtext(${key}::text))`);
+}

@@ -3,6 +3,7 @@ import type { Db, DbOrTx } from "../db/client";
 import { claimingRows, inJsonList } from "../db/dialect";
 import { preparedPerConnection } from "../db/prepared";
 import { type JobRow, jobs } from "../db/schema";
+import { afterCommit } from "../db/store/pg-terminals";
 import { newId } from "../lib/ids";
 import { JOB_POLICIES, type JobKind, type JobPayloads, type JobPolicy } from "./catalog";
 
@@ -13,6 +14,10 @@ const wakeups = new Set<Wakeup>();
 export function onJobEnqueued(wakeup: Wakeup): () => void {
   wakeups.add(wakeup);
   return () => wakeups.delete(wakeup);
+}
+
+function wakeAll() {
+  for (const wakeup of wakeups) wakeup();
 }
 
 export interface EnqueueOptions {
@@ -140,7 +145,8 @@ export async function enqueueAnyJob(
     dedupeKey: options.dedupeKey ?? null,
     now,
   });
-  for (const wakeup of wakeups) wakeup();
+  // After the commit: a worker on another connection sees the job only then.
+  afterCommit(tx, wakeAll);
   return inserted.length ? id : null;
 }
 
@@ -340,5 +346,5 @@ export async function wakeJob(tx: DbOrTx, dedupeKey: string, now = Date.now()) {
     .where(and(eq(jobs.dedupeKey, dedupeKey), eq(jobs.status, "queued"), gt(jobs.runAt, now)))
     .returning({ id: jobs.id })
     .all();
-  if (woken.length) for (const wakeup of wakeups) wakeup();
+  if (woken.length) afterCommit(tx, wakeAll);
 }

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { existsSync } from "node:fs";
 import { type Browser, chromium } from "playwright-core";
+import { outsideConnection } from "../support/database";
 import { startTestServer, type TestServer } from "../support/server";
 
 /** Debian's chromium (playwright-core downloads nothing); scripts/test.ts skips this file without it. */
@@ -50,14 +51,19 @@ async function campaignClick(phone: string) {
     })
   ).body.offer;
   // A recipient link as the campaign dispatcher writes it.
-  const { Database } = await import("bun:sqlite");
-  const db = new Database(s.dbPath);
+  const db = outsideConnection(s);
   const code = `B${crypto.randomUUID().replace(/-/g, "").slice(0, 12)}`;
   const campaignId = crypto.randomUUID();
-  db.query(
+  await db.run(
     "INSERT INTO tracked_links (code, workspace_id, offer_id, contact_id, campaign_id, message_id, number_id, created_at) VALUES (?, ?, ?, ?, ?, NULL, NULL, ?)",
-  ).run(code, s.workspaceId, offer.id, contact.id, campaignId, Date.now());
-  db.close();
+    code,
+    s.workspaceId,
+    offer.id,
+    contact.id,
+    campaignId,
+    Date.now(),
+  );
+  await db.close();
   return { contact, offer, code, campaignId };
 }
 

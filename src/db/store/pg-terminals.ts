@@ -1,5 +1,5 @@
 import { PgDatabase, PgDeleteBase, PgInsertBase, PgSelectBase, PgUpdateBase } from "drizzle-orm/pg-core";
-import { PostgresJsPreparedQuery } from "drizzle-orm/postgres-js";
+import { PostgresJsPreparedQuery, PostgresJsSession, PostgresJsTransaction } from "drizzle-orm/postgres-js";
 
 /**
  * The domain reads and writes through drizzle's query builder with the terminals of its SQLite
@@ -46,12 +46,63 @@ function terminalsOn(target: Record<string, unknown>, executable: (self: never) 
   };
 }
 
+/** What runs once the outermost transaction of a session has ended, by the transaction's session. */
+const pendingAfterCommit = new WeakMap<object, (() => void)[]>();
+
+/**
+ * Runs `work` once `db`'s transaction has ended (at once outside a PostgreSQL transaction, and on
+ * SQLite, whose transactions run alone). For signals to other connections, such as a worker's
+ * wake-up for a job just enqueued: on PostgreSQL another connection sees the row only after the
+ * commit. A savepoint's work waits for its outermost transaction; it may run after a rollback too
+ * (a wake-up that finds nothing).
+ */
+export function afterCommit(db: unknown, work: () => void): void {
+  const session = (db as { session?: object } | null)?.session;
+  const pending = session ? pendingAfterCommit.get(session) : undefined;
+  if (pending) pending.push(work);
+  else work();
+}
+
+function runAll(pending: (() => void)[]) {
+  for (const work of pending.splice(0)) work();
+}
+
+/** Transactions (and savepoints) of the postgres-js driver collect `afterCommit` work. */
+function collectAfterCommit() {
+  type Tx = { session: object };
+  type Begin = (this: { session?: object }, fn: (tx: Tx) => unknown, config?: unknown) => Promise<unknown>;
+  const session = PostgresJsSession.prototype as unknown as { transaction: Begin };
+  const begin = session.transaction;
+  session.transaction = function (fn, config) {
+    const pending: (() => void)[] = [];
+    const outcome = begin.call(
+      this,
+      (tx) => {
+        pendingAfterCommit.set(tx.session, pending);
+        return fn(tx);
+      },
+      config,
+    );
+    return outcome.finally(() => runAll(pending));
+  };
+  const transaction = PostgresJsTransaction.prototype as unknown as { transaction: Begin };
+  const savepoint = transaction.transaction;
+  transaction.transaction = function (fn) {
+    const pending = this.session ? pendingAfterCommit.get(this.session) : undefined;
+    return savepoint.call(this, (tx) => {
+      if (pending) pendingAfterCommit.set(tx.session, pending);
+      return fn(tx);
+    });
+  };
+}
+
 let installed = false;
 
 /** Gives PostgreSQL's builders, prepared statements and database the SQLite API's terminals. */
 export function installPgTerminals(): void {
   if (installed) return;
   installed = true;
+  collectAfterCommit();
   for (const builder of [PgSelectBase, PgInsertBase, PgUpdateBase, PgDeleteBase]) {
     const prototype = builder.prototype as unknown as Record<string, unknown>;
     terminalsOn(prototype, (self: { _prepare(name?: string): Executable }) => self._prepare());
