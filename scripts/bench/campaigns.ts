@@ -74,7 +74,11 @@ async function setUp(n: number, env: Record<string, string> = {}) {
   const server = await startBinary({
     dbPath: join(dir, "bench.db"),
     fromSource,
-    env: { SIMULATED_DELIVERY_MS: "200", ...(process.env.WORKER_THREAD ? { WORKER_THREAD: process.env.WORKER_THREAD } : {}), ...env },
+    env: {
+      SIMULATED_DELIVERY_MS: "200",
+      ...(process.env.WORKER_THREAD ? { WORKER_THREAD: process.env.WORKER_THREAD } : {}),
+      ...env,
+    },
   });
   const t0 = performance.now();
   seedContacts(server.dbPath, server.workspaceId, n);
