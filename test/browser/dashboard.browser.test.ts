@@ -399,7 +399,9 @@ describe.skipIf(!available)("the dashboard in Chromium", () => {
       ["t", byType.send_sms.id],
       [byType.send_sms.id, byType.wait_for_reply.id],
     ]);
-    // Edges carry arrows; a wait-for-reply's handles are labelled in words.
+    // Edges carry arrows (drawn again once the saved flow is shown); a wait-for-reply's handles
+    // are labelled in words.
+    await page.locator(".react-flow__edge path[marker-end]").nth(1).waitFor({ state: "attached" });
     expect(await page.locator(".react-flow__edge path[marker-end]").count()).toBe(2);
     await page.locator('[data-testid="node-wait_for_reply"] .handle-labels').getByText("no reply").waitFor();
     await page.getByRole("button", { name: "Simulate" }).click();
