@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
-import { outsideConnection } from "./support/database";
+import { answerAfterOutsideWrite, outsideConnection } from "./support/database";
 import { eventLog } from "./support/event-log";
 import { startTestServer, type TestServer } from "./support/server";
 
@@ -250,7 +250,11 @@ describe("GET /r/{code}", () => {
     for (const [what, stored, expected] of cases) {
       // Written as a database from before the check could hold it.
       await write("UPDATE offers SET destination_url = ? WHERE id = ?", stored, made.id);
-      const r = await follow(codeOf(made.tracking_url));
+      const r = await answerAfterOutsideWrite(
+        s,
+        () => follow(codeOf(made.tracking_url)),
+        (answer) => expected.test(answer.headers.get("location") ?? ""),
+      );
       expect({ what, status: r.status, location: r.headers.get("location") }).toEqual({
         what,
         status: 302,
@@ -316,12 +320,12 @@ describe("GET /r/{code}", () => {
     expect(await locationOf()).toBe("/b");
     // Changed by another connection (a second process on the same file).
     await write("UPDATE offers SET status = 'paused' WHERE id = ?", made.id);
-    expect(await locationOf()).toBe(404);
+    expect(await answerAfterOutsideWrite(s, locationOf, (l) => l === 404)).toBe(404);
     await write(
       "UPDATE offers SET status = 'active', destination_url = 'https://example.com/c' WHERE id = ?",
       made.id,
     );
-    expect(await locationOf()).toBe("/c");
+    expect(await answerAfterOutsideWrite(s, locationOf, (l) => l === "/c")).toBe("/c");
     await s.api("DELETE", `/v1/offers/${made.id}`);
     expect(await locationOf()).toBe(404);
   });

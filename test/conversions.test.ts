@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
-import { outsideConnection } from "./support/database";
+import { answerAfterOutsideWrite, outsideConnection } from "./support/database";
 import { eventLog } from "./support/event-log";
 import { startTestServer, type TestServer } from "./support/server";
 
@@ -283,7 +283,12 @@ describe("POST /v1/conversion", () => {
       other.workspaceId,
     );
     await writer.close();
-    expect((await convert("sw-4")).status).toBe(403);
+    const after = await answerAfterOutsideWrite(
+      s,
+      () => convert("sw-4"),
+      (r) => r.status === 403,
+    );
+    expect(after.status).toBe(403);
   });
 
   it("emits conversion.recorded with the record, once", async () => {

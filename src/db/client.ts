@@ -427,11 +427,10 @@ export function openDatabase(path: string, options: { readonly?: boolean; cacheM
 
 /**
  * Things kept per database rather than per statement session: on SQLite a connection (its
- * transactions run on it), on PostgreSQL the process's pool (a transaction has a session of its
+ * transactions run on it), on PostgreSQL the database (a transaction has a session of its
  * own, so keying by session would make a new one per transaction).
  */
 const perDatabase = new WeakMap<object, Map<unknown, unknown>>();
-const POOL_KEY = {};
 /** Registered by the PostgreSQL store for its database and transactions: the process's change counter. */
 const pgChangeWatches = new WeakMap<object, () => number>();
 
@@ -460,7 +459,9 @@ export function changeWatchOf(db: DbOrTx): () => number {
 
 /** `build(db)` once per database (see perDatabase), e.g. a cache. */
 export function memo<T>(db: DbOrTx, key: unknown, build: () => T): T {
-  const owner = pgWatchOf(db) ? POOL_KEY : sessionOf(db);
+  // PostgreSQL: the database's drizzle dialect object, which its transactions share (a
+  // transaction's session is its own). Several databases in one process (tests) keep apart.
+  const owner = pgWatchOf(db) ? (db as unknown as { dialect: object }).dialect : sessionOf(db);
   let values = perDatabase.get(owner);
   if (!values) {
     values = new Map();

@@ -48,3 +48,20 @@ export function outsideConnection(s: Pick<TestServer, "dbPath" | "databaseUrl">)
     },
   };
 }
+
+/**
+ * What the server answers after another connection's write: the next request on SQLite (its
+ * caches compare `data_version` before answering), within a second on PostgreSQL (they hear of the
+ * write through a notification, docs/postgres.md). `ask` is asked again until `seen` holds.
+ */
+export async function answerAfterOutsideWrite<T>(
+  s: Pick<TestServer, "databaseUrl">,
+  ask: () => Promise<T>,
+  seen: (answer: T) => boolean,
+): Promise<T> {
+  let answer = await ask();
+  if (!s.databaseUrl) return answer;
+  for (const until = Date.now() + 1000; !seen(answer) && Date.now() < until; answer = await ask())
+    await Bun.sleep(20);
+  return answer;
+}

@@ -43,7 +43,7 @@ export function createSqliteStore(path: string, options: { cacheMb?: number } = 
       if (closed) return;
       closed = true;
       // Transactions run in turn: this one begins after every open or waiting one ended.
-      await db.transaction(async () => {});
+      await db.transaction(async (_empty) => {});
       writer.close();
     },
   };
