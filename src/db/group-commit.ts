@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import { type Db, dialectOf, inTransaction, sqliteOf, type Tx } from "./client";
+import { writeAlone } from "./store/batch";
 import { Mutex } from "./store/mutex";
 
 /**
@@ -111,7 +112,7 @@ function createGroupCommitter(db: Db) {
   return async (work: (tx: Tx, group: GroupScope) => unknown) => {
     // Inside a transaction the write joins it: waiting for the next group would wait for the
     // transaction that waits for this write.
-    if (inTransaction(db)) return await writeAlone(db, work);
+    if (inTransaction(db)) return await writeAloneIn(db, work);
     return new Promise<unknown>((resolve, reject) => {
       pending.push({ work, resolve, reject });
       if (!scheduled) {
@@ -123,20 +124,8 @@ function createGroupCommitter(db: Db) {
 }
 
 /** One write in a transaction of its own (a savepoint inside an open one), its group of one. */
-function writeAlone(db: Db, work: (tx: Tx, group: GroupScope) => unknown): Promise<unknown> {
-  return db.transaction(async (tx) => {
-    const finishes: (() => unknown)[] = [];
-    const alone: GroupScope = {
-      collect<T>(_key: string, create: () => T, finish: (tx: Tx, value: T) => Promise<void> | void): T {
-        const value = create();
-        finishes.push(() => finish(tx, value));
-        return value;
-      },
-    };
-    const value = await work(tx, alone);
-    for (const finish of finishes) await finish();
-    return value;
-  });
+function writeAloneIn(db: Db, work: (tx: Tx, group: GroupScope) => unknown): Promise<unknown> {
+  return db.transaction((tx) => writeAlone(tx, work));
 }
 
 interface Savepoints {

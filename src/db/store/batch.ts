@@ -23,3 +23,9 @@ export async function writeAlone<T, R>(
   for (const { value, finish } of values.values()) await finish(tx, value);
   return result;
 }
+
+/** A select builder limited to one row (`first`); raw SQL and other queries as they are. */
+export function limitedToOne<R>(query: PromiseLike<R[]>): PromiseLike<R[]> {
+  const limit = (query as { limit?: unknown }).limit;
+  return typeof limit === "function" ? (limit as (n: number) => PromiseLike<R[]>).call(query, 1) : query;
+}

@@ -2,7 +2,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { is, SQL } from "drizzle-orm";
 import { drizzle, type PostgresJsDatabase } from "drizzle-orm/postgres-js";
 import postgres from "postgres";
-import { writeAlone } from "./batch";
+import { limitedToOne, writeAlone } from "./batch";
 import type { BatchScope, Query, Store } from "./types";
 
 export type PgDb = PostgresJsDatabase<Record<string, never>>;
@@ -111,8 +111,7 @@ export function createPgStore(url: string, options: PgClientOptions = {}): PgSto
     },
     async first<R>(query: Query<R>) {
       if (is(query, SQL)) return (await handle().execute(query))[0] as R | undefined;
-      const limited = hasLimit(query) ? query.limit(1) : query;
-      return ((await limited) as R[])[0];
+      return ((await limitedToOne(query)) as R[])[0];
     },
     async rows<R>(query: Query<R>) {
       if (is(query, SQL)) return [...(await handle().execute(query))] as R[];
@@ -128,12 +127,6 @@ export function createPgStore(url: string, options: PgClientOptions = {}): PgSto
       await client.end({ timeout: 5 });
     },
   };
-}
-
-function hasLimit<R>(
-  query: PromiseLike<R[]>,
-): query is PromiseLike<R[]> & { limit(n: number): PromiseLike<R[]> } {
-  return typeof (query as { limit?: unknown }).limit === "function";
 }
 
 /**

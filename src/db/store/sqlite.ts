@@ -1,6 +1,7 @@
 import { is, SQL } from "drizzle-orm";
 import { type Db, type DbHandle, onConnection, openDatabase, pingDatabase } from "../client";
 import { groupCommit } from "../group-commit";
+import { limitedToOne } from "./batch";
 import type { BatchScope, Query, Store } from "./types";
 
 export type SqliteStore = Store<Db, Db> & {
@@ -28,8 +29,7 @@ export function createSqliteStore(path: string, options: { cacheMb?: number } = 
     },
     async first<R>(query: Query<R>) {
       if (is(query, SQL)) return ((await db.all(query)) as R[])[0];
-      const limited = hasLimit(query) ? query.limit(1) : query;
-      return ((await limited) as R[])[0];
+      return ((await limitedToOne(query)) as R[])[0];
     },
     async rows<R>(query: Query<R>) {
       if (is(query, SQL)) return (await db.all(query)) as R[];
@@ -47,11 +47,4 @@ export function createSqliteStore(path: string, options: { cacheMb?: number } = 
       writer.close();
     },
   };
-}
-
-/** A select builder (it can be limited to one row). */
-function hasLimit<R>(
-  query: PromiseLike<R[]>,
-): query is PromiseLike<R[]> & { limit(n: number): PromiseLike<R[]> } {
-  return typeof (query as { limit?: unknown }).limit === "function";
 }
