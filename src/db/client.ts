@@ -4,6 +4,7 @@ import { mkdirSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import { sql, TransactionRollbackError } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/bun-sqlite";
+import { PreparedQuery } from "drizzle-orm/bun-sqlite/session";
 import type { BaseSQLiteDatabase } from "drizzle-orm/sqlite-core";
 import { bindParametersOnce } from "./bound-parameters";
 import { createCommitWatch } from "./commit-watch";
@@ -140,17 +141,18 @@ function asyncTransactions(db: Db, sqlite: Database) {
   const inTransaction = () => direct > 0 || current.getStore()?.open === true;
 
   /** Runs one statement now when that is safe, else after the open and waiting transactions. */
-  function statement<R>(run: () => R): R | Promise<R> {
-    const now = () => {
-      direct++;
-      try {
-        return run();
-      } finally {
-        direct--;
-      }
-    };
-    if (inTransaction() || mutex.idle) return now();
-    return mutex.run(now);
+  function statement<R>(self: unknown, run: (...args: never[]) => R, args: unknown[]): R | Promise<R> {
+    if (inTransaction() || mutex.idle) return runDirectly(self, run, args);
+    return mutex.run(() => runDirectly(self, run, args));
+  }
+
+  function runDirectly<R>(self: unknown, run: (...args: never[]) => R, args: unknown[]): R {
+    direct++;
+    try {
+      return run.apply(self, args as never[]);
+    } finally {
+      direct--;
+    }
   }
 
   async function beginImmediate() {
@@ -205,31 +207,49 @@ function asyncTransactions(db: Db, sqlite: Database) {
   }
 
   const session = (db as unknown as { session: Record<string, unknown> }).session;
-  const prepareQuery = (session.prepareQuery as (...args: unknown[]) => Record<string, unknown>).bind(
-    session,
-  );
+  const prepareQuery = (
+    session.prepareQuery as (...args: unknown[]) => Record<string | symbol, unknown>
+  ).bind(session);
+  const connection: Connection = { statement, inTransaction };
   session.prepareQuery = (...args: unknown[]) => {
     const prepared = prepareQuery(...args);
-    for (const name of EXECUTORS) {
-      const run = prepared[name] as (...a: unknown[]) => unknown;
-      // The prepared query's own methods call each other (`all` reads through `values`): those
-      // inner calls run directly, inside the statement already under way.
-      prepared[name] = (...a: unknown[]) => statement(() => run.apply(prepared, a));
-    }
+    prepared[RUNS_ON] = connection;
     return prepared;
   };
   (db as unknown as { transaction: unknown }).transaction = transaction;
   (db as unknown as { rollback: unknown }).rollback = () => {
     throw new TransactionRollbackError();
   };
-  return {
-    /** Runs raw bun:sqlite work the way a statement runs (for src/db's own prepared statements). */
-    statement,
-    inTransaction,
-  };
+  return connection;
 }
 
-const connections = new WeakMap<object, ReturnType<typeof asyncTransactions>>();
+/** The connection a prepared query runs on (set by its session, see asyncTransactions). */
+const RUNS_ON = Symbol("runs on");
+
+/**
+ * Every prepared query's statement-running methods go through its connection's `statement`, once
+ * for all (the prototype's): at once when no transaction is open or waiting, else after them. The
+ * methods call each other (`all` reads through `values`): those inner calls run directly, inside
+ * the statement already under way.
+ */
+function routePreparedQueries() {
+  const prototype = PreparedQuery.prototype as unknown as Record<string | symbol, unknown>;
+  for (const name of EXECUTORS) {
+    const run = prototype[name] as (...args: never[]) => unknown;
+    prototype[name] = function (this: Record<symbol, Connection | undefined>, ...args: unknown[]) {
+      const connection = this[RUNS_ON];
+      return connection ? connection.statement(this, run, args) : run.apply(this, args as never[]);
+    };
+  }
+}
+routePreparedQueries();
+
+interface Connection {
+  statement<R>(self: unknown, run: (...args: never[]) => R, args: unknown[]): R | Promise<R>;
+  inTransaction(): boolean;
+}
+
+const connections = new WeakMap<object, Connection>();
 
 /**
  * Runs raw work on the connection (bun:sqlite statements of src/db) as a drizzle statement runs:
@@ -237,7 +257,7 @@ const connections = new WeakMap<object, ReturnType<typeof asyncTransactions>>();
  */
 export function onConnection<R>(db: DbOrTx, work: () => R): R | Promise<R> {
   const connection = connections.get((db as unknown as { session: object }).session);
-  return connection ? connection.statement(work) : work();
+  return connection ? connection.statement(undefined, work, []) : work();
 }
 
 /** Whether the caller runs inside a transaction open on this database's connection. */
