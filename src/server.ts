@@ -16,8 +16,10 @@ import { migrate } from "./db/migrate";
 import { openPgDatabase } from "./db/pg-database";
 import { createApiKey } from "./domain/workspace/api-keys";
 import { countWorkspaces, createWorkspace } from "./domain/workspace/workspaces";
+import { errorResponse } from "./http/conventions";
 import { type Background, startBackground, startRuntimes } from "./jobs/background";
 import { type BackgroundThread, startBackgroundThread } from "./jobs/background-thread";
+import { AppError } from "./lib/errors";
 import { log, setLogLevel } from "./lib/log";
 import { systemClock } from "./lib/time";
 import { createVoiceProvider, loadVoiceSettings } from "./voice";
@@ -148,7 +150,7 @@ export async function startServer(
       fetch,
       error(error) {
         if (isDatabaseUnavailable(error))
-          return Response.json({ ok: false, error: "Database unavailable" }, { status: 503 });
+          return errorResponse(new AppError("unavailable", "Database unavailable"));
         log.error("unhandled server error", { error: String(error) });
         return Response.json({ ok: false, error: "Internal error" }, { status: 500 });
       },
