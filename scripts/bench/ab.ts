@@ -38,7 +38,15 @@ import { cpus, loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createPgClient } from "../../src/db/store/postgres";
 import { dropDatabase, freshDatabase, type PgCluster, startPgCluster } from "../../test/support/postgres";
-import { binary as defaultBinary, type StartedServer, startBinary, startHelloServer, wrk } from "./support";
+import {
+  conversionScript,
+  binary as defaultBinary,
+  redirectScript,
+  type StartedServer,
+  startBinary,
+  startHelloServer,
+  wrk,
+} from "./support";
 
 // ---------------------------------------------------------------------------------------------
 // Arguments
@@ -120,7 +128,6 @@ const log = (line: string) => console.error(line);
 const DAY = 86_400_000;
 const phoneOf = (i: number) => `+1415${String(2_000_000 + i).padStart(7, "0")}`;
 const idAt = (ms: number) => Bun.randomUUIDv7("hex", ms);
-const lua = (values: string[]) => `{${values.map((v) => JSON.stringify(v)).join(",")}}`;
 
 async function api(server: StartedServer, method: string, path: string, body?: unknown) {
   const res = await fetch(`${server.url}${path}`, {
@@ -424,56 +431,18 @@ function benchAttribution(side: Side): Promise<{ redirects: Sample; conversions:
       await seeder.close();
     }
 
-    const redirectScript = join(dir, "redirect.lua");
-    writeFileSync(
-      redirectScript,
-      [
-        `local codes = ${lua(codes)}`,
-        "local n = 0",
-        "request = function()",
-        "  n = n + 1",
-        '  return wrk.format("GET", "/r/" .. codes[(n % #codes) + 1])',
-        "end",
-      ].join("\n"),
-    );
-    // A distinct txn per request (a run prefix, then a counter; the warm-up has its own prefix);
-    // identifiers rotate over phone, email, external_id, vcx and vid.
-    const conversionScript = (prefix: string) => {
-      const file = join(dir, `conversion-${prefix}.lua`);
-      writeFileSync(
-        file,
-        [
-          'wrk.method = "POST"',
-          'wrk.headers["Content-Type"] = "application/json"',
-          `local clicks = ${lua(clickIds.slice(0, 2000))}`,
-          `local vids = ${lua(vids.slice(0, 2000))}`,
-          "local n = 0",
-          "request = function()",
-          "  n = n + 1",
-          `  local i = (n * 7919) % ${CONTACTS}`,
-          "  local kind = n % 5",
-          "  local id",
-          '  if kind == 0 then id = string.format(\'"phone":"+1415%07d"\', 2000000 + i)',
-          '  elseif kind == 1 then id = string.format(\'"email":"USER%d@Example.com"\', i)',
-          '  elseif kind == 2 then id = string.format(\'"external_id":"crm-%d"\', i)',
-          "  elseif kind == 3 then id = '\"vcx\":\"' .. clicks[(n % #clicks) + 1] .. '\"'",
-          "  else id = '\"vid\":\"' .. vids[(n % #vids) + 1] .. '\"' end",
-          `  local body = string.format('{"txn":"${prefix}-%d","value":%d.50,"currency":"usd",%s}', n, n % 200, id)`,
-          "  return wrk.format(nil, nil, nil, body)",
-          "end",
-        ].join("\n"),
-      );
-      return file;
-    };
+    const redirectLua = redirectScript(dir, codes);
+    const conversionLua = (prefix: string) =>
+      conversionScript(dir, prefix, { contacts: CONTACTS, clickIds, vids });
 
     return withServer(side, target, {}, async (server) => {
-      const redirects = measure(`${server.url}/r/x`, { script: redirectScript });
+      const redirects = measure(`${server.url}/r/x`, { script: redirectLua });
       const auth = [`Authorization: Bearer ${key}`];
-      wrk(`${server.url}/v1/conversion`, { seconds: 1, headers: auth, script: conversionScript("warm") });
+      wrk(`${server.url}/v1/conversion`, { seconds: 1, headers: auth, script: conversionLua("warm") });
       const run = wrk(`${server.url}/v1/conversion`, {
         seconds: SECONDS,
         headers: auth,
-        script: conversionScript("bench"),
+        script: conversionLua("bench"),
       });
       const conversions: Sample = { value: run.rps, note: wrkNote(run) };
       return { redirects, conversions };

@@ -15,10 +15,17 @@
  *        SECONDS, MESSAGES, CONVERSIONS to change the sizes)
  */
 import { Database } from "bun:sqlite";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
-import { type StartedServer, startBinary, startHelloServer, wrk } from "./support";
+import {
+  conversionScript,
+  redirectScript,
+  type StartedServer,
+  startBinary,
+  startHelloServer,
+  wrk,
+} from "./support";
 
 const PART = process.env.PART ?? "all";
 const ROUNDS = Number(process.env.ROUNDS ?? 2);
@@ -53,7 +60,6 @@ function api(server: StartedServer, method: string, path: string, body?: unknown
 const phoneOf = (i: number) => `+1415${String(2_000_000 + i).padStart(7, "0")}`;
 /** Time-ordered UUIDs like the server's (Bun.randomUUIDv7). */
 const idAt = (ms: number) => Bun.randomUUIDv7("hex", ms);
-const lua = (values: string[]) => `{${values.map((v) => JSON.stringify(v)).join(",")}}`;
 
 // ---------------------------------------------------------------------------------------------
 // 1. Redirects and conversions against hello
@@ -129,46 +135,9 @@ async function benchHttp(dir: string) {
   })();
   db.close();
 
-  const redirectScript = join(dir, "redirect.lua");
-  writeFileSync(
-    redirectScript,
-    [
-      `local codes = ${lua(codes)}`,
-      "local n = 0",
-      "request = function()",
-      "  n = n + 1",
-      '  return wrk.format("GET", "/r/" .. codes[(n % #codes) + 1])',
-      "end",
-    ].join("\n"),
-  );
-  // A distinct txn per request (a run prefix, then a counter); identifiers rotate over five kinds.
-  const conversionScript = (prefix: string) => {
-    const file = join(dir, `conversion-${prefix}.lua`);
-    writeFileSync(
-      file,
-      [
-        'wrk.method = "POST"',
-        'wrk.headers["Content-Type"] = "application/json"',
-        `local clicks = ${lua(clickIds.slice(0, 2000))}`,
-        `local vids = ${lua(vids.slice(0, 2000))}`,
-        "local n = 0",
-        "request = function()",
-        "  n = n + 1",
-        `  local i = (n * 7919) % ${CONTACTS}`,
-        "  local kind = n % 5",
-        "  local id",
-        '  if kind == 0 then id = string.format(\'"phone":"+1415%07d"\', 2000000 + i)',
-        '  elseif kind == 1 then id = string.format(\'"email":"USER%d@Example.com"\', i)',
-        '  elseif kind == 2 then id = string.format(\'"external_id":"crm-%d"\', i)',
-        "  elseif kind == 3 then id = '\"vcx\":\"' .. clicks[(n % #clicks) + 1] .. '\"'",
-        "  else id = '\"vid\":\"' .. vids[(n % #vids) + 1] .. '\"' end",
-        `  local body = string.format('{"txn":"${prefix}-%d","value":%d.50,"currency":"usd",%s}', n, n % 200, id)`,
-        "  return wrk.format(nil, nil, nil, body)",
-        "end",
-      ].join("\n"),
-    );
-    return file;
-  };
+  const redirectLua = redirectScript(dir, codes);
+  const conversionLua = (prefix: string) =>
+    conversionScript(dir, prefix, { contacts: CONTACTS, clickIds, vids });
 
   const rows: string[] = [];
   for (let round = 1; round <= ROUNDS; round++) {
@@ -177,11 +146,11 @@ async function benchHttp(dir: string) {
     const baseline = wrk(hello.url, { seconds: SECONDS });
     await hello.stop();
     server = await startBinary({ dbPath, fromSource: process.env.BENCH_SOURCE === "1" });
-    const redirects = wrk(`${server.url}/r/x`, { seconds: SECONDS, script: redirectScript });
+    const redirects = wrk(`${server.url}/r/x`, { seconds: SECONDS, script: redirectLua });
     const converted = wrk(`${server.url}/v1/conversion`, {
       seconds: SECONDS,
       headers: [`Authorization: Bearer ${key}`],
-      script: conversionScript(`bench${round}-${now}`),
+      script: conversionLua(`bench${round}-${now}`),
     });
     await server.stop();
     const recorded = new Database(dbPath, { readonly: true });

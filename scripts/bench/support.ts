@@ -2,7 +2,7 @@
  * Shared pieces of the benchmark scripts: build the binary, start it on a temp database, run wrk.
  */
 
-import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Subprocess, spawn, spawnSync } from "bun";
@@ -151,4 +151,60 @@ export async function startHelloServer() {
       await proc.exited;
     },
   };
+}
+
+/** A list as a Lua table literal (wrk scripts). */
+export const lua = (values: string[]) => `{${values.map((v) => JSON.stringify(v)).join(",")}}`;
+
+/** A wrk script that GETs `/r/{code}`, rotating over `codes`; answers its path (in `dir`). */
+export function redirectScript(dir: string, codes: string[]): string {
+  const file = join(dir, "redirect.lua");
+  writeFileSync(
+    file,
+    [
+      `local codes = ${lua(codes)}`,
+      "local n = 0",
+      "request = function()",
+      "  n = n + 1",
+      '  return wrk.format("GET", "/r/" .. codes[(n % #codes) + 1])',
+      "end",
+    ].join("\n"),
+  );
+  return file;
+}
+
+/**
+ * A wrk script that POSTs `/v1/conversion`: a distinct txn per request (`prefix`, then a counter),
+ * identifiers rotating over phone, email, external_id (of `contacts` seeded contacts), vcx and vid.
+ */
+export function conversionScript(
+  dir: string,
+  prefix: string,
+  seeded: { contacts: number; clickIds: string[]; vids: string[] },
+): string {
+  const file = join(dir, `conversion-${prefix}.lua`);
+  writeFileSync(
+    file,
+    [
+      'wrk.method = "POST"',
+      'wrk.headers["Content-Type"] = "application/json"',
+      `local clicks = ${lua(seeded.clickIds.slice(0, 2000))}`,
+      `local vids = ${lua(seeded.vids.slice(0, 2000))}`,
+      "local n = 0",
+      "request = function()",
+      "  n = n + 1",
+      `  local i = (n * 7919) % ${seeded.contacts}`,
+      "  local kind = n % 5",
+      "  local id",
+      '  if kind == 0 then id = string.format(\'"phone":"+1415%07d"\', 2000000 + i)',
+      '  elseif kind == 1 then id = string.format(\'"email":"USER%d@Example.com"\', i)',
+      '  elseif kind == 2 then id = string.format(\'"external_id":"crm-%d"\', i)',
+      "  elseif kind == 3 then id = '\"vcx\":\"' .. clicks[(n % #clicks) + 1] .. '\"'",
+      "  else id = '\"vid\":\"' .. vids[(n % #vids) + 1] .. '\"' end",
+      `  local body = string.format('{"txn":"${prefix}-%d","value":%d.50,"currency":"usd",%s}', n, n % 200, id)`,
+      "  return wrk.format(nil, nil, nil, body)",
+      "end",
+    ].join("\n"),
+  );
+  return file;
 }
