@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { eq, sql } from "drizzle-orm";
 import { type DbHandle, openDatabase } from "../src/db/client";
-import { groupCommit } from "../src/db/group-commit";
+import { groupAppend, groupCommit } from "../src/db/group-commit";
 import { jobs } from "../src/db/schema";
 import { startTestServer, type TestServer } from "./support/server";
 
@@ -41,6 +41,30 @@ describe("groupCommit", () => {
     expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
     expect((outcomes[1] as PromiseRejectedResult).reason.message).toBe("refused");
     expect(rows()).toEqual([1, 3]);
+  });
+
+  it("gives one turn's appends to one finish, beside the turn's other writes; a failing finish fails them all", async () => {
+    const finishes: number[][] = [];
+    const finish = async (tx: Parameters<Parameters<typeof groupCommit>[1]>[0], xs: number[]) => {
+      finishes.push(xs);
+      for (const x of xs) await tx.run(sql`INSERT INTO t (x) VALUES (${x})`);
+    };
+    await Promise.all([
+      groupAppend(handle.db, "xs", 21, finish),
+      groupCommit(handle.db, async (tx) => await tx.run(sql`INSERT INTO t (x) VALUES (22)`)),
+      groupAppend(handle.db, "xs", 23, finish),
+    ]);
+    expect(finishes).toEqual([[21, 23]]);
+    const failing = async () => {
+      throw new Error("finish refused");
+    };
+    const outcomes = await Promise.allSettled([
+      groupAppend(handle.db, "ys", 24, failing),
+      groupCommit(handle.db, async (tx) => await tx.run(sql`INSERT INTO t (x) VALUES (25)`)),
+    ]);
+    expect(outcomes.map((o) => o.status)).toEqual(["rejected", "rejected"]);
+    expect(rows().filter((x) => x > 20)).toEqual([21, 22, 23]);
+    handle.sqlite.exec("DELETE FROM t WHERE x > 20");
   });
 
   it("keeps a write's own nested transaction inside its savepoint, committed or rolled back with it", async () => {

@@ -16,11 +16,23 @@ export interface GroupScope {
 
 interface Pending {
   work: (tx: Tx, group: GroupScope) => unknown;
+  /** Only collects into the group (groupAppend): it writes nothing of its own, so needs no savepoint. */
+  collectsOnly?: boolean;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }
 
-const committers = new WeakMap<Db, (work: (tx: Tx, group: GroupScope) => unknown) => Promise<unknown>>();
+type Submit = (work: (tx: Tx, group: GroupScope) => unknown, collectsOnly?: boolean) => Promise<unknown>;
+const committers = new WeakMap<Db, Submit>();
+
+function committerOf(db: Db): Submit {
+  let submit = committers.get(db);
+  if (!submit) {
+    submit = createGroupCommitter(db);
+    committers.set(db, submit);
+  }
+  return submit;
+}
 
 /**
  * Group commit: writes submitted during one event-loop turn run in one transaction, each in a
@@ -37,12 +49,25 @@ export async function groupCommit<T>(
   db: Db,
   work: (tx: Tx, group: GroupScope) => Promise<T> | T,
 ): Promise<T> {
-  let submit = committers.get(db);
-  if (!submit) {
-    submit = createGroupCommitter(db);
-    committers.set(db, submit);
-  }
-  return (await submit(work)) as Promise<T>;
+  return (await committerOf(db)(work)) as Promise<T>;
+}
+
+/**
+ * A row for the group's one multi-row write: `row` joins the rows collected under `key` during
+ * this event-loop turn, and `finish` writes them all in the group's transaction (one statement, a
+ * round trip, instead of one per row on PostgreSQL). Resolves after the commit. The row has no
+ * savepoint of its own (nothing of it is written before `finish`): when `finish` fails, the whole
+ * group fails, as when its commit fails. For appends that cannot be refused one by one (a click).
+ */
+export async function groupAppend<R>(
+  db: Db,
+  key: string,
+  row: R,
+  finish: (tx: Tx, rows: R[]) => Promise<void>,
+): Promise<void> {
+  await committerOf(db)((_tx, group) => {
+    group.collect(key, (): R[] => [], finish).push(row);
+  }, true);
 }
 
 function createGroupCommitter(db: Db) {
@@ -82,8 +107,20 @@ function createGroupCommitter(db: Db) {
             return entry.value as T;
           },
         };
+        // A savepoint's SAVEPOINT and RELEASE are not waited for: they go to the database with the
+        // write's first statement and the next write's (one round trip where there were three on
+        // PostgreSQL; the connection runs them in order). Their outcomes are checked before the
+        // shared writes and the commit: one that failed fails the group.
+        const unawaited: Promise<unknown>[] = [];
+        const inOrder = (step: unknown) => {
+          if (step instanceof Promise) unawaited.push(step.catch((error: unknown) => ({ failed: error })));
+        };
         for (const item of group) {
-          await savepoints.begin(tx);
+          if (item.collectsOnly) {
+            outcomes.push({ ok: true, value: await item.work(tx, scope) });
+            continue;
+          }
+          inOrder(savepoints.begin(tx));
           let value: unknown;
           try {
             value = await item.work(tx, scope);
@@ -93,8 +130,11 @@ function createGroupCommitter(db: Db) {
             outcomes.push({ ok: false, value: error });
             continue;
           }
-          await savepoints.release(tx);
+          inOrder(savepoints.release(tx));
           outcomes.push({ ok: true, value });
+        }
+        for (const outcome of await Promise.all(unawaited)) {
+          if (outcome && typeof outcome === "object" && "failed" in outcome) throw outcome.failed;
         }
         for (const { value, finish } of shared.values()) await finish(tx, value);
       });
@@ -109,12 +149,12 @@ function createGroupCommitter(db: Db) {
     });
   }
 
-  return async (work: (tx: Tx, group: GroupScope) => unknown) => {
+  return async (work: (tx: Tx, group: GroupScope) => unknown, collectsOnly?: boolean) => {
     // Inside a transaction the write joins it: waiting for the next group would wait for the
     // transaction that waits for this write.
     if (inTransaction(db)) return await writeAloneIn(db, work);
     return new Promise<unknown>((resolve, reject) => {
-      pending.push({ work, resolve, reject });
+      pending.push({ work, resolve, reject, collectsOnly });
       if (!scheduled) {
         scheduled = true;
         setImmediate(flush);

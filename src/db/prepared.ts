@@ -1,6 +1,6 @@
 import { getTableColumns, type Placeholder, sql } from "drizzle-orm";
 import type { SQLiteInsertValue, SQLiteTable } from "drizzle-orm/sqlite-core";
-import type { DbOrTx } from "./client";
+import { type DbOrTx, dialectOf } from "./client";
 
 /**
  * Per-connection memo for drizzle prepared statements (`.prepare()` with `sql.placeholder()`), so
@@ -31,4 +31,41 @@ export function rowPlaceholders<T extends SQLiteTable>(table: T): SQLiteInsertVa
   const values: Record<string, Placeholder> = {};
   for (const key of Object.keys(getTableColumns(table))) values[key] = sql.placeholder(key);
   return values as SQLiteInsertValue<T>;
+}
+
+/** Bind parameters a multi-row statement stays under (PostgreSQL allows 65,535). */
+const ROWS_STATEMENT_PARAMS = 30_000;
+
+const rowInserts = new WeakMap<SQLiteTable, (db: DbOrTx) => { run(row: unknown): Promise<unknown> }>();
+
+/**
+ * Inserts `rows` of `table` in the caller's transaction in as few round trips as the database
+ * needs: on SQLite (no round trips) one prepared single-row statement run per row, the cheapest
+ * there; on PostgreSQL multi-row INSERTs of up to ROWS_STATEMENT_PARAMS parameters each.
+ */
+export async function insertRows<T extends SQLiteTable>(
+  tx: DbOrTx,
+  table: T,
+  rows: SQLiteInsertValue<T>[],
+): Promise<void> {
+  if (rows.length === 0) return;
+  if (dialectOf(tx) === "sqlite") {
+    let insert = rowInserts.get(table);
+    if (!insert) {
+      insert = preparedPerConnection((db: DbOrTx) =>
+        db.insert(table).values(rowPlaceholders(table)).prepare(),
+      );
+      rowInserts.set(table, insert);
+    }
+    const statement = insert(tx);
+    for (const row of rows) await statement.run(row);
+    return;
+  }
+  const perRow = Object.keys(getTableColumns(table)).length;
+  const chunk = Math.max(1, Math.floor(ROWS_STATEMENT_PARAMS / perRow));
+  for (let i = 0; i < rows.length; i += chunk)
+    await tx
+      .insert(table)
+      .values(rows.slice(i, i + chunk))
+      .run();
 }

@@ -1,11 +1,11 @@
 import { eq, sql } from "drizzle-orm";
 import { changeWatchOf, type Db, type DbOrTx, memo, synchronousReader } from "../../db/client";
 import { CommitCheckedCaches } from "../../db/commit-watch";
-import { groupCommit } from "../../db/group-commit";
-import { preparedPerConnection, rowPlaceholders } from "../../db/prepared";
+import { groupAppend } from "../../db/group-commit";
+import { insertRows, preparedPerConnection } from "../../db/prepared";
 import { type ClickRow, clicks, offers, trackedLinks } from "../../db/schema";
 import { newId } from "../../lib/ids";
-import { emitEvent } from "../events";
+import { emitEvents } from "../events";
 
 /** Link codes are base62; anything else is not looked up at all. */
 const CODE_RE = /^[0-9A-Za-z]{4,32}$/;
@@ -73,9 +73,34 @@ async function linkByCode(db: Db, code: string): Promise<Link | undefined> {
   return link;
 }
 
-const insertClick = preparedPerConnection((db: DbOrTx) =>
-  db.insert(clicks).values(rowPlaceholders(clicks)).prepare(),
-);
+/**
+ * A group's clicks (groupAppend): their rows in one statement, then `link.clicked` for each, per
+ * workspace, through emitEvents (its outbox rows in one prepared insert, its listeners in order).
+ */
+async function writeClicks(tx: DbOrTx, rows: ClickRow[]) {
+  await insertRows(tx, clicks, rows);
+  const byWorkspace = new Map<string, ClickRow[]>();
+  for (const row of rows) {
+    const ofWorkspace = byWorkspace.get(row.workspaceId);
+    if (ofWorkspace) ofWorkspace.push(row);
+    else byWorkspace.set(row.workspaceId, [row]);
+  }
+  // The events of one turn's clicks share its first click's time (they are a millisecond apart).
+  for (const [workspaceId, ofWorkspace] of byWorkspace)
+    await emitEvents(
+      tx,
+      workspaceId,
+      "link.clicked",
+      ofWorkspace.map((row) => ({
+        click_id: row.id,
+        offer_id: row.offerId,
+        contact_id: row.contactId,
+        campaign_id: row.campaignId,
+        message_id: row.messageId,
+      })),
+      (ofWorkspace[0] as ClickRow).createdAt,
+    );
+}
 
 /**
  * The destination with `vcx=<click id>` appended to its own query string, which is kept byte for
@@ -129,22 +154,7 @@ export async function recordClick(db: Db, code: string, now = Date.now()): Promi
     numberId: link.numberId,
     createdAt: now,
   };
-  await groupCommit(db, async (tx) => {
-    await insertClick(tx).run(row);
-    await emitEvent(
-      tx,
-      row.workspaceId,
-      "link.clicked",
-      {
-        click_id: row.id,
-        offer_id: row.offerId,
-        contact_id: row.contactId,
-        campaign_id: row.campaignId,
-        message_id: row.messageId,
-      },
-      now,
-    );
-  });
+  await groupAppend(db, "clicks", row, writeClicks);
   return withClickId(link.destinationUrl, row.id);
 }
 
