@@ -33,7 +33,7 @@ import { webhooksRoutes } from "./api/webhooks";
 import type { Carrier } from "./carriers/carrier";
 import type { Config } from "./config";
 import type { Db } from "./db/client";
-import { bodylessRoutes, createFrontDoor, httpErrors } from "./http/conventions";
+import { bodylessRoutes, createFrontDoor, httpErrors } from "./http/front-door";
 import { HttpMetrics } from "./http/metrics";
 import { ErrorBody } from "./http/schemas";
 import type { Clock } from "./lib/time";

@@ -2,7 +2,7 @@ import { Elysia, t } from "elysia";
 import type { AppDeps } from "../app";
 import { importContactsCsv, importContactsJson } from "../domain/audience/contact-import";
 import { workspaceOf } from "../http/context";
-import { IMPORT_BODY_LIMIT, registerBodyLimit, registerStreamingRoute } from "../http/conventions";
+import { IMPORT_BODY_LIMIT, registerBodyLimit, registerStreamingRoute } from "../http/front-door";
 import { Int, Ok, Query, responses, WRITE_ERRORS } from "../http/schemas";
 import { AppError, invalid } from "../lib/errors";
 

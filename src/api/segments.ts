@@ -13,7 +13,7 @@ import {
   updateSegment,
 } from "../domain/audience/segments";
 import { workspaceOf } from "../http/context";
-import { registerReadOnlyPost } from "../http/conventions";
+import { registerReadOnlyPost } from "../http/front-door";
 import { paginationQuery, parsePagination } from "../http/pagination";
 import {
   Body,
