@@ -16,7 +16,7 @@ import { migrate } from "./db/migrate";
 import { openPgDatabase } from "./db/pg-database";
 import { createApiKey } from "./domain/workspace/api-keys";
 import { countWorkspaces, createWorkspace } from "./domain/workspace/workspaces";
-import { errorResponse } from "./http/front-door";
+import { errorResponse } from "./http/errors";
 import { type Background, startBackground, startRuntimes } from "./jobs/background";
 import { type BackgroundThread, startBackgroundThread } from "./jobs/background-thread";
 import { AppError } from "./lib/errors";

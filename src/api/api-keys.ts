@@ -7,7 +7,7 @@ import {
   SCOPES,
   toApiKeyRecord,
 } from "../domain/workspace/api-keys";
-import { registerSecretAnswer } from "../http/front-door";
+import { registerSecretAnswer } from "../http/route-conventions";
 import { Body, Enum, NullableTimestamp, Timestamp, Uuid } from "../http/schemas";
 import { resourceRoutes } from "./resource-routes";
 

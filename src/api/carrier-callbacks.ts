@@ -6,7 +6,7 @@ import { applyCallReports } from "../domain/calls/calls";
 import { acceptWebhookReceipt } from "../domain/calls/receipts";
 import { receiveInbound } from "../domain/messaging/inbound";
 import { applyStatusUpdates } from "../domain/messaging/messages";
-import { registerStreamingRoute } from "../http/front-door";
+import { registerStreamingRoute } from "../http/route-conventions";
 import { Ok, responses } from "../http/schemas";
 import { AppError } from "../lib/errors";
 import { log } from "../lib/log";

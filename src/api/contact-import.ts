@@ -1,8 +1,9 @@
 import { Elysia, t } from "elysia";
 import type { AppDeps } from "../app";
 import { importContactsCsv, importContactsJson } from "../domain/audience/contact-import";
+import { IMPORT_BODY_LIMIT } from "../http/body";
 import { workspaceOf } from "../http/context";
-import { IMPORT_BODY_LIMIT, registerBodyLimit, registerStreamingRoute } from "../http/front-door";
+import { registerBodyLimit, registerStreamingRoute } from "../http/route-conventions";
 import { Int, Ok, Query, responses, WRITE_ERRORS } from "../http/schemas";
 import { AppError, invalid } from "../lib/errors";
 

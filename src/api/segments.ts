@@ -13,8 +13,8 @@ import {
   updateSegment,
 } from "../domain/audience/segments";
 import { workspaceOf } from "../http/context";
-import { registerReadOnlyPost } from "../http/front-door";
 import { paginationQuery, parsePagination } from "../http/pagination";
+import { registerReadOnlyPost } from "../http/route-conventions";
 import {
   Body,
   Int,

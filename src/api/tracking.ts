@@ -2,7 +2,7 @@ import { Elysia, type TSchema, t } from "elysia";
 import type { AppDeps } from "../app";
 import { TRACKING_SCRIPT, TRACKING_SCRIPT_GZIP } from "../domain/attribution/tracking-script";
 import { collectVisit, identifyVisitor } from "../domain/attribution/visitors";
-import { registerStreamingRoute } from "../http/front-door";
+import { registerStreamingRoute } from "../http/route-conventions";
 import { log } from "../lib/log";
 
 /** The most a report may carry; the front door answers 413 to longer ones before they reach here. */

@@ -11,7 +11,7 @@ import {
   updateMemberRole,
 } from "../auth/users";
 import { workspaceOf } from "../http/context";
-import { registerSecretAnswer } from "../http/front-door";
+import { registerSecretAnswer } from "../http/route-conventions";
 import { Body, Enum, Ok, responses, Timestamp, Uuid, WRITE_ERRORS } from "../http/schemas";
 import { resourceRoutes } from "./resource-routes";
 
