@@ -12,12 +12,14 @@ import { databaseUnavailable, errorResponse, UNAUTHORIZED_MESSAGE } from "./erro
 import { canonicalJson, createIdempotency } from "./idempotency";
 import type { HttpMetrics } from "./metrics";
 import { TokenBuckets } from "./rate-limit";
-import { bodyLimitOf, hasSecretAnswer, isReadOnlyPost, isStreamingRoute } from "./route-conventions";
+import type { RouteConventions } from "./route-conventions";
 
 export interface FrontDoorDeps {
   db: Db;
   metrics: HttpMetrics;
   rateLimit: { rps: number; burst: number };
+  /** What the app's route modules declared of their routes (streamed bodies, limits, read-only POSTs, secrets). */
+  routes: RouteConventions;
   /** True for a write route that declares no body (API.md: such endpoints ignore one). */
   takesNoBody?: (method: string, path: string) => boolean;
   /** PUBLIC_URL: an `Origin` naming it is same-site; an https one makes session cookies `Secure`. */
@@ -125,8 +127,8 @@ export function createFrontDoor(deps: FrontDoorDeps, handle: Handle) {
   const authenticateKey = createKeyAuthenticator(deps.db);
   const authenticateSession = createSessionAuthenticator(deps.db);
   const buckets = new TokenBuckets(deps.rateLimit.rps, deps.rateLimit.burst);
-  const readBody = createBodyReader(bodyLimitOf, deps.bodyTimeoutMs);
-  const idempotency = createIdempotency(deps.db, { hasSecretAnswer });
+  const readBody = createBodyReader((path) => deps.routes.bodyLimitOf(path), deps.bodyTimeoutMs);
+  const idempotency = createIdempotency(deps.db, deps.routes);
 
   return function frontDoor(request: Request, server?: AddressSource): Response | Promise<Response> {
     const state: RequestState = { id: requestIdOf(request), startedAt: performance.now() };
@@ -232,7 +234,7 @@ export function createFrontDoor(deps: FrontDoorDeps, handle: Handle) {
     }
 
     // 4. Write scope, and the parts of the API an account's role or a key's scopes keep it from.
-    const changes = WRITE_METHODS.has(method) && !(method === "POST" && isReadOnlyPost(path));
+    const changes = WRITE_METHODS.has(method) && !(method === "POST" && deps.routes.isReadOnlyPost(path));
     const denied = accessError(auth, path, changes);
     if (denied) return reject(request, state, path, denied);
     return routed(request, state, path);
@@ -249,7 +251,7 @@ export function createFrontDoor(deps: FrontDoorDeps, handle: Handle) {
   function routed(request: Request, state: RequestState, path: string): Response | Promise<Response> {
     const method = request.method;
     if (WRITE_METHODS.has(method)) {
-      if (!isStreamingRoute(method, path)) return withBody(request, state, path);
+      if (!deps.routes.isStreamingRoute(method, path)) return withBody(request, state, path);
       // Carrier callbacks and tracking reports are small: read whole here, within their limit.
       if (readsWholeHere(path)) return withWholeUpload(request, state, path);
       // A streamed upload with Idempotency-Key is read whole first: the key is bound to its bytes.

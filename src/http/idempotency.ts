@@ -7,6 +7,7 @@ import {
 } from "../domain/workspace/idempotency";
 import { AppError } from "../lib/errors";
 import { errorBody } from "./errors";
+import type { RouteConventions } from "./route-conventions";
 
 export const SECRET_REPLAY_MESSAGE =
   "Idempotency-Key was already used: its answer held a secret, which is shown only once";
@@ -34,10 +35,9 @@ export type KeyClaim =
 
 /**
  * Idempotency-Key on the HTTP side (API.md §1): a POST's key is claimed before the route runs and
- * the route's answer is kept for the key's replays. `hasSecretAnswer`: routes whose answer is shown
- * once (src/http/route-conventions.ts).
+ * the route's answer is kept for the key's replays, unless the route's answer is a secret shown once.
  */
-export function createIdempotency(db: Db, routes: { hasSecretAnswer(path: string): boolean }) {
+export function createIdempotency(db: Db, routes: Pick<RouteConventions, "hasSecretAnswer">) {
   return {
     /**
      * Claims `key` for a request to `path`, bound to what `fingerprintOf` returns (the body, in
