@@ -33,8 +33,10 @@ import { webhooksRoutes } from "./api/webhooks";
 import type { Carrier } from "./carriers/carrier";
 import type { Config } from "./config";
 import type { Db } from "./db/client";
-import { bodylessRoutes, createFrontDoor, httpErrors } from "./http/conventions";
+import { httpErrors } from "./http/errors";
+import { bodylessRoutes, createFrontDoor } from "./http/front-door";
 import { HttpMetrics } from "./http/metrics";
+import { RouteConventions } from "./http/route-conventions";
 import { ErrorBody } from "./http/schemas";
 import type { Clock } from "./lib/time";
 import type { VoiceProvider } from "./voice/provider";
@@ -60,8 +62,11 @@ export const API_DESCRIPTION = `Self-hosted outreach platform API.
 * Every POST accepts \`Idempotency-Key\` (24 h replay; reuse with another body is 409).
 * Rate limit: one token bucket per workspace, shared by all its keys and sessions (per client address without a key); \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\`, \`X-RateLimit-Reset\` on every response.`;
 
-/** Builds the HTTP application on its dependencies; tests build it on a temp database. */
-export async function createApp(deps: AppDeps) {
+/**
+ * Builds the HTTP application on its dependencies; tests build it on a temp database. Its route
+ * modules declare to `conventions` what the front door must know of their routes.
+ */
+export async function createApp(deps: AppDeps, conventions = new RouteConventions()) {
   // normalize: false: bodies and answers are validated as they are, never rewritten to fit their
   // schemas; answers are kept to their schemas by closed response schemas (src/http/schemas.ts).
   const app = new Elysia({ name: "outreach", normalize: false })
@@ -71,28 +76,28 @@ export async function createApp(deps: AppDeps) {
     .use(meRoutes())
     .use(authRoutes(deps))
     .use(oauthRoutes(deps))
-    .use(apiKeysRoutes(deps))
-    .use(usersRoutes(deps))
+    .use(apiKeysRoutes(deps, conventions))
+    .use(usersRoutes(deps, conventions))
     .use(settingsRoutes(deps))
-    .use(segmentRoutes(deps))
+    .use(segmentRoutes(deps, conventions))
     .use(numbersRoutes(deps))
     .use(poolsRoutes(deps))
     .use(suppressionRoutes(deps))
     .use(listRoutes(deps))
-    .use(contactRoutes(deps))
+    .use(contactRoutes(deps, conventions))
     .use(messagesRoutes(deps))
     .use(callsRoutes(deps))
     .use(conversationsRoutes(deps))
     .use(agentsRoutes(deps))
     .use(sandboxRoutes(deps))
-    .use(carrierCallbackRoutes(deps))
+    .use(carrierCallbackRoutes(deps, conventions))
     .use(await webhooksRoutes(deps))
     .use(campaignsRoutes(deps))
     .use(flowsRoutes(deps))
     .use(registrationRoutes(deps))
     .use(conversionsRoutes(deps))
     .use(offersRoutes(deps))
-    .use(trackingRoutes(deps))
+    .use(trackingRoutes(deps, conventions))
     .use(analyticsRoutes(deps))
     .use(plannedRoutes())
     // Last: its catch-all answers page paths with the dashboard (the API keeps its 404s).
@@ -135,12 +140,14 @@ export type App = Awaited<ReturnType<typeof createApp>>;
  * of the Elysia router.
  */
 export async function createFetchHandler(deps: AppDeps) {
-  const app = await createApp(deps);
+  const conventions = new RouteConventions();
+  const app = await createApp(deps, conventions);
   app.compile();
   const fetch = createFrontDoor(
     {
       db: deps.db,
       metrics: deps.metrics,
+      routes: conventions,
       rateLimit: { rps: deps.config.rateLimitRps, burst: deps.config.rateLimitBurst },
       publicUrl: deps.config.publicUrl,
       bodyTimeoutMs: deps.config.bodyTimeoutMs,

@@ -16,7 +16,7 @@ import { migrate } from "./db/migrate";
 import { openPgDatabase } from "./db/pg-database";
 import { createApiKey } from "./domain/workspace/api-keys";
 import { countWorkspaces, createWorkspace } from "./domain/workspace/workspaces";
-import { errorResponse } from "./http/conventions";
+import { errorResponse } from "./http/errors";
 import { type Background, startBackground, startRuntimes } from "./jobs/background";
 import { type BackgroundThread, startBackgroundThread } from "./jobs/background-thread";
 import { AppError } from "./lib/errors";
@@ -138,7 +138,7 @@ export async function startServer(
     http = Bun.serve({
       port: config.port,
       hostname: config.host,
-      // Every route limits its body itself while it is read (src/http/conventions.ts) and answers
+      // Every route limits its body itself while it is read (src/http/body.ts) and answers
       // 413 in the API's envelope; Bun's own cap (an empty 413) stays out of the way of any
       // declared length. The unread rest is discarded as it arrives, never buffered, and the
       // connection ends at idleTimeout. (Closing at once would reset a client still sending,

@@ -7,12 +7,9 @@ import {
   SCOPES,
   toApiKeyRecord,
 } from "../domain/workspace/api-keys";
-import { registerSecretAnswer } from "../http/conventions";
+import type { RouteConventions } from "../http/route-conventions";
 import { Body, Enum, NullableTimestamp, Timestamp, Uuid } from "../http/schemas";
 import { resourceRoutes } from "./resource-routes";
-
-// The answer holds a secret shown once: never kept for Idempotency-Key replay.
-registerSecretAnswer("/v1/api-keys");
 
 const ApiKeyFields = {
   id: Uuid("Key id"),
@@ -56,7 +53,9 @@ const CreateBody = Body(
 );
 
 // /v1/api-keys – the workspace's keys for the dashboard: list, create (shown once), revoke.
-export function apiKeysRoutes(deps: AppDeps) {
+export function apiKeysRoutes(deps: AppDeps, conventions: RouteConventions) {
+  // The answer holds a secret shown once: never kept for Idempotency-Key replay.
+  conventions.registerSecretAnswer("/v1/api-keys");
   return new Elysia({ name: "api-keys" }).use(
     resourceRoutes(
       deps,

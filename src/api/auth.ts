@@ -86,7 +86,7 @@ const COOKIE_NOTE =
   "Sets the session cookie `outreach_session` (HttpOnly, SameSite=Lax, `Secure` over https, 30 days, extended as it is used).";
 
 // /auth/* – the dashboard's sign-in: login, logout, the current session, setup links, password change.
-// Writes here are refused 403 `Cross-site request refused` from other sites (src/http/conventions.ts).
+// Writes here are refused 403 `Cross-site request refused` from other sites (src/http/front-door.ts).
 export function authRoutes(deps: AppDeps) {
   const authenticateSession = createSessionAuthenticator(deps.db);
   const secure = (request: Request) => wantsSecureCookie(request.url, deps.config.publicUrl);

@@ -6,18 +6,13 @@ import { applyCallReports } from "../domain/calls/calls";
 import { acceptWebhookReceipt } from "../domain/calls/receipts";
 import { receiveInbound } from "../domain/messaging/inbound";
 import { applyStatusUpdates } from "../domain/messaging/messages";
-import { registerStreamingRoute } from "../http/conventions";
+import type { RouteConventions } from "../http/route-conventions";
 import { Ok, responses } from "../http/schemas";
 import { AppError } from "../lib/errors";
 import { log } from "../lib/log";
 
 /** Where Retell posts call events (set as the agent's or account's webhook URL). */
 export const RETELL_WEBHOOK_PATH = "/carriers/retell/webhook";
-
-registerStreamingRoute("POST", TWILIO_STATUS_PATH);
-registerStreamingRoute("POST", TWILIO_INBOUND_PATH);
-registerStreamingRoute("POST", TWILIO_CALL_STATUS_PATH);
-registerStreamingRoute("POST", RETELL_WEBHOOK_PATH);
 
 const INVALID_SIGNATURE = new AppError("unauthorized", "Invalid signature");
 
@@ -42,7 +37,16 @@ async function callbackOf(request: Request, publicBase: string): Promise<Callbac
 
 // POST /carriers/twilio/status, POST /carriers/twilio/inbound – carrier webhooks (no API key; the
 // carrier's signature is checked by the adapter: a forged call answers 401 and changes nothing).
-export function carrierCallbackRoutes(deps: AppDeps) {
+export function carrierCallbackRoutes(deps: AppDeps, conventions: RouteConventions) {
+  // Form-encoded or JSON, and signed: the handler reads the raw body, not a checked JSON one.
+  for (const path of [
+    TWILIO_STATUS_PATH,
+    TWILIO_INBOUND_PATH,
+    TWILIO_CALL_STATUS_PATH,
+    RETELL_WEBHOOK_PATH,
+  ]) {
+    conventions.registerStreamingRoute("POST", path);
+  }
   const publicBase = (process.env.TWILIO_CALLBACK_BASE_URL ?? deps.config.publicUrl).replace(/\/+$/, "");
   return new Elysia({ name: "carrier-callbacks" })
     .post(

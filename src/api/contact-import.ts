@@ -1,14 +1,13 @@
 import { Elysia, t } from "elysia";
 import type { AppDeps } from "../app";
 import { importContactsCsv, importContactsJson } from "../domain/audience/contact-import";
+import { IMPORT_BODY_LIMIT } from "../http/body";
 import { workspaceOf } from "../http/context";
-import { IMPORT_BODY_LIMIT, registerBodyLimit, registerStreamingRoute } from "../http/conventions";
+import type { RouteConventions } from "../http/route-conventions";
 import { Int, Ok, Query, responses, WRITE_ERRORS } from "../http/schemas";
 import { AppError, invalid } from "../lib/errors";
 
 const IMPORT_PATH = "/v1/contacts/import";
-registerStreamingRoute("POST", IMPORT_PATH);
-registerBodyLimit(IMPORT_PATH, IMPORT_BODY_LIMIT);
 
 const ImportEnvelope = t.Object({
   ok: Ok,
@@ -56,7 +55,9 @@ function listIdOf(value: unknown): string | undefined {
 }
 
 // POST /v1/contacts/import – CSV (streamed) or JSON; upsert by phone, one transaction per batch.
-export function contactImportRoutes(deps: AppDeps) {
+export function contactImportRoutes(deps: AppDeps, conventions: RouteConventions) {
+  conventions.registerStreamingRoute("POST", IMPORT_PATH);
+  conventions.registerBodyLimit(IMPORT_PATH, IMPORT_BODY_LIMIT);
   return new Elysia({ name: "contact-import" }).post(
     IMPORT_PATH,
     async ({ request, query }) => {

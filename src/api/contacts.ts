@@ -11,6 +11,7 @@ import {
 } from "../domain/audience/contacts";
 import { workspaceOf } from "../http/context";
 import { paginationQuery, parsePagination } from "../http/pagination";
+import type { RouteConventions } from "../http/route-conventions";
 import { Body, listEnvelope, Query, READ_ERRORS, responses, Timestamp } from "../http/schemas";
 import { ContactSchema, FieldsInput, NullableText } from "./audience-schemas";
 import { contactImportRoutes } from "./contact-import";
@@ -75,9 +76,9 @@ const Activity = t.Object(
 
 // /v1/contacts – CRUD, search and import of the people a workspace reaches;
 // GET /v1/contacts/{id}/activity – what happened to one contact.
-export function contactRoutes(deps: AppDeps) {
+export function contactRoutes(deps: AppDeps, conventions: RouteConventions) {
   return new Elysia({ name: "contacts" })
-    .use(contactImportRoutes(deps))
+    .use(contactImportRoutes(deps, conventions))
     .get(
       "/v1/contacts/:id/activity",
       async ({ request, params, query }) => ({

@@ -1,6 +1,6 @@
 import { toOpenAPISchema } from "@elysiajs/openapi";
 import { type AnyElysia, Elysia } from "elysia";
-import { needsKey } from "../http/conventions";
+import { needsKey } from "../http/access";
 import {
   ERROR_DESCRIPTIONS_KEYWORD,
   ERROR_STATUSES_KEYWORD,

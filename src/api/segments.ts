@@ -13,8 +13,8 @@ import {
   updateSegment,
 } from "../domain/audience/segments";
 import { workspaceOf } from "../http/context";
-import { registerReadOnlyPost } from "../http/conventions";
 import { paginationQuery, parsePagination } from "../http/pagination";
+import type { RouteConventions } from "../http/route-conventions";
 import {
   Body,
   Int,
@@ -28,8 +28,6 @@ import {
 } from "../http/schemas";
 import { ContactSchema } from "./audience-schemas";
 import { resourceRoutes } from "./resource-routes";
-
-registerReadOnlyPost("/v1/segments/preview");
 
 const RULES_DESCRIPTION = [
   "Rule tree, compiled into one SQL query.",
@@ -76,7 +74,8 @@ const IdParams = t.Object({ id: t.String({ description: "Segment id" }) });
 const SAMPLE_SIZE = 10;
 
 // /v1/segments – live audiences; members are computed on every read.
-export function segmentRoutes(deps: AppDeps) {
+export function segmentRoutes(deps: AppDeps, conventions: RouteConventions) {
+  conventions.registerReadOnlyPost("/v1/segments/preview");
   return new Elysia({ name: "segments" })
     .use(
       resourceRoutes(

@@ -2,7 +2,7 @@ import { Elysia, type TSchema, t } from "elysia";
 import type { AppDeps } from "../app";
 import { TRACKING_SCRIPT, TRACKING_SCRIPT_GZIP } from "../domain/attribution/tracking-script";
 import { collectVisit, identifyVisitor } from "../domain/attribution/visitors";
-import { registerStreamingRoute } from "../http/conventions";
+import type { RouteConventions } from "../http/route-conventions";
 import { log } from "../lib/log";
 
 /** The most a report may carry; the front door answers 413 to longer ones before they reach here. */
@@ -111,10 +111,10 @@ const reportDoc = (operationId: string, summary: string, description: string, bo
 });
 
 // GET /t.js, POST /t/collect, POST /t/identify – the tracking script and its reports (public).
-export function trackingRoutes(deps: AppDeps) {
+export function trackingRoutes(deps: AppDeps, conventions: RouteConventions) {
   // Reports arrive as text/plain (no CORS preflight): the handler reads them, not the front door.
-  registerStreamingRoute("POST", "/t/collect");
-  registerStreamingRoute("POST", "/t/identify");
+  conventions.registerStreamingRoute("POST", "/t/collect");
+  conventions.registerStreamingRoute("POST", "/t/identify");
   return new Elysia({ name: "tracking" })
     .get(
       "/t.js",

@@ -11,12 +11,9 @@ import {
   updateMemberRole,
 } from "../auth/users";
 import { workspaceOf } from "../http/context";
-import { registerSecretAnswer } from "../http/conventions";
+import type { RouteConventions } from "../http/route-conventions";
 import { Body, Enum, Ok, responses, Timestamp, Uuid, WRITE_ERRORS } from "../http/schemas";
 import { resourceRoutes } from "./resource-routes";
-
-// The answer holds a secret shown once: never kept for Idempotency-Key replay.
-registerSecretAnswer("/v1/users");
 
 const Role = Enum(
   ROLES,
@@ -62,7 +59,9 @@ const PatchBody = Body(
 );
 
 // /v1/users – who may sign in to this workspace's dashboard, and as what.
-export function usersRoutes(deps: AppDeps) {
+export function usersRoutes(deps: AppDeps, conventions: RouteConventions) {
+  // The answer holds a secret shown once: never kept for Idempotency-Key replay.
+  conventions.registerSecretAnswer("/v1/users");
   return new Elysia({ name: "users" })
     .use(
       resourceRoutes(

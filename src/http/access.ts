@@ -1,6 +1,17 @@
 import { AppError } from "../lib/errors";
 import type { RequestAuth } from "./context";
 
+/** Paths under /v1 that need no API key. */
+const PUBLIC_PATHS = new Set(["/v1/openapi.json"]);
+
+/**
+ * Paths answered only with an API key or a session cookie (everything under /v1 but the OpenAPI
+ * document, and /api/public/me).
+ */
+export function needsKey(path: string): boolean {
+  return (path.startsWith("/v1/") || path === "/api/public/me") && !PUBLIC_PATHS.has(path);
+}
+
 /**
  * What an authenticated request may do, by path (API.md §2 and §6.7), checked by the front door
  * before routing:

@@ -23,6 +23,13 @@ export interface RequestState {
   idempotencyKey?: string;
 }
 
+/** The path of a request URL, without parsing the whole URL. */
+export function pathOf(url: string): string {
+  const start = url.indexOf("/", url.indexOf("//") + 2);
+  const end = url.indexOf("?", start);
+  return end === -1 ? url.slice(start) : url.slice(start, end);
+}
+
 const states = new WeakMap<Request, RequestState>();
 
 export function setState(request: Request, state: RequestState) {

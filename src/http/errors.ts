@@ -1,7 +1,11 @@
 import type { TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
+import { Elysia } from "elysia";
+import { isDatabaseUnavailable } from "../db/client";
 import type { ErrorCode } from "../lib/errors";
 import { AppError } from "../lib/errors";
+import { log } from "../lib/log";
+import { pathOf, type RequestState, stateOf } from "./context";
 
 /** The status of every error code, in one place (API.md §1). */
 export const STATUS_OF: Record<ErrorCode, number> = {
@@ -154,6 +158,83 @@ function innerIssue(schema: TypeboxIssue["schema"], value: unknown): TypeboxIssu
 /** Picks the issue to report: the first one, preferring a deeper, more specific one on the same field. */
 export function firstIssue(all: TypeboxIssue[]): TypeboxIssue | undefined {
   return all[0];
+}
+
+/** A JSON error response in the contract's envelope. */
+export function errorResponse(error: AppError): Response {
+  const headers: Record<string, string> = { "content-type": "application/json" };
+  if (error.code === "rate_limited" && typeof error.extra?.retry_after === "number") {
+    headers["retry-after"] = String(error.extra.retry_after);
+  }
+  return new Response(JSON.stringify(errorBody(error)), { status: STATUS_OF[error.code], headers });
+}
+
+/**
+ * The error half of the conventions, as an Elysia hook: one envelope, one status table, the
+ * contract's validation wording, and nothing internal in the answer.
+ */
+export function httpErrors() {
+  return new Elysia({ name: "http-errors" }).onError({ as: "global" }, ({ request, code, error }) => {
+    const state = stateOf(request);
+    let appError: AppError;
+    if (error instanceof AppError) {
+      appError = error;
+    } else if (code === "VALIDATION") {
+      appError = translateValidation(error as unknown as ValidationLike, state);
+    } else if (code === "PARSE") {
+      appError = new AppError("invalid_json", "Invalid JSON body");
+    } else if (code === "NOT_FOUND") {
+      appError = new AppError("not_found", "Not found");
+    } else if (isDatabaseUnavailable(error)) {
+      appError = databaseUnavailable(request, state?.id, error);
+    } else {
+      log.error("unhandled error", {
+        request_id: state?.id,
+        method: request.method,
+        path: pathOf(request.url),
+        error: error instanceof Error ? (error.stack ?? error.message) : String(error),
+      });
+      appError = new AppError("internal", "Internal error");
+    }
+    return errorResponse(appError);
+  });
+}
+
+interface ValidationLike {
+  type: "body" | "query" | "params" | "headers" | "response" | string;
+  all: Parameters<typeof validationMessage>[0][];
+}
+
+function translateValidation(error: ValidationLike, state: RequestState | undefined): AppError {
+  if (error.type === "params") return new AppError("not_found", "Not found");
+  if (error.type === "response") {
+    log.error("response did not match its schema", {
+      request_id: state?.id,
+      issues: JSON.stringify(error.all?.slice(0, 3)),
+    });
+    return new AppError("internal", "Internal error");
+  }
+  const issue = error.all?.[0];
+  if (!issue) return new AppError("validation", `${fieldName("", error.type)} is invalid`);
+  return new AppError("validation", validationMessage(issue, error.type));
+}
+
+/**
+ * A request the database could not serve because it is unreachable (PostgreSQL restarting, the
+ * network cut): 503, logged once per request without a stack. The pool reconnects by itself.
+ */
+export function databaseUnavailable(
+  request: Request,
+  requestId: string | undefined,
+  error: unknown,
+): AppError {
+  log.warn("database unavailable", {
+    request_id: requestId,
+    method: request.method,
+    path: pathOf(request.url),
+    error: String((error as { cause?: unknown }).cause ?? error).split("\n")[0],
+  });
+  return new AppError("unavailable", "Database unavailable");
 }
 
 export { AppError };
