@@ -63,7 +63,7 @@ describe("groupCommit", () => {
       groupCommit(handle.db, async (tx) => await tx.run(sql`INSERT INTO t (x) VALUES (25)`)),
     ]);
     expect(outcomes.map((o) => o.status)).toEqual(["rejected", "rejected"]);
-    expect(rows().filter((x) => x > 20)).toEqual([21, 22, 23]);
+    expect(rows().filter((x) => Number(x) > 20)).toEqual([21, 22, 23]);
     handle.sqlite.exec("DELETE FROM t WHERE x > 20");
   });
 
