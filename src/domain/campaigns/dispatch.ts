@@ -1,125 +1,25 @@
 import { and, asc, eq, lte, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../db/client";
-import { preparedPerConnection } from "../../db/prepared";
-import {
-  type CampaignRow,
-  type ContactRow,
-  type ConversationRow,
-  campaignRecipients,
-  campaigns,
-  contacts,
-  type NumberRow,
-} from "../../db/schema";
+import { type CampaignRow, campaignRecipients, campaigns, contacts } from "../../db/schema";
 import type { JobContext, JobPayloads } from "../../jobs/catalog";
 import { RescheduleJob } from "../../jobs/catalog";
 import { enqueueJob } from "../../jobs/queue";
-import { handContactToAgent } from "../agents/runtime";
-import { campaignLinkBase, createRecipientLink, newRecipientLink } from "../attribution/offers";
-import { queueCall } from "../calls/calls";
 import { emitEvent } from "../events";
-import { openThreadsOf, threadForContact, threadFrom } from "../messaging/conversations";
-import {
-  dropDeferredMessage,
-  enqueueSendBatch,
-  queueOutboundMessage,
-  redeferMessage,
-  releaseDeferredMessage,
-} from "../messaging/messages";
+import { openThreadsOf } from "../messaging/conversations";
+import { enqueueSendBatch } from "../messaging/messages";
 import { audiencePage, RESOLVE_CHUNK, writeRecipients } from "./audience";
 import { campaignJson, startCampaign } from "./campaigns";
-import { bodyFor, planSend, recipientFacts, SenderBook, sendRulesFor } from "./send-plan";
-
-const NO_FACTS = { suppression: null, recentSends: [] };
-
-/**
- * Writes one recipient's campaign message (sent now, or QUEUED until `deferredUntil`). With an
- * offer, `{{offer_url}}` becomes a tracked link of the recipient's own, written with the message,
- * so a click knows its contact, campaign, message and number.
- */
-async function writeCampaignMessage(
-  tx: DbOrTx,
-  campaign: CampaignRow,
-  contact: ContactRow,
-  input: { numberId: string | null; from: string; body: string; deferredUntil?: number },
-  step: StepWrites,
-  now: number,
-): Promise<string> {
-  // With an agent, the campaign gives the recipient's thread to it: the agent answers the replies.
-  const conversation = campaign.agentId
-    ? await handContactToAgent(tx, {
-        workspaceId: campaign.workspaceId,
-        contact,
-        agentId: campaign.agentId,
-        now,
-        greet: false,
-      })
-    : await threadFrom(tx, step.threads, campaign.workspaceId, contact.id, now);
-  const link = campaign.offerId ? newRecipientLink(await campaignLinkBase(tx, campaign)) : null;
-  const message = await queueOutboundMessage(tx, {
-    workspaceId: campaign.workspaceId,
-    contact,
-    conversationId: conversation.id,
-    thread: conversation,
-    numberId: input.numberId,
-    from: input.from,
-    body: link ? bodyFor(campaign, contact, { offerUrl: link.url }).body : input.body,
-    sender: "campaign",
-    campaignId: campaign.id,
-    batch: step.batch,
-    ...(input.deferredUntil === undefined ? {} : { deferredUntil: input.deferredUntil }),
-    now,
-  });
-  if (link && campaign.offerId)
-    await createRecipientLink(
-      tx,
-      {
-        workspaceId: campaign.workspaceId,
-        offerId: campaign.offerId,
-        contactId: contact.id,
-        campaignId: campaign.id,
-        messageId: message.id,
-        numberId: input.numberId,
-        code: link.code,
-      },
-      now,
-    );
-  return message.id;
-}
-
-/**
- * Writes one recipient's call (QUEUED, with its `calls.place` job): the campaign's voice agent
- * talks, else its `say` text is spoken. The finished call lands in the recipient's thread.
- */
-async function writeCampaignCall(
-  tx: DbOrTx,
-  campaign: CampaignRow,
-  contact: ContactRow,
-  sender: NumberRow,
-  now: number,
-): Promise<string> {
-  const conversation = await threadForContact(tx, campaign.workspaceId, contact.id, { reopen: false, now });
-  return (
-    await queueCall(tx, {
-      workspaceId: campaign.workspaceId,
-      contact,
-      conversationId: conversation.id,
-      sender,
-      agentId: campaign.agentId,
-      say: campaign.agentId ? null : campaign.say,
-      campaignId: campaign.id,
-      now,
-    })
-  ).id;
-}
-
-/**
- * What one dispatcher step shares between its recipients: their open threads (read in one
- * search) and the batch of messages handed to the carrier by one `messages.send_batch` job.
- */
-interface StepWrites {
-  threads: Map<string, ConversationRow>;
-  batch: string[];
-}
+import {
+  callRecipient,
+  type DispatchContext,
+  deferRecipient,
+  outcomeStatements,
+  planRecipient,
+  type RecipientPlan,
+  sendToRecipient,
+  skipRecipient,
+} from "./dispatch-outcomes";
+import { recipientFacts, SenderBook, sendRulesFor } from "./send-plan";
 
 /** Recipients handed off per dispatcher transaction: a step holds the event loop for tens of ms at most, and a pause bites at once. */
 export const DISPATCH_BATCH = 100;
@@ -197,46 +97,11 @@ const PENDING = sql.raw(
 );
 const dueCondition = (campaignId: string) => and(eq(campaignRecipients.campaignId, campaignId), PENDING);
 
-/** A recipient's outcome after its step, one prepared update each (they run per recipient). */
-const outcomeStatements = preparedPerConnection((db: DbOrTx) => {
-  const key = and(
-    eq(campaignRecipients.campaignId, sql.placeholder("campaignId")),
-    eq(campaignRecipients.contactId, sql.placeholder("contactId")),
-  );
-  return {
-    skipped: db
-      .update(campaignRecipients)
-      .set({ outcome: "skipped", reason: sql`${sql.placeholder("reason")}` })
-      .where(key)
-      .prepare(),
-    deferred: db
-      .update(campaignRecipients)
-      .set({
-        outcome: "deferred",
-        reason: sql`${sql.placeholder("reason")}`,
-        sendAt: sql`${sql.placeholder("sendAt")}`,
-        dueAt: sql`${sql.placeholder("sendAt")}`,
-        messageId: sql`${sql.placeholder("messageId")}`,
-      })
-      .where(key)
-      .prepare(),
-    queued: db
-      .update(campaignRecipients)
-      .set({ outcome: "queued", reason: null, messageId: sql`${sql.placeholder("messageId")}` })
-      .where(key)
-      .prepare(),
-    called: db
-      .update(campaignRecipients)
-      .set({ outcome: "queued", reason: null, callId: sql`${sql.placeholder("callId")}` })
-      .where(key)
-      .prepare(),
-  };
-});
-
 /**
  * One dispatcher step, in one transaction: for up to DISPATCH_BATCH due recipients (and what the
- * throttle allows this minute), plan the send; a send writes the message (campaign_id, the merged
- * body of the recipient's variant), its `messages.send` job and the recipient's outcome together,
+ * throttle allows this minute), plan the recipient (`planRecipient`), then write the plan with the
+ * function of its kind; a send writes the message (campaign_id, the merged body of the recipient's
+ * variant), its place in the step's send batch and the recipient's outcome together,
  * so a crash can neither lose nor repeat a hand-off. Returns when to run again, or null to stop
  * (not active any more, a newer dispatcher took over, or the campaign completed).
  */
@@ -276,8 +141,11 @@ export async function dispatchStep(
     const senders = new SenderBook(tx, campaign);
     const present = due.flatMap((row) => (row.contact ? [row.contact] : []));
     const facts = await recipientFacts(tx, campaign.workspaceId, campaign.id, present, rules, now);
-    const outcomes = outcomeStatements(tx);
-    const step: StepWrites = {
+    const step: DispatchContext = {
+      tx,
+      campaign,
+      now,
+      outcomes: outcomeStatements(tx),
       threads:
         campaign.agentId || campaign.campaignType !== "sms"
           ? new Map()
@@ -289,66 +157,9 @@ export async function dispatchStep(
       batch: [],
     };
     let handedOff = 0;
-    for (const { recipient, contact } of due) {
-      const key = { campaignId: campaign.id, contactId: recipient.contactId };
-      const waiting = recipient.messageId; // a deferred message written earlier
-      const plan = contact
-        ? await planSend(tx, campaign, contact, facts.get(contact.id) ?? NO_FACTS, rules, senders, now)
-        : ({ outcome: "skip", reason: "no_phone", variant: recipient.variant } as const);
-      if (plan.outcome === "skip") {
-        if (waiting) await dropDeferredMessage(tx, waiting, plan.reason, `Not sent: ${plan.reason}`, now);
-        await outcomes.skipped.run({ ...key, reason: plan.reason });
-      } else if (plan.outcome === "defer") {
-        // The contract's deferral (API.md §6.1): a QUEUED message with send_at, visible in
-        // GET /v1/messages, asked again when it comes due. Without any sender yet, the row waits alone.
-        let messageId = waiting;
-        if (waiting && plan.from) await redeferMessage(tx, waiting, plan.sendAt, plan.from, now);
-        // A call waits as the recipient row alone: the call is written when it may be placed.
-        else if (!waiting && plan.from && contact && campaign.campaignType === "sms") {
-          messageId = await writeCampaignMessage(
-            tx,
-            campaign,
-            contact,
-            { numberId: null, from: plan.from, body: plan.body, deferredUntil: plan.sendAt },
-            step,
-            now,
-          );
-        }
-        await outcomes.deferred.run({
-          ...key,
-          reason: plan.reason,
-          sendAt: plan.sendAt,
-          messageId: messageId ?? null,
-        });
-      } else if (contact && campaign.campaignType === "voice") {
-        const callId = await writeCampaignCall(tx, campaign, contact, plan.sender, now);
-        await outcomes.called.run({ ...key, callId });
-        handedOff++;
-      } else if (contact) {
-        let messageId = waiting;
-        if (waiting)
-          await releaseDeferredMessage(tx, {
-            messageId: waiting,
-            workspaceId: campaign.workspaceId,
-            numberId: plan.sender.id,
-            from: plan.sender.number,
-            // A body with a tracked link keeps its link: the one written at deferral.
-            body: campaign.offerId ? undefined : plan.body,
-            batch: step.batch,
-            now,
-          });
-        else
-          messageId = await writeCampaignMessage(
-            tx,
-            campaign,
-            contact,
-            { numberId: plan.sender.id, from: plan.sender.number, body: plan.body },
-            step,
-            now,
-          );
-        await outcomes.queued.run({ ...key, messageId: messageId ?? null });
-        handedOff++;
-      }
+    for (const row of due) {
+      const plan = await planRecipient(step, row, facts, rules, senders);
+      if (await writeOutcome(step, plan)) handedOff++;
     }
     await enqueueSendBatch(tx, campaign.workspaceId, step.batch, now);
     if (campaign.throttlePerMinute !== null)
@@ -374,6 +185,27 @@ export async function dispatchStep(
     }
     return Math.min(Math.max(next, now), now + MAX_SLEEP_MS);
   });
+}
+
+/**
+ * Writes one recipient's plan with the function of its kind. Returns whether it was handed off (a
+ * message or a call queued): the throttle counts those.
+ */
+async function writeOutcome(step: DispatchContext, plan: RecipientPlan): Promise<boolean> {
+  switch (plan.kind) {
+    case "skip":
+      await skipRecipient(step, plan);
+      return false;
+    case "defer":
+      await deferRecipient(step, plan);
+      return false;
+    case "call":
+      await callRecipient(step, plan);
+      return true;
+    case "send":
+      await sendToRecipient(step, plan);
+      return true;
+  }
 }
 
 /**

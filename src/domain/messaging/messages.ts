@@ -600,12 +600,12 @@ class TransactionBatcher<T> {
   }
 }
 
-/** The send-time window is closed for a marketing message now: it waits, QUEUED, until `until`. */
-class SendWindowClosed extends Error {
-  constructor(readonly until: number) {
-    super("send window closed");
-  }
-}
+/**
+ * How a hand-off ended: settled (its outcome recorded, or nothing left to send), or held because
+ * the send-time window of a marketing message is closed now: it waits, QUEUED, until `until`.
+ */
+type HandOffResult = { kind: "settled" } | { kind: "held"; until: number };
+const SETTLED: HandOffResult = { kind: "settled" };
 
 type Outcome =
   | { kind: "sent"; carrierMessageId: string; status: CarrierMessageStatus }
@@ -669,10 +669,10 @@ export async function sendMessageJob(payload: JobPayloads["messages.send"], ctx:
   const messageId = payload.message_id;
   const { completions } = batchersOf(ctx.db);
   const record = (outcome: Outcome) => completions.push({ ctx, messageId, outcome, at: ctx.clock.now() });
+  let result: HandOffResult;
   try {
-    await handOff(ctx, messageId, payload.opt_out_confirmation === true, record);
+    result = await handOff(ctx, messageId, payload.opt_out_confirmation === true, record);
   } catch (error) {
-    if (error instanceof SendWindowClosed) throw new RescheduleJob(error.until);
     if (!(error instanceof CarrierUnavailableError)) throw error;
     if (ctx.job.attempts >= ctx.job.maxAttempts) {
       // Out of retries: the carrier never took it (or lookups could not tell); report it failed.
@@ -683,6 +683,7 @@ export async function sendMessageJob(payload: JobPayloads["messages.send"], ctx:
     if (error.retryAfterMs) throw new RescheduleJob(ctx.clock.now() + error.retryAfterMs);
     throw error;
   }
+  if (result.kind === "held") throw new RescheduleJob(result.until);
 }
 
 /**
@@ -706,13 +707,12 @@ export async function sendMessageBatchJob(payload: JobPayloads["messages.send_ba
         const record = (outcome: Outcome) =>
           completions.push({ ctx: null, messageId, outcome, at: ctx.clock.now() });
         try {
-          await handOff(ctx, messageId, false, record, rules);
+          const result = await handOff(ctx, messageId, false, record, rules);
+          if (result.kind === "held") later.push({ messageId, runAt: result.until });
         } catch (error) {
-          if (error instanceof SendWindowClosed) later.push({ messageId, runAt: error.until });
-          else if (error instanceof CarrierUnavailableError) {
-            unavailable++;
-            later.push({ messageId, runAt: now + (error.retryAfterMs ?? backoff) });
-          } else throw error;
+          if (!(error instanceof CarrierUnavailableError)) throw error;
+          unavailable++;
+          later.push({ messageId, runAt: now + (error.retryAfterMs ?? backoff) });
         }
       }),
     ),
@@ -733,9 +733,8 @@ export async function sendMessageBatchJob(payload: JobPayloads["messages.send_ba
 
 /**
  * Steps 1–5 of a send for one message: nothing for a message gone or already past QUEUED, else
- * `record` writes its outcome. Throws CarrierUnavailableError when the carrier cannot take it now,
- * and SendWindowClosed when a marketing message's send-time window is closed (the message stays
- * QUEUED either way).
+ * `record` writes its outcome. Held when a marketing message's send-time window is closed; throws
+ * CarrierUnavailableError when the carrier cannot take it now (the message stays QUEUED either way).
  */
 async function handOff(
   ctx: JobContext,
@@ -743,16 +742,20 @@ async function handOff(
   optOutConfirmation: boolean,
   record: (outcome: Outcome) => Promise<void>,
   rules: HandOffRules = new Map(),
-) {
+): Promise<HandOffResult> {
   const { db } = ctx;
   const runtime = runtimes.get(db);
   if (!runtime) throw new Error("messaging is not started on this database");
   const message = await messageStatements(db).loadMessage.get({ id: messageId });
-  if (!message || !NOT_YET_SENT.includes(message.status)) return;
+  if (!message || !NOT_YET_SENT.includes(message.status)) return SETTLED;
+  const settle = async (outcome: Outcome): Promise<HandOffResult> => {
+    await record(outcome);
+    return SETTLED;
+  };
   if (!optOutConfirmation) {
     const permission = await canSendTo(db, message.workspaceId, message.toNumber);
     if (!permission.allowed)
-      return await record({ kind: "failed", errorCode: permission.reason, errorMessage: permission.message });
+      return await settle({ kind: "failed", errorCode: permission.reason, errorMessage: permission.message });
   }
   const sms: OutboundSms = {
     messageId: message.id,
@@ -767,7 +770,7 @@ async function handOff(
   if (message.handoffStartedAt !== null) {
     const found = await carrier.lookupSend(sms, message.handoffStartedAt - LOOKUP_SLACK_MS);
     if (found.found)
-      return await record({ kind: "sent", carrierMessageId: found.carrierMessageId, status: found.status });
+      return await settle({ kind: "sent", carrierMessageId: found.carrierMessageId, status: found.status });
   }
   // A marketing message is asked the send-time rules again: the hand-off may run long after the
   // message was written (a retry, a restart), and it never goes inside the window.
@@ -787,17 +790,17 @@ async function handOff(
     : null;
   if (window?.action === "defer") {
     await messageStatements(db).holdUntil.run({ id: message.id, sendAt: window.until, now: ctx.clock.now() });
-    throw new SendWindowClosed(window.until);
+    return { kind: "held", until: window.until };
   }
   if (window?.action === "skip")
-    return await record({
+    return await settle({
       kind: "failed",
       errorCode: window.reason,
       errorMessage: `Not sent: ${window.reason}`,
     });
   await batchersOf(db).markers.push({ messageId: message.id, at: ctx.clock.now() });
   const result = await carrier.sendSms(sms);
-  return await record(
+  return await settle(
     result.accepted
       ? { kind: "sent", carrierMessageId: result.carrierMessageId, status: result.status }
       : { kind: "failed", errorCode: result.errorCode, errorMessage: result.errorMessage },
