@@ -390,6 +390,28 @@ if (testsRunOn("postgres")) {
         expect(await tableCounts(targetUrl)).toEqual(counts);
       });
 
+      it("a row PostgreSQL refuses (a list member without its contact) → one line, exit 1, the whole copy rolled back", async () => {
+        const orphaned = join(dir, "orphaned.db");
+        const file = new Database(source.dbPath, { readonly: true });
+        file.exec(`VACUUM INTO '${orphaned}'`);
+        file.close();
+        const edit = new Database(orphaned);
+        edit.run(
+          "INSERT INTO list_members (list_id, contact_id, workspace_id, created_at) SELECT list_id, 'gone', workspace_id, created_at FROM list_members LIMIT 1",
+        );
+        edit.close();
+        const url = await ownedDatabase();
+        const result = await cli(["migrate-db", "--db", orphaned, "--to", url]);
+        expect({ code: result.code, line: result.stderr.trimEnd().split("\n").at(-1) }).toEqual({
+          code: 1,
+          line: 'outreach: the copy failed in list_members: insert or update on table "list_members" violates foreign key constraint "list_members_contact_id_contacts_id_fk"; nothing was copied (the target is migrated and empty)',
+        });
+        const counts = await tableCounts(url);
+        expect(
+          Object.entries(counts).filter(([table, n]) => table !== "schema_migrations" && n !== 0),
+        ).toEqual([]);
+      });
+
       it("a target with rows in a table of its own → refused before any migration is applied", async () => {
         const url = await ownedDatabase();
         const client = postgres(url, { max: 1, onnotice: () => {} });

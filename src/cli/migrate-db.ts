@@ -6,6 +6,7 @@ const USAGE =
   "usage: outreach migrate-db --to postgres://USER:PASSWORD@HOST:PORT/DATABASE [--db PATH] [--json]";
 
 const count = (n: number) => n.toLocaleString("en-US");
+const rows = (n: number) => `${count(n)} row${n === 1 ? "" : "s"}`;
 
 /**
  * The copy's progress on stderr: on a terminal one line redrawn (all rows and the current
@@ -20,7 +21,7 @@ function progressReporter() {
       if (!tty) {
         if (p.tableTotal > 0 && p.tableRows === p.tableTotal)
           process.stderr.write(
-            `copied ${p.table}: ${count(p.tableRows)} rows (${count(p.copied)}/${count(p.total)})\n`,
+            `copied ${p.table}: ${rows(p.tableRows)} (${count(p.copied)}/${count(p.total)})\n`,
           );
         return;
       }
@@ -28,7 +29,7 @@ function progressReporter() {
       if (now - drawn < 100 && p.copied < p.total) return;
       drawn = now;
       const width = 30;
-      const filled = p.total > 0 ? Math.round((p.copied / p.total) * width) : width;
+      const filled = p.total > 0 ? Math.floor((p.copied / p.total) * width) : width;
       const pct = p.total > 0 ? Math.floor((p.copied / p.total) * 100) : 100;
       process.stderr.write(
         `\r\x1b[K[${"#".repeat(filled)}${"-".repeat(width - filled)}] ${String(pct).padStart(3)}%  ${count(p.copied)}/${count(p.total)} rows  ${p.table} ${count(p.tableRows)}/${count(p.tableTotal)}`,
@@ -93,7 +94,7 @@ export async function runMigrateDbCommand(
     const empty = tables.length - listed.length;
     if (mismatches.length === 0)
       lines.push(
-        `copied ${count(report.rows)} rows from ${source} to ${target} in ${(report.durationMs / 1000).toFixed(1)} s; the row counts of all ${tables.length} tables match (${empty} empty, not listed)`,
+        `copied ${rows(report.rows)} from ${source} to ${target} in ${(report.durationMs / 1000).toFixed(1)} s; the row counts of all ${tables.length} tables match (${empty} empty, not listed)`,
       );
     console.log(lines.join("\n"));
   }
