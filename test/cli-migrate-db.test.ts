@@ -9,10 +9,10 @@ import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { spawn } from "bun";
 import postgres from "postgres";
 import { loadConfig } from "../src/config";
 import { type RunningServer, startServer } from "../src/server";
+import { runCli as cli } from "./support/cli";
 import { eventually, orderNumber } from "./support/messaging";
 import { dropDatabase, freshDatabase, testPostgres, testsRunOn } from "./support/postgres";
 import { startTestServer, type TestServer } from "./support/server";
@@ -21,24 +21,8 @@ import { zoneAtLocalHour } from "./support/zones";
 // biome-ignore lint/suspicious/noExplicitAny: JSON answers
 type Json = any;
 
-const main = join(import.meta.dir, "..", "src", "main.ts");
 const dir = mkdtempSync(join(tmpdir(), "outreach-migrate-db-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-/** Runs the CLI (asynchronously: the cluster these tests use may live in this very process). */
-async function cli(args: string[], env: Record<string, string> = {}) {
-  const child = spawn([process.execPath, main, ...args], {
-    env: { ...process.env, LOG_LEVEL: "error", DATABASE_URL: "", ...env },
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const [stdout, stderr, code] = await Promise.all([
-    new Response(child.stdout).text(),
-    new Response(child.stderr).text(),
-    child.exited,
-  ]);
-  return { code, stdout, stderr };
-}
 
 if (testsRunOn("sqlite")) {
   describe("outreach migrate-db: bad input", () => {

@@ -18,15 +18,14 @@
  *   the greatest value copied.
  */
 import { Database } from "bun:sqlite";
-import { statSync } from "node:fs";
 import { is } from "drizzle-orm";
 import { getTableConfig, PgTable } from "drizzle-orm/pg-core";
 import type postgres from "postgres";
 import {
   DatabaseFileError,
-  fileProblem,
   hasSqliteHeader,
   inspectOutreachDatabase,
+  requireDatabaseFile,
   sqliteCode,
 } from "./database-file";
 import { migratePg } from "./migrate-pg";
@@ -159,13 +158,7 @@ function tablesInForeignKeyOrder(): TablePlan[] {
  * migrated exactly as far as this binary: its tables are then the ones the copy expects.
  */
 function openSource(path: string): Database {
-  let stat: ReturnType<typeof statSync>;
-  try {
-    stat = statSync(path);
-  } catch (error) {
-    throw new DatabaseFileError(`cannot read the database ${path}: ${fileProblem(error)}`);
-  }
-  if (!stat.isFile()) throw new DatabaseFileError(`the database ${path} is not a file`);
+  requireDatabaseFile(path);
   if (!hasSqliteHeader(path)) throw new DatabaseFileError(`${path} is not an SQLite database`);
   let sqlite: Database;
   try {
