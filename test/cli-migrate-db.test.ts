@@ -88,6 +88,10 @@ if (testsRunOn("sqlite")) {
 }
 
 if (testsRunOn("postgres")) {
+  // Registered before testPostgres() registers its cluster's stop, so that it runs first: the
+  // server on the copy and the databases go while the cluster is still there.
+  let cleanUp = async () => {};
+  afterAll(async () => await cleanUp());
   const pg = await testPostgres();
   if ("skip" in pg) console.log(`migrate-db into PostgreSQL SKIPPED: ${pg.skip}`);
   else {
@@ -250,14 +254,14 @@ if (testsRunOn("postgres")) {
       });
     });
 
-    afterAll(async () => {
+    cleanUp = async () => {
       await target?.shutdown();
       rmSync(source.dir, { recursive: true, force: true });
       for (const url of made) await dropDatabase(adminUrl, url);
       const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
       await admin.unsafe(`DROP ROLE IF EXISTS ${role}`);
       await admin.end();
-    });
+    };
 
     describe("outreach migrate-db: a SQLite database into an empty PostgreSQL", () => {
       it("copies every table, as a role that is not a superuser, and reports each table's counts", () => {

@@ -277,8 +277,8 @@ export async function copySqliteToPostgres(
     // 2. One instant of the source: every count and row below is read in this transaction.
     sqlite.exec("BEGIN");
     const tables = tablesInForeignKeyOrder().filter((table) => !COUNTER_NAMES.has(table.name));
-    const countOf = (name: string, query = `SELECT count(*) AS n FROM ${quote(name)}`) =>
-      Number((sqlite.query(query).get() as { n: bigint }).n);
+    const countOf = (name: string) =>
+      Number((sqlite.query(`SELECT count(*) AS n FROM ${quote(name)}`).get() as { n: bigint }).n);
     const sourceCounts = new Map<string, number>();
     for (const table of tables) sourceCounts.set(table.name, countOf(table.name));
     const counterRows = new Map<string, unknown[][]>();
@@ -298,7 +298,6 @@ export async function copySqliteToPostgres(
     const counts: TableCount[] = [];
     try {
       await client.begin(async (sql) => {
-        await sql.unsafe("SET LOCAL client_min_messages = warning");
         const counterTriggers = await sql<{ table: string; trigger: string }[]>`
           SELECT c.relname AS table, t.tgname AS trigger
           FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_proc p ON p.oid = t.tgfoid
