@@ -30,6 +30,7 @@ const bin = (name: string) => join(root, "node_modules", ".bin", name);
 const POSTGRES_READY = [
   "test/store.test.ts",
   "test/cli-database-url.test.ts",
+  "test/cli-migrate-db.test.ts",
   "test/pg-migrations.test.ts",
   "test/dialect.test.ts",
 ];

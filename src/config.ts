@@ -227,9 +227,8 @@ export function databaseUrlSource(flags: Record<string, string | boolean | undef
 
 /**
  * The PostgreSQL database to use: `--database-url`, else `DATABASE_URL` (either wins over `--db` and
- * OUTREACH_DB); null (the SQLite file) when neither is set or it is empty. A URL that is not a
- * `postgres://` or `postgresql://` URL with a host (or a `?host=` socket folder) is a
- * DatabaseUrlError. The messages never repeat the URL: it may hold a password.
+ * OUTREACH_DB); null (the SQLite file) when neither is set or it is empty. A malformed URL is a
+ * DatabaseUrlError (postgresUrlFrom).
  */
 export function databaseUrlFrom(
   flags: Record<string, string | boolean | undefined>,
@@ -237,7 +236,20 @@ export function databaseUrlFrom(
 ): string | null {
   const raw = typeof flags["database-url"] === "string" ? flags["database-url"] : env.DATABASE_URL;
   if (raw === undefined || raw.trim() === "") return null;
-  const name = databaseUrlSource(flags);
+  return postgresUrlFrom(raw, databaseUrlSource(flags));
+}
+
+/**
+ * `raw` checked as a PostgreSQL URL: a URL that is not a `postgres://` or `postgresql://` URL with
+ * a host (or a `?host=` socket folder) is a DatabaseUrlError naming `name` (the flag or variable
+ * that gave it; `instead`, what else the operator may do). The messages never repeat the URL: it may
+ * hold a password.
+ */
+export function postgresUrlFrom(
+  raw: string,
+  name: string,
+  instead = "; unset it for the embedded SQLite",
+): string {
   let url: URL;
   try {
     url = new URL(raw.trim());
@@ -248,7 +260,7 @@ export function databaseUrlFrom(
   }
   if (url.protocol !== "postgres:" && url.protocol !== "postgresql:") {
     throw new DatabaseUrlError(
-      `${name} must be a postgres:// or postgresql:// URL (got ${url.protocol.replace(/:$/, "")}://…); unset it for the embedded SQLite`,
+      `${name} must be a postgres:// or postgresql:// URL (got ${url.protocol.replace(/:$/, "")}://…)${instead}`,
     );
   }
   if (url.hostname === "" && !url.searchParams.get("host")) {

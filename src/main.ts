@@ -7,6 +7,7 @@ import packageJson from "../package.json" with { type: "json" };
 import { checkFlags, type ParsedArgs, parseArgs, requireFlag, UsageError } from "./cli/args";
 import { runBackupCommand, runRestoreCommand } from "./cli/backup";
 import { runContactsCommand } from "./cli/contacts";
+import { runMigrateDbCommand } from "./cli/migrate-db";
 import { runUsersCommand } from "./cli/users";
 import {
   ConfigError,
@@ -20,6 +21,7 @@ import {
 import { DatabaseOpenError, openDatabase } from "./db/client";
 import { DatabaseFileError } from "./db/database-file";
 import { migrate } from "./db/migrate";
+import { DatabaseCopyError } from "./db/migrate-db";
 import { migratePg } from "./db/migrate-pg";
 import { createPgClient, probePostgres } from "./db/store/postgres";
 import { createApiKey, listApiKeys, revokeApiKey, SCOPES, type Scope } from "./domain/workspace/api-keys";
@@ -44,6 +46,7 @@ Usage:
   outreach contacts import FILE.csv --workspace ID [--list ID] [--db PATH] [--json]
   outreach backup --out FILE [--force] [--db PATH] [--json]
   outreach restore FILE [--db PATH] [--json]
+  outreach migrate-db --to postgres://USER:PASSWORD@HOST:PORT/DATABASE [--db PATH] [--json]
 
   outreach --version
   outreach serve --help     serve's flags and environment variables
@@ -53,7 +56,9 @@ Usage:
 but backup and restore (use pg_dump and pg_restore there): docs/postgres.md.
 Exit codes: 0 success, 1 a runtime problem, 2 a usage or configuration error (an unknown option too).
 users create: --role defaults to admin; --password-stdin reads the password (at least 10 characters)
-from the first line of stdin, else a one-time setup link (24 h, <PUBLIC_URL>/setup?token=…) is printed.`;
+from the first line of stdin, else a one-time setup link (24 h, <PUBLIC_URL>/setup?token=…) is printed.
+migrate-db copies the SQLite file (--db) into an empty PostgreSQL database (--to), in one
+transaction, and checks every table's row count; a target that holds rows is refused.`;
 
 const SERVE_HELP = `outreach serve – runs the API, the job worker and the scheduler on one database
 
@@ -112,6 +117,8 @@ function openForCommand(flags: ParsedArgs["flags"]) {
  * and `restore` work on the SQLite file only: on PostgreSQL they name pg_dump and pg_restore.
  */
 async function checkPostgres(command: string, flags: ParsedArgs["flags"]) {
+  // migrate-db reads the SQLite file and writes the database of --to: DATABASE_URL plays no part.
+  if (command === "migrate-db") return;
   const url = databaseUrlFrom(flags);
   if (url === null) return;
   const name = databaseUrlSource(flags);
@@ -294,6 +301,8 @@ async function run(argv: string[]): Promise<number> {
       return runBackupCommand(positionals, flags);
     case "restore":
       return runRestoreCommand(positionals, flags);
+    case "migrate-db":
+      return runMigrateDbCommand(positionals, flags);
     default:
       throw new UsageError(`unknown command "${command}"\n\n${HELP}`);
   }
@@ -312,7 +321,8 @@ run(process.argv.slice(2)).then(
       error instanceof DatabaseUrlError ||
       error instanceof DatabaseOpenError ||
       error instanceof StartupError ||
-      error instanceof DatabaseFileError
+      error instanceof DatabaseFileError ||
+      error instanceof DatabaseCopyError
     ) {
       console.error(`outreach: ${error.message}`);
       process.exit(1);

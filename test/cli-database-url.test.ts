@@ -8,29 +8,13 @@ import { afterAll, describe, expect, it } from "bun:test";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { spawn } from "bun";
 import postgres from "postgres";
 import { DatabaseUrlError, databaseUrlFrom, describeDatabaseUrl, loadConfig } from "../src/config";
+import { runCli as cli } from "./support/cli";
 import { freshDatabase, testPostgres, testsRunOn } from "./support/postgres";
 
-const main = join(import.meta.dir, "..", "src", "main.ts");
 const dir = mkdtempSync(join(tmpdir(), "outreach-dburl-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-/** Runs the CLI (asynchronously: the cluster these tests use may live in this very process). */
-async function cli(args: string[], env: Record<string, string> = {}) {
-  const child = spawn([process.execPath, main, ...args], {
-    env: { ...process.env, LOG_LEVEL: "error", DATABASE_URL: "", ...env },
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const [stdout, stderr, code] = await Promise.all([
-    new Response(child.stdout).text(),
-    new Response(child.stderr).text(),
-    child.exited,
-  ]);
-  return { code, stdout, stderr };
-}
 
 if (testsRunOn("sqlite")) {
   describe("DATABASE_URL: malformed", () => {

@@ -14,6 +14,7 @@ export const COMMAND_FLAGS: Record<string, readonly string[]> = {
   contacts: ["workspace", "list", "db", "database-url", "json"],
   backup: ["out", "force", "db", "database-url", "json"],
   restore: ["db", "database-url", "json"],
+  "migrate-db": ["to", "db", "json"],
   help: [],
 };
 

@@ -7,6 +7,7 @@ import {
   DatabaseFileError,
   fileProblem,
   removeDatabaseFiles,
+  requireDatabaseFile,
   requireMigrationsTable,
   sqliteCode,
   syncFile,
@@ -24,13 +25,7 @@ export interface BackupResult {
 
 /** Opens an existing database without creating it or changing its settings. */
 function openExisting(path: string): Database {
-  let stat: ReturnType<typeof statSync>;
-  try {
-    stat = statSync(path);
-  } catch (error) {
-    throw new DatabaseFileError(`cannot read the database ${path}: ${fileProblem(error)}`);
-  }
-  if (!stat.isFile()) throw new DatabaseFileError(`the database ${path} is not a file`);
+  requireDatabaseFile(path);
   let sqlite: Database;
   try {
     sqlite = new Database(path, { readwrite: true, create: false });

@@ -13,6 +13,7 @@ import {
   readSync,
   realpathSync,
   rmSync,
+  statSync,
 } from "node:fs";
 import { embeddedMigrations } from "./migrations.generated";
 
@@ -31,6 +32,17 @@ export function hasSqliteHeader(path: string): boolean {
   } finally {
     closeSync(fd);
   }
+}
+
+/** Throws unless the database `path` is an existing file (one line saying why it cannot be read). */
+export function requireDatabaseFile(path: string) {
+  let stat: ReturnType<typeof statSync>;
+  try {
+    stat = statSync(path);
+  } catch (error) {
+    throw new DatabaseFileError(`cannot read the database ${path}: ${fileProblem(error)}`);
+  }
+  if (!stat.isFile()) throw new DatabaseFileError(`the database ${path} is not a file`);
 }
 
 /** SQLite's error code (`SQLITE_BUSY`, `SQLITE_NOTADB`, ...) of a bun:sqlite error, if it has one. */

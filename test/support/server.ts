@@ -62,12 +62,13 @@ export async function startTestServer(
   const dir = mkdtempSync(join(tmpdir(), "outreach-test-"));
   const dbPath = join(dir, "test.db");
   // On the PostgreSQL pass (and only there: a file run alone is on SQLite) every server gets a
-  // database of its own on the pass's cluster.
+  // database of its own on the pass's cluster, unless the test names one (null: the SQLite file).
   const databaseUrl =
-    overrides.databaseUrl ??
-    (process.env[TEST_DIALECT] === "postgres"
-      ? await freshDatabase(await testPgUrl(), process.env[TEST_PG_TEMPLATE])
-      : null);
+    overrides.databaseUrl !== undefined
+      ? overrides.databaseUrl
+      : process.env[TEST_DIALECT] === "postgres"
+        ? await freshDatabase(await testPgUrl(), process.env[TEST_PG_TEMPLATE])
+        : null;
   const config: Config = {
     // Test receivers listen on loopback: private targets are allowed unless a test says otherwise.
     ...loadConfig({}, { RATE_LIMIT_RPS: "0", LOG_LEVEL: "error", WEBHOOK_ALLOW_PRIVATE: "true", ...env }),
