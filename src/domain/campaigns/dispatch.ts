@@ -24,7 +24,7 @@ import {
   queueOutboundMessage,
   redeferMessage,
   releaseDeferredMessage,
-} from "../messaging/messages";
+} from "../messaging/outbound";
 import { audiencePage, RESOLVE_CHUNK, writeRecipients } from "./audience";
 import { campaignJson, startCampaign } from "./campaigns";
 import { bodyFor, planSend, recipientFacts, SenderBook, sendRulesFor } from "./send-plan";
