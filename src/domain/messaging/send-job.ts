@@ -18,31 +18,6 @@ import { applyStatus, applyStatusUpdates, STATUS_RANK } from "./status-updates";
 
 const NOT_YET_SENT = ["PENDING", "QUEUED"];
 
-// Runtime: the carrier each database's send jobs use (a process may serve several in tests).
-
-interface MessagingRuntime {
-  carrier: Carrier;
-}
-const runtimes = new WeakMap<Db, MessagingRuntime>();
-
-/**
- * Wires messaging to a carrier at boot: send jobs on `db` hand off to `carrier`, and what the
- * carrier reports (status changes, inbound messages) is applied to `db`.
- */
-export function startMessaging(
-  db: Db,
-  carrier: Carrier,
-  options: { onInbound: (db: Db, sms: InboundSms) => unknown },
-) {
-  runtimes.set(db, { carrier });
-  carrier.attachSinks({
-    onStatus: async (updates) => await applyStatusUpdates(db, updates),
-    onInbound: async (sms) => {
-      await options.onInbound(db, sms);
-    },
-  });
-}
-
 /** How much earlier than our marker a carrier's record of the send may be stamped (clock skew). */
 const LOOKUP_SLACK_MS = 5 * 60_000;
 
@@ -102,7 +77,12 @@ interface Completion {
   at: number;
 }
 
-interface SendBatchers {
+/**
+ * Messaging on one database, built at boot by startMessaging with what it uses: the carrier its
+ * send jobs hand off to, and the batchers that group those jobs' writes into shared transactions.
+ */
+interface Messaging {
+  carrier: Carrier;
   markers: TransactionBatcher<{ messageId: string; at: number }>;
   completions: TransactionBatcher<Completion>;
   /**
@@ -114,28 +94,50 @@ interface SendBatchers {
 
 /** Batch jobs' hand-offs in flight at once per database (the worker's job concurrency). */
 const HANDOFFS_AT_ONCE = 128;
-const batchers = new WeakMap<Db, SendBatchers>();
 
-function batchersOf(db: Db): SendBatchers {
-  let found = batchers.get(db);
-  if (!found) {
-    found = {
-      handoffs: new Gate(HANDOFFS_AT_ONCE),
-      markers: new TransactionBatcher(db, async (tx, { messageId, at }) => {
-        await messageStatements(tx).markHandoffStarted.run({ id: messageId, now: at });
-      }),
-      // The job completes in the transaction that records the outcome; a job whose lease was lost
-      // (another worker took it) records nothing.
-      completions: new TransactionBatcher(db, async (tx, { ctx, messageId, outcome, at }) => {
-        if (ctx && !(await ctx.completeIn(tx))) return;
-        if (outcome.kind === "sent")
-          await markHandedOff(tx, messageId, outcome.carrierMessageId, outcome.status, at);
-        else await markFailed(tx, messageId, outcome.errorCode, outcome.errorMessage, at);
-      }),
-    };
-    batchers.set(db, found);
-  }
-  return found;
+/**
+ * Each database's Messaging (a process may serve several in tests). The job handlers are wired
+ * once for all databases (src/jobs/handlers.ts) and receive only the job's context, so the two
+ * send jobs find theirs here by the job's database; nothing else in messaging keeps state.
+ */
+const started = new WeakMap<Db, Messaging>();
+
+/**
+ * Wires messaging to a carrier at boot: send jobs on `db` hand off to `carrier`, and what the
+ * carrier reports (status changes, inbound messages) is applied to `db`.
+ */
+export function startMessaging(
+  db: Db,
+  carrier: Carrier,
+  options: { onInbound: (db: Db, sms: InboundSms) => unknown },
+) {
+  started.set(db, {
+    carrier,
+    handoffs: new Gate(HANDOFFS_AT_ONCE),
+    markers: new TransactionBatcher(db, async (tx, { messageId, at }) => {
+      await messageStatements(tx).markHandoffStarted.run({ id: messageId, now: at });
+    }),
+    // The job completes in the transaction that records the outcome; a job whose lease was lost
+    // (another worker took it) records nothing.
+    completions: new TransactionBatcher(db, async (tx, { ctx, messageId, outcome, at }) => {
+      if (ctx && !(await ctx.completeIn(tx))) return;
+      if (outcome.kind === "sent")
+        await markHandedOff(tx, messageId, outcome.carrierMessageId, outcome.status, at);
+      else await markFailed(tx, messageId, outcome.errorCode, outcome.errorMessage, at);
+    }),
+  });
+  carrier.attachSinks({
+    onStatus: async (updates) => await applyStatusUpdates(db, updates),
+    onInbound: async (sms) => {
+      await options.onInbound(db, sms);
+    },
+  });
+}
+
+function messagingOf(db: Db): Messaging {
+  const messaging = started.get(db);
+  if (!messaging) throw new Error("messaging is not started on this database");
+  return messaging;
 }
 
 /**
@@ -150,10 +152,11 @@ function batchersOf(db: Db): SendBatchers {
  */
 export async function sendMessageJob(payload: JobPayloads["messages.send"], ctx: JobContext) {
   const messageId = payload.message_id;
-  const { completions } = batchersOf(ctx.db);
-  const record = (outcome: Outcome) => completions.push({ ctx, messageId, outcome, at: ctx.clock.now() });
+  const messaging = messagingOf(ctx.db);
+  const record = (outcome: Outcome) =>
+    messaging.completions.push({ ctx, messageId, outcome, at: ctx.clock.now() });
   try {
-    await handOff(ctx, messageId, payload.opt_out_confirmation === true, record);
+    await handOff(ctx, messaging, messageId, payload.opt_out_confirmation === true, record);
   } catch (error) {
     if (error instanceof SendWindowClosed) throw new RescheduleJob(error.until);
     if (!(error instanceof CarrierUnavailableError)) throw error;
@@ -176,7 +179,8 @@ export async function sendMessageJob(payload: JobPayloads["messages.send"], ctx:
  * re-runs the batch: messages already handed off are skipped, and those with a marker looked up.
  */
 export async function sendMessageBatchJob(payload: JobPayloads["messages.send_batch"], ctx: JobContext) {
-  const { completions, handoffs } = batchersOf(ctx.db);
+  const messaging = messagingOf(ctx.db);
+  const { completions, handoffs } = messaging;
   const rules: HandOffRules = new Map();
   const now = ctx.clock.now();
   const backoff = JOB_POLICIES["messages.send"].backoffMs(1);
@@ -189,7 +193,7 @@ export async function sendMessageBatchJob(payload: JobPayloads["messages.send_ba
         const record = (outcome: Outcome) =>
           completions.push({ ctx: null, messageId, outcome, at: ctx.clock.now() });
         try {
-          await handOff(ctx, messageId, false, record, rules);
+          await handOff(ctx, messaging, messageId, false, record, rules);
         } catch (error) {
           if (error instanceof SendWindowClosed) later.push({ messageId, runAt: error.until });
           else if (error instanceof CarrierUnavailableError) {
@@ -222,14 +226,13 @@ export async function sendMessageBatchJob(payload: JobPayloads["messages.send_ba
  */
 async function handOff(
   ctx: JobContext,
+  messaging: Messaging,
   messageId: string,
   optOutConfirmation: boolean,
   record: (outcome: Outcome) => Promise<void>,
   rules: HandOffRules = new Map(),
 ) {
   const { db } = ctx;
-  const runtime = runtimes.get(db);
-  if (!runtime) throw new Error("messaging is not started on this database");
   const message = await messageStatements(db).loadMessage.get({ id: messageId });
   if (!message || !NOT_YET_SENT.includes(message.status)) return;
   if (!optOutConfirmation) {
@@ -246,7 +249,7 @@ async function handOff(
     // Empty: the adapter builds its own callback URL (its route and public base) for the message.
     statusCallbackUrl: "",
   };
-  const carrier = runtime.carrier;
+  const { carrier } = messaging;
   if (message.handoffStartedAt !== null) {
     const found = await carrier.lookupSend(sms, message.handoffStartedAt - LOOKUP_SLACK_MS);
     if (found.found)
@@ -278,7 +281,7 @@ async function handOff(
       errorCode: window.reason,
       errorMessage: `Not sent: ${window.reason}`,
     });
-  await batchersOf(db).markers.push({ messageId: message.id, at: ctx.clock.now() });
+  await messaging.markers.push({ messageId: message.id, at: ctx.clock.now() });
   const result = await carrier.sendSms(sms);
   return await record(
     result.accepted
