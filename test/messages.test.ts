@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { and, eq } from "drizzle-orm";
 import { jobs, messages, suppressions } from "../src/db/schema";
-import { applyStatusUpdates } from "../src/domain/messaging/messages";
+import { applyStatusUpdates } from "../src/domain/messaging/status-updates";
 import { jobHandlers } from "../src/jobs/handlers";
 import { createWorker } from "../src/jobs/worker";
 import { eventLog } from "./support/event-log";

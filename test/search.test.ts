@@ -21,7 +21,7 @@ import { openPgDatabase } from "../src/db/pg-database";
 import { conversations } from "../src/db/schema";
 import { ensureContact } from "../src/domain/audience/contacts";
 import { threadForContact } from "../src/domain/messaging/conversations";
-import { queueOutboundMessage } from "../src/domain/messaging/messages";
+import { queueOutboundMessage } from "../src/domain/messaging/outbound";
 import { createWorkspace } from "../src/domain/workspace/workspaces";
 import { freshDatabase, testPostgres, testsRunOn } from "./support/postgres";
 

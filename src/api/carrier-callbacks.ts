@@ -5,7 +5,7 @@ import { TWILIO_CALL_STATUS_PATH, TWILIO_INBOUND_PATH, TWILIO_STATUS_PATH } from
 import { applyCallReports } from "../domain/calls/calls";
 import { acceptWebhookReceipt } from "../domain/calls/receipts";
 import { receiveInbound } from "../domain/messaging/inbound";
-import { applyStatusUpdates } from "../domain/messaging/messages";
+import { applyStatusUpdates } from "../domain/messaging/status-updates";
 import type { RouteConventions } from "../http/route-conventions";
 import { Ok, responses } from "../http/schemas";
 import { AppError } from "../lib/errors";

@@ -10,7 +10,8 @@ import {
   listConversations,
   updateConversation,
 } from "../domain/messaging/conversations";
-import { MAX_BODY_LENGTH, replyToConversation } from "../domain/messaging/messages";
+import { MAX_BODY_LENGTH } from "../domain/messaging/message-json";
+import { replyToConversation } from "../domain/messaging/one-off";
 import { authOf, workspaceOf } from "../http/context";
 import { paginationQuery, parsePagination } from "../http/pagination";
 import {

@@ -1,6 +1,8 @@
 import { Elysia, t } from "elysia";
 import type { AppDeps } from "../app";
-import { getMessage, listMessages, MAX_BODY_LENGTH, submitOneOffMessage } from "../domain/messaging/messages";
+import { MAX_BODY_LENGTH } from "../domain/messaging/message-json";
+import { getMessage, listMessages } from "../domain/messaging/message-reads";
+import { submitOneOffMessage } from "../domain/messaging/one-off";
 import { workspaceOf } from "../http/context";
 import { paginationQuery, parsePagination } from "../http/pagination";
 import {

@@ -2,7 +2,7 @@ import { Elysia, t } from "elysia";
 import type { AppDeps } from "../app";
 import { isSimulated, listSandboxSends } from "../carriers";
 import { checkSandboxInbound, findInboundByCarrierId } from "../domain/messaging/inbound";
-import { messageJson } from "../domain/messaging/messages";
+import { messageJson } from "../domain/messaging/message-json";
 import { workspaceOf } from "../http/context";
 import { paginationQuery, parsePagination } from "../http/pagination";
 import {

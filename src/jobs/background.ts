@@ -7,7 +7,7 @@ import { configureTrackedLinks } from "../domain/attribution/offers";
 import { startCalls } from "../domain/calls/calls";
 import { startFlowTriggers } from "../domain/flows/triggers";
 import { receiveInbound } from "../domain/messaging/inbound";
-import { startMessaging } from "../domain/messaging/messages";
+import { startMessaging } from "../domain/messaging/send-job";
 import { startRegistration } from "../domain/registration/registration";
 import { configureWebhookDelivery } from "../domain/webhooks/webhooks";
 import { createEngine } from "../engines";

@@ -9,7 +9,7 @@ import type { Clock } from "../lib/time";
 export interface JobPayloads {
   /** Deletes finished jobs and expired idempotency records. */
   "maintenance.prune": { now?: number };
-  /** Hands one outbound message to the carrier (src/domain/messaging/messages.ts). */
+  /** Hands one outbound message to the carrier (src/domain/messaging/send-job.ts). */
   "messages.send": { message_id: string; opt_out_confirmation?: boolean };
   /**
    * Hands a bulk sender's batch of outbound messages to the carrier (a campaign's dispatch step):

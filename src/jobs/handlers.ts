@@ -6,7 +6,7 @@ import { placeCallJob } from "../domain/calls/calls";
 import { dispatchCampaignJob, resolveRecipientsJob, startScheduledJob } from "../domain/campaigns/dispatch";
 import { pruneEvents } from "../domain/events";
 import { dispatchFlowJob, flowWebhookJob, pruneReentrySkips } from "../domain/flows/flows";
-import { sendMessageBatchJob, sendMessageJob } from "../domain/messaging/messages";
+import { sendMessageBatchJob, sendMessageJob } from "../domain/messaging/send-job";
 import { registryReviewJob } from "../domain/registration/registration";
 import { deliverWebhookJob, pruneWebhookLog } from "../domain/webhooks/webhooks";
 import { pruneDailyBudgets } from "../domain/workspace/daily-budgets";

@@ -26,8 +26,9 @@ import { complianceDecision, recipientFacts, workspaceSendRules } from "../campa
 import { emitEvent } from "../events";
 import { flagNeedsAttention, threadForContact } from "../messaging/conversations";
 import { type InboundContext, onInboundMessage } from "../messaging/inbound";
-import { queueOutboundMessage, threadNumber } from "../messaging/messages";
 import { nextLocalMidnight, reserveDailySend, resolveSender } from "../messaging/numbers";
+import { threadNumber } from "../messaging/one-off";
+import { queueOutboundMessage } from "../messaging/outbound";
 import { type AgentJson, agentJson, engineAgentOf } from "./agents";
 import {
   decideTurn,

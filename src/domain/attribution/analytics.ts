@@ -18,7 +18,7 @@ import { invalid } from "../../lib/errors";
 import { parseIsoDate, toIso } from "../../lib/time";
 import { callTotals } from "../calls/calls";
 import { campaignStats } from "../campaigns/stats";
-import { MESSAGE_STATUSES } from "../messaging/messages";
+import { MESSAGE_STATUSES } from "../messaging/message-json";
 import { getSettings } from "../workspace/settings";
 import { roundMoney } from "./campaign-figures";
 

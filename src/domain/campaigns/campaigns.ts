@@ -28,7 +28,7 @@ import { checkLinkDomainReference } from "../attribution/link-domains";
 import { offerExists } from "../attribution/offers";
 import { campaignCallStats, checkSay } from "../calls/calls";
 import { emitEvent } from "../events";
-import { MAX_BODY_LENGTH } from "../messaging/messages";
+import { MAX_BODY_LENGTH } from "../messaging/message-json";
 import { audienceHasAnyone } from "./audience";
 import { checkMergeFields } from "./merge";
 import { type CampaignStats, campaignStats } from "./stats";

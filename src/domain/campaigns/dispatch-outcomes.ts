@@ -18,7 +18,7 @@ import {
   queueOutboundMessage,
   redeferMessage,
   releaseDeferredMessage,
-} from "../messaging/messages";
+} from "../messaging/outbound";
 import { bodyFor, planSend, type RecipientFacts, type SenderBook, type SendRules } from "./send-plan";
 
 const NO_FACTS: RecipientFacts = { suppression: null, recentSends: [] };

@@ -6,7 +6,7 @@ import { RescheduleJob } from "../../jobs/catalog";
 import { enqueueJob } from "../../jobs/queue";
 import { emitEvent } from "../events";
 import { openThreadsOf } from "../messaging/conversations";
-import { enqueueSendBatch } from "../messaging/messages";
+import { enqueueSendBatch } from "../messaging/outbound";
 import { audiencePage, RESOLVE_CHUNK, writeRecipients } from "./audience";
 import { campaignJson, startCampaign } from "./campaigns";
 import {

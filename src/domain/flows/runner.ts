@@ -47,8 +47,8 @@ import {
 } from "../campaigns/send-plan";
 import { emitEvent } from "../events";
 import { threadForContact } from "../messaging/conversations";
-import { queueOutboundMessage } from "../messaging/messages";
 import { defaultSender, nextLocalMidnight, reserveDailySend } from "../messaging/numbers";
+import { queueOutboundMessage } from "../messaging/outbound";
 import { pickSender } from "../messaging/senders";
 import { senderSkip } from "../registration/sender-check";
 import type { FlowDefinition, FlowNode } from "./types";

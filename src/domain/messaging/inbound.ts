@@ -22,8 +22,9 @@ import { contactJson, ensureContact } from "../audience/contacts";
 import { addSuppression } from "../audience/suppression";
 import { emitEvent } from "../events";
 import { flagNeedsAttention, threadForContact, touchConversation } from "./conversations";
-import { messageJson, queueOutboundMessage } from "./messages";
+import { messageJson } from "./message-json";
 import { reserveDailySend } from "./numbers";
+import { queueOutboundMessage } from "./outbound";
 
 /**
  * Opt-out keywords (CTIA, and FCC 24-24's revocation words). A reply is an opt-out (API.md §7.1)

@@ -1,0 +1,320 @@
+import {
+  type Carrier,
+  type CarrierMessageStatus,
+  CarrierUnavailableError,
+  type InboundSms,
+  type OutboundSms,
+} from "../../carriers/carrier";
+import type { Db, DbOrTx } from "../../db/client";
+import { messageStatements } from "../../db/message-statements";
+import type { JobContext, JobPayloads } from "../../jobs/catalog";
+import { JOB_POLICIES, RescheduleJob } from "../../jobs/catalog";
+import { enqueueJob } from "../../jobs/queue";
+import { Gate } from "../../lib/gate";
+import { log } from "../../lib/log";
+import { canSendTo } from "../audience/suppression";
+import { type HandOffRules, handOffDecision, isMarketingMessage } from "../campaigns/send-plan";
+import { applyStatus, applyStatusUpdates, STATUS_RANK } from "./status-updates";
+
+const NOT_YET_SENT = ["PENDING", "QUEUED"];
+
+/** How much earlier than our marker a carrier's record of the send may be stamped (clock skew). */
+const LOOKUP_SLACK_MS = 5 * 60_000;
+
+/**
+ * Collects work from send jobs running in the same turn of the event loop and applies it in one
+ * transaction: the worker runs up to its concurrency of jobs at once, and one commit for all of
+ * them is what keeps the per-message cost low.
+ */
+class TransactionBatcher<T> {
+  private items: { item: T; resolve: () => void; reject: (error: unknown) => void }[] = [];
+  private scheduled = false;
+  constructor(
+    private readonly db: Db,
+    private readonly apply: (tx: DbOrTx, item: T) => Promise<void> | void,
+  ) {}
+  push(item: T): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.items.push({ item, resolve, reject });
+      if (!this.scheduled) {
+        this.scheduled = true;
+        setImmediate(() => void this.flush());
+      }
+    });
+  }
+  private async flush() {
+    const batch = this.items;
+    this.items = [];
+    this.scheduled = false;
+    try {
+      await this.db.transaction(async (tx) => {
+        for (const entry of batch) await this.apply(tx, entry.item);
+      });
+    } catch (error) {
+      for (const entry of batch) entry.reject(error);
+      return;
+    }
+    for (const entry of batch) entry.resolve();
+  }
+}
+
+/**
+ * How a hand-off ended: settled (its outcome recorded, or nothing left to send), or held because
+ * the send-time window of a marketing message is closed now: it waits, QUEUED, until `until`.
+ */
+type HandOffResult = { kind: "settled" } | { kind: "held"; until: number };
+const SETTLED: HandOffResult = { kind: "settled" };
+
+type Outcome =
+  | { kind: "sent"; carrierMessageId: string; status: CarrierMessageStatus }
+  | { kind: "failed"; errorCode: string; errorMessage: string };
+
+interface Completion {
+  /** The send job completed with the outcome; null for a batch's message (its job completes last). */
+  ctx: JobContext | null;
+  messageId: string;
+  outcome: Outcome;
+  at: number;
+}
+
+/**
+ * Messaging on one database, built at boot by startMessaging with what it uses: the carrier its
+ * send jobs hand off to, and the batchers that group those jobs' writes into shared transactions.
+ */
+interface Messaging {
+  carrier: Carrier;
+  markers: TransactionBatcher<{ messageId: string; at: number }>;
+  completions: TransactionBatcher<Completion>;
+  /**
+   * The hand-offs of batch jobs in flight at once, across all of them: a carrier sees at most
+   * HANDOFFS_AT_ONCE concurrent sends from them, as it did from the worker's one-message jobs.
+   */
+  handoffs: Gate;
+}
+
+/** Batch jobs' hand-offs in flight at once per database (the worker's job concurrency). */
+const HANDOFFS_AT_ONCE = 128;
+
+/**
+ * Each database's Messaging (a process may serve several in tests). The job handlers are wired
+ * once for all databases (src/jobs/handlers.ts) and receive only the job's context, so the two
+ * send jobs find theirs here by the job's database; nothing else in messaging keeps state.
+ */
+const started = new WeakMap<Db, Messaging>();
+
+/**
+ * Wires messaging to a carrier at boot: send jobs on `db` hand off to `carrier`, and what the
+ * carrier reports (status changes, inbound messages) is applied to `db`.
+ */
+export function startMessaging(
+  db: Db,
+  carrier: Carrier,
+  options: { onInbound: (db: Db, sms: InboundSms) => unknown },
+) {
+  started.set(db, {
+    carrier,
+    handoffs: new Gate(HANDOFFS_AT_ONCE),
+    markers: new TransactionBatcher(db, async (tx, { messageId, at }) => {
+      await messageStatements(tx).markHandoffStarted.run({ id: messageId, now: at });
+    }),
+    // The job completes in the transaction that records the outcome; a job whose lease was lost
+    // (another worker took it) records nothing.
+    completions: new TransactionBatcher(db, async (tx, { ctx, messageId, outcome, at }) => {
+      if (ctx && !(await ctx.completeIn(tx))) return;
+      if (outcome.kind === "sent")
+        await markHandedOff(tx, messageId, outcome.carrierMessageId, outcome.status, at);
+      else await markFailed(tx, messageId, outcome.errorCode, outcome.errorMessage, at);
+    }),
+  });
+  carrier.attachSinks({
+    onStatus: async (updates) => await applyStatusUpdates(db, updates),
+    onInbound: async (sms) => {
+      await options.onInbound(db, sms);
+    },
+  });
+}
+
+function messagingOf(db: Db): Messaging {
+  const messaging = started.get(db);
+  if (!messaging) throw new Error("messaging is not started on this database");
+  return messaging;
+}
+
+/**
+ * `messages.send`: hands one message to the carrier, exactly once.
+ * 1. Skip messages already past QUEUED (a duplicate or late job).
+ * 2. Re-check opt-out and suppression now: blocked → FAILED, nothing reaches the carrier.
+ * 3. If an earlier attempt started a hand-off (marker set) and its outcome is unknown, ask the
+ *    carrier for the send by our id; only when it has none do we send.
+ * 4. Commit the marker (status QUEUED) before the hand-off.
+ * 5. Record SENT (or FAILED on a rejection) and complete the job in one transaction.
+ * A CarrierUnavailableError leaves the message QUEUED and retries with backoff.
+ */
+export async function sendMessageJob(payload: JobPayloads["messages.send"], ctx: JobContext) {
+  const messageId = payload.message_id;
+  const messaging = messagingOf(ctx.db);
+  const record = (outcome: Outcome) =>
+    messaging.completions.push({ ctx, messageId, outcome, at: ctx.clock.now() });
+  let result: HandOffResult;
+  try {
+    result = await handOff(ctx, messaging, messageId, payload.opt_out_confirmation === true, record);
+  } catch (error) {
+    if (!(error instanceof CarrierUnavailableError)) throw error;
+    if (ctx.job.attempts >= ctx.job.maxAttempts) {
+      // Out of retries: the carrier never took it (or lookups could not tell); report it failed.
+      await record({ kind: "failed", errorCode: "carrier_unavailable", errorMessage: error.message });
+      return;
+    }
+    log.warn("carrier unavailable; send will be retried", { message_id: messageId, error: error.message });
+    if (error.retryAfterMs) throw new RescheduleJob(ctx.clock.now() + error.retryAfterMs);
+    throw error;
+  }
+  if (result.kind === "held") throw new RescheduleJob(result.until);
+}
+
+/**
+ * `messages.send_batch`: steps 1–5 of `messages.send` for every message of the batch at once,
+ * each outcome recorded as it comes (the batcher groups them into shared transactions). A message
+ * the carrier cannot take now gets a `messages.send` job of its own, which retries it with the
+ * send job's backoff; it is enqueued in the transaction that completes the batch. A crash
+ * re-runs the batch: messages already handed off are skipped, and those with a marker looked up.
+ */
+export async function sendMessageBatchJob(payload: JobPayloads["messages.send_batch"], ctx: JobContext) {
+  const messaging = messagingOf(ctx.db);
+  const { completions, handoffs } = messaging;
+  const rules: HandOffRules = new Map();
+  const now = ctx.clock.now();
+  const backoff = JOB_POLICIES["messages.send"].backoffMs(1);
+  /** Messages that go later, each as a send job of its own: the carrier could not take them, or their window is closed. */
+  const later: { messageId: string; runAt: number }[] = [];
+  let unavailable = 0;
+  await Promise.all(
+    payload.message_ids.map((messageId) =>
+      handoffs.run(async () => {
+        const record = (outcome: Outcome) =>
+          completions.push({ ctx: null, messageId, outcome, at: ctx.clock.now() });
+        try {
+          const result = await handOff(ctx, messaging, messageId, false, record, rules);
+          if (result.kind === "held") later.push({ messageId, runAt: result.until });
+        } catch (error) {
+          if (!(error instanceof CarrierUnavailableError)) throw error;
+          unavailable++;
+          later.push({ messageId, runAt: now + (error.retryAfterMs ?? backoff) });
+        }
+      }),
+    ),
+  );
+  if (later.length === 0) return;
+  if (unavailable > 0) log.warn("carrier unavailable; sends will be retried", { messages: unavailable });
+  await ctx.completeWith(async (tx) => {
+    for (const { messageId, runAt } of later)
+      await enqueueJob(
+        tx,
+        "messages.send",
+        { message_id: messageId },
+        // A batch's messages are of its workspace (enqueueSendBatch).
+        { workspaceId: ctx.job.workspaceId, runAt, now },
+      );
+  });
+}
+
+/**
+ * Steps 1–5 of a send for one message: nothing for a message gone or already past QUEUED, else
+ * `record` writes its outcome. Held when a marketing message's send-time window is closed; throws
+ * CarrierUnavailableError when the carrier cannot take it now (the message stays QUEUED either way).
+ */
+async function handOff(
+  ctx: JobContext,
+  messaging: Messaging,
+  messageId: string,
+  optOutConfirmation: boolean,
+  record: (outcome: Outcome) => Promise<void>,
+  rules: HandOffRules = new Map(),
+): Promise<HandOffResult> {
+  const { db } = ctx;
+  const message = await messageStatements(db).loadMessage.get({ id: messageId });
+  if (!message || !NOT_YET_SENT.includes(message.status)) return SETTLED;
+  const settle = async (outcome: Outcome): Promise<HandOffResult> => {
+    await record(outcome);
+    return SETTLED;
+  };
+  if (!optOutConfirmation) {
+    const permission = await canSendTo(db, message.workspaceId, message.toNumber);
+    if (!permission.allowed)
+      return await settle({ kind: "failed", errorCode: permission.reason, errorMessage: permission.message });
+  }
+  const sms: OutboundSms = {
+    messageId: message.id,
+    workspaceId: message.workspaceId,
+    from: message.fromNumber,
+    to: message.toNumber,
+    body: message.body,
+    // Empty: the adapter builds its own callback URL (its route and public base) for the message.
+    statusCallbackUrl: "",
+  };
+  const { carrier } = messaging;
+  if (message.handoffStartedAt !== null) {
+    const found = await carrier.lookupSend(sms, message.handoffStartedAt - LOOKUP_SLACK_MS);
+    if (found.found)
+      return await settle({ kind: "sent", carrierMessageId: found.carrierMessageId, status: found.status });
+  }
+  // A marketing message is asked the send-time rules again: the hand-off may run long after the
+  // message was written (a retry, a restart), and it never goes inside the window.
+  const window = isMarketingMessage(message)
+    ? await handOffDecision(
+        db,
+        {
+          channel: "sms",
+          workspaceId: message.workspaceId,
+          campaignId: message.campaignId,
+          contactId: message.contactId,
+          to: message.toNumber,
+        },
+        ctx.clock.now(),
+        rules,
+      )
+    : null;
+  if (window?.action === "defer") {
+    await messageStatements(db).holdUntil.run({ id: message.id, sendAt: window.until, now: ctx.clock.now() });
+    return { kind: "held", until: window.until };
+  }
+  if (window?.action === "skip")
+    return await settle({
+      kind: "failed",
+      errorCode: window.reason,
+      errorMessage: `Not sent: ${window.reason}`,
+    });
+  await messaging.markers.push({ messageId: message.id, at: ctx.clock.now() });
+  const result = await carrier.sendSms(sms);
+  return await settle(
+    result.accepted
+      ? { kind: "sent", carrierMessageId: result.carrierMessageId, status: result.status }
+      : { kind: "failed", errorCode: result.errorCode, errorMessage: result.errorMessage },
+  );
+}
+
+/** The carrier accepted the message: SENT (or further, if it already says so), `message.sent` once. */
+async function markHandedOff(
+  tx: DbOrTx,
+  messageId: string,
+  carrierMessageId: string,
+  status: CarrierMessageStatus,
+  now: number,
+) {
+  const current = await messageStatements(tx).loadMessage.get({ id: messageId });
+  if (!current) return;
+  const sent = STATUS_RANK[status] < STATUS_RANK.SENT ? "SENT" : status;
+  await applyStatus(tx, current, { carrierMessageId, status: sent }, now);
+}
+
+async function markFailed(
+  tx: DbOrTx,
+  messageId: string,
+  errorCode: string,
+  errorMessage: string,
+  now: number,
+) {
+  const current = await messageStatements(tx).loadMessage.get({ id: messageId });
+  if (!current) return;
+  await applyStatus(tx, current, { carrierMessageId: "", status: "FAILED", errorCode, errorMessage }, now);
+}

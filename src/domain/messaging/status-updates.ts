@@ -1,0 +1,93 @@
+import type { StatusUpdate } from "../../carriers/carrier";
+import type { Db, DbOrTx } from "../../db/client";
+import { messageStatements } from "../../db/message-statements";
+import type { MessageRow } from "../../db/schema";
+import { emitEvent } from "../events";
+import { messageJson } from "./message-json";
+
+/** How far along a message is; a status update never moves a message to a lower rank. */
+export const STATUS_RANK: Record<string, number> = {
+  PENDING: 0,
+  QUEUED: 1,
+  SENT: 2,
+  DELIVERED: 3,
+  UNDELIVERED: 3,
+  FAILED: 3,
+  RECEIVED: 3,
+};
+
+/**
+ * Moves one message forward to the reported status (never back), stamping sent_at/delivered_at
+ * and emitting `message.sent` (when sent_at is first set), `message.delivered` or `message.failed`.
+ * Also records the carrier's id for the message when it is first learnt.
+ */
+export async function applyStatus(tx: DbOrTx, current: MessageRow, update: StatusUpdate, now: number) {
+  if (current.direction !== "outbound") return;
+  const learntId =
+    current.carrierMessageId === null && update.carrierMessageId ? update.carrierMessageId : null;
+  const from = STATUS_RANK[current.status] ?? 0;
+  const to = STATUS_RANK[update.status] ?? 0;
+  if (to <= from) {
+    if (learntId)
+      await messageStatements(tx).recordStatus.run(
+        statusParams({ ...current, carrierMessageId: learntId }, now),
+      );
+    return;
+  }
+  const next: MessageRow = { ...current, status: update.status, updatedAt: now };
+  if (learntId) next.carrierMessageId = learntId;
+  const isFailure = update.status === "FAILED" || update.status === "UNDELIVERED";
+  const reachedCarrier =
+    update.status === "SENT" || update.status === "DELIVERED" || update.status === "UNDELIVERED";
+  const firstSent = reachedCarrier && current.sentAt === null;
+  if (firstSent) next.sentAt = now;
+  if (update.status === "DELIVERED") next.deliveredAt = now;
+  if (isFailure) {
+    next.errorCode = update.errorCode ?? (update.status === "UNDELIVERED" ? "undelivered" : "failed");
+    next.errorMessage = update.errorMessage ?? null;
+  }
+  const statements = messageStatements(tx);
+  await (learntId ? statements.recordStatus : statements.recordStatusOnly).run(statusParams(next, now));
+  if (firstSent)
+    await emitEvent(
+      tx,
+      current.workspaceId,
+      "message.sent",
+      messageJson({ ...next, status: "SENT", deliveredAt: null }),
+      now,
+    );
+  if (update.status === "DELIVERED")
+    await emitEvent(tx, current.workspaceId, "message.delivered", messageJson(next), now);
+  if (isFailure) await emitEvent(tx, current.workspaceId, "message.failed", messageJson(next), now);
+}
+
+function statusParams(row: MessageRow, now: number) {
+  return {
+    id: row.id,
+    status: row.status,
+    carrierMessageId: row.carrierMessageId,
+    sentAt: row.sentAt,
+    deliveredAt: row.deliveredAt,
+    errorCode: row.errorCode,
+    errorMessage: row.errorMessage,
+    now,
+  };
+}
+
+/**
+ * Applies carrier status reports in one transaction. Idempotent: a repeated or late report
+ * changes nothing (DELIVERED stays DELIVERED). Reports for unknown messages are ignored.
+ */
+export async function applyStatusUpdates(db: Db, updates: StatusUpdate[], now = Date.now()) {
+  if (!updates.length) return;
+  await db.transaction(async (tx) => {
+    const statements = messageStatements(tx);
+    for (const update of updates) {
+      const current = update.messageId
+        ? await statements.loadMessage.get({ id: update.messageId })
+        : await statements.loadMessageByCarrierId.get({ carrierMessageId: update.carrierMessageId });
+      if (!current) continue;
+      await applyStatus(tx, current, update, now);
+    }
+  });
+}
