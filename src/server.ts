@@ -11,6 +11,7 @@ import {
   openDatabase,
   type SqliteConnection,
 } from "./db/client";
+import { setDialect } from "./db/dialect";
 import { startSearchIndexer } from "./db/message-search";
 import { migrate } from "./db/migrate";
 import { openPgDatabase } from "./db/pg-database";
@@ -223,6 +224,9 @@ export async function openConfiguredDatabase(
     return { db: pg.db, sqlite: null, close: pg.close };
   }
   const handle = openDatabase(config.dbPath, { cacheMb: config.sqliteCacheMb });
+  // As openPgDatabase does for PostgreSQL: the SQL of this process is SQLite's from now on (a test
+  // process may run a server on each database, one after the other).
+  setDialect("sqlite");
   try {
     const { applied } = migrate(handle.sqlite);
     if (applied.length) log.info("database migrated", { applied: applied.join(",") });

@@ -85,10 +85,12 @@ export async function ensureContact(
   phone: string,
   source: string,
   now = Date.now(),
+  /** The contact of `phone` when the caller has looked it up already (none: `{contact: undefined}`). */
+  known?: { contact: ContactRow | undefined },
 ): Promise<{ contact: ContactRow; created: boolean }> {
   const e164 = normalizePhone(phone);
   if (!e164) throw invalid("phone_number must be a valid phone number");
-  const existing = await findContactByPhone(tx, workspaceId, e164);
+  const existing = known ? known.contact : await findContactByPhone(tx, workspaceId, e164);
   if (existing) return { contact: existing, created: false };
   const row: ContactRow = {
     id: newId(),

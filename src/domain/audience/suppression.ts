@@ -33,9 +33,15 @@ const sendChecks = preparedPerConnection((db) => {
   };
 });
 
-export async function canSendTo(db: DbOrTx, workspaceId: string, phone: string): Promise<SendPermission> {
+export async function canSendTo(
+  db: DbOrTx,
+  workspaceId: string,
+  phone: string,
+  /** The contact of `phone` when the caller has looked it up already (none: `{contact: undefined}`). */
+  known?: { contact: { optedIn: boolean | number } | undefined },
+): Promise<SendPermission> {
   const statements = sendChecks(db);
-  const contact = await statements.contact.get({ workspaceId, phone });
+  const contact = known ? known.contact : await statements.contact.get({ workspaceId, phone });
   if (contact && !contact.optedIn)
     return { allowed: false, reason: "opted_out", message: "Recipient has opted out" };
   const suppressed = await statements.suppression.get({ workspaceId, phone });

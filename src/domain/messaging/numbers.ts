@@ -573,9 +573,14 @@ export async function activeNumberOf(
 }
 
 /** The default sender rule: `settings.default_number_id` when active, else the oldest active number. */
-export async function defaultSender(tx: DbOrTx, workspaceId: string): Promise<NumberRow | undefined> {
+export async function defaultSender(
+  tx: DbOrTx,
+  workspaceId: string,
+  /** `settings.default_number_id` when the caller has read it already (send-settings.ts). */
+  known?: { defaultNumberId: string | null },
+): Promise<NumberRow | undefined> {
   const statements = senderStatements(tx);
-  const defaultId = await defaultNumberIdOf(tx, workspaceId);
+  const defaultId = known ? known.defaultNumberId : await defaultNumberIdOf(tx, workspaceId);
   const byDefault = defaultId ? await statements.activeById.get({ workspaceId, id: defaultId }) : undefined;
   return byDefault ?? (await statements.oldestActive.get({ workspaceId }));
 }
@@ -590,13 +595,14 @@ export async function resolveSender(
   tx: DbOrTx,
   workspaceId: string,
   from?: string | null,
+  known?: { defaultNumberId: string | null },
 ): Promise<NumberRow> {
   let row: NumberRow | undefined;
   if (from) {
     row = await activeNumberOf(tx, workspaceId, from);
     if (!row) throw invalid("from is not a number of this workspace");
   } else {
-    row = await defaultSender(tx, workspaceId);
+    row = await defaultSender(tx, workspaceId, known);
     if (!row) throw invalid("No sending number: order one with POST /v1/numbers");
   }
   return row;

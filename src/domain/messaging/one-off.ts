@@ -12,10 +12,11 @@ import {
 import { workspaceRow } from "../../db/workspace-row";
 import { invalid, notFound } from "../../lib/errors";
 import { normalizePhone } from "../../lib/phone";
-import { ensureContact } from "../audience/contacts";
+import { ensureContact, findContactByPhone } from "../audience/contacts";
 import { canSendTo } from "../audience/suppression";
 import { registeredNumberIds, senderSkip } from "../registration/sender-check";
 import { spendDailyBudget } from "../workspace/daily-budgets";
+import { sendSettingsOf } from "../workspace/send-settings";
 import { findConversation, threadForContact } from "./conversations";
 import { MAX_BODY_LENGTH } from "./message-json";
 import { reserveDailySend, resolveSender } from "./numbers";
@@ -34,8 +35,13 @@ export function checkBody(body: string) {
 }
 
 /** Throws 422 `Recipient has opted out` / `Recipient is suppressed` when `phone` may not be sent to. */
-export async function assertCanSendTo(db: DbOrTx, workspaceId: string, phone: string) {
-  const permission = await canSendTo(db, workspaceId, phone);
+export async function assertCanSendTo(
+  db: DbOrTx,
+  workspaceId: string,
+  phone: string,
+  known?: Parameters<typeof canSendTo>[3],
+) {
+  const permission = await canSendTo(db, workspaceId, phone, known);
   if (!permission.allowed) throw invalid(permission.message);
 }
 
@@ -84,16 +90,19 @@ function checkOneOff(input: OneOffInput): CheckedOneOff {
 }
 
 async function acceptOneOff(tx: Tx, workspaceId: string, input: CheckedOneOff, batch: string[], now: number) {
+  // The workspace's settings and the recipient's contact are each read once for all the checks.
+  const settings = await sendSettingsOf(tx, workspaceId);
   // The workspace's daily budget first (429); any later refusal rolls the spend back with the rest.
-  await spendDailyBudget(tx, workspaceId, "one_off_daily_limit", 1, now);
-  const sender = await resolveSender(tx, workspaceId, input.from);
+  await spendDailyBudget(tx, workspaceId, "one_off_daily_limit", 1, now, settings?.limits);
+  const sender = await resolveSender(tx, workspaceId, input.from, settings);
   // Counted first, so a full number is the answer whatever else is wrong; a later refusal rolls
   // the count back with the rest of this write.
   if (!(await reserveDailySend(tx, sender, now))) throw invalid("from has reached its daily_limit");
-  if (senderSkip(await registeredNumberIds(tx, workspaceId), sender))
+  if (senderSkip(await registeredNumberIds(tx, workspaceId, settings), sender))
     throw invalid("from is not registered for A2P messaging");
-  await assertCanSendTo(tx, workspaceId, input.to);
-  const { contact, created } = await ensureContact(tx, workspaceId, input.to, "api", now);
+  const known = { contact: await findContactByPhone(tx, workspaceId, input.to) };
+  await assertCanSendTo(tx, workspaceId, input.to, known);
+  const { contact, created } = await ensureContact(tx, workspaceId, input.to, "api", now, known);
   const conversation = await threadForContact(tx, workspaceId, contact.id, {
     reopen: true,
     now,

@@ -8,10 +8,18 @@ import { tendlcCampaignNumbers, tendlcCampaigns, workspaces } from "../../db/sch
  * The workspace's numbers in an APPROVED 10DLC campaign, when it requires registration
  * (`settings.require_registration`); null when it does not (every sender may send).
  */
-export async function registeredNumberIds(tx: DbOrTx, workspaceId: string): Promise<Set<string> | null> {
+export async function registeredNumberIds(
+  tx: DbOrTx,
+  workspaceId: string,
+  /** `settings.require_registration` when the caller has read it already (send-settings.ts). */
+  known?: { requireRegistration: boolean },
+): Promise<Set<string> | null> {
   // Asked on every send (one-off, campaign, flow): prepared once per connection.
   const statements = registrationStatements(tx);
-  if (!(await statements.required.get({ workspaceId }))?.required) return null;
+  const required = known
+    ? known.requireRegistration
+    : (await statements.required.get({ workspaceId }))?.required;
+  if (!required) return null;
   return new Set((await statements.approvedNumbers.all({ workspaceId })).map((r) => r.numberId));
 }
 

@@ -63,9 +63,11 @@ export async function spendDailyBudget(
   budget: DailyBudget,
   n: number,
   now: number,
+  /** The workspace's limits when the caller has read them already (send-settings.ts). */
+  known?: Record<DailyBudget, number | null>,
 ) {
   if (n <= 0) return;
-  const limits = await statements(tx).limits.get({ workspaceId });
+  const limits = known ?? (await statements(tx).limits.get({ workspaceId }));
   const limit = limits ? limits[budget] : null;
   const usage = { workspaceId, budget, day: utcDay(now), n };
   const counted =
