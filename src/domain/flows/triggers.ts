@@ -29,13 +29,12 @@ interface Data {
 
 async function enrollOne(
   tx: DbOrTx,
-  workspaceId: string,
-  event: string,
+  flows: Awaited<ReturnType<typeof flowsTriggeredBy>>,
   contactId: string,
   now: number,
   match: (data: Record<string, unknown>) => boolean,
 ) {
-  for (const flow of await flowsTriggeredBy(tx, workspaceId, event)) {
+  for (const flow of flows) {
     const trigger = (
       flow.definition as { nodes?: { type: string; data?: Record<string, unknown> }[] }
     ).nodes?.find((n) => n.type === "trigger");
@@ -91,8 +90,12 @@ export function startFlowTriggers() {
           await markReplied(tx, event.workspaceId, data.contact_id, now);
           const first = body.split(/\s+/)[0]?.toLowerCase() ?? "";
           if (!first) break;
-          await enrollOne(tx, event.workspaceId, "inbound_keyword", data.contact_id, now, (trigger) =>
-            ((trigger.keywords ?? []) as string[]).some((k) => k.toLowerCase() === first),
+          await enrollOne(
+            tx,
+            await flowsFor(event.workspaceId, "inbound_keyword"),
+            data.contact_id,
+            now,
+            (trigger) => ((trigger.keywords ?? []) as string[]).some((k) => k.toLowerCase() === first),
           );
           break;
         }
@@ -100,8 +103,7 @@ export function startFlowTriggers() {
           if (!data.contact_id) break;
           await enrollOne(
             tx,
-            event.workspaceId,
-            "link_clicked",
+            await flowsFor(event.workspaceId, "link_clicked"),
             data.contact_id,
             now,
             (trigger) => !trigger.offer_id || trigger.offer_id === data.offer_id,
@@ -113,8 +115,7 @@ export function startFlowTriggers() {
           if (data.event === "purchase") await exitOnPurchase(tx, event.workspaceId, data.contact_id, now);
           await enrollOne(
             tx,
-            event.workspaceId,
-            "conversion",
+            await flowsFor(event.workspaceId, "conversion"),
             data.contact_id,
             now,
             (trigger) => !trigger.conversion_event || trigger.conversion_event === data.event,
