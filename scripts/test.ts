@@ -39,13 +39,7 @@ const POSTGRES_READY = [
  * Black-box files about SQLite's own mechanics (its single writer's group commit, its busy lock),
  * which have no PostgreSQL meaning; they run on the SQLite pass.
  */
-const SQLITE_ONLY: string[] = [
-  // Not a SQLite mechanic: on PostgreSQL one of its sign-ins sometimes waits 20 s on a query the
-  // database is still receiving (a driver hang under investigation, docs/postgres.md "What
-  // remains"), and the browser is then gone for the rest of the file. The API it drives runs on
-  // PostgreSQL through every other black-box file.
-  "test/browser/dashboard.browser.test.ts",
-];
+const SQLITE_ONLY: string[] = [];
 
 function step(name: string, command: string, args: string[]) {
   console.log(`\n▶ ${name}: ${[command.replace(`${root}/`, ""), ...args].join(" ")}`);

@@ -52,6 +52,7 @@ export function parseNumeric(text: string): number | string {
  * back as numbers where that is exact.
  */
 export function createPgClient(url: string, options: PgClientOptions = {}): postgres.Sql {
+  backUpImmediates();
   const { url: address, host } = socketOf(url);
   const client = postgres(address, {
     ...(host ? { host } : {}),
@@ -63,6 +64,51 @@ export function createPgClient(url: string, options: PgClientOptions = {}): post
   parsers[20] = parseInt8;
   parsers[1700] = parseNumeric;
   return client;
+}
+
+let backedUp = false;
+
+/** How long an immediate may wait before its fallback timer runs it instead. */
+const IMMEDIATE_FALLBACK_MS = 5;
+
+/**
+ * postgres.js sends a short message (a BEGIN, a small query) on the next `setImmediate`, and Bun
+ * sometimes leaves an immediate queued until the next I/O event, timers firing meanwhile: a lone
+ * sign-in on an otherwise idle server waited 30 s in a browser test. Once a PostgreSQL client
+ * exists, every immediate of the process also gets a fallback timer that runs it if it has not
+ * run within IMMEDIATE_FALLBACK_MS (each runs once; clearImmediate cancels both). A working loop
+ * runs the immediate first and the timer is cleared.
+ */
+function backUpImmediates() {
+  if (backedUp) return;
+  backedUp = true;
+  const schedule = globalThis.setImmediate;
+  const cancel = globalThis.clearImmediate;
+  const fallbacks = new WeakMap<object, ReturnType<typeof setTimeout>>();
+  const wrapped = ((callback: (...args: unknown[]) => void, ...args: unknown[]) => {
+    let ran = false;
+    const run = () => {
+      if (ran) return;
+      ran = true;
+      clearTimeout(fallback);
+      callback(...args);
+    };
+    const handle = schedule(run);
+    const fallback = setTimeout(() => {
+      cancel(handle);
+      run();
+    }, IMMEDIATE_FALLBACK_MS);
+    fallbacks.set(handle, fallback);
+    return handle;
+  }) as typeof setImmediate;
+  globalThis.setImmediate = Object.assign(wrapped, schedule);
+  globalThis.clearImmediate = ((handle: Parameters<typeof clearImmediate>[0]) => {
+    if (handle && typeof handle === "object") {
+      const fallback = fallbacks.get(handle);
+      if (fallback !== undefined) clearTimeout(fallback);
+    }
+    cancel(handle);
+  }) as typeof clearImmediate;
 }
 
 /**
