@@ -67,4 +67,43 @@ describe.if(process.env[TEST_DIALECT] === "postgres")("a PostgreSQL outage while
     ]);
     expect((await fetch(`${s.url}/healthz`)).status).toBe(200);
   });
+
+  /** Polls `path` until it answers 200 (about 5 s at most), giving its last answer. */
+  async function recovered(path: string) {
+    let answer = await s.api("GET", path);
+    for (let i = 0; i < 50 && answer.status !== 200; i++) {
+      await Bun.sleep(100);
+      answer = await s.api("GET", path);
+    }
+    return answer;
+  }
+
+  it("answers 503 while its database is dropped and while a restore has not yet made its tables, then recovers", async () => {
+    expect((await s.api("POST", "/v1/contacts", { phone_number: "+14155550103" })).status).toBe(200);
+    const saved = `${database}_saved`;
+    // A copy to restore from: its source must have no connections while it is copied.
+    await cut();
+    await admin.unsafe(`CREATE DATABASE ${saved} TEMPLATE ${database}`);
+    await admin.unsafe(`DROP DATABASE ${database} WITH (FORCE)`);
+    const refused = [];
+    refused.push(await s.api("GET", "/v1/contacts"));
+    refused.push(await s.api("POST", "/v1/contacts", { phone_number: "+14155550104" }));
+    // Restored by a tool that makes the database first and its tables later: an empty database.
+    await admin.unsafe(`CREATE DATABASE ${database}`);
+    refused.push(await s.api("GET", "/v1/contacts"));
+    refused.push(await s.api("POST", "/v1/contacts", { phone_number: "+14155550105" }));
+    expect(refused.map((r) => ({ status: r.status, body: r.body }))).toEqual(
+      Array(4).fill({ status: 503, body: { ok: false, error: "Database unavailable" } }),
+    );
+
+    await admin.unsafe(`DROP DATABASE ${database} WITH (FORCE)`);
+    await admin.unsafe(`CREATE DATABASE ${database} TEMPLATE ${saved}`);
+    await admin.unsafe(`DROP DATABASE ${saved}`);
+    const after = await recovered("/v1/contacts");
+    expect(after.status).toBe(200);
+    expect(after.body.contacts.map((c: { phone_number: string }) => c.phone_number).sort()).toEqual([
+      "+14155550101",
+      "+14155550103",
+    ]);
+  });
 });

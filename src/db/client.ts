@@ -539,7 +539,7 @@ export async function lockForBootstrap(tx: DbOrTx): Promise<void> {
   if (dialectOf(tx) === "postgres") await tx.run(sql`select pg_advisory_xact_lock(4180511962310779)`);
 }
 
-/** Connection-level failures (postgres.js codes and PostgreSQL SQLSTATEs of classes 08, 57P, 53300). */
+/** Connection-level failures (postgres.js codes and PostgreSQL SQLSTATEs of classes 08, 57P, 53300, 3D000, 42P01). */
 const UNAVAILABLE_CODES = new Set([
   "ECONNREFUSED",
   "ECONNRESET",
@@ -555,6 +555,10 @@ const UNAVAILABLE_CODES = new Set([
   "57P02",
   "57P03",
   "53300",
+  // The database itself is gone (dropped), or its tables are (a restore under way: the server
+  // migrated them at start, so a missing one means the database changed under it).
+  "3D000",
+  "42P01",
 ]);
 
 /**
