@@ -69,3 +69,24 @@ export async function insertRows<T extends SQLiteTable>(
       .values(rows.slice(i, i + chunk))
       .run();
 }
+
+/**
+ * Runs `work` for each item in the caller's transaction, for items whose writes touch different
+ * rows and need no order between them: one after another on SQLite (no round trips to save); all
+ * at once on PostgreSQL, whose transaction connection then receives their statements together and
+ * answers them in order (a round trip for many instead of one each). A failure fails the whole
+ * transaction either way.
+ */
+export async function forEachRowApart<T>(
+  tx: DbOrTx,
+  items: readonly T[],
+  work: (item: T) => Promise<unknown>,
+): Promise<void> {
+  if (dialectOf(tx) === "sqlite") {
+    for (const item of items) await work(item);
+    return;
+  }
+  const outcomes = await Promise.allSettled(items.map(work));
+  const failed = outcomes.find((outcome) => outcome.status === "rejected");
+  if (failed) throw (failed as PromiseRejectedResult).reason;
+}

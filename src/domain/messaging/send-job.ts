@@ -7,6 +7,7 @@ import {
 } from "../../carriers/carrier";
 import type { Db, DbOrTx } from "../../db/client";
 import { messageStatements } from "../../db/message-statements";
+import { forEachRowApart } from "../../db/prepared";
 import type { JobContext, JobPayloads } from "../../jobs/catalog";
 import { JOB_POLICIES, RescheduleJob } from "../../jobs/catalog";
 import { enqueueJob } from "../../jobs/queue";
@@ -47,9 +48,10 @@ class TransactionBatcher<T> {
     this.items = [];
     this.scheduled = false;
     try {
-      await this.db.transaction(async (tx) => {
-        for (const entry of batch) await this.apply(tx, entry.item);
-      });
+      // Each item is its own message's: their writes need no order between them.
+      await this.db.transaction(
+        async (tx) => await forEachRowApart(tx, batch, async (entry) => await this.apply(tx, entry.item)),
+      );
     } catch (error) {
       for (const entry of batch) entry.reject(error);
       return;

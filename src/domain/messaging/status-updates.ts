@@ -1,6 +1,7 @@
 import type { StatusUpdate } from "../../carriers/carrier";
 import type { Db, DbOrTx } from "../../db/client";
 import { messageStatements } from "../../db/message-statements";
+import { forEachRowApart } from "../../db/prepared";
 import type { MessageRow } from "../../db/schema";
 import { emitEvent } from "../events";
 import { messageJson } from "./message-json";
@@ -80,14 +81,23 @@ function statusParams(row: MessageRow, now: number) {
  */
 export async function applyStatusUpdates(db: Db, updates: StatusUpdate[], now = Date.now()) {
   if (!updates.length) return;
+  // A message's updates stay in their order; different messages' need none between them.
+  const byMessage = new Map<string, StatusUpdate[]>();
+  for (const update of updates) {
+    const key = update.messageId ? `id:${update.messageId}` : `carrier:${update.carrierMessageId}`;
+    const ofMessage = byMessage.get(key);
+    if (ofMessage) ofMessage.push(update);
+    else byMessage.set(key, [update]);
+  }
   await db.transaction(async (tx) => {
     const statements = messageStatements(tx);
-    for (const update of updates) {
-      const current = update.messageId
-        ? await statements.loadMessage.get({ id: update.messageId })
-        : await statements.loadMessageByCarrierId.get({ carrierMessageId: update.carrierMessageId });
-      if (!current) continue;
-      await applyStatus(tx, current, update, now);
-    }
+    await forEachRowApart(tx, [...byMessage.values()], async (ofMessage) => {
+      for (const update of ofMessage) {
+        const current = update.messageId
+          ? await statements.loadMessage.get({ id: update.messageId })
+          : await statements.loadMessageByCarrierId.get({ carrierMessageId: update.carrierMessageId });
+        if (current) await applyStatus(tx, current, update, now);
+      }
+    });
   });
 }
