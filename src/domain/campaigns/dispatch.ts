@@ -1,5 +1,6 @@
 import { and, asc, eq, lte, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../db/client";
+import { forEachRowApart } from "../../db/prepared";
 import { type CampaignRow, campaignRecipients, campaigns, contacts } from "../../db/schema";
 import type { JobContext, JobPayloads } from "../../jobs/catalog";
 import { RescheduleJob } from "../../jobs/catalog";
@@ -156,11 +157,14 @@ export async function dispatchStep(
             ),
       batch: [],
     };
+    // Planned in order (each takes its sender from the book the ones before it used), then written:
+    // each plan writes its own recipient's rows, so the writes go to the database together.
+    const plans: RecipientPlan[] = [];
+    for (const row of due) plans.push(await planRecipient(step, row, facts, rules, senders));
     let handedOff = 0;
-    for (const row of due) {
-      const plan = await planRecipient(step, row, facts, rules, senders);
+    await forEachRowApart(tx, plans, async (plan) => {
       if (await writeOutcome(step, plan)) handedOff++;
-    }
+    });
     await enqueueSendBatch(tx, campaign.workspaceId, step.batch, now);
     if (campaign.throttlePerMinute !== null)
       await tx
