@@ -22,7 +22,7 @@ import {
 import type { DbOrTx } from "../db/client";
 import { inJsonListParam, jsonList } from "../db/dialect";
 import { newestFirstPage } from "../db/paging";
-import { preparedPerConnection, rowPlaceholders } from "../db/prepared";
+import { insertRows, preparedPerConnection } from "../db/prepared";
 import { type SandboxSendRow, sandboxSends } from "../db/schema";
 import { newId } from "../lib/ids";
 import { log } from "../lib/log";
@@ -349,12 +349,9 @@ export class SimulatedCarrier implements Carrier {
         this.unwritten = [];
         this.writing = null;
         try {
-          if (rows.length === 1) await ledgerStatements(this.db).insert.run(rows[0]);
-          else
-            await this.db.transaction(async (tx) => {
-              const insert = ledgerStatements(tx).insert;
-              for (const row of rows) await insert.run(row);
-            });
+          // One statement for the turn's rows on PostgreSQL; prepared row inserts on SQLite.
+          if (rows.length === 1) await insertRows(this.db, sandboxSends, rows);
+          else await this.db.transaction(async (tx) => await insertRows(tx, sandboxSends, rows));
           resolve();
         } catch (error) {
           reject(error);
@@ -430,7 +427,6 @@ function statusOfLedgerRow(row: SandboxSendRow): StatusUpdate {
 
 /** The ledger's hot statements, built once per connection (sends, then their delivery reports). */
 const ledgerStatements = preparedPerConnection((db: DbOrTx) => ({
-  insert: db.insert(sandboxSends).values(rowPlaceholders(sandboxSends)).prepare(),
   due: db
     .select()
     .from(sandboxSends)
