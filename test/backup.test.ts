@@ -20,6 +20,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Subprocess, spawn, spawnSync } from "bun";
 import { openDatabase } from "../src/db/client";
+import { runCli } from "./support/cli";
 
 const main = join(import.meta.dir, "..", "src", "main.ts");
 let dir: string;
@@ -36,19 +37,7 @@ afterAll(async () => {
 });
 
 /** Runs the CLI as a child process without blocking this one (servers keep being served). */
-async function cli(args: string[]) {
-  const proc = spawn([process.execPath, main, ...args], {
-    env: { ...process.env, LOG_LEVEL: "error" },
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const [stdout, stderr, code] = await Promise.all([
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-    proc.exited,
-  ]);
-  return { code, stdout, stderr };
-}
+const cli = (args: string[]) => runCli(args);
 
 interface ServerProcess {
   proc: Subprocess<"ignore", "pipe", "pipe">;
