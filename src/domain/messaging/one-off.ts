@@ -1,10 +1,12 @@
 import { and, desc, eq } from "drizzle-orm";
 import type { Db, DbOrTx, Tx } from "../../db/client";
 import { groupCommit } from "../../db/group-commit";
+import { insertRows } from "../../db/prepared";
 import {
   type ContactRow,
   contacts,
   conversations,
+  type MessageRow,
   messages,
   NUMBER_IS_ACTIVE,
   numbers,
@@ -61,13 +63,19 @@ export async function submitOneOffMessage(
 ): Promise<{ id: string; status: string }> {
   const checked = checkOneOff(input);
   return await groupCommit(db, async (tx, group) => {
-    // The group's messages of this workspace go to the carrier in one send job.
+    // The group's messages are written in one statement, then go to the carrier in one send job
+    // per workspace.
+    const rows = group.collect(
+      "messages.rows",
+      (): MessageRow[] => [],
+      async (tx, rows) => await insertRows(tx, messages, rows),
+    );
     const batch = group.collect(
       `messages.send_batch:${workspaceId}`,
       (): string[] => [],
       async (tx, ids) => await enqueueSendBatch(tx, workspaceId, ids, now),
     );
-    return await acceptOneOff(tx, workspaceId, checked, batch, now);
+    return await acceptOneOff(tx, workspaceId, checked, { batch, rows }, now);
   });
 }
 
@@ -89,7 +97,13 @@ function checkOneOff(input: OneOffInput): CheckedOneOff {
   return { to, from, body: input.body };
 }
 
-async function acceptOneOff(tx: Tx, workspaceId: string, input: CheckedOneOff, batch: string[], now: number) {
+async function acceptOneOff(
+  tx: Tx,
+  workspaceId: string,
+  input: CheckedOneOff,
+  group: { batch: string[]; rows: MessageRow[] },
+  now: number,
+) {
   // The workspace's settings and the recipient's contact are each read once for all the checks,
   // and the reads that wait on nothing are started together (one round trip on PostgreSQL, whose
   // connection runs them in order); their answers are still taken in the order of the checks, so
@@ -126,7 +140,7 @@ async function acceptOneOff(tx: Tx, workspaceId: string, input: CheckedOneOff, b
     from: from.number,
     body: input.body,
     sender: "human",
-    batch,
+    ...group,
     now,
   });
   return { id: row.id, status: row.status };

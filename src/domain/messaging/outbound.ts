@@ -36,6 +36,13 @@ export interface OutboundInput {
    */
   batch?: string[];
   /**
+   * A group's message rows (with `batch`): the row joins them instead of being inserted now, as
+   * the write's last step (nothing after it can roll the write back), and the caller inserts them
+   * all (insertRows) in the same transaction before anything reads them: one statement for a
+   * group's messages on PostgreSQL.
+   */
+  rows?: MessageRow[];
+  /**
    * Deferred by the send-time rules until this instant (API.md §6.1): the message is recorded
    * QUEUED with `send_at` and no send job; its bulk path asks the rules again when it comes due and
    * then releases it (releaseDeferredMessage) or drops it (dropDeferredMessage).
@@ -82,7 +89,7 @@ export async function queueOutboundMessage(tx: DbOrTx, input: OutboundInput): Pr
     deliveredAt: null,
     updatedAt: input.now,
   };
-  await insertMessage(tx).run(row);
+  if (!input.rows) await insertMessage(tx).run(row);
   const stamped =
     input.thread !== undefined &&
     (input.thread.lastMessageAt ?? 0) >= input.now &&
@@ -90,6 +97,7 @@ export async function queueOutboundMessage(tx: DbOrTx, input: OutboundInput): Pr
   if (input.conversationId && !stamped) await touchConversation(tx, input.conversationId, input.now);
   if (input.deferredUntil !== undefined) return row;
   if (input.batch) {
+    input.rows?.push(row);
     input.batch.push(row.id);
     return row;
   }
