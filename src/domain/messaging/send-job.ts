@@ -1,3 +1,4 @@
+import { inArray } from "drizzle-orm";
 import {
   type Carrier,
   type CarrierMessageStatus,
@@ -8,6 +9,7 @@ import {
 import type { Db, DbOrTx } from "../../db/client";
 import { messageStatements } from "../../db/message-statements";
 import { forEachRowApart } from "../../db/prepared";
+import { type MessageRow, messages } from "../../db/schema";
 import type { JobContext, JobPayloads } from "../../jobs/catalog";
 import { JOB_POLICIES, RescheduleJob } from "../../jobs/catalog";
 import { enqueueJob } from "../../jobs/queue";
@@ -190,13 +192,27 @@ export async function sendMessageBatchJob(payload: JobPayloads["messages.send_ba
   /** Messages that go later, each as a send job of its own: the carrier could not take them, or their window is closed. */
   const later: { messageId: string; runAt: number }[] = [];
   let unavailable = 0;
+  // The batch's messages read in one statement; each hand-off still asks its own checks.
+  const loaded = new Map(
+    (await ctx.db.select().from(messages).where(inArray(messages.id, payload.message_ids)).all()).map(
+      (row) => [row.id, row],
+    ),
+  );
   await Promise.all(
     payload.message_ids.map((messageId) =>
       handoffs.run(async () => {
         const record = (outcome: Outcome) =>
           completions.push({ ctx: null, messageId, outcome, at: ctx.clock.now() });
         try {
-          const result = await handOff(ctx, messaging, messageId, false, record, rules);
+          const result = await handOff(
+            ctx,
+            messaging,
+            messageId,
+            false,
+            record,
+            rules,
+            loaded.get(messageId) ?? null,
+          );
           if (result.kind === "held") later.push({ messageId, runAt: result.until });
         } catch (error) {
           if (!(error instanceof CarrierUnavailableError)) throw error;
@@ -232,9 +248,12 @@ async function handOff(
   optOutConfirmation: boolean,
   record: (outcome: Outcome) => Promise<void>,
   rules: HandOffRules = new Map(),
+  /** The message as its batch read it (null: not found then); absent, it is read here. */
+  loaded?: MessageRow | null,
 ): Promise<HandOffResult> {
   const { db } = ctx;
-  const message = await messageStatements(db).loadMessage.get({ id: messageId });
+  const message =
+    loaded === undefined ? await messageStatements(db).loadMessage.get({ id: messageId }) : loaded;
   if (!message || !NOT_YET_SENT.includes(message.status)) return SETTLED;
   const settle = async (outcome: Outcome): Promise<HandOffResult> => {
     await record(outcome);
