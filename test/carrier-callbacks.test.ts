@@ -91,6 +91,29 @@ describe("POST /carriers/twilio/status", () => {
     expect(sent.filter((x) => x.To === "+14155550400")).toHaveLength(1);
   });
 
+  it("applies a report posted several times at once only once: one message.delivered", async () => {
+    const hook = (
+      await s.api("POST", "/v1/webhooks", { url: "http://127.0.0.1:9/hook", events: ["message.delivered"] })
+    ).body.webhook;
+    const answer = await s.api("POST", "/v1/messages", { to: "+14155550401", body: "once" });
+    const id = answer.body.message.id;
+    await eventually(
+      async () => await s.api("GET", `/v1/messages/${id}`),
+      (r) => r.body.message.status === "SENT",
+    );
+    const path = `/carriers/twilio/status?message_id=${id}`;
+    const sid = `SM${sent.length}`;
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, () => callback(path, { MessageSid: sid, MessageStatus: "delivered" })),
+    );
+    expect(answers.map((a) => a.status)).toEqual(Array(8).fill(200));
+    const listed = async () => await s.api("GET", `/v1/webhooks/${hook.id}/deliveries`);
+    await eventually(listed, (r) => (r.body.deliveries ?? []).length > 0);
+    await Bun.sleep(300);
+    expect((await listed()).body.deliveries).toHaveLength(1);
+    await s.api("DELETE", `/v1/webhooks/${hook.id}`);
+  });
+
   it("answers 401 'Invalid signature' to a forged status and changes nothing", async () => {
     const answer = await s.api("POST", "/v1/messages", { to: "+14155550401", body: "x" });
     const id = answer.body.message.id;

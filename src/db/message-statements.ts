@@ -14,6 +14,11 @@ function prepare(db: DbOrTx) {
   const id = sql.placeholder("id");
   // The hand-off's own writes apply only to a message not handed off yet.
   const notYetSent = and(eq(messages.id, id), inArray(messages.status, ["PENDING", "QUEUED"]));
+  // A status change applies only to the status it was decided from (compare-and-set): of two
+  // reports applied at once (two processes, a carrier retrying a callback), one changes the row
+  // and the other finds nothing to change, so only one emits the event.
+  const fromStatus = and(eq(messages.id, id), eq(messages.status, sql.placeholder("fromStatus")));
+  const changed = { id: messages.id };
   // The columns every status change writes (recordStatus adds the carrier's id).
   const statusChange = {
     status: sql`${sql.placeholder("status")}`,
@@ -58,13 +63,14 @@ function prepare(db: DbOrTx) {
         ...statusChange,
         carrierMessageId: sql`coalesce(${sql.placeholder("carrierMessageId")}, ${messages.carrierMessageId})`,
       })
-      .where(eq(messages.id, id))
+      .where(fromStatus)
+      .returning(changed)
       .prepare(),
     /**
      * A status change alone (the carrier's id already known): without the id in its SET, SQLite
      * leaves messages_carrier_id_idx alone instead of rewriting the same entry.
      */
-    recordStatusOnly: db.update(messages).set(statusChange).where(eq(messages.id, id)).prepare(),
+    recordStatusOnly: db.update(messages).set(statusChange).where(fromStatus).returning(changed).prepare(),
   };
 }
 

@@ -30,8 +30,8 @@ export async function applyStatus(tx: DbOrTx, current: MessageRow, update: Statu
   const to = STATUS_RANK[update.status] ?? 0;
   if (to <= from) {
     if (learntId)
-      await messageStatements(tx).recordStatus.run(
-        statusParams({ ...current, carrierMessageId: learntId }, now),
+      await messageStatements(tx).recordStatus.all(
+        statusParams({ ...current, carrierMessageId: learntId }, current.status, now),
       );
     return;
   }
@@ -48,7 +48,11 @@ export async function applyStatus(tx: DbOrTx, current: MessageRow, update: Statu
     next.errorMessage = update.errorMessage ?? null;
   }
   const statements = messageStatements(tx);
-  await (learntId ? statements.recordStatus : statements.recordStatusOnly).run(statusParams(next, now));
+  const moved = await (learntId ? statements.recordStatus : statements.recordStatusOnly).all(
+    statusParams(next, current.status, now),
+  );
+  // Another writer moved it first (from the same status): its events are already emitted.
+  if (moved.length === 0) return;
   if (firstSent)
     await emitEvent(
       tx,
@@ -62,9 +66,10 @@ export async function applyStatus(tx: DbOrTx, current: MessageRow, update: Statu
   if (isFailure) await emitEvent(tx, current.workspaceId, "message.failed", messageJson(next), now);
 }
 
-function statusParams(row: MessageRow, now: number) {
+function statusParams(row: MessageRow, fromStatus: string, now: number) {
   return {
     id: row.id,
+    fromStatus,
     status: row.status,
     carrierMessageId: row.carrierMessageId,
     sentAt: row.sentAt,
