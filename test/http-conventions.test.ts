@@ -171,6 +171,23 @@ describe("Idempotency-Key", () => {
     expect(r.headers.get("idempotent-replayed")).toBeNull();
   });
 
+  it("gives one of several requests sent at once with one key the work; the others replay it or answer 409, never 500", async () => {
+    const headers = { "idempotency-key": `k-${crypto.randomUUID()}` };
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, () =>
+        s.api("POST", "/v1/lists", { name: "Raced", description: "once" }, { headers }),
+      ),
+    );
+    const statuses = answers.map((a) => a.status).sort();
+    expect(statuses.filter((status) => status !== 200 && status !== 409)).toEqual([]);
+    const made = answers.filter((a) => a.status === 200 && a.headers.get("idempotent-replayed") !== "true");
+    expect(made).toHaveLength(1);
+    for (const a of answers.filter((a) => a.status === 409))
+      expect(a.body).toEqual({ ok: false, error: expect.stringContaining("Idempotency-Key") });
+    const lists = (await s.api("GET", "/v1/lists?limit=100")).body.lists as { name: string }[];
+    expect(lists.filter((list) => list.name === "Raced")).toHaveLength(1);
+  });
+
   it("answers 422 for a key over 255 characters", async () => {
     const r = await s.api("POST", "/v1/nothing", {}, { headers: { "idempotency-key": "x".repeat(256) } });
     expect(r.status).toBe(422);

@@ -1,4 +1,4 @@
-import { and, eq, lt } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { idempotencyKeys } from "../../db/schema";
 
@@ -29,27 +29,45 @@ export async function claimIdempotencyKey(
 ): Promise<IdempotencyClaim> {
   return await db.transaction(async (tx) => {
     const where = and(eq(idempotencyKeys.workspaceId, workspaceId), eq(idempotencyKeys.key, key));
-    let row = await tx.select().from(idempotencyKeys).where(where).get();
-    if (row && row.createdAt < now - TTL_MS) {
-      await tx
-        .delete(idempotencyKeys)
-        .where(and(where, lt(idempotencyKeys.createdAt, now - TTL_MS)))
-        .run();
-      row = undefined;
-    }
-    if (!row) {
-      await tx.insert(idempotencyKeys).values({ workspaceId, key, requestHash, createdAt: now }).run();
-      return { kind: "new" } as const;
-    }
+    // Insert first: of concurrent claims of one key (two processes, a client's retry racing its
+    // first try) one inserts, and the others' inserts do nothing (on PostgreSQL they wait for the
+    // first's commit) and read what it stored; none fails on the key.
+    const claim = async () =>
+      (
+        await tx
+          .insert(idempotencyKeys)
+          .values({ workspaceId, key, requestHash, createdAt: now })
+          .onConflictDoNothing()
+          .returning({ key: idempotencyKeys.key })
+          .all()
+      ).length > 0;
+    if (await claim()) return { kind: "new" } as const;
+    const row = await tx.select().from(idempotencyKeys).where(where).get();
+    // Released meanwhile (its request failed on our side): the client may retry.
+    if (!row) return { kind: "in_flight" } as const;
+    // Taken over with compare-and-set on the claim's time: one of several takers wins.
+    const takeOver = async () =>
+      (
+        await tx
+          .update(idempotencyKeys)
+          .set({ requestHash, statusCode: null, responseBody: null, createdAt: now })
+          .where(and(where, eq(idempotencyKeys.createdAt, row.createdAt)))
+          .returning({ key: idempotencyKeys.key })
+          .all()
+      ).length > 0;
+    // A day old: the key is new again, whatever it was used for.
+    if (row.createdAt < now - TTL_MS) return (await takeOver()) ? NEW : IN_FLIGHT;
     if (row.requestHash !== requestHash) return { kind: "mismatch" } as const;
     if (row.statusCode === null || row.responseBody === null) {
-      if (row.createdAt >= now - IN_FLIGHT_TIMEOUT_MS) return { kind: "in_flight" } as const;
-      await tx.update(idempotencyKeys).set({ createdAt: now }).where(where).run();
-      return { kind: "new" } as const;
+      if (row.createdAt >= now - IN_FLIGHT_TIMEOUT_MS) return IN_FLIGHT;
+      return (await takeOver()) ? NEW : IN_FLIGHT;
     }
     return { kind: "replay", status: row.statusCode, body: row.responseBody } as const;
   });
 }
+
+const NEW: IdempotencyClaim = { kind: "new" };
+const IN_FLIGHT: IdempotencyClaim = { kind: "in_flight" };
 
 /** Stores the first response for replay. */
 export async function storeIdempotentResponse(
