@@ -1,4 +1,4 @@
-import { and, desc, eq, gt } from "drizzle-orm";
+import { and, desc, eq, gt, isNull } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../db/client";
 import {
   type AgentThreadRow,
@@ -105,7 +105,18 @@ async function threadState(
   };
   // A thread given to another agent starts over with it.
   if (found) await tx.delete(agentThreads).where(eq(agentThreads.conversationId, conversation.id)).run();
-  await tx.insert(agentThreads).values(fresh).run();
+  // Another transaction may have made it meanwhile: its row is the thread's.
+  const made = await tx
+    .insert(agentThreads)
+    .values(fresh)
+    .onConflictDoNothing()
+    .returning({ conversationId: agentThreads.conversationId })
+    .all();
+  if (made.length === 0)
+    return (
+      (await tx.select().from(agentThreads).where(eq(agentThreads.conversationId, conversation.id)).get()) ??
+      fresh
+    );
   return fresh;
 }
 
@@ -160,7 +171,15 @@ export async function agentOnInbound(tx: DbOrTx, inbound: InboundContext) {
     return;
   }
   const due = now + replyDelayMs(agent);
-  await saveThread(tx, conversation.id, { replyDueAt: due, followupsSent: 0 }, now);
+  // Owed with compare-and-set: of inbound messages of one thread stored at once (by two
+  // processes, or two transactions of one), one makes the reply owed and the others find it so.
+  const owed = await tx
+    .update(agentThreads)
+    .set({ replyDueAt: due, followupsSent: 0, updatedAt: now })
+    .where(and(eq(agentThreads.conversationId, conversation.id), isNull(agentThreads.replyDueAt)))
+    .returning({ conversationId: agentThreads.conversationId })
+    .all();
+  if (owed.length === 0) return;
   await enqueueJob(
     tx,
     "agents.reply",
