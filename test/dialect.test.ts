@@ -31,6 +31,7 @@ import {
   jsonList,
   jsonNumber,
   likeInsensitive,
+  lockedForUpdate,
   nullsFirst,
   nullsLast,
   setDialect,
@@ -494,6 +495,36 @@ for (const target of targets) {
         all: { n: 6, total: 22 },
         types: ["number", "number", "number"],
       });
+    });
+
+    it("makes a second locking read of a row wait for the transaction holding it, then see its write", async () => {
+      const store = await open();
+      const lockedRead = (tx: Any) =>
+        lockedForUpdate(tx.select({ name: t.name }).from(t).where(sql`${t.id} = 'a'`));
+      let release = () => {};
+      const held = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      let locked = () => {};
+      const lockTaken = new Promise<void>((resolve) => {
+        locked = resolve;
+      });
+      const first = store.tx(async (tx: Any) => {
+        await lockedRead(tx);
+        locked();
+        await held;
+        await tx.update(t).set({ name: "Ada King" }).where(sql`${t.id} = 'a'`);
+      });
+      await lockTaken;
+      const second = store.tx(async (tx: Any) => (await lockedRead(tx))[0]?.name);
+      await Bun.sleep(100);
+      release();
+      await first;
+      const seen = await second;
+      await store.tx(async (tx: Any) => {
+        await tx.update(t).set({ name: "Ada Lovelace" }).where(sql`${t.id} = 'a'`);
+      });
+      expect(seen).toBe("Ada King");
     });
   });
 }

@@ -254,6 +254,17 @@ export function claimingRows<Q>(query: Q): Q {
 }
 
 /**
+ * A select that locks the rows it answers until the transaction ends (PostgreSQL's `FOR UPDATE`):
+ * a second transaction reading them the same way waits, then reads what the first committed. For
+ * a step that must not overlap its twin (one campaign's dispatch steps, whichever process runs
+ * them). SQLite needs none (a write transaction runs alone): the query as it is.
+ */
+export function lockedForUpdate<Q>(query: Q): Q {
+  if (currentDialect() !== "postgres") return query;
+  return (query as unknown as { for(strength: "update"): Q }).for("update");
+}
+
+/**
  * Statements that, run first in a transaction, make it wait for every other transaction holding one
  * of `keys` in `scope` until that one ends (PostgreSQL: transaction-scoped advisory locks, one per
  * key in a fixed order, so two holders never deadlock). For a read-then-write that must not

@@ -1,5 +1,6 @@
 import { and, asc, eq, lte, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../db/client";
+import { lockedForUpdate } from "../../db/dialect";
 import { forEachRowApart } from "../../db/prepared";
 import { type CampaignRow, campaignRecipients, campaigns, contacts } from "../../db/schema";
 import type { JobContext, JobPayloads } from "../../jobs/catalog";
@@ -112,7 +113,12 @@ export async function dispatchStep(
   now: number,
 ): Promise<number | null> {
   return await db.transaction(async (tx) => {
-    const campaign = await loadCampaign(tx, payload.campaign_id);
+    // The campaign row is held until the step commits: a step of the same campaign started
+    // meanwhile (a lease that ran out, another process) waits, then sees this one's hand-offs and
+    // throttle count, as SQLite's one writer gives.
+    const campaign = await lockedForUpdate(
+      tx.select().from(campaigns).where(eq(campaigns.id, payload.campaign_id)),
+    ).get();
     if (campaign?.status !== "active" || campaign.dispatchGeneration !== payload.generation) return null;
 
     // 1. Throttle: a fixed one-minute window of hand-offs.
