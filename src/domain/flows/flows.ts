@@ -8,9 +8,10 @@
  * written with the run's move past its node, never twice. Pausing stops the dispatcher (runs hold
  * where they are); activating again starts a new one. Enrolments wake it.
  */
+
 import { and, eq, gt, gte, inArray, isNull, lt, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../db/client";
-import { containsText, countWhere, inJsonList } from "../../db/dialect";
+import { containsText, countWhere, inJsonList, lockedForUpdate } from "../../db/dialect";
 import { newestFirstPage } from "../../db/paging";
 import { preparedPerConnection } from "../../db/prepared";
 import {
@@ -547,7 +548,9 @@ export async function dispatchFlowStep(
   now: number,
 ): Promise<number | null> {
   return await db.transaction(async (tx) => {
-    const flow = await tx.select().from(flows).where(eq(flows.id, payload.flow_id)).get();
+    // The flow's row is held until the step commits: a step of the same flow started meanwhile
+    // (a lease that ran out, another process) waits, then finds this one's runs moved on.
+    const flow = await lockedForUpdate(tx.select().from(flows).where(eq(flows.id, payload.flow_id))).get();
     if (flow?.status !== "active" || flow.dispatchGeneration !== payload.generation) return null;
     const due = await dueRuns(tx, flow.id, now, DISPATCH_BATCH);
     if (due.length) {
