@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { and, eq } from "drizzle-orm";
 import { jobs, messages, suppressions } from "../src/db/schema";
-import { applyStatusUpdates } from "../src/domain/messaging/status-updates";
+import { applyStatus, applyStatusUpdates } from "../src/domain/messaging/status-updates";
 import { jobHandlers } from "../src/jobs/handlers";
 import { createWorker } from "../src/jobs/worker";
 import { eventLog } from "./support/event-log";
@@ -273,6 +273,42 @@ describe("status reports", () => {
     expect(after.status).toBe("DELIVERED");
     expect(after.delivered_at).toBe((await settled(id)).body.message.delivered_at);
     expect(await eventTypesOf(id)).toEqual(["message.sent", "message.delivered"]);
+  });
+
+  it("move a message on when a report races another writer's change: DELIVERED after a concurrent SENT", async () => {
+    const answer = await s.api("POST", "/v1/messages", { to: "+14155550171", body: "raced" });
+    const id = answer.body.message.id;
+    await settled(id);
+    const db = s.server.handle.db;
+    await db
+      .update(messages)
+      .set({ status: "QUEUED", sentAt: null, deliveredAt: null })
+      .where(eq(messages.id, id))
+      .run();
+    const before = (await eventTypesOf(id)).length;
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let moved = () => {};
+    const sentWritten = new Promise<void>((resolve) => {
+      moved = resolve;
+    });
+    // The hand-off's SENT, written and not yet committed while the DELIVERED report is applied.
+    const handOff = db.transaction(async (tx) => {
+      const current = await tx.select().from(messages).where(eq(messages.id, id)).get();
+      if (current)
+        await applyStatus(tx, current, { carrierMessageId: "", messageId: id, status: "SENT" }, Date.now());
+      moved();
+      await held;
+    });
+    await sentWritten;
+    const report = applyStatusUpdates(db, [{ carrierMessageId: "", messageId: id, status: "DELIVERED" }]);
+    await Bun.sleep(100);
+    release();
+    await Promise.all([handOff, report]);
+    expect((await getMessage(id)).body.message.status).toBe("DELIVERED");
+    expect((await eventTypesOf(id)).slice(before)).toEqual(["message.sent", "message.delivered"]);
   });
 
   it("answers 401 to a forged carrier callback and changes nothing", async () => {

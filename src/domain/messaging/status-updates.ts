@@ -29,10 +29,11 @@ export async function applyStatus(tx: DbOrTx, current: MessageRow, update: Statu
   const from = STATUS_RANK[current.status] ?? 0;
   const to = STATUS_RANK[update.status] ?? 0;
   if (to <= from) {
-    if (learntId)
-      await messageStatements(tx).recordStatus.all(
-        statusParams({ ...current, carrierMessageId: learntId }, current.status, now),
-      );
+    if (!learntId) return;
+    const recorded = await messageStatements(tx).recordStatus.all(
+      statusParams({ ...current, carrierMessageId: learntId }, current.status, now),
+    );
+    if (recorded.length === 0) await applyToLatest(tx, current, update, now);
     return;
   }
   const next: MessageRow = { ...current, status: update.status, updatedAt: now };
@@ -51,8 +52,10 @@ export async function applyStatus(tx: DbOrTx, current: MessageRow, update: Statu
   const moved = await (learntId ? statements.recordStatus : statements.recordStatusOnly).all(
     statusParams(next, current.status, now),
   );
-  // Another writer moved it first (from the same status): its events are already emitted.
-  if (moved.length === 0) return;
+  // Another writer moved it first: its events are its own; this report is decided again from
+  // where that one left the message (a DELIVERED report that raced the hand-off's SENT still
+  // moves it on, and a copy of the same report changes nothing).
+  if (moved.length === 0) return await applyToLatest(tx, current, update, now);
   if (firstSent)
     await emitEvent(
       tx,
@@ -64,6 +67,13 @@ export async function applyStatus(tx: DbOrTx, current: MessageRow, update: Statu
   if (update.status === "DELIVERED")
     await emitEvent(tx, current.workspaceId, "message.delivered", messageJson(next), now);
   if (isFailure) await emitEvent(tx, current.workspaceId, "message.failed", messageJson(next), now);
+}
+
+/** Applies `update` to the message as it is now, after a compare-and-set found it changed. */
+async function applyToLatest(tx: DbOrTx, stale: MessageRow, update: StatusUpdate, now: number) {
+  const latest = await messageStatements(tx).loadMessage.get({ id: stale.id });
+  // Unchanged means the row is gone or this was the writer; nothing to decide again.
+  if (latest && latest.status !== stale.status) await applyStatus(tx, latest, update, now);
 }
 
 function statusParams(row: MessageRow, fromStatus: string, now: number) {
