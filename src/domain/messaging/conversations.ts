@@ -524,20 +524,23 @@ export async function getConversation(
   viewer: InboxViewer = { userId: null },
   now = Date.now(),
 ) {
-  const row = await findConversation(db, workspaceId, id);
-  if (!row) throw notFound();
+  // The thread's entries first, then its row: each read sees at least what the one before it saw,
+  // so a reply in the list comes with the thread state its transaction wrote (its intent, its
+  // flag), never with the row as it was before it (PostgreSQL reads each statement afresh).
   const thread = await db
     .select()
     .from(messages)
-    .where(and(eq(messages.workspaceId, workspaceId), eq(messages.conversationId, row.id)))
+    .where(and(eq(messages.workspaceId, workspaceId), eq(messages.conversationId, id)))
     .orderBy(messages.createdAt, messages.id)
     .all();
   const notes = await db
     .select()
     .from(conversationNotes)
-    .where(and(eq(conversationNotes.workspaceId, workspaceId), eq(conversationNotes.conversationId, row.id)))
+    .where(and(eq(conversationNotes.workspaceId, workspaceId), eq(conversationNotes.conversationId, id)))
     .orderBy(conversationNotes.createdAt, conversationNotes.id)
     .all();
+  const row = await findConversation(db, workspaceId, id);
+  if (!row) throw notFound();
   if (viewer.userId) {
     const lastInbound = thread.reduce(
       (at, m) => (m.direction === "inbound" && m.createdAt > at ? m.createdAt : at),
