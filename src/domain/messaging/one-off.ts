@@ -37,13 +37,12 @@ export function checkBody(body: string) {
 }
 
 /** Throws 422 `Recipient has opted out` / `Recipient is suppressed` when `phone` may not be sent to. */
-export async function assertCanSendTo(
-  db: DbOrTx,
-  workspaceId: string,
-  phone: string,
-  known?: Parameters<typeof canSendTo>[3],
-) {
-  const permission = await canSendTo(db, workspaceId, phone, known);
+export async function assertCanSendTo(db: DbOrTx, workspaceId: string, phone: string) {
+  refuseUnless(await canSendTo(db, workspaceId, phone));
+}
+
+/** 422 with the permission's own message when it does not allow the send. */
+function refuseUnless(permission: Awaited<ReturnType<typeof canSendTo>>) {
   if (!permission.allowed) throw invalid(permission.message);
 }
 
@@ -123,8 +122,7 @@ async function acceptOneOff(
   // the count back with the rest of this write.
   if (!(await reserveDailySend(tx, from, now))) throw invalid("from has reached its daily_limit");
   if (senderSkip(await registered, from)) throw invalid("from is not registered for A2P messaging");
-  const allowed = await permission;
-  if (!allowed.allowed) throw invalid(allowed.message);
+  refuseUnless(await permission);
   const { contact, created } = await ensureContact(tx, workspaceId, input.to, "api", now, known);
   const conversation = await threadForContact(tx, workspaceId, contact.id, {
     reopen: true,

@@ -32,19 +32,16 @@ export async function claimIdempotencyKey(
     // Insert first: of concurrent claims of one key (two processes, a client's retry racing its
     // first try) one inserts, and the others' inserts do nothing (on PostgreSQL they wait for the
     // first's commit) and read what it stored; none fails on the key.
-    const claim = async () =>
-      (
-        await tx
-          .insert(idempotencyKeys)
-          .values({ workspaceId, key, requestHash, createdAt: now })
-          .onConflictDoNothing()
-          .returning({ key: idempotencyKeys.key })
-          .all()
-      ).length > 0;
-    if (await claim()) return { kind: "new" } as const;
+    const inserted = await tx
+      .insert(idempotencyKeys)
+      .values({ workspaceId, key, requestHash, createdAt: now })
+      .onConflictDoNothing()
+      .returning({ key: idempotencyKeys.key })
+      .all();
+    if (inserted.length > 0) return NEW;
     const row = await tx.select().from(idempotencyKeys).where(where).get();
     // Released meanwhile (its request failed on our side): the client may retry.
-    if (!row) return { kind: "in_flight" } as const;
+    if (!row) return IN_FLIGHT;
     // Taken over with compare-and-set on the claim's time: one of several takers wins.
     const takeOver = async () =>
       (
