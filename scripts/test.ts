@@ -33,6 +33,7 @@ const POSTGRES_READY = [
   "test/cli-migrate-db.test.ts",
   "test/pg-migrations.test.ts",
   "test/dialect.test.ts",
+  "test/cluster.test.ts",
 ];
 
 /**

@@ -32,6 +32,8 @@ export interface Config {
   workerThread: boolean;
   /** Seconds a graceful shutdown waits for running jobs before releasing their leases. */
   shutdownGraceSec: number;
+  /** Every job kind's lease times this (JOB_LEASE_SCALE, 0.05–10, default 1). */
+  jobLeaseScale: number;
   /** Whether webhooks may target loopback and private addresses (default no; link-local/metadata never). */
   webhookAllowPrivate: boolean;
   /** How long one webhook attempt may take before it counts as failed. */
@@ -139,6 +141,13 @@ function numberFrom(name: string, raw: string | undefined, fallback: number) {
   return n;
 }
 
+function leaseScaleFrom(raw: string | undefined) {
+  const scale = numberFrom("JOB_LEASE_SCALE", raw, 1);
+  if (scale < 0.05 || scale > 10)
+    throw new ConfigError(`JOB_LEASE_SCALE must be between 0.05 and 10 (got "${raw}")`);
+  return scale;
+}
+
 function booleanFrom(name: string, raw: string | undefined, fallback: boolean) {
   if (raw === undefined || raw === "") return fallback;
   if (raw === "true" || raw === "1") return true;
@@ -175,6 +184,7 @@ export function loadConfig(
     workerEnabled: env.WORKER !== "false" && flags["no-worker"] !== true,
     workerThread: booleanFrom("WORKER_THREAD", env.WORKER_THREAD, true),
     shutdownGraceSec: intFrom("SHUTDOWN_GRACE_SEC", env.SHUTDOWN_GRACE_SEC, 10, 0, 3600),
+    jobLeaseScale: leaseScaleFrom(env.JOB_LEASE_SCALE),
     webhookAllowPrivate: booleanFrom("WEBHOOK_ALLOW_PRIVATE", env.WEBHOOK_ALLOW_PRIVATE, false),
     webhookTimeoutMs: intFrom("WEBHOOK_TIMEOUT_MS", env.WEBHOOK_TIMEOUT_MS, 15_000, 100, 60_000),
     bodyTimeoutMs: intFrom("BODY_TIMEOUT_MS", env.BODY_TIMEOUT_MS, 10_000, 100, 55_000),

@@ -188,12 +188,16 @@ async function run(argv: string[]): Promise<number> {
       process.on("SIGTERM", async () => await stop("SIGTERM"));
       process.on("SIGINT", async () => await stop("SIGINT"));
       server = await startServer(config);
+      // The database it runs on: the PostgreSQL URL without its password, else the SQLite file.
+      const database = config.databaseUrl
+        ? `postgres ${describeDatabaseUrl(config.databaseUrl)}`
+        : config.dbPath;
       log.info("listening", {
         url: `http://${config.host}:${server.port}`,
-        db: config.dbPath,
+        db: database,
         carrier: config.carrier,
       });
-      console.log(`outreach listening on http://localhost:${server.port} (db ${config.dbPath})`);
+      console.log(`outreach listening on http://localhost:${server.port} (db ${database})`);
       if (requested) await stop(requested);
       return -1; // keep running
     }

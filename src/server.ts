@@ -183,7 +183,7 @@ export async function startServer(
   let background: Background | null = null;
   let searchIndexer: { stop(): void } | null = null;
   if (!config.workerEnabled) searchIndexer = startSearchIndexer(handle.db);
-  else if (!config.workerThread) background = startBackground(handle.db, carrier, voice);
+  else if (!config.workerThread) background = startBackground(handle.db, carrier, voice, config);
 
   let closing: Promise<void> | null = null;
   return {

@@ -196,6 +196,31 @@ describe("worker", () => {
     expect(rescheduled).toBe(2);
     expect(await getJob(handle.db, rid)).toMatchObject({ status: "done", attempts: 1 });
   });
+
+  it("scales every lease by leaseScale, and leaseHolds turns false in the lease's last quarter", async () => {
+    const kind = `s-${crypto.randomUUID()}`;
+    const seen: { lease: number; holds: boolean[] }[] = [];
+    const handlers: Record<string, RegisteredJob> = {
+      [kind]: {
+        policy: { maxAttempts: 1, timeoutMs: 2000, backoffMs: () => 10 },
+        handle: (async (_p: unknown, ctx) => {
+          const lease = (ctx.job.leaseUntil ?? 0) - ctx.clock.now();
+          const holds = [ctx.leaseHolds()];
+          // 0.5 × 2,000 ms = a 1,000 ms lease: at 800 ms in, less than a quarter is left.
+          await Bun.sleep(800);
+          holds.push(ctx.leaseHolds());
+          seen.push({ lease: Math.ceil(lease / 100) * 100, holds });
+        }) as RegisteredJob["handle"],
+      },
+    };
+    const worker = createWorker({ db: handle.db, handlers, pollMs: 5, leaseScale: 0.5 });
+    const id = (await enqueueAnyJob(handle.db, kind, {}, handlers[kind].policy))!;
+    worker.start();
+    const deadline = Date.now() + 5000;
+    while (Date.now() < deadline && (await getJob(handle.db, id))?.status !== "done") await Bun.sleep(10);
+    await worker.stop();
+    expect(seen).toEqual([{ lease: 1000, holds: [true, false] }]);
+  });
 });
 
 describe("leases of stopped workers", () => {
@@ -219,18 +244,20 @@ describe("leases of stopped workers", () => {
     return { id, kind };
   }
 
-  it("expire at once when their process on this machine is gone, and only then", async () => {
+  it("expire at once when their process on this machine (and pid namespace) is gone, and only then", async () => {
     const host = hostname();
     const alive = spawn(["sleep", "30"]);
     try {
       const gone = await leasedBy(workerIdFor(host, await gonePid()));
       const living = await leasedBy(workerIdFor(host, alive.pid));
       const elsewhere = await leasedBy(workerIdFor("another-machine", await gonePid()));
+      // A container of this host with the same hostname: its pids are not ours to look up.
+      const twin = await leasedBy(workerIdFor(host, await gonePid(), "0123456789ab"));
       const unnamed = await leasedBy("w-custom");
       const now = Date.now();
       expect(await expireLeasesOfGoneWorkers(handle.db, { host, now })).toBe(1);
       expect((await getJob(handle.db, gone.id))?.leaseUntil).toBe(now);
-      for (const kept of [living, elsewhere, unnamed])
+      for (const kept of [living, elsewhere, twin, unnamed])
         expect((await getJob(handle.db, kept.id))?.leaseUntil).toBeGreaterThan(now + 3_000_000);
     } finally {
       alive.kill();

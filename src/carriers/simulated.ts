@@ -13,14 +13,14 @@
  * `say` calls run on the simulated call line (src/voice/simulated.ts), with its magic numbers.
  */
 import { createHash } from "node:crypto";
-import { and, asc, eq, isNull, lte, sql } from "drizzle-orm";
+import { and, asc, eq, inArray, isNull, lte, sql } from "drizzle-orm";
 import {
   reviewBrandSimulated,
   reviewCampaignSimulated,
   reviewShortCodeSimulated,
 } from "../compliance/registration";
 import type { DbOrTx } from "../db/client";
-import { inJsonListParam, jsonList } from "../db/dialect";
+import { claimingRows, inJsonListParam, jsonList } from "../db/dialect";
 import { newestFirstPage } from "../db/paging";
 import { insertRows, preparedPerConnection } from "../db/prepared";
 import { type SandboxSendRow, sandboxSends } from "../db/schema";
@@ -216,8 +216,9 @@ export class SimulatedCarrier implements Carrier {
   }
 
   /**
-   * Reports every delivery that is due, in batches: the sink first, then the ledger row is marked
-   * reported. A crash in between reports it again after the restart (sinks are idempotent).
+   * Reports every delivery that is due, in batches: claimed, the sink told, then the ledger row
+   * marked reported. A crash in between reports it again REPORT_RETRY_MS later, by this server
+   * after its restart or by another one (sinks are idempotent).
    */
   async flushDue(): Promise<number> {
     if (!this.sinks.attached) return 0;
@@ -226,9 +227,19 @@ export class SimulatedCarrier implements Carrier {
       if (this.stopped && reported > 0) break;
       const now = this.clock.now();
       const statements = ledgerStatements(this.db);
-      const due = await statements.due.all({ now, limit: this.batchSize });
+      const due = await statements.claimDue.all({
+        now,
+        limit: this.batchSize,
+        retryAt: now + REPORT_RETRY_MS,
+      });
       if (due.length === 0) break;
-      await this.sinks.onStatus(due.map(statusOfLedgerRow));
+      try {
+        await this.sinks.onStatus(due.map(statusOfLedgerRow));
+      } catch (error) {
+        // Given back at once: the next tick tries again, not REPORT_RETRY_MS later.
+        await statements.release.run({ now, ids: jsonList(due.map((row) => row.id)) });
+        throw error;
+      }
       await statements.reported.run({ now, ids: jsonList(due.map((row) => row.id)) });
       reported += due.length;
       if (due.length < this.batchSize) break;
@@ -426,13 +437,40 @@ function statusOfLedgerRow(row: SandboxSendRow): StatusUpdate {
 }
 
 /** The ledger's hot statements, built once per connection (sends, then their delivery reports). */
+/** How long a claimed delivery report waits before another reporter may take it again. */
+const REPORT_RETRY_MS = 30_000;
+
 const ledgerStatements = preparedPerConnection((db: DbOrTx) => ({
-  due: db
-    .select()
-    .from(sandboxSends)
-    .where(and(isNull(sandboxSends.deliveredAt), lte(sandboxSends.deliverAt, sql.placeholder("now"))))
-    .orderBy(asc(sandboxSends.deliverAt))
-    .limit(sql.placeholder("limit"))
+  // Claimed, not just read: due rows move to `retryAt` as they are taken, so two servers on one
+  // database report disjoint rows, and a row whose reporter died comes due again then.
+  claimDue: db
+    .update(sandboxSends)
+    .set({ deliverAt: sql`${sql.placeholder("retryAt")}` })
+    .where(
+      and(
+        inArray(
+          sandboxSends.id,
+          claimingRows(
+            db
+              .select({ id: sandboxSends.id })
+              .from(sandboxSends)
+              .where(
+                and(isNull(sandboxSends.deliveredAt), lte(sandboxSends.deliverAt, sql.placeholder("now"))),
+              )
+              .orderBy(asc(sandboxSends.deliverAt))
+              .limit(sql.placeholder("limit")),
+          ),
+        ),
+        isNull(sandboxSends.deliveredAt),
+        lte(sandboxSends.deliverAt, sql.placeholder("now")),
+      ),
+    )
+    .returning()
+    .prepare(),
+  release: db
+    .update(sandboxSends)
+    .set({ deliverAt: sql`${sql.placeholder("now")}` })
+    .where(and(inJsonListParam(sandboxSends.id, "ids"), isNull(sandboxSends.deliveredAt)))
     .prepare(),
   reported: db
     .update(sandboxSends)

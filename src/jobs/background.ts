@@ -52,8 +52,13 @@ export interface Background {
  * and the search indexer. Runs in the background thread (src/jobs/thread.ts) by default, so none
  * of it holds the thread that answers requests; in the server's own thread with WORKER_THREAD=false.
  */
-export function startBackground(db: Db, carrier: Carrier, voice: VoiceProvider): Background {
-  const worker = createWorker({ db, handlers: jobHandlers() });
+export function startBackground(
+  db: Db,
+  carrier: Carrier,
+  voice: VoiceProvider,
+  config: Pick<Config, "jobLeaseScale">,
+): Background {
+  const worker = createWorker({ db, handlers: jobHandlers(), leaseScale: config.jobLeaseScale });
   worker.start();
   carrier.start();
   voice.start();

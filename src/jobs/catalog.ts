@@ -97,6 +97,12 @@ export interface JobContext {
   clock: Clock;
   job: JobRow;
   /**
+   * Whether this job's lease still has enough time left to start an effect outside the database
+   * (a carrier hand-off, a webhook): false once another worker could soon take the job (a node
+   * frozen past its lease and resumed, a slow batch), and the effect must be left to that worker.
+   */
+  leaseHolds(): boolean;
+  /**
    * Runs `work` in a transaction that also marks this job done, so a handler whose effects are all
    * in the database takes effect exactly once.
    */

@@ -1,3 +1,5 @@
+import { createHash } from "node:crypto";
+import { readFileSync, readlinkSync } from "node:fs";
 import { and, eq, gt, inArray, lt, lte, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../db/client";
 import { claimingRows, inJsonList } from "../db/dialect";
@@ -268,12 +270,37 @@ export async function releaseLeases(db: Db, workerId: string, now = Date.now()):
   return released.length;
 }
 
-/** A worker's id names its machine and process: `worker-<host>-<pid>-<suffix>`. */
-export function workerIdFor(host: string, pid: number): string {
-  return `worker-${host}-${pid}-${crypto.randomUUID().slice(0, 8)}`;
+/**
+ * A worker's id names its machine and process: `worker-<host>-<machine>-<pid>-<suffix>`, where
+ * `machine` tells apart what a hostname does not: two hosts (their kernels' boot ids differ) and
+ * two containers of one host (their pid namespaces differ, so a pid seen in one means nothing in
+ * the other, even when they share a hostname).
+ */
+export function workerIdFor(host: string, pid: number, machine = machineToken()): string {
+  return `worker-${host}-${machine}-${pid}-${crypto.randomUUID().slice(0, 8)}`;
 }
 
-const WORKER_ID_RE = /^worker-(.+)-(\d+)-[0-9a-f]{8}$/;
+const WORKER_ID_RE = /^worker-(.+)-([0-9a-f]{12})-(\d+)-[0-9a-f]{8}$/;
+
+let thisMachine: string | null = null;
+
+/**
+ * This process's machine and pid namespace, hashed: processes with the same token can see each
+ * other's pids. Where neither file exists (not Linux), the hostname alone stands for the machine.
+ */
+export function machineToken(): string {
+  if (thisMachine !== null) return thisMachine;
+  const read = (path: string, link = false) => {
+    try {
+      return link ? readlinkSync(path) : readFileSync(path, "utf8").trim();
+    } catch {
+      return "";
+    }
+  };
+  const seen = `${read("/proc/sys/kernel/random/boot_id")}|${read("/proc/self/ns/pid", true)}`;
+  thisMachine = createHash("sha256").update(seen).digest("hex").slice(0, 12);
+  return thisMachine;
+}
 
 /** Whether a process with this id exists (signal 0: a permission error still means it exists). */
 function processExists(pid: number): boolean {
@@ -286,7 +313,8 @@ function processExists(pid: number): boolean {
 }
 
 /**
- * Leases whose holder ran on this machine (`host`) and whose process is gone (killed, crashed)
+ * Leases whose holder ran on this machine (`host`, and the same machine token: not a twin
+ * container or another host of that name) and whose process is gone (killed, crashed)
  * expire now instead of at their timeout, so their jobs are taken again at once, the attempt
  * counted as any expired lease's is. A holder whose process still exists, or on another machine,
  * keeps its lease. Returns how many leases expired.
@@ -302,8 +330,8 @@ export async function expireLeasesOfGoneWorkers(
     .all();
   const gone = holders.flatMap(({ lockedBy }) => {
     const match = lockedBy ? WORKER_ID_RE.exec(lockedBy) : null;
-    if (!match || match[1] !== input.host) return [];
-    const pid = Number(match[2]);
+    if (!match || match[1] !== input.host || match[2] !== machineToken()) return [];
+    const pid = Number(match[3]);
     return pid !== process.pid && !processExists(pid) ? [lockedBy as string] : [];
   });
   if (gone.length === 0) return 0;

@@ -48,7 +48,7 @@ self.onmessage = async (event: MessageEvent<ThreadRequest>) => {
       );
       const voice = createVoiceProvider(loadVoiceSettings(env), { db: handle.db, clock: systemClock });
       startRuntimes(handle.db, config, carrier, voice);
-      background = startBackground(handle.db, carrier, voice);
+      background = startBackground(handle.db, carrier, voice, config);
       // The request thread leaves checkpoints to this one (see startBackgroundThread).
       if (sqlite) checkpoints = startCheckpoints(sqlite.sqlite);
       reply({ type: "ready" });

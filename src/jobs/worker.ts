@@ -24,6 +24,11 @@ export interface WorkerOptions {
   /** How often to look for due jobs when nothing wakes the worker. */
   pollMs?: number;
   workerId?: string;
+  /**
+   * Every kind's lease (and timeout) times this (JOB_LEASE_SCALE, default 1): shorter leases let
+   * another node take a frozen node's jobs sooner, at the cost of giving up on slow ones sooner.
+   */
+  leaseScale?: number;
 }
 
 export interface Worker {
@@ -36,6 +41,13 @@ export interface Worker {
   /** Looks for due jobs at once (a job was enqueued by another thread of this process). */
   wake(): void;
 }
+
+/**
+ * The share of a lease that must be left for an effect outside the database to start: one that
+ * starts with a quarter of the lease left ends (a carrier's answer, a webhook's) before another
+ * worker may take the job, unless the process freezes right then.
+ */
+const LEASE_MARGIN = 0.25;
 
 /** How often a worker looks for leases held by stopped workers of its machine. */
 const GONE_CHECK_MS = 10_000;
@@ -64,16 +76,26 @@ export function createWorker(options: WorkerOptions): Worker {
   let wakeRequested = false;
   let unsubscribe: (() => void) | null = null;
 
-  const policyOf = (kind: string) => handlers[kind]?.policy;
+  const scale = options.leaseScale ?? 1;
+  const policies = new Map(
+    Object.entries(handlers).map(([kind, { policy }]) => [
+      kind,
+      scale === 1 ? policy : { ...policy, timeoutMs: Math.max(1, Math.round(policy.timeoutMs * scale)) },
+    ]),
+  );
+  const policyOf = (kind: string) => policies.get(kind);
   const kinds = Object.keys(handlers);
 
   async function runJob(job: JobRow) {
     const registered = handlers[job.kind];
+    const policy = policies.get(job.kind) ?? registered.policy;
     let completedInside = false;
     const ctx: JobContext = {
       db,
       clock,
       job,
+      leaseHolds: () =>
+        job.leaseUntil !== null && job.leaseUntil - clock.now() > policy.timeoutMs * LEASE_MARGIN,
       async completeIn(tx) {
         const done = await completeJob(tx, job, clock.now());
         if (done) completedInside = true;
@@ -89,10 +111,7 @@ export function createWorker(options: WorkerOptions): Worker {
       },
     };
     try {
-      await withTimeout(
-        Promise.resolve(registered.handle(job.payload as never, ctx)),
-        registered.policy.timeoutMs,
-      );
+      await withTimeout(Promise.resolve(registered.handle(job.payload as never, ctx)), policy.timeoutMs);
       if (!completedInside) await completeJob(db, job, clock.now());
     } catch (error) {
       if (error instanceof RescheduleJob) {
@@ -102,7 +121,7 @@ export function createWorker(options: WorkerOptions): Worker {
       const message = error instanceof Error ? error.message : String(error);
       log.warn("job failed", { job_id: job.id, kind: job.kind, attempt: job.attempts, error: message });
       try {
-        await failJob(db, job, message, registered.policy, clock.now());
+        await failJob(db, job, message, policy, clock.now());
       } catch (writeError) {
         // The lease will expire and the job will be retried by whoever leases it next.
         log.error("could not record job failure", { job_id: job.id, error: String(writeError) });

@@ -14,9 +14,9 @@
  *   anything else     COMPLETED after the line's delay, with a transcript
  */
 import { createHash } from "node:crypto";
-import { and, asc, eq, isNull, lte, sql } from "drizzle-orm";
+import { and, asc, eq, inArray, isNull, lte, sql } from "drizzle-orm";
 import type { DbOrTx } from "../db/client";
-import { inJsonListParam, jsonList } from "../db/dialect";
+import { claimingRows, inJsonListParam, jsonList } from "../db/dialect";
 import { newestFirstPage } from "../db/paging";
 import { preparedPerConnection } from "../db/prepared";
 import { type SandboxCallRow, sandboxCalls } from "../db/schema";
@@ -228,16 +228,30 @@ export class SimulatedCallLine {
     }, this.tickMs);
   }
 
-  /** Reports every due call: the sink first, then the row is marked (a crash between reports it twice; sinks are idempotent). */
+  /**
+   * Reports every due call: claimed, the sink told, then the row marked. A crash in between
+   * reports it again REPORT_RETRY_MS later, here or on another server (sinks are idempotent).
+   */
   async flushDue(): Promise<number> {
     if (!this.sinks.attached) return 0;
     let reported = 0;
     for (;;) {
       const now = this.clock.now();
       const statements = callLedgerStatements(this.db);
-      const due = await statements.due.all({ line: this.line, now, limit: this.batchSize });
+      const due = await statements.claimDue.all({
+        line: this.line,
+        now,
+        limit: this.batchSize,
+        retryAt: now + REPORT_RETRY_MS,
+      });
       if (due.length === 0) break;
-      await this.sinks.onCallReports(due.map(reportOfLedgerRow));
+      try {
+        await this.sinks.onCallReports(due.map(reportOfLedgerRow));
+      } catch (error) {
+        // Given back at once: the next tick tries again, not REPORT_RETRY_MS later.
+        await statements.release.run({ now, ids: jsonList(due.map((row) => row.id)) });
+        throw error;
+      }
       await statements.reported.run({ now, ids: jsonList(due.map((row) => row.id)) });
       reported += due.length;
       if (due.length < this.batchSize || this.stopped) break;
@@ -388,20 +402,45 @@ export class SimulatedVoice implements VoiceProvider {
   }
 }
 
+/** How long a claimed call report waits before another reporter may take it again. */
+const REPORT_RETRY_MS = 30_000;
+
 /** The call ledger's polled statements, built once per connection (every tick asks for due reports). */
 const callLedgerStatements = preparedPerConnection((db: DbOrTx) => ({
-  due: db
-    .select()
-    .from(sandboxCalls)
+  // Claimed, not just read: due rows move to `retryAt` as they are taken, so two servers on one
+  // database report disjoint calls, and a call whose reporter died comes due again then.
+  claimDue: db
+    .update(sandboxCalls)
+    .set({ reportAt: sql`${sql.placeholder("retryAt")}` })
     .where(
       and(
-        eq(sandboxCalls.line, sql.placeholder("line")),
+        inArray(
+          sandboxCalls.id,
+          claimingRows(
+            db
+              .select({ id: sandboxCalls.id })
+              .from(sandboxCalls)
+              .where(
+                and(
+                  eq(sandboxCalls.line, sql.placeholder("line")),
+                  isNull(sandboxCalls.reportedAt),
+                  lte(sandboxCalls.reportAt, sql.placeholder("now")),
+                ),
+              )
+              .orderBy(asc(sandboxCalls.reportAt))
+              .limit(sql.placeholder("limit")),
+          ),
+        ),
         isNull(sandboxCalls.reportedAt),
         lte(sandboxCalls.reportAt, sql.placeholder("now")),
       ),
     )
-    .orderBy(asc(sandboxCalls.reportAt))
-    .limit(sql.placeholder("limit"))
+    .returning()
+    .prepare(),
+  release: db
+    .update(sandboxCalls)
+    .set({ reportAt: sql`${sql.placeholder("now")}` })
+    .where(and(inJsonListParam(sandboxCalls.id, "ids"), isNull(sandboxCalls.reportedAt)))
     .prepare(),
   reported: db
     .update(sandboxCalls)

@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from "node:async_hooks";
+import { hostname } from "node:os";
 import { is, SQL } from "drizzle-orm";
 import { drizzle, type PostgresJsDatabase } from "drizzle-orm/postgres-js";
 import postgres from "postgres";
@@ -59,12 +60,22 @@ export function createPgClient(url: string, options: PgClientOptions = {}): post
     max: options.max ?? DEFAULT_PG_POOL,
     connect_timeout: options.connectTimeoutSec ?? 10,
     onnotice: () => {},
+    connection: {
+      // Each node's sessions named in pg_stat_activity (PGAPPNAME or the URL's own win).
+      application_name: process.env.PGAPPNAME || `outreach ${process.pid}@${hostname()}`.slice(0, 63),
+      // A node frozen mid-transaction (SIGSTOP, a stalled VM) would hold its row locks, and every
+      // other node's sends on those rows, until it woke: the server ends such a session instead.
+      idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_MS,
+    },
   });
   const parsers = client.options.parsers as Record<string, (text: string) => unknown>;
   parsers[20] = parseInt8;
   parsers[1700] = parseNumeric;
   return client;
 }
+
+/** How long a session may sit in an open transaction doing nothing before the server ends it. */
+export const IDLE_IN_TRANSACTION_MS = 15_000;
 
 let backedUp = false;
 

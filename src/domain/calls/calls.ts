@@ -414,6 +414,9 @@ export async function placeCallJob(payload: JobPayloads["calls.place"], ctx: Job
       .set({ handoffStartedAt: ctx.clock.now(), updatedAt: ctx.clock.now() })
       .where(and(eq(calls.id, row.id), eq(calls.status, "QUEUED")))
       .run();
+    // A lease running out (a node frozen past it) leaves the call to the job's next holder, who
+    // finds the marker and asks the provider first.
+    if (!ctx.leaseHolds()) throw new RescheduleJob(ctx.clock.now());
     const result = await provider.placeCall(call);
     if (!result.accepted) return await fail(result.errorCode || "rejected");
     return await placed(result.providerCallId, result.status);

@@ -121,12 +121,14 @@ export async function dispatchStep(
     ).get();
     if (campaign?.status !== "active" || campaign.dispatchGeneration !== payload.generation) return null;
 
-    // 1. Throttle: a fixed one-minute window of hand-offs.
+    // 1. Throttle: a fixed one-minute window of hand-offs, opened by its first hand-off (a step
+    //    that handed nothing off opens none: else the next window could open a moment after a
+    //    late first burst, and two bursts land within a minute).
     let windowStart = campaign.throttleWindowStart;
     let windowCount = campaign.throttleWindowCount;
     let limit = DISPATCH_BATCH;
     if (campaign.throttlePerMinute !== null) {
-      if (windowStart === null || now - windowStart >= 60_000) {
+      if (windowStart === null || windowCount === 0 || now - windowStart >= 60_000) {
         windowStart = now;
         windowCount = 0;
       }

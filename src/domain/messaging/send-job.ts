@@ -63,8 +63,9 @@ class TransactionBatcher<T> {
 }
 
 /**
- * How a hand-off ended: settled (its outcome recorded, or nothing left to send), or held because
- * the send-time window of a marketing message is closed now: it waits, QUEUED, until `until`.
+ * How a hand-off ended: settled (its outcome recorded, or nothing left to send), or held: the
+ * send-time window of a marketing message is closed now, or the job's lease is running out (see
+ * handOff); it waits, QUEUED, until `until`.
  */
 type HandOffResult = { kind: "settled" } | { kind: "held"; until: number };
 const SETTLED: HandOffResult = { kind: "settled" };
@@ -150,7 +151,8 @@ function messagingOf(db: Db): Messaging {
  * 2. Re-check opt-out and suppression now: blocked → FAILED, nothing reaches the carrier.
  * 3. If an earlier attempt started a hand-off (marker set) and its outcome is unknown, ask the
  *    carrier for the send by our id; only when it has none do we send.
- * 4. Commit the marker (status QUEUED) before the hand-off.
+ * 4. Commit the marker (status QUEUED) before the hand-off; hand off only while the job's lease
+ *    holds (another worker may take a job whose lease ran out, and must not meet a send in flight).
  * 5. Record SENT (or FAILED on a rejection) and complete the job in one transaction.
  * A CarrierUnavailableError leaves the message QUEUED and retries with backoff.
  */
@@ -306,6 +308,10 @@ async function handOff(
       errorMessage: `Not sent: ${window.reason}`,
     });
   await messaging.markers.push({ messageId: message.id, at: ctx.clock.now() });
+  // Last, right before the carrier: a job whose lease is running out (its node was frozen past it,
+  // or the batch is slow) leaves the hand-off to whoever takes the job next, who finds the marker
+  // and asks the carrier first. A hand-off started here ends before that worker may begin.
+  if (!ctx.leaseHolds()) return { kind: "held", until: ctx.clock.now() };
   const result = await carrier.sendSms(sms);
   return await settle(
     result.accepted

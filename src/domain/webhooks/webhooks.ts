@@ -14,6 +14,7 @@ import {
 } from "../../db/schema";
 import { workspaceRow } from "../../db/workspace-row";
 import type { JobHandler, JobPayloads } from "../../jobs/catalog";
+import { RescheduleJob } from "../../jobs/catalog";
 import { enqueueJob } from "../../jobs/queue";
 import { invalid, notFound } from "../../lib/errors";
 import { isUuid, newId } from "../../lib/ids";
@@ -565,6 +566,8 @@ export const deliverWebhookJob: JobHandler<JobPayloads["webhook.deliver"]> = asy
     );
     return;
   }
+  // A lease running out (a node frozen past it) leaves the attempt to the job's next holder.
+  if (!ctx.leaseHolds()) throw new RescheduleJob(clock.now());
   const startedAt = clock.now();
   const response = await attemptDelivery(db, webhook, delivery, startedAt);
   const finishedAt = clock.now();
