@@ -81,7 +81,10 @@ export interface ClusterAudit {
   /** Answers of 500 seen by the clients; 503s (a node's database sessions cut) reported apart. */
   serverErrors: number;
   unavailable: number;
-  /** How long the other node kept accepting a key revoked through one node (ms), twice: plain, and after a cut. */
+  /**
+   * How long other nodes kept accepting a key revoked (ms): through one node, through the CLI (both
+   * nodes), and through one node while the other reconnects after its sessions were cut.
+   */
   revocationMs: number[];
   faults: string[];
 }
@@ -295,6 +298,8 @@ export async function runClusterTest(options: ClusterTestOptions): Promise<Clust
 
     // 4. A key made and revoked through one node is refused by the other within a second.
     const revocationMs = [await revocation(a, b, must)];
+    // And through the CLI: both nodes refuse it within a second of the command's exit.
+    revocationMs.push(await revocation(a, [a, b], must, databaseUrl));
 
     // 5. Faults. a. kill -9 of node A once a fifth of the first window is handed off.
     const campaignHandOffs = async () =>
@@ -493,29 +498,41 @@ export function throttleWindowsOver(times: number[], limit: number): number {
 }
 
 /**
- * A key made and revoked through `through`; answers how long `other` still accepted it (ms),
- * polling every 20 ms.
+ * A key made through `through` and revoked through it (or with `outreach keys revoke` on
+ * `databaseUrl`); answers how long `others` still accepted it (ms), polling every 20 ms.
  */
 async function revocation(
   through: Node,
-  other: Node,
+  others: Node | Node[],
   must: (node: Node, method: string, path: string, body?: unknown) => Promise<Json>,
+  databaseUrl?: string,
 ): Promise<number> {
-  const made = (await must(through, "POST", "/v1/api-keys", {
-    name: "short-lived",
-    scopes: ["read"],
-  })) as Json & {
+  const made = (await must(through, "POST", "/v1/api-keys", { name: "short-lived", scopes: ["read"] })) as Json & {
     api_key?: { id: string; key: string };
     key?: { id: string; key: string };
   };
   const created = made.api_key ?? made.key;
   if (!created) throw new Error(`no key in ${JSON.stringify(made)}`);
-  const use = async () =>
-    (await fetch(`${other.url}/v1/me`, { headers: { authorization: `Bearer ${created.key}` } })).status;
-  await waitFor(async () => (await use()) === 200, 10_000);
-  await must(through, "DELETE", `/v1/api-keys/${created.id}`);
+  const nodes = Array.isArray(others) ? others : [others];
+  const statuses = async () =>
+    await Promise.all(
+      nodes.map(
+        async (node) =>
+          (await fetch(`${node.url}/v1/me`, { headers: { authorization: `Bearer ${created.key}` } })).status,
+      ),
+    );
+  await waitFor(async () => (await statuses()).every((status) => status === 200), 10_000);
+  if (databaseUrl) {
+    const cli = spawn([bun, "run", "src/main.ts", "keys", "revoke", created.id], {
+      cwd: root,
+      env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: "error" },
+      stdout: "ignore",
+      stderr: "inherit",
+    });
+    if ((await cli.exited) !== 0) throw new Error("outreach keys revoke failed");
+  } else await must(through, "DELETE", `/v1/api-keys/${created.id}`);
   const revokedAt = performance.now();
-  await waitFor(async () => (await use()) === 401, 10_000, 20);
+  await waitFor(async () => (await statuses()).every((status) => status === 401), 10_000, 20);
   return Math.round(performance.now() - revokedAt);
 }
 

@@ -56,7 +56,7 @@ describe.skipIf(!adminUrl)("two nodes on one PostgreSQL database", () => {
       });
       expect(audit.faults).toHaveLength(4);
       expect(audit.oneOffsAccepted).toBe(100);
-      expect(audit.revocationMs).toHaveLength(2);
+      expect(audit.revocationMs).toHaveLength(3);
       expectClean(audit);
     },
     { timeout: 300_000 },
