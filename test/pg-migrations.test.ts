@@ -288,16 +288,17 @@ describe.skipIf(!adminUrl)("PostgreSQL migrations", () => {
     expect(await linkVersion()).toBe(3);
 
     // Threads get the next search key without one; they and their messages wait in the backlog.
-    const thread = (id: string) => ({
+    // One open thread per contact (conversations_open_contact_idx): the second one is closed.
+    const thread = (id: string, status = "open") => ({
       id,
       workspaceId: "w1",
       contactId: "c2",
-      status: "open",
+      status,
       createdAt: at,
       updatedAt: at,
     });
     const [t1] = await db.insert(s.conversations).values(thread("t1")).returning();
-    const [t2] = await db.insert(s.conversations).values(thread("t2")).returning();
+    const [t2] = await db.insert(s.conversations).values(thread("t2", "closed")).returning();
     expect(t1.searchKey).toBeGreaterThan(0);
     expect(t2.searchKey).toBeGreaterThan(t1.searchKey);
     expect(t1.needsAttention).toBe(false);
