@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { isPossibleOptOut, type KeywordKind, keywordOf } from "../src/domain/messaging/inbound";
 import { eventLog } from "./support/event-log";
-import { eventually, orderNumber } from "./support/messaging";
+import { eventually, handOffs, orderNumber } from "./support/messaging";
 import { startTestServer, type TestServer } from "./support/server";
 
 const OURS = "+14155550100";
@@ -20,7 +20,7 @@ const inbound = async (from: string, body: string, key?: string) =>
 const eventsOfType = (type: string) => log.of(type);
 async function outboxTo(to: string) {
   const answer = await s.api("GET", "/v1/sandbox/outbox?limit=200");
-  return answer.body.sends.filter((send: { to: string }) => send.to === to);
+  return handOffs(answer.body.sends).filter((send: { to: string }) => send.to === to);
 }
 /** Waits until the send jobs for `to` are done (nothing PENDING or QUEUED), then reads the outbox. */
 async function settledOutboxTo(to: string) {
@@ -334,6 +334,7 @@ describe("GET /v1/sandbox/outbox", () => {
       to: "+14155550230",
       body: "second",
       accepted_at: expect.stringMatching(/Z$/),
+      handoffs: 1,
     });
     const other = await s.newWorkspace("Empty");
     const theirs = await s.api("GET", "/v1/sandbox/outbox", undefined, { key: other.key });
