@@ -296,16 +296,21 @@ export function isUniqueViolation(error: unknown): boolean {
  * it because another transaction wrote the same key first (another process, on PostgreSQL): the
  * caller reads that transaction's row instead. For a write that cannot say `ON CONFLICT DO NOTHING`
  * (an UPDATE into a unique key). PostgreSQL runs it in a savepoint, since a refused statement
- * would otherwise end the transaction; SQLite needs none (a write transaction runs alone, so only
- * the caller's own writes could conflict, and it has checked for them): the write as it is.
+ * would otherwise end the transaction: `write` must run its statements on the handle it is given
+ * (postgres.js fails the whole transaction for a statement that failed on the outer handle, even
+ * one rolled back to a savepoint). SQLite needs none (a write transaction runs alone, so only the
+ * caller's own writes could conflict, and it has checked for them): the write as it is, on `tx`.
  */
-export async function unlessTakenMeanwhile(tx: DbOrTx, write: () => Promise<unknown>): Promise<boolean> {
+export async function unlessTakenMeanwhile(
+  tx: DbOrTx,
+  write: (tx: DbOrTx) => Promise<unknown>,
+): Promise<boolean> {
   if (currentDialect() !== "postgres") {
-    await write();
+    await write(tx);
     return true;
   }
   try {
-    await tx.transaction(async () => await write());
+    await tx.transaction(async (savepoint) => await write(savepoint));
     return true;
   } catch (error) {
     if (isUniqueViolation(error)) return false;

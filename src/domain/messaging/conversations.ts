@@ -262,7 +262,7 @@ export async function threadForContact(
   if (options.reopen) {
     const latest = await statements.latest.get({ workspaceId, contactId });
     if (latest) {
-      const reopen = () => statements.reopen.run({ id: latest.id, now: options.now });
+      const reopen = (on: DbOrTx) => threadStatements(on).reopen.run({ id: latest.id, now: options.now });
       if (await unlessTakenMeanwhile(tx, reopen))
         return { ...latest, status: "open", updatedAt: options.now };
       return await openThreadMadeMeanwhile(tx, workspaceId, contactId);
