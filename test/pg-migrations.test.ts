@@ -454,6 +454,47 @@ describe.skipIf(!adminUrl)("PostgreSQL migrations", () => {
     ]);
   });
 
+  it("fold duplicate ledger rows into the first and leave one open thread per contact (unique backstops)", async () => {
+    const client = await freshClient();
+    const index = embeddedPgMigrations.findIndex((m) =>
+      m.tag.endsWith("_campaign_sends_open_threads_unique"),
+    );
+    expect(index).toBeGreaterThan(0);
+    await migratePg(client, embeddedPgMigrations.slice(0, index));
+    for (const [id, message, carrierId, at] of [
+      ["s2", "m1", "SM-second", 20],
+      ["s1", "m1", "SM-first", 10],
+      ["s3", "m1", "SM-third", 30],
+      ["s4", "m2", "SM-alone", 10],
+    ] as const)
+      await client`INSERT INTO sandbox_sends (id, workspace_id, message_id, from_number, to_number, body,
+        carrier_message_id, accepted_at, deliver_at, outcome)
+        VALUES (${id}, 'w', ${message}, '+1', '+2', 'x', ${carrierId}, ${at}, 0, 'DELIVERED')`;
+    for (const [id, contact, status, at] of [
+      ["t-old", "c1", "open", 1],
+      ["t-new", "c1", "open", 2],
+      ["t-closed", "c1", "closed", 3],
+      ["t-other", "c2", "open", 1],
+    ] as const)
+      await client`INSERT INTO conversations (id, workspace_id, contact_id, status, created_at, updated_at)
+        VALUES (${id}, 'w', ${contact}, ${status}, ${at}, 0)`;
+    expect((await migratePg(client, embeddedPgMigrations.slice(0, index + 1))).applied).toEqual([
+      embeddedPgMigrations[index].tag,
+    ]);
+    expect([
+      ...(await client`SELECT message_id, carrier_message_id, handoffs FROM sandbox_sends ORDER BY message_id`),
+    ]).toEqual([
+      { message_id: "m1", carrier_message_id: "SM-first", handoffs: 3 },
+      { message_id: "m2", carrier_message_id: "SM-alone", handoffs: 1 },
+    ]);
+    expect([...(await client`SELECT id, status FROM conversations ORDER BY id`)]).toEqual([
+      { id: "t-closed", status: "closed" },
+      { id: "t-new", status: "open" },
+      { id: "t-old", status: "closed" },
+      { id: "t-other", status: "open" },
+    ]);
+  });
+
   it("notify the caches of changes and removals of offers and tracked links", async () => {
     const client = await freshClient();
     await migratePg(client);
