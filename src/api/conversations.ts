@@ -376,6 +376,9 @@ export function conversationsRoutes(deps: AppDeps) {
             updated: t.Literal(true, { description: "Always true: the thread was updated" }),
           }),
           [...WRITE_ERRORS, 404, 409],
+          {
+            409: "Reopening a thread while the contact has another open one (`The contact has another open conversation`)",
+          },
         ),
       },
     );
