@@ -67,7 +67,7 @@ const contactStatements = preparedPerConnection((db) => ({
   insert: db
     .insert(contacts)
     .values(rowPlaceholders(contacts))
-    .onConflictDoNothing()
+    .onConflictDoNothing({ target: [contacts.workspaceId, contacts.phoneNumber] })
     .returning({ id: contacts.id })
     .prepare(),
 }));

@@ -219,6 +219,8 @@ const threadStatements = preparedPerConnection((db) => {
     // The thread's search key is written with the row (newSearchKey): migration 0028's trigger no
     // longer rewrites the row to set it. A contact's open thread made meanwhile by another
     // transaction (conversations_open_contact_idx) leaves this one unwritten: nothing comes back.
+    // No conflict target: drizzle spells a partial index's WHERE after DO NOTHING on SQLite, and
+    // the other unique keys (id, search_key) never meet a concurrent twin.
     insert: db
       .insert(conversations)
       .values({ ...rowPlaceholders(conversations), searchKey: newSearchKey(db) })

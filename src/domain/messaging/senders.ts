@@ -101,7 +101,7 @@ async function pinStickySender(
     : await tx
         .insert(poolStickySenders)
         .values({ workspaceId, poolId, contactId, numberId, createdAt: now })
-        .onConflictDoNothing()
+        .onConflictDoNothing({ target: [poolStickySenders.poolId, poolStickySenders.contactId] })
         .returning({ numberId: poolStickySenders.numberId })
         .all();
   if (pinned.length > 0) return numberId;
