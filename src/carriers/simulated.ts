@@ -443,7 +443,9 @@ async function writeLedgerRows(db: DbOrTx, rows: SandboxSendRow[]): Promise<Map<
     if (first) first.handoffs += row.handoffs;
     else byMessage.set(row.messageId, { ...row });
   }
-  const written = await insertRowsReturning(db, sandboxSends, [...byMessage.values()], "handoff", (insert) =>
+  // In key order: two processes repeating hand-offs of the same messages lock their rows alike.
+  const merged = [...byMessage.values()].sort((a, b) => (a.messageId < b.messageId ? -1 : 1));
+  const written = await insertRowsReturning(db, sandboxSends, merged, "handoff", (insert) =>
     insert
       .onConflictDoUpdate({
         target: sandboxSends.messageId,
