@@ -8,7 +8,7 @@ import { embeddedMigrations } from "../src/db/migrations.generated";
 
 const TAG = embeddedMigrations.find((m) => m.tag.endsWith("_campaign_sends_open_threads_unique"))?.tag;
 
-describe("migration campaign_sends_open_threads_unique", () => {
+describe("migration campaign_sends_open_threads_unique (unique backstops)", () => {
   it("folds duplicate ledger rows into the first (handoffs) and leaves one open thread per contact", () => {
     const sqlite = new Database(":memory:");
     const index = embeddedMigrations.findIndex((m) => m.tag === TAG);
@@ -49,5 +49,32 @@ describe("migration campaign_sends_open_threads_unique", () => {
       "t-other": "open",
     });
     expect(() => send.run("s5", "m2", "SM-again", 40)).toThrow(/UNIQUE/);
+  });
+
+  it("refuses a second campaign message or call to one recipient, and a second open thread", () => {
+    const sqlite = new Database(":memory:");
+    migrate(sqlite);
+    const message = sqlite.prepare(
+      "INSERT INTO messages (id, workspace_id, direction, sender, from_number, to_number, body, status, segments, encoding, contact_id, campaign_id, created_at, updated_at) VALUES (?, 'w', 'outbound', ?, '+1', '+2', 'x', 'QUEUED', 1, 'GSM-7', 'c1', ?, 0, 0)",
+    );
+    message.run("m1", "campaign", "k1");
+    expect(() => message.run("m2", "campaign", "k1")).toThrow(/UNIQUE/);
+    message.run("m3", "campaign", "k2");
+    // Messages of no campaign are not keyed.
+    message.run("m4", "api", null);
+    message.run("m5", "api", null);
+    const call = sqlite.prepare(
+      "INSERT INTO calls (id, workspace_id, direction, from_number, to_number, status, contact_id, campaign_id, via, transcript, created_at, updated_at) VALUES (?, 'w', 'outbound', '+1', '+2', 'QUEUED', 'c1', ?, 'voice', '[]', 0, 0)",
+    );
+    call.run("a1", "k1");
+    expect(() => call.run("a2", "k1")).toThrow(/UNIQUE/);
+    call.run("a3", null);
+    call.run("a4", null);
+    const thread = sqlite.prepare(
+      "INSERT INTO conversations (id, workspace_id, contact_id, status, search_key, created_at, updated_at) VALUES (?, 'w', 'c1', ?, ?, 0, 0)",
+    );
+    thread.run("t1", "open", 1);
+    expect(() => thread.run("t2", "open", 2)).toThrow(/UNIQUE/);
+    thread.run("t3", "closed", 3);
   });
 });
