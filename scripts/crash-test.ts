@@ -106,10 +106,9 @@ function ledger(dbPath: string) {
     const one = (sql: string) => (db.query(sql).get() as { n: number }).n;
     return {
       recorded: one("SELECT count(*) AS n FROM messages WHERE direction = 'outbound'"),
-      handoffs: one("SELECT count(*) AS n FROM sandbox_sends"),
-      duplicated: one(
-        "SELECT count(*) AS n FROM (SELECT message_id FROM sandbox_sends GROUP BY message_id HAVING count(*) > 1)",
-      ),
+      // The ledger keeps one row per message and counts a repeated hand-off in it (handoffs > 1).
+      handoffs: one("SELECT coalesce(sum(handoffs), 0) AS n FROM sandbox_sends"),
+      duplicated: one("SELECT count(*) AS n FROM sandbox_sends WHERE handoffs > 1"),
       missing: one(
         "SELECT count(*) AS n FROM messages m WHERE m.direction = 'outbound' AND NOT EXISTS (SELECT 1 FROM sandbox_sends s WHERE s.message_id = m.id)",
       ),
@@ -270,7 +269,7 @@ function campaignLedger(dbPath: string, campaignId: string) {
       resolved: one("SELECT count(*) AS n FROM campaign_recipients WHERE campaign_id = $c"),
       messages: one("SELECT count(*) AS n FROM messages WHERE campaign_id = $c"),
       handoffs: one(
-        "SELECT count(*) AS n FROM sandbox_sends s JOIN messages m ON m.id = s.message_id WHERE m.campaign_id = $c",
+        "SELECT coalesce(sum(s.handoffs), 0) AS n FROM sandbox_sends s JOIN messages m ON m.id = s.message_id WHERE m.campaign_id = $c",
       ),
       unsettled: one(
         "SELECT count(*) AS n FROM messages WHERE campaign_id = $c AND status IN ('PENDING', 'QUEUED')",
@@ -281,9 +280,10 @@ function campaignLedger(dbPath: string, campaignId: string) {
            AND (SELECT count(*) FROM sandbox_sends s JOIN messages m ON m.id = s.message_id
                 WHERE m.campaign_id = $c AND m.contact_id = r.contact_id) = 0`,
       ),
+      // Two messages to one contact (each sent once) or one message handed over twice.
       duplicated: one(
         `SELECT count(*) AS n FROM (SELECT m.contact_id FROM sandbox_sends s JOIN messages m ON m.id = s.message_id
-           WHERE m.campaign_id = $c GROUP BY m.contact_id HAVING count(*) > 1)`,
+           WHERE m.campaign_id = $c GROUP BY m.contact_id HAVING sum(s.handoffs) > 1)`,
       ),
       wronglySent: one(
         `SELECT count(*) AS n FROM campaign_recipients r WHERE r.campaign_id = $c AND r.outcome = 'skipped'

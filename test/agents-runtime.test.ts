@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { eventLog } from "./support/event-log";
 import { startLlmStub } from "./support/llm-stub";
-import { eventually, orderNumber } from "./support/messaging";
+import { eventually, handOffs, orderNumber } from "./support/messaging";
 import { startTestServer, type TestServer } from "./support/server";
 
 /**
@@ -102,7 +102,7 @@ describe("the reply loop", () => {
       async () => await s.api("GET", "/v1/sandbox/outbox?limit=200"),
       (r) => r.body.sends.some((x: { to: string }) => x.to === from),
     );
-    const sent = outbox.body.sends.filter((x: { to: string }) => x.to === from);
+    const sent = handOffs(outbox.body.sends).filter((x: { to: string }) => x.to === from);
     expect(sent).toHaveLength(1);
     expect(sent[0].from).toBe(OURS);
   });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
-import { eventually } from "./support/messaging";
+import { eventually, handOffs } from "./support/messaging";
 import { startTestServer, type TestServer } from "./support/server";
 import { zoneAtLocalHour } from "./support/zones";
 
@@ -63,7 +63,7 @@ describe("a campaign with {{offer_url}}", () => {
     ]);
     expect((await s.api("POST", `/v1/campaigns/${campaign.id}/launch`)).status).toBe(200);
     const sends = await eventually(
-      async () => (await s.api("GET", "/v1/sandbox/outbox?limit=50")).body.sends as Json[],
+      async () => handOffs((await s.api("GET", "/v1/sandbox/outbox?limit=50")).body.sends as Json[]),
       (rows) => rows.length >= 2,
     );
     expect(sends).toHaveLength(2);

@@ -3,7 +3,7 @@ import { and, eq } from "drizzle-orm";
 import { jobs } from "../src/db/schema";
 import { enqueueJob } from "../src/jobs/queue";
 import { eventLog } from "./support/event-log";
-import { eventually } from "./support/messaging";
+import { eventually, handOffs } from "./support/messaging";
 import { startTestServer, type TestServer } from "./support/server";
 import { zoneAtLocalHour } from "./support/zones";
 
@@ -48,7 +48,8 @@ async function workspace(name = "Campaigns") {
     }
     throw new Error("no number available");
   };
-  const outbox = async () => (await api("GET", "/v1/sandbox/outbox?limit=200")).body.sends as Json[];
+  const outbox = async () =>
+    handOffs((await api("GET", "/v1/sandbox/outbox?limit=200")).body.sends as Json[]);
   const campaign = async (body: Record<string, unknown>) => {
     const res = await api("POST", "/v1/campaigns", {
       name: "Spring",

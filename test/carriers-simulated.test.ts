@@ -78,24 +78,34 @@ describe.if(process.env[TEST_DIALECT] !== "postgres")("SimulatedCarrier", () => 
     expect(await a.searchNumbers(search)).toEqual(await b.searchNumbers(search));
   });
 
-  it("shows a duplicate hand-off as two ledger rows, newest first", async () => {
+  it("sends a message handed over again once, counting the repeats in handoffs of its one row", async () => {
     const clock = manualClock();
     const carrier = new SimulatedCarrier(handle.db, clock, { deliveryDelayMs: 0 });
+    const updates: StatusUpdate[] = [];
+    carrier.attachSinks({ onStatus: (batch) => void updates.push(...batch), onInbound: () => {} });
     const workspaceId = "0193aaaa-0000-7000-8000-0000000000ee";
     const one = { ...sms(3), workspaceId };
-    await carrier.sendSms(one);
+    const first = await carrier.sendSms(one);
+    const acceptedAt = clock.now();
     clock.advance(1);
-    await carrier.sendSms(one);
+    // Again later, then twice in one turn (one ledger write for both).
+    const again = await carrier.sendSms(one);
+    const together = await Promise.all([carrier.sendSms(one), carrier.sendSms(one)]);
+    for (const result of [again, ...together]) expect(result).toEqual(first);
     const page = await listSandboxSends(handle.db, workspaceId, { limit: 50, offset: 0 });
-    expect(page.total).toBe(2);
-    expect(page.sends.map((row) => row.message_id)).toEqual([one.messageId, one.messageId]);
-    expect(page.sends[0]).toEqual({
-      message_id: one.messageId,
-      from: one.from,
-      to: one.to,
-      body: one.body,
-      accepted_at: new Date(clock.now()).toISOString(),
-    });
+    expect(page.total).toBe(1);
+    expect(page.sends).toEqual([
+      {
+        message_id: one.messageId,
+        from: one.from,
+        to: one.to,
+        body: one.body,
+        accepted_at: new Date(acceptedAt).toISOString(),
+        handoffs: 4,
+      },
+    ]);
+    await carrier.flushDue();
+    expect(updates.filter((update) => update.messageId === one.messageId)).toHaveLength(1);
     expect(
       (await listSandboxSends(handle.db, WORKSPACE, { limit: 50, offset: 0 })).sends.length,
     ).toBeGreaterThan(0);
@@ -225,8 +235,31 @@ describe("CARRIER=simulated over HTTP", () => {
         from: number,
         to: "+14155550188",
         body: "simulated hello",
+        handoffs: 1,
       }),
     ]);
+  });
+
+  it("sends a message that two servers hand over at once only once, counting both hand-offs", async () => {
+    const number = (await s.api("GET", "/v1/numbers?limit=1")).body.numbers[0].number;
+    const sent = await s.api("POST", "/v1/messages", { to: "+14155550189", body: "asked twice" });
+    const id = sent.body.message.id;
+    expect((await waitForStatus(id, (status) => status === "DELIVERED")).status).toBe("DELIVERED");
+    // Two more nodes' carriers on the same database hand the message over again, together.
+    const nodes = [0, 1].map(
+      () => new SimulatedCarrier(s.server.handle.db, manualClock(), { deliveryDelayMs: 60_000 }),
+    );
+    const handOff = { messageId: id, workspaceId: s.workspaceId, from: number, to: "+14155550189" };
+    const results = await Promise.all(
+      nodes.map((node) => node.sendSms({ ...handOff, body: "asked twice", statusCallbackUrl: "" })),
+    );
+    const row = (await s.api("GET", "/v1/sandbox/outbox?limit=200")).body.sends.filter(
+      (send: { message_id: string }) => send.message_id === id,
+    );
+    expect(row).toEqual([expect.objectContaining({ message_id: id, handoffs: 3 })]);
+    // Each is answered with the ledger row's carrier id: the one send the carrier made.
+    expect(results[0]).toMatchObject({ accepted: true, status: "SENT" });
+    expect(results[1]).toEqual(results[0]);
   });
 
   it("reports UNDELIVERED for +15005550009 and FAILED for +15005550001", async () => {

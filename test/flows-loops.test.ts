@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { eq } from "drizzle-orm";
 import { flows } from "../src/db/schema";
 import { findFlowLoop, listLinksOf } from "../src/domain/flows/loops";
-import { eventually } from "./support/messaging";
+import { eventually, handOffs } from "./support/messaging";
 import { startTestServer, type TestServer } from "./support/server";
 import { zoneAtLocalHour } from "./support/zones";
 
@@ -293,7 +293,7 @@ describe("the re-entry bound at run time", () => {
       skipped: true,
     });
     await Bun.sleep(300);
-    const sends = (await w.api("GET", "/v1/sandbox/outbox?limit=200")).body.sends.filter(
+    const sends = handOffs((await w.api("GET", "/v1/sandbox/outbox?limit=200")).body.sends as Json[]).filter(
       (send: Json) => send.to === c.phone_number,
     );
     expect(sends.length).toBe(5);

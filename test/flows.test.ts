@@ -9,7 +9,7 @@ import { Value } from "@sinclair/typebox/value";
 import { Webhook } from "standardwebhooks";
 import { EVENT_DATA_SCHEMAS } from "../src/webhooks/events";
 import { eventLog } from "./support/event-log";
-import { eventually } from "./support/messaging";
+import { eventually, handOffs } from "./support/messaging";
 import { startTestServer, type TestServer } from "./support/server";
 import { Receiver } from "./support/webhook-receiver";
 import { zoneAtLocalHour } from "./support/zones";
@@ -44,7 +44,8 @@ async function workspace(name = "Flows") {
     expect(res.status).toBe(200);
     return res.body.contact as Json;
   };
-  const outbox = async () => (await api("GET", "/v1/sandbox/outbox?limit=200")).body.sends as Json[];
+  const outbox = async () =>
+    handOffs((await api("GET", "/v1/sandbox/outbox?limit=200")).body.sends as Json[]);
   const flow = async (definition: unknown, extra: Record<string, unknown> = {}) => {
     const res = await api("POST", "/v1/flows", { name: "Welcome", definition, ...extra });
     expect(res.status).toBe(200);

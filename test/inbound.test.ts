@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
+import { threadForContact } from "../src/domain/messaging/conversations";
 import { isPossibleOptOut, type KeywordKind, keywordOf } from "../src/domain/messaging/inbound";
 import { eventLog } from "./support/event-log";
-import { eventually, orderNumber } from "./support/messaging";
-import { startTestServer, type TestServer } from "./support/server";
+import { eventually, handOffs, orderNumber } from "./support/messaging";
+import { type SecondNode, startSecondNode, startTestServer, type TestServer } from "./support/server";
 
 const OURS = "+14155550100";
 let s: TestServer;
@@ -20,7 +21,7 @@ const inbound = async (from: string, body: string, key?: string) =>
 const eventsOfType = (type: string) => log.of(type);
 async function outboxTo(to: string) {
   const answer = await s.api("GET", "/v1/sandbox/outbox?limit=200");
-  return answer.body.sends.filter((send: { to: string }) => send.to === to);
+  return handOffs(answer.body.sends).filter((send: { to: string }) => send.to === to);
 }
 /** Waits until the send jobs for `to` are done (nothing PENDING or QUEUED), then reads the outbox. */
 async function settledOutboxTo(to: string) {
@@ -320,6 +321,127 @@ describe("POST /v1/sandbox/inbound", () => {
   });
 });
 
+describe("inbound messages on several servers sharing the database", () => {
+  let node: SecondNode;
+  beforeAll(async () => {
+    node = await startSecondNode(s);
+  });
+  afterAll(async () => await node.stop());
+
+  /** 8 messages from `from` at once, every other one through the second server: their answers. */
+  const burst = async (from: string) =>
+    await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        (i % 2 === 0 ? s.api : node.api)("POST", "/v1/sandbox/inbound", {
+          from,
+          to: OURS,
+          body: `burst ${i}`,
+        }),
+      ),
+    );
+  /** The threads of the contact of `phone`, and the ids of the threads its inbound messages went to. */
+  const threadsOf = async (phone: string) => {
+    const contactId = (await contactOf(phone)).id;
+    const all = (await s.api("GET", "/v1/conversations?limit=200")).body.conversations.filter(
+      (c: { contact_id: string }) => c.contact_id === contactId,
+    );
+    const received = (await s.api("GET", `/v1/messages?contact_id=${contactId}&direction=inbound&limit=200`))
+      .body.messages;
+    return {
+      open: all.filter((c: { status: string }) => c.status === "open").map((c: { id: string }) => c.id),
+      all: all.length,
+      messages: received.length,
+      usedThreads: [...new Set(received.map((m: { conversation_id: string }) => m.conversation_id))],
+    };
+  };
+
+  it("makes one contact and one open thread for a new number's burst, and answers every message", async () => {
+    const from = "+14155550250";
+    const answers = await burst(from);
+    expect(answers.map((answer) => answer.status)).toEqual(Array(8).fill(200));
+    const contacts = (await s.api("GET", `/v1/contacts?q=${encodeURIComponent(from)}`)).body.contacts;
+    expect(contacts).toHaveLength(1);
+    const threads = await threadsOf(from);
+    expect(threads).toMatchObject({ all: 1, messages: 8 });
+    expect(threads.usedThreads).toEqual(threads.open);
+  });
+
+  it("makes one open thread for a known contact without one", async () => {
+    const from = "+14155550251";
+    expect((await s.api("POST", "/v1/contacts", { phone_number: from })).status).toBe(200);
+    const answers = await burst(from);
+    expect(answers.map((answer) => answer.status)).toEqual(Array(8).fill(200));
+    const threads = await threadsOf(from);
+    expect(threads).toMatchObject({ all: 1, messages: 8 });
+    expect(threads.usedThreads).toEqual(threads.open);
+  });
+
+  it("reopens a contact's closed thread once for a burst", async () => {
+    const from = "+14155550252";
+    await inbound(from, "hello");
+    const [thread] = (await threadsOf(from)).open;
+    expect((await s.api("PATCH", `/v1/conversations/${thread}`, { status: "closed" })).status).toBe(200);
+    const answers = await burst(from);
+    expect(answers.map((answer) => answer.status)).toEqual(Array(8).fill(200));
+    const threads = await threadsOf(from);
+    expect(threads).toMatchObject({ open: [thread], all: 1, messages: 9 });
+  });
+
+  it("puts a reply into the thread a send opened meanwhile instead of reopening the closed one beside it", async () => {
+    const from = "+14155550254";
+    await inbound(from, "hello");
+    const [closed] = (await threadsOf(from)).open;
+    expect((await s.api("PATCH", `/v1/conversations/${closed}`, { status: "closed" })).status).toBe(200);
+    const contactId = (await contactOf(from)).id;
+    // A send's transaction (another server's) opens a new thread and has not committed yet while
+    // the reply reopens the closed one.
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let opened = (_id: string) => {};
+    const newThread = new Promise<string>((resolve) => {
+      opened = resolve;
+    });
+    const send = s.server.handle.db.transaction(async (tx) => {
+      const thread = await threadForContact(tx, s.workspaceId, contactId, { reopen: false, now: Date.now() });
+      opened(thread.id);
+      await held;
+    });
+    const opener = await newThread;
+    const reply = node.api("POST", "/v1/sandbox/inbound", { from, to: OURS, body: "meanwhile" });
+    await Bun.sleep(200);
+    release();
+    const [answer] = await Promise.all([reply, send]);
+    expect(answer.status).toBe(200);
+    const threads = await threadsOf(from);
+    expect(threads.open).toEqual([opener]);
+    expect(answer.body.message.conversation_id).toBe(opener);
+  });
+});
+
+describe("PATCH /v1/conversations/{id} status open", () => {
+  it("answers 409 when the contact has another open thread, and changes nothing", async () => {
+    const from = "+14155550253";
+    await inbound(from, "first");
+    const contactId = (await contactOf(from)).id;
+    const threadOf = async () =>
+      (await s.api("GET", "/v1/conversations?limit=200")).body.conversations.filter(
+        (c: { contact_id: string }) => c.contact_id === contactId,
+      );
+    const [first] = await threadOf();
+    await s.api("PATCH", `/v1/conversations/${first.id}`, { status: "closed" });
+    // A send does not reopen: the contact gets a new open thread beside the closed one.
+    expect((await s.api("POST", "/v1/calls", { to: from, say: "hi" })).status).toBe(200);
+    const open = (await threadOf()).filter((c: { status: string }) => c.status === "open");
+    expect(open).toHaveLength(1);
+    const reopened = await s.api("PATCH", `/v1/conversations/${first.id}`, { status: "open" });
+    expect(reopened.status).toBe(409);
+    expect(reopened.body).toEqual({ ok: false, error: "The contact has another open conversation" });
+    expect((await threadOf()).find((c: { id: string }) => c.id === first.id).status).toBe("closed");
+  });
+});
+
 describe("GET /v1/sandbox/outbox", () => {
   it("lists hand-offs newest first, paginated, scoped to the workspace", async () => {
     await s.api("POST", "/v1/messages", { to: "+14155550230", body: "first" });
@@ -334,6 +456,7 @@ describe("GET /v1/sandbox/outbox", () => {
       to: "+14155550230",
       body: "second",
       accepted_at: expect.stringMatching(/Z$/),
+      handoffs: 1,
     });
     const other = await s.newWorkspace("Empty");
     const theirs = await s.api("GET", "/v1/sandbox/outbox", undefined, { key: other.key });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { checkLinkDomain } from "../src/domain/attribution/link-domains";
 import { outsideConnection } from "./support/database";
-import { eventually, orderNumber } from "./support/messaging";
+import { eventually, handOffs, orderNumber } from "./support/messaging";
 import { startTestServer, type TestServer } from "./support/server";
 import { zoneAtLocalHour } from "./support/zones";
 
@@ -640,7 +640,7 @@ describe("tracked links on a branded domain", () => {
     expect(previewed.map((c: Json) => c.body)).toEqual([`Spring sale: https://${named.domain}/r/XXXXXXXXXX`]);
     expect((await call("POST", `/v1/campaigns/${campaign.id}/launch`)).status).toBe(200);
     const sends = await eventually(
-      async () => (await call("GET", "/v1/sandbox/outbox")).body.sends as Json[],
+      async () => handOffs((await call("GET", "/v1/sandbox/outbox")).body.sends as Json[]),
       (rows) => rows.length >= 1,
     );
     expect(sends).toHaveLength(1);

@@ -5,7 +5,7 @@ import { applyStatus, applyStatusUpdates } from "../src/domain/messaging/status-
 import { jobHandlers } from "../src/jobs/handlers";
 import { createWorker } from "../src/jobs/worker";
 import { eventLog } from "./support/event-log";
-import { eventually, orderNumber } from "./support/messaging";
+import { eventually, handOffs, orderNumber } from "./support/messaging";
 import { startTestServer, type TestServer } from "./support/server";
 
 const FROM = "+14155550100";
@@ -33,7 +33,7 @@ const eventTypesOf = async (messageId: string) =>
 
 async function outboxFor(to: string) {
   const answer = await s.api("GET", "/v1/sandbox/outbox?limit=200");
-  return answer.body.sends.filter((send: { to: string }) => send.to === to);
+  return handOffs(answer.body.sends).filter((send: { to: string }) => send.to === to);
 }
 
 describe("POST /v1/messages", () => {

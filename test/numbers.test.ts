@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
-import { eq } from "drizzle-orm";
-import { numberDailyUsage } from "../src/db/schema";
+import { and, eq } from "drizzle-orm";
+import { dailyBudgetUsage, numberDailyUsage } from "../src/db/schema";
 import { localDay, reserveDailySend, resolveSender } from "../src/domain/messaging/numbers";
-import { startTestServer, type TestServer } from "./support/server";
+import { startSecondNode, startTestServer, type TestServer } from "./support/server";
 
 let s: TestServer;
 beforeAll(async () => {
@@ -186,6 +186,46 @@ describe("POST /v1/numbers", () => {
     const res = await order(await availableNumber(), {}, read.key);
     expect(res.status).toBe(403);
     expect(res.body.required_scope).toBe("write");
+  });
+});
+
+describe("POST /v1/numbers on several servers sharing the database", () => {
+  it("orders a number asked for by 8 requests at once on two servers once: added 1, skipped 7, charged once", async () => {
+    const node = await startSecondNode(s);
+    try {
+      const w = await s.newWorkspace("Racing orders");
+      const number = await availableNumber("512");
+      const ordersToday = async () =>
+        (
+          await s.server.handle.db
+            .select({ count: dailyBudgetUsage.count })
+            .from(dailyBudgetUsage)
+            .where(
+              and(
+                eq(dailyBudgetUsage.workspaceId, w.workspaceId),
+                eq(dailyBudgetUsage.budget, "number_orders_daily_limit"),
+              ),
+            )
+            .get()
+        )?.count ?? 0;
+      const answers = await Promise.all(
+        Array.from({ length: 8 }, (_, i) =>
+          (i % 2 === 0 ? s.api : node.api)("POST", "/v1/numbers", { number }, { key: w.key }),
+        ),
+      );
+      expect(answers.map((answer) => answer.status)).toEqual(Array(8).fill(200));
+      expect(answers.map((answer) => answer.body.added).sort()).toEqual([0, 0, 0, 0, 0, 0, 0, 1]);
+      expect(answers.map((answer) => answer.body.skipped).sort()).toEqual([0, 1, 1, 1, 1, 1, 1, 1]);
+      const listed = (await s.api("GET", "/v1/numbers?limit=200", undefined, { key: w.key })).body.numbers;
+      expect(listed.map((n: { number: string }) => n.number)).toEqual([number]);
+      expect(await ordersToday()).toBe(1);
+      // Nothing is left claimed: the number, released, can be ordered again.
+      const id = listed[0].id;
+      expect((await s.api("DELETE", `/v1/numbers/${id}`, undefined, { key: w.key })).status).toBe(200);
+      expect((await node.api("POST", "/v1/numbers", { number }, { key: w.key })).body.added).toBe(1);
+    } finally {
+      await node.stop();
+    }
   });
 });
 

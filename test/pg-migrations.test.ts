@@ -288,16 +288,17 @@ describe.skipIf(!adminUrl)("PostgreSQL migrations", () => {
     expect(await linkVersion()).toBe(3);
 
     // Threads get the next search key without one; they and their messages wait in the backlog.
-    const thread = (id: string) => ({
+    // One open thread per contact (conversations_open_contact_idx): the second one is closed.
+    const thread = (id: string, status = "open") => ({
       id,
       workspaceId: "w1",
       contactId: "c2",
-      status: "open",
+      status,
       createdAt: at,
       updatedAt: at,
     });
     const [t1] = await db.insert(s.conversations).values(thread("t1")).returning();
-    const [t2] = await db.insert(s.conversations).values(thread("t2")).returning();
+    const [t2] = await db.insert(s.conversations).values(thread("t2", "closed")).returning();
     expect(t1.searchKey).toBeGreaterThan(0);
     expect(t2.searchKey).toBeGreaterThan(t1.searchKey);
     expect(t1.needsAttention).toBe(false);
@@ -450,6 +451,47 @@ describe.skipIf(!adminUrl)("PostgreSQL migrations", () => {
     expect(after[1]).toEqual([
       { workspace_id: "w1", version: 4, contact_count: 2 },
       { workspace_id: "w2", version: 1, contact_count: 1 },
+    ]);
+  });
+
+  it("fold duplicate ledger rows into the first and leave one open thread per contact (unique backstops)", async () => {
+    const client = await freshClient();
+    const index = embeddedPgMigrations.findIndex((m) =>
+      m.tag.endsWith("_campaign_sends_open_threads_unique"),
+    );
+    expect(index).toBeGreaterThan(0);
+    await migratePg(client, embeddedPgMigrations.slice(0, index));
+    for (const [id, message, carrierId, at] of [
+      ["s2", "m1", "SM-second", 20],
+      ["s1", "m1", "SM-first", 10],
+      ["s3", "m1", "SM-third", 30],
+      ["s4", "m2", "SM-alone", 10],
+    ] as const)
+      await client`INSERT INTO sandbox_sends (id, workspace_id, message_id, from_number, to_number, body,
+        carrier_message_id, accepted_at, deliver_at, outcome)
+        VALUES (${id}, 'w', ${message}, '+1', '+2', 'x', ${carrierId}, ${at}, 0, 'DELIVERED')`;
+    for (const [id, contact, status, at] of [
+      ["t-old", "c1", "open", 1],
+      ["t-new", "c1", "open", 2],
+      ["t-closed", "c1", "closed", 3],
+      ["t-other", "c2", "open", 1],
+    ] as const)
+      await client`INSERT INTO conversations (id, workspace_id, contact_id, status, created_at, updated_at)
+        VALUES (${id}, 'w', ${contact}, ${status}, ${at}, 0)`;
+    expect((await migratePg(client, embeddedPgMigrations.slice(0, index + 1))).applied).toEqual([
+      embeddedPgMigrations[index].tag,
+    ]);
+    expect([
+      ...(await client`SELECT message_id, carrier_message_id, handoffs FROM sandbox_sends ORDER BY message_id`),
+    ]).toEqual([
+      { message_id: "m1", carrier_message_id: "SM-first", handoffs: 3 },
+      { message_id: "m2", carrier_message_id: "SM-alone", handoffs: 1 },
+    ]);
+    expect([...(await client`SELECT id, status FROM conversations ORDER BY id`)]).toEqual([
+      { id: "t-closed", status: "closed" },
+      { id: "t-new", status: "open" },
+      { id: "t-old", status: "closed" },
+      { id: "t-other", status: "open" },
     ]);
   });
 

@@ -269,6 +269,44 @@ describe("pickSender(pool, contact)", () => {
     expect(tomorrow.sender).not.toBeNull();
   });
 
+  it("keeps the first pin when two transactions pick for a new contact at once (two servers)", async () => {
+    const ws = await s.newWorkspace("Pinned once");
+    const pool = await newPool("Pinned once", ws.key);
+    const a = await newNumber("415", { pool_id: pool.id, daily_limit: 1 }, ws.key);
+    const b = await newNumber("415", { pool_id: pool.id }, ws.key);
+    const { db } = s.server.handle;
+    const who = contact(300, "+14155550300");
+    const now = Date.now();
+    // The first pick (a: the oldest) is written and not yet committed while the second picks.
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let picked = () => {};
+    const firstPicked = new Promise<void>((resolve) => {
+      picked = resolve;
+    });
+    const first = db.transaction(async (tx) => {
+      const pick = await pickSender(tx, ws.workspaceId, pool.id, who, now);
+      picked();
+      await held;
+      return pick;
+    });
+    await firstPicked;
+    const second = db.transaction(async (tx) => await pickSender(tx, ws.workspaceId, pool.id, who, now));
+    await Bun.sleep(200);
+    release();
+    const [one, two] = await Promise.all([first, second]);
+    // a is at its cap after the first send, so the second goes from b; the contact stays on a.
+    expect([one.sender?.id, two.sender?.id]).toEqual([a.id, b.id]);
+    const stored = await db
+      .select()
+      .from(poolStickySenders)
+      .where(and(eq(poolStickySenders.poolId, pool.id), eq(poolStickySenders.contactId, who.id)))
+      .all();
+    expect(stored.map((row) => row.numberId)).toEqual([a.id]);
+  });
+
   it("answers no sender and no retry time for an empty pool", async () => {
     const ws = await s.newWorkspace("Empty pool");
     const pool = await newPool("Empty", ws.key);

@@ -110,7 +110,7 @@ try {
 
   const perThread = db
     .query(
-      `SELECT m.conversation_id AS c, count(*) AS replies,
+      `SELECT m.conversation_id AS c, sum(s.handoffs) AS replies,
         (SELECT min(i.created_at) FROM messages i WHERE i.conversation_id = m.conversation_id AND i.direction = 'inbound') AS first_in,
         max(s.accepted_at) AS accepted
        FROM messages m JOIN sandbox_sends s ON s.message_id = m.id

@@ -34,15 +34,14 @@ function ledger(dbPath: string, flowId: string) {
       lastRun: one("SELECT max(started_at) AS n FROM flow_runs WHERE flow_id = $f"),
       messages: one("SELECT count(*) AS n FROM messages WHERE sender = 'flow'"),
       handoffs: one(
-        "SELECT count(*) AS n FROM sandbox_sends s JOIN messages m ON m.id = s.message_id WHERE m.sender = 'flow'",
+        "SELECT sum(s.handoffs) AS n FROM sandbox_sends s JOIN messages m ON m.id = s.message_id WHERE m.sender = 'flow'",
       ),
       notTwo: one(
         `SELECT count(*) AS n FROM (SELECT c.id FROM contacts c LEFT JOIN messages m ON m.contact_id = c.id AND m.sender = 'flow'
            GROUP BY c.id HAVING count(m.id) <> 2)`,
       ),
-      sentTwice: one(
-        "SELECT count(*) AS n FROM (SELECT message_id FROM sandbox_sends GROUP BY message_id HAVING count(*) > 1)",
-      ),
+      // The ledger counts a repeated hand-off of a message in its one row.
+      sentTwice: one("SELECT count(*) AS n FROM sandbox_sends WHERE handoffs > 1"),
       unsent: one(
         "SELECT count(*) AS n FROM messages WHERE sender = 'flow' AND status IN ('PENDING', 'QUEUED')",
       ),

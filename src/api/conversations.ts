@@ -341,7 +341,13 @@ export function conversationsRoutes(deps: AppDeps) {
       {
         params: Id,
         body: Body({
-          status: t.Optional(t.String({ description: "open | closed", examples: ["closed"] })),
+          status: t.Optional(
+            t.String({
+              description:
+                "open | closed. A contact has one open thread: reopening one while another is open → 409",
+              examples: ["closed"],
+            }),
+          ),
           assigned_to: t.Optional(
             t.Union([t.String({ maxLength: 200 }), t.Null()], {
               description:
@@ -369,7 +375,10 @@ export function conversationsRoutes(deps: AppDeps) {
             ok: Ok,
             updated: t.Literal(true, { description: "Always true: the thread was updated" }),
           }),
-          [...WRITE_ERRORS, 404],
+          [...WRITE_ERRORS, 404, 409],
+          {
+            409: "Reopening a thread while the contact has another open one (`The contact has another open conversation`)",
+          },
         ),
       },
     );

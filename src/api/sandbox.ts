@@ -26,9 +26,14 @@ const SandboxSend = t.Object(
     from: t.String({ description: "Sending number" }),
     to: t.String({ description: "Recipient" }),
     body: t.String({ description: "Text handed off" }),
-    accepted_at: Timestamp("When the simulated carrier accepted the hand-off"),
+    accepted_at: Timestamp("When the simulated carrier accepted the first hand-off"),
+    handoffs: t.Integer({
+      minimum: 1,
+      description: "Times the message was handed over; above 1 is a duplicate hand-off, sent once",
+      examples: [1],
+    }),
   },
-  { description: "One hand-off the simulated carrier accepted" },
+  { description: "One message the simulated carrier accepted" },
 );
 
 const SandboxCallSchema = t.Object(
@@ -108,12 +113,12 @@ export function sandboxRoutes(deps: AppDeps) {
           detail: {
             tags: ["Sandbox"],
             operationId: "listSandboxOutbox",
-            summary: "Hand-offs the simulated carrier accepted",
+            summary: "Messages the simulated carrier accepted",
             description:
-              "One row per hand-off (a duplicate send shows twice), newest first; survives restarts.",
+              "One row per message, newest first; a duplicate hand-off is sent once and counted in `handoffs`. Survives restarts.",
           },
           response: responses(
-            listEnvelope("sends", SandboxSend, "Hand-offs the simulated carrier accepted, newest first"),
+            listEnvelope("sends", SandboxSend, "Messages the simulated carrier accepted, newest first"),
             [...READ_ERRORS, 404, 422],
           ),
         },

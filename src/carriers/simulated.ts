@@ -1,7 +1,9 @@
 /**
  * The simulated carrier: no network. It keeps a ledger of every send it accepted (table
- * `sandbox_sends`, one row per hand-off), reports a final status after a configurable delay, and
- * answers number searches with deterministic numbers. Same input, same result.
+ * `sandbox_sends`, one row per message: our message id is its idempotency key, and a repeated
+ * hand-off is counted in `handoffs` instead of sent again), reports a final status after a
+ * configurable delay, and answers number searches with deterministic numbers. Same input, same
+ * result.
  *
  * Magic numbers (docs/numbers.md, "Carriers"):
  *   to +15005550001         rejected at send: invalid number (FAILED, nothing in the ledger)
@@ -22,7 +24,7 @@ import {
 import type { DbOrTx } from "../db/client";
 import { claimingRows, inJsonListParam, jsonList } from "../db/dialect";
 import { newestFirstPage } from "../db/paging";
-import { insertRows, preparedPerConnection } from "../db/prepared";
+import { insertRowsReturning, preparedPerConnection } from "../db/prepared";
 import { type SandboxSendRow, sandboxSends } from "../db/schema";
 import { newId } from "../lib/ids";
 import { log } from "../lib/log";
@@ -102,11 +104,13 @@ export interface SandboxSend {
   to: string;
   body: string;
   accepted_at: string;
+  /** How many times the message was handed over: more than 1 is a duplicate hand-off (sent once). */
+  handoffs: number;
 }
 
 /**
  * The simulated carrier's ledger for one workspace, newest first (`GET /v1/sandbox/outbox`).
- * One row per hand-off: a duplicate send shows as two rows.
+ * One row per message: a duplicate hand-off shows as `handoffs` above 1.
  */
 export async function listSandboxSends(
   db: DbOrTx,
@@ -127,6 +131,7 @@ export async function listSandboxSends(
       to: row.to,
       body: row.body,
       accepted_at: new Date(row.acceptedAt).toISOString(),
+      handoffs: row.handoffs,
     })),
     total,
   };
@@ -142,7 +147,8 @@ export class SimulatedCarrier implements Carrier {
   private flushing: Promise<void> | null = null;
   private stopped = true;
   private unwritten: SandboxSendRow[] = [];
-  private writing: Promise<void> | null = null;
+  /** The turn's ledger write: the carrier message id of each message written, by message id. */
+  private writing: Promise<Map<string, string>> | null = null;
   private readonly tickMs: number;
   private readonly batchSize: number;
 
@@ -329,7 +335,8 @@ export class SimulatedCarrier implements Carrier {
       errorMessage = "Blocked by the carrier";
     }
     const now = this.clock.now();
-    await this.record({
+    // A message handed over again is not sent again: the ledger answers the first send's id.
+    const accepted = await this.record({
       id: newId(),
       workspaceId: sms.workspaceId,
       messageId: sms.messageId,
@@ -343,33 +350,32 @@ export class SimulatedCarrier implements Carrier {
       errorCode,
       errorMessage,
       deliveredAt: null,
+      handoffs: 1,
     });
-    return { accepted: true, carrierMessageId, status: "SENT" };
+    return { accepted: true, carrierMessageId: accepted, status: "SENT" };
   }
 
   /**
    * Group commit: hand-offs made in the same event-loop turn (e.g. a batch of send jobs the worker
    * runs together, each awaiting its reads) are written in one transaction; each sendSms resolves
-   * once its row is committed.
+   * once its row is committed, with the carrier message id of the message's ledger row.
    */
-  private record(row: SandboxSendRow): Promise<void> {
+  private async record(row: SandboxSendRow): Promise<string> {
     this.unwritten.push(row);
-    this.writing ??= new Promise<void>((resolve, reject) => {
+    this.writing ??= new Promise<Map<string, string>>((resolve, reject) => {
       setImmediate(async () => {
         const rows = this.unwritten;
         this.unwritten = [];
         this.writing = null;
         try {
-          // One statement for the turn's rows on PostgreSQL; prepared row inserts on SQLite.
-          if (rows.length === 1) await insertRows(this.db, sandboxSends, rows);
-          else await this.db.transaction(async (tx) => await insertRows(tx, sandboxSends, rows));
-          resolve();
+          if (rows.length === 1) resolve(await writeLedgerRows(this.db, rows));
+          else resolve(await this.db.transaction(async (tx) => await writeLedgerRows(tx, rows)));
         } catch (error) {
           reject(error);
         }
       });
     });
-    return this.writing;
+    return (await this.writing).get(row.messageId) ?? row.carrierMessageId;
   }
 
   async lookupSend(sms: OutboundSms, _sentAfter: number): Promise<SendLookup> {
@@ -378,8 +384,6 @@ export class SimulatedCarrier implements Carrier {
       .select()
       .from(sandboxSends)
       .where(eq(sandboxSends.messageId, sms.messageId))
-      .orderBy(asc(sandboxSends.acceptedAt))
-      .limit(1)
       .get();
     if (!row) return { found: false };
     return {
@@ -434,6 +438,33 @@ function statusOfLedgerRow(row: SandboxSendRow): StatusUpdate {
   if (row.errorCode) update.errorCode = row.errorCode;
   if (row.errorMessage) update.errorMessage = row.errorMessage;
   return update;
+}
+
+/**
+ * Writes the ledger rows of a turn's hand-offs: a message already in the ledger (handed over
+ * again, by this process or another) keeps its row, whose `handoffs` counts the repeat. Answers
+ * each message's carrier message id as its row holds it. One statement for the rows on
+ * PostgreSQL, one prepared statement per row on SQLite.
+ */
+async function writeLedgerRows(db: DbOrTx, rows: SandboxSendRow[]): Promise<Map<string, string>> {
+  // A message handed over twice in one turn is one row: one statement may not upsert a key twice.
+  const byMessage = new Map<string, SandboxSendRow>();
+  for (const row of rows) {
+    const first = byMessage.get(row.messageId);
+    if (first) first.handoffs += row.handoffs;
+    else byMessage.set(row.messageId, { ...row });
+  }
+  // In key order: two processes repeating hand-offs of the same messages lock their rows alike.
+  const merged = [...byMessage.values()].sort((a, b) => (a.messageId < b.messageId ? -1 : 1));
+  const written = await insertRowsReturning(db, sandboxSends, merged, "handoff", (insert) =>
+    insert
+      .onConflictDoUpdate({
+        target: sandboxSends.messageId,
+        set: { handoffs: sql`${sandboxSends.handoffs} + excluded.handoffs` },
+      })
+      .returning({ messageId: sandboxSends.messageId, carrierMessageId: sandboxSends.carrierMessageId }),
+  );
+  return new Map(written.map((row) => [row.messageId, row.carrierMessageId]));
 }
 
 /** The ledger's hot statements, built once per connection (sends, then their delivery reports). */

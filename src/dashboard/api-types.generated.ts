@@ -1116,8 +1116,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Hand-offs the simulated carrier accepted
-         * @description One row per hand-off (a duplicate send shows twice), newest first; survives restarts.
+         * Messages the simulated carrier accepted
+         * @description One row per message, newest first; a duplicate hand-off is sent once and counted in `handoffs`. Survives restarts.
          */
         get: operations["listSandboxOutbox"];
         put?: never;
@@ -11719,7 +11719,7 @@ export interface operations {
             content: {
                 "application/json": {
                     /**
-                     * @description open | closed
+                     * @description open | closed. A contact has one open thread: reopening one while another is open → 409
                      * @example closed
                      */
                     status?: string;
@@ -11787,6 +11787,15 @@ export interface operations {
             };
             /** @description Unknown id, or an id of another workspace (`Not found`) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Reopening a thread while the contact has another open one (`The contact has another open conversation`) */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13651,7 +13660,7 @@ export interface operations {
                          * @constant
                          */
                         ok: true;
-                        /** @description Hand-offs the simulated carrier accepted, newest first */
+                        /** @description Messages the simulated carrier accepted, newest first */
                         sends: {
                             /**
                              * @description Our message id, as handed to the carrier
@@ -13666,10 +13675,15 @@ export interface operations {
                             body: string;
                             /**
                              * Format: date-time
-                             * @description When the simulated carrier accepted the hand-off
+                             * @description When the simulated carrier accepted the first hand-off
                              * @example 2026-11-21T21:06:45.123Z
                              */
                             accepted_at: string;
+                            /**
+                             * @description Times the message was handed over; above 1 is a duplicate hand-off, sent once
+                             * @example 1
+                             */
+                            handoffs: number;
                         }[];
                         /** @description Items matching, over all pages */
                         total: number;

@@ -1,4 +1,5 @@
 import { type AnyColumn, type SQL, sql } from "drizzle-orm";
+import type { DbOrTx } from "./client";
 
 /**
  * The few expressions whose spelling differs between SQLite and PostgreSQL, kept in one place so a
@@ -276,4 +277,43 @@ export function transactionKeyLocks(scope: number, keys: readonly string[]): SQL
   return [...new Set(keys)]
     .sort()
     .map((key) => sql`select pg_advisory_xact_lock(${scope}::integer, hashtext(${key}::text))`);
+}
+
+/** Whether `error` (or an error it wraps, as drizzle's query errors do) is a unique index's refusal. */
+export function isUniqueViolation(error: unknown): boolean {
+  for (let e = error; e instanceof Error || (typeof e === "object" && e !== null); ) {
+    const code = (e as { code?: unknown }).code;
+    // PostgreSQL's unique_violation; SQLite's extended codes for a UNIQUE index and a primary key.
+    if (code === "23505" || code === "SQLITE_CONSTRAINT_UNIQUE" || code === "SQLITE_CONSTRAINT_PRIMARYKEY")
+      return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+/**
+ * Runs `write` in the caller's transaction and answers true, or false when a unique index refused
+ * it because another transaction wrote the same key first (another process, on PostgreSQL): the
+ * caller reads that transaction's row instead. For a write that cannot say `ON CONFLICT DO NOTHING`
+ * (an UPDATE into a unique key). PostgreSQL runs it in a savepoint, since a refused statement
+ * would otherwise end the transaction: `write` must run its statements on the handle it is given
+ * (postgres.js fails the whole transaction for a statement that failed on the outer handle, even
+ * one rolled back to a savepoint). SQLite needs none (a write transaction runs alone, so only the
+ * caller's own writes could conflict, and it has checked for them): the write as it is, on `tx`.
+ */
+export async function unlessTakenMeanwhile(
+  tx: DbOrTx,
+  write: (tx: DbOrTx) => Promise<unknown>,
+): Promise<boolean> {
+  if (currentDialect() !== "postgres") {
+    await write(tx);
+    return true;
+  }
+  try {
+    await tx.transaction(async (savepoint) => await write(savepoint));
+    return true;
+  } catch (error) {
+    if (isUniqueViolation(error)) return false;
+    throw error;
+  }
 }

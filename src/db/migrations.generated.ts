@@ -35,10 +35,12 @@ import m31 from "../../migrations/0031_daily_budgets_reentry.sql" with { type: "
 import m32 from "../../migrations/0032_contact_zone_source.sql" with { type: "text" };
 import m33 from "../../migrations/0033_link_domains.sql" with { type: "text" };
 import m34 from "../../migrations/0034_conversation_notes_reads.sql" with { type: "text" };
+import m35 from "../../migrations/0035_campaign_sends_open_threads_unique.sql" with { type: "text" };
 import pg0 from "../../migrations/pg/0000_baseline.sql" with { type: "text" };
 import pg1 from "../../migrations/pg/0001_triggers_and_search.sql" with { type: "text" };
 import pg2 from "../../migrations/pg/0002_change_notifications.sql" with { type: "text" };
 import pg3 from "../../migrations/pg/0003_counters_without_hot_rows.sql" with { type: "text" };
+import pg4 from "../../migrations/pg/0004_campaign_sends_open_threads_unique.sql" with { type: "text" };
 
 /** Migrations in the order they apply. */
 export const embeddedMigrations: { tag: string; sql: string }[] = [
@@ -77,6 +79,7 @@ export const embeddedMigrations: { tag: string; sql: string }[] = [
   { tag: "0032_contact_zone_source", sql: m32 },
   { tag: "0033_link_domains", sql: m33 },
   { tag: "0034_conversation_notes_reads", sql: m34 },
+  { tag: "0035_campaign_sends_open_threads_unique", sql: m35 },
 ];
 
 /** PostgreSQL migrations in the order they apply (src/db/migrate-pg.ts). */
@@ -85,4 +88,5 @@ export const embeddedPgMigrations: { tag: string; sql: string }[] = [
   { tag: "0001_triggers_and_search", sql: pg1 },
   { tag: "0002_change_notifications", sql: pg2 },
   { tag: "0003_counters_without_hot_rows", sql: pg3 },
+  { tag: "0004_campaign_sends_open_threads_unique", sql: pg4 },
 ];

@@ -1,6 +1,6 @@
 import { getTableColumns, type Placeholder, sql } from "drizzle-orm";
-import type { SQLiteInsertValue, SQLiteTable } from "drizzle-orm/sqlite-core";
-import { type DbOrTx, dialectOf } from "./client";
+import type { SQLiteInsertBase, SQLiteInsertValue, SQLiteTable } from "drizzle-orm/sqlite-core";
+import { type DbOrTx, dialectOf, type RunResult } from "./client";
 
 /**
  * Per-connection memo for drizzle prepared statements (`.prepare()` with `sql.placeholder()`), so
@@ -68,6 +68,63 @@ export async function insertRows<T extends SQLiteTable>(
       .insert(table)
       .values(rows.slice(i, i + chunk))
       .run();
+}
+
+/** A statement that answers rows, as `insertRowsReturning`'s `finish` makes it. */
+interface RowsQuery<R> {
+  all(): Promise<R[]>;
+  prepare(): { all(values: unknown): Promise<R[]> };
+}
+
+const finishedInserts = new WeakMap<
+  SQLiteTable,
+  Map<string, (db: DbOrTx) => { all(values: unknown): Promise<unknown[]> }>
+>();
+
+/**
+ * `insertRows` for an insert that `finish` completes (an `ON CONFLICT` clause, `RETURNING`) and
+ * that answers rows: every row's answer, in as few round trips as `insertRows` takes. `name`
+ * names the finished statement (one prepared statement per table and name on SQLite). On
+ * PostgreSQL one statement inserts many rows, and an `ON CONFLICT DO UPDATE` may not meet one
+ * key twice in it: the caller merges rows of the same key first.
+ */
+export async function insertRowsReturning<T extends SQLiteTable, R>(
+  tx: DbOrTx,
+  table: T,
+  rows: SQLiteInsertValue<T>[],
+  name: string,
+  finish: (insert: SQLiteInsertBase<T, "async", RunResult>) => RowsQuery<R>,
+): Promise<R[]> {
+  if (rows.length === 0) return [];
+  const answers: R[] = [];
+  if (dialectOf(tx) === "sqlite") {
+    let byName = finishedInserts.get(table);
+    if (!byName) {
+      byName = new Map();
+      finishedInserts.set(table, byName);
+    }
+    let insert = byName.get(name);
+    if (!insert) {
+      insert = preparedPerConnection((db: DbOrTx) =>
+        finish(
+          db.insert(table).values(rowPlaceholders(table)) as SQLiteInsertBase<T, "async", RunResult>,
+        ).prepare(),
+      );
+      byName.set(name, insert);
+    }
+    const statement = insert(tx);
+    for (const row of rows) answers.push(...((await statement.all(row)) as R[]));
+    return answers;
+  }
+  const perRow = Object.keys(getTableColumns(table)).length;
+  const chunk = Math.max(1, Math.floor(ROWS_STATEMENT_PARAMS / perRow));
+  for (let i = 0; i < rows.length; i += chunk)
+    answers.push(
+      ...(await finish(
+        tx.insert(table).values(rows.slice(i, i + chunk)) as SQLiteInsertBase<T, "async", RunResult>,
+      ).all()),
+    );
+  return answers;
 }
 
 /**

@@ -38,3 +38,13 @@ export async function eventually<T>(read: () => Promise<T>, done: (value: T) => 
   }
   return value;
 }
+
+/**
+ * The simulated carrier's ledger rows (`GET /v1/sandbox/outbox`) as hand-offs: a row whose
+ * message was handed over twice (`handoffs: 2`, sent once) counts twice, so a test counting sends
+ * still fails on a duplicate hand-off.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: ledger rows as the tests read them (parsed JSON)
+export function handOffs(sends: any[]): any[] {
+  return sends.flatMap((send) => Array.from({ length: send.handoffs }, () => send));
+}

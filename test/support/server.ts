@@ -90,25 +90,7 @@ export async function startTestServer(
   if (!bootstrapKey || !bootstrapWorkspace)
     throw new Error(`serve did not announce its first key: ${announced}`);
 
-  const api: TestServer["api"] = async (method, path, body, options = {}) => {
-    const headers: Record<string, string> = { ...(options.headers ?? {}) };
-    const key = options.key === undefined ? bootstrapKey : options.key;
-    if (key !== null) headers.authorization = `Bearer ${key}`;
-    let payload: string | undefined = options.raw;
-    if (body !== undefined) {
-      payload = JSON.stringify(body);
-      headers["content-type"] ??= "application/json";
-    }
-    const response = await fetch(url + path, { method, headers, body: payload });
-    const text = await response.text();
-    let parsed: unknown = text;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      // not JSON: keep the text
-    }
-    return { status: response.status, body: parsed, headers: response.headers };
-  };
+  const api = apiOf(url, bootstrapKey);
 
   return {
     url,
@@ -135,4 +117,57 @@ export async function startTestServer(
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** `TestServer.api` for the server at `url`, with `defaultKey` unless a call names another. */
+function apiOf(url: string, defaultKey: string): TestServer["api"] {
+  return async (method, path, body, options = {}) => {
+    const headers: Record<string, string> = { ...(options.headers ?? {}) };
+    const key = options.key === undefined ? defaultKey : options.key;
+    if (key !== null) headers.authorization = `Bearer ${key}`;
+    let payload: string | undefined = options.raw;
+    if (body !== undefined) {
+      payload = JSON.stringify(body);
+      headers["content-type"] ??= "application/json";
+    }
+    const response = await fetch(url + path, { method, headers, body: payload });
+    const text = await response.text();
+    let parsed: unknown = text;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      // not JSON: keep the text
+    }
+    return { status: response.status, body: parsed, headers: response.headers };
+  };
+}
+
+/** Another server on a test server's database (its SQLite file, or its PostgreSQL database). */
+export interface SecondNode {
+  url: string;
+  server: RunningServer;
+  /** As `TestServer.api`, with the first server's bootstrap key by default. */
+  api: TestServer["api"];
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts a second `serve` on the database of `first`, as a second node behind a load balancer:
+ * same configuration, its own port, worker and caches. Stop it before `first`.
+ */
+export async function startSecondNode(
+  first: TestServer,
+  overrides: Partial<Config> = {},
+): Promise<SecondNode> {
+  const config: Config = {
+    ...loadConfig({}, { RATE_LIMIT_RPS: "0", LOG_LEVEL: "error", WEBHOOK_ALLOW_PRIVATE: "true" }),
+    port: 0,
+    host: "127.0.0.1",
+    dbPath: first.dbPath,
+    ...overrides,
+    databaseUrl: first.databaseUrl,
+  };
+  const server = await startServer(config, { announce: () => {}, env: { ...process.env } });
+  const url = `http://127.0.0.1:${server.port}`;
+  return { url, server, api: apiOf(url, first.key), stop: () => server.shutdown() };
 }

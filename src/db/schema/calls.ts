@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import {
   createdAtColumn,
   idColumn,
@@ -66,6 +66,10 @@ export const calls = sqliteTable(
     index("calls_workspace_status_idx").on(t.workspaceId, t.status, t.createdAt),
     index("calls_workspace_contact_idx").on(t.workspaceId, t.contactId, t.createdAt),
     index("calls_workspace_campaign_idx").on(t.workspaceId, t.campaignId, t.status),
+    // A voice campaign places one call per recipient (only its dispatch step writes campaign_id).
+    uniqueIndex("calls_campaign_contact_idx")
+      .on(t.campaignId, t.contactId)
+      .where(sql`campaign_id IS NOT NULL`),
     index("calls_provider_id_idx").on(t.providerCallId).where(sql`provider_call_id IS NOT NULL`),
   ],
 );

@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import {
   boolColumn,
@@ -50,6 +51,8 @@ export const conversations = sqliteTable(
     index("conversations_workspace_contact_idx").on(t.workspaceId, t.contactId, t.status),
     index("conversations_workspace_status_idx").on(t.workspaceId, t.status, t.lastMessageAt),
     uniqueIndex("conversations_search_key_idx").on(t.searchKey),
+    // At most one open thread per contact, whichever process creates or reopens it.
+    uniqueIndex("conversations_open_contact_idx").on(t.workspaceId, t.contactId).where(sql`status = 'open'`),
   ],
 );
 

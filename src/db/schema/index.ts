@@ -25,6 +25,7 @@ export * from "./memberships";
 export * from "./message-daily-counts";
 export * from "./messages";
 export * from "./number-daily-usage";
+export * from "./number-order-claims";
 export * from "./numbers";
 export * from "./offers";
 export * from "./pool-sticky-senders";

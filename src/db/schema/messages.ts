@@ -1,4 +1,5 @@
-import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { sql } from "drizzle-orm";
+import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { createdAtColumn, idColumn, timestampColumn, updatedAtColumn, workspaceIdColumn } from "./columns";
 
 /**
@@ -50,6 +51,11 @@ export const messages = sqliteTable(
     index("messages_workspace_contact_idx").on(t.workspaceId, t.contactId, t.direction, t.createdAt),
     index("messages_workspace_conversation_idx").on(t.workspaceId, t.conversationId, t.createdAt),
     index("messages_workspace_campaign_idx").on(t.workspaceId, t.campaignId),
+    // A campaign writes one message per recipient (its dispatch step is the only writer of
+    // campaign_id): a second step that overlapped the first fails here instead of sending twice.
+    uniqueIndex("messages_campaign_contact_idx")
+      .on(t.campaignId, t.contactId)
+      .where(sql`campaign_id IS NOT NULL`),
     index("messages_workspace_status_idx").on(t.workspaceId, t.status, t.createdAt),
     index("messages_carrier_id_idx").on(t.carrierMessageId),
     // Analytics (overview, timeseries, numbers) count from this index alone, never the table; it

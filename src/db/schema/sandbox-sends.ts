@@ -1,11 +1,13 @@
 import { sql } from "drizzle-orm";
-import { index, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { idColumn, timestampColumn, workspaceIdColumn } from "./columns";
 
 /**
- * The simulated carrier's ledger: one row per hand-off it accepted (a duplicate hand-off is two
- * rows), kept so tests and benchmarks can count sends from outside and so pending deliveries
- * survive a restart.
+ * The simulated carrier's ledger: one row per message it accepted, kept so tests and benchmarks
+ * can count sends from outside and so pending deliveries survive a restart. Like a carrier that
+ * honours an idempotency key (our message id), it sends a message once however often it is handed
+ * over: a repeated hand-off only adds to `handoffs` of the first row, so `handoffs > 1` shows that
+ * we asked twice.
  */
 export const sandboxSends = sqliteTable(
   "sandbox_sends",
@@ -27,10 +29,12 @@ export const sandboxSends = sqliteTable(
     errorMessage: text("error_message"),
     /** When the final status was reported; null while pending. */
     deliveredAt: timestampColumn("delivered_at"),
+    /** How many times the message was handed over (1 unless a hand-off was repeated). */
+    handoffs: integer("handoffs").notNull().default(1),
   },
   (t) => [
     index("sandbox_sends_workspace_accepted_idx").on(t.workspaceId, t.acceptedAt),
-    index("sandbox_sends_message_idx").on(t.messageId),
+    uniqueIndex("sandbox_sends_message_idx").on(t.messageId),
     index("sandbox_sends_pending_idx").on(t.deliverAt).where(sql`delivered_at IS NULL`),
   ],
 );

@@ -62,7 +62,14 @@ const contactStatements = preparedPerConnection((db) => ({
       ),
     )
     .prepare(),
-  insert: db.insert(contacts).values(rowPlaceholders(contacts)).prepare(),
+  // The same number's contact made meanwhile by another transaction (contacts_workspace_phone_idx)
+  // leaves this one unwritten: nothing comes back.
+  insert: db
+    .insert(contacts)
+    .values(rowPlaceholders(contacts))
+    .onConflictDoNothing({ target: [contacts.workspaceId, contacts.phoneNumber] })
+    .returning({ id: contacts.id })
+    .prepare(),
 }));
 
 export async function findContactByPhone(
@@ -76,7 +83,9 @@ export async function findContactByPhone(
 /**
  * Finds the workspace's contact by phone number (normalised to E.164) or creates it: opted in,
  * time zone and state from the area code (none stored), `contact.created` emitted in the same transaction. Used by every
- * path that meets a number first (inbound messages, one-off sends, imports).
+ * path that meets a number first (inbound messages, one-off sends, imports). Two transactions
+ * meeting a new number at once (two servers on PostgreSQL) agree on one contact: the second finds
+ * the first's (`created: false`, no second event).
  * Throws 422 `phone_number must be a valid phone number` when `phone` cannot be a number.
  */
 export async function ensureContact(
@@ -108,7 +117,13 @@ export async function ensureContact(
     createdAt: now,
     updatedAt: now,
   };
-  await contactStatements(tx).insert.run(row);
+  const written = await contactStatements(tx).insert.all(row);
+  if (written.length === 0) {
+    // The conflict waited for the other transaction's commit, so its contact can be read now.
+    const made = await findContactByPhone(tx, workspaceId, e164);
+    if (!made) throw new Error(`contact of ${e164} made meanwhile cannot be read`);
+    return { contact: made, created: false };
+  }
   await emitEvent(tx, workspaceId, "contact.created", contactJson(row), now);
   return { contact: row, created: true };
 }

@@ -1,6 +1,13 @@
 import { and, count, desc, eq, isNotNull, isNull, or, type SQL, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../db/client";
-import { greatest, inJsonList, inJsonListParam, jsonList, nullsLast } from "../../db/dialect";
+import {
+  greatest,
+  inJsonList,
+  inJsonListParam,
+  jsonList,
+  nullsLast,
+  unlessTakenMeanwhile,
+} from "../../db/dialect";
 import { newSearchKey, searchConversations } from "../../db/message-search";
 import { preparedPerConnection, rowPlaceholders } from "../../db/prepared";
 import {
@@ -16,7 +23,7 @@ import {
   users,
 } from "../../db/schema";
 import { workspaceRow } from "../../db/workspace-row";
-import { invalid, notFound } from "../../lib/errors";
+import { conflict, invalid, notFound } from "../../lib/errors";
 import { isUuid, newId } from "../../lib/ids";
 import { toIso } from "../../lib/time";
 import { smsAgentForReference } from "../agents/agents";
@@ -210,10 +217,15 @@ const threadStatements = preparedPerConnection((db) => {
       .where(eq(conversations.id, id))
       .prepare(),
     // The thread's search key is written with the row (newSearchKey): migration 0028's trigger no
-    // longer rewrites the row to set it.
+    // longer rewrites the row to set it. A contact's open thread made meanwhile by another
+    // transaction (conversations_open_contact_idx) leaves this one unwritten: nothing comes back.
+    // No conflict target: drizzle spells a partial index's WHERE after DO NOTHING on SQLite, and
+    // the other unique keys (id, search_key) never meet a concurrent twin.
     insert: db
       .insert(conversations)
       .values({ ...rowPlaceholders(conversations), searchKey: newSearchKey(db) })
+      .onConflictDoNothing()
+      .returning({ id: conversations.id })
       .prepare(),
     touch: db
       .update(conversations)
@@ -229,6 +241,8 @@ const threadStatements = preparedPerConnection((db) => {
 /**
  * The contact's thread to write into: its open conversation, else (when `reopen`) its latest closed
  * one reopened, else a new open conversation. Call inside the transaction that adds the message.
+ * Two transactions finding no open thread at once (two servers on PostgreSQL) end up in one: the
+ * unique open-thread index refuses the second thread, which then takes the first one's.
  */
 export async function threadForContact(
   tx: DbOrTx,
@@ -250,11 +264,25 @@ export async function threadForContact(
   if (options.reopen) {
     const latest = await statements.latest.get({ workspaceId, contactId });
     if (latest) {
-      await statements.reopen.run({ id: latest.id, now: options.now });
-      return { ...latest, status: "open", updatedAt: options.now };
+      const reopen = (on: DbOrTx) => threadStatements(on).reopen.run({ id: latest.id, now: options.now });
+      if (await unlessTakenMeanwhile(tx, reopen))
+        return { ...latest, status: "open", updatedAt: options.now };
+      return await openThreadMadeMeanwhile(tx, workspaceId, contactId);
     }
   }
   return await newThread(tx, workspaceId, contactId, options);
+}
+
+/** The contact's open thread another transaction wrote after this one looked for it. */
+async function openThreadMadeMeanwhile(
+  tx: DbOrTx,
+  workspaceId: string,
+  contactId: string,
+): Promise<ConversationRow> {
+  const open = await threadStatements(tx).open.get({ workspaceId, contactId });
+  // The index said it exists, and it is committed (a conflict waits for the other transaction).
+  if (!open) throw new Error(`contact ${contactId} has an open thread that cannot be read`);
+  return open;
 }
 
 /** Writes a new open thread for the contact (call inside the transaction that adds its first message). */
@@ -282,7 +310,8 @@ async function newThread(
     createdAt: options.now,
     updatedAt: options.now,
   };
-  await threadStatements(tx).insert.run(row);
+  const written = await threadStatements(tx).insert.all(row);
+  if (written.length === 0) return await openThreadMadeMeanwhile(tx, workspaceId, contactId);
   return row;
 }
 
@@ -684,6 +713,12 @@ export async function updateConversation(
   await db.transaction(async (tx) => {
     const row = await findConversation(tx, workspaceId, id);
     if (!row) throw notFound();
+    // A contact has one open thread (conversations_open_contact_idx): an old one is not reopened
+    // beside it.
+    if (patch.status === "open" && row.status !== "open") {
+      const open = await threadStatements(tx).open.get({ workspaceId, contactId: row.contactId });
+      if (open) throw conflict("The contact has another open conversation");
+    }
     const set: Partial<ConversationRow> = { updatedAt: now };
     if (patch.status !== undefined) set.status = patch.status;
     if (patch.assigned_to !== undefined)

@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, sql } from "drizzle-orm";
+import { and, asc, eq, inArray, lt, sql } from "drizzle-orm";
 import {
   type AvailableNumber,
   type Carrier,
@@ -13,6 +13,7 @@ import {
   NUMBER_IS_ACTIVE,
   type NumberRow,
   numberDailyUsage,
+  numberOrderClaims,
   numbers,
   poolStickySenders,
   pools,
@@ -299,14 +300,53 @@ export interface OrderOutcome {
   skipped: number;
 }
 
-/** Numbers being ordered right now (this process): a concurrent second order is skipped. */
-const ordersInFlight = new Set<string>();
+/**
+ * A claim on a number older than this belongs to an order whose process died before it recorded
+ * the number or gave the claim back: the number may be claimed again. An order holds its claims
+ * for one carrier request per number, far less than this.
+ */
+const ORDER_CLAIM_TIMEOUT_MS = 10 * 60_000;
+
+/**
+ * Claims `wanted` for an order taken at `now` (table number_order_claims) and answers the numbers
+ * claimed. A number another order holds, in this process or another, is not claimed: that order
+ * asks the carrier for it, this one skips it. A stale claim is taken over (compare-and-set on its
+ * time, so of two takers one wins).
+ */
+async function claimNumbersToOrder(db: Db, wanted: string[], now: number): Promise<Set<string>> {
+  if (wanted.length === 0) return new Set();
+  const claimed = await db.transaction(
+    async (tx) =>
+      await tx
+        .insert(numberOrderClaims)
+        .values(wanted.map((number) => ({ number, claimedAt: now })))
+        .onConflictDoUpdate({
+          target: numberOrderClaims.number,
+          set: { claimedAt: now },
+          setWhere: lt(numberOrderClaims.claimedAt, now - ORDER_CLAIM_TIMEOUT_MS),
+        })
+        .returning({ number: numberOrderClaims.number })
+        .all(),
+  );
+  return new Set(claimed.map((row) => row.number));
+}
+
+/** Gives back the claims an order taken at `claimedAt` holds on `claimed` (not a taker's newer ones). */
+async function releaseNumberClaims(tx: DbOrTx, claimed: string[], claimedAt: number) {
+  if (claimed.length === 0) return;
+  await tx
+    .delete(numberOrderClaims)
+    .where(and(inArray(numberOrderClaims.number, claimed), eq(numberOrderClaims.claimedAt, claimedAt)))
+    .run();
+}
 
 /**
  * POST /v1/numbers: orders each number not already held by a workspace of this server.
- * Skipped (never charged): numbers already in this or another workspace, numbers the carrier
- * says are not available. 1. validate everything, 2. order the rest from the carrier one by one,
- * 3. record the ones it granted in one transaction. Carrier down before anything was granted → 503.
+ * Skipped (never charged): numbers already in this or another workspace, numbers another order is
+ * asking the carrier for right now (on any server sharing the database), numbers the carrier says
+ * are not available. 1. validate everything, 2. claim the numbers, 3. order the rest from the
+ * carrier one by one, 4. record the ones it granted and give the claims back in one transaction.
+ * Carrier down before anything was granted → 503.
  */
 export async function orderNumbers(
   db: Db,
@@ -338,34 +378,44 @@ export async function orderNumbers(
 
   const unique = [...new Set(requested)];
   let skipped = requested.length - unique.length;
-  const held = new Set(
-    (
-      await db
-        .select({ number: numbers.number })
-        .from(numbers)
-        .where(and(NUMBER_IS_ACTIVE, inArray(numbers.number, unique)))
-        .all()
-    ).map((row) => row.number),
-  );
-  const toOrder: string[] = [];
-  for (const number of unique) {
-    if (held.has(number) || ordersInFlight.has(number)) skipped++;
-    else toOrder.push(number);
-  }
-
-  // 2. The workspace's daily budget, spent for every number about to be ordered before the
-  // carrier is asked (429: nothing ordered); what the carrier does not grant is given back in 4.
-  if (toOrder.length > 0)
-    await db.transaction(
-      async (tx) => await spendDailyBudget(tx, workspaceId, "number_orders_daily_limit", toOrder.length, now),
+  const activeAmong = async (list: string[]) =>
+    new Set(
+      (
+        await db
+          .select({ number: numbers.number })
+          .from(numbers)
+          .where(and(NUMBER_IS_ACTIVE, inArray(numbers.number, list)))
+          .all()
+      ).map((row) => row.number),
     );
-  let recorded = false;
+  const held = await activeAmong(unique);
+  const free = unique.filter((number) => !held.has(number));
+  skipped += held.size;
 
-  // 3. The carrier, one number at a time; the in-flight set keeps a parallel request off them.
-  for (const number of toOrder) ordersInFlight.add(number);
-  const granted: { number: string; carrierNumberId: string; voiceCapable: boolean }[] = [];
-  let outage = false;
+  // 2. The claims: a number another order holds is skipped. The claim comes before the second
+  // look at the active numbers, so an order that recorded a number and gave its claim back since
+  // the first look is seen here.
+  const claimed = [...(await claimNumbersToOrder(db, free, now))];
+  skipped += free.length - claimed.length;
+  let recorded = false;
+  let spent = 0;
   try {
+    const recordedMeanwhile = claimed.length > 0 ? await activeAmong(claimed) : new Set<string>();
+    const toOrder = claimed.filter((number) => !recordedMeanwhile.has(number));
+    skipped += recordedMeanwhile.size;
+
+    // The workspace's daily budget, spent for every number about to be ordered before the carrier
+    // is asked (429: nothing ordered); what the carrier does not grant is given back in 4.
+    if (toOrder.length > 0)
+      await db.transaction(
+        async (tx) =>
+          await spendDailyBudget(tx, workspaceId, "number_orders_daily_limit", toOrder.length, now),
+      );
+    spent = toOrder.length;
+
+    // 3. The carrier, one number at a time; the claims keep a parallel order off them.
+    const granted: { number: string; carrierNumberId: string; voiceCapable: boolean }[] = [];
+    let outage = false;
     for (const number of toOrder) {
       try {
         const result = await carrier.orderNumber(number);
@@ -384,7 +434,8 @@ export async function orderNumbers(
       }
     }
 
-    // 4. Record what was granted, and give back the budget of the rest, in one transaction.
+    // 4. Record what was granted, give back the budget of the rest and the claims, in one
+    // transaction: an order that claims a number afterwards finds it active.
     const workspace = await db.select().from(workspaces).where(eq(workspaces.id, workspaceId)).get();
     if (!workspace) throw notFound();
     const rows: NumberRow[] = granted.map((g) => ({
@@ -411,19 +462,19 @@ export async function orderNumbers(
         toOrder.length - rows.length,
         now,
       );
+      await releaseNumberClaims(tx, claimed, now);
     });
     recorded = true;
     if (rows.length === 0 && outage) throw carrierUnavailable();
     return { ordered: await toRecords(db, workspaceId, rows, now), added: rows.length, skipped };
   } finally {
-    for (const number of toOrder) ordersInFlight.delete(number);
-    // A failure before the record (an unexpected carrier error): nothing was recorded, so the
-    // whole spend goes back.
-    if (!recorded && toOrder.length > 0)
-      await db.transaction(
-        async (tx) =>
-          await refundDailyBudget(tx, workspaceId, "number_orders_daily_limit", toOrder.length, now),
-      );
+    // A failure before the record (429, an unexpected carrier error): nothing was recorded, so
+    // the whole spend and the claims go back.
+    if (!recorded && (spent > 0 || claimed.length > 0))
+      await db.transaction(async (tx) => {
+        if (spent > 0) await refundDailyBudget(tx, workspaceId, "number_orders_daily_limit", spent, now);
+        await releaseNumberClaims(tx, claimed, now);
+      });
   }
 }
 

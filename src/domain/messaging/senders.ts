@@ -2,7 +2,7 @@ import { and, asc, eq } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
 import { NUMBER_IS_ACTIVE, type NumberRow, numbers, poolStickySenders } from "../../db/schema";
 import { areaCodeOf } from "../../lib/phone";
-import { nextLocalMidnight, reserveDailySend, usageToday } from "./numbers";
+import { nextLocalMidnight, releaseDailySend, reserveDailySend, usageToday } from "./numbers";
 
 export type PickedSender =
   | { sender: NumberRow; retryAt: null }
@@ -16,7 +16,9 @@ export type PickedSender =
  * 2. otherwise the least-used-today number under its cap, an area-code match with the contact
  *    winning ties (then the oldest number), which becomes the contact's sticky sender if it has none;
  * 3. every number capped → no sender, and the time the earliest of them starts a new local day.
- * A cap is never exceeded. Call it inside the transaction that accepts the send.
+ * A cap is never exceeded. Call it inside the transaction that accepts the send. Two transactions
+ * pinning a sender for one contact at once (two servers on PostgreSQL) agree: the second takes
+ * the number the first pinned, while it is under its cap.
  */
 export async function pickSender(
   tx: DbOrTx,
@@ -56,15 +58,14 @@ export async function pickSender(
     });
   for (const candidate of ranked) {
     if (!(await reserveDailySend(tx, candidate.row, now))) continue;
-    if (!stickyRow) {
-      await tx
-        .insert(poolStickySenders)
-        .values({ workspaceId, poolId, contactId: contact.id, numberId: candidate.row.id, createdAt: now })
-        .onConflictDoUpdate({
-          target: [poolStickySenders.poolId, poolStickySenders.contactId],
-          set: { numberId: candidate.row.id, createdAt: now },
-        })
-        .run();
+    if (stickyRow) return { sender: candidate.row, retryAt: null };
+    const pinned = await pinStickySender(tx, workspaceId, poolId, contact.id, candidate.row.id, sticky, now);
+    if (pinned === candidate.row.id) return { sender: candidate.row, retryAt: null };
+    // Another transaction pinned another number meanwhile: send from it, as the next send will.
+    const winner = candidates.find((row) => row.id === pinned);
+    if (winner && (await reserveDailySend(tx, winner, now))) {
+      await releaseDailySend(tx, candidate.row, now);
+      return { sender: winner, retryAt: null };
     }
     return { sender: candidate.row, retryAt: null };
   }
@@ -72,4 +73,38 @@ export async function pickSender(
   // 3. All capped: wait for the first number whose local day rolls over.
   const retryAt = Math.min(...candidates.map((row) => nextLocalMidnight(row.timezone, now)));
   return { sender: null, retryAt };
+}
+
+/**
+ * Pins `numberId` as the contact's sticky sender in the pool unless another is pinned, and answers
+ * the number pinned now. `stale` is the pin read before, whose number has left the pool: it is
+ * replaced only if still the same (compare-and-set), so of two transactions pinning at once the
+ * first wins and the second reads its number.
+ */
+async function pinStickySender(
+  tx: DbOrTx,
+  workspaceId: string,
+  poolId: string,
+  contactId: string,
+  numberId: string,
+  stale: { numberId: string } | undefined,
+  now: number,
+): Promise<string | undefined> {
+  const key = and(eq(poolStickySenders.poolId, poolId), eq(poolStickySenders.contactId, contactId));
+  const pinned = stale
+    ? await tx
+        .update(poolStickySenders)
+        .set({ numberId, createdAt: now })
+        .where(and(key, eq(poolStickySenders.numberId, stale.numberId)))
+        .returning({ numberId: poolStickySenders.numberId })
+        .all()
+    : await tx
+        .insert(poolStickySenders)
+        .values({ workspaceId, poolId, contactId, numberId, createdAt: now })
+        .onConflictDoNothing({ target: [poolStickySenders.poolId, poolStickySenders.contactId] })
+        .returning({ numberId: poolStickySenders.numberId })
+        .all();
+  if (pinned.length > 0) return numberId;
+  return (await tx.select({ numberId: poolStickySenders.numberId }).from(poolStickySenders).where(key).get())
+    ?.numberId;
 }
