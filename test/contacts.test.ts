@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { eventLog } from "./support/event-log";
 import { orderNumber } from "./support/messaging";
-import { startTestServer, type TestServer } from "./support/server";
+import { startSecondNode, startTestServer, type TestServer } from "./support/server";
 
 let s: TestServer;
 const log = eventLog(() => s);
@@ -145,6 +145,28 @@ describe("POST /v1/contacts", () => {
       error: "Contact with this phone_number already exists",
       contact_id: first.body.contact.id,
     });
+  });
+
+  it("answers one 200 and 409s naming it for one number created at once on two servers", async () => {
+    const node = await startSecondNode(s);
+    try {
+      const p = phone();
+      const answers = await Promise.all(
+        Array.from({ length: 8 }, (_, i) =>
+          (i % 2 ? node : s).api("POST", "/v1/contacts", { phone_number: p }),
+        ),
+      );
+      const created = answers.filter((a) => a.status === 200);
+      expect(created).toHaveLength(1);
+      const id = created[0].body.contact.id;
+      for (const a of answers.filter((x) => x.status !== 200))
+        expect({ status: a.status, body: a.body }).toEqual({
+          status: 409,
+          body: { ok: false, error: "Contact with this phone_number already exists", contact_id: id },
+        });
+    } finally {
+      await node.stop();
+    }
   });
 
   it("lets another workspace have the same number", async () => {

@@ -241,7 +241,19 @@ export async function createContact(
       createdAt: now,
       updatedAt: now,
     };
-    await tx.insert(contacts).values(row).run();
+    // Another transaction (another server) may have written the number since the read: its row
+    // answers 409 as one found first would.
+    const inserted = await tx
+      .insert(contacts)
+      .values(row)
+      .onConflictDoNothing({ target: [contacts.workspaceId, contacts.phoneNumber] })
+      .returning({ id: contacts.id })
+      .all();
+    if (inserted.length === 0) {
+      const winner = await findContactByPhone(tx, workspaceId, phone);
+      if (winner) throw duplicatePhone(winner);
+      throw new Error("contact insert conflicted, yet no contact has the number");
+    }
     await emitEvent(tx, workspaceId, "contact.created", contactJson(row), now);
     return row;
   });
