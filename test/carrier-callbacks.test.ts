@@ -149,6 +149,16 @@ describe("POST /carriers/twilio/inbound", () => {
     expect(stored[0]).toMatchObject({ status: "RECEIVED", body: "Hello there", to: OURS });
   });
 
+  it("stores a message posted several times at once (a carrier's retries) once", async () => {
+    const params = { MessageSid: "SMinbound8", From: "+14155550404", To: OURS, Body: "Twice?" };
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, () => callback("/carriers/twilio/inbound", params)),
+    );
+    expect(answers.map((a) => a.status)).toEqual(Array(8).fill(200));
+    const inbound = await s.api("GET", "/v1/messages?direction=inbound");
+    expect(inbound.body.messages.filter((m: { from: string }) => m.from === "+14155550404")).toHaveLength(1);
+  });
+
   it("answers 401 to an unsigned inbound message and stores nothing", async () => {
     const forged = await callback(
       "/carriers/twilio/inbound",

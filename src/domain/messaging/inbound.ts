@@ -1,6 +1,7 @@
 import { and, eq } from "drizzle-orm";
 import type { InboundSms } from "../../carriers/carrier";
 import type { Db, DbOrTx } from "../../db/client";
+import { transactionKeyLocks } from "../../db/dialect";
 import {
   type ContactRow,
   type ConversationRow,
@@ -117,6 +118,9 @@ export function onInboundMessage(listener: InboundListener) {
   listeners.push(listener);
 }
 
+/** The advisory-lock scope of inbound carrier message ids (PostgreSQL; see transactionKeyLocks). */
+const INBOUND_LOCK_SCOPE = 7_202;
+
 /**
  * Stores an inbound SMS and applies its consequences in one transaction: the contact (created
  * with source `inbound` if new), the thread (open one, else the latest closed one reopened),
@@ -142,6 +146,9 @@ export async function receiveInbound(db: Db, sms: InboundSms, now = Date.now()):
     }
     const workspaceId = number.workspaceId;
     if (sms.carrierMessageId) {
+      // A carrier retrying its webhook may reach another server at the same moment: the second
+      // waits here for the first's commit, then finds its message.
+      for (const lock of transactionKeyLocks(INBOUND_LOCK_SCOPE, [sms.carrierMessageId])) await tx.run(lock);
       const seen = await tx
         .select()
         .from(messages)
