@@ -51,7 +51,7 @@ describe("migration campaign_sends_open_threads_unique (unique backstops)", () =
     expect(() => send.run("s5", "m2", "SM-again", 40)).toThrow(/UNIQUE/);
   });
 
-  it("refuses a second campaign message or call to one recipient, and a second open thread", () => {
+  it("refuses a second campaign message or call to one recipient, a second open thread, a second delivery of one event to one endpoint", () => {
     const sqlite = new Database(":memory:");
     migrate(sqlite);
     const message = sqlite.prepare(
@@ -76,5 +76,11 @@ describe("migration campaign_sends_open_threads_unique (unique backstops)", () =
     thread.run("t1", "open", 1);
     expect(() => thread.run("t2", "open", 2)).toThrow(/UNIQUE/);
     thread.run("t3", "closed", 3);
+    const delivery = sqlite.prepare(
+      "INSERT INTO webhook_deliveries (id, workspace_id, webhook_id, message_id, event_type, payload, created_at, updated_at) VALUES (?, 'w', ?, ?, 'message.sent', '{}', 0, 0)",
+    );
+    delivery.run("d1", "h1", "e1");
+    expect(() => delivery.run("d2", "h1", "e1")).toThrow(/UNIQUE/);
+    delivery.run("d3", "h2", "e1");
   });
 });

@@ -1,4 +1,4 @@
-import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { createdAtColumn, idColumn, timestampColumn, updatedAtColumn, workspaceIdColumn } from "./columns";
 
 /**
@@ -23,7 +23,11 @@ export const webhookDeliveries = sqliteTable(
     createdAt: createdAtColumn(),
     updatedAt: updatedAtColumn(),
   },
-  (t) => [index("webhook_deliveries_workspace_webhook_idx").on(t.workspaceId, t.webhookId, t.createdAt)],
+  (t) => [
+    index("webhook_deliveries_workspace_webhook_idx").on(t.workspaceId, t.webhookId, t.createdAt),
+    // One delivery per subscription and event, whichever server fans the event out.
+    uniqueIndex("webhook_deliveries_webhook_message_idx").on(t.webhookId, t.messageId),
+  ],
 );
 
 export type WebhookDeliveryRow = typeof webhookDeliveries.$inferSelect;

@@ -1,0 +1,1 @@
+CREATE UNIQUE INDEX `webhook_deliveries_webhook_message_idx` ON `webhook_deliveries` (`webhook_id`,`message_id`);
