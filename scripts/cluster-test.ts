@@ -154,10 +154,17 @@ export async function runClusterTest(options: ClusterTestOptions): Promise<Clust
       return { status: res.status, json };
     };
     const must = async (node: Node, method: string, path: string, body?: unknown) => {
-      const { status, json } = await call(node, method, path, body);
-      if (status !== 200)
-        throw new Error(`${method} ${path} on ${node.name} answered ${status}: ${JSON.stringify(json)}`);
-      return json;
+      // As a client does, a 503 (the node's database sessions were just cut) is tried again.
+      for (let attempt = 0; ; attempt++) {
+        const { status, json } = await call(node, method, path, body);
+        if (status === 503 && attempt < 10) {
+          await Bun.sleep(200);
+          continue;
+        }
+        if (status !== 200)
+          throw new Error(`${method} ${path} on ${node.name} answered ${status}: ${JSON.stringify(json)}`);
+        return json;
+      }
     };
 
     // 2. The workspace, through both nodes.

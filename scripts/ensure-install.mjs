@@ -20,3 +20,6 @@ if (stale) {
   console.log("Installing dependencies (npm install)…");
   execSync("npm install --no-audit --no-fund", { cwd: root, stdio: "inherit" });
 }
+
+// Fixes in installed dependencies that their releases lack (a no-op once applied).
+await import("./patch-dependencies.mjs");

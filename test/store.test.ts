@@ -372,3 +372,27 @@ if (testsRunOn("sqlite"))
       });
     }
   });
+
+describe.skipIf(!(pg && "url" in pg))("store on postgres: a session the server ends mid-transaction", () => {
+  it("fails the transaction with the closed connection, and the process and the pool carry on", async () => {
+    const store = createPgStore(await freshDatabase((pg as { url: string }).url), { max: 2 });
+    try {
+      await store.exec(CREATE);
+      // The transaction's own session ended by the server: its ROLLBACK then goes to a closed
+      // connection (postgres.js used to throw from an immediate there, ending the process).
+      const outcome = store.tx(async (tx) => {
+        await tx.insert(pgItems).values({ id: "gone", n: 1 });
+        await tx.execute(sql`select pg_terminate_backend(pg_backend_pid())`);
+      });
+      await expect(outcome).rejects.toThrow(/CONNECTION_CLOSED|terminat/);
+      await sleep(50);
+      expect(await store.rows(store.db.select().from(pgItems))).toEqual([]);
+      await store.tx(async (tx) => await tx.insert(pgItems).values({ id: "after", n: 2 }));
+      expect((await store.rows<Item>(store.db.select().from(pgItems))).map((row) => row.id)).toEqual([
+        "after",
+      ]);
+    } finally {
+      await store.close();
+    }
+  });
+});
