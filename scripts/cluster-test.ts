@@ -99,9 +99,13 @@ interface Node {
 type Json = Record<string, unknown> & { ok?: boolean };
 
 const DELIVERY_MS = 2_000;
-/** Leases at a fifth (a send batch 6 s, a dispatch step 6 s): a frozen node loses its jobs sooner. */
-const LEASE_SCALE = "0.2";
-const FREEZE_MS = 9_000;
+/**
+ * Leases at a fifth by default (a send batch 6 s, a dispatch step 6 s): a frozen node loses its
+ * jobs sooner. The freeze outlasts the longest lease of the run by half (CLUSTER_LEASE_SCALE=1:
+ * the shipped leases, a 45 s freeze).
+ */
+const LEASE_SCALE = process.env.CLUSTER_LEASE_SCALE ?? "0.2";
+const FREEZE_MS = Math.round(30_000 * Number(LEASE_SCALE) * 1.5);
 
 export async function runClusterTest(options: ClusterTestOptions): Promise<ClusterAudit> {
   const say = options.log ?? (() => {});
