@@ -189,6 +189,33 @@ describe.if(process.env[TEST_DIALECT] !== "postgres")("SimulatedCarrier", () => 
     expect(updates.map((u) => u.messageId)).toEqual([sms(30).messageId]);
   });
 
+  it("two reporters on one ledger (two servers) report each delivery once, between them", async () => {
+    const clock = manualClock(Date.parse("2026-11-25T12:00:00.000Z"));
+    const reported: string[][] = [[], []];
+    const carriers = [0, 1].map((i) => {
+      const carrier = new SimulatedCarrier(handle.db, clock, { deliveryDelayMs: 0, batchSize: 7 });
+      carrier.attachSinks({
+        onStatus: async (batch) => {
+          // A slow sink: the other reporter's turn comes while this batch is out.
+          await Bun.sleep(2);
+          reported[i].push(...batch.map((u) => u.messageId ?? ""));
+        },
+        onInbound: () => {},
+      });
+      return carrier;
+    });
+    await Promise.all(carriers.map((c) => c.flushDue()));
+    reported[0].length = reported[1].length = 0;
+    const ids = Array.from({ length: 40 }, (_, n) => sms(500 + n).messageId);
+    for (let n = 0; n < 40; n++) await carriers[n % 2].sendSms(sms(500 + n));
+    // A stopped carrier reports one batch per flush: rounds of both at once until none is left.
+    for (let round = 0; round < 10; round++) await Promise.all(carriers.map((c) => c.flushDue()));
+    const all = [...reported[0], ...reported[1]];
+    expect(all.sort()).toEqual(ids.sort());
+    expect(reported[0].length).toBeGreaterThan(0);
+    expect(reported[1].length).toBeGreaterThan(0);
+  });
+
   it("searches numbers by area code, contains and type, and hands out none ending in 0000", async () => {
     const carrier = new SimulatedCarrier(handle.db, manualClock(), { deliveryDelayMs: 0 });
     const local = await carrier.searchNumbers({ country: "US", areaCode: "415", contains: "42", limit: 30 });

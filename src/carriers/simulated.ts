@@ -15,16 +15,16 @@
  * `say` calls run on the simulated call line (src/voice/simulated.ts), with its magic numbers.
  */
 import { createHash } from "node:crypto";
-import { and, asc, eq, inArray, isNull, lte, sql } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import {
   reviewBrandSimulated,
   reviewCampaignSimulated,
   reviewShortCodeSimulated,
 } from "../compliance/registration";
 import type { DbOrTx } from "../db/client";
-import { claimingRows, inJsonListParam, jsonList } from "../db/dialect";
+import { jsonList } from "../db/dialect";
 import { newestFirstPage } from "../db/paging";
-import { insertRowsReturning, preparedPerConnection } from "../db/prepared";
+import { dueLedgerStatements, insertRowsReturning, preparedPerConnection } from "../db/prepared";
 import { type SandboxSendRow, sandboxSends } from "../db/schema";
 import { newId } from "../lib/ids";
 import { log } from "../lib/log";
@@ -233,7 +233,7 @@ export class SimulatedCarrier implements Carrier {
       if (this.stopped && reported > 0) break;
       const now = this.clock.now();
       const statements = ledgerStatements(this.db);
-      const due = await statements.claimDue.all({
+      const due = await statements.claim.all({
         now,
         limit: this.batchSize,
         retryAt: now + REPORT_RETRY_MS,
@@ -246,7 +246,7 @@ export class SimulatedCarrier implements Carrier {
         await statements.release.run({ now, ids: jsonList(due.map((row) => row.id)) });
         throw error;
       }
-      await statements.reported.run({ now, ids: jsonList(due.map((row) => row.id)) });
+      await statements.done.run({ now, ids: jsonList(due.map((row) => row.id)) });
       reported += due.length;
       if (due.length < this.batchSize) break;
     }
@@ -467,45 +467,10 @@ async function writeLedgerRows(db: DbOrTx, rows: SandboxSendRow[]): Promise<Map<
   return new Map(written.map((row) => [row.messageId, row.carrierMessageId]));
 }
 
-/** The ledger's hot statements, built once per connection (sends, then their delivery reports). */
 /** How long a claimed delivery report waits before another reporter may take it again. */
 const REPORT_RETRY_MS = 30_000;
 
-const ledgerStatements = preparedPerConnection((db: DbOrTx) => ({
-  // Claimed, not just read: due rows move to `retryAt` as they are taken, so two servers on one
-  // database report disjoint rows, and a row whose reporter died comes due again then.
-  claimDue: db
-    .update(sandboxSends)
-    .set({ deliverAt: sql`${sql.placeholder("retryAt")}` })
-    .where(
-      and(
-        inArray(
-          sandboxSends.id,
-          claimingRows(
-            db
-              .select({ id: sandboxSends.id })
-              .from(sandboxSends)
-              .where(
-                and(isNull(sandboxSends.deliveredAt), lte(sandboxSends.deliverAt, sql.placeholder("now"))),
-              )
-              .orderBy(asc(sandboxSends.deliverAt))
-              .limit(sql.placeholder("limit")),
-          ),
-        ),
-        isNull(sandboxSends.deliveredAt),
-        lte(sandboxSends.deliverAt, sql.placeholder("now")),
-      ),
-    )
-    .returning()
-    .prepare(),
-  release: db
-    .update(sandboxSends)
-    .set({ deliverAt: sql`${sql.placeholder("now")}` })
-    .where(and(inJsonListParam(sandboxSends.id, "ids"), isNull(sandboxSends.deliveredAt)))
-    .prepare(),
-  reported: db
-    .update(sandboxSends)
-    .set({ deliveredAt: sql`${sql.placeholder("now")}` })
-    .where(inJsonListParam(sandboxSends.id, "ids"))
-    .prepare(),
-}));
+/** The ledger's delivery reports, claimed by whichever server reports them (built once per connection). */
+const ledgerStatements = preparedPerConnection((db: DbOrTx) =>
+  dueLedgerStatements(db, sandboxSends, { due: "deliverAt", done: "deliveredAt" }),
+);

@@ -1,6 +1,17 @@
-import { getTableColumns, type Placeholder, sql } from "drizzle-orm";
-import type { SQLiteInsertBase, SQLiteInsertValue, SQLiteTable } from "drizzle-orm/sqlite-core";
+import {
+  and,
+  asc,
+  getTableColumns,
+  inArray,
+  isNull,
+  lte,
+  type Placeholder,
+  type SQL,
+  sql,
+} from "drizzle-orm";
+import type { SQLiteColumn, SQLiteInsertBase, SQLiteInsertValue, SQLiteTable } from "drizzle-orm/sqlite-core";
 import { type DbOrTx, dialectOf, type RunResult } from "./client";
+import { claimingRows, inJsonListParam } from "./dialect";
 
 /**
  * Per-connection memo for drizzle prepared statements (`.prepare()` with `sql.placeholder()`), so
@@ -146,4 +157,56 @@ export async function forEachRowApart<T>(
   const outcomes = await Promise.allSettled(items.map(work));
   const failed = outcomes.find((outcome) => outcome.status === "rejected");
   if (failed) throw (failed as PromiseRejectedResult).reason;
+}
+
+/**
+ * The statements of a ledger of due reports that any server may send (the simulated carrier's
+ * deliveries, its call line's reports), for the table's `due` and `done` timestamp properties and
+ * an optional `scope` over its rows. Parameters: `now`, `limit`, `retryAt`, `ids` (jsonList).
+ * - `claim`: takes up to `limit` rows due at `now`, earliest first, and moves them to `retryAt`, so
+ *   that another server passes them by (`SKIP LOCKED` while a claim is in flight) and a claim whose
+ *   server died comes due again then. Answers the rows.
+ * - `release`: gives claimed rows back at once (their report failed).
+ * - `done`: marks rows reported.
+ */
+export function dueLedgerStatements<T extends SQLiteTable>(
+  db: DbOrTx,
+  table: T,
+  keys: { due: keyof T["$inferSelect"] & string; done: keyof T["$inferSelect"] & string },
+  scope?: SQL,
+) {
+  const columns = getTableColumns(table) as Record<string, SQLiteColumn>;
+  const [id, due, done] = [columns.id, columns[keys.due], columns[keys.done]];
+  const isDue = and(scope, isNull(done), lte(due, sql.placeholder("now")));
+  const moveTo = (name: string) => ({ [keys.due]: sql`${sql.placeholder(name)}` }) as never;
+  const untouched = and(inJsonListParam(id, "ids"), isNull(done));
+  return {
+    claim: db
+      .update(table)
+      .set(moveTo("retryAt"))
+      .where(
+        and(
+          inArray(
+            id,
+            claimingRows(
+              db
+                .select({ id })
+                .from(table as SQLiteTable)
+                .where(isDue)
+                .orderBy(asc(due))
+                .limit(sql.placeholder("limit")),
+            ),
+          ),
+          isDue,
+        ),
+      )
+      .returning()
+      .prepare(),
+    release: db.update(table).set(moveTo("now")).where(untouched).prepare(),
+    done: db
+      .update(table)
+      .set({ [keys.done]: sql`${sql.placeholder("now")}` } as never)
+      .where(inJsonListParam(id, "ids"))
+      .prepare(),
+  };
 }

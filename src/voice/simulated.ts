@@ -14,11 +14,11 @@
  *   anything else     COMPLETED after the line's delay, with a transcript
  */
 import { createHash } from "node:crypto";
-import { and, asc, eq, inArray, isNull, lte, sql } from "drizzle-orm";
+import { and, asc, eq, sql } from "drizzle-orm";
 import type { DbOrTx } from "../db/client";
-import { claimingRows, inJsonListParam, jsonList } from "../db/dialect";
+import { jsonList } from "../db/dialect";
 import { newestFirstPage } from "../db/paging";
-import { preparedPerConnection } from "../db/prepared";
+import { dueLedgerStatements, preparedPerConnection } from "../db/prepared";
 import { type SandboxCallRow, sandboxCalls } from "../db/schema";
 import type { EngineAgent, EngineTurn } from "../engines/llm";
 import { offlineAnswer, sentimentOf } from "../engines/offline";
@@ -238,7 +238,7 @@ export class SimulatedCallLine {
     for (;;) {
       const now = this.clock.now();
       const statements = callLedgerStatements(this.db);
-      const due = await statements.claimDue.all({
+      const due = await statements.claim.all({
         line: this.line,
         now,
         limit: this.batchSize,
@@ -252,7 +252,7 @@ export class SimulatedCallLine {
         await statements.release.run({ now, ids: jsonList(due.map((row) => row.id)) });
         throw error;
       }
-      await statements.reported.run({ now, ids: jsonList(due.map((row) => row.id)) });
+      await statements.done.run({ now, ids: jsonList(due.map((row) => row.id)) });
       reported += due.length;
       if (due.length < this.batchSize || this.stopped) break;
     }
@@ -405,46 +405,12 @@ export class SimulatedVoice implements VoiceProvider {
 /** How long a claimed call report waits before another reporter may take it again. */
 const REPORT_RETRY_MS = 30_000;
 
-/** The call ledger's polled statements, built once per connection (every tick asks for due reports). */
-const callLedgerStatements = preparedPerConnection((db: DbOrTx) => ({
-  // Claimed, not just read: due rows move to `retryAt` as they are taken, so two servers on one
-  // database report disjoint calls, and a call whose reporter died comes due again then.
-  claimDue: db
-    .update(sandboxCalls)
-    .set({ reportAt: sql`${sql.placeholder("retryAt")}` })
-    .where(
-      and(
-        inArray(
-          sandboxCalls.id,
-          claimingRows(
-            db
-              .select({ id: sandboxCalls.id })
-              .from(sandboxCalls)
-              .where(
-                and(
-                  eq(sandboxCalls.line, sql.placeholder("line")),
-                  isNull(sandboxCalls.reportedAt),
-                  lte(sandboxCalls.reportAt, sql.placeholder("now")),
-                ),
-              )
-              .orderBy(asc(sandboxCalls.reportAt))
-              .limit(sql.placeholder("limit")),
-          ),
-        ),
-        isNull(sandboxCalls.reportedAt),
-        lte(sandboxCalls.reportAt, sql.placeholder("now")),
-      ),
-    )
-    .returning()
-    .prepare(),
-  release: db
-    .update(sandboxCalls)
-    .set({ reportAt: sql`${sql.placeholder("now")}` })
-    .where(and(inJsonListParam(sandboxCalls.id, "ids"), isNull(sandboxCalls.reportedAt)))
-    .prepare(),
-  reported: db
-    .update(sandboxCalls)
-    .set({ reportedAt: sql`${sql.placeholder("now")}` })
-    .where(inJsonListParam(sandboxCalls.id, "ids"))
-    .prepare(),
-}));
+/** The call ledger's reports of one line, claimed by whichever server reports them (built once per connection). */
+const callLedgerStatements = preparedPerConnection((db: DbOrTx) =>
+  dueLedgerStatements(
+    db,
+    sandboxCalls,
+    { due: "reportAt", done: "reportedAt" },
+    eq(sandboxCalls.line, sql.placeholder("line")),
+  ),
+);
