@@ -83,6 +83,7 @@ Environment:
   LOG_LEVEL                  debug, info, warn or error (default info)
   WORKER_THREAD              run the worker in a background thread (default true)
   SHUTDOWN_GRACE_SEC         on SIGTERM, how long running jobs may finish (default 10)
+  JOB_LEASE_SCALE            every job lease times this, 0.05-10 (default 1): how soon other nodes take a dead node's jobs
   SIMULATED_DELIVERY_MS, SIMULATED_CALL_MS, SIMULATED_REVIEW_MS
                              simulated carrier and voice timings
   VOICE                      simulated or retell (default simulated)

@@ -95,8 +95,14 @@ describe("a campaign with {{offer_url}}", () => {
 
     const stats = (await s.api("GET", `/v1/campaigns/${campaign.id}`)).body.campaign.stats;
     expect(stats).toMatchObject({ clicked: 1, conversions: 1, revenue: 30 });
-    const analytics = (await s.api("GET", "/v1/analytics/campaigns")).body.campaigns;
-    const mine = analytics.find((c: Json) => c.campaign_id === campaign.id);
+    // The carrier's ledger has both hand-offs before their SENT is recorded: wait for the second.
+    const mine = await eventually(
+      async () =>
+        ((await s.api("GET", "/v1/analytics/campaigns")).body.campaigns as Json[]).find(
+          (c: Json) => c.campaign_id === campaign.id,
+        ) as Json,
+      (row) => row?.sent === 2,
+    );
     expect(mine).toMatchObject({ clicked: 1, conversions: 1, revenue: 30, sent: 2 });
     expect(mine.cost).toBeCloseTo(2 * 0.0079, 6);
     expect(mine.roi).toBeCloseTo((30 - 2 * 0.0079) / (2 * 0.0079), 3);
