@@ -13,6 +13,7 @@
  *
  * `--campaigns K` splits the recipients over K campaigns (disjoint audiences) launched together:
  * one campaign's dispatch steps run one at a time whichever node claims them, K campaigns' need not.
+ * `--own-numbers true` gives each campaign a pool of numbers of its own (else they share one).
  *
  * Needs Debian's postgresql; SKIP_BUILD=1 reuses an existing dist/outreach.
  */
@@ -32,6 +33,12 @@ const IMPORT_CHUNK = 5_000;
 const NUMBERS = ["+14155550101", "+14155550102", "+14155550103", "+14155550104"];
 /** The bench's own sessions (the delivered count) are named so the statement count leaves them out. */
 const BENCH_APP = "bench-nodes";
+
+/** How the recipients are sent: in how many campaigns, and whether each has numbers of its own. */
+interface Shape {
+  campaigns: number;
+  ownNumbers: boolean;
+}
 
 interface Node {
   proc: Subprocess;
@@ -108,7 +115,7 @@ async function withCampaign<T>(
   adminUrl: string,
   nodeCount: number,
   recipients: number,
-  campaignCount: number,
+  shape: Shape,
   around: {
     before(sql: postgres.Sql, nodes: Node[]): Promise<void>;
     after(sql: postgres.Sql, nodes: Node[], seconds: number, waits: Waits): Promise<T>;
@@ -144,17 +151,23 @@ async function withCampaign<T>(
       phone_number: `+1415${String(3_000_000 + i).padStart(7, "0")}`,
       first_name: `P${i}`,
       opted_in: true,
-      fields: { group: i % campaignCount },
+      fields: { group: i % shape.campaigns },
     }));
     for (let i = 0; i < people.length; i += IMPORT_CHUNK)
       await must("POST", "/v1/contacts/import", { contacts: people.slice(i, i + IMPORT_CHUNK) });
-    const pool = (await must("POST", "/v1/pools", { name: "Campaign" })).pool as { id: string };
-    await must("POST", "/v1/numbers", { numbers: NUMBERS, pool_id: pool.id, daily_limit: recipients });
+    // One pool for all the campaigns, or (`ownNumbers`) a pool of other numbers for each.
+    const pools: string[] = [];
+    for (let k = 0; k < (shape.ownNumbers ? shape.campaigns : 1); k++) {
+      const pool = (await must("POST", "/v1/pools", { name: `Pool ${k}` })).pool as { id: string };
+      const numbers = NUMBERS.map((n) => `${n.slice(0, -2)}${k}${n.slice(-1)}`);
+      await must("POST", "/v1/numbers", { numbers, pool_id: pool.id, daily_limit: recipients });
+      pools.push(pool.id);
+    }
     // With several campaigns, each has its own share of the contacts (fields.group): disjoint audiences.
     const campaignIds: string[] = [];
-    for (let k = 0; k < campaignCount; k++) {
+    for (let k = 0; k < shape.campaigns; k++) {
       const rules =
-        campaignCount === 1 ? { all: [] } : { all: [{ field: "fields.group", op: "eq", value: k }] };
+        shape.campaigns === 1 ? { all: [] } : { all: [{ field: "fields.group", op: "eq", value: k }] };
       const segment = (await must("POST", "/v1/segments", { name: `Group ${k}`, rules })).segment as {
         id: string;
       };
@@ -163,7 +176,7 @@ async function withCampaign<T>(
           name: `Bench ${k}`,
           message: { body: "Hi {{first_name|there}}, spring sale this week. Reply STOP to opt out" },
           audience: { segment_ids: [segment.id] },
-          pool_id: pool.id,
+          pool_id: pools[k % pools.length],
           quiet_hours: { enabled: false },
         })
       ).campaign as { id: string };
@@ -231,12 +244,12 @@ export async function timedRound(
   adminUrl: string,
   nodeCount: number,
   recipients: number,
-  campaignCount = 1,
+  shape: Shape = { campaigns: 1, ownNumbers: false },
 ): Promise<Round> {
   const port = portOf(adminUrl);
   let pgBefore = 0;
   let nodesBefore: number[] = [];
-  return withCampaign(adminUrl, nodeCount, recipients, campaignCount, {
+  return withCampaign(adminUrl, nodeCount, recipients, shape, {
     async before(_sql, nodes) {
       pgBefore = pgCpuSeconds(port);
       nodesBefore = nodes.map((n) => processCpuSeconds(n.proc.pid));
@@ -268,7 +281,7 @@ export async function countingRound(
   cluster: PgCluster,
   nodeCount: number,
   recipients: number,
-  campaignCount = 1,
+  shape: Shape = { campaigns: 1, ownNumbers: false },
 ): Promise<Count> {
   const admin = postgres(cluster.url, { max: 1, onnotice: () => {} });
   const logPath = join(cluster.dir, "server.log");
@@ -287,7 +300,7 @@ export async function countingRound(
   let statsBefore: Stats = {};
   let logFrom = 0;
   try {
-    return await withCampaign(cluster.url, nodeCount, recipients, campaignCount, {
+    return await withCampaign(cluster.url, nodeCount, recipients, shape, {
       async before(sql) {
         await Bun.sleep(12_000);
         statsBefore = await read(sql);
@@ -389,7 +402,10 @@ if (import.meta.main) {
   };
   const recipients = Number(arg("recipients", "20000"));
   const roundCount = Number(arg("rounds", "3"));
-  const campaignCount = Number(arg("campaigns", "1"));
+  const shape: Shape = {
+    campaigns: Number(arg("campaigns", "1")),
+    ownNumbers: arg("own-numbers", "false") === "true",
+  };
   const say = (line: string) => console.error(line);
   ensureBinary();
   const cluster = await startPgCluster({ durable: true });
@@ -408,7 +424,7 @@ if (import.meta.main) {
     for (let r = 0; r < roundCount; r++) {
       // Alternating, and which goes first alternates too, so drift in the machine's load spreads evenly.
       for (const nodes of r % 2 === 0 ? [1, 2] : [2, 1]) {
-        const round = await timedRound(cluster.url, nodes, recipients, campaignCount);
+        const round = await timedRound(cluster.url, nodes, recipients, shape);
         say(
           `round ${r + 1}, ${nodes} node(s): ${fmt(round.msgPerSec)} msg/s (${fmt(round.seconds, 1)} s), ` +
             `PostgreSQL CPU ${fmt(round.pgCpu, 1)} s, nodes ${round.nodeCpu.map((c) => fmt(c, 1)).join(" + ")} s`,
@@ -419,7 +435,7 @@ if (import.meta.main) {
     const counts: Count[] = [];
     if (arg("count", "true") !== "false")
       for (const nodes of [1, 2]) {
-        const count = await countingRound(cluster, nodes, recipients, campaignCount);
+        const count = await countingRound(cluster, nodes, recipients, shape);
         say(
           `counted, ${nodes} node(s): ${fmt(count.totalStatements / recipients, 2)} statements per message`,
         );
@@ -437,8 +453,8 @@ if (import.meta.main) {
         `(${cpus()[0]?.model}), load average ${loadavg()
           .map((l) => l.toFixed(2))
           .join(" ")} at the end; ` +
-        `${version}; ${fmt(recipients)} recipients per round in ${campaignCount} campaign(s) launched together, simulated carrier (${DELIVERY_MS} ms delivery), ` +
-        `a pool of ${NUMBERS.length} numbers.\n`,
+        `${version}; ${fmt(recipients)} recipients per round in ${shape.campaigns} campaign(s) launched together, simulated carrier (${DELIVERY_MS} ms delivery), ` +
+        `${shape.ownNumbers ? `a pool of ${NUMBERS.length} numbers of its own for each campaign` : `one pool of ${NUMBERS.length} numbers`}.\n`,
     );
     console.log(roundsTable(rounds));
     console.log(
