@@ -22,7 +22,6 @@ import {
   reviewShortCodeSimulated,
 } from "../compliance/registration";
 import type { DbOrTx } from "../db/client";
-import { jsonList } from "../db/dialect";
 import { newestFirstPage } from "../db/paging";
 import { dueLedgerStatements, insertRowsReturning, preparedPerConnection } from "../db/prepared";
 import { type SandboxSendRow, sandboxSends } from "../db/schema";
@@ -232,23 +231,12 @@ export class SimulatedCarrier implements Carrier {
     for (;;) {
       if (this.stopped && reported > 0) break;
       const now = this.clock.now();
-      const statements = ledgerStatements(this.db);
-      const due = await statements.claim.all({
-        now,
-        limit: this.batchSize,
-        retryAt: now + REPORT_RETRY_MS,
-      });
-      if (due.length === 0) break;
-      try {
-        await this.sinks.onStatus(due.map(statusOfLedgerRow));
-      } catch (error) {
-        // Given back at once: the next tick tries again, not REPORT_RETRY_MS later.
-        await statements.release.run({ now, ids: jsonList(due.map((row) => row.id)) });
-        throw error;
-      }
-      await statements.done.run({ now, ids: jsonList(due.map((row) => row.id)) });
-      reported += due.length;
-      if (due.length < this.batchSize) break;
+      const count = await ledgerStatements(this.db).reportDue(
+        { now, limit: this.batchSize, retryAt: now + REPORT_RETRY_MS },
+        async (due) => await this.sinks.onStatus(due.map(statusOfLedgerRow)),
+      );
+      reported += count;
+      if (count < this.batchSize) break;
     }
     return reported;
   }

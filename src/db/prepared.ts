@@ -11,7 +11,7 @@ import {
 } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteInsertBase, SQLiteInsertValue, SQLiteTable } from "drizzle-orm/sqlite-core";
 import { type DbOrTx, dialectOf, type RunResult } from "./client";
-import { claimingRows, inJsonListParam } from "./dialect";
+import { claimingRows, inJsonListParam, jsonList } from "./dialect";
 
 /**
  * Per-connection memo for drizzle prepared statements (`.prepare()` with `sql.placeholder()`), so
@@ -160,14 +160,13 @@ export async function forEachRowApart<T>(
 }
 
 /**
- * The statements of a ledger of due reports that any server may send (the simulated carrier's
- * deliveries, its call line's reports), for the table's `due` and `done` timestamp properties and
- * an optional `scope` over its rows. Parameters: `now`, `limit`, `retryAt`, `ids` (jsonList).
- * - `claim`: takes up to `limit` rows due at `now`, earliest first, and moves them to `retryAt`, so
- *   that another server passes them by (`SKIP LOCKED` while a claim is in flight) and a claim whose
- *   server died comes due again then. Answers the rows.
- * - `release`: gives claimed rows back at once (their report failed).
- * - `done`: marks rows reported.
+ * A ledger of due reports that any server may send (the simulated carrier's deliveries, its call
+ * line's reports), for the table's `due` and `done` timestamp properties and an optional `scope`
+ * over its rows (its placeholders come with `reportDue`'s parameters). `reportDue` claims up to
+ * `limit` rows due at `now`, earliest first, moving them to `retryAt` so that another server passes
+ * them by (`SKIP LOCKED` while a claim is in flight) and a claim whose server died comes due again
+ * then; hands them to `report`; and marks them reported. A failed `report` gives them back at
+ * once. Answers how many rows were reported. Built once per connection by the caller.
  */
 export function dueLedgerStatements<T extends SQLiteTable>(
   db: DbOrTx,
@@ -179,34 +178,54 @@ export function dueLedgerStatements<T extends SQLiteTable>(
   const [id, due, done] = [columns.id, columns[keys.due], columns[keys.done]];
   const isDue = and(scope, isNull(done), lte(due, sql.placeholder("now")));
   const moveTo = (name: string) => ({ [keys.due]: sql`${sql.placeholder(name)}` }) as never;
-  const untouched = and(inJsonListParam(id, "ids"), isNull(done));
-  return {
-    claim: db
-      .update(table)
-      .set(moveTo("retryAt"))
-      .where(
-        and(
-          inArray(
-            id,
-            claimingRows(
-              db
-                .select({ id })
-                .from(table as SQLiteTable)
-                .where(isDue)
-                .orderBy(asc(due))
-                .limit(sql.placeholder("limit")),
-            ),
+  const claim = db
+    .update(table)
+    .set(moveTo("retryAt"))
+    .where(
+      and(
+        inArray(
+          id,
+          claimingRows(
+            db
+              .select({ id })
+              .from(table as SQLiteTable)
+              .where(isDue)
+              .orderBy(asc(due))
+              .limit(sql.placeholder("limit")),
           ),
-          isDue,
         ),
-      )
-      .returning()
-      .prepare(),
-    release: db.update(table).set(moveTo("now")).where(untouched).prepare(),
-    done: db
-      .update(table)
-      .set({ [keys.done]: sql`${sql.placeholder("now")}` } as never)
-      .where(inJsonListParam(id, "ids"))
-      .prepare(),
+        isDue,
+      ),
+    )
+    .returning()
+    .prepare();
+  const release = db
+    .update(table)
+    .set(moveTo("now"))
+    .where(and(inJsonListParam(id, "ids"), isNull(done)))
+    .prepare();
+  const reported = db
+    .update(table)
+    .set({ [keys.done]: sql`${sql.placeholder("now")}` } as never)
+    .where(inJsonListParam(id, "ids"))
+    .prepare();
+  type Row = T["$inferSelect"];
+  return {
+    async reportDue(
+      params: Record<string, unknown> & { now: number; limit: number; retryAt: number },
+      report: (rows: Row[]) => Promise<void> | void,
+    ): Promise<number> {
+      const rows = (await claim.all(params)) as Row[];
+      if (rows.length === 0) return 0;
+      const ids = jsonList(rows.map((row) => (row as { id: string }).id));
+      try {
+        await report(rows);
+      } catch (error) {
+        await release.run({ now: params.now, ids });
+        throw error;
+      }
+      await reported.run({ now: params.now, ids });
+      return rows.length;
+    },
   };
 }

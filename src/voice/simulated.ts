@@ -16,7 +16,6 @@
 import { createHash } from "node:crypto";
 import { and, asc, eq, sql } from "drizzle-orm";
 import type { DbOrTx } from "../db/client";
-import { jsonList } from "../db/dialect";
 import { newestFirstPage } from "../db/paging";
 import { dueLedgerStatements, preparedPerConnection } from "../db/prepared";
 import { type SandboxCallRow, sandboxCalls } from "../db/schema";
@@ -237,24 +236,12 @@ export class SimulatedCallLine {
     let reported = 0;
     for (;;) {
       const now = this.clock.now();
-      const statements = callLedgerStatements(this.db);
-      const due = await statements.claim.all({
-        line: this.line,
-        now,
-        limit: this.batchSize,
-        retryAt: now + REPORT_RETRY_MS,
-      });
-      if (due.length === 0) break;
-      try {
-        await this.sinks.onCallReports(due.map(reportOfLedgerRow));
-      } catch (error) {
-        // Given back at once: the next tick tries again, not REPORT_RETRY_MS later.
-        await statements.release.run({ now, ids: jsonList(due.map((row) => row.id)) });
-        throw error;
-      }
-      await statements.done.run({ now, ids: jsonList(due.map((row) => row.id)) });
-      reported += due.length;
-      if (due.length < this.batchSize || this.stopped) break;
+      const count = await callLedgerStatements(this.db).reportDue(
+        { line: this.line, now, limit: this.batchSize, retryAt: now + REPORT_RETRY_MS },
+        async (due) => await this.sinks.onCallReports(due.map(reportOfLedgerRow)),
+      );
+      reported += count;
+      if (count < this.batchSize || this.stopped) break;
     }
     return reported;
   }
