@@ -243,12 +243,7 @@ export async function createContact(
     };
     // Another transaction (another server) may have written the number since the read: its row
     // answers 409 as one found first would.
-    const inserted = await tx
-      .insert(contacts)
-      .values(row)
-      .onConflictDoNothing({ target: [contacts.workspaceId, contacts.phoneNumber] })
-      .returning({ id: contacts.id })
-      .all();
+    const inserted = await contactStatements(tx).insert.all(row);
     if (inserted.length === 0) {
       const winner = await findContactByPhone(tx, workspaceId, phone);
       if (winner) throw duplicatePhone(winner);
