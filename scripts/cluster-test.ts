@@ -16,10 +16,10 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
-import { type Subprocess, spawn } from "bun";
+import { spawn } from "bun";
 import postgres from "postgres";
 import { dropDatabase, freshDatabase, startPgCluster } from "../test/support/postgres";
-import { freePort } from "./bench/support";
+import { type ServeNode, startServeNode } from "./bench/support";
 
 const root = join(import.meta.dir, "..");
 const bun = join(root, "node_modules", ".bin", "bun");
@@ -89,12 +89,7 @@ export interface ClusterAudit {
   faults: string[];
 }
 
-interface Node {
-  name: string;
-  proc: Subprocess;
-  url: string;
-  logPath: string;
-}
+type Node = ServeNode;
 
 type Json = Record<string, unknown> & { ok?: boolean };
 
@@ -121,10 +116,7 @@ export async function runClusterTest(options: ClusterTestOptions): Promise<Clust
   let unavailable = 0;
   try {
     // 1. Two nodes started together on an empty database: migrations and the first boot run once.
-    const [a, b] = await Promise.all([
-      startNode("a", databaseUrl, dir, 0),
-      startNode("b", databaseUrl, dir, 0),
-    ]);
+    const [a, b] = await Promise.all([startNode("a", databaseUrl, dir), startNode("b", databaseUrl, dir)]);
     nodes.push(a, b);
     const announcements = [a, b].map(
       (n) => readFileSync(n.logPath, "utf8").match(/opk_[0-9A-Za-z]{36}/)?.[0],
@@ -328,7 +320,7 @@ export async function runClusterTest(options: ClusterTestOptions): Promise<Clust
     let a2: Node | null = null;
     if (options.restartKilled !== false) {
       await Bun.sleep(1000);
-      a2 = await startNode("a2", databaseUrl, dir, 0);
+      a2 = await startNode("a2", databaseUrl, dir);
       nodes.push(a2);
       faults.push("a restarted after 1 s");
     }
@@ -569,39 +561,15 @@ function startReceiver() {
   };
 }
 
-async function startNode(name: string, databaseUrl: string, dir: string, _n: number): Promise<Node> {
-  const port = await freePort();
-  const logPath = join(dir, `${name}.log`);
-  const proc = spawn([bun, "run", "src/main.ts", "serve", "--port", String(port), "--host", "127.0.0.1"], {
-    cwd: root,
-    env: {
-      ...process.env,
-      DATABASE_URL: databaseUrl,
-      RATE_LIMIT_RPS: "0",
-      LOG_LEVEL: "warn",
-      SIMULATED_DELIVERY_MS: String(DELIVERY_MS),
-      JOB_LEASE_SCALE: LEASE_SCALE,
-      SHUTDOWN_GRACE_SEC: "2",
-      WEBHOOK_ALLOW_PRIVATE: "true",
-    },
-    stdout: Bun.file(logPath),
-    stderr: Bun.file(join(dir, `${name}.err`)),
+async function startNode(name: string, databaseUrl: string, dir: string): Promise<Node> {
+  return await startServeNode([bun, "run", "src/main.ts"], name, databaseUrl, dir, {
+    RATE_LIMIT_RPS: "0",
+    LOG_LEVEL: "warn",
+    SIMULATED_DELIVERY_MS: String(DELIVERY_MS),
+    JOB_LEASE_SCALE: LEASE_SCALE,
+    SHUTDOWN_GRACE_SEC: "2",
+    WEBHOOK_ALLOW_PRIVATE: "true",
   });
-  const url = `http://127.0.0.1:${port}`;
-  const deadline = performance.now() + 60_000;
-  while (performance.now() < deadline) {
-    try {
-      if ((await fetch(`${url}/healthz`)).status === 200) return { name, proc, url, logPath };
-    } catch {
-      // not up yet
-    }
-    if (proc.exitCode !== null) break;
-    await Bun.sleep(50);
-  }
-  proc.kill("SIGKILL");
-  throw new Error(
-    `node ${name} did not start: ${readFileSync(join(dir, `${name}.err`), "utf8").slice(-2000)}`,
-  );
 }
 
 async function waitFor(done: () => Promise<boolean>, timeoutMs: number, everyMs = 100) {

@@ -21,11 +21,10 @@
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
-import { type Subprocess, spawn } from "bun";
 import postgres from "postgres";
 import { dropDatabase, freshDatabase, type PgCluster, startPgCluster } from "../../test/support/postgres";
 import { benchStatements, pgCpuSeconds, portOf, processCpuSeconds, statementsTable } from "./statements";
-import { binary, ensureBinary, freePort, waitForHealth } from "./support";
+import { binary, ensureBinary, type ServeNode, startServeNode } from "./support";
 
 const DELIVERY_MS = "200";
 const IMPORT_CHUNK = 5_000;
@@ -40,11 +39,7 @@ interface Shape {
   ownNumbers: boolean;
 }
 
-interface Node {
-  proc: Subprocess;
-  url: string;
-  logPath: string;
-}
+type Node = ServeNode;
 
 export interface Round {
   nodes: number;
@@ -75,30 +70,12 @@ export interface Count {
 }
 
 async function startNode(databaseUrl: string, dir: string, name: string): Promise<Node> {
-  const port = await freePort();
-  const logPath = join(dir, `${name}.log`);
-  const proc = spawn([binary, "serve", "--port", String(port), "--host", "127.0.0.1"], {
-    env: {
-      ...process.env,
-      DATABASE_URL: databaseUrl,
-      RATE_LIMIT_RPS: "0",
-      LOG_LEVEL: "warn",
-      SIMULATED_DELIVERY_MS: DELIVERY_MS,
-      SHUTDOWN_GRACE_SEC: "2",
-    },
-    stdout: Bun.file(logPath),
-    stderr: Bun.file(join(dir, `${name}.err`)),
+  return await startServeNode([binary], name, databaseUrl, dir, {
+    RATE_LIMIT_RPS: "0",
+    LOG_LEVEL: "warn",
+    SIMULATED_DELIVERY_MS: DELIVERY_MS,
+    SHUTDOWN_GRACE_SEC: "2",
   });
-  const url = `http://127.0.0.1:${port}`;
-  try {
-    await waitForHealth(url, 60_000);
-  } catch (error) {
-    proc.kill("SIGKILL");
-    throw new Error(
-      `${(error as Error).message}: ${readFileSync(join(dir, `${name}.err`), "utf8").slice(-2000)}`,
-    );
-  }
-  return { proc, url, logPath };
 }
 
 async function stopNode(node: Node) {

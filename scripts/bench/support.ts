@@ -77,6 +77,48 @@ export async function startBinary(
   };
 }
 
+/** A `serve` process on a shared database (DATABASE_URL), its log beside the others of its run. */
+export interface ServeNode {
+  name: string;
+  proc: Subprocess;
+  url: string;
+  /** Its stdout (the first node of an empty database announces the first key there). */
+  logPath: string;
+}
+
+/**
+ * Starts `program serve` (the built binary, or `bun run src/main.ts`) as node `name` on
+ * `databaseUrl`, stdout and stderr to `<dir>/<name>.log` and `.err`, and waits for /healthz; a
+ * node that does not come up is killed, and the error carries the end of its stderr.
+ */
+export async function startServeNode(
+  program: string[],
+  name: string,
+  databaseUrl: string,
+  dir: string,
+  env: Record<string, string>,
+): Promise<ServeNode> {
+  const port = await freePort();
+  const logPath = join(dir, `${name}.log`);
+  const errPath = join(dir, `${name}.err`);
+  const proc = spawn([...program, "serve", "--port", String(port), "--host", "127.0.0.1"], {
+    cwd: root,
+    env: { ...process.env, DATABASE_URL: databaseUrl, ...env },
+    stdout: Bun.file(logPath),
+    stderr: Bun.file(errPath),
+  });
+  const url = `http://127.0.0.1:${port}`;
+  try {
+    await waitForHealth(url, 60_000);
+  } catch (error) {
+    proc.kill("SIGKILL");
+    throw new Error(
+      `node ${name}: ${(error as Error).message}: ${readFileSync(errPath, "utf8").slice(-2000)}`,
+    );
+  }
+  return { name, proc, url, logPath };
+}
+
 export async function waitForHealth(url: string, timeoutMs: number) {
   const deadline = performance.now() + timeoutMs;
   while (performance.now() < deadline) {
