@@ -48,25 +48,34 @@ export function rowPlaceholders<T extends SQLiteTable>(table: T): SQLiteInsertVa
 const ROWS_STATEMENT_PARAMS = 30_000;
 
 const rowInserts = new WeakMap<SQLiteTable, (db: DbOrTx) => { run(row: unknown): Promise<unknown> }>();
+const rowInsertsIgnoring = new WeakMap<
+  SQLiteTable,
+  (db: DbOrTx) => { run(row: unknown): Promise<unknown> }
+>();
 
 /**
  * Inserts `rows` of `table` in the caller's transaction in as few round trips as the database
  * needs: on SQLite (no round trips) one prepared single-row statement run per row, the cheapest
  * there; on PostgreSQL multi-row INSERTs of up to ROWS_STATEMENT_PARAMS parameters each.
+ * `ignoreDuplicates` leaves out rows that meet a unique key (`ON CONFLICT DO NOTHING`).
  */
 export async function insertRows<T extends SQLiteTable>(
   tx: DbOrTx,
   table: T,
   rows: SQLiteInsertValue<T>[],
+  options: { ignoreDuplicates?: boolean } = {},
 ): Promise<void> {
   if (rows.length === 0) return;
+  const ignore = options.ignoreDuplicates === true;
   if (dialectOf(tx) === "sqlite") {
-    let insert = rowInserts.get(table);
+    const memo = ignore ? rowInsertsIgnoring : rowInserts;
+    let insert = memo.get(table);
     if (!insert) {
-      insert = preparedPerConnection((db: DbOrTx) =>
-        db.insert(table).values(rowPlaceholders(table)).prepare(),
-      );
-      rowInserts.set(table, insert);
+      insert = preparedPerConnection((db: DbOrTx) => {
+        const values = db.insert(table).values(rowPlaceholders(table));
+        return (ignore ? values.onConflictDoNothing() : values).prepare();
+      });
+      memo.set(table, insert);
     }
     const statement = insert(tx);
     for (const row of rows) await statement.run(row);
@@ -74,11 +83,10 @@ export async function insertRows<T extends SQLiteTable>(
   }
   const perRow = Object.keys(getTableColumns(table)).length;
   const chunk = Math.max(1, Math.floor(ROWS_STATEMENT_PARAMS / perRow));
-  for (let i = 0; i < rows.length; i += chunk)
-    await tx
-      .insert(table)
-      .values(rows.slice(i, i + chunk))
-      .run();
+  for (let i = 0; i < rows.length; i += chunk) {
+    const values = tx.insert(table).values(rows.slice(i, i + chunk));
+    await (ignore ? values.onConflictDoNothing() : values).run();
+  }
 }
 
 /** A statement that answers rows, as `insertRowsReturning`'s `finish` makes it. */

@@ -1,7 +1,7 @@
 import { and, asc, eq, inArray, or, type SQL, sql } from "drizzle-orm";
 import { decideSend } from "../../compliance";
 import type { DbOrTx } from "../../db/client";
-import { preparedPerConnection, rowPlaceholders } from "../../db/prepared";
+import { insertRows } from "../../db/prepared";
 import {
   type CampaignAudience,
   type CampaignRow,
@@ -163,12 +163,8 @@ export async function writeRecipients(tx: DbOrTx, campaign: CampaignRow, page: C
       createdAt: now,
     };
   });
-  // Replayed after a crash, the same rows are ignored: (campaign, contact) is unique. One prepared
-  // row insert each: building a 500-row INSERT's SQL cost more than running it (~25 µs a row).
-  const insert = recipientInsert(tx);
-  for (const row of rows) await insert.run(row);
+  // Replayed after a crash, the same rows are ignored: (campaign, contact) is unique. On SQLite one
+  // prepared row insert each (building a 500-row INSERT's SQL cost more than running it, ~25 µs a
+  // row); on PostgreSQL one statement for the chunk instead of 500 round trips.
+  await insertRows(tx, campaignRecipients, rows, { ignoreDuplicates: true });
 }
-
-const recipientInsert = preparedPerConnection((db: DbOrTx) =>
-  db.insert(campaignRecipients).values(rowPlaceholders(campaignRecipients)).onConflictDoNothing().prepare(),
-);
