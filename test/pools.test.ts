@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { and, eq } from "drizzle-orm";
-import { numberDailyUsage, poolStickySenders } from "../src/db/schema";
+import { type CampaignRow, type ContactRow, numberDailyUsage, poolStickySenders } from "../src/db/schema";
+import { SenderBook } from "../src/domain/campaigns/send-plan";
 import { localDay, nextLocalMidnight } from "../src/domain/messaging/numbers";
 import { pickSender } from "../src/domain/messaging/senders";
 import { startTestServer, type TestServer } from "./support/server";
@@ -187,12 +188,13 @@ describe("DELETE /v1/pools/{id}", () => {
   });
 });
 
-describe("pickSender(pool, contact)", () => {
-  const contact = (n: number, phone = "+12125550100") => ({
-    id: `0193bbbb-0000-7000-8000-${String(n).padStart(12, "0")}`,
-    phoneNumber: phone,
-  });
+/** A contact as a pick sees it (no row needed: pins and counters do not refer to contacts). */
+const contact = (n: number, phone = "+12125550100") => ({
+  id: `0193bbbb-0000-7000-8000-${String(n).padStart(12, "0")}`,
+  phoneNumber: phone,
+});
 
+describe("pickSender(pool, contact)", () => {
   it("keeps a contact on the number it first got (sticky sender)", async () => {
     const ws = await s.newWorkspace("Sticky");
     const pool = await newPool("Sticky", ws.key);
@@ -314,5 +316,96 @@ describe("pickSender(pool, contact)", () => {
       sender: null,
       retryAt: null,
     });
+  });
+});
+
+describe("SenderBook (a dispatch step's picks)", () => {
+  const campaignOf = (workspaceId: string, poolId: string) =>
+    ({ id: "c", workspaceId, poolId, fromNumber: null }) as unknown as CampaignRow;
+
+  it("picks as pickSender does, then writes the step's counters and new pins at flush", async () => {
+    const ws = await s.newWorkspace("Book");
+    const pool = await newPool("Book", ws.key);
+    const a = await newNumber("415", { pool_id: pool.id, daily_limit: 2 }, ws.key);
+    const b = await newNumber("212", { pool_id: pool.id, daily_limit: 1 }, ws.key);
+    const { db } = s.server.handle;
+    const now = Date.now();
+    // Contact 121 is already pinned to b; 122–125 are new.
+    expect(
+      (await pickSender(db, ws.workspaceId, pool.id, contact(121, "+12125550121"), now)).sender?.id,
+    ).toBe(b.id);
+    await db.update(numberDailyUsage).set({ count: 0 }).where(eq(numberDailyUsage.numberId, b.id)).run();
+    const people = [121, 122, 123, 124, 125].map((n) => contact(n, "+14155550123"));
+    const picks = await db.transaction(async (tx) => {
+      const book = new SenderBook(
+        tx,
+        campaignOf(ws.workspaceId, pool.id),
+        now,
+        people.map((p) => p.id),
+      );
+      const picked = [];
+      for (const who of people) picked.push(await book.pick(who as unknown as ContactRow));
+      await book.flush();
+      return picked;
+    });
+    // b for its pinned contact, a twice, then every number at its cap.
+    expect(picks.map((p) => p.sender?.id ?? null)).toEqual([b.id, a.id, a.id, null, null]);
+    const counts = (
+      await db.select().from(numberDailyUsage).where(eq(numberDailyUsage.workspaceId, ws.workspaceId)).all()
+    ).map((row) => [row.numberId, row.count]);
+    expect(counts).toContainEqual([a.id, 2]);
+    expect(counts).toContainEqual([b.id, 1]);
+    const pins = await db.select().from(poolStickySenders).where(eq(poolStickySenders.poolId, pool.id)).all();
+    expect(Object.fromEntries(pins.map((row) => [row.contactId, row.numberId]))).toEqual({
+      [contact(121).id]: b.id,
+      [contact(122).id]: a.id,
+      [contact(123).id]: a.id,
+    });
+  });
+
+  it("holds a number's counter for its step: two steps at once never pass its cap (two servers)", async () => {
+    const ws = await s.newWorkspace("Two steps");
+    const pool = await newPool("Two steps", ws.key);
+    const a = await newNumber("415", { pool_id: pool.id, daily_limit: 3 }, ws.key);
+    const { db } = s.server.handle;
+    const now = Date.now();
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let picked = () => {};
+    const firstPicked = new Promise<void>((resolve) => {
+      picked = resolve;
+    });
+    const step = (from: number, pause?: Promise<void>) =>
+      db.transaction(async (tx) => {
+        const people = [0, 1].map((i) => contact(from + i, "+14155550140"));
+        const book = new SenderBook(
+          tx,
+          campaignOf(ws.workspaceId, pool.id),
+          now,
+          people.map((p) => p.id),
+        );
+        const out = [];
+        for (const who of people)
+          out.push((await book.pick(who as unknown as ContactRow)).sender?.id ?? null);
+        await book.flush();
+        if (pause) {
+          picked();
+          await pause;
+        }
+        return out;
+      });
+    // The first step has counted two sends and not committed while the second picks.
+    const first = step(140, held);
+    await firstPicked;
+    const second = step(150);
+    await Bun.sleep(200);
+    release();
+    const [one, two] = await Promise.all([first, second]);
+    expect(one).toEqual([a.id, a.id]);
+    expect(two).toEqual([a.id, null]);
+    const usage = await db.select().from(numberDailyUsage).where(eq(numberDailyUsage.numberId, a.id)).get();
+    expect(usage?.count).toBe(3);
   });
 });

@@ -147,8 +147,13 @@ export async function dispatchStep(
       .limit(limit)
       .all();
     const rules = await sendRulesFor(tx, campaign);
-    const senders = new SenderBook(tx, campaign);
     const present = due.flatMap((row) => (row.contact ? [row.contact] : []));
+    const senders = new SenderBook(
+      tx,
+      campaign,
+      now,
+      present.map((contact) => contact.id),
+    );
     const facts = await recipientFacts(tx, campaign.workspaceId, campaign.id, present, rules, now);
     const step: DispatchContext = {
       tx,
@@ -169,6 +174,8 @@ export async function dispatchStep(
     // each plan writes its own recipient's rows, so the writes go to the database together.
     const plans: RecipientPlan[] = [];
     for (const row of due) plans.push(await planRecipient(step, row, facts, rules, senders));
+    // The step's daily sends and new pins, counted while planning, written once.
+    await senders.flush();
     let handedOff = 0;
     await forEachRowApart(tx, plans, async (plan) => {
       if (await writeOutcome(step, plan)) handedOff++;

@@ -123,7 +123,12 @@ export async function previewCampaign(
         contactId,
       });
       const facts = await recipientFacts(tx, workspaceId, campaign.id, rows, rules, startsAt);
-      const senders = new SenderBook(tx, campaign);
+      const senders = new SenderBook(
+        tx,
+        campaign,
+        startsAt,
+        rows.map((row) => row.id),
+      );
       // `{{offer_url}}` on the domain the links will use, as long as a recipient's own link.
       const linkBase = campaign.offerId ? await campaignLinkBase(tx, campaign) : "";
       for (const contact of rows) {
@@ -400,7 +405,7 @@ async function dailyCapacity(
   campaign: CampaignRow,
   at: number,
 ): Promise<{ left: number; nextDay: number } | null> {
-  const senders = new SenderBook(db, campaign);
+  const senders = new SenderBook(db, campaign, at);
   const rows = campaign.poolId
     ? await db
         .select()

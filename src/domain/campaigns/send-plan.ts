@@ -9,7 +9,7 @@ import {
 } from "../../compliance";
 import type { DbOrTx } from "../../db/client";
 import { boolValue, distinctFrom, inJsonListParam, jsonList } from "../../db/dialect";
-import { preparedPerConnection } from "../../db/prepared";
+import { insertRows, preparedPerConnection } from "../../db/prepared";
 import {
   type CampaignRow,
   type ContactRow,
@@ -26,8 +26,8 @@ import {
   workspaces,
 } from "../../db/schema";
 import { workspaceRow } from "../../db/workspace-row";
-import { activeNumberOf, defaultSender, nextLocalMidnight, reserveDailySend } from "../messaging/numbers";
-import { pickSender } from "../messaging/senders";
+import { activeNumberOf, DailySendBook, defaultSender, nextLocalMidnight } from "../messaging/numbers";
+import { type PickedSender, pickFrom, pinStickySender, poolCandidates } from "../messaging/senders";
 import { registeredNumberIds, senderSkip } from "../registration/sender-check";
 import { variantFor } from "./audience";
 import { mergeBody } from "./merge";
@@ -354,20 +354,124 @@ export type SendPlan =
 
 /**
  * Senders of one dispatcher step (or preview page), looked up once: the campaign's fixed sender
- * (`from`, else the workspace default, else its oldest active number) or its pool's numbers.
+ * (`from`, else the workspace default, else its oldest active number) or its pool's numbers, the
+ * pool's pins of the step's `contacts` (read together when first needed), and the daily sends the
+ * step reserves (DailySendBook: each number's counter held once). `flush` writes the step's
+ * reservations and new pins; the dispatcher calls it before it commits, the preview never (it
+ * rolls back).
  */
 export class SenderBook {
   private fixed: NumberRow | null | undefined;
-  private poolFirst: NumberRow | null | undefined;
-  private poolVoice: NumberRow | null | undefined;
+  private pool: NumberRow[] | undefined;
+  private pinned: Map<string, string> | undefined;
+  /** Pins made by this step's picks, written by `flush`. */
+  private readonly pins = new Map<string, string>();
+  private readonly sends: DailySendBook;
   constructor(
     private readonly tx: DbOrTx,
     private readonly campaign: CampaignRow,
-  ) {}
+    private readonly now: number,
+    private readonly contacts: readonly string[] = [],
+  ) {
+    this.sends = new DailySendBook(tx, now);
+  }
 
   async fixedSender(): Promise<NumberRow | null> {
     if (this.fixed === undefined) this.fixed = (await lookupFixedSender(this.tx, this.campaign)) ?? null;
     return this.fixed;
+  }
+
+  /** Counts one send of `sender` against its daily_limit (see DailySendBook): false at its cap. */
+  async reserve(sender: NumberRow): Promise<boolean> {
+    return await this.sends.reserve(sender);
+  }
+
+  /**
+   * pickSender for the campaign's pool, with the step's counters and pins: a new pin is written by
+   * `flush`, together with the others; one lost to another transaction pinning the contact
+   * meanwhile leaves this send on the number picked here, and the next on the one pinned.
+   */
+  async pick(contact: ContactRow): Promise<PickedSender> {
+    const { tx, campaign, now } = this;
+    const poolId = campaign.poolId;
+    const candidates = await this.poolNumbers();
+    if (!poolId || candidates.length === 0) return { sender: null, retryAt: null };
+    const sticky = await this.pinOf(contact.id);
+    return await pickFrom(
+      {
+        candidates,
+        sticky,
+        reserve: async (row) => await this.sends.reserve(row),
+        release: async (row) => this.sends.release(row),
+        usage: async () => await this.sends.usage(candidates),
+        pin: async (numberId) => {
+          // A pin whose number left the pool is replaced at once (compare-and-set, rare).
+          if (sticky !== undefined)
+            return await pinStickySender(
+              tx,
+              campaign.workspaceId,
+              poolId,
+              contact.id,
+              numberId,
+              { numberId: sticky },
+              now,
+            );
+          this.pins.set(contact.id, numberId);
+          return numberId;
+        },
+      },
+      contact,
+      now,
+    );
+  }
+
+  /** Writes the step's daily sends and new pins (before the step commits). */
+  async flush(): Promise<void> {
+    await this.sends.flush();
+    const poolId = this.campaign.poolId;
+    if (!poolId || this.pins.size === 0) return;
+    const rows = [...this.pins].map(([contactId, numberId]) => ({
+      workspaceId: this.campaign.workspaceId,
+      poolId,
+      contactId,
+      numberId,
+      createdAt: this.now,
+    }));
+    this.pins.clear();
+    await insertRows(this.tx, poolStickySenders, rows, { ignoreDuplicates: true });
+  }
+
+  /** The pool's active numbers, oldest first, read once. */
+  private async poolNumbers(): Promise<NumberRow[]> {
+    if (!this.campaign.poolId) return [];
+    this.pool ??= await poolCandidates(this.tx, this.campaign.workspaceId, this.campaign.poolId);
+    return this.pool;
+  }
+
+  /** The contact's pinned number in the pool: the step's contacts' pins are read in one statement. */
+  private async pinOf(contactId: string): Promise<string | undefined> {
+    const poolId = this.campaign.poolId;
+    if (!poolId) return undefined;
+    const made = this.pins.get(contactId);
+    if (made) return made;
+    if (!this.pinned) {
+      const ids = new Set(this.contacts);
+      ids.add(contactId);
+      this.pinned = new Map(
+        (await stickyStatement(this.tx).all({ poolId, contacts: jsonList([...ids]) })).map((row) => [
+          row.contactId,
+          row.numberId,
+        ]),
+      );
+      for (const id of ids) if (!this.pinned.has(id)) this.pinned.set(id, "");
+    }
+    let found = this.pinned.get(contactId);
+    if (found === undefined) {
+      found =
+        (await stickyStatement(this.tx).all({ poolId, contacts: jsonList([contactId]) }))[0]?.numberId ?? "";
+      this.pinned.set(contactId, found);
+    }
+    return found || undefined;
   }
 
   /**
@@ -376,79 +480,37 @@ export class SenderBook {
    * Calls are not SMS: no daily_limit is reserved.
    */
   async voiceSender(contactId: string): Promise<NumberRow | null> {
-    const campaign = this.campaign;
-    if (!campaign.poolId) {
+    if (!this.campaign.poolId) {
       const fixed = await this.fixedSender();
       return fixed?.voiceCapable ? fixed : null;
     }
-    const sticky = await this.tx
-      .select({ number: numbers })
-      .from(poolStickySenders)
-      .innerJoin(numbers, eq(numbers.id, poolStickySenders.numberId))
-      .where(
-        and(
-          eq(poolStickySenders.poolId, campaign.poolId),
-          eq(poolStickySenders.contactId, contactId),
-          NUMBER_IS_ACTIVE,
-          eq(numbers.voiceCapable, true),
-        ),
-      )
-      .get();
-    if (sticky) return sticky.number;
-    if (this.poolVoice === undefined)
-      this.poolVoice =
-        (await this.tx
-          .select()
-          .from(numbers)
-          .where(
-            and(
-              eq(numbers.workspaceId, campaign.workspaceId),
-              eq(numbers.poolId, campaign.poolId),
-              NUMBER_IS_ACTIVE,
-              eq(numbers.voiceCapable, true),
-            ),
-          )
-          .orderBy(asc(numbers.createdAt), asc(numbers.id))
-          .limit(1)
-          .get()) ?? null;
-    return this.poolVoice;
+    const voice = (await this.poolNumbers()).filter((row) => row.voiceCapable);
+    const sticky = await this.pinOf(contactId);
+    return voice.find((row) => row.id === sticky) ?? voice[0] ?? null;
   }
 
   /** The number a deferred send would use as things stand (the sticky one, else the pool's first). */
   async tentative(contactId: string): Promise<string | null> {
-    const campaign = this.campaign;
-    if (!campaign.poolId) return (await this.fixedSender())?.number ?? null;
-    const sticky = await this.tx
-      .select({ number: numbers.number })
-      .from(poolStickySenders)
-      .innerJoin(numbers, eq(numbers.id, poolStickySenders.numberId))
-      .where(
-        and(
-          eq(poolStickySenders.poolId, campaign.poolId),
-          eq(poolStickySenders.contactId, contactId),
-          NUMBER_IS_ACTIVE,
-        ),
-      )
-      .get();
-    if (sticky) return sticky.number;
-    if (this.poolFirst === undefined)
-      this.poolFirst =
-        (await this.tx
-          .select()
-          .from(numbers)
-          .where(
-            and(
-              eq(numbers.workspaceId, campaign.workspaceId),
-              eq(numbers.poolId, campaign.poolId),
-              NUMBER_IS_ACTIVE,
-            ),
-          )
-          .orderBy(asc(numbers.createdAt), asc(numbers.id))
-          .limit(1)
-          .get()) ?? null;
-    return this.poolFirst?.number ?? null;
+    if (!this.campaign.poolId) return (await this.fixedSender())?.number ?? null;
+    const pool = await this.poolNumbers();
+    const sticky = await this.pinOf(contactId);
+    return (pool.find((row) => row.id === sticky) ?? pool[0])?.number ?? null;
   }
 }
+
+/** Pins of many contacts in a pool, prepared once per connection. */
+const stickyStatement = preparedPerConnection((db: DbOrTx) =>
+  db
+    .select({ contactId: poolStickySenders.contactId, numberId: poolStickySenders.numberId })
+    .from(poolStickySenders)
+    .where(
+      and(
+        eq(poolStickySenders.poolId, sql.placeholder("poolId")),
+        inJsonListParam(poolStickySenders.contactId, "contacts"),
+      ),
+    )
+    .prepare(),
+);
 
 async function lookupFixedSender(tx: DbOrTx, campaign: CampaignRow): Promise<NumberRow | undefined> {
   return campaign.fromNumber
@@ -504,7 +566,7 @@ export async function planSend(
       from: await senders.tentative(contact.id),
     };
   if (campaign.poolId) {
-    const picked = await pickSender(tx, campaign.workspaceId, campaign.poolId, contact, now);
+    const picked = await senders.pick(contact);
     const unregistered = picked.sender ? senderSkip(rules.registered, picked.sender) : null;
     if (unregistered) return { outcome: "skip", reason: unregistered, variant };
     if (picked.sender) return { outcome: "send", sender: picked.sender, body, variant };
@@ -522,7 +584,7 @@ export async function planSend(
   if (!sender) return noSenderYet(variant, body, now);
   const unregistered = senderSkip(rules.registered, sender);
   if (unregistered) return { outcome: "skip", reason: unregistered, variant };
-  if (!(await reserveDailySend(tx, sender, now)))
+  if (!(await senders.reserve(sender)))
     return {
       outcome: "defer",
       reason: "daily_limit",

@@ -8,7 +8,7 @@ import {
 } from "../../carriers/carrier";
 import type { Db, DbOrTx } from "../../db/client";
 import { newestFirstPage } from "../../db/paging";
-import { preparedPerConnection } from "../../db/prepared";
+import { forEachRowApart, preparedPerConnection } from "../../db/prepared";
 import {
   NUMBER_IS_ACTIVE,
   type NumberRow,
@@ -157,6 +157,11 @@ const senderStatements = preparedPerConnection((db) => {
       .prepare(),
     reserveCapped: upsertUsage(true),
     reserveUncapped: upsertUsage(false),
+    addSends: db
+      .update(numberDailyUsage)
+      .set({ count: sql`${numberDailyUsage.count} + ${ph("n")}` })
+      .where(and(eq(numberDailyUsage.numberId, ph("numberId")), eq(numberDailyUsage.day, ph("day"))))
+      .prepare(),
   };
 });
 
@@ -682,6 +687,90 @@ export async function reserveDailySend(
       ? await statements.reserveUncapped.all(usage)
       : await statements.reserveCapped.all({ ...usage, limit });
   return inserted.length > 0;
+}
+
+/**
+ * The daily sends of one transaction that plans many sends at once (a campaign's dispatch step, a
+ * preview page), counted as `reserveDailySend` does but in a statement per number instead of one
+ * per send: a number's counter is read and held (written without change, which locks it until
+ * the transaction ends, so no other transaction counts on it meanwhile) the first time it is
+ * needed; reservations are then counted here against its cap, and `flush` adds them to the
+ * counters before the transaction commits. A plan that is rolled back (the preview) never flushes.
+ */
+export class DailySendBook {
+  private readonly counters = new Map<string, { day: string; used: number; added: number }>();
+  constructor(
+    private readonly tx: DbOrTx,
+    private readonly now: number,
+  ) {}
+
+  /** Reads and holds the counters of `rows` not held yet, in one statement. */
+  async hold(rows: readonly NumberRow[]): Promise<void> {
+    const missing = new Map<string, NumberRow>();
+    for (const row of rows) if (!this.counters.has(row.id)) missing.set(row.id, row);
+    if (missing.size === 0) return;
+    // Sorted, so two transactions holding overlapping sets lock them in the same order.
+    const values = [...missing.values()]
+      .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+      .map((row) => ({
+        numberId: row.id,
+        workspaceId: row.workspaceId,
+        day: localDay(row.timezone, this.now),
+        count: 0,
+      }));
+    const held = await this.tx
+      .insert(numberDailyUsage)
+      .values(values)
+      .onConflictDoUpdate({
+        target: [numberDailyUsage.numberId, numberDailyUsage.day],
+        set: { count: sql`${numberDailyUsage.count}` },
+      })
+      .returning({ numberId: numberDailyUsage.numberId, count: numberDailyUsage.count })
+      .all();
+    const counts = new Map(held.map((row) => [row.numberId, Number(row.count)]));
+    for (const value of values)
+      this.counters.set(value.numberId, { day: value.day, used: counts.get(value.numberId) ?? 0, added: 0 });
+  }
+
+  /** Sends counted today for each of `rows` (held first), this transaction's reservations included. */
+  async usage(rows: readonly NumberRow[]): Promise<Map<string, number>> {
+    await this.hold(rows);
+    const out = new Map<string, number>();
+    for (const row of rows) {
+      const counter = this.counters.get(row.id);
+      if (counter) out.set(row.id, counter.used + counter.added);
+    }
+    return out;
+  }
+
+  /** `reserveDailySend` against the held counter: false when the number is at its cap. */
+  async reserve(row: NumberRow): Promise<boolean> {
+    if (row.dailyLimit !== null && row.dailyLimit <= 0) return false;
+    await this.hold([row]);
+    const counter = this.counters.get(row.id);
+    if (!counter) return false;
+    if (row.dailyLimit !== null && counter.used + counter.added >= row.dailyLimit) return false;
+    counter.added++;
+    return true;
+  }
+
+  /** Gives back one send reserved here. */
+  release(row: NumberRow): void {
+    const counter = this.counters.get(row.id);
+    if (counter && counter.added > 0) counter.added--;
+  }
+
+  /** Adds this transaction's reservations to the counters (one update per number that sent). */
+  async flush(): Promise<void> {
+    const statement = senderStatements(this.tx).addSends;
+    const sent = [...this.counters].filter(([, counter]) => counter.added > 0);
+    await forEachRowApart(this.tx, sent, async ([numberId, counter]) => {
+      const n = counter.added;
+      counter.used += n;
+      counter.added = 0;
+      await statement.run({ numberId, day: counter.day, n });
+    });
+  }
 }
 
 /** Gives back one reserved send (a send that was accepted and then refused before hand-off). */

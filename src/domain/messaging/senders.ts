@@ -27,26 +27,69 @@ export async function pickSender(
   contact: { id: string; phoneNumber: string },
   now = Date.now(),
 ): Promise<PickedSender> {
-  const candidates = await tx
-    .select()
-    .from(numbers)
-    .where(and(eq(numbers.workspaceId, workspaceId), eq(numbers.poolId, poolId), NUMBER_IS_ACTIVE))
-    .orderBy(asc(numbers.createdAt), asc(numbers.id))
-    .all();
+  const candidates = await poolCandidates(tx, workspaceId, poolId);
   if (candidates.length === 0) return { sender: null, retryAt: null };
-
-  // 1. Sticky sender.
   const sticky = await tx
     .select({ numberId: poolStickySenders.numberId })
     .from(poolStickySenders)
     .where(and(eq(poolStickySenders.poolId, poolId), eq(poolStickySenders.contactId, contact.id)))
     .get();
-  const stickyRow = sticky ? candidates.find((row) => row.id === sticky.numberId) : undefined;
-  if (stickyRow && (await reserveDailySend(tx, stickyRow, now))) return { sender: stickyRow, retryAt: null };
+  return await pickFrom(
+    {
+      candidates,
+      sticky: sticky?.numberId,
+      reserve: async (row) => await reserveDailySend(tx, row, now),
+      release: async (row) => await releaseDailySend(tx, row, now),
+      usage: async () => await usageToday(tx, candidates, now),
+      pin: async (numberId) =>
+        await pinStickySender(tx, workspaceId, poolId, contact.id, numberId, sticky, now),
+    },
+    contact,
+    now,
+  );
+}
+
+/** A pool's active numbers, oldest first: the candidates of a pick. */
+export async function poolCandidates(tx: DbOrTx, workspaceId: string, poolId: string): Promise<NumberRow[]> {
+  return await tx
+    .select()
+    .from(numbers)
+    .where(and(eq(numbers.workspaceId, workspaceId), eq(numbers.poolId, poolId), NUMBER_IS_ACTIVE))
+    .orderBy(asc(numbers.createdAt), asc(numbers.id))
+    .all();
+}
+
+/**
+ * What a pick reads and writes, so that one pick (pickSender: statements as it goes) and a batch
+ * of picks (a dispatch step: counters held once, pins written together) share the rules.
+ */
+export interface PickState {
+  /** The pool's active numbers, oldest first (not empty). */
+  candidates: NumberRow[];
+  /** The contact's pinned number in the pool, if any. */
+  sticky: string | undefined;
+  reserve(row: NumberRow): Promise<boolean>;
+  release(row: NumberRow): Promise<void>;
+  /** Sends counted today per candidate. */
+  usage(): Promise<Map<string, number>>;
+  /** Pins `numberId` unless another is pinned meanwhile; answers the number pinned now. */
+  pin(numberId: string): Promise<string | undefined>;
+}
+
+/** pickSender's rules over a PickState: sticky, then least used (area code, then age), else the retry time. */
+export async function pickFrom(
+  state: PickState,
+  contact: { phoneNumber: string },
+  now: number,
+): Promise<PickedSender> {
+  const { candidates } = state;
+  // 1. Sticky sender.
+  const stickyRow = state.sticky ? candidates.find((row) => row.id === state.sticky) : undefined;
+  if (stickyRow && (await state.reserve(stickyRow))) return { sender: stickyRow, retryAt: null };
 
   // 2. Least used today under the cap; area-code match, then age, break ties.
   const contactArea = areaCodeOf(contact.phoneNumber);
-  const usage = await usageToday(tx, candidates, now);
+  const usage = await state.usage();
   const ranked = candidates
     .map((row, age) => ({ row, age, used: usage.get(row.id) ?? 0 }))
     .filter((c) => c.row.dailyLimit === null || c.used < c.row.dailyLimit)
@@ -57,14 +100,14 @@ export async function pickSender(
       return aMatch !== bMatch ? aMatch - bMatch : a.age - b.age;
     });
   for (const candidate of ranked) {
-    if (!(await reserveDailySend(tx, candidate.row, now))) continue;
+    if (!(await state.reserve(candidate.row))) continue;
     if (stickyRow) return { sender: candidate.row, retryAt: null };
-    const pinned = await pinStickySender(tx, workspaceId, poolId, contact.id, candidate.row.id, sticky, now);
+    const pinned = await state.pin(candidate.row.id);
     if (pinned === candidate.row.id) return { sender: candidate.row, retryAt: null };
     // Another transaction pinned another number meanwhile: send from it, as the next send will.
     const winner = candidates.find((row) => row.id === pinned);
-    if (winner && (await reserveDailySend(tx, winner, now))) {
-      await releaseDailySend(tx, candidate.row, now);
+    if (winner && (await state.reserve(winner))) {
+      await state.release(candidate.row);
       return { sender: winner, retryAt: null };
     }
     return { sender: candidate.row, retryAt: null };
@@ -81,7 +124,7 @@ export async function pickSender(
  * replaced only if still the same (compare-and-set), so of two transactions pinning at once the
  * first wins and the second reads its number.
  */
-async function pinStickySender(
+export async function pinStickySender(
   tx: DbOrTx,
   workspaceId: string,
   poolId: string,
