@@ -377,7 +377,7 @@ describe("SenderBook (a dispatch step's picks)", () => {
     const firstPicked = new Promise<void>((resolve) => {
       picked = resolve;
     });
-    const step = (from: number, pause?: Promise<void>) =>
+    const step = (from: number, pause: Promise<void> | null) =>
       db.transaction(async (tx) => {
         const people = [0, 1].map((i) => contact(from + i, "+14155550140"));
         const book = new SenderBook(
@@ -390,7 +390,7 @@ describe("SenderBook (a dispatch step's picks)", () => {
         for (const who of people)
           out.push((await book.pick(who as unknown as ContactRow)).sender?.id ?? null);
         await book.flush();
-        if (pause) {
+        if (pause !== null) {
           picked();
           await pause;
         }
@@ -399,7 +399,7 @@ describe("SenderBook (a dispatch step's picks)", () => {
     // The first step has counted two sends and not committed while the second picks.
     const first = step(140, held);
     await firstPicked;
-    const second = step(150);
+    const second = step(150, null);
     await Bun.sleep(200);
     release();
     const [one, two] = await Promise.all([first, second]);

@@ -81,8 +81,8 @@ type PlanOf<K extends RecipientPlan["kind"]> = Extract<RecipientPlan, { kind: K 
 
 /**
  * Plans one due recipient at the step's `now`. Not pure: like `planSend`, it reserves the chosen
- * sender's daily send and pins a pool's sticky sender in the step's transaction, which commits
- * them with the writes. A contact deleted since resolution is skipped as no_phone.
+ * sender's daily send and pins a pool's sticky sender in the step's SenderBook, which the step
+ * writes before its outcomes. A contact deleted since resolution is skipped as no_phone.
  */
 export async function planRecipient(
   step: DispatchContext,
@@ -95,15 +95,7 @@ export async function planRecipient(
   const key = { campaignId: campaign.id, contactId: recipient.contactId };
   const waiting = recipient.messageId;
   if (!contact) return { kind: "skip", key, waiting, reason: "no_phone" };
-  const plan = await planSend(
-    step.tx,
-    campaign,
-    contact,
-    facts.get(contact.id) ?? NO_FACTS,
-    rules,
-    senders,
-    step.now,
-  );
+  const plan = await planSend(campaign, contact, facts.get(contact.id) ?? NO_FACTS, rules, senders, step.now);
   switch (plan.outcome) {
     case "skip":
       return { kind: "skip", key, waiting, reason: plan.reason };

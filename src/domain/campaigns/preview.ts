@@ -133,7 +133,6 @@ export async function previewCampaign(
       const linkBase = campaign.offerId ? await campaignLinkBase(tx, campaign) : "";
       for (const contact of rows) {
         const plan = await planSend(
-          tx,
           campaign,
           contact,
           facts.get(contact.id) ?? NO_FACTS,

@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, ne, type Placeholder, type SQL, sql } from "drizzle-orm";
+import { and, eq, inArray, ne, type Placeholder, type SQL, sql } from "drizzle-orm";
 import {
   capLookbackMs,
   DEFAULT_QUIET_HOURS,
@@ -18,9 +18,7 @@ import {
   contacts,
   type MessageRow,
   messages,
-  NUMBER_IS_ACTIVE,
   type NumberRow,
-  numbers,
   poolStickySenders,
   suppressions,
   workspaces,
@@ -538,11 +536,10 @@ function noSenderYet(variant: string | null, body: string, now: number): SendPla
  * defer to the next allowed minute with its reasons), then the sender — pool rotation (sticky,
  * least used, area code) or the fixed sender — with one send reserved against its daily_limit;
  * every number at its cap defers (daily_limit) to the next local day. Reservations and sticky
- * senders are written in `tx`: the dispatcher commits them with the message, the preview rolls
- * them back. A contact deleted since resolution is skipped as no_phone.
+ * senders are counted in `senders` (SenderBook): the dispatcher writes them with its messages,
+ * the preview never does. A contact deleted since resolution is skipped as no_phone.
  */
 export async function planSend(
-  tx: DbOrTx,
   campaign: CampaignRow,
   contact: ContactRow,
   facts: RecipientFacts,
