@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { and, count, eq, like } from "drizzle-orm";
 import { conversationReads, conversations, events, messages } from "../src/db/schema";
+import { openThreadsFor } from "../src/domain/messaging/conversations";
 import { eventually, orderNumber } from "./support/messaging";
 import { startTestServer, type TestServer } from "./support/server";
 
@@ -598,5 +599,41 @@ describe("POST /v1/conversations/{id}/notes", () => {
       const answer = await s.api("POST", `/v1/conversations/${thread}/notes`, body, { key });
       expect([name, answer.status, answer.body]).toEqual([name, status, { ok: false, error }]);
     }
+  });
+});
+
+describe("openThreadsFor (a bulk sender's new threads)", () => {
+  it("makes one open thread per contact, and takes the one another transaction made meanwhile", async () => {
+    const ws = await s.newWorkspace("Bulk threads");
+    const made = [];
+    for (const phone of ["+14155550701", "+14155550702"]) {
+      const res = await s.api("POST", "/v1/contacts", { phone_number: phone }, { key: ws.key });
+      made.push(res.body.contact.id as string);
+    }
+    const [first, second] = made;
+    const { db } = s.server.handle;
+    const now = Date.now();
+    // The first contact's thread is made by another writer after the batch read the open threads.
+    const earlier = new Map();
+    await db.transaction(async (tx) => await openThreadsFor(tx, earlier, ws.workspaceId, [first], now));
+    const open = new Map();
+    await db.transaction(
+      async (tx) => await openThreadsFor(tx, open, ws.workspaceId, [first, second, second], now),
+    );
+    expect(open.get(first)?.id).toBe(earlier.get(first)?.id);
+    const rows = await db
+      .select({
+        contactId: conversations.contactId,
+        id: conversations.id,
+        searchKey: conversations.searchKey,
+      })
+      .from(conversations)
+      .where(and(eq(conversations.workspaceId, ws.workspaceId), eq(conversations.status, "open")))
+      .all();
+    expect(rows.map((row) => row.contactId).sort()).toEqual([first, second].sort());
+    expect(rows.find((row) => row.contactId === second)?.id).toBe(open.get(second)?.id);
+    // Each has its own search key, given by the database.
+    expect(new Set(rows.map((row) => row.searchKey)).size).toBe(2);
+    expect(rows.every((row) => row.searchKey !== null)).toBe(true);
   });
 });

@@ -113,6 +113,8 @@ export async function insertRowsReturning<T extends SQLiteTable, R>(
   rows: SQLiteInsertValue<T>[],
   name: string,
   finish: (insert: SQLiteInsertBase<T, "async", RunResult>) => RowsQuery<R>,
+  /** Columns given by an expression instead of the rows' values (the same for every row). */
+  computed: Partial<Record<keyof SQLiteInsertValue<T>, SQL>> = {},
 ): Promise<R[]> {
   if (rows.length === 0) return [];
   const answers: R[] = [];
@@ -126,7 +128,11 @@ export async function insertRowsReturning<T extends SQLiteTable, R>(
     if (!insert) {
       insert = preparedPerConnection((db: DbOrTx) =>
         finish(
-          db.insert(table).values(rowPlaceholders(table)) as SQLiteInsertBase<T, "async", RunResult>,
+          db.insert(table).values({ ...rowPlaceholders(table), ...computed }) as SQLiteInsertBase<
+            T,
+            "async",
+            RunResult
+          >,
         ).prepare(),
       );
       byName.set(name, insert);
@@ -140,10 +146,53 @@ export async function insertRowsReturning<T extends SQLiteTable, R>(
   for (let i = 0; i < rows.length; i += chunk)
     answers.push(
       ...(await finish(
-        tx.insert(table).values(rows.slice(i, i + chunk)) as SQLiteInsertBase<T, "async", RunResult>,
+        tx
+          .insert(table)
+          .values(rows.slice(i, i + chunk).map((row) => ({ ...row, ...computed }))) as SQLiteInsertBase<
+          T,
+          "async",
+          RunResult
+        >,
       ).all()),
     );
   return answers;
+}
+
+/**
+ * One-row updates of many rows of `table`, each picked by its `key` value within `scope` and given
+ * its own `value` (and the same `set` assignments), in as few round trips as the database needs:
+ * `each` (a prepared single-row update) per item on SQLite, where that is cheapest; on PostgreSQL
+ * one `UPDATE … FROM (VALUES …)` per chunk of items.
+ */
+export async function updateRowsByKey<T>(
+  tx: DbOrTx,
+  items: readonly T[],
+  each: (item: T) => Promise<unknown>,
+  together: {
+    table: SQLiteTable;
+    scope: SQL;
+    key: SQLiteColumn;
+    value: SQLiteColumn;
+    set: SQL;
+    pair: (item: T) => [string, string | null];
+  },
+): Promise<void> {
+  if (items.length === 0) return;
+  if (dialectOf(tx) === "sqlite") {
+    for (const item of items) await each(item);
+    return;
+  }
+  const { table, scope, key, value, set, pair } = together;
+  const chunk = Math.floor(ROWS_STATEMENT_PARAMS / 2);
+  for (let i = 0; i < items.length; i += chunk) {
+    const rows = items.slice(i, i + chunk).map((item) => {
+      const [k, v] = pair(item);
+      return sql`(${k}::text, ${v}::text)`;
+    });
+    await tx.run(
+      sql`UPDATE ${table} SET ${sql.identifier(value.name)} = v.val, ${set} FROM (VALUES ${sql.join(rows, sql`, `)}) AS v(k, val) WHERE ${scope} AND ${key} = v.k`,
+    );
+  }
 }
 
 /**

@@ -1,12 +1,14 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
-import { preparedPerConnection } from "../../db/prepared";
+import { insertRows, preparedPerConnection, updateRowsByKey } from "../../db/prepared";
 import {
   type CampaignRecipientRow,
   type CampaignRow,
   type ContactRow,
   type ConversationRow,
   campaignRecipients,
+  type MessageRow,
+  messages,
   type NumberRow,
 } from "../../db/schema";
 import { handContactToAgent } from "../agents/runtime";
@@ -35,6 +37,10 @@ export interface DispatchContext {
   outcomes: ReturnType<typeof outcomeStatements>;
   threads: Map<string, ConversationRow>;
   batch: string[];
+  /** The step's new message rows, inserted together once every plan is written (writeStepRows). */
+  rows: MessageRow[];
+  /** Recipients handed off as messages, their outcome written together (writeStepRows). */
+  queued: { contactId: string; messageId: string }[];
 }
 
 /** A due recipient as the step reads it: its contact is null when deleted since resolution. */
@@ -179,7 +185,31 @@ export async function sendToRecipient(step: DispatchContext, plan: PlanOf<"send"
       from: plan.sender.number,
       body: plan.body,
     });
-  await step.outcomes.queued.run({ ...plan.key, messageId: messageId ?? null });
+  if (messageId) step.queued.push({ contactId: plan.key.contactId, messageId });
+  else await step.outcomes.queued.run({ ...plan.key, messageId: null });
+}
+
+/**
+ * What the step's plans left to write together: their new messages (one statement on PostgreSQL)
+ * and the queued outcomes of the recipients handed off as messages.
+ */
+export async function writeStepRows(step: DispatchContext): Promise<void> {
+  const { tx, campaign } = step;
+  await insertRows(tx, messages, step.rows);
+  await updateRowsByKey(
+    tx,
+    step.queued,
+    async ({ contactId, messageId }) =>
+      await step.outcomes.queued.run({ campaignId: campaign.id, contactId, messageId }),
+    {
+      table: campaignRecipients,
+      scope: eq(campaignRecipients.campaignId, campaign.id),
+      key: campaignRecipients.contactId,
+      value: campaignRecipients.messageId,
+      set: sql`outcome = 'queued', reason = NULL`,
+      pair: ({ contactId, messageId }) => [contactId, messageId],
+    },
+  );
 }
 
 /**
@@ -215,7 +245,8 @@ async function writeCampaignMessage(
     sender: "campaign",
     campaignId: campaign.id,
     batch: step.batch,
-    ...(input.deferredUntil === undefined ? {} : { deferredUntil: input.deferredUntil }),
+    // A message that goes now joins the step's rows; a deferred one is written here.
+    ...(input.deferredUntil === undefined ? { rows: step.rows } : { deferredUntil: input.deferredUntil }),
     now,
   });
   if (link && campaign.offerId)

@@ -7,7 +7,7 @@ import type { JobContext, JobPayloads } from "../../jobs/catalog";
 import { RescheduleJob } from "../../jobs/catalog";
 import { enqueueJob } from "../../jobs/queue";
 import { emitEvent } from "../events";
-import { openThreadsOf } from "../messaging/conversations";
+import { openThreadsFor, openThreadsOf } from "../messaging/conversations";
 import { enqueueSendBatch } from "../messaging/outbound";
 import { audiencePage, RESOLVE_CHUNK, writeRecipients } from "./audience";
 import { campaignJson, startCampaign } from "./campaigns";
@@ -20,6 +20,7 @@ import {
   type RecipientPlan,
   sendToRecipient,
   skipRecipient,
+  writeStepRows,
 } from "./dispatch-outcomes";
 import { recipientFacts, SenderBook, sendRulesFor } from "./send-plan";
 
@@ -169,6 +170,8 @@ export async function dispatchStep(
               present.map((contact) => contact.id),
             ),
       batch: [],
+      rows: [],
+      queued: [],
     };
     // Planned in order (each takes its sender from the book the ones before it used), then written:
     // each plan writes its own recipient's rows, so the writes go to the database together.
@@ -176,10 +179,24 @@ export async function dispatchStep(
     for (const row of due) plans.push(await planRecipient(step, row, facts, rules, senders));
     // The step's daily sends and new pins, counted while planning, written once.
     await senders.flush();
+    // The threads of the step's new messages, made together.
+    if (!campaign.agentId && campaign.campaignType === "sms")
+      await openThreadsFor(
+        tx,
+        step.threads,
+        campaign.workspaceId,
+        plans.flatMap((plan) =>
+          (plan.kind === "send" || (plan.kind === "defer" && plan.from)) && !plan.waiting
+            ? [plan.contact.id]
+            : [],
+        ),
+        now,
+      );
     let handedOff = 0;
     await forEachRowApart(tx, plans, async (plan) => {
       if (await writeOutcome(step, plan)) handedOff++;
     });
+    await writeStepRows(step);
     await enqueueSendBatch(tx, campaign.workspaceId, step.batch, now);
     if (campaign.throttlePerMinute !== null)
       await tx

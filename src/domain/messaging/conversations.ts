@@ -9,7 +9,7 @@ import {
   unlessTakenMeanwhile,
 } from "../../db/dialect";
 import { newSearchKey, searchConversations } from "../../db/message-search";
-import { preparedPerConnection, rowPlaceholders } from "../../db/prepared";
+import { insertRowsReturning, preparedPerConnection, rowPlaceholders } from "../../db/prepared";
 import {
   type ConversationNoteRow,
   type ConversationRow,
@@ -285,14 +285,13 @@ async function openThreadMadeMeanwhile(
   return open;
 }
 
-/** Writes a new open thread for the contact (call inside the transaction that adds its first message). */
-async function newThread(
-  tx: DbOrTx,
+/** A new open thread's row (its search key is the database's, given at insert). */
+function newThreadRow(
   workspaceId: string,
   contactId: string,
   options: { now: number; agentId?: string | null },
-): Promise<ConversationRow> {
-  const row: ConversationRow = {
+): ConversationRow {
+  return {
     id: newId(),
     workspaceId,
     contactId,
@@ -310,6 +309,16 @@ async function newThread(
     createdAt: options.now,
     updatedAt: options.now,
   };
+}
+
+/** Writes a new open thread for the contact (call inside the transaction that adds its first message). */
+async function newThread(
+  tx: DbOrTx,
+  workspaceId: string,
+  contactId: string,
+  options: { now: number; agentId?: string | null },
+): Promise<ConversationRow> {
+  const row = newThreadRow(workspaceId, contactId, options);
   const written = await threadStatements(tx).insert.all(row);
   if (written.length === 0) return await openThreadMadeMeanwhile(tx, workspaceId, contactId);
   return row;
@@ -328,6 +337,40 @@ export async function openThreadsOf(tx: DbOrTx, workspaceId: string, contactIds:
   });
   for (const row of rows) if (!found.has(row.contactId)) found.set(row.contactId, row);
   return found;
+}
+
+/**
+ * New open threads for the contacts of a batch that have none in `open` (its openThreadsOf), made
+ * together and added to the map: on PostgreSQL one statement for the batch. A contact whose open
+ * thread another transaction made meanwhile gets that one.
+ */
+export async function openThreadsFor(
+  tx: DbOrTx,
+  open: Map<string, ConversationRow>,
+  workspaceId: string,
+  contactIds: readonly string[],
+  now: number,
+): Promise<void> {
+  const rows = [...new Set(contactIds)]
+    .filter((contactId) => !open.has(contactId))
+    .map((contactId) => newThreadRow(workspaceId, contactId, { now }));
+  if (rows.length === 0) return;
+  const written = await insertRowsReturning(
+    tx,
+    conversations,
+    rows,
+    "open-thread",
+    (insert) => insert.onConflictDoNothing().returning({ id: conversations.id }),
+    { searchKey: newSearchKey(tx) },
+  );
+  const made = new Set(written.map((row) => row.id));
+  const lost: string[] = [];
+  for (const row of rows) {
+    if (made.has(row.id)) open.set(row.contactId, row);
+    else lost.push(row.contactId);
+  }
+  if (lost.length > 0)
+    for (const [contactId, row] of await openThreadsOf(tx, workspaceId, lost)) open.set(contactId, row);
 }
 
 /**
