@@ -2,6 +2,7 @@ import type { Carrier } from "../carriers/carrier";
 import type { Config } from "../config";
 import type { Db } from "../db/client";
 import { startSearchIndexer } from "../db/message-search";
+import { startPlannerStatistics } from "../db/planner-statistics";
 import { startAgents } from "../domain/agents/runtime";
 import { configureTrackedLinks } from "../domain/attribution/offers";
 import { startCalls } from "../domain/calls/calls";
@@ -48,8 +49,9 @@ export interface Background {
 }
 
 /**
- * The background work of a server: the job worker, the adapters' delivery reports, the scheduler
- * and the search indexer. Runs in the background thread (src/jobs/thread.ts) by default, so none
+ * The background work of a server: the job worker, the adapters' delivery reports, the scheduler,
+ * the search indexer and (PostgreSQL) the planner statistics. Runs in the background thread
+ * (src/jobs/thread.ts) by default, so none
  * of it holds the thread that answers requests; in the server's own thread with WORKER_THREAD=false.
  */
 export function startBackground(
@@ -64,11 +66,13 @@ export function startBackground(
   voice.start();
   const scheduler = startScheduler(db);
   const searchIndexer = startSearchIndexer(db);
+  const statistics = startPlannerStatistics(db);
   return {
     worker,
     async stop(graceMs) {
       scheduler.stop();
       searchIndexer.stop();
+      statistics.stop();
       await carrier.stop();
       await voice.stop();
       await worker.stop(graceMs);
