@@ -1,8 +1,9 @@
 import type { StatusUpdate } from "../../carriers/carrier";
 import type { Db, DbOrTx } from "../../db/client";
+import { inJsonListParam, jsonList } from "../../db/dialect";
 import { messageStatements } from "../../db/message-statements";
-import { forEachRowApart } from "../../db/prepared";
-import type { MessageRow } from "../../db/schema";
+import { forEachRowApart, preparedPerConnection } from "../../db/prepared";
+import { type MessageRow, messages } from "../../db/schema";
 import { emitEvent } from "../events";
 import { messageJson } from "./message-json";
 
@@ -106,13 +107,25 @@ export async function applyStatusUpdates(db: Db, updates: StatusUpdate[], now = 
   }
   await db.transaction(async (tx) => {
     const statements = messageStatements(tx);
+    // The messages reported by our id, read together; each later update of one message reads it again.
+    const ids = [...new Set(updates.flatMap((update) => (update.messageId ? [update.messageId] : [])))];
+    const loaded = new Map(
+      (ids.length > 0 ? await messagesById(tx).all({ ids: jsonList(ids) }) : []).map((row) => [row.id, row]),
+    );
     await forEachRowApart(tx, [...byMessage.values()], async (ofMessage) => {
-      for (const update of ofMessage) {
+      for (const [i, update] of ofMessage.entries()) {
         const current = update.messageId
-          ? await statements.loadMessage.get({ id: update.messageId })
+          ? i === 0
+            ? loaded.get(update.messageId)
+            : await statements.loadMessage.get({ id: update.messageId })
           : await statements.loadMessageByCarrierId.get({ carrierMessageId: update.carrierMessageId });
         if (current) await applyStatus(tx, current, update, now);
       }
     });
   });
 }
+
+/** Messages by id, many at once (a carrier's batch of reports), prepared once per connection. */
+const messagesById = preparedPerConnection((db: DbOrTx) =>
+  db.select().from(messages).where(inJsonListParam(messages.id, "ids")).prepare(),
+);
