@@ -30,6 +30,8 @@
  * fresh database (CREATE DATABASE, migrated by the server it is handed to in DATABASE_URL, dropped
  * afterwards). The seed rows go into either database alike (bun:sqlite or postgres.js), and campaign
  * progress is read from either. The server, PostgreSQL and wrk share the machine's cores.
+ * `AB_PG_URL=<admin URL>` runs the PostgreSQL side on that server instead (its settings as they are;
+ * the databases the script creates are dropped, the server is left running).
  */
 
 import { Database } from "bun:sqlite";
@@ -658,7 +660,16 @@ for (const side of DATABASES ? sides.slice(1) : sides) {
 let pgSettings = "";
 if (DATABASES) {
   try {
-    cluster = await startPgCluster({ durable: true });
+    // AB_PG_URL: a PostgreSQL server of the caller's (an admin URL), kept running afterwards.
+    const given = process.env.AB_PG_URL;
+    cluster = given
+      ? {
+          url: given,
+          dir: `(AB_PG_URL) ${new URL(given).host}`,
+          port: Number(new URL(given).port),
+          stop() {},
+        }
+      : await startPgCluster({ durable: true });
   } catch (error) {
     console.error(`--databases: cannot start PostgreSQL: ${(error as Error).message}`);
     process.exit(1);
