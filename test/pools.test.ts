@@ -188,6 +188,15 @@ describe("DELETE /v1/pools/{id}", () => {
   });
 });
 
+/** A promise and the function that resolves it: one transaction waits on it while another runs. */
+function signal() {
+  let open = () => {};
+  const opened = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  return { opened, open };
+}
+
 /** A contact as a pick sees it (no row needed: pins and counters do not refer to contacts). */
 const contact = (n: number, phone = "+12125550100") => ({
   id: `0193bbbb-0000-7000-8000-${String(n).padStart(12, "0")}`,
@@ -280,14 +289,8 @@ describe("pickSender(pool, contact)", () => {
     const who = contact(300, "+14155550300");
     const now = Date.now();
     // The first pick (a: the oldest) is written and not yet committed while the second picks.
-    let release = () => {};
-    const held = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    let picked = () => {};
-    const firstPicked = new Promise<void>((resolve) => {
-      picked = resolve;
-    });
+    const { opened: held, open: release } = signal();
+    const { opened: firstPicked, open: picked } = signal();
     const first = db.transaction(async (tx) => {
       const pick = await pickSender(tx, ws.workspaceId, pool.id, who, now);
       picked();
@@ -369,14 +372,8 @@ describe("SenderBook (a dispatch step's picks)", () => {
     const a = await newNumber("415", { pool_id: pool.id, daily_limit: 3 }, ws.key);
     const { db } = s.server.handle;
     const now = Date.now();
-    let release = () => {};
-    const held = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    let picked = () => {};
-    const firstPicked = new Promise<void>((resolve) => {
-      picked = resolve;
-    });
+    const { opened: held, open: release } = signal();
+    const { opened: firstPicked, open: picked } = signal();
     const step = (from: number, pause: Promise<void> | null) =>
       db.transaction(async (tx) => {
         const people = [0, 1].map((i) => contact(from + i, "+14155550140"));
