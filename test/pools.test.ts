@@ -369,9 +369,11 @@ describe("SenderBook (a dispatch step's picks)", () => {
   it("holds a number's counter for its step: two steps at once never pass its cap (two servers)", async () => {
     const ws = await s.newWorkspace("Two steps");
     const pool = await newPool("Two steps", ws.key);
-    const a = await newNumber("415", { pool_id: pool.id, daily_limit: 3 }, ws.key);
+    const a = await newNumber("415", { pool_id: pool.id, daily_limit: 4 }, ws.key);
     const { db } = s.server.handle;
     const now = Date.now();
+    // One send counted and committed before: the counter row exists when the steps read it.
+    expect((await pickSender(db, ws.workspaceId, pool.id, contact(139), now)).sender?.id).toBe(a.id);
     const { opened: held, open: release } = signal();
     const { opened: firstPicked, open: picked } = signal();
     const step = (from: number, pause: Promise<void> | null) =>
@@ -386,14 +388,15 @@ describe("SenderBook (a dispatch step's picks)", () => {
         const out = [];
         for (const who of people)
           out.push((await book.pick(who as unknown as ContactRow)).sender?.id ?? null);
-        await book.flush();
         if (pause !== null) {
           picked();
           await pause;
         }
+        await book.flush();
         return out;
       });
-    // The first step has counted two sends and not committed while the second picks.
+    // The first step has read the counter and counted two sends, and not written them yet, while
+    // the second picks.
     const first = step(140, held);
     await firstPicked;
     const second = step(150, null);
@@ -403,6 +406,6 @@ describe("SenderBook (a dispatch step's picks)", () => {
     expect(one).toEqual([a.id, a.id]);
     expect(two).toEqual([a.id, null]);
     const usage = await db.select().from(numberDailyUsage).where(eq(numberDailyUsage.numberId, a.id)).get();
-    expect(usage?.count).toBe(3);
+    expect(usage?.count).toBe(4);
   });
 });
