@@ -1,5 +1,5 @@
 import { and, eq, inArray, sql } from "drizzle-orm";
-import type { DbOrTx } from "./client";
+import { type DbOrTx, dialectOf } from "./client";
 import { preparedPerConnection } from "./prepared";
 import { messages } from "./schema";
 
@@ -76,3 +76,60 @@ function prepare(db: DbOrTx) {
 
 export type MessageStatements = ReturnType<typeof prepare>;
 export const messageStatements: (db: DbOrTx) => MessageStatements = preparedPerConnection(prepare);
+
+/** One message's compare-and-set status change, as `recordStatus`/`recordStatusOnly` bind it. */
+export interface StatusWrite {
+  id: string;
+  fromStatus: string;
+  status: string;
+  carrierMessageId: string | null;
+  sentAt: number | null;
+  deliveredAt: number | null;
+  errorCode: string | null;
+  errorMessage: string | null;
+  now: number;
+  /** The carrier's id is learnt with this change (recordStatus); else the id is left as it is. */
+  learnt: boolean;
+}
+
+/** Bind parameters a status-change chunk stays under (PostgreSQL allows 65,535). */
+const STATUS_CHUNK = 3_000;
+
+/**
+ * Many messages' status changes, each applied only from its own `fromStatus` (the compare-and-set
+ * of `recordStatus`), answering the ids changed: on SQLite the prepared row statements one by one
+ * (cheapest there); on PostgreSQL one `UPDATE … FROM (VALUES …)` per chunk instead of a round trip
+ * each (a carrier's batch of delivery reports).
+ */
+export async function recordStatuses(tx: DbOrTx, writes: readonly StatusWrite[]): Promise<Set<string>> {
+  const changed = new Set<string>();
+  if (writes.length === 0) return changed;
+  if (dialectOf(tx) === "sqlite") {
+    const statements = messageStatements(tx);
+    for (const { learnt, ...params } of writes) {
+      const rows = await (learnt ? statements.recordStatus : statements.recordStatusOnly).all(params);
+      for (const row of rows) changed.add(row.id);
+    }
+    return changed;
+  }
+  for (let i = 0; i < writes.length; i += STATUS_CHUNK) {
+    const values = writes
+      .slice(i, i + STATUS_CHUNK)
+      .map(
+        (w) =>
+          sql`(${w.id}::text, ${w.fromStatus}::text, ${w.status}::text, ${w.carrierMessageId}::text, ${w.learnt}::boolean, ${w.sentAt}::bigint, ${w.deliveredAt}::bigint, ${w.errorCode}::text, ${w.errorMessage}::text, ${w.now}::bigint)`,
+      );
+    const rows = await tx.all<{ id: string }>(sql`
+      UPDATE messages AS m SET
+        status = v.status,
+        carrier_message_id = CASE WHEN v.learnt THEN coalesce(v.carrier_message_id, m.carrier_message_id) ELSE m.carrier_message_id END,
+        sent_at = v.sent_at, delivered_at = v.delivered_at,
+        error_code = v.error_code, error_message = v.error_message, updated_at = v.now
+      FROM (VALUES ${sql.join(values, sql`, `)})
+        AS v(id, from_status, status, carrier_message_id, learnt, sent_at, delivered_at, error_code, error_message, now)
+      WHERE m.id = v.id AND m.status = v.from_status
+      RETURNING m.id`);
+    for (const row of rows) changed.add(row.id);
+  }
+  return changed;
+}

@@ -1,7 +1,7 @@
 import type { StatusUpdate } from "../../carriers/carrier";
 import type { Db, DbOrTx } from "../../db/client";
 import { inJsonListParam, jsonList } from "../../db/dialect";
-import { messageStatements } from "../../db/message-statements";
+import { messageStatements, recordStatuses } from "../../db/message-statements";
 import { forEachRowApart, preparedPerConnection } from "../../db/prepared";
 import { type MessageRow, messages } from "../../db/schema";
 import { emitEvent } from "../events";
@@ -18,25 +18,26 @@ export const STATUS_RANK: Record<string, number> = {
   RECEIVED: 3,
 };
 
-/**
- * Moves one message forward to the reported status (never back), stamping sent_at/delivered_at
- * and emitting `message.sent` (when sent_at is first set), `message.delivered` or `message.failed`.
- * Also records the carrier's id for the message when it is first learnt.
- */
-export async function applyStatus(tx: DbOrTx, current: MessageRow, update: StatusUpdate, now: number) {
-  if (current.direction !== "outbound") return;
+/** What a status report does to a message: nothing, record the carrier's id only, or move it on. */
+type StatusChange =
+  | { kind: "none" }
+  | { kind: "learnt"; learntId: string }
+  | {
+      kind: "move";
+      next: MessageRow;
+      learntId: string | null;
+      firstSent: boolean;
+      isFailure: boolean;
+    };
+
+/** The change `update` makes to `current` (pure): applyStatus writes it, applyStatusUpdates many at once. */
+function statusChange(current: MessageRow, update: StatusUpdate, now: number): StatusChange {
+  if (current.direction !== "outbound") return { kind: "none" };
   const learntId =
     current.carrierMessageId === null && update.carrierMessageId ? update.carrierMessageId : null;
   const from = STATUS_RANK[current.status] ?? 0;
   const to = STATUS_RANK[update.status] ?? 0;
-  if (to <= from) {
-    if (!learntId) return;
-    const recorded = await messageStatements(tx).recordStatus.all(
-      statusParams({ ...current, carrierMessageId: learntId }, current.status, now),
-    );
-    if (recorded.length === 0) await applyToLatest(tx, current, update, now);
-    return;
-  }
+  if (to <= from) return learntId ? { kind: "learnt", learntId } : { kind: "none" };
   const next: MessageRow = { ...current, status: update.status, updatedAt: now };
   if (learntId) next.carrierMessageId = learntId;
   const isFailure = update.status === "FAILED" || update.status === "UNDELIVERED";
@@ -49,15 +50,44 @@ export async function applyStatus(tx: DbOrTx, current: MessageRow, update: Statu
     next.errorCode = update.errorCode ?? (update.status === "UNDELIVERED" ? "undelivered" : "failed");
     next.errorMessage = update.errorMessage ?? null;
   }
+  return { kind: "move", next, learntId, firstSent, isFailure };
+}
+
+/**
+ * Moves one message forward to the reported status (never back), stamping sent_at/delivered_at
+ * and emitting `message.sent` (when sent_at is first set), `message.delivered` or `message.failed`.
+ * Also records the carrier's id for the message when it is first learnt.
+ */
+export async function applyStatus(tx: DbOrTx, current: MessageRow, update: StatusUpdate, now: number) {
+  const change = statusChange(current, update, now);
+  if (change.kind === "none") return;
   const statements = messageStatements(tx);
-  const moved = await (learntId ? statements.recordStatus : statements.recordStatusOnly).all(
-    statusParams(next, current.status, now),
+  if (change.kind === "learnt") {
+    const recorded = await statements.recordStatus.all(
+      statusParams({ ...current, carrierMessageId: change.learntId }, current.status, now),
+    );
+    if (recorded.length === 0) await applyToLatest(tx, current, update, now);
+    return;
+  }
+  const moved = await (change.learntId ? statements.recordStatus : statements.recordStatusOnly).all(
+    statusParams(change.next, current.status, now),
   );
   // Another writer moved it first: its events are its own; this report is decided again from
   // where that one left the message (a DELIVERED report that raced the hand-off's SENT still
   // moves it on, and a copy of the same report changes nothing).
   if (moved.length === 0) return await applyToLatest(tx, current, update, now);
-  if (firstSent)
+  await emitStatusEvents(tx, current, change, now);
+}
+
+/** The events of a status change that was written. */
+async function emitStatusEvents(
+  tx: DbOrTx,
+  current: MessageRow,
+  change: Extract<StatusChange, { kind: "move" }>,
+  now: number,
+) {
+  const { next } = change;
+  if (change.firstSent)
     await emitEvent(
       tx,
       current.workspaceId,
@@ -65,9 +95,9 @@ export async function applyStatus(tx: DbOrTx, current: MessageRow, update: Statu
       messageJson({ ...next, status: "SENT", deliveredAt: null }),
       now,
     );
-  if (update.status === "DELIVERED")
+  if (next.status === "DELIVERED")
     await emitEvent(tx, current.workspaceId, "message.delivered", messageJson(next), now);
-  if (isFailure) await emitEvent(tx, current.workspaceId, "message.failed", messageJson(next), now);
+  if (change.isFailure) await emitEvent(tx, current.workspaceId, "message.failed", messageJson(next), now);
 }
 
 /** Applies `update` to the message as it is now, after a compare-and-set found it changed. */
@@ -107,17 +137,44 @@ export async function applyStatusUpdates(db: Db, updates: StatusUpdate[], now = 
   }
   await db.transaction(async (tx) => {
     const statements = messageStatements(tx);
-    // The messages reported by our id, read together; each later update of one message reads it again.
+    // The messages reported by our id, read together, and their first reports' moves written
+    // together (recordStatuses: one statement on PostgreSQL); the rest one by one, in order.
     const ids = [...new Set(updates.flatMap((update) => (update.messageId ? [update.messageId] : [])))];
     const loaded = new Map(
       (ids.length > 0 ? await messagesById(tx).all({ ids: jsonList(ids) }) : []).map((row) => [row.id, row]),
     );
-    await forEachRowApart(tx, [...byMessage.values()], async (ofMessage) => {
-      for (const [i, update] of ofMessage.entries()) {
+    const moves: {
+      current: MessageRow;
+      update: StatusUpdate;
+      change: Extract<StatusChange, { kind: "move" }>;
+    }[] = [];
+    const rest: StatusUpdate[][] = [];
+    for (const ofMessage of byMessage.values()) {
+      const [first] = ofMessage;
+      const current = first.messageId ? loaded.get(first.messageId) : undefined;
+      const change = current ? statusChange(current, first, now) : null;
+      if (current && change?.kind === "move") {
+        moves.push({ current, update: first, change });
+        if (ofMessage.length > 1) rest.push(ofMessage.slice(1));
+      } else if (!first.messageId) rest.push(ofMessage);
+      else if (current && change?.kind === "learnt") rest.push(ofMessage);
+      else if (ofMessage.length > 1) rest.push(ofMessage.slice(1));
+    }
+    const moved = await recordStatuses(
+      tx,
+      moves.map(({ current, change }) => ({
+        ...statusParams(change.next, current.status, now),
+        learnt: change.learntId !== null,
+      })),
+    );
+    await forEachRowApart(tx, moves, async ({ current, update, change }) => {
+      if (moved.has(current.id)) await emitStatusEvents(tx, current, change, now);
+      else await applyToLatest(tx, current, update, now);
+    });
+    await forEachRowApart(tx, rest, async (ofMessage) => {
+      for (const update of ofMessage) {
         const current = update.messageId
-          ? i === 0
-            ? loaded.get(update.messageId)
-            : await statements.loadMessage.get({ id: update.messageId })
+          ? await statements.loadMessage.get({ id: update.messageId })
           : await statements.loadMessageByCarrierId.get({ carrierMessageId: update.carrierMessageId });
         if (current) await applyStatus(tx, current, update, now);
       }
