@@ -1,10 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
-import { inArray } from "drizzle-orm";
+import { eq, inArray } from "drizzle-orm";
 import { recordStatuses } from "../src/db/message-statements";
-import { messages } from "../src/db/schema";
+import { settleRecipients } from "../src/db/recipient-outcomes";
+import { campaignRecipients, messages } from "../src/db/schema";
 import { applyStatusUpdates } from "../src/domain/messaging/status-updates";
+import { newId } from "../src/lib/ids";
 import { eventLog } from "./support/event-log";
 import { eventually, orderNumber } from "./support/messaging";
+import { testsRunOn } from "./support/postgres";
 import { startTestServer, type TestServer } from "./support/server";
 
 let s: TestServer;
@@ -91,4 +94,85 @@ describe("carrier status reports in batches", () => {
     // a was moved by recordStatuses alone, which emits nothing (applyStatusUpdates does).
     expect(delivered.sort()).toEqual([b, c].sort());
   });
+});
+
+describe("campaign recipients following a batch of status events", () => {
+  it.skipIf(!testsRunOn("postgres"))(
+    "folds a recipient's events into one update that applies where any of them would",
+    async () => {
+      const ws = await s.newWorkspace("Settlements");
+      const { db } = s.server.handle;
+      const campaignId = newId();
+      const now = Date.now();
+      const start = { queued: "queued", sent: "sent", delivered: "delivered" } as const;
+      const people = [
+        { contactId: newId(), messageId: newId(), outcome: start.queued }, // sent, then delivered
+        { contactId: newId(), messageId: newId(), outcome: start.sent }, // sent (no-op), then delivered
+        { contactId: newId(), messageId: newId(), outcome: start.delivered }, // a late sent: stays
+        { contactId: newId(), messageId: newId(), outcome: start.queued }, // sent only
+      ];
+      await db
+        .insert(campaignRecipients)
+        .values(
+          people.map((p, i) => ({
+            campaignId,
+            contactId: p.contactId,
+            workspaceId: ws.workspaceId,
+            phoneNumber: `+1415555${2100 + i}`,
+            outcome: p.outcome,
+            dueAt: now,
+            messageId: p.messageId,
+            handedOffAt: p.outcome === "queued" ? null : now - 1000,
+            createdAt: now,
+          })),
+        )
+        .run();
+      const settle = (i: number, outcome: "sent" | "delivered") => ({
+        campaignId,
+        contactId: people[i].contactId,
+        messageId: people[i].messageId,
+        outcome,
+        reason: null,
+        sentAt: now,
+      });
+      await db.transaction(
+        async (tx) =>
+          await settleRecipients(
+            tx,
+            [
+              settle(0, "sent"),
+              settle(1, "sent"),
+              settle(2, "sent"),
+              settle(3, "sent"),
+              settle(0, "delivered"),
+              settle(1, "delivered"),
+            ],
+            async () => {
+              throw new Error("one statement on PostgreSQL, not one each");
+            },
+          ),
+      );
+      const rows = new Map(
+        (
+          await db
+            .select()
+            .from(campaignRecipients)
+            .where(eq(campaignRecipients.campaignId, campaignId))
+            .all()
+        ).map((row) => [row.contactId, row]),
+      );
+      expect(people.map((p) => rows.get(p.contactId)?.outcome)).toEqual([
+        "delivered",
+        "delivered",
+        "delivered",
+        "sent",
+      ]);
+      expect(people.map((p) => rows.get(p.contactId)?.handedOffAt)).toEqual([
+        now,
+        now - 1000,
+        now - 1000,
+        now,
+      ]);
+    },
+  );
 });

@@ -1,9 +1,10 @@
 import { and, eq, gte, isNull, sql } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
 import { preparedPerConnection } from "../../db/prepared";
+import { type RecipientSettlement, settleRecipients } from "../../db/recipient-outcomes";
 import { type CampaignRow, campaignRecipients } from "../../db/schema";
 import { campaignAttribution, variantAttribution } from "../attribution/campaign-figures";
-import { onEventEmitted } from "../events";
+import { onEventsEmitted } from "../events";
 
 /** A window after the campaign message in which an inbound reply or opt-out counts for it. */
 export const REPLY_WINDOW_MS = 7 * 86_400_000;
@@ -131,8 +132,9 @@ export async function campaignStats(
 // of the event that reports them (src/domain/events.ts listeners).
 
 /**
- * The recipient follows its message (one update per status event, so prepared once): `sent` from
- * queued/deferred, `delivered`/`failed` from any of those or sent; the first hand-off time stays.
+ * The recipient follows its message (one update per status event where statements cost no round
+ * trip, so prepared once): `sent` from queued/deferred, `delivered`/`failed` from any of those or
+ * sent; the first hand-off time stays.
  */
 const recipientStatements = preparedPerConnection((db: DbOrTx) => {
   const key = and(
@@ -167,37 +169,49 @@ interface MessageData {
   error_code: string | null;
 }
 
-onEventEmitted(async (tx, event) => {
-  switch (event.type) {
-    case "message.sent":
-    case "message.delivered":
-    case "message.failed": {
-      const data = event.data as MessageData;
-      if (!data.campaign_id || !data.contact_id) return;
-      const outcome =
-        event.type === "message.sent" ? "sent" : event.type === "message.delivered" ? "delivered" : "failed";
-      const sentAt = data.sent_at ? Date.parse(data.sent_at) : null;
-      const statements = recipientStatements(tx);
-      const key = { campaignId: data.campaign_id, contactId: data.contact_id, messageId: data.id };
-      if (outcome === "sent") await statements.sent.run({ ...key, sentAt });
-      else
-        await statements.settled.run({
-          ...key,
+onEventsEmitted(async (tx, batch) => {
+  const settlements: RecipientSettlement[] = [];
+  for (const event of batch) {
+    switch (event.type) {
+      case "message.sent":
+      case "message.delivered":
+      case "message.failed": {
+        const data = event.data as MessageData;
+        if (!data.campaign_id || !data.contact_id) break;
+        const outcome =
+          event.type === "message.sent"
+            ? "sent"
+            : event.type === "message.delivered"
+              ? "delivered"
+              : "failed";
+        settlements.push({
+          campaignId: data.campaign_id,
+          contactId: data.contact_id,
+          messageId: data.id,
           outcome,
           reason: outcome === "failed" ? data.error_code : null,
-          sentAt,
+          sentAt: data.sent_at ? Date.parse(data.sent_at) : null,
         });
-      return;
+        break;
+      }
+      case "message.received": {
+        const data = event.data as MessageData;
+        if (data.contact_id)
+          await credit(tx, event.workspaceId, data.contact_id, "repliedAt", event.createdAt);
+        break;
+      }
+      case "contact.opted_out":
+        await credit(tx, event.workspaceId, (event.data as { id: string }).id, "optedOutAt", event.createdAt);
+        break;
     }
-    case "message.received": {
-      const data = event.data as MessageData;
-      if (data.contact_id) await credit(tx, event.workspaceId, data.contact_id, "repliedAt", event.createdAt);
-      return;
-    }
-    case "contact.opted_out":
-      await credit(tx, event.workspaceId, (event.data as { id: string }).id, "optedOutAt", event.createdAt);
-      return;
   }
+  // A batch of status events (a carrier's reports, a send batch's hand-offs) settles its
+  // recipients together: one statement on PostgreSQL.
+  await settleRecipients(tx, settlements, async ({ outcome, reason, sentAt, ...key }) => {
+    const statements = recipientStatements(tx);
+    if (outcome === "sent") await statements.sent.run({ ...key, sentAt });
+    else await statements.settled.run({ ...key, outcome, reason, sentAt });
+  });
 });
 
 /**

@@ -4,7 +4,8 @@ import { inJsonListParam, jsonList } from "../../db/dialect";
 import { messageStatements, recordStatuses } from "../../db/message-statements";
 import { forEachRowApart, preparedPerConnection } from "../../db/prepared";
 import { type MessageRow, messages } from "../../db/schema";
-import { emitEvent } from "../events";
+import type { EventType } from "../../webhooks/events";
+import { emitEvent, emitEvents } from "../events";
 import { messageJson } from "./message-json";
 
 /** How far along a message is; a status update never moves a message to a lower rank. */
@@ -79,25 +80,54 @@ export async function applyStatus(tx: DbOrTx, current: MessageRow, update: Statu
   await emitStatusEvents(tx, current, change, now);
 }
 
-/** The events of a status change that was written. */
+/** The events of a status change that was written, in the order they happen. */
+function statusEvents(
+  change: Extract<StatusChange, { kind: "move" }>,
+): { type: "message.sent" | "message.delivered" | "message.failed"; data: unknown }[] {
+  const { next } = change;
+  const out: ReturnType<typeof statusEvents> = [];
+  if (change.firstSent)
+    out.push({ type: "message.sent", data: messageJson({ ...next, status: "SENT", deliveredAt: null }) });
+  if (next.status === "DELIVERED") out.push({ type: "message.delivered", data: messageJson(next) });
+  if (change.isFailure) out.push({ type: "message.failed", data: messageJson(next) });
+  return out;
+}
+
 async function emitStatusEvents(
   tx: DbOrTx,
   current: MessageRow,
   change: Extract<StatusChange, { kind: "move" }>,
   now: number,
 ) {
-  const { next } = change;
-  if (change.firstSent)
-    await emitEvent(
-      tx,
-      current.workspaceId,
-      "message.sent",
-      messageJson({ ...next, status: "SENT", deliveredAt: null }),
-      now,
-    );
-  if (next.status === "DELIVERED")
-    await emitEvent(tx, current.workspaceId, "message.delivered", messageJson(next), now);
-  if (change.isFailure) await emitEvent(tx, current.workspaceId, "message.failed", messageJson(next), now);
+  for (const { type, data } of statusEvents(change))
+    await emitEvent(tx, current.workspaceId, type, data, now);
+}
+
+/**
+ * The events of many written changes, emitted a type and workspace at a time (emitEvents: the
+ * listeners see the batch, so the campaign recipients follow in one statement): each message's
+ * `message.sent` still comes before its `message.delivered` or `message.failed`.
+ */
+async function emitStatusEventsOf(
+  tx: DbOrTx,
+  changes: { current: MessageRow; change: Extract<StatusChange, { kind: "move" }> }[],
+  now: number,
+) {
+  const byTypeAndWorkspace = new Map<string, { workspaceId: string; type: EventType; items: unknown[] }>();
+  for (const type of ["message.sent", "message.delivered", "message.failed"] as const)
+    for (const { current, change } of changes)
+      for (const event of statusEvents(change)) {
+        if (event.type !== type) continue;
+        const key = `${type}\u0000${current.workspaceId}`;
+        let group = byTypeAndWorkspace.get(key);
+        if (!group) {
+          group = { workspaceId: current.workspaceId, type, items: [] };
+          byTypeAndWorkspace.set(key, group);
+        }
+        group.items.push(event.data);
+      }
+  for (const { workspaceId, type, items } of byTypeAndWorkspace.values())
+    await emitEvents(tx, workspaceId, type, items, now);
 }
 
 /** Applies `update` to the message as it is now, after a compare-and-set found it changed. */
@@ -167,10 +197,16 @@ export async function applyStatusUpdates(db: Db, updates: StatusUpdate[], now = 
         learnt: change.learntId !== null,
       })),
     );
-    await forEachRowApart(tx, moves, async ({ current, update, change }) => {
-      if (moved.has(current.id)) await emitStatusEvents(tx, current, change, now);
-      else await applyToLatest(tx, current, update, now);
-    });
+    await emitStatusEventsOf(
+      tx,
+      moves.filter(({ current }) => moved.has(current.id)),
+      now,
+    );
+    await forEachRowApart(
+      tx,
+      moves.filter(({ current }) => !moved.has(current.id)),
+      async ({ current, update }) => await applyToLatest(tx, current, update, now),
+    );
     await forEachRowApart(tx, rest, async (ofMessage) => {
       for (const update of ofMessage) {
         const current = update.messageId
