@@ -77,7 +77,16 @@ type HandOffResult = { kind: "settled" } | { kind: "held"; until: number };
 const SETTLED: HandOffResult = { kind: "settled" };
 
 type Outcome =
-  | { kind: "sent"; carrierMessageId: string; status: CarrierMessageStatus }
+  | {
+      kind: "sent";
+      carrierMessageId: string;
+      status: CarrierMessageStatus;
+      /**
+       * The message as its hand-off left it (a batch's: the batch's read, with the marker's
+       * changes); absent, it is read again where the outcome is recorded.
+       */
+      message?: MessageRow;
+    }
   | { kind: "failed"; errorCode: string; errorMessage: string };
 
 interface Completion {
@@ -133,7 +142,7 @@ export function startMessaging(
     completions: new TransactionBatcher(db, async (tx, { ctx, messageId, outcome, at }) => {
       if (ctx && !(await ctx.completeIn(tx))) return;
       if (outcome.kind === "sent")
-        await markHandedOff(tx, messageId, outcome.carrierMessageId, outcome.status, at);
+        await markHandedOff(tx, messageId, outcome.carrierMessageId, outcome.status, at, outcome.message);
       else await markFailed(tx, messageId, outcome.errorCode, outcome.errorMessage, at);
     }),
   });
@@ -349,8 +358,8 @@ async function handOff(
   ahead?: ChecksAhead,
 ): Promise<HandOffResult> {
   const { db } = ctx;
-  const message =
-    loaded === undefined ? await messageStatements(db).loadMessage.get({ id: messageId }) : loaded;
+  const batchRead = loaded !== undefined;
+  const message = batchRead ? loaded : await messageStatements(db).loadMessage.get({ id: messageId });
   if (!message || !NOT_YET_SENT.includes(message.status)) return SETTLED;
   const settle = async (outcome: Outcome): Promise<HandOffResult> => {
     await record(outcome);
@@ -374,7 +383,12 @@ async function handOff(
   if (message.handoffStartedAt !== null) {
     const found = await carrier.lookupSend(sms, message.handoffStartedAt - LOOKUP_SLACK_MS);
     if (found.found)
-      return await settle({ kind: "sent", carrierMessageId: found.carrierMessageId, status: found.status });
+      return await settle({
+        kind: "sent",
+        carrierMessageId: found.carrierMessageId,
+        status: found.status,
+        message: batchRead ? message : undefined,
+      });
   }
   // A marketing message is asked the send-time rules again: the hand-off may run long after the
   // message was written (a retry, a restart), and it never goes inside the window.
@@ -403,7 +417,8 @@ async function handOff(
       errorCode: window.reason,
       errorMessage: `Not sent: ${window.reason}`,
     });
-  await messaging.markers.push({ messageId: message.id, at: ctx.clock.now() });
+  const markedAt = ctx.clock.now();
+  await messaging.markers.push({ messageId: message.id, at: markedAt });
   // Last, right before the carrier: a job whose lease is running out (its node was frozen past it,
   // or the batch is slow) leaves the hand-off to whoever takes the job next, who finds the marker
   // and asks the carrier first. A hand-off started here ends before that worker may begin.
@@ -411,20 +426,35 @@ async function handOff(
   const result = await carrier.sendSms(sms);
   return await settle(
     result.accepted
-      ? { kind: "sent", carrierMessageId: result.carrierMessageId, status: result.status }
+      ? {
+          kind: "sent",
+          carrierMessageId: result.carrierMessageId,
+          status: result.status,
+          message: batchRead
+            ? { ...message, status: "QUEUED", handoffStartedAt: markedAt, updatedAt: markedAt }
+            : undefined,
+        }
       : { kind: "failed", errorCode: result.errorCode, errorMessage: result.errorMessage },
   );
 }
 
-/** The carrier accepted the message: SENT (or further, if it already says so), `message.sent` once. */
+/**
+ * The carrier accepted the message: SENT (or further, if it already says so), `message.sent` once.
+ * `known` is the message as its hand-off left it, not read again: applyStatus changes the status
+ * only from the one it was given (compare-and-set) and decides again from a fresh read when
+ * another writer moved it first. Its other columns are the ones the carrier was handed (no
+ * writer changes them on a QUEUED message in a batch: the dispatcher releases and re-defers
+ * only deferred ones, before they join a batch).
+ */
 async function markHandedOff(
   tx: DbOrTx,
   messageId: string,
   carrierMessageId: string,
   status: CarrierMessageStatus,
   now: number,
+  known?: MessageRow,
 ) {
-  const current = await messageStatements(tx).loadMessage.get({ id: messageId });
+  const current = known ?? (await messageStatements(tx).loadMessage.get({ id: messageId }));
   if (!current) return;
   const sent = STATUS_RANK[status] < STATUS_RANK.SENT ? "SENT" : status;
   await applyStatus(tx, current, { carrierMessageId, status: sent }, now);
