@@ -539,6 +539,103 @@ describe("POST /v1/campaigns/{id}/launch", () => {
     expect((await w.outbox()).filter((send) => send.to === "+15005550003")).toHaveLength(0);
   });
 
+  describe("a batch's hand-off reads every message's checks at once, and each still decides its own", () => {
+    /** A campaign message the carrier could not take: QUEUED, with a send job of its own for later. */
+    async function waitingMessage() {
+      const w = await workspace();
+      await w.number();
+      // No state table for the stateless outage number, so only the contact's clock counts.
+      expect((await w.api("PATCH", "/v1/settings", { state_rules: false })).status).toBe(200);
+      const outage = (await w.api("POST", "/v1/contacts", { phone_number: "+15005550003", timezone: DAY }))
+        .body.contact;
+      const bystander = await w.contact();
+      const c = await w.campaign({ audience: { contact_ids: [outage.id, bystander.id] } });
+      await w.api("POST", `/v1/campaigns/${c.id}/launch`);
+      const { db } = s.server.handle;
+      const [retry] = await eventually(
+        async () =>
+          await db
+            .select()
+            .from(jobs)
+            .where(and(eq(jobs.kind, "messages.send"), eq(jobs.workspaceId, w.workspaceId)))
+            .all(),
+        (rows) => rows.length === 1,
+      );
+      const messageId = (retry.payload as { message_id: string }).message_id;
+      // Its own send job (and its own reads) waits, so what follows is the batch's decision.
+      await db
+        .update(jobs)
+        .set({ runAt: Date.now() + 3_600_000 })
+        .where(eq(jobs.id, retry.id))
+        .run();
+      await eventually(
+        () => w.outbox(),
+        (rows) => rows.length === 1,
+      );
+      const message = async () => (await w.api("GET", `/v1/messages/${messageId}`)).body.message;
+      // The batch again, with the bystander's message already sent among its messages; answers
+      // the message once the batch is done (its outcomes are recorded before it completes).
+      const rerun = async () => {
+        const ids = ((await w.api("GET", "/v1/messages")).body.messages as Json[]).map((m) => m.id);
+        expect(ids).toHaveLength(2);
+        const jobId = await enqueueJob(
+          db,
+          "messages.send_batch",
+          { message_ids: ids },
+          { workspaceId: w.workspaceId },
+        );
+        await eventually(
+          async () =>
+            await db
+              .select()
+              .from(jobs)
+              .where(eq(jobs.id, jobId as string))
+              .get(),
+          (row) => row?.status === "done",
+        );
+        return await message();
+      };
+      return { w, outage, rerun };
+    }
+
+    const blocked: [string, (w: Json, outage: Json) => Promise<unknown>, string][] = [
+      [
+        "the contact opted out",
+        (w, o) => w.api("PATCH", `/v1/contacts/${o.id}`, { opted_in: false }),
+        "opted_out",
+      ],
+      [
+        "the number is suppressed",
+        (w, o) => w.api("POST", "/v1/suppression", { phone_number: o.phone_number, reason: "complaint" }),
+        "suppressed",
+      ],
+      [
+        "the number is suppressed by an opt-out",
+        (w, o) => w.api("POST", "/v1/suppression", { phone_number: o.phone_number, reason: "opt_out" }),
+        "opted_out",
+      ],
+    ];
+    for (const [name, block, code] of blocked)
+      it(`fails the message when ${name} since it was written (${code})`, async () => {
+        const { w, outage, rerun } = await waitingMessage();
+        await block(w, outage);
+        const failed = await rerun();
+        expect({ name, status: failed.status, error_code: failed.error_code }).toEqual({
+          name,
+          status: "FAILED",
+          error_code: code,
+        });
+      });
+
+    it("reads the zone of the message's contact by its id when the contact's number changed since", async () => {
+      const { w, outage, rerun } = await waitingMessage();
+      // The contact's zone (day) lets it go: the carrier is asked (and cannot take it), where the
+      // outage number's own area code, with no zone, would hold it.
+      await w.api("PATCH", `/v1/contacts/${outage.id}`, { phone_number: newPhone() });
+      expect(await rerun()).toMatchObject({ status: "QUEUED", send_at: null });
+    });
+  });
+
   it("never exceeds a pool number's daily_limit: capped sends wait", async () => {
     const w = await workspace();
     const n = await w.number({ daily_limit: 2 });

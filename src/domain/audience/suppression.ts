@@ -33,18 +33,30 @@ const sendChecks = preparedPerConnection((db) => {
   };
 });
 
+/** What a caller has read already of a number's send check, so `canSendTo` does not read it again. */
+export interface KnownRecipient {
+  /** The contact of the number (none: undefined). */
+  contact: { optedIn: boolean | number } | undefined;
+  /** The number's suppression reason, null when it has none; absent, `canSendTo` reads it. */
+  suppression?: string | null;
+}
+
 export async function canSendTo(
   db: DbOrTx,
   workspaceId: string,
   phone: string,
-  /** The contact of `phone` when the caller has looked it up already (none: `{contact: undefined}`). */
-  known?: { contact: { optedIn: boolean | number } | undefined },
+  known?: KnownRecipient,
 ): Promise<SendPermission> {
   const statements = sendChecks(db);
   const contact = known ? known.contact : await statements.contact.get({ workspaceId, phone });
   if (contact && !contact.optedIn)
     return { allowed: false, reason: "opted_out", message: "Recipient has opted out" };
-  const suppressed = await statements.suppression.get({ workspaceId, phone });
+  const suppressed =
+    known?.suppression === undefined
+      ? await statements.suppression.get({ workspaceId, phone })
+      : known.suppression === null
+        ? undefined
+        : { reason: known.suppression };
   if (suppressed) {
     return suppressed.reason === "opt_out"
       ? { allowed: false, reason: "opted_out", message: "Recipient has opted out" }

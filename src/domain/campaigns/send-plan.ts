@@ -253,7 +253,13 @@ export function complianceDecision(
   );
 }
 
-/** A contact's given zone and state, prepared once per connection: every marketing hand-off reads them. */
+/** A contact's given zone and state, as the send-time rules read them. */
+export type ContactZone = Pick<ContactRow, "timezone" | "state">;
+
+/**
+ * A contact's given zone and state, prepared once per connection: every marketing hand-off whose
+ * caller did not read them ahead reads them.
+ */
 const contactZone = preparedPerConnection((db: DbOrTx) =>
   db
     .select({ timezone: contacts.timezone, state: contacts.state })
@@ -290,6 +296,8 @@ export async function handOffDecision(
     campaignId: string | null;
     contactId: string | null;
     to: string;
+    /** The contact's zone as the caller read it (null: no such contact); absent, it is read here. */
+    zone?: ContactZone | null;
   },
   now: number,
   cache: HandOffRules = new Map(),
@@ -310,7 +318,12 @@ export async function handOffDecision(
     cache.set(key, read);
   }
   const rules = await read;
-  const zone = send.contactId ? await contactZone(tx).get({ id: send.contactId }) : undefined;
+  const zone =
+    send.zone !== undefined
+      ? send.zone
+      : send.contactId
+        ? await contactZone(tx).get({ id: send.contactId })
+        : undefined;
   // Opt-out and suppression are the hand-off's own check, made just before this.
   return complianceDecision(
     { phoneNumber: send.to, timezone: zone?.timezone ?? null, state: zone?.state ?? null, optedIn: true },

@@ -1,4 +1,4 @@
-import { inArray } from "drizzle-orm";
+import { and, eq, inArray, sql } from "drizzle-orm";
 import {
   type Carrier,
   type CarrierMessageStatus,
@@ -7,16 +7,22 @@ import {
   type OutboundSms,
 } from "../../carriers/carrier";
 import type { Db, DbOrTx } from "../../db/client";
+import { inJsonListParam, jsonList } from "../../db/dialect";
 import { messageStatements } from "../../db/message-statements";
-import { forEachRowApart } from "../../db/prepared";
-import { type MessageRow, messages } from "../../db/schema";
+import { forEachRowApart, preparedPerConnection } from "../../db/prepared";
+import { contacts, type MessageRow, messages, suppressions } from "../../db/schema";
 import type { JobContext, JobPayloads } from "../../jobs/catalog";
 import { JOB_POLICIES, RescheduleJob } from "../../jobs/catalog";
 import { enqueueJob } from "../../jobs/queue";
 import { Gate } from "../../lib/gate";
 import { log } from "../../lib/log";
-import { canSendTo } from "../audience/suppression";
-import { type HandOffRules, handOffDecision, isMarketingMessage } from "../campaigns/send-plan";
+import { canSendTo, type KnownRecipient } from "../audience/suppression";
+import {
+  type ContactZone,
+  type HandOffRules,
+  handOffDecision,
+  isMarketingMessage,
+} from "../campaigns/send-plan";
 import { applyStatus, applyStatusUpdates, STATUS_RANK } from "./status-updates";
 
 const NOT_YET_SENT = ["PENDING", "QUEUED"];
@@ -71,7 +77,16 @@ type HandOffResult = { kind: "settled" } | { kind: "held"; until: number };
 const SETTLED: HandOffResult = { kind: "settled" };
 
 type Outcome =
-  | { kind: "sent"; carrierMessageId: string; status: CarrierMessageStatus }
+  | {
+      kind: "sent";
+      carrierMessageId: string;
+      status: CarrierMessageStatus;
+      /**
+       * The message as its hand-off left it (a batch's: the batch's read, with the marker's
+       * changes); absent, it is read again where the outcome is recorded.
+       */
+      message?: MessageRow;
+    }
   | { kind: "failed"; errorCode: string; errorMessage: string };
 
 interface Completion {
@@ -127,7 +142,7 @@ export function startMessaging(
     completions: new TransactionBatcher(db, async (tx, { ctx, messageId, outcome, at }) => {
       if (ctx && !(await ctx.completeIn(tx))) return;
       if (outcome.kind === "sent")
-        await markHandedOff(tx, messageId, outcome.carrierMessageId, outcome.status, at);
+        await markHandedOff(tx, messageId, outcome.carrierMessageId, outcome.status, at, outcome.message);
       else await markFailed(tx, messageId, outcome.errorCode, outcome.errorMessage, at);
     }),
   });
@@ -180,7 +195,9 @@ export async function sendMessageJob(payload: JobPayloads["messages.send"], ctx:
 
 /**
  * `messages.send_batch`: steps 1–5 of `messages.send` for every message of the batch at once,
- * each outcome recorded as it comes (the batcher groups them into shared transactions). A message
+ * each outcome recorded as it comes (the batcher groups them into shared transactions). Step 2's
+ * checks and the send-time rules' contact zones are read for the whole batch at once, right
+ * before its first hand-off (readChecksAhead), instead of per message. A message
  * the carrier cannot take now gets a `messages.send` job of its own, which retries it with the
  * send job's backoff; it is enqueued in the transaction that completes the batch. A crash
  * re-runs the batch: messages already handed off are skipped, and those with a marker looked up.
@@ -194,12 +211,11 @@ export async function sendMessageBatchJob(payload: JobPayloads["messages.send_ba
   /** Messages that go later, each as a send job of its own: the carrier could not take them, or their window is closed. */
   const later: { messageId: string; runAt: number }[] = [];
   let unavailable = 0;
-  // The batch's messages read in one statement; each hand-off still asks its own checks.
-  const loaded = new Map(
-    (await ctx.db.select().from(messages).where(inArray(messages.id, payload.message_ids)).all()).map(
-      (row) => [row.id, row],
-    ),
-  );
+  // The batch's messages read in one statement, then what their checks read (opt-out,
+  // suppression, the contact's zone) for all of them, right before any of them is handed off.
+  const rows = await ctx.db.select().from(messages).where(inArray(messages.id, payload.message_ids)).all();
+  const loaded = new Map(rows.map((row) => [row.id, row]));
+  const checks = await readChecksAhead(ctx.db, rows);
   await Promise.all(
     payload.message_ids.map((messageId) =>
       handoffs.run(async () => {
@@ -214,6 +230,7 @@ export async function sendMessageBatchJob(payload: JobPayloads["messages.send_ba
             record,
             rules,
             loaded.get(messageId) ?? null,
+            checks.get(messageId),
           );
           if (result.kind === "held") later.push({ messageId, runAt: result.until });
         } catch (error) {
@@ -239,6 +256,91 @@ export async function sendMessageBatchJob(payload: JobPayloads["messages.send_ba
 }
 
 /**
+ * The reads of a batch's checks, prepared once per connection: made per message they were three
+ * statements of every hand-off (three round trips on PostgreSQL). The numbers and contact ids
+ * travel as JSON lists.
+ */
+const checkStatements = preparedPerConnection((db: DbOrTx) => {
+  const ph = sql.placeholder;
+  const contact = {
+    id: contacts.id,
+    phone: contacts.phoneNumber,
+    optedIn: contacts.optedIn,
+    timezone: contacts.timezone,
+    state: contacts.state,
+  };
+  return {
+    contactsByPhone: db
+      .select(contact)
+      .from(contacts)
+      .where(and(eq(contacts.workspaceId, ph("ws")), inJsonListParam(contacts.phoneNumber, "phones")))
+      .prepare(),
+    contactsById: db.select(contact).from(contacts).where(inJsonListParam(contacts.id, "ids")).prepare(),
+    suppressed: db
+      .select({ phone: suppressions.phoneNumber, reason: suppressions.reason })
+      .from(suppressions)
+      .where(and(eq(suppressions.workspaceId, ph("ws")), inJsonListParam(suppressions.phoneNumber, "phones")))
+      .prepare(),
+  };
+});
+
+/** What a batch read for one message's checks, so its hand-off does not read it again. */
+interface ChecksAhead {
+  /** The contact and the suppression of the message's number (canSendTo). */
+  recipient: KnownRecipient;
+  /** The zone of the message's contact, null when it has none (handOffDecision). */
+  zone: ContactZone | null;
+}
+
+/**
+ * What the checks of the batch's messages not sent yet read, in two statements per workspace (a
+ * batch has one) and a third only for contacts whose number is not the message's (changed since).
+ * The same reads as each hand-off's own (canSendTo by workspace and number, the zone by contact id).
+ */
+async function readChecksAhead(db: Db, rows: readonly MessageRow[]): Promise<Map<string, ChecksAhead>> {
+  const pending = rows.filter((row) => NOT_YET_SENT.includes(row.status));
+  const phonesOf = new Map<string, Set<string>>();
+  for (const row of pending) {
+    const phones = phonesOf.get(row.workspaceId) ?? new Set();
+    phones.add(row.toNumber);
+    phonesOf.set(row.workspaceId, phones);
+  }
+  const statements = checkStatements(db);
+  type ContactRead = Awaited<ReturnType<typeof statements.contactsById.all>>[number];
+  const contactOf = new Map<string, ContactRead>();
+  const byId = new Map<string, ContactRead>();
+  const suppressionOf = new Map<string, string>();
+  for (const [ws, phones] of phonesOf) {
+    const list = jsonList([...phones]);
+    const [found, blocked] = await Promise.all([
+      statements.contactsByPhone.all({ ws, phones: list }),
+      statements.suppressed.all({ ws, phones: list }),
+    ]);
+    for (const contact of found) {
+      contactOf.set(`${ws}:${contact.phone}`, contact);
+      byId.set(contact.id, contact);
+    }
+    for (const entry of blocked) suppressionOf.set(`${ws}:${entry.phone}`, entry.reason);
+  }
+  const missing = [
+    ...new Set(pending.flatMap((row) => (row.contactId && !byId.has(row.contactId) ? [row.contactId] : []))),
+  ];
+  if (missing.length > 0)
+    for (const contact of await statements.contactsById.all({ ids: jsonList(missing) }))
+      byId.set(contact.id, contact);
+  const ahead = new Map<string, ChecksAhead>();
+  for (const row of pending) {
+    const key = `${row.workspaceId}:${row.toNumber}`;
+    const zone = row.contactId ? byId.get(row.contactId) : undefined;
+    ahead.set(row.id, {
+      recipient: { contact: contactOf.get(key), suppression: suppressionOf.get(key) ?? null },
+      zone: zone ? { timezone: zone.timezone, state: zone.state } : null,
+    });
+  }
+  return ahead;
+}
+
+/**
  * Steps 1–5 of a send for one message: nothing for a message gone or already past QUEUED, else
  * `record` writes its outcome. Held when a marketing message's send-time window is closed; throws
  * CarrierUnavailableError when the carrier cannot take it now (the message stays QUEUED either way).
@@ -252,17 +354,19 @@ async function handOff(
   rules: HandOffRules = new Map(),
   /** The message as its batch read it (null: not found then); absent, it is read here. */
   loaded?: MessageRow | null,
+  /** What its batch read for the message's checks; absent, each check reads its own. */
+  ahead?: ChecksAhead,
 ): Promise<HandOffResult> {
   const { db } = ctx;
-  const message =
-    loaded === undefined ? await messageStatements(db).loadMessage.get({ id: messageId }) : loaded;
+  const batchRead = loaded !== undefined;
+  const message = batchRead ? loaded : await messageStatements(db).loadMessage.get({ id: messageId });
   if (!message || !NOT_YET_SENT.includes(message.status)) return SETTLED;
   const settle = async (outcome: Outcome): Promise<HandOffResult> => {
     await record(outcome);
     return SETTLED;
   };
   if (!optOutConfirmation) {
-    const permission = await canSendTo(db, message.workspaceId, message.toNumber);
+    const permission = await canSendTo(db, message.workspaceId, message.toNumber, ahead?.recipient);
     if (!permission.allowed)
       return await settle({ kind: "failed", errorCode: permission.reason, errorMessage: permission.message });
   }
@@ -279,7 +383,12 @@ async function handOff(
   if (message.handoffStartedAt !== null) {
     const found = await carrier.lookupSend(sms, message.handoffStartedAt - LOOKUP_SLACK_MS);
     if (found.found)
-      return await settle({ kind: "sent", carrierMessageId: found.carrierMessageId, status: found.status });
+      return await settle({
+        kind: "sent",
+        carrierMessageId: found.carrierMessageId,
+        status: found.status,
+        message: batchRead ? message : undefined,
+      });
   }
   // A marketing message is asked the send-time rules again: the hand-off may run long after the
   // message was written (a retry, a restart), and it never goes inside the window.
@@ -292,6 +401,7 @@ async function handOff(
           campaignId: message.campaignId,
           contactId: message.contactId,
           to: message.toNumber,
+          zone: ahead?.zone,
         },
         ctx.clock.now(),
         rules,
@@ -307,7 +417,8 @@ async function handOff(
       errorCode: window.reason,
       errorMessage: `Not sent: ${window.reason}`,
     });
-  await messaging.markers.push({ messageId: message.id, at: ctx.clock.now() });
+  const markedAt = ctx.clock.now();
+  await messaging.markers.push({ messageId: message.id, at: markedAt });
   // Last, right before the carrier: a job whose lease is running out (its node was frozen past it,
   // or the batch is slow) leaves the hand-off to whoever takes the job next, who finds the marker
   // and asks the carrier first. A hand-off started here ends before that worker may begin.
@@ -315,20 +426,35 @@ async function handOff(
   const result = await carrier.sendSms(sms);
   return await settle(
     result.accepted
-      ? { kind: "sent", carrierMessageId: result.carrierMessageId, status: result.status }
+      ? {
+          kind: "sent",
+          carrierMessageId: result.carrierMessageId,
+          status: result.status,
+          message: batchRead
+            ? { ...message, status: "QUEUED", handoffStartedAt: markedAt, updatedAt: markedAt }
+            : undefined,
+        }
       : { kind: "failed", errorCode: result.errorCode, errorMessage: result.errorMessage },
   );
 }
 
-/** The carrier accepted the message: SENT (or further, if it already says so), `message.sent` once. */
+/**
+ * The carrier accepted the message: SENT (or further, if it already says so), `message.sent` once.
+ * `known` is the message as its hand-off left it, not read again: applyStatus changes the status
+ * only from the one it was given (compare-and-set) and decides again from a fresh read when
+ * another writer moved it first. Its other columns are the ones the carrier was handed (no
+ * writer changes them on a QUEUED message in a batch: the dispatcher releases and re-defers
+ * only deferred ones, before they join a batch).
+ */
 async function markHandedOff(
   tx: DbOrTx,
   messageId: string,
   carrierMessageId: string,
   status: CarrierMessageStatus,
   now: number,
+  known?: MessageRow,
 ) {
-  const current = await messageStatements(tx).loadMessage.get({ id: messageId });
+  const current = known ?? (await messageStatements(tx).loadMessage.get({ id: messageId }));
   if (!current) return;
   const sent = STATUS_RANK[status] < STATUS_RANK.SENT ? "SENT" : status;
   await applyStatus(tx, current, { carrierMessageId, status: sent }, now);
