@@ -1,5 +1,6 @@
 import { and, eq, inArray, sql } from "drizzle-orm";
 import { type DbOrTx, dialectOf } from "./client";
+import { inJsonListParam } from "./dialect";
 import { preparedPerConnection } from "./prepared";
 import { messages } from "./schema";
 
@@ -36,15 +37,15 @@ function prepare(db: DbOrTx) {
       .where(eq(messages.carrierMessageId, sql.placeholder("carrierMessageId")))
       .limit(1)
       .prepare(),
-    /** The hand-off marker: committed before the carrier is called. */
-    markHandoffStarted: db
+    /** The hand-off markers (committed before the carrier is called) of a turn's hand-offs, at one time. */
+    markHandoffsStarted: db
       .update(messages)
       .set({
         status: "QUEUED",
         handoffStartedAt: sql`${sql.placeholder("now")}`,
         updatedAt: sql`${sql.placeholder("now")}`,
       })
-      .where(notYetSent)
+      .where(and(inJsonListParam(messages.id, "ids"), inArray(messages.status, ["PENDING", "QUEUED"])))
       .prepare(),
     /** A marketing message whose send-time window closed before its hand-off: QUEUED until `sendAt`. */
     holdUntil: db

@@ -5,6 +5,7 @@ import {
   CarrierUnavailableError,
   type InboundSms,
   type OutboundSms,
+  type StatusUpdate,
 } from "../../carriers/carrier";
 import type { Db, DbOrTx } from "../../db/client";
 import { inJsonListParam, jsonList } from "../../db/dialect";
@@ -23,7 +24,7 @@ import {
   handOffDecision,
   isMarketingMessage,
 } from "../campaigns/send-plan";
-import { applyStatus, applyStatusUpdates, STATUS_RANK } from "./status-updates";
+import { applyStatus, applyStatusesTo, applyStatusUpdates, STATUS_RANK } from "./status-updates";
 
 const NOT_YET_SENT = ["PENDING", "QUEUED"];
 
@@ -33,14 +34,15 @@ const LOOKUP_SLACK_MS = 5 * 60_000;
 /**
  * Collects work from send jobs running in the same turn of the event loop and applies it in one
  * transaction: the worker runs up to its concurrency of jobs at once, and one commit for all of
- * them is what keeps the per-message cost low.
+ * them is what keeps the per-message cost low. `apply` gets the turn's items together, so that
+ * their writes can be statements for many (one round trip on PostgreSQL).
  */
 class TransactionBatcher<T> {
   private items: { item: T; resolve: () => void; reject: (error: unknown) => void }[] = [];
   private scheduled = false;
   constructor(
     private readonly db: Db,
-    private readonly apply: (tx: DbOrTx, item: T) => Promise<void> | void,
+    private readonly apply: (tx: DbOrTx, items: T[]) => Promise<void>,
   ) {}
   push(item: T): Promise<void> {
     return new Promise((resolve, reject) => {
@@ -56,9 +58,12 @@ class TransactionBatcher<T> {
     this.items = [];
     this.scheduled = false;
     try {
-      // Each item is its own message's: their writes need no order between them.
       await this.db.transaction(
-        async (tx) => await forEachRowApart(tx, batch, async (entry) => await this.apply(tx, entry.item)),
+        async (tx) =>
+          await this.apply(
+            tx,
+            batch.map((entry) => entry.item),
+          ),
       );
     } catch (error) {
       for (const entry of batch) entry.reject(error);
@@ -134,16 +139,28 @@ export function startMessaging(
   started.set(db, {
     carrier,
     handoffs: new Gate(HANDOFFS_AT_ONCE),
-    markers: new TransactionBatcher(db, async (tx, { messageId, at }) => {
-      await messageStatements(tx).markHandoffStarted.run({ id: messageId, now: at });
+    // A turn's markers in one statement, stamped with the latest of their times: each is
+    // committed before its own hand-off starts, so no marker is later than its send.
+    markers: new TransactionBatcher(db, async (tx, items) => {
+      await messageStatements(tx).markHandoffsStarted.run({
+        ids: jsonList(items.map((item) => item.messageId)),
+        now: Math.max(...items.map((item) => item.at)),
+      });
     }),
     // The job completes in the transaction that records the outcome; a job whose lease was lost
-    // (another worker took it) records nothing.
-    completions: new TransactionBatcher(db, async (tx, { ctx, messageId, outcome, at }) => {
-      if (ctx && !(await ctx.completeIn(tx))) return;
-      if (outcome.kind === "sent")
-        await markHandedOff(tx, messageId, outcome.carrierMessageId, outcome.status, at, outcome.message);
-      else await markFailed(tx, messageId, outcome.errorCode, outcome.errorMessage, at);
+    // (another worker took it) records nothing. A batch's SENT outcomes on the rows their
+    // hand-offs left are applied together (applyStatusesTo); the others one by one.
+    completions: new TransactionBatcher(db, async (tx, items) => {
+      const known: Parameters<typeof applyStatusesTo>[1][number][] = [];
+      await forEachRowApart(tx, items, async ({ ctx, messageId, outcome, at }) => {
+        if (ctx && !(await ctx.completeIn(tx))) return;
+        if (outcome.kind === "sent" && outcome.message)
+          known.push({ current: outcome.message, update: handedOff(outcome), at });
+        else if (outcome.kind === "sent")
+          await markHandedOff(tx, messageId, outcome.carrierMessageId, outcome.status, at);
+        else await markFailed(tx, messageId, outcome.errorCode, outcome.errorMessage, at);
+      });
+      await applyStatusesTo(tx, known);
     }),
   });
   carrier.attachSinks({
@@ -438,13 +455,20 @@ async function handOff(
   );
 }
 
+/** The status update of a hand-off the carrier accepted: SENT, or further if it already says so. */
+function handedOff(outcome: { carrierMessageId: string; status: CarrierMessageStatus }): StatusUpdate {
+  return {
+    carrierMessageId: outcome.carrierMessageId,
+    status: STATUS_RANK[outcome.status] < STATUS_RANK.SENT ? "SENT" : outcome.status,
+  };
+}
+
 /**
- * The carrier accepted the message: SENT (or further, if it already says so), `message.sent` once.
- * `known` is the message as its hand-off left it, not read again: applyStatus changes the status
- * only from the one it was given (compare-and-set) and decides again from a fresh read when
- * another writer moved it first. Its other columns are the ones the carrier was handed (no
- * writer changes them on a QUEUED message in a batch: the dispatcher releases and re-defers
- * only deferred ones, before they join a batch).
+ * The carrier accepted the message: SENT (or further, if it already says so), `message.sent` once,
+ * on the message as read now. A batch's hand-offs pass the row they left instead (applyStatusesTo:
+ * its status is compared and set, and a message another writer moved first is read again; its
+ * other columns are the ones the carrier was handed, which no writer changes on a QUEUED message
+ * in a batch: the dispatcher releases and re-defers only deferred ones, before they join a batch).
  */
 async function markHandedOff(
   tx: DbOrTx,
@@ -452,12 +476,10 @@ async function markHandedOff(
   carrierMessageId: string,
   status: CarrierMessageStatus,
   now: number,
-  known?: MessageRow,
 ) {
-  const current = known ?? (await messageStatements(tx).loadMessage.get({ id: messageId }));
+  const current = await messageStatements(tx).loadMessage.get({ id: messageId });
   if (!current) return;
-  const sent = STATUS_RANK[status] < STATUS_RANK.SENT ? "SENT" : status;
-  await applyStatus(tx, current, { carrierMessageId, status: sent }, now);
+  await applyStatus(tx, current, handedOff({ carrierMessageId, status }), now);
 }
 
 async function markFailed(

@@ -173,40 +173,17 @@ export async function applyStatusUpdates(db: Db, updates: StatusUpdate[], now = 
     const loaded = new Map(
       (ids.length > 0 ? await messagesById(tx).all({ ids: jsonList(ids) }) : []).map((row) => [row.id, row]),
     );
-    const moves: {
-      current: MessageRow;
-      update: StatusUpdate;
-      change: Extract<StatusChange, { kind: "move" }>;
-    }[] = [];
+    const first: { current: MessageRow; update: StatusUpdate; at: number }[] = [];
     const rest: StatusUpdate[][] = [];
     for (const ofMessage of byMessage.values()) {
-      const [first] = ofMessage;
-      const current = first.messageId ? loaded.get(first.messageId) : undefined;
-      const change = current ? statusChange(current, first, now) : null;
-      if (current && change?.kind === "move") {
-        moves.push({ current, update: first, change });
+      const current = ofMessage[0].messageId ? loaded.get(ofMessage[0].messageId) : undefined;
+      if (current) {
+        first.push({ current, update: ofMessage[0], at: now });
         if (ofMessage.length > 1) rest.push(ofMessage.slice(1));
-      } else if (!first.messageId) rest.push(ofMessage);
-      else if (current && change?.kind === "learnt") rest.push(ofMessage);
+      } else if (!ofMessage[0].messageId) rest.push(ofMessage);
       else if (ofMessage.length > 1) rest.push(ofMessage.slice(1));
     }
-    const moved = await recordStatuses(
-      tx,
-      moves.map(({ current, change }) => ({
-        ...statusParams(change.next, current.status, now),
-        learnt: change.learntId !== null,
-      })),
-    );
-    await emitStatusEventsOf(
-      tx,
-      moves.filter(({ current }) => moved.has(current.id)),
-      now,
-    );
-    await forEachRowApart(
-      tx,
-      moves.filter(({ current }) => !moved.has(current.id)),
-      async ({ current, update }) => await applyToLatest(tx, current, update, now),
-    );
+    await applyStatusesTo(tx, first);
     await forEachRowApart(tx, rest, async (ofMessage) => {
       for (const update of ofMessage) {
         const current = update.messageId
@@ -216,6 +193,50 @@ export async function applyStatusUpdates(db: Db, updates: StatusUpdate[], now = 
       }
     });
   });
+}
+
+/**
+ * Applies each update to its message as the caller read it (in this transaction, or a row it
+ * knows is current but for the status), many at once: the moves decided in JavaScript and written
+ * together (recordStatuses: one compare-and-set statement on PostgreSQL), their events emitted a
+ * type and workspace at a time; a message another writer moved first is decided again from a
+ * fresh read, as applyStatus does. Each update counts at its own `at`.
+ */
+export async function applyStatusesTo(
+  tx: DbOrTx,
+  items: readonly { current: MessageRow; update: StatusUpdate; at: number }[],
+): Promise<void> {
+  if (items.length === 0) return;
+  const moves: {
+    current: MessageRow;
+    update: StatusUpdate;
+    at: number;
+    change: Extract<StatusChange, { kind: "move" }>;
+  }[] = [];
+  const alone: { current: MessageRow; update: StatusUpdate; at: number }[] = [];
+  for (const item of items) {
+    const change = statusChange(item.current, item.update, item.at);
+    if (change.kind === "move") moves.push({ ...item, change });
+    else if (change.kind === "learnt") alone.push(item);
+  }
+  const moved = await recordStatuses(
+    tx,
+    moves.map(({ current, change, at }) => ({
+      ...statusParams(change.next, current.status, at),
+      learnt: change.learntId !== null,
+    })),
+  );
+  await emitStatusEventsOf(
+    tx,
+    moves.filter(({ current }) => moved.has(current.id)),
+    Math.max(...items.map((item) => item.at)),
+  );
+  const missed = moves.filter(({ current }) => !moved.has(current.id));
+  await forEachRowApart(tx, [...missed.map((item) => ({ ...item, missed: true })), ...alone], async (item) =>
+    "missed" in item
+      ? await applyToLatest(tx, item.current, item.update, item.at)
+      : await applyStatus(tx, item.current, item.update, item.at),
+  );
 }
 
 /** Messages by id, many at once (a carrier's batch of reports), prepared once per connection. */
