@@ -26,6 +26,8 @@ import { recipientFacts, SenderBook, sendRulesFor } from "./send-plan";
 
 /** Recipients handed off per dispatcher transaction: a step holds the event loop for tens of ms at most, and a pause bites at once. */
 export const DISPATCH_BATCH = 100;
+/** How long one run of the dispatcher job goes on stepping while recipients are due at once. */
+const STEPS_RUN_MS = 1_000;
 /** How often the dispatcher looks again while recipients are still being resolved. */
 const RESOLVING_POLL_MS = 200;
 /** The longest the dispatcher sleeps, so a changed setting or a cap reset is noticed. */
@@ -82,10 +84,20 @@ export async function resolveRecipientsJob(payload: JobPayloads["campaigns.resol
   });
 }
 
-/** `campaigns.dispatch`: one batch per run, then runs again when the next recipient is due. */
+/**
+ * `campaigns.dispatch`: one step (a transaction of up to DISPATCH_BATCH recipients) after another
+ * while more are due at once, for up to STEPS_RUN_MS and while the job's lease holds, then runs
+ * again when the next recipient is due. Steps in one run skip a reschedule and a lease each, and
+ * the wait for the worker to lease the job again behind the send batches the steps just queued.
+ */
 export async function dispatchCampaignJob(payload: JobPayloads["campaigns.dispatch"], ctx: JobContext) {
-  const next = await dispatchStep(ctx.db, payload, ctx.clock.now());
-  if (next !== null) throw new RescheduleJob(next);
+  const started = ctx.clock.now();
+  for (;;) {
+    const next = await dispatchStep(ctx.db, payload, ctx.clock.now());
+    if (next === null) return;
+    const now = ctx.clock.now();
+    if (next > now || now - started >= STEPS_RUN_MS || !ctx.leaseHolds()) throw new RescheduleJob(next);
+  }
 }
 
 /**
