@@ -1,5 +1,6 @@
 import { and, count, desc, eq, like, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../db/client";
+import { inJsonListParam, jsonList } from "../../db/dialect";
 import { preparedPerConnection } from "../../db/prepared";
 import { contacts, type SuppressionRow, suppressions } from "../../db/schema";
 import { workspaceRow } from "../../db/workspace-row";
@@ -32,6 +33,35 @@ const sendChecks = preparedPerConnection((db) => {
       .prepare(),
   };
 });
+
+/** Suppression reasons of many numbers of a workspace, prepared once per connection. */
+const suppressionsOfMany = preparedPerConnection((db: DbOrTx) =>
+  db
+    .select({ phone: suppressions.phoneNumber, reason: suppressions.reason })
+    .from(suppressions)
+    .where(
+      and(
+        eq(suppressions.workspaceId, sql.placeholder("workspaceId")),
+        inJsonListParam(suppressions.phoneNumber, "phones"),
+      ),
+    )
+    .prepare(),
+);
+
+/**
+ * The suppression reason of each of `phones` on the workspace's list, by number, in one statement
+ * (a batch's senders: a campaign's recipients, a send batch): those not on it are absent.
+ */
+export async function suppressionReasons(
+  db: DbOrTx,
+  workspaceId: string,
+  phones: Iterable<string>,
+): Promise<Map<string, string>> {
+  const list = [...new Set(phones)];
+  if (list.length === 0) return new Map();
+  const rows = await suppressionsOfMany(db).all({ workspaceId, phones: jsonList(list) });
+  return new Map(rows.map((row) => [row.phone, row.reason]));
+}
 
 /** What a caller has read already of a number's send check, so `canSendTo` does not read it again. */
 export interface KnownRecipient {

@@ -9,9 +9,9 @@ import {
   campaignRecipients,
   contacts,
   listMembers,
-  suppressions,
 } from "../../db/schema";
 import { segmentWhere } from "../audience/segments";
+import { suppressionReasons } from "../audience/suppression";
 import { chooseVariant } from "./merge";
 
 /** Contacts read per resolution step: each step is one job and one transaction, short enough (tens of ms) not to hold other requests. */
@@ -111,22 +111,10 @@ export function variantFor(campaign: CampaignRow, contactId: string): string | n
  */
 export async function writeRecipients(tx: DbOrTx, campaign: CampaignRow, page: ContactRow[], now: number) {
   if (page.length === 0) return;
-  const suppressed = new Map(
-    (
-      await tx
-        .select({ phone: suppressions.phoneNumber, reason: suppressions.reason })
-        .from(suppressions)
-        .where(
-          and(
-            eq(suppressions.workspaceId, campaign.workspaceId),
-            inArray(
-              suppressions.phoneNumber,
-              page.map((c) => c.phoneNumber),
-            ),
-          ),
-        )
-        .all()
-    ).map((row) => [row.phone, row.reason]),
+  const suppressed = await suppressionReasons(
+    tx,
+    campaign.workspaceId,
+    page.map((c) => c.phoneNumber),
   );
   const rows = page.map((contact) => {
     const reason = suppressed.get(contact.phoneNumber) ?? null;

@@ -20,10 +20,10 @@ import {
   messages,
   type NumberRow,
   poolStickySenders,
-  suppressions,
   workspaces,
 } from "../../db/schema";
 import { workspaceRow } from "../../db/workspace-row";
+import { suppressionReasons } from "../audience/suppression";
 import { activeNumberOf, DailySendBook, defaultSender, nextLocalMidnight } from "../messaging/numbers";
 import { type PickedSender, pickFrom, pinStickySender, poolCandidates } from "../messaging/senders";
 import { registeredNumberIds, senderSkip } from "../registration/sender-check";
@@ -141,9 +141,9 @@ export function marketingCallsSince(
 }
 
 /**
- * The facts' three queries, prepared once per connection: built per dispatch step, with a bound
- * parameter per contact, they were ~4 % of a campaign's CPU. The batch's numbers and contacts
- * travel as JSON lists.
+ * The facts' queries of recent sends, prepared once per connection: built per dispatch step, with a
+ * bound parameter per contact, they were ~4 % of a campaign's CPU. The batch's contacts travel as
+ * JSON lists.
  */
 const factStatements = preparedPerConnection((db: DbOrTx) => {
   const ph = sql.placeholder;
@@ -151,11 +151,6 @@ const factStatements = preparedPerConnection((db: DbOrTx) => {
     Number,
   );
   return {
-    suppressed: db
-      .select({ phone: suppressions.phoneNumber, reason: suppressions.reason })
-      .from(suppressions)
-      .where(and(eq(suppressions.workspaceId, ph("ws")), inJsonListParam(suppressions.phoneNumber, "phones")))
-      .prepare(),
     sends: db
       .select({ contactId: messages.contactId, at })
       .from(messages)
@@ -200,14 +195,10 @@ export async function recipientFacts(
   for (const contact of batch) facts.set(contact.id, { suppression: null, recentSends: [] });
   const byPhone = new Map(batch.map((c) => [c.phoneNumber, c.id]));
   const statements = factStatements(tx);
-  const blocked = await statements.suppressed.all({
-    ws: workspaceId,
-    phones: jsonList([...byPhone.keys()]),
-  });
-  for (const row of blocked) {
-    const id = byPhone.get(row.phone);
+  for (const [phone, reason] of await suppressionReasons(tx, workspaceId, byPhone.keys())) {
+    const id = byPhone.get(phone);
     const fact = id ? facts.get(id) : undefined;
-    if (fact) fact.suppression = row.reason;
+    if (fact) fact.suppression = reason;
   }
   const since = now - capLookbackMs({ frequency_cap: rules.frequencyCap });
   const window = {

@@ -11,13 +11,13 @@ import type { Db, DbOrTx } from "../../db/client";
 import { inJsonListParam, jsonList } from "../../db/dialect";
 import { messageStatements } from "../../db/message-statements";
 import { forEachRowApart, preparedPerConnection } from "../../db/prepared";
-import { contacts, type MessageRow, messages, suppressions } from "../../db/schema";
+import { contacts, type MessageRow, messages } from "../../db/schema";
 import type { JobContext, JobPayloads } from "../../jobs/catalog";
 import { JOB_POLICIES, RescheduleJob } from "../../jobs/catalog";
 import { enqueueJob } from "../../jobs/queue";
 import { Gate } from "../../lib/gate";
 import { log } from "../../lib/log";
-import { canSendTo, type KnownRecipient } from "../audience/suppression";
+import { canSendTo, type KnownRecipient, suppressionReasons } from "../audience/suppression";
 import {
   type ContactZone,
   type HandOffRules,
@@ -293,11 +293,6 @@ const checkStatements = preparedPerConnection((db: DbOrTx) => {
       .where(and(eq(contacts.workspaceId, ph("ws")), inJsonListParam(contacts.phoneNumber, "phones")))
       .prepare(),
     contactsById: db.select(contact).from(contacts).where(inJsonListParam(contacts.id, "ids")).prepare(),
-    suppressed: db
-      .select({ phone: suppressions.phoneNumber, reason: suppressions.reason })
-      .from(suppressions)
-      .where(and(eq(suppressions.workspaceId, ph("ws")), inJsonListParam(suppressions.phoneNumber, "phones")))
-      .prepare(),
   };
 });
 
@@ -328,16 +323,15 @@ async function readChecksAhead(db: Db, rows: readonly MessageRow[]): Promise<Map
   const byId = new Map<string, ContactRead>();
   const suppressionOf = new Map<string, string>();
   for (const [ws, phones] of phonesOf) {
-    const list = jsonList([...phones]);
     const [found, blocked] = await Promise.all([
-      statements.contactsByPhone.all({ ws, phones: list }),
-      statements.suppressed.all({ ws, phones: list }),
+      statements.contactsByPhone.all({ ws, phones: jsonList([...phones]) }),
+      suppressionReasons(db, ws, phones),
     ]);
     for (const contact of found) {
       contactOf.set(`${ws}:${contact.phone}`, contact);
       byId.set(contact.id, contact);
     }
-    for (const entry of blocked) suppressionOf.set(`${ws}:${entry.phone}`, entry.reason);
+    for (const [phone, reason] of blocked) suppressionOf.set(`${ws}:${phone}`, reason);
   }
   const missing = [
     ...new Set(pending.flatMap((row) => (row.contactId && !byId.has(row.contactId) ? [row.contactId] : []))),
