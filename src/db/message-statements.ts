@@ -31,6 +31,8 @@ function prepare(db: DbOrTx) {
   };
   return {
     loadMessage: db.select().from(messages).where(eq(messages.id, id)).prepare(),
+    /** Many messages by id (a send batch's, a carrier's batch of reports). */
+    loadMessages: db.select().from(messages).where(inJsonListParam(messages.id, "ids")).prepare(),
     loadMessageByCarrierId: db
       .select()
       .from(messages)

@@ -1,4 +1,4 @@
-import { and, eq, inArray, sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import {
   type Carrier,
   type CarrierMessageStatus,
@@ -11,7 +11,7 @@ import type { Db, DbOrTx } from "../../db/client";
 import { inJsonListParam, jsonList } from "../../db/dialect";
 import { messageStatements } from "../../db/message-statements";
 import { forEachRowApart, preparedPerConnection } from "../../db/prepared";
-import { contacts, type MessageRow, messages } from "../../db/schema";
+import { contacts, type MessageRow } from "../../db/schema";
 import type { JobContext, JobPayloads } from "../../jobs/catalog";
 import { JOB_POLICIES, RescheduleJob } from "../../jobs/catalog";
 import { enqueueJob } from "../../jobs/queue";
@@ -230,7 +230,7 @@ export async function sendMessageBatchJob(payload: JobPayloads["messages.send_ba
   let unavailable = 0;
   // The batch's messages read in one statement, then what their checks read (opt-out,
   // suppression, the contact's zone) for all of them, right before any of them is handed off.
-  const rows = await ctx.db.select().from(messages).where(inArray(messages.id, payload.message_ids)).all();
+  const rows = await messageStatements(ctx.db).loadMessages.all({ ids: jsonList(payload.message_ids) });
   const loaded = new Map(rows.map((row) => [row.id, row]));
   const checks = await readChecksAhead(ctx.db, rows);
   await Promise.all(

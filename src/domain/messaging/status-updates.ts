@@ -1,9 +1,9 @@
 import type { StatusUpdate } from "../../carriers/carrier";
 import type { Db, DbOrTx } from "../../db/client";
-import { inJsonListParam, jsonList } from "../../db/dialect";
+import { jsonList } from "../../db/dialect";
 import { messageStatements, recordStatuses } from "../../db/message-statements";
-import { forEachRowApart, preparedPerConnection } from "../../db/prepared";
-import { type MessageRow, messages } from "../../db/schema";
+import { forEachRowApart } from "../../db/prepared";
+import type { MessageRow } from "../../db/schema";
 import type { EventType } from "../../webhooks/events";
 import { emitEvent, emitEvents } from "../events";
 import { messageJson } from "./message-json";
@@ -171,7 +171,10 @@ export async function applyStatusUpdates(db: Db, updates: StatusUpdate[], now = 
     // together (recordStatuses: one statement on PostgreSQL); the rest one by one, in order.
     const ids = [...new Set(updates.flatMap((update) => (update.messageId ? [update.messageId] : [])))];
     const loaded = new Map(
-      (ids.length > 0 ? await messagesById(tx).all({ ids: jsonList(ids) }) : []).map((row) => [row.id, row]),
+      (ids.length > 0 ? await statements.loadMessages.all({ ids: jsonList(ids) }) : []).map((row) => [
+        row.id,
+        row,
+      ]),
     );
     const first: { current: MessageRow; update: StatusUpdate; at: number }[] = [];
     const rest: StatusUpdate[][] = [];
@@ -238,8 +241,3 @@ export async function applyStatusesTo(
       : await applyStatus(tx, item.current, item.update, item.at),
   );
 }
-
-/** Messages by id, many at once (a carrier's batch of reports), prepared once per connection. */
-const messagesById = preparedPerConnection((db: DbOrTx) =>
-  db.select().from(messages).where(inJsonListParam(messages.id, "ids")).prepare(),
-);
