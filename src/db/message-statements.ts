@@ -100,14 +100,14 @@ const STATUS_CHUNK = 3_000;
 
 /**
  * Many messages' status changes, each applied only from its own `fromStatus` (the compare-and-set
- * of `recordStatus`), answering the ids changed: on SQLite the prepared row statements one by one
- * (cheapest there); on PostgreSQL one `UPDATE … FROM (VALUES …)` per chunk instead of a round trip
- * each (a carrier's batch of delivery reports).
+ * of `recordStatus`), answering the ids changed: on SQLite (or for one change) the prepared row
+ * statements one by one (cheapest there); on PostgreSQL one `UPDATE … FROM (VALUES …)` per chunk
+ * instead of a round trip each (a carrier's batch of delivery reports).
  */
 export async function recordStatuses(tx: DbOrTx, writes: readonly StatusWrite[]): Promise<Set<string>> {
   const changed = new Set<string>();
   if (writes.length === 0) return changed;
-  if (dialectOf(tx) === "sqlite") {
+  if (dialectOf(tx) === "sqlite" || writes.length === 1) {
     const statements = messageStatements(tx);
     for (const { learnt, ...params } of writes) {
       const rows = await (learnt ? statements.recordStatus : statements.recordStatusOnly).all(params);

@@ -1,11 +1,11 @@
 import type { StatusUpdate } from "../../carriers/carrier";
 import type { Db, DbOrTx } from "../../db/client";
 import { jsonList } from "../../db/dialect";
-import { messageStatements, recordStatuses } from "../../db/message-statements";
+import { messageStatements, recordStatuses, type StatusWrite } from "../../db/message-statements";
 import { forEachRowApart } from "../../db/prepared";
 import type { MessageRow } from "../../db/schema";
 import type { EventType } from "../../webhooks/events";
-import { emitEvent, emitEvents } from "../events";
+import { emitEvents } from "../events";
 import { messageJson } from "./message-json";
 
 /** How far along a message is; a status update never moves a message to a lower rank. */
@@ -31,7 +31,7 @@ type StatusChange =
       isFailure: boolean;
     };
 
-/** The change `update` makes to `current` (pure): applyStatus writes it, applyStatusUpdates many at once. */
+/** The change `update` makes to `current` (pure); applyStatusesTo writes it. */
 function statusChange(current: MessageRow, update: StatusUpdate, now: number): StatusChange {
   if (current.direction !== "outbound") return { kind: "none" };
   const learntId =
@@ -60,24 +60,7 @@ function statusChange(current: MessageRow, update: StatusUpdate, now: number): S
  * Also records the carrier's id for the message when it is first learnt.
  */
 export async function applyStatus(tx: DbOrTx, current: MessageRow, update: StatusUpdate, now: number) {
-  const change = statusChange(current, update, now);
-  if (change.kind === "none") return;
-  const statements = messageStatements(tx);
-  if (change.kind === "learnt") {
-    const recorded = await statements.recordStatus.all(
-      statusParams({ ...current, carrierMessageId: change.learntId }, current.status, now),
-    );
-    if (recorded.length === 0) await applyToLatest(tx, current, update, now);
-    return;
-  }
-  const moved = await (change.learntId ? statements.recordStatus : statements.recordStatusOnly).all(
-    statusParams(change.next, current.status, now),
-  );
-  // Another writer moved it first: its events are its own; this report is decided again from
-  // where that one left the message (a DELIVERED report that raced the hand-off's SENT still
-  // moves it on, and a copy of the same report changes nothing).
-  if (moved.length === 0) return await applyToLatest(tx, current, update, now);
-  await emitStatusEvents(tx, current, change, now);
+  await applyStatusesTo(tx, [{ current, update, at: now }]);
 }
 
 /** The events of a status change that was written, in the order they happen. */
@@ -93,41 +76,34 @@ function statusEvents(
   return out;
 }
 
-async function emitStatusEvents(
-  tx: DbOrTx,
-  current: MessageRow,
-  change: Extract<StatusChange, { kind: "move" }>,
-  now: number,
-) {
-  for (const { type, data } of statusEvents(change))
-    await emitEvent(tx, current.workspaceId, type, data, now);
-}
+/** The order of a message's status events: its `message.sent` comes before the others. */
+const EVENT_ORDER: readonly EventType[] = ["message.sent", "message.delivered", "message.failed"];
 
 /**
- * The events of many written changes, emitted a type and workspace at a time (emitEvents: the
- * listeners see the batch, so the campaign recipients follow in one statement): each message's
- * `message.sent` still comes before its `message.delivered` or `message.failed`.
+ * The events of written changes, emitted a type and workspace at a time (emitEvents: the listeners
+ * see the batch, so the campaign recipients follow in one statement), every `message.sent` first:
+ * each message's still comes before its `message.delivered` or `message.failed`.
  */
-async function emitStatusEventsOf(
+async function emitStatusEvents(
   tx: DbOrTx,
   changes: { current: MessageRow; change: Extract<StatusChange, { kind: "move" }> }[],
   now: number,
 ) {
-  const byTypeAndWorkspace = new Map<string, { workspaceId: string; type: EventType; items: unknown[] }>();
-  for (const type of ["message.sent", "message.delivered", "message.failed"] as const)
-    for (const { current, change } of changes)
-      for (const event of statusEvents(change)) {
-        if (event.type !== type) continue;
-        const key = `${type}\u0000${current.workspaceId}`;
-        let group = byTypeAndWorkspace.get(key);
-        if (!group) {
-          group = { workspaceId: current.workspaceId, type, items: [] };
-          byTypeAndWorkspace.set(key, group);
-        }
-        group.items.push(event.data);
+  const groups = new Map<string, { workspaceId: string; type: EventType; items: unknown[] }>();
+  for (const { current, change } of changes)
+    for (const { type, data } of statusEvents(change)) {
+      const key = `${type}\u0000${current.workspaceId}`;
+      let group = groups.get(key);
+      if (!group) {
+        group = { workspaceId: current.workspaceId, type, items: [] };
+        groups.set(key, group);
       }
-  for (const { workspaceId, type, items } of byTypeAndWorkspace.values())
-    await emitEvents(tx, workspaceId, type, items, now);
+      group.items.push(data);
+    }
+  const ordered = [...groups.values()].sort(
+    (a, b) => EVENT_ORDER.indexOf(a.type) - EVENT_ORDER.indexOf(b.type),
+  );
+  for (const { workspaceId, type, items } of ordered) await emitEvents(tx, workspaceId, type, items, now);
 }
 
 /** Applies `update` to the message as it is now, after a compare-and-set found it changed. */
@@ -137,10 +113,19 @@ async function applyToLatest(tx: DbOrTx, stale: MessageRow, update: StatusUpdate
   if (latest && latest.status !== stale.status) await applyStatus(tx, latest, update, now);
 }
 
-function statusParams(row: MessageRow, fromStatus: string, now: number) {
+/**
+ * What a change writes: a compare-and-set from the status it was decided from, with the carrier's
+ * id when it is learnt (alone, for a report that moves nothing else).
+ */
+function statusWrite(
+  current: MessageRow,
+  change: Exclude<StatusChange, { kind: "none" }>,
+  now: number,
+): StatusWrite {
+  const row = change.kind === "learnt" ? { ...current, carrierMessageId: change.learntId } : change.next;
   return {
     id: row.id,
-    fromStatus,
+    fromStatus: current.status,
     status: row.status,
     carrierMessageId: row.carrierMessageId,
     sentAt: row.sentAt,
@@ -148,6 +133,7 @@ function statusParams(row: MessageRow, fromStatus: string, now: number) {
     errorCode: row.errorCode,
     errorMessage: row.errorMessage,
     now,
+    learnt: change.learntId !== null,
   };
 }
 
@@ -179,12 +165,13 @@ export async function applyStatusUpdates(db: Db, updates: StatusUpdate[], now = 
     const first: { current: MessageRow; update: StatusUpdate; at: number }[] = [];
     const rest: StatusUpdate[][] = [];
     for (const ofMessage of byMessage.values()) {
-      const current = ofMessage[0].messageId ? loaded.get(ofMessage[0].messageId) : undefined;
+      const [head, ...later] = ofMessage;
+      const current = head.messageId ? loaded.get(head.messageId) : undefined;
       if (current) {
-        first.push({ current, update: ofMessage[0], at: now });
-        if (ofMessage.length > 1) rest.push(ofMessage.slice(1));
-      } else if (!ofMessage[0].messageId) rest.push(ofMessage);
-      else if (ofMessage.length > 1) rest.push(ofMessage.slice(1));
+        first.push({ current, update: head, at: now });
+        if (later.length > 0) rest.push(later);
+      } else if (!head.messageId) rest.push(ofMessage);
+      // Else no message has that id: none of its reports applies.
     }
     await applyStatusesTo(tx, first);
     await forEachRowApart(tx, rest, async (ofMessage) => {
@@ -209,35 +196,28 @@ export async function applyStatusesTo(
   tx: DbOrTx,
   items: readonly { current: MessageRow; update: StatusUpdate; at: number }[],
 ): Promise<void> {
-  if (items.length === 0) return;
-  const moves: {
-    current: MessageRow;
-    update: StatusUpdate;
-    at: number;
-    change: Extract<StatusChange, { kind: "move" }>;
-  }[] = [];
-  const alone: { current: MessageRow; update: StatusUpdate; at: number }[] = [];
-  for (const item of items) {
+  const changes = items.flatMap((item) => {
     const change = statusChange(item.current, item.update, item.at);
-    if (change.kind === "move") moves.push({ ...item, change });
-    else if (change.kind === "learnt") alone.push(item);
-  }
-  const moved = await recordStatuses(
+    return change.kind === "none" ? [] : [{ ...item, change }];
+  });
+  if (changes.length === 0) return;
+  const written = await recordStatuses(
     tx,
-    moves.map(({ current, change, at }) => ({
-      ...statusParams(change.next, current.status, at),
-      learnt: change.learntId !== null,
-    })),
+    changes.map(({ current, change, at }) => statusWrite(current, change, at)),
   );
-  await emitStatusEventsOf(
+  await emitStatusEvents(
     tx,
-    moves.filter(({ current }) => moved.has(current.id)),
-    Math.max(...items.map((item) => item.at)),
+    changes.flatMap(({ current, change }) =>
+      written.has(current.id) && change.kind === "move" ? [{ current, change }] : [],
+    ),
+    Math.max(...changes.map((item) => item.at)),
   );
-  const missed = moves.filter(({ current }) => !moved.has(current.id));
-  await forEachRowApart(tx, [...missed.map((item) => ({ ...item, missed: true })), ...alone], async (item) =>
-    "missed" in item
-      ? await applyToLatest(tx, item.current, item.update, item.at)
-      : await applyStatus(tx, item.current, item.update, item.at),
+  // Another writer moved it first: its events are its own; this report is decided again from
+  // where that one left the message (a DELIVERED report that raced the hand-off's SENT still
+  // moves it on, and a copy of the same report changes nothing).
+  await forEachRowApart(
+    tx,
+    changes.filter(({ current }) => !written.has(current.id)),
+    async ({ current, update, at }) => await applyToLatest(tx, current, update, at),
   );
 }
