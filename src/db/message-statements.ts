@@ -1,7 +1,7 @@
 import { and, eq, inArray, sql } from "drizzle-orm";
 import { type DbOrTx, dialectOf } from "./client";
 import { inJsonListParam } from "./dialect";
-import { preparedPerConnection } from "./prepared";
+import { forEachValuesChunk, preparedPerConnection } from "./prepared";
 import { messages } from "./schema";
 
 /**
@@ -95,9 +95,6 @@ export interface StatusWrite {
   learnt: boolean;
 }
 
-/** Bind parameters a status-change chunk stays under (PostgreSQL allows 65,535). */
-const STATUS_CHUNK = 3_000;
-
 /**
  * Many messages' status changes, each applied only from its own `fromStatus` (the compare-and-set
  * of `recordStatus`), answering the ids changed: on SQLite (or for one change) the prepared row
@@ -115,24 +112,44 @@ export async function recordStatuses(tx: DbOrTx, writes: readonly StatusWrite[])
     }
     return changed;
   }
-  for (let i = 0; i < writes.length; i += STATUS_CHUNK) {
-    const values = writes
-      .slice(i, i + STATUS_CHUNK)
-      .map(
-        (w) =>
-          sql`(${w.id}::text, ${w.fromStatus}::text, ${w.status}::text, ${w.carrierMessageId}::text, ${w.learnt}::boolean, ${w.sentAt}::bigint, ${w.deliveredAt}::bigint, ${w.errorCode}::text, ${w.errorMessage}::text, ${w.now}::bigint)`,
-      );
-    const rows = await tx.all<{ id: string }>(sql`
-      UPDATE messages AS m SET
-        status = v.status,
-        carrier_message_id = CASE WHEN v.learnt THEN coalesce(v.carrier_message_id, m.carrier_message_id) ELSE m.carrier_message_id END,
-        sent_at = v.sent_at, delivered_at = v.delivered_at,
-        error_code = v.error_code, error_message = v.error_message, updated_at = v.now
-      FROM (VALUES ${sql.join(values, sql`, `)})
-        AS v(id, from_status, status, carrier_message_id, learnt, sent_at, delivered_at, error_code, error_message, now)
-      WHERE m.id = v.id AND m.status = v.from_status
-      RETURNING m.id`);
-    for (const row of rows) changed.add(row.id);
-  }
+  await forEachValuesChunk(
+    writes,
+    [
+      ["id", "text"],
+      ["from_status", "text"],
+      ["status", "text"],
+      ["carrier_message_id", "text"],
+      ["learnt", "boolean"],
+      ["sent_at", "bigint"],
+      ["delivered_at", "bigint"],
+      ["error_code", "text"],
+      ["error_message", "text"],
+      ["now", "bigint"],
+    ],
+    (w) => [
+      w.id,
+      w.fromStatus,
+      w.status,
+      w.carrierMessageId,
+      w.learnt,
+      w.sentAt,
+      w.deliveredAt,
+      w.errorCode,
+      w.errorMessage,
+      w.now,
+    ],
+    async (v) => {
+      const rows = await tx.all<{ id: string }>(sql`
+        UPDATE messages AS m SET
+          status = v.status,
+          carrier_message_id = CASE WHEN v.learnt THEN coalesce(v.carrier_message_id, m.carrier_message_id) ELSE m.carrier_message_id END,
+          sent_at = v.sent_at, delivered_at = v.delivered_at,
+          error_code = v.error_code, error_message = v.error_message, updated_at = v.now
+        FROM ${v}
+        WHERE m.id = v.id AND m.status = v.from_status
+        RETURNING m.id`);
+      for (const row of rows) changed.add(row.id);
+    },
+  );
   return changed;
 }

@@ -183,15 +183,44 @@ export async function updateRowsByKey<T>(
     return;
   }
   const { table, scope, key, value, set, pair } = together;
-  const chunk = Math.floor(ROWS_STATEMENT_PARAMS / 2);
-  for (let i = 0; i < items.length; i += chunk) {
-    const rows = items.slice(i, i + chunk).map((item) => {
-      const [k, v] = pair(item);
-      return sql`(${k}::text, ${v}::text)`;
-    });
-    await tx.run(
-      sql`UPDATE ${table} SET ${sql.identifier(value.name)} = v.val, ${set} FROM (VALUES ${sql.join(rows, sql`, `)}) AS v(k, val) WHERE ${scope} AND ${key} = v.k`,
+  await forEachValuesChunk(
+    items,
+    [
+      ["k", "text"],
+      ["val", "text"],
+    ],
+    pair,
+    async (v) =>
+      await tx.run(
+        sql`UPDATE ${table} SET ${sql.identifier(value.name)} = v.val, ${set} FROM ${v} WHERE ${scope} AND ${key} = v.k`,
+      ),
+  );
+}
+
+/**
+ * PostgreSQL's many-row statements from a list of values: `statement` runs once per chunk of
+ * `rows`, given the chunk as `(VALUES …) AS v(…)` with `columns` (each a name and the PostgreSQL
+ * type its values are cast to) and each row's `values` in that order, a chunk staying under
+ * ROWS_STATEMENT_PARAMS bind parameters.
+ */
+export async function forEachValuesChunk<T>(
+  rows: readonly T[],
+  columns: readonly (readonly [name: string, type: string])[],
+  values: (row: T) => readonly unknown[],
+  statement: (valuesList: SQL) => Promise<unknown>,
+): Promise<void> {
+  const chunk = Math.max(1, Math.floor(ROWS_STATEMENT_PARAMS / columns.length));
+  const names = sql.raw(columns.map(([name]) => name).join(", "));
+  const casts = columns.map(([, type]) => sql.raw(type));
+  for (let i = 0; i < rows.length; i += chunk) {
+    const tuples = rows.slice(i, i + chunk).map(
+      (row) =>
+        sql`(${sql.join(
+          values(row).map((value, column) => sql`${value}::${casts[column]}`),
+          sql`, `,
+        )})`,
     );
+    await statement(sql`(VALUES ${sql.join(tuples, sql`, `)}) AS v(${names})`);
   }
 }
 

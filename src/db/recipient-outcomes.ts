@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import { type DbOrTx, dialectOf } from "./client";
+import { forEachValuesChunk } from "./prepared";
 
 /** A campaign recipient following its message's status event. */
 export interface RecipientSettlement {
@@ -13,15 +14,12 @@ export interface RecipientSettlement {
   sentAt: number | null;
 }
 
-/** Bind parameters a settlement chunk stays under (PostgreSQL allows 65,535). */
-const SETTLEMENT_CHUNK = 5_000;
-
 /**
  * The settlements of one batch of status events on PostgreSQL, in one `UPDATE … FROM (VALUES …)`
  * per chunk instead of a round trip each. One statement updates a row once, so a recipient's
  * settlements are folded first into the one the sequence ends with (its outcome and reason, the
- * first sent_at), applied where any of them would apply. SQLite (or a single settlement): `each`, one prepared statement per
- * settlement, in order.
+ * first sent_at), applied where any of them would apply. SQLite (or a single settlement): `each`,
+ * one prepared statement per settlement, in order.
  */
 export async function settleRecipients(
   tx: DbOrTx,
@@ -44,20 +42,24 @@ export async function settleRecipients(
       from: before?.from === "settled" || s.outcome !== "sent" ? "settled" : "sent",
     });
   }
-  const rows = [...folded.values()];
-  for (let i = 0; i < rows.length; i += SETTLEMENT_CHUNK) {
-    const values = rows
-      .slice(i, i + SETTLEMENT_CHUNK)
-      .map(
-        (s) =>
-          sql`(${s.campaignId}::text, ${s.contactId}::text, ${s.messageId}::text, ${s.outcome}::text, ${s.reason}::text, ${s.sentAt}::bigint, ${s.from === "settled"}::boolean)`,
-      );
-    await tx.run(sql`
-      UPDATE campaign_recipients AS r SET
-        outcome = v.outcome, reason = v.reason, handed_off_at = coalesce(r.handed_off_at, v.sent_at)
-      FROM (VALUES ${sql.join(values, sql`, `)})
-        AS v(campaign_id, contact_id, message_id, outcome, reason, sent_at, also_from_sent)
-      WHERE r.campaign_id = v.campaign_id AND r.contact_id = v.contact_id AND r.message_id = v.message_id
-        AND (r.outcome IN ('queued', 'deferred') OR (v.also_from_sent AND r.outcome = 'sent'))`);
-  }
+  await forEachValuesChunk(
+    [...folded.values()],
+    [
+      ["campaign_id", "text"],
+      ["contact_id", "text"],
+      ["message_id", "text"],
+      ["outcome", "text"],
+      ["reason", "text"],
+      ["sent_at", "bigint"],
+      ["also_from_sent", "boolean"],
+    ],
+    (s) => [s.campaignId, s.contactId, s.messageId, s.outcome, s.reason, s.sentAt, s.from === "settled"],
+    async (v) =>
+      await tx.run(sql`
+        UPDATE campaign_recipients AS r SET
+          outcome = v.outcome, reason = v.reason, handed_off_at = coalesce(r.handed_off_at, v.sent_at)
+        FROM ${v}
+        WHERE r.campaign_id = v.campaign_id AND r.contact_id = v.contact_id AND r.message_id = v.message_id
+          AND (r.outcome IN ('queued', 'deferred') OR (v.also_from_sent AND r.outcome = 'sent'))`),
+  );
 }
