@@ -636,6 +636,21 @@ describe("POST /v1/campaigns/{id}/launch", () => {
     });
   });
 
+  it("previews what a pool's numbers can still send today: the sends beyond it wait", async () => {
+    const w = await workspace();
+    const pool = (await w.api("POST", "/v1/pools", { name: "Nearly used" })).body.pool.id;
+    const a = await w.number({ daily_limit: 2, pool_id: pool });
+    await w.number({ daily_limit: 2, pool_id: pool });
+    // One of a's two sends today is used: the pool has three left.
+    const sent = await w.api("POST", "/v1/messages", { to: newPhone(), body: "Hello", from: a.number });
+    expect(sent.status).toBe(200);
+    const people = [];
+    for (let i = 0; i < 5; i++) people.push(await w.contact());
+    const c = await w.campaign({ audience: { contact_ids: people.map((p) => p.id) }, pool_id: pool });
+    const preview = (await w.api("GET", `/v1/campaigns/${c.id}/preview`)).body.preview;
+    expect(preview).toMatchObject({ recipients: 5, sendable: 3, deferred: 2 });
+  });
+
   it("never exceeds a pool number's daily_limit: capped sends wait", async () => {
     const w = await workspace();
     const n = await w.number({ daily_limit: 2 });

@@ -10,16 +10,14 @@ import {
   campaignRecipients,
   contacts,
   messages,
-  NUMBER_IS_ACTIVE,
-  numberDailyUsage,
-  numbers,
   sendClassArea,
   suppressions,
 } from "../../db/schema";
 import { invalid, notFound } from "../../lib/errors";
 import { toIso } from "../../lib/time";
 import { campaignLinkBase, previewRecipientLink } from "../attribution/offers";
-import { localDay, nextLocalMidnight } from "../messaging/numbers";
+import { nextLocalMidnight, usageToday } from "../messaging/numbers";
+import { poolCandidates } from "../messaging/senders";
 import { audienceCondition, audiencePage } from "./audience";
 import { findCampaign } from "./campaigns";
 import {
@@ -406,34 +404,13 @@ async function dailyCapacity(
 ): Promise<{ left: number; nextDay: number } | null> {
   const senders = new SenderBook(db, campaign, at);
   const rows = campaign.poolId
-    ? await db
-        .select()
-        .from(numbers)
-        .where(
-          and(
-            eq(numbers.workspaceId, campaign.workspaceId),
-            eq(numbers.poolId, campaign.poolId),
-            NUMBER_IS_ACTIVE,
-          ),
-        )
-        .all()
+    ? await poolCandidates(db, campaign.workspaceId, campaign.poolId)
     : [await senders.fixedSender()].flatMap((row) => (row ? [row] : []));
   if (rows.length === 0) return { left: 0, nextDay: at };
   if (rows.some((row) => row.dailyLimit === null)) return null;
+  const usage = await usageToday(db, rows, at);
   let left = 0;
-  for (const row of rows) {
-    const used =
-      (
-        await db
-          .select({ count: numberDailyUsage.count })
-          .from(numberDailyUsage)
-          .where(
-            and(eq(numberDailyUsage.numberId, row.id), eq(numberDailyUsage.day, localDay(row.timezone, at))),
-          )
-          .get()
-      )?.count ?? 0;
-    left += Math.max(0, (row.dailyLimit ?? 0) - used);
-  }
+  for (const row of rows) left += Math.max(0, (row.dailyLimit ?? 0) - (usage.get(row.id) ?? 0));
   return { left, nextDay: Math.min(...rows.map((row) => nextLocalMidnight(row.timezone, at))) };
 }
 

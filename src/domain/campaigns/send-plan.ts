@@ -365,7 +365,8 @@ export type SendPlan =
 export class SenderBook {
   private fixed: NumberRow | null | undefined;
   private pool: NumberRow[] | undefined;
-  private pinned: Map<string, string> | undefined;
+  /** Pins read from the database, by contact (null: none). */
+  private readonly pinned = new Map<string, string | null>();
   /** Pins made by this step's picks, written by `flush`. */
   private readonly pins = new Map<string, string>();
   private readonly sends: DailySendBook;
@@ -450,30 +451,22 @@ export class SenderBook {
     return this.pool;
   }
 
-  /** The contact's pinned number in the pool: the step's contacts' pins are read in one statement. */
+  /**
+   * The contact's pinned number in the pool: the first asked reads the pins of the step's contacts
+   * with it, in one statement.
+   */
   private async pinOf(contactId: string): Promise<string | undefined> {
     const poolId = this.campaign.poolId;
     if (!poolId) return undefined;
     const made = this.pins.get(contactId);
     if (made) return made;
-    if (!this.pinned) {
-      const ids = new Set(this.contacts);
-      ids.add(contactId);
-      this.pinned = new Map(
-        (await stickyStatement(this.tx).all({ poolId, contacts: jsonList([...ids]) })).map((row) => [
-          row.contactId,
-          row.numberId,
-        ]),
-      );
-      for (const id of ids) if (!this.pinned.has(id)) this.pinned.set(id, "");
+    if (!this.pinned.has(contactId)) {
+      const unread = new Set([contactId, ...this.contacts.filter((id) => !this.pinned.has(id))]);
+      for (const id of unread) this.pinned.set(id, null);
+      const rows = await stickyStatement(this.tx).all({ poolId, contacts: jsonList([...unread]) });
+      for (const row of rows) this.pinned.set(row.contactId, row.numberId);
     }
-    let found = this.pinned.get(contactId);
-    if (found === undefined) {
-      found =
-        (await stickyStatement(this.tx).all({ poolId, contacts: jsonList([contactId]) }))[0]?.numberId ?? "";
-      this.pinned.set(contactId, found);
-    }
-    return found || undefined;
+    return this.pinned.get(contactId) ?? undefined;
   }
 
   /**
