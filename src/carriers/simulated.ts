@@ -222,7 +222,7 @@ export class SimulatedCarrier implements Carrier {
 
   /**
    * Reports every delivery that is due, in batches: claimed, the sink told, then the ledger row
-   * marked reported. A crash in between reports it again REPORT_RETRY_MS later, by this server
+   * marked reported. A crash in between reports it again LEDGER_RETRY_MS later, by this server
    * after its restart or by another one (sinks are idempotent).
    */
   async flushDue(): Promise<number> {
@@ -232,7 +232,7 @@ export class SimulatedCarrier implements Carrier {
       if (this.stopped && reported > 0) break;
       const now = this.clock.now();
       const count = await ledgerStatements(this.db).reportDue(
-        { now, limit: this.batchSize, retryAt: now + REPORT_RETRY_MS },
+        { now, limit: this.batchSize },
         async (due) => await this.sinks.onStatus(due.map(statusOfLedgerRow)),
       );
       reported += count;
@@ -454,9 +454,6 @@ async function writeLedgerRows(db: DbOrTx, rows: SandboxSendRow[]): Promise<Map<
   );
   return new Map(written.map((row) => [row.messageId, row.carrierMessageId]));
 }
-
-/** How long a claimed delivery report waits before another reporter may take it again. */
-const REPORT_RETRY_MS = 30_000;
 
 /** The ledger's delivery reports, claimed by whichever server reports them (built once per connection). */
 const ledgerStatements = preparedPerConnection((db: DbOrTx) =>

@@ -245,14 +245,17 @@ export async function forEachRowApart<T>(
   if (failed) throw (failed as PromiseRejectedResult).reason;
 }
 
+/** How long a claimed ledger report waits before another reporter may take it again. */
+export const LEDGER_RETRY_MS = 30_000;
+
 /**
  * A ledger of due reports that any server may send (the simulated carrier's deliveries, its call
  * line's reports), for the table's `due` and `done` timestamp properties and an optional `scope`
  * over its rows (its placeholders come with `reportDue`'s parameters). `reportDue` claims up to
- * `limit` rows due at `now`, earliest first, moving them to `retryAt` so that another server passes
- * them by (`SKIP LOCKED` while a claim is in flight) and a claim whose server died comes due again
- * then; hands them to `report`; and marks them reported. A failed `report` gives them back at
- * once. Answers how many rows were reported. Built once per connection by the caller.
+ * `limit` rows due at `now`, earliest first, moving them LEDGER_RETRY_MS later so that another
+ * server passes them by (`SKIP LOCKED` while a claim is in flight) and a claim whose server died
+ * comes due again then; hands them to `report`; and marks them reported. A failed `report` gives
+ * them back at once. Answers how many rows were reported. Built once per connection by the caller.
  */
 export function dueLedgerStatements<T extends SQLiteTable>(
   db: DbOrTx,
@@ -298,10 +301,10 @@ export function dueLedgerStatements<T extends SQLiteTable>(
   type Row = T["$inferSelect"];
   return {
     async reportDue(
-      params: Record<string, unknown> & { now: number; limit: number; retryAt: number },
+      params: Record<string, unknown> & { now: number; limit: number },
       report: (rows: Row[]) => Promise<void> | void,
     ): Promise<number> {
-      const rows = (await claim.all(params)) as Row[];
+      const rows = (await claim.all({ ...params, retryAt: params.now + LEDGER_RETRY_MS })) as Row[];
       if (rows.length === 0) return 0;
       const ids = jsonList(rows.map((row) => (row as { id: string }).id));
       try {

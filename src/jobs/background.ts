@@ -51,8 +51,8 @@ export interface Background {
 /**
  * The background work of a server: the job worker, the adapters' delivery reports, the scheduler,
  * the search indexer and (PostgreSQL) the planner statistics. Runs in the background thread
- * (src/jobs/thread.ts) by default, so none
- * of it holds the thread that answers requests; in the server's own thread with WORKER_THREAD=false.
+ * (src/jobs/thread.ts) by default, so none of it holds the thread that answers requests; in the
+ * server's own thread with WORKER_THREAD=false.
  */
 export function startBackground(
   db: Db,

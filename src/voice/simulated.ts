@@ -229,7 +229,7 @@ export class SimulatedCallLine {
 
   /**
    * Reports every due call: claimed, the sink told, then the row marked. A crash in between
-   * reports it again REPORT_RETRY_MS later, here or on another server (sinks are idempotent).
+   * reports it again LEDGER_RETRY_MS later, here or on another server (sinks are idempotent).
    */
   async flushDue(): Promise<number> {
     if (!this.sinks.attached) return 0;
@@ -237,7 +237,7 @@ export class SimulatedCallLine {
     for (;;) {
       const now = this.clock.now();
       const count = await callLedgerStatements(this.db).reportDue(
-        { line: this.line, now, limit: this.batchSize, retryAt: now + REPORT_RETRY_MS },
+        { line: this.line, now, limit: this.batchSize },
         async (due) => await this.sinks.onCallReports(due.map(reportOfLedgerRow)),
       );
       reported += count;
@@ -388,9 +388,6 @@ export class SimulatedVoice implements VoiceProvider {
     return null;
   }
 }
-
-/** How long a claimed call report waits before another reporter may take it again. */
-const REPORT_RETRY_MS = 30_000;
 
 /** The call ledger's reports of one line, claimed by whichever server reports them (built once per connection). */
 const callLedgerStatements = preparedPerConnection((db: DbOrTx) =>
