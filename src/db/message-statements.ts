@@ -14,7 +14,8 @@ import { messages } from "./schema";
 function prepare(db: DbOrTx) {
   const id = sql.placeholder("id");
   // The hand-off's own writes apply only to a message not handed off yet.
-  const notYetSent = and(eq(messages.id, id), inArray(messages.status, ["PENDING", "QUEUED"]));
+  const unsent = inArray(messages.status, ["PENDING", "QUEUED"]);
+  const notYetSent = and(eq(messages.id, id), unsent);
   // A status change applies only to the status it was decided from (compare-and-set): of two
   // reports applied at once (two processes, a carrier retrying a callback), one changes the row
   // and the other finds nothing to change, so only one emits the event.
@@ -47,7 +48,7 @@ function prepare(db: DbOrTx) {
         handoffStartedAt: sql`${sql.placeholder("now")}`,
         updatedAt: sql`${sql.placeholder("now")}`,
       })
-      .where(and(inJsonListParam(messages.id, "ids"), inArray(messages.status, ["PENDING", "QUEUED"])))
+      .where(and(inJsonListParam(messages.id, "ids"), unsent))
       .prepare(),
     /** A marketing message whose send-time window closed before its hand-off: QUEUED until `sendAt`. */
     holdUntil: db
