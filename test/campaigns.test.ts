@@ -59,7 +59,14 @@ async function workspace(name = "Campaigns") {
     expect(res.status).toBe(200);
     return res.body.campaign as Json;
   };
-  return { ...ws, api, contact, list, number, outbox, campaign };
+  /** The workspace's jobs of one kind (send jobs, send batches), as the database holds them. */
+  const jobsOf = async (kind: string) =>
+    await s.server.handle.db
+      .select()
+      .from(jobs)
+      .where(and(eq(jobs.kind, kind), eq(jobs.workspaceId, ws.workspaceId)))
+      .all();
+  return { ...ws, api, contact, list, number, outbox, campaign, jobsOf };
 }
 
 const emptyStats = {
@@ -445,12 +452,7 @@ describe("POST /v1/campaigns/{id}/launch", () => {
     await w.api("POST", `/v1/campaigns/${c.id}/launch`);
     const { db } = s.server.handle;
     const batches = await eventually(
-      async () =>
-        await db
-          .select()
-          .from(jobs)
-          .where(and(eq(jobs.kind, "messages.send_batch"), eq(jobs.workspaceId, w.workspaceId)))
-          .all(),
+      () => w.jobsOf("messages.send_batch"),
       (rows) => rows.length === 1 && rows[0].status === "done",
     );
     const ids = (batches[0].payload as { message_ids: string[] }).message_ids;
@@ -466,11 +468,7 @@ describe("POST /v1/campaigns/{id}/launch", () => {
       (m) => m.to === "+15005550003",
     );
     expect(waiting.map((m) => m.status)).toEqual(["QUEUED"]);
-    const own = await db
-      .select()
-      .from(jobs)
-      .where(and(eq(jobs.kind, "messages.send"), eq(jobs.workspaceId, w.workspaceId)))
-      .all();
+    const own = await w.jobsOf("messages.send");
     expect(own.map((j) => [(j.payload as { message_id: string }).message_id, j.status])).toEqual([
       [waiting[0].id, "queued"],
     ]);
@@ -479,12 +477,7 @@ describe("POST /v1/campaigns/{id}/launch", () => {
     // The batch run again (as after a crash before its completion) sends nothing twice.
     await enqueueJob(db, "messages.send_batch", { message_ids: ids }, { workspaceId: w.workspaceId });
     await eventually(
-      async () =>
-        await db
-          .select()
-          .from(jobs)
-          .where(and(eq(jobs.kind, "messages.send_batch"), eq(jobs.workspaceId, w.workspaceId)))
-          .all(),
+      () => w.jobsOf("messages.send_batch"),
       (rows) => rows.length === 2 && rows.every((row) => row.status === "done"),
     );
     expect(await w.outbox()).toHaveLength(3);
@@ -500,12 +493,7 @@ describe("POST /v1/campaigns/{id}/launch", () => {
     const c = await w.campaign({ audience: { contact_ids: [outage.id] } });
     await w.api("POST", `/v1/campaigns/${c.id}/launch`);
     const { db } = s.server.handle;
-    const sendJobs = async () =>
-      await db
-        .select()
-        .from(jobs)
-        .where(and(eq(jobs.kind, "messages.send"), eq(jobs.workspaceId, w.workspaceId)))
-        .all();
+    const sendJobs = () => w.jobsOf("messages.send");
     // The carrier could not take it: QUEUED, with a send job of its own for later.
     const [retry] = await eventually(sendJobs, (rows) => rows.length === 1);
     const messageId = (retry.payload as { message_id: string }).message_id;
@@ -553,12 +541,7 @@ describe("POST /v1/campaigns/{id}/launch", () => {
       await w.api("POST", `/v1/campaigns/${c.id}/launch`);
       const { db } = s.server.handle;
       const [retry] = await eventually(
-        async () =>
-          await db
-            .select()
-            .from(jobs)
-            .where(and(eq(jobs.kind, "messages.send"), eq(jobs.workspaceId, w.workspaceId)))
-            .all(),
+        () => w.jobsOf("messages.send"),
         (rows) => rows.length === 1,
       );
       const messageId = (retry.payload as { message_id: string }).message_id;
