@@ -330,6 +330,54 @@ describe("Idempotency-Key after a crash", () => {
   });
 });
 
+describe("Idempotency-Key of a send, after a crash between its commit and its answer", () => {
+  it("commits the answer with the message: a retry after the claim went stale replays it, never sends again", async () => {
+    const { claimIdempotencyKey } = await import("../src/domain/workspace/idempotency");
+    const { setState } = await import("../src/http/context");
+    const { keptWithEffect } = await import("../src/http/idempotency");
+    const { submitOneOffMessage } = await import("../src/domain/messaging/one-off");
+    const db = s.server.handle.db;
+    const available = await s.api("GET", "/v1/numbers/available?area_code=415");
+    await s.api("POST", "/v1/numbers", { number: available.body.numbers[0].number });
+    const key = `k-${crypto.randomUUID()}`;
+    const now = Date.now();
+    expect(await claimIdempotencyKey(db, s.workspaceId, key, "hash", now)).toEqual({ kind: "new" });
+    // The route's write as the front door runs it for a request that claimed the key; the process
+    // then dies before the answer is kept (nothing after the write runs).
+    const auth = {
+      kind: "key" as const,
+      keyId: "k",
+      keyName: "k",
+      prefix: "k",
+      scopes: ["read" as const, "write" as const],
+      workspaceId: s.workspaceId,
+      workspaceName: "w",
+    };
+    const send = async (idempotencyKey: string, to: string) => {
+      const request = new Request("http://localhost/v1/messages", { method: "POST" });
+      setState(request, { id: "r", startedAt: 0, idempotencyKey, auth });
+      return await keptWithEffect(request, answerOf, () =>
+        submitOneOffMessage(db, s.workspaceId, { to, body: "once" }, now),
+      );
+    };
+    const answerOf = (message: { id: string; status: string }) => ({ ok: true, message });
+    const message = await send(key, "+14155550199");
+    // Long after: the claim is stale, but its answer is there.
+    const retry = await claimIdempotencyKey(db, s.workspaceId, key, "hash", now + 120_000);
+    expect(retry).toEqual({ kind: "replay", status: 200, body: JSON.stringify(answerOf(message)) });
+
+    // A send refused in its savepoint (422) commits no answer with it: that answer is kept after
+    // the request, as before, and a claim that never got it may be taken again once stale.
+    await s.api("POST", "/v1/suppression", { phone_number: "+14155550198", reason: "manual" });
+    const refusedKey = `k-${crypto.randomUUID()}`;
+    expect(await claimIdempotencyKey(db, s.workspaceId, refusedKey, "hash", now)).toEqual({ kind: "new" });
+    await expect(send(refusedKey, "+14155550198")).rejects.toThrow("Recipient is suppressed");
+    expect(await claimIdempotencyKey(db, s.workspaceId, refusedKey, "hash", now + 120_000)).toEqual({
+      kind: "new",
+    });
+  });
+});
+
 describe("the last parts of the specification", () => {
   it("answer like every other resource, after authentication", async () => {
     expect((await s.api("GET", "/v1/10dlc/brands")).body).toMatchObject({ ok: true, brands: [], total: 0 });

@@ -2,6 +2,7 @@ import { Elysia, t } from "elysia";
 import type { AppDeps } from "../app";
 import { createCall, getCall, listCalls, MAX_SAY_LENGTH } from "../domain/calls/calls";
 import { workspaceOf } from "../http/context";
+import { keptWithEffect } from "../http/idempotency";
 import { paginationQuery, parsePagination } from "../http/pagination";
 import {
   Body,
@@ -94,10 +95,14 @@ export function callsRoutes(deps: AppDeps) {
   return new Elysia({ name: "calls" })
     .post(
       "/v1/calls",
-      async ({ request, body }) => ({
-        ok: true as const,
-        call: await createCall(deps.db, workspaceOf(request), body, deps.clock.now()),
-      }),
+      async ({ request, body }) => {
+        const answerOf = (call: Awaited<ReturnType<typeof createCall>>) => ({ ok: true as const, call });
+        return answerOf(
+          await keptWithEffect(request, answerOf, () =>
+            createCall(deps.db, workspaceOf(request), body, deps.clock.now()),
+          ),
+        );
+      },
       {
         body: CallBody,
         detail: {

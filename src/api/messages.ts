@@ -4,6 +4,7 @@ import { MAX_BODY_LENGTH } from "../domain/messaging/message-json";
 import { getMessage, listMessages } from "../domain/messaging/message-reads";
 import { submitOneOffMessage } from "../domain/messaging/one-off";
 import { workspaceOf } from "../http/context";
+import { keptWithEffect } from "../http/idempotency";
 import { paginationQuery, parsePagination } from "../http/pagination";
 import {
   Body,
@@ -87,12 +88,16 @@ export function messagesRoutes(deps: AppDeps) {
   return new Elysia({ name: "messages" })
     .post(
       "/v1/messages",
-      async ({ request, body }) => ({
-        ok: true as const,
+      async ({ request, body }) => {
         // Group commit: the sends of one event-loop turn share a transaction (one savepoint each)
-        // and are answered after it commits.
-        message: await submitOneOffMessage(deps.db, workspaceOf(request), body, deps.clock.now()),
-      }),
+        // and are answered after it commits; an Idempotency-Key's answer commits with the send.
+        const answerOf = (message: { id: string; status: string }) => ({ ok: true as const, message });
+        return answerOf(
+          await keptWithEffect(request, answerOf, () =>
+            submitOneOffMessage(deps.db, workspaceOf(request), body, deps.clock.now()),
+          ),
+        );
+      },
       {
         body: SendBody,
         detail: {

@@ -173,7 +173,7 @@ const IDEMPOTENCY_KEY = {
   in: "header",
   required: false,
   description:
-    "Replays the first answer (status and body) for 24 h; the same key with another body or path is 409.",
+    "Replays the first answer (status and body) for 24 h; the same key with another body or path is 409, and so is a key whose first request is still running. A claim left by a server that stopped mid-request is free again after 60 s; POST /v1/messages and POST /v1/calls commit their answer with the message or call, so their retry replays it and never sends twice.",
   schema: { type: "string", minLength: 1, maxLength: 255 },
 };
 

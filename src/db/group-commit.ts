@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from "node:async_hooks";
 import { sql } from "drizzle-orm";
 import { type Db, dialectOf, inTransaction, sqliteOf, type Tx } from "./client";
 import { writeAlone } from "./store/batch";
@@ -14,8 +15,36 @@ export interface GroupScope {
   collect<T>(key: string, create: () => T, finish: (tx: Tx, value: T) => Promise<void> | void): T;
 }
 
+/**
+ * What must commit with a write's effect or not at all: the answer of a request with an
+ * Idempotency-Key, so that a process killed after the commit, before the answer was kept apart,
+ * leaves the key answered instead of free to run the request again.
+ */
+export interface CommitWitness {
+  /** Writes, in the write's own savepoint, after it succeeded, what goes with its `value`. */
+  record(tx: Tx, value: unknown): Promise<unknown> | unknown;
+}
+
+const witnesses = new AsyncLocalStorage<CommitWitness>();
+
+/** Runs `work`, whose group-committed writes each commit `witness`'s record with their effect. */
+export function withCommitWitness<R>(witness: CommitWitness, work: () => R): R {
+  return witnesses.run(witness, work);
+}
+
+/**
+ * For a write that is one transaction of its own (not group-committed): records the current
+ * witness's part with `value` in `tx`, the transaction of the effect, and returns `value`.
+ */
+export async function witnessed<T>(tx: Tx, value: T): Promise<T> {
+  const witness = witnesses.getStore();
+  if (witness) await witness.record(tx, value);
+  return value;
+}
+
 interface Pending {
   work: (tx: Tx, group: GroupScope) => unknown;
+  witness?: CommitWitness;
   /** Only collects into the group (groupAppend): it writes nothing of its own, so needs no savepoint. */
   collectsOnly?: boolean;
   resolve: (value: unknown) => void;
@@ -124,6 +153,7 @@ function createGroupCommitter(db: Db) {
           let value: unknown;
           try {
             value = await item.work(tx, scope);
+            if (item.witness) await item.witness.record(tx, value);
           } catch (error) {
             // Undo this write only; RELEASE then ends its (now empty) savepoint.
             await savepoints.rollback(tx);
@@ -152,20 +182,30 @@ function createGroupCommitter(db: Db) {
   return async (work: (tx: Tx, group: GroupScope) => unknown, collectsOnly?: boolean) => {
     // Inside a transaction the write joins it: waiting for the next group would wait for the
     // transaction that waits for this write.
-    if (inTransaction(db)) return await writeAloneIn(db, work);
+    const witness = witnesses.getStore();
+    if (inTransaction(db)) return await writeAloneIn(db, work, witness);
     return new Promise<unknown>((resolve, reject) => {
-      pending.push({ work, resolve, reject, collectsOnly });
+      pending.push({ work, witness, resolve, reject, collectsOnly });
       if (!scheduled) {
         scheduled = true;
-        setImmediate(flush);
+        // Outside the first writer's witness: the group's transaction is nobody's in particular.
+        witnesses.exit(() => setImmediate(flush));
       }
     });
   };
 }
 
 /** One write in a transaction of its own (a savepoint inside an open one), its group of one. */
-function writeAloneIn(db: Db, work: (tx: Tx, group: GroupScope) => unknown): Promise<unknown> {
-  return db.transaction((tx) => writeAlone(tx, work));
+function writeAloneIn(
+  db: Db,
+  work: (tx: Tx, group: GroupScope) => unknown,
+  witness: CommitWitness | undefined,
+): Promise<unknown> {
+  return db.transaction(async (tx) => {
+    const value = await writeAlone(tx, work);
+    if (witness) await witness.record(tx, value);
+    return value;
+  });
 }
 
 interface Savepoints {

@@ -1,11 +1,13 @@
 import { createHash } from "node:crypto";
 import type { Db } from "../db/client";
+import { withCommitWitness } from "../db/group-commit";
 import {
   claimIdempotencyKey,
   releaseIdempotencyKey,
   storeIdempotentResponse,
 } from "../domain/workspace/idempotency";
 import { AppError } from "../lib/errors";
+import { stateOf } from "./context";
 import { errorBody } from "./errors";
 import type { RouteConventions } from "./route-conventions";
 
@@ -100,4 +102,29 @@ export function createIdempotency(db: Db, routes: Pick<RouteConventions, "hasSec
       return new Response(text, { status: response.status, headers: response.headers });
     },
   };
+}
+
+/**
+ * Runs a route's write (`write`: group-committed, or one transaction that ends with `witnessed`)
+ * so that, when the request claimed an Idempotency-Key, the route's 200 answer (`answerOf` the
+ * write's value) is stored for the key in the transaction that commits the write. A process killed between that commit and `keep` then
+ * leaves the key answered: a retry replays it instead of running the request a second time, as it
+ * would once the claim went stale.
+ */
+export function keptWithEffect<T>(
+  request: Request,
+  answerOf: (value: T) => unknown,
+  write: () => Promise<T>,
+): Promise<T> {
+  const state = stateOf(request);
+  const key = state?.idempotencyKey;
+  if (!key || !state.auth) return write();
+  const workspaceId = state.auth.workspaceId;
+  return withCommitWitness(
+    {
+      record: (tx, value) =>
+        storeIdempotentResponse(tx, workspaceId, key, 200, JSON.stringify(answerOf(value as T))),
+    },
+    write,
+  );
 }

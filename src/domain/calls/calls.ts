@@ -6,11 +6,13 @@
  * A call's first final status writes one entry into the contact's thread (a message with status
  * CALL and `call_id`) and emits `call.completed`, in the transaction that records it.
  */
+
 import { and, count, desc, eq, gte, lt, type SQL, sql } from "drizzle-orm";
 import type { Carrier } from "../../carriers/carrier";
 import { CarrierUnavailableError } from "../../carriers/carrier";
 import type { Db, DbOrTx } from "../../db/client";
 import { countWhere, sqlFalse } from "../../db/dialect";
+import { witnessed } from "../../db/group-commit";
 import {
   type AgentRow,
   agents,
@@ -272,7 +274,8 @@ export async function createCall(
       say: hasSay ? (input.say as string) : null,
       now,
     });
-    return callJson(row);
+    // An Idempotency-Key's answer commits with the call (see keptWithEffect).
+    return await witnessed(tx, callJson(row));
   });
 }
 

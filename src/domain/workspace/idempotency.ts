@@ -1,5 +1,5 @@
 import { and, eq } from "drizzle-orm";
-import type { Db } from "../../db/client";
+import type { Db, DbOrTx } from "../../db/client";
 import { idempotencyKeys } from "../../db/schema";
 
 const TTL_MS = 86_400_000;
@@ -66,9 +66,12 @@ export async function claimIdempotencyKey(
 const NEW: IdempotencyClaim = { kind: "new" };
 const IN_FLIGHT: IdempotencyClaim = { kind: "in_flight" };
 
-/** Stores the first response for replay. */
+/**
+ * Stores the first response for replay: after the request, or in the transaction of its effect
+ * (then the later store writes the same answer again).
+ */
 export async function storeIdempotentResponse(
-  db: Db,
+  db: DbOrTx,
   workspaceId: string,
   key: string,
   status: number,
