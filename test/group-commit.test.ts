@@ -5,8 +5,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { eq, sql } from "drizzle-orm";
 import { type DbHandle, openDatabase } from "../src/db/client";
-import { groupAppend, groupCommit } from "../src/db/group-commit";
-import { jobs } from "../src/db/schema";
+import { type BatchOutcome, groupAppend, groupBatch, groupCommit } from "../src/db/group-commit";
+import { conversations, jobs, messages } from "../src/db/schema";
 import { startTestServer, type TestServer } from "./support/server";
 
 describe("groupCommit", () => {
@@ -130,6 +130,57 @@ describe("groupCommit", () => {
     expect(rows()).toEqual(before);
   });
 
+  it("runs a turn's batched writes of one key at once, each answered its own outcome", async () => {
+    handle.sqlite.exec("DELETE FROM t");
+    const calls: number[][] = [];
+    // Refuses odd inputs; writes the even ones.
+    const run = async (tx: Parameters<Parameters<typeof groupCommit>[1]>[0], inputs: number[]) => {
+      calls.push(inputs);
+      const outcomes: BatchOutcome<number>[] = [];
+      for (const x of inputs) {
+        if (x % 2 === 1) {
+          outcomes.push({ ok: false, error: new Error(`odd ${x}`) });
+          continue;
+        }
+        await tx.run(sql`INSERT INTO t (x) VALUES (${x})`);
+        outcomes.push({ ok: true, value: x * 10 });
+      }
+      return outcomes;
+    };
+    const outcomes = await Promise.allSettled(
+      [10, 11, 12, 13].map((x) => groupBatch(handle.db, "even", x, run)),
+    );
+    expect(calls).toEqual([[10, 11, 12, 13]]);
+    expect(outcomes.map((o) => (o.status === "fulfilled" ? o.value : String(o.reason)))).toEqual([
+      100,
+      "Error: odd 11",
+      120,
+      "Error: odd 13",
+    ]);
+    expect(rows()).toEqual([10, 12]);
+    handle.sqlite.exec("DELETE FROM t");
+  });
+
+  it("runs each batched write alone when the batch throws: only the failing one fails, nothing of it stays", async () => {
+    handle.sqlite.exec("DELETE FROM t");
+    const calls: number[][] = [];
+    const run = async (tx: Parameters<Parameters<typeof groupCommit>[1]>[0], inputs: number[]) => {
+      calls.push(inputs);
+      for (const x of inputs) {
+        await tx.run(sql`INSERT INTO t (x) VALUES (${x})`);
+        if (x === 22) throw new Error("unforeseen");
+      }
+      return inputs.map((x): BatchOutcome<number> => ({ ok: true, value: x }));
+    };
+    const outcomes = await Promise.allSettled(
+      [21, 22, 23].map((x) => groupBatch(handle.db, "alone", x, run)),
+    );
+    expect(calls).toEqual([[21, 22, 23], [21], [22], [23]]);
+    expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+    expect(rows()).toEqual([21, 23]);
+    handle.sqlite.exec("DELETE FROM t");
+  });
+
   it("answers nobody before the commit: the rows are readable when the promise settles", async () => {
     const value = await groupCommit(handle.db, async (tx) => {
       await tx.run(sql`INSERT INTO t (x) VALUES (4)`);
@@ -203,5 +254,46 @@ describe("POST /v1/messages under concurrency", () => {
     expect(batched.sort()).toEqual(accepted.map((a) => a.body.message.id).sort());
     // The group commit (both databases) shares one job among the writes of a group.
     expect(batches.length).toBeLessThan(accepted.length);
+  });
+
+  it("accepts the sends of one turn together, each checked as if alone", async () => {
+    const { submitOneOffMessage } = await import("../src/domain/messaging/one-off");
+    const db = s.server.handle.db;
+    const optedOut = "+14155553001";
+    expect((await s.api("POST", "/v1/contacts", { phone_number: optedOut, opted_in: false })).status).toBe(
+      200,
+    );
+    const fresh = "+14155553002";
+    const before = (await s.api("GET", "/v1/contacts?limit=1")).body.total;
+    // Started in one turn: one group, one batch.
+    const outcomes = await Promise.allSettled([
+      submitOneOffMessage(db, s.workspaceId, { to: fresh, body: "one" }),
+      submitOneOffMessage(db, s.workspaceId, { to: "+14155559999", body: "suppressed" }),
+      submitOneOffMessage(db, s.workspaceId, { to: fresh, body: "two" }),
+      submitOneOffMessage(db, s.workspaceId, { to: optedOut, body: "opted out" }),
+      submitOneOffMessage(db, s.workspaceId, { to: fresh, body: "three", from: "+14155550199" }),
+    ]);
+    expect(
+      outcomes.map((o) => (o.status === "fulfilled" ? o.value.status : (o.reason as Error).message)),
+    ).toEqual([
+      "PENDING",
+      "Recipient is suppressed",
+      "PENDING",
+      "Recipient has opted out",
+      "from is not a number of this workspace",
+    ]);
+    // Two sends to one new number: one contact, one thread, both messages in it.
+    expect((await s.api("GET", "/v1/contacts?limit=1")).body.total).toBe(before + 1);
+    const { findContactByPhone } = await import("../src/domain/audience/contacts");
+    const contact = await findContactByPhone(db, s.workspaceId, fresh);
+    if (!contact) throw new Error("no contact");
+    const threads = await db
+      .select()
+      .from(conversations)
+      .where(eq(conversations.contactId, contact.id))
+      .all();
+    expect(threads).toHaveLength(1);
+    const sent = await db.select().from(messages).where(eq(messages.conversationId, threads[0].id)).all();
+    expect(sent.map((m) => m.body).sort()).toEqual(["one", "two"]);
   });
 });

@@ -444,14 +444,13 @@ async function writeLedgerRows(db: DbOrTx, rows: SandboxSendRow[]): Promise<Map<
   }
   // In key order: two processes repeating hand-offs of the same messages lock their rows alike.
   const merged = [...byMessage.values()].sort((a, b) => (a.messageId < b.messageId ? -1 : 1));
-  const written = await insertRowsReturning(db, sandboxSends, merged, "handoff", (insert) =>
-    insert
-      .onConflictDoUpdate({
-        target: sandboxSends.messageId,
-        set: { handoffs: sql`${sandboxSends.handoffs} + excluded.handoffs` },
-      })
-      .returning({ messageId: sandboxSends.messageId, carrierMessageId: sandboxSends.carrierMessageId }),
-  );
+  const written = await insertRowsReturning(db, sandboxSends, merged, "handoff", {
+    conflict: {
+      target: sandboxSends.messageId,
+      set: { handoffs: sql`${sandboxSends.handoffs} + excluded.handoffs` },
+    },
+    returning: { messageId: sandboxSends.messageId, carrierMessageId: sandboxSends.carrierMessageId },
+  });
   return new Map(written.map((row) => [row.messageId, row.carrierMessageId]));
 }
 

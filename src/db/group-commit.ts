@@ -42,8 +42,16 @@ export async function witnessed<T>(tx: Tx, value: T): Promise<T> {
   return value;
 }
 
+/** What a batched write answers for one of its inputs: its value, or the error refusing it. */
+export type BatchOutcome<O> = { ok: true; value: O } | { ok: false; error: unknown };
+
+/** A batched write's inputs of one group, all run at once (see groupBatch). */
+type BatchRun = (tx: Tx, inputs: unknown[]) => Promise<BatchOutcome<unknown>[]>;
+
 interface Pending {
   work: (tx: Tx, group: GroupScope) => unknown;
+  /** Set for a write run with the others of its key at once (groupBatch); `work` is unused then. */
+  batch?: { key: string; input: unknown; run: BatchRun };
   witness?: CommitWitness;
   /** Only collects into the group (groupAppend): it writes nothing of its own, so needs no savepoint. */
   collectsOnly?: boolean;
@@ -51,7 +59,11 @@ interface Pending {
   reject: (error: unknown) => void;
 }
 
-type Submit = (work: (tx: Tx, group: GroupScope) => unknown, collectsOnly?: boolean) => Promise<unknown>;
+type Submit = (
+  work: (tx: Tx, group: GroupScope) => unknown,
+  collectsOnly?: boolean,
+  batch?: Pending["batch"],
+) => Promise<unknown>;
 const committers = new WeakMap<Db, Submit>();
 
 function committerOf(db: Db): Submit {
@@ -99,6 +111,26 @@ export async function groupAppend<R>(
   }, true);
 }
 
+/**
+ * A write that runs together with the other writes of its `key` in this event-loop turn: `run`
+ * gets all of their inputs at once, in the group's transaction and a savepoint of their own, and
+ * answers each input's outcome in order (a value, or the error refusing that input alone); its
+ * reads and writes are then a statement per batch instead of per write. If `run` throws, its
+ * savepoint is rolled back and each input runs again alone (`run` of one, in a savepoint of its
+ * own), so an unforeseen failure fails only the write it belongs to. `run` writes everything
+ * itself (the group's `collect` is not offered: a batch rolled back must leave nothing in it).
+ * Resolves with this input's value after the commit, or rejects with its error.
+ */
+export async function groupBatch<I, O>(
+  db: Db,
+  key: string,
+  input: I,
+  run: (tx: Tx, inputs: I[]) => Promise<BatchOutcome<O>[]>,
+): Promise<O> {
+  const batch = { key, input, run: run as unknown as BatchRun };
+  return (await committerOf(db)(() => undefined, false, batch)) as O;
+}
+
 function createGroupCommitter(db: Db) {
   let pending: Pending[] = [];
   let scheduled = false;
@@ -144,7 +176,15 @@ function createGroupCommitter(db: Db) {
         const inOrder = (step: unknown) => {
           if (step instanceof Promise) unawaited.push(step.catch((error: unknown) => ({ failed: error })));
         };
-        for (const item of group) {
+        const batches = new Map<string, { run: BatchRun; at: number[] }>();
+        for (const [i, item] of group.entries()) {
+          if (item.batch) {
+            const batch = batches.get(item.batch.key) ?? { run: item.batch.run, at: [] };
+            batch.at.push(i);
+            batches.set(item.batch.key, batch);
+            outcomes.push({ ok: false, value: undefined });
+            continue;
+          }
           if (item.collectsOnly) {
             outcomes.push({ ok: true, value: await item.work(tx, scope) });
             continue;
@@ -163,6 +203,16 @@ function createGroupCommitter(db: Db) {
           inOrder(savepoints.release(tx));
           outcomes.push({ ok: true, value });
         }
+        for (const { run, at } of batches.values()) {
+          const answers = await runBatch(
+            tx,
+            run,
+            at.map((i) => group[i]),
+          );
+          at.forEach((i, n) => {
+            outcomes[i] = answers[n];
+          });
+        }
         for (const outcome of await Promise.all(unawaited)) {
           if (outcome && typeof outcome === "object" && "failed" in outcome) throw outcome.failed;
         }
@@ -179,13 +229,69 @@ function createGroupCommitter(db: Db) {
     });
   }
 
-  return async (work: (tx: Tx, group: GroupScope) => unknown, collectsOnly?: boolean) => {
+  /**
+   * A batch's writes in one savepoint; if it throws, each alone in a savepoint of its own. Each
+   * write's witness records its value in the savepoint that commits it.
+   */
+  async function runBatch(
+    tx: Tx,
+    run: BatchRun,
+    items: Pending[],
+  ): Promise<{ ok: boolean; value: unknown }[]> {
+    const attempt = async (part: Pending[]) => {
+      await savepoints.begin(tx);
+      try {
+        const answers = await run(
+          tx,
+          part.map((item) => item.batch?.input),
+        );
+        for (const [n, answer] of answers.entries())
+          if (answer.ok) await part[n].witness?.record(tx, answer.value);
+        await savepoints.release(tx);
+        return answers.map((answer) =>
+          answer.ok ? { ok: true, value: answer.value } : { ok: false, value: answer.error },
+        );
+      } catch (error) {
+        await savepoints.rollback(tx);
+        throw error;
+      }
+    };
+    try {
+      return await attempt(items);
+    } catch (error) {
+      if (items.length === 1) return [{ ok: false, value: error }];
+    }
+    const alone: { ok: boolean; value: unknown }[] = [];
+    for (const item of items) {
+      try {
+        alone.push(...(await attempt([item])));
+      } catch (error) {
+        alone.push({ ok: false, value: error });
+      }
+    }
+    return alone;
+  }
+
+  return async (
+    work: (tx: Tx, group: GroupScope) => unknown,
+    collectsOnly?: boolean,
+    batch?: Pending["batch"],
+  ) => {
     // Inside a transaction the write joins it: waiting for the next group would wait for the
     // transaction that waits for this write.
     const witness = witnesses.getStore();
-    if (inTransaction(db)) return await writeAloneIn(db, work, witness);
+    if (inTransaction(db)) {
+      if (!batch) return await writeAloneIn(db, work, witness);
+      // A batch of this one write, in a savepoint of the open transaction.
+      return await db.transaction(async (tx) => {
+        const [answer] = await batch.run(tx, [batch.input]);
+        if (!answer.ok) throw answer.error;
+        await witness?.record(tx, answer.value);
+        return answer.value;
+      });
+    }
     return new Promise<unknown>((resolve, reject) => {
-      pending.push({ work, witness, resolve, reject, collectsOnly });
+      pending.push({ work, batch, witness, resolve, reject, collectsOnly });
       if (!scheduled) {
         scheduled = true;
         // Outside the first writer's witness: the group's transaction is nobody's in particular.

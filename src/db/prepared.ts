@@ -2,6 +2,7 @@ import {
   and,
   asc,
   getTableColumns,
+  getTableName,
   inArray,
   isNull,
   lte,
@@ -81,6 +82,13 @@ export async function insertRows<T extends SQLiteTable>(
     for (const row of rows) await statement.run(row);
     return;
   }
+  const asJson = rowsAsJson(table, rows);
+  if (asJson) {
+    await tx.run(
+      sql`${sql.raw(asJson.head)}${asJson.json}${sql.raw(ignore ? `${JSON_TAIL} ON CONFLICT DO NOTHING` : JSON_TAIL)}`,
+    );
+    return;
+  }
   const perRow = Object.keys(getTableColumns(table)).length;
   const chunk = Math.max(1, Math.floor(ROWS_STATEMENT_PARAMS / perRow));
   for (let i = 0; i < rows.length; i += chunk) {
@@ -89,10 +97,105 @@ export async function insertRows<T extends SQLiteTable>(
   }
 }
 
-/** A statement that answers rows, as `insertRowsReturning`'s `finish` makes it. */
-interface RowsQuery<R> {
-  all(): Promise<R[]>;
-  prepare(): { all(values: unknown): Promise<R[]> };
+const JSON_TAIL = "::json)";
+
+/**
+ * PostgreSQL: `rows` as one JSON parameter that `json_populate_recordset` turns into rows of the
+ * table's own type — `INSERT INTO t (cols) SELECT cols FROM json_populate_recordset(NULL::t, $1::json)`
+ * (`head` is all of it up to the parameter; JSON_TAIL closes it). One statement text per table and
+ * column set whatever the number of rows, so it is prepared once, and the rows cost one
+ * JSON.stringify instead of a bind parameter each column of each row (drizzle's multi-row insert
+ * builds a new statement, and the server plans it anew, for every row count). Values are what the
+ * columns bind (booleans as booleans, JSON columns as the JSON value itself). Null when the rows
+ * do not all give the same columns, or leave one to a default of SQL: drizzle's insert then.
+ */
+function rowsAsJson(
+  table: SQLiteTable,
+  rows: readonly Record<string, unknown>[],
+): { head: string; json: string } | null {
+  const columns = Object.entries(getTableColumns(table)) as [string, SQLiteColumn][];
+  const given = columns.filter(([key]) => rows[0][key] !== undefined);
+  for (const [key, column] of columns) {
+    if (rows[0][key] !== undefined) continue;
+    // A default drizzle would apply, or the database's: not here.
+    if (column.hasDefault || column.defaultFn || column.onUpdateFn) return null;
+  }
+  const objects: Record<string, unknown>[] = [];
+  for (const row of rows) {
+    const object: Record<string, unknown> = {};
+    let n = 0;
+    for (const key in row) if (row[key] !== undefined) n++;
+    if (n !== given.length) return null;
+    for (const [key, column] of given) {
+      const value = row[key];
+      if (value === undefined) return null;
+      object[column.name] =
+        value === null
+          ? null
+          : column.columnType === "SQLiteTextJson"
+            ? value
+            : column.columnType === "SQLiteBoolean"
+              ? Boolean(value)
+              : column.mapToDriverValue(value);
+    }
+    objects.push(object);
+  }
+  const name = getTableName(table);
+  let heads = jsonInsertHeads.get(table);
+  if (!heads) {
+    heads = new Map();
+    jsonInsertHeads.set(table, heads);
+  }
+  const names = given.map(([, column]) => column.name);
+  const signature = names.join(",");
+  let head = heads.get(signature);
+  if (!head) {
+    const list = names.map((column) => `"${column}"`).join(", ");
+    head = `INSERT INTO "${name}" (${list}) SELECT ${list} FROM json_populate_recordset(NULL::"${name}", `;
+    heads.set(signature, head);
+  }
+  return { head, json: JSON.stringify(objects) };
+}
+
+const jsonInsertHeads = new WeakMap<SQLiteTable, Map<string, string>>();
+
+/** The row a `RETURNING` of `columns` answers (a nullable column's value may be null). */
+type Answered<C> = {
+  [K in keyof C]: C[K] extends SQLiteColumn<infer T>
+    ? T["notNull"] extends true
+      ? T["data"]
+      : T["data"] | null
+    : never;
+};
+
+/** What completes `insertRowsReturning`'s insert: its `ON CONFLICT` clause and what it answers. */
+export interface RowsInsert<C extends Record<string, SQLiteColumn>> {
+  /**
+   * Rows that meet a unique key: left out (`DO NOTHING`, on `target` or any key), or, with `set`,
+   * the existing row updated (`DO UPDATE SET`, on `target`; `excluded.col` is the row not written).
+   */
+  conflict?: { target?: SQLiteColumn | SQLiteColumn[]; set?: Record<string, SQL> };
+  /** The columns answered for each row written, by name. */
+  returning: C;
+}
+
+type InsertBuilder<T extends SQLiteTable> = SQLiteInsertBase<T, "async", RunResult>;
+
+/** `spec` as drizzle's insert builder spells it. */
+function finishInsert<T extends SQLiteTable, C extends Record<string, SQLiteColumn>>(
+  insert: InsertBuilder<T>,
+  spec: RowsInsert<C>,
+) {
+  const { conflict } = spec;
+  const handled = !conflict
+    ? insert
+    : conflict.set
+      ? insert.onConflictDoUpdate({ target: conflict.target as SQLiteColumn, set: conflict.set as never })
+      : insert.onConflictDoNothing(conflict.target ? { target: conflict.target } : undefined);
+  return handled.returning(spec.returning as never) as unknown as {
+    all(): Promise<Answered<C>[]>;
+    prepare(): { all(values: unknown): Promise<Answered<C>[]> };
+  };
 }
 
 const finishedInserts = new WeakMap<
@@ -101,23 +204,26 @@ const finishedInserts = new WeakMap<
 >();
 
 /**
- * `insertRows` for an insert that `finish` completes (an `ON CONFLICT` clause, `RETURNING`) and
- * that answers rows: every row's answer, in as few round trips as `insertRows` takes. `name`
- * names the finished statement (one prepared statement per table and name on SQLite). On
- * PostgreSQL one statement inserts many rows, and an `ON CONFLICT DO UPDATE` may not meet one
- * key twice in it: the caller merges rows of the same key first.
+ * `insertRows` for an insert completed by `spec` (an `ON CONFLICT` clause, `RETURNING`) that
+ * answers rows: every row's answer, in as few round trips as `insertRows` takes. `name` names the
+ * finished statement (one prepared statement per table and name on SQLite). On PostgreSQL one
+ * statement inserts many rows, and an `ON CONFLICT DO UPDATE` may not meet one key twice in it:
+ * the caller merges rows of the same key first.
  */
-export async function insertRowsReturning<T extends SQLiteTable, R>(
+export async function insertRowsReturning<T extends SQLiteTable, C extends Record<string, SQLiteColumn>>(
   tx: DbOrTx,
   table: T,
   rows: SQLiteInsertValue<T>[],
   name: string,
-  finish: (insert: SQLiteInsertBase<T, "async", RunResult>) => RowsQuery<R>,
-  /** Columns given by an expression instead of the rows' values (the same for every row). */
+  spec: RowsInsert<C>,
+  /**
+   * Columns given by an expression instead of the rows' values (the same for every row). On
+   * PostgreSQL an expression that is `DEFAULT` leaves the column to its default.
+   */
   computed: Partial<Record<keyof SQLiteInsertValue<T>, SQL>> = {},
-): Promise<R[]> {
+): Promise<Answered<C>[]> {
   if (rows.length === 0) return [];
-  const answers: R[] = [];
+  const answers: Answered<C>[] = [];
   if (dialectOf(tx) === "sqlite") {
     let byName = finishedInserts.get(table);
     if (!byName) {
@@ -127,35 +233,72 @@ export async function insertRowsReturning<T extends SQLiteTable, R>(
     let insert = byName.get(name);
     if (!insert) {
       insert = preparedPerConnection((db: DbOrTx) =>
-        finish(
-          db.insert(table).values({ ...rowPlaceholders(table), ...computed }) as SQLiteInsertBase<
-            T,
-            "async",
-            RunResult
-          >,
+        finishInsert(
+          db.insert(table).values({ ...rowPlaceholders(table), ...computed }) as InsertBuilder<T>,
+          spec,
         ).prepare(),
       );
       byName.set(name, insert);
     }
     const statement = insert(tx);
-    for (const row of rows) answers.push(...((await statement.all(row)) as R[]));
+    for (const row of rows) answers.push(...((await statement.all(row)) as Answered<C>[]));
     return answers;
   }
+  const asJson = jsonInsertOf(tx, table, rows, spec, computed);
+  if (asJson) return await tx.all<Answered<C>>(asJson);
   const perRow = Object.keys(getTableColumns(table)).length;
   const chunk = Math.max(1, Math.floor(ROWS_STATEMENT_PARAMS / perRow));
   for (let i = 0; i < rows.length; i += chunk)
     answers.push(
-      ...(await finish(
+      ...(await finishInsert(
         tx
           .insert(table)
-          .values(rows.slice(i, i + chunk).map((row) => ({ ...row, ...computed }))) as SQLiteInsertBase<
-          T,
-          "async",
-          RunResult
-        >,
+          .values(rows.slice(i, i + chunk).map((row) => ({ ...row, ...computed }))) as InsertBuilder<T>,
+        spec,
       ).all()),
     );
   return answers;
+}
+
+/**
+ * PostgreSQL: insertRowsReturning's statement with the rows as one JSON parameter (rowsAsJson), or
+ * null where rowsAsJson declines or a computed column is more than `DEFAULT`.
+ */
+function jsonInsertOf(
+  tx: DbOrTx,
+  table: SQLiteTable,
+  rows: readonly Record<string, unknown>[],
+  spec: RowsInsert<Record<string, SQLiteColumn>>,
+  computed: Record<string, SQL | undefined>,
+): SQL | null {
+  const columns = getTableColumns(table) as Record<string, SQLiteColumn>;
+  const dialect = (tx as unknown as { dialect: { sqlToQuery(sql: SQL): { sql: string } } }).dialect;
+  for (const expression of Object.values(computed))
+    if (expression && dialect.sqlToQuery(expression).sql !== "DEFAULT") return null;
+  const given = Object.keys(computed).length === 0 ? rows : rows.map((row) => withoutKeys(row, computed));
+  const asJson = rowsAsJson(table, given);
+  if (!asJson) return null;
+  const parts: SQL[] = [sql`${sql.raw(asJson.head)}${asJson.json}${sql.raw(JSON_TAIL)}`];
+  const { conflict } = spec;
+  if (conflict) {
+    const targets = conflict.target === undefined ? [] : [conflict.target].flat();
+    const on = targets.length ? ` (${targets.map((column) => `"${column.name}"`).join(", ")})` : "";
+    if (conflict.set) {
+      const sets = Object.entries(conflict.set).map(
+        ([key, value]) => sql`${sql.raw(`"${columns[key].name}"`)} = ${value}`,
+      );
+      parts.push(sql` ON CONFLICT${sql.raw(on)} DO UPDATE SET ${sql.join(sets, sql`, `)}`);
+    } else parts.push(sql.raw(` ON CONFLICT${on} DO NOTHING`));
+  }
+  const answered = Object.entries(spec.returning).map(([key, column]) => `"${column.name}" AS "${key}"`);
+  parts.push(sql.raw(` RETURNING ${answered.join(", ")}`));
+  return sql.join(parts);
+}
+
+function withoutKeys(row: Record<string, unknown>, keys: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const key in row) if (!(key in keys)) out[key] = row[key];
+  return out;
 }
 
 /**

@@ -1,6 +1,6 @@
 import { and, count, desc, eq, or, type SQL, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../db/client";
-import { escapeLike, likeInsensitive } from "../../db/dialect";
+import { escapeLike, inJsonListParam, jsonList, likeInsensitive } from "../../db/dialect";
 import { preparedPerConnection, rowPlaceholders } from "../../db/prepared";
 import { audienceVersions, type ContactRow, contacts } from "../../db/schema";
 import { workspaceRow } from "../../db/workspace-row";
@@ -62,6 +62,16 @@ const contactStatements = preparedPerConnection((db) => ({
       ),
     )
     .prepare(),
+  byPhones: db
+    .select()
+    .from(contacts)
+    .where(
+      and(
+        eq(contacts.workspaceId, sql.placeholder("workspaceId")),
+        inJsonListParam(contacts.phoneNumber, "phones"),
+      ),
+    )
+    .prepare(),
   // The same number's contact made meanwhile by another transaction (contacts_workspace_phone_idx)
   // leaves this one unwritten: nothing comes back.
   insert: db
@@ -72,12 +82,43 @@ const contactStatements = preparedPerConnection((db) => ({
     .prepare(),
 }));
 
+/** The workspace's contacts of `phones` (E.164), by number, in one statement; those not found are absent. */
+export async function findContactsByPhones(
+  db: DbOrTx,
+  workspaceId: string,
+  phones: readonly string[],
+): Promise<Map<string, ContactRow>> {
+  if (phones.length === 0) return new Map();
+  const rows = await contactStatements(db).byPhones.all({ workspaceId, phones: jsonList([...phones]) });
+  return new Map(rows.map((row) => [row.phoneNumber, row]));
+}
+
 export async function findContactByPhone(
   db: DbOrTx,
   workspaceId: string,
   e164: string,
 ): Promise<ContactRow | undefined> {
   return await contactStatements(db).byPhone.get({ workspaceId, phone: e164 });
+}
+
+/** A contact first met at `e164` (ensureContact's): opted in, nothing else known. */
+export function newContactRow(workspaceId: string, e164: string, source: string, now: number): ContactRow {
+  return {
+    id: newId(),
+    workspaceId,
+    phoneNumber: e164,
+    firstName: null,
+    lastName: null,
+    email: null,
+    externalId: null,
+    source,
+    optedIn: true,
+    timezone: null,
+    state: null,
+    fields: {},
+    createdAt: now,
+    updatedAt: now,
+  };
 }
 
 /**
@@ -101,22 +142,7 @@ export async function ensureContact(
   if (!e164) throw invalid("phone_number must be a valid phone number");
   const existing = known ? known.contact : await findContactByPhone(tx, workspaceId, e164);
   if (existing) return { contact: existing, created: false };
-  const row: ContactRow = {
-    id: newId(),
-    workspaceId,
-    phoneNumber: e164,
-    firstName: null,
-    lastName: null,
-    email: null,
-    externalId: null,
-    source,
-    optedIn: true,
-    timezone: null,
-    state: null,
-    fields: {},
-    createdAt: now,
-    updatedAt: now,
-  };
+  const row = newContactRow(workspaceId, e164, source, now);
   const written = await contactStatements(tx).insert.all(row);
   if (written.length === 0) {
     // The conflict waited for the other transaction's commit, so its contact can be read now.

@@ -235,6 +235,14 @@ const threadStatements = preparedPerConnection((db) => {
       })
       .where(eq(conversations.id, id))
       .prepare(),
+    touchMany: db
+      .update(conversations)
+      .set({
+        lastMessageAt: greatest(sql`coalesce(${conversations.lastMessageAt}, 0)`, sql.placeholder("at")),
+        updatedAt: sql`${sql.placeholder("at")}`,
+      })
+      .where(inJsonListParam(conversations.id, "ids"))
+      .prepare(),
   };
 });
 
@@ -360,7 +368,7 @@ export async function openThreadsFor(
     conversations,
     rows,
     "open-thread",
-    (insert) => insert.onConflictDoNothing().returning({ id: conversations.id }),
+    { conflict: {}, returning: { id: conversations.id } },
     { searchKey: newSearchKey(tx) },
   );
   const made = new Set(written.map((row) => row.id));
@@ -389,6 +397,12 @@ export async function threadFrom(
   const row = await newThread(tx, workspaceId, contactId, { now });
   open.set(contactId, row);
   return row;
+}
+
+/** touchConversation of many threads at one instant, in one statement. */
+export async function touchConversations(tx: DbOrTx, conversationIds: readonly string[], at: number) {
+  if (conversationIds.length === 0) return;
+  await threadStatements(tx).touchMany.run({ ids: jsonList([...new Set(conversationIds)]), at });
 }
 
 /** Moves the thread's `last_message_at` forward (never back). */

@@ -1,9 +1,10 @@
 import { and, desc, eq } from "drizzle-orm";
 import type { Db, DbOrTx, Tx } from "../../db/client";
-import { groupCommit } from "../../db/group-commit";
-import { insertRows } from "../../db/prepared";
+import { type BatchOutcome, groupBatch } from "../../db/group-commit";
+import { insertRows, insertRowsReturning } from "../../db/prepared";
 import {
   type ContactRow,
+  type ConversationRow,
   contacts,
   conversations,
   type MessageRow,
@@ -14,14 +15,21 @@ import {
 import { workspaceRow } from "../../db/workspace-row";
 import { invalid, notFound } from "../../lib/errors";
 import { normalizePhone } from "../../lib/phone";
-import { ensureContact, findContactByPhone } from "../audience/contacts";
-import { canSendTo } from "../audience/suppression";
+import { contactJson, findContactsByPhones, newContactRow } from "../audience/contacts";
+import { canSendTo, suppressionReasons } from "../audience/suppression";
+import { emitEvents } from "../events";
 import { registeredNumberIds, senderSkip } from "../registration/sender-check";
-import { spendDailyBudget } from "../workspace/daily-budgets";
+import { DailyBudgetBook, spendDailyBudget } from "../workspace/daily-budgets";
 import { sendSettingsOf } from "../workspace/send-settings";
-import { findConversation, threadForContact } from "./conversations";
+import {
+  findConversation,
+  openThreadsFor,
+  openThreadsOf,
+  threadForContact,
+  touchConversations,
+} from "./conversations";
 import { MAX_BODY_LENGTH } from "./message-json";
-import { reserveDailySend, resolveSender } from "./numbers";
+import { DailySendBook, type NumberRow, reserveDailySend, resolveSender } from "./numbers";
 import { enqueueSendBatch, queueOutboundMessage } from "./outbound";
 
 export interface OneOffInput {
@@ -47,11 +55,12 @@ function refuseUnless(permission: Awaited<ReturnType<typeof canSendTo>>) {
 }
 
 /**
- * POST /v1/messages: one SMS now. In one savepoint: spend one of the workspace's one-off daily
- * budget (429 past it), resolve the sender, check opt-out and suppression, create the contact and
- * conversation if new, reserve the number's daily cap, record the message PENDING and enqueue its send; nothing is written when any check fails. The savepoint is
- * part of a transaction shared with the other sends of this event-loop turn (the group commit,
- * src/db/group-commit.ts), and the promise settles after its commit. Input errors throw at once,
+ * POST /v1/messages: one SMS now. Spends one of the workspace's one-off daily budget (429 past
+ * it), resolves the sender, reserves its daily cap, checks registration, opt-out and suppression,
+ * creates the contact and conversation if new, and records the message PENDING with its send
+ * job; nothing is written when any check fails. The sends of one event-loop turn are accepted
+ * together (groupBatch, src/db/group-commit.ts: one transaction, and a statement per batch
+ * instead of per send), and the promise settles after the commit. Input errors throw at once,
  * before anything is queued.
  */
 export async function submitOneOffMessage(
@@ -61,21 +70,7 @@ export async function submitOneOffMessage(
   now = Date.now(),
 ): Promise<{ id: string; status: string }> {
   const checked = checkOneOff(input);
-  return await groupCommit(db, async (tx, group) => {
-    // The group's messages are written in one statement, then go to the carrier in one send job
-    // per workspace.
-    const rows = group.collect(
-      "messages.rows",
-      (): MessageRow[] => [],
-      async (tx, rows) => await insertRows(tx, messages, rows),
-    );
-    const batch = group.collect(
-      `messages.send_batch:${workspaceId}`,
-      (): string[] => [],
-      async (tx, ids) => await enqueueSendBatch(tx, workspaceId, ids, now),
-    );
-    return await acceptOneOff(tx, workspaceId, checked, { batch, rows }, now);
-  });
+  return await groupBatch(db, "messages.one_off", { workspaceId, input: checked, now }, acceptOneOffs);
 }
 
 interface CheckedOneOff {
@@ -96,52 +91,235 @@ function checkOneOff(input: OneOffInput): CheckedOneOff {
   return { to, from, body: input.body };
 }
 
-async function acceptOneOff(
+interface OneOffSend {
+  workspaceId: string;
+  input: CheckedOneOff;
+  now: number;
+}
+
+type Accepted = { id: string; status: string };
+
+/** The one-off sends of a group, workspace by workspace; each answers its message or its refusal. */
+async function acceptOneOffs(tx: Tx, sends: OneOffSend[]): Promise<BatchOutcome<Accepted>[]> {
+  const outcomes: BatchOutcome<Accepted>[] = new Array(sends.length);
+  const byWorkspace = new Map<string, number[]>();
+  for (const [i, send] of sends.entries()) {
+    const at = byWorkspace.get(send.workspaceId) ?? [];
+    at.push(i);
+    byWorkspace.set(send.workspaceId, at);
+  }
+  for (const [workspaceId, at] of byWorkspace)
+    await acceptForWorkspace(
+      tx,
+      workspaceId,
+      at.map((i) => sends[i].input),
+      Math.max(...at.map((i) => sends[i].now)),
+    ).then((answers) =>
+      answers.forEach((answer, n) => {
+        outcomes[at[n]] = answer;
+      }),
+    );
+  return outcomes;
+}
+
+/**
+ * One workspace's one-off sends of a group, at one instant `now` (the latest of their requests),
+ * with the checks of each made in the order a single send makes them, so the first refusal is the
+ * same: the daily budget (429), the sender, its daily cap, its registration, then opt-out and
+ * suppression. What they read is read once for all of them (settings, contacts, suppressions,
+ * senders, counters held until the commit), and what the accepted ones write is written together.
+ */
+async function acceptForWorkspace(
   tx: Tx,
   workspaceId: string,
-  input: CheckedOneOff,
-  group: { batch: string[]; rows: MessageRow[] },
+  sends: CheckedOneOff[],
   now: number,
-) {
-  // The workspace's settings and the recipient's contact are each read once for all the checks,
-  // and the reads that wait on nothing are started together (one round trip on PostgreSQL, whose
-  // connection runs them in order); their answers are still taken in the order of the checks, so
-  // the first refusal is the same one.
-  const [settings, existing] = await Promise.all([
+): Promise<BatchOutcome<Accepted>[]> {
+  const phones = [...new Set(sends.map((send) => send.to))];
+  const [settings, contactOf, suppressionOf] = await Promise.all([
     sendSettingsOf(tx, workspaceId),
-    findContactByPhone(tx, workspaceId, input.to),
+    findContactsByPhones(tx, workspaceId, phones),
+    suppressionReasons(tx, workspaceId, phones),
   ]);
-  const known = { contact: existing };
-  const permission = startedEarly(canSendTo(tx, workspaceId, input.to, known));
-  const sender = startedEarly(resolveSender(tx, workspaceId, input.from, settings));
-  // The workspace's daily budget first (429); any later refusal rolls the spend back with the rest.
-  await spendDailyBudget(tx, workspaceId, "one_off_daily_limit", 1, now, settings?.limits);
-  const from = await sender;
+  const senders = new Map<string, Promise<NumberRow>>();
+  const senderOf = (from: string | undefined) => {
+    let sender = senders.get(from ?? "");
+    if (!sender) {
+      sender = startedEarly(resolveSender(tx, workspaceId, from, settings));
+      senders.set(from ?? "", sender);
+    }
+    return sender;
+  };
+  // Started together (one round trip on PostgreSQL); refusals are taken send by send below.
+  for (const send of sends) void senderOf(send.from);
   const registered = startedEarly(registeredNumberIds(tx, workspaceId, settings));
-  // Counted first, so a full number is the answer whatever else is wrong; a later refusal rolls
-  // the count back with the rest of this write.
-  if (!(await reserveDailySend(tx, from, now))) throw invalid("from has reached its daily_limit");
-  if (senderSkip(await registered, from)) throw invalid("from is not registered for A2P messaging");
-  refuseUnless(await permission);
-  const { contact, created } = await ensureContact(tx, workspaceId, input.to, "api", now, known);
-  const conversation = await threadForContact(tx, workspaceId, contact.id, {
-    reopen: true,
-    now,
-    newContact: created,
-  });
-  const row = await queueOutboundMessage(tx, {
+  // No settings: the workspace is gone (its sender cannot be resolved either); no limit to read.
+  const limit = settings?.limits.one_off_daily_limit ?? null;
+  const budget = new DailyBudgetBook(tx, workspaceId, "one_off_daily_limit", limit, now);
+  const caps = new DailySendBook(tx, now);
+
+  const outcomes: BatchOutcome<Accepted>[] = [];
+  const accepted: { at: number; send: CheckedOneOff; from: NumberRow }[] = [];
+  for (const send of sends) {
+    const refuse = (error: unknown) => outcomes.push({ ok: false, error });
+    if (!(await budget.spend())) {
+      refuse(budget.refusal());
+      continue;
+    }
+    let from: NumberRow;
+    try {
+      from = await senderOf(send.from);
+    } catch (error) {
+      budget.release();
+      refuse(error);
+      continue;
+    }
+    if (!(await caps.reserve(from))) {
+      budget.release();
+      refuse(invalid("from has reached its daily_limit"));
+      continue;
+    }
+    const refusal = senderSkip(await registered, from)
+      ? invalid("from is not registered for A2P messaging")
+      : permissionRefusal(contactOf.get(send.to), suppressionOf.get(send.to));
+    if (refusal) {
+      caps.release(from);
+      budget.release();
+      refuse(refusal);
+      continue;
+    }
+    accepted.push({ at: outcomes.length, send, from });
+    outcomes.push({ ok: true, value: { id: "", status: "" } });
+  }
+  if (accepted.length === 0) return outcomes;
+
+  // The accepted sends' writes: new contacts (and their contact.created), threads, messages.
+  const contacts = await ensureContacts(
+    tx,
     workspaceId,
-    contact,
-    conversationId: conversation.id,
-    thread: conversation,
-    numberId: from.id,
-    from: from.number,
-    body: input.body,
-    sender: "human",
-    ...group,
+    accepted.map(({ send }) => send.to),
+    contactOf,
     now,
+  );
+  const threads = await threadsFor(tx, workspaceId, contacts, now);
+  const rows: MessageRow[] = [];
+  const batch: string[] = [];
+  for (const { at, send, from } of accepted) {
+    const contact = contacts.byPhone.get(send.to) as ContactRow;
+    const thread = threads.get(contact.id) as ConversationRow;
+    const row = await queueOutboundMessage(tx, {
+      workspaceId,
+      contact,
+      conversationId: thread.id,
+      thread,
+      numberId: from.id,
+      from: from.number,
+      body: send.body,
+      sender: "human",
+      rows,
+      batch,
+      now,
+    });
+    outcomes[at] = { ok: true, value: { id: row.id, status: row.status } };
+  }
+  await insertRows(tx, messages, rows);
+  await enqueueSendBatch(tx, workspaceId, batch, now);
+  await caps.flush();
+  await budget.flush();
+  return outcomes;
+}
+
+/** The refusal of opt-out or suppression (canSendTo's), or null. */
+function permissionRefusal(contact: ContactRow | undefined, suppression: string | undefined) {
+  if (contact && !contact.optedIn) return invalid("Recipient has opted out");
+  if (suppression === undefined) return null;
+  return invalid(suppression === "opt_out" ? "Recipient has opted out" : "Recipient is suppressed");
+}
+
+/**
+ * The contacts of `phones`: those found, and new ones (opted in, source `api`) made together with
+ * their `contact.created`; a number's contact that another transaction made meanwhile is read.
+ */
+async function ensureContacts(
+  tx: Tx,
+  workspaceId: string,
+  phones: string[],
+  found: Map<string, ContactRow>,
+  now: number,
+): Promise<{ byPhone: Map<string, ContactRow>; created: Set<string> }> {
+  const byPhone = new Map(found);
+  const rows = [...new Set(phones)]
+    .filter((phone) => !byPhone.has(phone))
+    .map((phone) => newContactRow(workspaceId, phone, "api", now));
+  const created = new Set<string>();
+  if (rows.length === 0) return { byPhone, created };
+  const written = await insertRowsReturning(tx, contacts, rows, "ensure-contact", {
+    conflict: { target: [contacts.workspaceId, contacts.phoneNumber] },
+    returning: { id: contacts.id },
   });
-  return { id: row.id, status: row.status };
+  const made = new Set(written.map((row) => row.id));
+  const lost: string[] = [];
+  for (const row of rows) {
+    if (made.has(row.id)) {
+      byPhone.set(row.phoneNumber, row);
+      created.add(row.id);
+    } else lost.push(row.phoneNumber);
+  }
+  if (lost.length > 0) {
+    // The conflicts waited for the other transactions' commits, so their contacts can be read now.
+    const meanwhile = await findContactsByPhones(tx, workspaceId, lost);
+    for (const phone of lost) {
+      const contact = meanwhile.get(phone);
+      if (!contact) throw new Error(`contact of ${phone} made meanwhile cannot be read`);
+      byPhone.set(phone, contact);
+    }
+  }
+  await emitEvents(
+    tx,
+    workspaceId,
+    "contact.created",
+    rows.filter((row) => created.has(row.id)).map(contactJson),
+    now,
+  );
+  return { byPhone, created };
+}
+
+/**
+ * Each contact's thread to write into, as threadForContact with `reopen` finds or makes it: a new
+ * contact's is made (all in one statement), another's is its open one (all read at once), else
+ * its latest closed one reopened, else a new one. Every thread comes back stamped with `now` as
+ * its last message (the messages written next).
+ */
+async function threadsFor(
+  tx: Tx,
+  workspaceId: string,
+  contacts: { byPhone: Map<string, ContactRow>; created: Set<string> },
+  now: number,
+): Promise<Map<string, ConversationRow>> {
+  const ids = [...new Set([...contacts.byPhone.values()].map((contact) => contact.id))];
+  const known = ids.filter((id) => !contacts.created.has(id));
+  const threads = await openThreadsOf(tx, workspaceId, known);
+  const stamped = new Set([...threads.values()].map((thread) => thread.id));
+  for (const id of known)
+    if (!threads.has(id)) threads.set(id, await threadForContact(tx, workspaceId, id, { reopen: true, now }));
+  await openThreadsFor(
+    tx,
+    threads,
+    workspaceId,
+    ids.filter((id) => contacts.created.has(id)),
+    now,
+  );
+  // The open threads found get their last message now (new and reopened ones wrote it already
+  // or are touched by queueOutboundMessage).
+  await touchConversations(tx, [...stamped], now);
+  for (const [contactId, thread] of threads)
+    if (stamped.has(thread.id))
+      threads.set(contactId, {
+        ...thread,
+        lastMessageAt: Math.max(thread.lastMessageAt ?? 0, now),
+        updatedAt: now,
+      });
+  return threads;
 }
 
 /**

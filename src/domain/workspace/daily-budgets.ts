@@ -49,6 +49,16 @@ const statements = preparedPerConnection((db: DbOrTx) => {
       .prepare(),
     spendCapped: spend(true),
     spendUncapped: spend(false),
+    // The day's count, its row written without change (which holds it until the transaction ends).
+    hold: db
+      .insert(dailyBudgetUsage)
+      .values({ workspaceId: ph("workspaceId"), budget: ph("budget"), day: ph("day"), count: 0 })
+      .onConflictDoUpdate({
+        target: [dailyBudgetUsage.workspaceId, dailyBudgetUsage.budget, dailyBudgetUsage.day],
+        set: { count: sql`${dailyBudgetUsage.count}` },
+      })
+      .returning({ count: dailyBudgetUsage.count })
+      .prepare(),
   };
 });
 
@@ -77,6 +87,62 @@ export async function spendDailyBudget(
         ? await statements(tx).spendCapped.all({ ...usage, limit })
         : [];
   if (counted.length === 0) throw dailyLimitReached(budget, limit ?? 0, now);
+}
+
+/**
+ * One workspace's budget for a batch of spends in one transaction (a group of POST /v1/messages):
+ * spent one at a time as `spendDailyBudget` would, the first refusal the same, against the day's
+ * count read once and held (its row locked) until the transaction ends, then written once.
+ * A spend whose send is refused later is given back with `release`.
+ */
+export class DailyBudgetBook {
+  private used: number | undefined;
+  private added = 0;
+  constructor(
+    private readonly tx: DbOrTx,
+    private readonly workspaceId: string,
+    private readonly budget: DailyBudget,
+    /** The setting (null: no limit, only counted). */
+    private readonly limit: number | null,
+    private readonly now: number,
+  ) {}
+
+  /** Spends one: false (nothing spent) when the day's spend would pass the setting. */
+  async spend(): Promise<boolean> {
+    if (this.limit === null) {
+      this.added++;
+      return true;
+    }
+    if (this.used === undefined) {
+      const [held] = await statements(this.tx).hold.all(this.usage(0));
+      this.used = Number(held?.count ?? 0);
+    }
+    if (this.used + this.added + 1 > this.limit) return false;
+    this.added++;
+    return true;
+  }
+
+  /** Gives back one spend made here. */
+  release(): void {
+    if (this.added > 0) this.added--;
+  }
+
+  /** The 429 of a refused spend. */
+  refusal(): AppError {
+    return dailyLimitReached(this.budget, this.limit ?? 0, this.now);
+  }
+
+  /** Adds the spends to the day's count (checked against the held count already). */
+  async flush(): Promise<void> {
+    if (this.added === 0) return;
+    await statements(this.tx).spendUncapped.all(this.usage(this.added));
+    this.used = (this.used ?? 0) + this.added;
+    this.added = 0;
+  }
+
+  private usage(n: number) {
+    return { workspaceId: this.workspaceId, budget: this.budget, day: utcDay(this.now), n };
+  }
 }
 
 /** Gives back `n` of a spend that did not happen after all (numbers the carrier did not grant). */
