@@ -4414,7 +4414,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Replays the first answer (status and body) for 24 h; the same key with another body or path is 409. */
+                /** @description Replays the first answer (status and body) for 24 h; the same key with another body or path is 409, and so is a key whose first request is still running. A claim left by a server that stopped mid-request is free again after 60 s; POST /v1/messages and POST /v1/calls commit their answer with the message or call, so their retry replays it and never sends twice. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -4800,7 +4800,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Replays the first answer (status and body) for 24 h; the same key with another body or path is 409. */
+                /** @description Replays the first answer (status and body) for 24 h; the same key with another body or path is 409, and so is a key whose first request is still running. A claim left by a server that stopped mid-request is free again after 60 s; POST /v1/messages and POST /v1/calls commit their answer with the message or call, so their retry replays it and never sends twice. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -5784,7 +5784,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Replays the first answer (status and body) for 24 h; the same key with another body or path is 409. */
+                /** @description Replays the first answer (status and body) for 24 h; the same key with another body or path is 409, and so is a key whose first request is still running. A claim left by a server that stopped mid-request is free again after 60 s; POST /v1/messages and POST /v1/calls commit their answer with the message or call, so their retry replays it and never sends twice. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -6268,7 +6268,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Replays the first answer (status and body) for 24 h; the same key with another body or path is 409. */
+                /** @description Replays the first answer (status and body) for 24 h; the same key with another body or path is 409, and so is a key whose first request is still running. A claim left by a server that stopped mid-request is free again after 60 s; POST /v1/messages and POST /v1/calls commit their answer with the message or call, so their retry replays it and never sends twice. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -6781,7 +6781,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Replays the first answer (status and body) for 24 h; the same key with another body or path is 409. */
+                /** @description Replays the first answer (status and body) for 24 h; the same key with another body or path is 409, and so is a key whose first request is still running. A claim left by a server that stopped mid-request is free again after 60 s; POST /v1/messages and POST /v1/calls commit their answer with the message or call, so their retry replays it and never sends twice. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -7426,7 +7426,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Replays the first answer (status and body) for 24 h; the same key with another body or path is 409. */
+                /** @description Replays the first answer (status and body) for 24 h; the same key with another body or path is 409, and so is a key whose first request is still running. A claim left by a server that stopped mid-request is free again after 60 s; POST /v1/messages and POST /v1/calls commit their answer with the message or call, so their retry replays it and never sends twice. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -7847,7 +7847,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Replays the first answer (status and body) for 24 h; the same key with another body or path is 409. */
+                /** @description Replays the first answer (status and body) for 24 h; the same key with another body or path is 409, and so is a key whose first request is still running. A claim left by a server that stopped mid-request is free again after 60 s; POST /v1/messages and POST /v1/calls commit their answer with the message or call, so their retry replays it and never sends twice. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -8151,7 +8151,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Replays the first answer (status and body) for 24 h; the same key with another body or path is 409. */
+                /** @description Replays the first answer (status and body) for 24 h; the same key with another body or path is 409, and so is a key whose first request is still running. A claim left by a server that stopped mid-request is free again after 60 s; POST /v1/messages and POST /v1/calls commit their answer with the message or call, so their retry replays it and never sends twice. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -8534,7 +8534,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Replays the first answer (status and body) for 24 h; the same key with another body or path is 409. */
+                /** @description Replays the first answer (status and body) for 24 h; the same key with another body or path is 409, and so is a key whose first request is still running. A claim left by a server that stopped mid-request is free again after 60 s; POST /v1/messages and POST /v1/calls commit their answer with the message or call, so their retry replays it and never sends twice. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -9072,7 +9072,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Replays the first answer (status and body) for 24 h; the same key with another body or path is 409. */
+                /** @description Replays the first answer (status and body) for 24 h; the same key with another body or path is 409, and so is a key whose first request is still running. A claim left by a server that stopped mid-request is free again after 60 s; POST /v1/messages and POST /v1/calls commit their answer with the message or call, so their retry replays it and never sends twice. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -9298,7 +9298,7 @@ export interface operations {
                 list_id?: string;
             };
             header?: {
-                /** @description Replays the first answer (status and body) for 24 h; the same key with another body or path is 409. */
+                /** @description Replays the first answer (status and body) for 24 h; the same key with another body or path is 409, and so is a key whose first request is still running. A claim left by a server that stopped mid-request is free again after 60 s; POST /v1/messages and POST /v1/calls commit their answer with the message or call, so their retry replays it and never sends twice. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -9646,7 +9646,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Replays the first answer (status and body) for 24 h; the same key with another body or path is 409. */
+                /** @description Replays the first answer (status and body) for 24 h; the same key with another body or path is 409, and so is a key whose first request is still running. A claim left by a server that stopped mid-request is free again after 60 s; POST /v1/messages and POST /v1/calls commit their answer with the message or call, so their retry replays it and never sends twice. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -10362,7 +10362,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Replays the first answer (status and body) for 24 h; the same key with another body or path is 409. */
+                /** @description Replays the first answer (status and body) for 24 h; the same key with another body or path is 409, and so is a key whose first request is still running. A claim left by a server that stopped mid-request is free again after 60 s; POST /v1/messages and POST /v1/calls commit their answer with the message or call, so their retry replays it and never sends twice. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -10760,7 +10760,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Replays the first answer (status and body) for 24 h; the same key with another body or path is 409. */
+                /** @description Replays the first answer (status and body) for 24 h; the same key with another body or path is 409, and so is a key whose first request is still running. A claim left by a server that stopped mid-request is free again after 60 s; POST /v1/messages and POST /v1/calls commit their answer with the message or call, so their retry replays it and never sends twice. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -11311,7 +11311,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Replays the first answer (status and body) for 24 h; the same key with another body or path is 409. */
+                /** @description Replays the first answer (status and body) for 24 h; the same key with another body or path is 409, and so is a key whose first request is still running. A claim left by a server that stopped mid-request is free again after 60 s; POST /v1/messages and POST /v1/calls commit their answer with the message or call, so their retry replays it and never sends twice. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -11590,7 +11590,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Replays the first answer (status and body) for 24 h; the same key with another body or path is 409. */
+                /** @description Replays the first answer (status and body) for 24 h; the same key with another body or path is 409, and so is a key whose first request is still running. A claim left by a server that stopped mid-request is free again after 60 s; POST /v1/messages and POST /v1/calls commit their answer with the message or call, so their retry replays it and never sends twice. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -12075,7 +12075,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Replays the first answer (status and body) for 24 h; the same key with another body or path is 409. */
+                /** @description Replays the first answer (status and body) for 24 h; the same key with another body or path is 409, and so is a key whose first request is still running. A claim left by a server that stopped mid-request is free again after 60 s; POST /v1/messages and POST /v1/calls commit their answer with the message or call, so their retry replays it and never sends twice. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -13231,7 +13231,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Replays the first answer (status and body) for 24 h; the same key with another body or path is 409. */
+                /** @description Replays the first answer (status and body) for 24 h; the same key with another body or path is 409, and so is a key whose first request is still running. A claim left by a server that stopped mid-request is free again after 60 s; POST /v1/messages and POST /v1/calls commit their answer with the message or call, so their retry replays it and never sends twice. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -13446,7 +13446,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Replays the first answer (status and body) for 24 h; the same key with another body or path is 409. */
+                /** @description Replays the first answer (status and body) for 24 h; the same key with another body or path is 409, and so is a key whose first request is still running. A claim left by a server that stopped mid-request is free again after 60 s; POST /v1/messages and POST /v1/calls commit their answer with the message or call, so their retry replays it and never sends twice. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -14159,7 +14159,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Replays the first answer (status and body) for 24 h; the same key with another body or path is 409. */
+                /** @description Replays the first answer (status and body) for 24 h; the same key with another body or path is 409, and so is a key whose first request is still running. A claim left by a server that stopped mid-request is free again after 60 s; POST /v1/messages and POST /v1/calls commit their answer with the message or call, so their retry replays it and never sends twice. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -14667,7 +14667,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Replays the first answer (status and body) for 24 h; the same key with another body or path is 409. */
+                /** @description Replays the first answer (status and body) for 24 h; the same key with another body or path is 409, and so is a key whose first request is still running. A claim left by a server that stopped mid-request is free again after 60 s; POST /v1/messages and POST /v1/calls commit their answer with the message or call, so their retry replays it and never sends twice. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -14806,7 +14806,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Replays the first answer (status and body) for 24 h; the same key with another body or path is 409. */
+                /** @description Replays the first answer (status and body) for 24 h; the same key with another body or path is 409, and so is a key whose first request is still running. A claim left by a server that stopped mid-request is free again after 60 s; POST /v1/messages and POST /v1/calls commit their answer with the message or call, so their retry replays it and never sends twice. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -15056,7 +15056,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Replays the first answer (status and body) for 24 h; the same key with another body or path is 409. */
+                /** @description Replays the first answer (status and body) for 24 h; the same key with another body or path is 409, and so is a key whose first request is still running. A claim left by a server that stopped mid-request is free again after 60 s; POST /v1/messages and POST /v1/calls commit their answer with the message or call, so their retry replays it and never sends twice. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -15425,7 +15425,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Replays the first answer (status and body) for 24 h; the same key with another body or path is 409. */
+                /** @description Replays the first answer (status and body) for 24 h; the same key with another body or path is 409, and so is a key whose first request is still running. A claim left by a server that stopped mid-request is free again after 60 s; POST /v1/messages and POST /v1/calls commit their answer with the message or call, so their retry replays it and never sends twice. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -16436,7 +16436,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Replays the first answer (status and body) for 24 h; the same key with another body or path is 409. */
+                /** @description Replays the first answer (status and body) for 24 h; the same key with another body or path is 409, and so is a key whose first request is still running. A claim left by a server that stopped mid-request is free again after 60 s; POST /v1/messages and POST /v1/calls commit their answer with the message or call, so their retry replays it and never sends twice. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -16710,7 +16710,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Replays the first answer (status and body) for 24 h; the same key with another body or path is 409. */
+                /** @description Replays the first answer (status and body) for 24 h; the same key with another body or path is 409, and so is a key whose first request is still running. A claim left by a server that stopped mid-request is free again after 60 s; POST /v1/messages and POST /v1/calls commit their answer with the message or call, so their retry replays it and never sends twice. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -16984,7 +16984,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Replays the first answer (status and body) for 24 h; the same key with another body or path is 409. */
+                /** @description Replays the first answer (status and body) for 24 h; the same key with another body or path is 409, and so is a key whose first request is still running. A claim left by a server that stopped mid-request is free again after 60 s; POST /v1/messages and POST /v1/calls commit their answer with the message or call, so their retry replays it and never sends twice. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -17258,7 +17258,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Replays the first answer (status and body) for 24 h; the same key with another body or path is 409. */
+                /** @description Replays the first answer (status and body) for 24 h; the same key with another body or path is 409, and so is a key whose first request is still running. A claim left by a server that stopped mid-request is free again after 60 s; POST /v1/messages and POST /v1/calls commit their answer with the message or call, so their retry replays it and never sends twice. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -17905,7 +17905,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Replays the first answer (status and body) for 24 h; the same key with another body or path is 409. */
+                /** @description Replays the first answer (status and body) for 24 h; the same key with another body or path is 409, and so is a key whose first request is still running. A claim left by a server that stopped mid-request is free again after 60 s; POST /v1/messages and POST /v1/calls commit their answer with the message or call, so their retry replays it and never sends twice. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -18509,7 +18509,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Replays the first answer (status and body) for 24 h; the same key with another body or path is 409. */
+                /** @description Replays the first answer (status and body) for 24 h; the same key with another body or path is 409, and so is a key whose first request is still running. A claim left by a server that stopped mid-request is free again after 60 s; POST /v1/messages and POST /v1/calls commit their answer with the message or call, so their retry replays it and never sends twice. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -18836,7 +18836,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Replays the first answer (status and body) for 24 h; the same key with another body or path is 409. */
+                /** @description Replays the first answer (status and body) for 24 h; the same key with another body or path is 409, and so is a key whose first request is still running. A claim left by a server that stopped mid-request is free again after 60 s; POST /v1/messages and POST /v1/calls commit their answer with the message or call, so their retry replays it and never sends twice. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -18995,7 +18995,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Replays the first answer (status and body) for 24 h; the same key with another body or path is 409. */
+                /** @description Replays the first answer (status and body) for 24 h; the same key with another body or path is 409, and so is a key whose first request is still running. A claim left by a server that stopped mid-request is free again after 60 s; POST /v1/messages and POST /v1/calls commit their answer with the message or call, so their retry replays it and never sends twice. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -19256,7 +19256,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Replays the first answer (status and body) for 24 h; the same key with another body or path is 409. */
+                /** @description Replays the first answer (status and body) for 24 h; the same key with another body or path is 409, and so is a key whose first request is still running. A claim left by a server that stopped mid-request is free again after 60 s; POST /v1/messages and POST /v1/calls commit their answer with the message or call, so their retry replays it and never sends twice. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -19882,7 +19882,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Replays the first answer (status and body) for 24 h; the same key with another body or path is 409. */
+                /** @description Replays the first answer (status and body) for 24 h; the same key with another body or path is 409, and so is a key whose first request is still running. A claim left by a server that stopped mid-request is free again after 60 s; POST /v1/messages and POST /v1/calls commit their answer with the message or call, so their retry replays it and never sends twice. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -20511,7 +20511,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Replays the first answer (status and body) for 24 h; the same key with another body or path is 409. */
+                /** @description Replays the first answer (status and body) for 24 h; the same key with another body or path is 409, and so is a key whose first request is still running. A claim left by a server that stopped mid-request is free again after 60 s; POST /v1/messages and POST /v1/calls commit their answer with the message or call, so their retry replays it and never sends twice. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -20775,7 +20775,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Replays the first answer (status and body) for 24 h; the same key with another body or path is 409. */
+                /** @description Replays the first answer (status and body) for 24 h; the same key with another body or path is 409, and so is a key whose first request is still running. A claim left by a server that stopped mid-request is free again after 60 s; POST /v1/messages and POST /v1/calls commit their answer with the message or call, so their retry replays it and never sends twice. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -21165,7 +21165,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Replays the first answer (status and body) for 24 h; the same key with another body or path is 409. */
+                /** @description Replays the first answer (status and body) for 24 h; the same key with another body or path is 409, and so is a key whose first request is still running. A claim left by a server that stopped mid-request is free again after 60 s; POST /v1/messages and POST /v1/calls commit their answer with the message or call, so their retry replays it and never sends twice. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -21714,7 +21714,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Replays the first answer (status and body) for 24 h; the same key with another body or path is 409. */
+                /** @description Replays the first answer (status and body) for 24 h; the same key with another body or path is 409, and so is a key whose first request is still running. A claim left by a server that stopped mid-request is free again after 60 s; POST /v1/messages and POST /v1/calls commit their answer with the message or call, so their retry replays it and never sends twice. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -22017,7 +22017,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Replays the first answer (status and body) for 24 h; the same key with another body or path is 409. */
+                /** @description Replays the first answer (status and body) for 24 h; the same key with another body or path is 409, and so is a key whose first request is still running. A claim left by a server that stopped mid-request is free again after 60 s; POST /v1/messages and POST /v1/calls commit their answer with the message or call, so their retry replays it and never sends twice. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
