@@ -157,6 +157,16 @@ const senderStatements = preparedPerConnection((db) => {
       .prepare(),
     reserveCapped: upsertUsage(true),
     reserveUncapped: upsertUsage(false),
+    // One number's counter held (DailySendBook.hold of one row, the common case).
+    holdOne: db
+      .insert(numberDailyUsage)
+      .values({ numberId: ph("numberId"), workspaceId: ph("workspaceId"), day: ph("day"), count: 0 })
+      .onConflictDoUpdate({
+        target: [numberDailyUsage.numberId, numberDailyUsage.day],
+        set: { count: sql`${numberDailyUsage.count}` },
+      })
+      .returning({ numberId: numberDailyUsage.numberId, count: numberDailyUsage.count })
+      .prepare(),
     addSends: db
       .update(numberDailyUsage)
       .set({ count: sql`${numberDailyUsage.count} + ${ph("n")}` })
@@ -718,15 +728,18 @@ export class DailySendBook {
         day: localDay(row.timezone, this.now),
         count: 0,
       }));
-    const held = await this.tx
-      .insert(numberDailyUsage)
-      .values(values)
-      .onConflictDoUpdate({
-        target: [numberDailyUsage.numberId, numberDailyUsage.day],
-        set: { count: sql`${numberDailyUsage.count}` },
-      })
-      .returning({ numberId: numberDailyUsage.numberId, count: numberDailyUsage.count })
-      .all();
+    const held =
+      values.length === 1
+        ? await senderStatements(this.tx).holdOne.all(values[0])
+        : await this.tx
+            .insert(numberDailyUsage)
+            .values(values)
+            .onConflictDoUpdate({
+              target: [numberDailyUsage.numberId, numberDailyUsage.day],
+              set: { count: sql`${numberDailyUsage.count}` },
+            })
+            .returning({ numberId: numberDailyUsage.numberId, count: numberDailyUsage.count })
+            .all();
     const counts = new Map(held.map((row) => [row.numberId, Number(row.count)]));
     for (const value of values)
       this.counters.set(value.numberId, { day: value.day, used: counts.get(value.numberId) ?? 0, added: 0 });
