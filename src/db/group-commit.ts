@@ -208,6 +208,7 @@ function createGroupCommitter(db: Db) {
             tx,
             run,
             at.map((i) => group[i]),
+            inOrder,
           );
           at.forEach((i, n) => {
             outcomes[i] = answers[n];
@@ -231,15 +232,18 @@ function createGroupCommitter(db: Db) {
 
   /**
    * A batch's writes in one savepoint; if it throws, each alone in a savepoint of its own. Each
-   * write's witness records its value in the savepoint that commits it.
+   * write's witness records its value in the savepoint that commits it. The savepoint's SAVEPOINT
+   * and RELEASE go unawaited with the statements next to them, as the group's writes' do (their
+   * outcomes are checked before the commit, through `inOrder`).
    */
   async function runBatch(
     tx: Tx,
     run: BatchRun,
     items: Pending[],
+    inOrder: (step: unknown) => void,
   ): Promise<{ ok: boolean; value: unknown }[]> {
     const attempt = async (part: Pending[]) => {
-      await savepoints.begin(tx);
+      inOrder(savepoints.begin(tx));
       try {
         const answers = await run(
           tx,
@@ -247,7 +251,7 @@ function createGroupCommitter(db: Db) {
         );
         for (const [n, answer] of answers.entries())
           if (answer.ok) await part[n].witness?.record(tx, answer.value);
-        await savepoints.release(tx);
+        inOrder(savepoints.release(tx));
         return answers.map((answer) =>
           answer.ok ? { ok: true, value: answer.value } : { ok: false, value: answer.error },
         );

@@ -84,11 +84,11 @@ interface TablePlan {
 /**
  * The counters that are views on PostgreSQL: how SQLite's rows go in (`copy`), the view's rows
  * to compare with them (`read`, `sourceRows`: the same columns in the same order), and the
- * function of the triggers that keep them.
+ * functions of the triggers that keep them (migrations/pg/0006: one per kind of statement).
  */
 interface CounterPlan {
   name: string;
-  trigger: string;
+  triggers: string[];
   sourceRows: string;
   read: string;
   copy(sql: postgres.TransactionSql, rows: unknown[][]): Promise<void>;
@@ -97,7 +97,7 @@ interface CounterPlan {
 const COUNTERS: CounterPlan[] = [
   {
     name: "audience_versions",
-    trigger: "audience_versions_bump",
+    triggers: ["audience_versions_written", "audience_versions_removed"],
     sourceRows: "SELECT workspace_id, version, contact_count FROM audience_versions",
     read: "SELECT workspace_id, version, contact_count FROM audience_versions",
     copy: (sql, rows) =>
@@ -105,7 +105,11 @@ const COUNTERS: CounterPlan[] = [
   },
   {
     name: "message_daily_counts",
-    trigger: "message_daily_counts_track",
+    triggers: [
+      "message_daily_counts_inserted",
+      "message_daily_counts_updated",
+      "message_daily_counts_deleted",
+    ],
     sourceRows: "SELECT workspace_id, day, status, n FROM message_daily_counts",
     read: "SELECT workspace_id, day, status, n FROM message_daily_counts",
     copy: (sql, rows) =>
@@ -113,7 +117,7 @@ const COUNTERS: CounterPlan[] = [
   },
   {
     name: "link_versions",
-    trigger: "link_versions_bump",
+    triggers: ["link_versions_bump"],
     // The view has no row until the sequence's first value (0003 converts only a version > 0).
     sourceRows: "SELECT id, version FROM link_versions WHERE version > 0",
     read: "SELECT id, version FROM link_versions",
@@ -302,7 +306,7 @@ export async function copySqliteToPostgres(
           SELECT c.relname AS table, t.tgname AS trigger
           FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_proc p ON p.oid = t.tgfoid
           WHERE NOT t.tgisinternal AND c.relnamespace = current_schema()::regnamespace
-            AND p.proname IN ${sql(COUNTERS.map((counter) => counter.trigger))}
+            AND p.proname IN ${sql(COUNTERS.flatMap((counter) => counter.triggers))}
           ORDER BY c.relname, t.tgname`;
         for (const { table, trigger } of counterTriggers)
           await sql.unsafe(`ALTER TABLE ${quote(table)} DISABLE TRIGGER ${quote(trigger)}`);

@@ -43,6 +43,7 @@ import pg2 from "../../migrations/pg/0002_change_notifications.sql" with { type:
 import pg3 from "../../migrations/pg/0003_counters_without_hot_rows.sql" with { type: "text" };
 import pg4 from "../../migrations/pg/0004_campaign_sends_open_threads_unique.sql" with { type: "text" };
 import pg5 from "../../migrations/pg/0005_webhook_delivery_unique.sql" with { type: "text" };
+import pg6 from "../../migrations/pg/0006_statement_level_triggers.sql" with { type: "text" };
 
 /** Migrations in the order they apply. */
 export const embeddedMigrations: { tag: string; sql: string }[] = [
@@ -93,4 +94,5 @@ export const embeddedPgMigrations: { tag: string; sql: string }[] = [
   { tag: "0003_counters_without_hot_rows", sql: pg3 },
   { tag: "0004_campaign_sends_open_threads_unique", sql: pg4 },
   { tag: "0005_webhook_delivery_unique", sql: pg5 },
+  { tag: "0006_statement_level_triggers", sql: pg6 },
 ];

@@ -222,10 +222,15 @@ async function acceptForWorkspace(
     });
     outcomes[at] = { ok: true, value: { id: row.id, status: row.status } };
   }
-  await insertRows(tx, messages, rows);
-  await enqueueSendBatch(tx, workspaceId, batch, now);
-  await caps.flush();
-  await budget.flush();
+  // Independent writes, sent together (one round trip on PostgreSQL); all of them are over before
+  // a failure is thrown, so none runs after the batch's savepoint is rolled back.
+  const written = await Promise.allSettled([
+    insertRows(tx, messages, rows),
+    enqueueSendBatch(tx, workspaceId, batch, now),
+    caps.flush(),
+    budget.flush(),
+  ]);
+  for (const write of written) if (write.status === "rejected") throw write.reason;
   return outcomes;
 }
 
