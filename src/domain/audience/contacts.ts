@@ -1,7 +1,7 @@
 import { and, count, desc, eq, or, type SQL, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../db/client";
 import { escapeLike, inJsonListParam, jsonList, likeInsensitive } from "../../db/dialect";
-import { preparedPerConnection, rowPlaceholders } from "../../db/prepared";
+import { insertRowsReturning, preparedPerConnection, rowPlaceholders } from "../../db/prepared";
 import { audienceVersions, type ContactRow, contacts } from "../../db/schema";
 import { workspaceRow } from "../../db/workspace-row";
 import { timezoneForPhone } from "../../lib/area-codes";
@@ -10,7 +10,7 @@ import { newId } from "../../lib/ids";
 import { normalizePhone } from "../../lib/phone";
 import { stateCodeOf } from "../../lib/state-codes";
 import { isTimeZone, toIso } from "../../lib/time";
-import { emitEvent } from "../events";
+import { emitEvent, emitEvents } from "../events";
 
 /** The Contact as the API returns it (API.md §3 Contacts). */
 export interface ContactJson {
@@ -152,6 +152,57 @@ export async function ensureContact(
   }
   await emitEvent(tx, workspaceId, "contact.created", contactJson(row), now);
   return { contact: row, created: true };
+}
+
+/**
+ * ensureContact for many numbers (E.164) at once: the contacts of `phones` among `found` (read by
+ * the caller with findContactsByPhones), and new ones made together (one statement on PostgreSQL)
+ * with their `contact.created`; a number's contact that another transaction made meanwhile is
+ * read. `created`: the ids of the contacts made here.
+ */
+export async function ensureContacts(
+  tx: DbOrTx,
+  workspaceId: string,
+  phones: readonly string[],
+  found: ReadonlyMap<string, ContactRow>,
+  source: string,
+  now: number,
+): Promise<{ byPhone: Map<string, ContactRow>; created: Set<string> }> {
+  const byPhone = new Map(found);
+  const rows = [...new Set(phones)]
+    .filter((phone) => !byPhone.has(phone))
+    .map((phone) => newContactRow(workspaceId, phone, source, now));
+  const created = new Set<string>();
+  if (rows.length === 0) return { byPhone, created };
+  const written = await insertRowsReturning(tx, contacts, rows, "ensure-contact", {
+    conflict: { target: [contacts.workspaceId, contacts.phoneNumber] },
+    returning: { id: contacts.id },
+  });
+  const made = new Set(written.map((row) => row.id));
+  const lost: string[] = [];
+  for (const row of rows) {
+    if (made.has(row.id)) {
+      byPhone.set(row.phoneNumber, row);
+      created.add(row.id);
+    } else lost.push(row.phoneNumber);
+  }
+  if (lost.length > 0) {
+    // The conflicts waited for the other transactions' commits, so their contacts can be read now.
+    const meanwhile = await findContactsByPhones(tx, workspaceId, lost);
+    for (const phone of lost) {
+      const contact = meanwhile.get(phone);
+      if (!contact) throw new Error(`contact of ${phone} made meanwhile cannot be read`);
+      byPhone.set(phone, contact);
+    }
+  }
+  await emitEvents(
+    tx,
+    workspaceId,
+    "contact.created",
+    rows.filter((row) => created.has(row.id)).map(contactJson),
+    now,
+  );
+  return { byPhone, created };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 import { and, desc, eq } from "drizzle-orm";
 import type { Db, DbOrTx, Tx } from "../../db/client";
 import { type BatchOutcome, groupBatch } from "../../db/group-commit";
-import { insertRows, insertRowsReturning } from "../../db/prepared";
+import { insertRows } from "../../db/prepared";
 import {
   type ContactRow,
   type ConversationRow,
@@ -15,9 +15,8 @@ import {
 import { workspaceRow } from "../../db/workspace-row";
 import { invalid, notFound } from "../../lib/errors";
 import { normalizePhone } from "../../lib/phone";
-import { contactJson, findContactsByPhones, newContactRow } from "../audience/contacts";
+import { ensureContacts, findContactsByPhones } from "../audience/contacts";
 import { canSendTo, suppressionReasons } from "../audience/suppression";
-import { emitEvents } from "../events";
 import { registeredNumberIds, senderSkip } from "../registration/sender-check";
 import { DailyBudgetBook, spendDailyBudget } from "../workspace/daily-budgets";
 import { sendSettingsOf } from "../workspace/send-settings";
@@ -179,9 +178,16 @@ async function acceptForWorkspace(
       refuse(invalid("from has reached its daily_limit"));
       continue;
     }
+    // canSendTo with what was read for the batch: no statement of its own.
+    const permission = await canSendTo(tx, workspaceId, send.to, {
+      contact: contactOf.get(send.to),
+      suppression: suppressionOf.get(send.to) ?? null,
+    });
     const refusal = senderSkip(await registered, from)
       ? invalid("from is not registered for A2P messaging")
-      : permissionRefusal(contactOf.get(send.to), suppressionOf.get(send.to));
+      : permission.allowed
+        ? null
+        : invalid(permission.message);
     if (refusal) {
       caps.release(from);
       budget.release();
@@ -194,18 +200,19 @@ async function acceptForWorkspace(
   if (accepted.length === 0) return outcomes;
 
   // The accepted sends' writes: new contacts (and their contact.created), threads, messages.
-  const contacts = await ensureContacts(
+  const ensured = await ensureContacts(
     tx,
     workspaceId,
     accepted.map(({ send }) => send.to),
     contactOf,
+    "api",
     now,
   );
-  const threads = await threadsFor(tx, workspaceId, contacts, now);
+  const threads = await threadsFor(tx, workspaceId, ensured, now);
   const rows: MessageRow[] = [];
   const batch: string[] = [];
   for (const { at, send, from } of accepted) {
-    const contact = contacts.byPhone.get(send.to) as ContactRow;
+    const contact = ensured.byPhone.get(send.to) as ContactRow;
     const thread = threads.get(contact.id) as ConversationRow;
     const row = await queueOutboundMessage(tx, {
       workspaceId,
@@ -234,61 +241,6 @@ async function acceptForWorkspace(
   return outcomes;
 }
 
-/** The refusal of opt-out or suppression (canSendTo's), or null. */
-function permissionRefusal(contact: ContactRow | undefined, suppression: string | undefined) {
-  if (contact && !contact.optedIn) return invalid("Recipient has opted out");
-  if (suppression === undefined) return null;
-  return invalid(suppression === "opt_out" ? "Recipient has opted out" : "Recipient is suppressed");
-}
-
-/**
- * The contacts of `phones`: those found, and new ones (opted in, source `api`) made together with
- * their `contact.created`; a number's contact that another transaction made meanwhile is read.
- */
-async function ensureContacts(
-  tx: Tx,
-  workspaceId: string,
-  phones: string[],
-  found: Map<string, ContactRow>,
-  now: number,
-): Promise<{ byPhone: Map<string, ContactRow>; created: Set<string> }> {
-  const byPhone = new Map(found);
-  const rows = [...new Set(phones)]
-    .filter((phone) => !byPhone.has(phone))
-    .map((phone) => newContactRow(workspaceId, phone, "api", now));
-  const created = new Set<string>();
-  if (rows.length === 0) return { byPhone, created };
-  const written = await insertRowsReturning(tx, contacts, rows, "ensure-contact", {
-    conflict: { target: [contacts.workspaceId, contacts.phoneNumber] },
-    returning: { id: contacts.id },
-  });
-  const made = new Set(written.map((row) => row.id));
-  const lost: string[] = [];
-  for (const row of rows) {
-    if (made.has(row.id)) {
-      byPhone.set(row.phoneNumber, row);
-      created.add(row.id);
-    } else lost.push(row.phoneNumber);
-  }
-  if (lost.length > 0) {
-    // The conflicts waited for the other transactions' commits, so their contacts can be read now.
-    const meanwhile = await findContactsByPhones(tx, workspaceId, lost);
-    for (const phone of lost) {
-      const contact = meanwhile.get(phone);
-      if (!contact) throw new Error(`contact of ${phone} made meanwhile cannot be read`);
-      byPhone.set(phone, contact);
-    }
-  }
-  await emitEvents(
-    tx,
-    workspaceId,
-    "contact.created",
-    rows.filter((row) => created.has(row.id)).map(contactJson),
-    now,
-  );
-  return { byPhone, created };
-}
-
 /**
  * Each contact's thread to write into, as threadForContact with `reopen` finds or makes it: a new
  * contact's is made (all in one statement), another's is its open one (all read at once), else
@@ -298,11 +250,11 @@ async function ensureContacts(
 async function threadsFor(
   tx: Tx,
   workspaceId: string,
-  contacts: { byPhone: Map<string, ContactRow>; created: Set<string> },
+  ensured: { byPhone: Map<string, ContactRow>; created: Set<string> },
   now: number,
 ): Promise<Map<string, ConversationRow>> {
-  const ids = [...new Set([...contacts.byPhone.values()].map((contact) => contact.id))];
-  const known = ids.filter((id) => !contacts.created.has(id));
+  const ids = [...new Set([...ensured.byPhone.values()].map((contact) => contact.id))];
+  const known = ids.filter((id) => !ensured.created.has(id));
   const threads = await openThreadsOf(tx, workspaceId, known);
   const stamped = new Set([...threads.values()].map((thread) => thread.id));
   for (const id of known)
@@ -311,7 +263,7 @@ async function threadsFor(
     tx,
     threads,
     workspaceId,
-    ids.filter((id) => contacts.created.has(id)),
+    ids.filter((id) => ensured.created.has(id)),
     now,
   );
   // The open threads found get their last message now (new and reopened ones wrote it already
