@@ -2,7 +2,12 @@ import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { CarrierUnavailableError, type OutboundSms, type StatusUpdate } from "../src/carriers/carrier";
+import {
+  CarrierUnavailableError,
+  type OutboundSms,
+  SendWithdrawnError,
+  type StatusUpdate,
+} from "../src/carriers/carrier";
 import { listSandboxSends, SimulatedCarrier } from "../src/carriers/simulated";
 import { loadConfig } from "../src/config";
 import { type DbHandle, openDatabase } from "../src/db/client";
@@ -120,6 +125,21 @@ describe.if(process.env[TEST_DIALECT] !== "postgres")("SimulatedCarrier", () => 
       status: "SENT",
     });
     expect(await carrier.lookupSend(sms(99), 0)).toEqual({ found: false });
+  });
+
+  it("withdraws a send whose job lost its lease before its batch was written: nothing reaches the ledger", async () => {
+    const carrier = new SimulatedCarrier(handle.db, manualClock(), { deliveryDelayMs: 200 });
+    carrier.attachSinks({ onStatus: () => {}, onInbound: () => {} });
+    // Both join one turn's write; the first's job loses its lease before the write (asked then).
+    let leaseHolds = true;
+    const lost = carrier.sendSms({ ...sms(50), stillOurs: () => leaseHolds });
+    const kept = carrier.sendSms({ ...sms(51), stillOurs: () => true });
+    leaseHolds = false;
+    const [withdrawn, sent] = await Promise.allSettled([lost, kept]);
+    expect(withdrawn.status === "rejected" && withdrawn.reason).toBeInstanceOf(SendWithdrawnError);
+    expect(sent).toMatchObject({ status: "fulfilled", value: { accepted: true } });
+    expect(await carrier.lookupSend(sms(50), 0)).toEqual({ found: false });
+    expect(await carrier.lookupSend(sms(51), 0)).toMatchObject({ found: true });
   });
 
   it("applies the magic numbers", async () => {

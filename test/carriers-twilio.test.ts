@@ -13,7 +13,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
-import { CarrierUnavailableError, type OutboundSms } from "../src/carriers/carrier";
+import { CarrierUnavailableError, type OutboundSms, SendWithdrawnError } from "../src/carriers/carrier";
 import {
   mapTwilioCallStatus,
   mapTwilioStatus,
@@ -200,6 +200,27 @@ describe("Twilio adapter against Twilio's OpenAPI contract (Prism)", () => {
     await expect(adapter(`http://127.0.0.1:${closed}`, fetch).sendSms(sms)).rejects.toBeInstanceOf(
       CarrierUnavailableError,
     );
+  });
+
+  it("sends nothing for a send whose job lost its lease: no request is made", async () => {
+    let requests = 0;
+    const counting = Bun.serve({
+      port: 0,
+      fetch: () => {
+        requests++;
+        return new Response("{}", { status: 500 });
+      },
+    });
+    try {
+      const withdrawn = adapter(`http://127.0.0.1:${counting.port}`, fetch).sendSms({
+        ...sms,
+        stillOurs: () => false,
+      });
+      await expect(withdrawn).rejects.toBeInstanceOf(SendWithdrawnError);
+      expect(requests).toBe(0);
+    } finally {
+      counting.stop(true);
+    }
   });
 
   it("treats refused credentials (401) as the carrier being unavailable, not as a refusal", async () => {

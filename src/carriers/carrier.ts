@@ -44,6 +44,13 @@ export interface OutboundSms {
   body: string;
   /** Where the carrier posts status updates (real carriers only). */
   statusCallbackUrl: string;
+  /**
+   * Asked by the adapter at the last moment before the send leaves (after any batching of its
+   * own): false when the job handing it off has lost its lease meanwhile (its process was frozen
+   * past it), and another worker may be handing it off now. The adapter then sends nothing and
+   * throws SendWithdrawnError. Absent: always send.
+   */
+  stillOurs?: () => boolean;
 }
 
 /** Our message statuses that a carrier can report. */
@@ -103,6 +110,14 @@ export interface RegistryReviewer {
 }
 
 /** A temporary failure (network, 5xx, throttling): the send stays QUEUED and is retried. */
+/** A send not made because its `stillOurs` said no at the last moment (see OutboundSms). */
+export class SendWithdrawnError extends Error {
+  constructor() {
+    super("send withdrawn: its job lost its lease");
+    this.name = "SendWithdrawnError";
+  }
+}
+
 export class CarrierUnavailableError extends Error {
   constructor(
     message: string,

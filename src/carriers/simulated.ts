@@ -44,6 +44,7 @@ import {
   type RegistryReviewer,
   type SendLookup,
   type SendResult,
+  SendWithdrawnError,
   type StatusUpdate,
 } from "./carrier";
 
@@ -145,7 +146,7 @@ export class SimulatedCarrier implements Carrier {
   private timer: ReturnType<typeof setTimeout> | null = null;
   private flushing: Promise<void> | null = null;
   private stopped = true;
-  private unwritten: SandboxSendRow[] = [];
+  private unwritten: { row: SandboxSendRow; stillOurs?: () => boolean }[] = [];
   /** The turn's ledger write: the carrier message id of each message written, by message id. */
   private writing: Promise<Map<string, string>> | null = null;
   private readonly tickMs: number;
@@ -324,7 +325,7 @@ export class SimulatedCarrier implements Carrier {
     }
     const now = this.clock.now();
     // A message handed over again is not sent again: the ledger answers the first send's id.
-    const accepted = await this.record({
+    const accepted = await this.record(sms.stillOurs, {
       id: newId(),
       workspaceId: sms.workspaceId,
       messageId: sms.messageId,
@@ -348,22 +349,28 @@ export class SimulatedCarrier implements Carrier {
    * runs together, each awaiting its reads) are written in one transaction; each sendSms resolves
    * once its row is committed, with the carrier message id of the message's ledger row.
    */
-  private async record(row: SandboxSendRow): Promise<string> {
-    this.unwritten.push(row);
+  private async record(stillOurs: (() => boolean) | undefined, row: SandboxSendRow): Promise<string> {
+    this.unwritten.push({ row, stillOurs });
     this.writing ??= new Promise<Map<string, string>>((resolve, reject) => {
       setImmediate(async () => {
-        const rows = this.unwritten;
+        const sends = this.unwritten;
         this.unwritten = [];
         this.writing = null;
+        // The sends still ours now, right before their rows are written (the carrier receiving
+        // them); the others are withdrawn (absent from the answer).
+        const ours = () => sends.flatMap((send) => (!send.stillOurs || send.stillOurs() ? [send.row] : []));
         try {
-          if (rows.length === 1) resolve(await writeLedgerRows(this.db, rows));
-          else resolve(await this.db.transaction(async (tx) => await writeLedgerRows(tx, rows)));
+          if (sends.length === 1) resolve(await writeLedgerRows(this.db, ours()));
+          else resolve(await this.db.transaction(async (tx) => await writeLedgerRows(tx, ours())));
         } catch (error) {
           reject(error);
         }
       });
     });
-    return (await this.writing).get(row.messageId) ?? row.carrierMessageId;
+    const written = await this.writing;
+    const carrierMessageId = written.get(row.messageId);
+    if (carrierMessageId === undefined) throw new SendWithdrawnError();
+    return carrierMessageId;
   }
 
   async lookupSend(sms: OutboundSms, _sentAfter: number): Promise<SendLookup> {

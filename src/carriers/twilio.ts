@@ -49,6 +49,7 @@ import {
   type OutboundSms,
   type SendLookup,
   type SendResult,
+  SendWithdrawnError,
   type StatusUpdate,
 } from "./carrier";
 
@@ -352,6 +353,7 @@ export class TwilioCarrier implements Carrier {
   }
 
   async sendSms(sms: OutboundSms): Promise<SendResult> {
+    if (sms.stillOurs && !sms.stillOurs()) throw new SendWithdrawnError();
     const answer = await this.call<TwilioMessage>("POST", this.accountPath("/Messages.json"), {
       To: sms.to,
       From: sms.from,

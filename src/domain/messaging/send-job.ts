@@ -5,6 +5,7 @@ import {
   CarrierUnavailableError,
   type InboundSms,
   type OutboundSms,
+  SendWithdrawnError,
   type StatusUpdate,
 } from "../../carriers/carrier";
 import type { Db, DbOrTx } from "../../db/client";
@@ -434,7 +435,14 @@ async function handOff(
   // or the batch is slow) leaves the hand-off to whoever takes the job next, who finds the marker
   // and asks the carrier first. A hand-off started here ends before that worker may begin.
   if (!ctx.leaseHolds()) return { kind: "held", until: ctx.clock.now() };
-  const result = await carrier.sendSms(sms);
+  let result: Awaited<ReturnType<typeof carrier.sendSms>>;
+  try {
+    // Asked again by the adapter as the send leaves (after its own batching, if any).
+    result = await carrier.sendSms({ ...sms, stillOurs: ctx.leaseHolds });
+  } catch (error) {
+    if (error instanceof SendWithdrawnError) return { kind: "held", until: ctx.clock.now() };
+    throw error;
+  }
   return await settle(
     result.accepted
       ? {
