@@ -109,7 +109,6 @@ export interface RegistryReviewer {
   ): { status: string; reasons: string[]; short_code?: string };
 }
 
-/** A temporary failure (network, 5xx, throttling): the send stays QUEUED and is retried. */
 /** A send not made because its `stillOurs` said no at the last moment (see OutboundSms). */
 export class SendWithdrawnError extends Error {
   constructor() {
@@ -118,6 +117,7 @@ export class SendWithdrawnError extends Error {
   }
 }
 
+/** A temporary failure (network, 5xx, throttling): the send stays QUEUED and is retried. */
 export class CarrierUnavailableError extends Error {
   constructor(
     message: string,

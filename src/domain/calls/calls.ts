@@ -6,7 +6,6 @@
  * A call's first final status writes one entry into the contact's thread (a message with status
  * CALL and `call_id`) and emits `call.completed`, in the transaction that records it.
  */
-
 import { and, count, desc, eq, gte, lt, type SQL, sql } from "drizzle-orm";
 import type { Carrier } from "../../carriers/carrier";
 import { CarrierUnavailableError } from "../../carriers/carrier";
