@@ -8,7 +8,7 @@ import {
 } from "../../carriers/carrier";
 import type { Db, DbOrTx } from "../../db/client";
 import { newestFirstPage } from "../../db/paging";
-import { forEachRowApart, preparedPerConnection } from "../../db/prepared";
+import { forEachRowApart, insertRowsReturning, preparedPerConnection } from "../../db/prepared";
 import {
   NUMBER_IS_ACTIVE,
   type NumberRow,
@@ -157,16 +157,6 @@ const senderStatements = preparedPerConnection((db) => {
       .prepare(),
     reserveCapped: upsertUsage(true),
     reserveUncapped: upsertUsage(false),
-    // One number's counter held (DailySendBook.hold of one row, the common case).
-    holdOne: db
-      .insert(numberDailyUsage)
-      .values({ numberId: ph("numberId"), workspaceId: ph("workspaceId"), day: ph("day"), count: 0 })
-      .onConflictDoUpdate({
-        target: [numberDailyUsage.numberId, numberDailyUsage.day],
-        set: { count: sql`${numberDailyUsage.count}` },
-      })
-      .returning({ numberId: numberDailyUsage.numberId, count: numberDailyUsage.count })
-      .prepare(),
     addSends: db
       .update(numberDailyUsage)
       .set({ count: sql`${numberDailyUsage.count} + ${ph("n")}` })
@@ -714,7 +704,7 @@ export class DailySendBook {
     private readonly now: number,
   ) {}
 
-  /** Reads and holds the counters of `rows` not held yet, in one statement. */
+  /** Reads and holds the counters of `rows` not held yet (one statement on PostgreSQL). */
   async hold(rows: readonly NumberRow[]): Promise<void> {
     const missing = new Map<string, NumberRow>();
     for (const row of rows) if (!this.counters.has(row.id)) missing.set(row.id, row);
@@ -728,18 +718,13 @@ export class DailySendBook {
         day: localDay(row.timezone, this.now),
         count: 0,
       }));
-    const held =
-      values.length === 1
-        ? await senderStatements(this.tx).holdOne.all(values[0])
-        : await this.tx
-            .insert(numberDailyUsage)
-            .values(values)
-            .onConflictDoUpdate({
-              target: [numberDailyUsage.numberId, numberDailyUsage.day],
-              set: { count: sql`${numberDailyUsage.count}` },
-            })
-            .returning({ numberId: numberDailyUsage.numberId, count: numberDailyUsage.count })
-            .all();
+    const held = await insertRowsReturning(this.tx, numberDailyUsage, values, "hold-counter", {
+      conflict: {
+        target: [numberDailyUsage.numberId, numberDailyUsage.day],
+        set: { count: sql`${numberDailyUsage.count}` },
+      },
+      returning: { numberId: numberDailyUsage.numberId, count: numberDailyUsage.count },
+    });
     const counts = new Map(held.map((row) => [row.numberId, Number(row.count)]));
     for (const value of values)
       this.counters.set(value.numberId, { day: value.day, used: counts.get(value.numberId) ?? 0, added: 0 });
