@@ -113,12 +113,11 @@ function rowsAsJson(
   table: SQLiteTable,
   rows: readonly Record<string, unknown>[],
 ): { head: string; json: string } | null {
-  const columns = Object.entries(getTableColumns(table)) as [string, SQLiteColumn][];
-  const given = columns.filter(([key]) => rows[0][key] !== undefined);
-  for (const [key, column] of columns) {
-    if (rows[0][key] !== undefined) continue;
+  const given: [string, SQLiteColumn][] = [];
+  for (const [key, column] of Object.entries(getTableColumns(table)) as [string, SQLiteColumn][]) {
+    if (rows[0][key] !== undefined) given.push([key, column]);
     // A default drizzle would apply, or the database's: not here.
-    if (column.hasDefault || column.defaultFn || column.onUpdateFn) return null;
+    else if (column.hasDefault || column.defaultFn || column.onUpdateFn) return null;
   }
   const objects: Record<string, unknown>[] = [];
   for (const row of rows) {

@@ -173,6 +173,11 @@ export async function findConversation(
 
 const threadStatements = preparedPerConnection((db) => {
   const id = sql.placeholder("id");
+  // A message at `at`: last_message_at moves forward (never back).
+  const touched = {
+    lastMessageAt: greatest(sql`coalesce(${conversations.lastMessageAt}, 0)`, sql.placeholder("at")),
+    updatedAt: sql`${sql.placeholder("at")}`,
+  };
   return {
     // Two lookups instead of one sorted by "open first": each is a plain index search, while
     // the sort needed a temporary b-tree per call (~10 µs on every send).
@@ -227,20 +232,10 @@ const threadStatements = preparedPerConnection((db) => {
       .onConflictDoNothing()
       .returning({ id: conversations.id })
       .prepare(),
-    touch: db
-      .update(conversations)
-      .set({
-        lastMessageAt: greatest(sql`coalesce(${conversations.lastMessageAt}, 0)`, sql.placeholder("at")),
-        updatedAt: sql`${sql.placeholder("at")}`,
-      })
-      .where(eq(conversations.id, id))
-      .prepare(),
+    touch: db.update(conversations).set(touched).where(eq(conversations.id, id)).prepare(),
     touchMany: db
       .update(conversations)
-      .set({
-        lastMessageAt: greatest(sql`coalesce(${conversations.lastMessageAt}, 0)`, sql.placeholder("at")),
-        updatedAt: sql`${sql.placeholder("at")}`,
-      })
+      .set(touched)
       .where(inJsonListParam(conversations.id, "ids"))
       .prepare(),
   };

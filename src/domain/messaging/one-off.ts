@@ -157,27 +157,15 @@ async function acceptForWorkspace(
   const budget = new DailyBudgetBook(tx, workspaceId, "one_off_daily_limit", limit, now);
   const caps = new DailySendBook(tx, now);
 
-  const outcomes: BatchOutcome<Accepted>[] = [];
-  const accepted: { at: number; send: CheckedOneOff; from: NumberRow }[] = [];
-  for (const send of sends) {
-    const refuse = (error: unknown) => outcomes.push({ ok: false, error });
-    if (!(await budget.spend())) {
-      refuse(budget.refusal());
-      continue;
-    }
+  /** The checks after the budget's: the sender, with its daily send reserved, or the refusal. */
+  const senderFor = async (send: CheckedOneOff): Promise<{ from: NumberRow } | { refusal: unknown }> => {
     let from: NumberRow;
     try {
       from = await senderOf(send.from);
-    } catch (error) {
-      budget.release();
-      refuse(error);
-      continue;
+    } catch (refusal) {
+      return { refusal };
     }
-    if (!(await caps.reserve(from))) {
-      budget.release();
-      refuse(invalid("from has reached its daily_limit"));
-      continue;
-    }
+    if (!(await caps.reserve(from))) return { refusal: invalid("from has reached its daily_limit") };
     // canSendTo with what was read for the batch: no statement of its own.
     const permission = await canSendTo(tx, workspaceId, send.to, {
       contact: contactOf.get(send.to),
@@ -188,13 +176,25 @@ async function acceptForWorkspace(
       : permission.allowed
         ? null
         : invalid(permission.message);
-    if (refusal) {
-      caps.release(from);
-      budget.release();
-      refuse(refusal);
+    if (!refusal) return { from };
+    caps.release(from);
+    return { refusal };
+  };
+
+  const outcomes: BatchOutcome<Accepted>[] = [];
+  const accepted: { at: number; send: CheckedOneOff; from: NumberRow }[] = [];
+  for (const send of sends) {
+    if (!(await budget.spend())) {
+      outcomes.push({ ok: false, error: budget.refusal() });
       continue;
     }
-    accepted.push({ at: outcomes.length, send, from });
+    const checked = await senderFor(send);
+    if ("refusal" in checked) {
+      budget.release();
+      outcomes.push({ ok: false, error: checked.refusal });
+      continue;
+    }
+    accepted.push({ at: outcomes.length, send, from: checked.from });
     outcomes.push({ ok: true, value: { id: "", status: "" } });
   }
   if (accepted.length === 0) return outcomes;
