@@ -10,7 +10,8 @@
  *  - a raw Bun.serve hello (scripts/bench/hello-server.ts), once a round: the reference;
  *  - GET /v1/me with an API key (foundation.ts);
  *  - POST /v1/messages accepted, 64 concurrent posts to 50,000 distinct recipients, worker on
- *    (messaging.ts accept);
+ *    (messaging.ts accept), with the share of the accepted messages the worker handed to the
+ *    carrier by the run's end; then the same with the worker off (WORKER=false): the accept alone;
  *  - GET /r/{code} redirects over 1,001 tracked links, then POST /v1/conversion on the same server,
  *    100,000 contacts, 20,000 clicks and 5,000 visitors seeded (attribution.ts http);
  *  - a campaign to --campaign recipients (contacts written into the database file, simulated carrier
@@ -293,8 +294,20 @@ function benchMe(side: Side): Promise<Sample> {
 // 2. POST /v1/messages accepted (messaging.ts accept)
 // ---------------------------------------------------------------------------------------------
 
-function benchMessages(side: Side): Promise<Sample> {
-  return withTarget(side, "messages", async (target) => {
+/**
+ * `POST /v1/messages` accepted, and how many of the messages on the database at the end of the run
+ * (the warm-up's included) left the queue for the carrier meanwhile (status past QUEUED): the
+ * background worker competes with the accepts for the write lock and the cores, so an accept rate
+ * is read with what was sent beside it. `worker: false` runs the server with `WORKER=false`: the
+ * accept path alone.
+ */
+interface MessagesSample {
+  accepted: Sample;
+  handedOff: Sample;
+}
+
+function benchMessages(side: Side, options: { worker: boolean }): Promise<MessagesSample> {
+  return withTarget(side, options.worker ? "messages" : "messages-alone", async (target) => {
     const script = join(target.dir, "post.lua");
     writeFileSync(
       script,
@@ -309,18 +322,50 @@ function benchMessages(side: Side): Promise<Sample> {
         "end",
       ].join("\n"),
     );
-    return withServer(side, target, {}, async (server) => {
+    const env: Record<string, string> = options.worker ? {} : { WORKER: "false" };
+    return withServer(side, target, env, async (server) => {
       const ordered = await api(server, "POST", "/v1/numbers", { number: "+14155550100" });
       if (ordered.status !== 200) throw new Error(`ordering a number: ${JSON.stringify(ordered.body)}`);
       // Far more than a day's one-off budget (API.md §7.2): lifted, as messaging.ts does.
       const lifted = await api(server, "PATCH", "/v1/settings", { one_off_daily_limit: null });
       if (lifted.status !== 200) throw new Error(`lifting the daily budget: ${JSON.stringify(lifted.body)}`);
-      return measure(`${server.url}/v1/messages`, {
+      const accepted = measure(`${server.url}/v1/messages`, {
         headers: [`Authorization: Bearer ${server.key}`],
         script,
       });
+      const counts = await readCounts(target, MESSAGE_COUNTS);
+      const total = counts.total ?? 0;
+      const share = total > 0 ? (100 * (counts.handed_off ?? 0)) / total : Number.NaN;
+      return {
+        accepted,
+        handedOff: { value: share, note: `${fmt(counts.handed_off ?? 0)} of ${fmt(total)}` },
+      };
     });
   });
+}
+
+const MESSAGE_COUNTS =
+  "SELECT count(*) AS total, count(*) FILTER (WHERE status NOT IN ('PENDING', 'QUEUED')) AS handed_off FROM messages";
+
+/** One row of counts read beside the server (the file read-only, or PostgreSQL), numbers by column. */
+async function readCounts(target: Target, query: string): Promise<Record<string, number>> {
+  const numbers = (row: Record<string, unknown> | undefined) =>
+    Object.fromEntries(Object.entries(row ?? {}).map(([k, v]) => [k, Number(v)]));
+  if (target.url) {
+    const sql = createPgClient(target.url, { max: 1 });
+    try {
+      return numbers((await sql.unsafe(query))[0]);
+    } finally {
+      await sql.end();
+    }
+  }
+  const db = new Database(target.dbPath, { readonly: true });
+  try {
+    db.exec("PRAGMA busy_timeout = 5000");
+    return numbers(db.query(query).get() as Record<string, unknown>);
+  } finally {
+    db.close();
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -598,6 +643,12 @@ const meRatio = figure("`GET /v1/me` ÷ hello of the same round", true, (n) =>
   Number.isFinite(n) ? n.toFixed(2) : "—",
 );
 const messages = figure("`POST /v1/messages` accepted req/s", true, fmt, 0.5);
+const handedOff = figure(
+  "`POST /v1/messages`: % of the messages handed off by the run's end (worker on)",
+  true,
+  fmt1,
+);
+const messagesAlone = figure("`POST /v1/messages` accepted req/s, worker off (`WORKER=false`)", true, fmt);
 const redirects = figure("`GET /r/{code}` redirects/s", true, fmt, 0.5);
 const conversions = figure("`POST /v1/conversion` req/s");
 const campaignRate = figure(
@@ -612,7 +663,17 @@ const campaignSecs = figure(
   fmt1,
   0.5,
 );
-const figures = [me, meRatio, messages, redirects, conversions, campaignRate, campaignSecs];
+const figures = [
+  me,
+  meRatio,
+  messages,
+  handedOff,
+  messagesAlone,
+  redirects,
+  conversions,
+  campaignRate,
+  campaignSecs,
+];
 const hello: number[] = [];
 const loads: string[] = [];
 
@@ -725,8 +786,15 @@ for (let round = 1; round <= ROUNDS; round++) {
     meRatio.values[side.name].push({ value: sample.value / helloRps });
   }
   for (const side of run("messages") ? sides : []) {
-    const result = await attempt("POST /v1/messages", side, () => benchMessages(side));
-    messages.values[side.name].push(result instanceof Error ? failed(result) : result);
+    const result = await attempt("POST /v1/messages", side, () => benchMessages(side, { worker: true }));
+    messages.values[side.name].push(result instanceof Error ? failed(result) : result.accepted);
+    handedOff.values[side.name].push(result instanceof Error ? failed(result) : result.handedOff);
+  }
+  for (const side of run("messages") ? sides : []) {
+    const result = await attempt("POST /v1/messages, worker off", side, () =>
+      benchMessages(side, { worker: false }),
+    );
+    messagesAlone.values[side.name].push(result instanceof Error ? failed(result) : result.accepted);
   }
   for (const side of run("links") ? sides : []) {
     const result = await attempt("redirects, conversions", side, () => benchAttribution(side));
