@@ -38,6 +38,7 @@ import {
   sqlFalse,
   sqlTrue,
 } from "../src/db/dialect";
+import { withJsonRows } from "../src/db/prepared";
 import { createPgStore, createSqliteStore, type Store } from "../src/db/store";
 import { compileRule, type Rule } from "../src/domain/audience/segments";
 import { freshDatabase, testPostgres, testsRunOn } from "./support/postgres";
@@ -526,5 +527,50 @@ for (const target of targets) {
       });
       expect(seen).toBe("Ada King");
     });
+
+    // PostgreSQL's many-row updates (recordStatuses, settleRecipients, updateRowsByKey) read their
+    // rows from one JSON parameter; SQLite runs a prepared statement per row instead.
+    it.if(target.name === "postgres")(
+      "updates many rows from one JSON parameter: text with quotes and non-ASCII, bigints, booleans, NULLs",
+      async () => {
+        const store = await open();
+        await store.exec(
+          "CREATE TABLE json_rows_items (id text PRIMARY KEY, name text, at bigint, flag boolean NOT NULL)",
+        );
+        await store.exec(
+          "INSERT INTO json_rows_items VALUES ('a', 'x', 1, false), ('b', 'y', 2, true), ('c', 'z', 3, false)",
+        );
+        const updates = [
+          { id: "a", name: `O'Brien "quoted" \\ back\\slash`, at: 1_795_875_984_905, flag: true },
+          { id: "b", name: null, at: null, flag: false },
+          { id: "missing", name: "nobody", at: 9, flag: true },
+          { id: "c", name: "Émile 😀", at: 2 ** 53 - 1, flag: true },
+        ];
+        await store.tx(async (tx: Any) => {
+          await withJsonRows(
+            updates,
+            [
+              ["id", "text"],
+              ["name", "text"],
+              ["at", "bigint"],
+              ["flag", "boolean"],
+            ],
+            (u) => [u.id, u.name, u.at, u.flag],
+            async (v) =>
+              await tx.execute(
+                sql`UPDATE json_rows_items AS i SET name = v.name, at = v.at, flag = v.flag FROM ${v} WHERE i.id = v.id`,
+              ),
+          );
+        });
+        const rows = await store.rows<{ id: string; name: string | null; at: string | null; flag: boolean }>(
+          sql`SELECT id, name, at::text AS at, flag FROM json_rows_items ORDER BY id`,
+        );
+        expect(rows).toEqual([
+          { id: "a", name: `O'Brien "quoted" \\ back\\slash`, at: "1795875984905", flag: true },
+          { id: "b", name: null, at: null, flag: false },
+          { id: "c", name: "Émile 😀", at: String(2 ** 53 - 1), flag: true },
+        ]);
+      },
+    );
   });
 }

@@ -1,7 +1,7 @@
 import { and, eq, inArray, sql } from "drizzle-orm";
 import { type DbOrTx, dialectOf } from "./client";
 import { inJsonListParam } from "./dialect";
-import { forEachValuesChunk, preparedPerConnection } from "./prepared";
+import { preparedPerConnection, withJsonRows } from "./prepared";
 import { messages } from "./schema";
 
 /**
@@ -99,7 +99,7 @@ export interface StatusWrite {
 /**
  * Many messages' status changes, each applied only from its own `fromStatus` (the compare-and-set
  * of `recordStatus`), answering the ids changed: on SQLite (or for one change) the prepared row
- * statements one by one (cheapest there); on PostgreSQL one `UPDATE … FROM (VALUES …)` per chunk
+ * statements one by one (cheapest there); on PostgreSQL one `UPDATE … FROM json_to_recordset(…)`
  * instead of a round trip each (a carrier's batch of delivery reports).
  */
 export async function recordStatuses(tx: DbOrTx, writes: readonly StatusWrite[]): Promise<Set<string>> {
@@ -113,7 +113,7 @@ export async function recordStatuses(tx: DbOrTx, writes: readonly StatusWrite[])
     }
     return changed;
   }
-  await forEachValuesChunk(
+  await withJsonRows(
     writes,
     [
       ["id", "text"],

@@ -304,7 +304,7 @@ function withoutKeys(row: Record<string, unknown>, keys: Record<string, unknown>
  * One-row updates of many rows of `table`, each picked by its `key` value within `scope` and given
  * its own `value` (and the same `set` assignments), in as few round trips as the database needs:
  * `each` (a prepared single-row update) per item on SQLite, where that is cheapest; on PostgreSQL
- * one `UPDATE … FROM (VALUES …)` per chunk of items.
+ * one `UPDATE … FROM json_to_recordset(…)` for all the items (withJsonRows).
  */
 export async function updateRowsByKey<T>(
   tx: DbOrTx,
@@ -325,7 +325,7 @@ export async function updateRowsByKey<T>(
     return;
   }
   const { table, scope, key, value, set, pair } = together;
-  await forEachValuesChunk(
+  await withJsonRows(
     items,
     [
       ["k", "text"],
@@ -340,30 +340,27 @@ export async function updateRowsByKey<T>(
 }
 
 /**
- * PostgreSQL's many-row statements from a list of values: `statement` runs once per chunk of
- * `rows`, given the chunk as `(VALUES …) AS v(…)` with `columns` (each a name and the PostgreSQL
- * type its values are cast to) and each row's `values` in that order, a chunk staying under
- * ROWS_STATEMENT_PARAMS bind parameters.
+ * PostgreSQL's many-row statements from a list of values: `statement` runs once, given the rows as
+ * `json_to_recordset($1::json) AS v(…)` with `columns` (each a name and the PostgreSQL type its
+ * values are read as: text, bigint, boolean, double precision) and each row's `values` in that
+ * order. The rows are one JSON parameter: one statement text whatever their number, prepared once,
+ * and one JSON.stringify instead of a bind parameter (and a drizzle SQL fragment) per value.
  */
-export async function forEachValuesChunk<T>(
+export async function withJsonRows<T>(
   rows: readonly T[],
   columns: readonly (readonly [name: string, type: string])[],
   values: (row: T) => readonly unknown[],
   statement: (valuesList: SQL) => Promise<unknown>,
 ): Promise<void> {
-  const chunk = Math.max(1, Math.floor(ROWS_STATEMENT_PARAMS / columns.length));
-  const names = sql.raw(columns.map(([name]) => name).join(", "));
-  const casts = columns.map(([, type]) => sql.raw(type));
-  for (let i = 0; i < rows.length; i += chunk) {
-    const tuples = rows.slice(i, i + chunk).map(
-      (row) =>
-        sql`(${sql.join(
-          values(row).map((value, column) => sql`${value}::${casts[column]}`),
-          sql`, `,
-        )})`,
-    );
-    await statement(sql`(VALUES ${sql.join(tuples, sql`, `)}) AS v(${names})`);
-  }
+  if (rows.length === 0) return;
+  const objects = rows.map((row) => {
+    const given = values(row);
+    const object: Record<string, unknown> = {};
+    for (let i = 0; i < columns.length; i++) object[columns[i][0]] = given[i] ?? null;
+    return object;
+  });
+  const definition = sql.raw(columns.map(([name, type]) => `${name} ${type}`).join(", "));
+  await statement(sql`json_to_recordset(${JSON.stringify(objects)}::json) AS v(${definition})`);
 }
 
 /**

@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
 import { type DbOrTx, dialectOf } from "./client";
-import { forEachValuesChunk } from "./prepared";
+import { withJsonRows } from "./prepared";
 
 /** A campaign recipient following its message's status event. */
 export interface RecipientSettlement {
@@ -15,8 +15,8 @@ export interface RecipientSettlement {
 }
 
 /**
- * The settlements of one batch of status events on PostgreSQL, in one `UPDATE … FROM (VALUES …)`
- * per chunk instead of a round trip each. One statement updates a row once, so a recipient's
+ * The settlements of one batch of status events on PostgreSQL, in one `UPDATE … FROM
+ * json_to_recordset(…)` instead of a round trip each. One statement updates a row once, so a recipient's
  * settlements are folded first into the one the sequence ends with (its outcome and reason, the
  * first sent_at), applied where any of them would apply. SQLite (or a single settlement): `each`,
  * one prepared statement per settlement, in order.
@@ -42,7 +42,7 @@ export async function settleRecipients(
       from: before?.from === "settled" || s.outcome !== "sent" ? "settled" : "sent",
     });
   }
-  await forEachValuesChunk(
+  await withJsonRows(
     [...folded.values()],
     [
       ["campaign_id", "text"],
