@@ -38,7 +38,7 @@ import {
   sqlFalse,
   sqlTrue,
 } from "../src/db/dialect";
-import { withJsonRows } from "../src/db/prepared";
+import { preparedPerConnection, withJsonRows } from "../src/db/prepared";
 import { createPgStore, createSqliteStore, type Store } from "../src/db/store";
 import { compileRule, type Rule } from "../src/domain/audience/segments";
 import { freshDatabase, testPostgres, testsRunOn } from "./support/postgres";
@@ -527,6 +527,42 @@ for (const target of targets) {
       });
       expect(seen).toBe("Ada King");
     });
+
+    // On PostgreSQL every transaction has its own connection: statements built once are copied for
+    // each, bound to its connection, so they see (and take part in) the transaction they run in.
+    it.if(target.name === "postgres")(
+      "runs statements prepared once on the connection of the transaction at hand",
+      async () => {
+        const store = await open();
+        await store.exec("CREATE TABLE bound_items (id text PRIMARY KEY)");
+        const counted = preparedPerConnection((db: Any) =>
+          db.select({ n: count() }).from(pgTable("bound_items", { id: pgText().primaryKey() })).prepare(),
+        );
+        const countOn = async (db: Any) => Number((await counted(db).execute())[0].n);
+        expect(await countOn(store.db)).toBe(0);
+        const seen: number[] = [];
+        await expect(
+          store.tx(async (tx: Any) => {
+            await tx.execute(sql`INSERT INTO bound_items VALUES ('a')`);
+            seen.push(await countOn(tx));
+            await store.tx(async (inner: Any) => {
+              await inner.execute(sql`INSERT INTO bound_items VALUES ('b')`);
+              seen.push(await countOn(inner));
+            });
+            throw new Error("roll back");
+          }),
+        ).rejects.toThrow("roll back");
+        // Each transaction saw its own uncommitted rows; the rollback left none behind.
+        expect(seen).toEqual([1, 2]);
+        expect(await countOn(store.db)).toBe(0);
+        // A second transaction gets its own copy, not the first one's connection.
+        await store.tx(async (tx: Any) => {
+          await tx.execute(sql`INSERT INTO bound_items VALUES ('c')`);
+          expect(await countOn(tx)).toBe(1);
+        });
+        expect(await countOn(store.db)).toBe(1);
+      },
+    );
 
     // PostgreSQL's many-row updates (recordStatuses, settleRecipients, updateRowsByKey) read their
     // rows from one JSON parameter; SQLite runs a prepared statement per row instead.

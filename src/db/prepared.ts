@@ -4,12 +4,14 @@ import {
   getTableColumns,
   getTableName,
   inArray,
+  is,
   isNull,
   lte,
   type Placeholder,
   type SQL,
   sql,
 } from "drizzle-orm";
+import { PostgresJsPreparedQuery, PostgresJsSession } from "drizzle-orm/postgres-js";
 import type { SQLiteColumn, SQLiteInsertBase, SQLiteInsertValue, SQLiteTable } from "drizzle-orm/sqlite-core";
 import { type DbOrTx, dialectOf, type RunResult } from "./client";
 import { claimingRows, inJsonListParam, jsonList } from "./dialect";
@@ -19,20 +21,50 @@ import { claimingRows, inJsonListParam, jsonList } from "./dialect";
  * a hot query's SQL is built once instead of on every call. Keyed by the drizzle session, which a
  * database and its transactions share: on SQLite a transaction runs on the database's one
  * connection, so a statement prepared once takes part in whatever transaction is open when it
- * runs. A dialect with a connection pool swaps this for transaction-bound queries.
+ * runs. On PostgreSQL every transaction has a session (and a connection) of its own: when `build`
+ * answers prepared queries only (one, or an object of them), they are built once and each session
+ * gets copies bound to its own connection (`boundTo`); anything else is built per session.
  */
 export function preparedPerConnection<D extends DbOrTx, T>(build: (db: D) => T): (db: D) => T {
   const cache = new WeakMap<object, T>();
+  let template: { value: T; rebindable: boolean } | undefined;
   return (db) => {
     const session = (db as unknown as { session?: object }).session;
     if (!session) return build(db);
     let statements = cache.get(session);
     if (!statements) {
-      statements = build(db);
+      const client = (session as { client?: unknown }).client;
+      if (template?.rebindable && is(session, PostgresJsSession) && client !== undefined) {
+        statements = boundTo(template.value, client);
+      } else {
+        statements = build(db);
+        template ??= {
+          value: statements,
+          rebindable: is(session, PostgresJsSession) && onlyPgQueries(statements),
+        };
+      }
       cache.set(session, statements);
     }
     return statements;
   };
+}
+
+/** Whether `value` is a postgres.js prepared query, or a plain object whose values all are. */
+function onlyPgQueries(value: unknown): boolean {
+  if (is(value, PostgresJsPreparedQuery)) return true;
+  if (typeof value !== "object" || value === null || Object.getPrototypeOf(value) !== Object.prototype)
+    return false;
+  const values = Object.values(value);
+  return values.length > 0 && values.every((item) => is(item, PostgresJsPreparedQuery));
+}
+
+/** `statements` (see onlyPgQueries) run on `client`: each query a copy that differs in its connection only. */
+function boundTo<T>(statements: T, client: unknown): T {
+  const bind = (query: object) => Object.create(query, { client: { value: client } });
+  if (is(statements, PostgresJsPreparedQuery)) return bind(statements as object) as T;
+  const bound: Record<string, unknown> = {};
+  for (const [name, query] of Object.entries(statements as Record<string, object>)) bound[name] = bind(query);
+  return bound as T;
 }
 
 /**

@@ -77,8 +77,8 @@ const queueStatements = preparedPerConnection((db) => {
   };
 });
 
-/** The two lease scans for one worker's set of kinds (a worker's kinds do not change). */
-const leaseScans = preparedPerConnection(() => new Map<string, ReturnType<typeof prepareLeaseScans>>());
+/** The two lease scans for each worker's set of kinds (a worker's kinds do not change), by the set. */
+const leaseScanSets = new Map<string, (db: DbOrTx) => ReturnType<typeof prepareLeaseScans>>();
 function prepareLeaseScans(db: DbOrTx, kinds: string[]) {
   const ofKinds = inArray(jobs.kind, kinds);
   const now = sql.placeholder("now");
@@ -102,16 +102,15 @@ function prepareLeaseScans(db: DbOrTx, kinds: string[]) {
   };
 }
 function leaseScansFor(db: DbOrTx, kinds: string[]) {
-  const byKinds = leaseScans(db);
   const key = JSON.stringify(kinds);
-  let scans = byKinds.get(key);
+  let scans = leaseScanSets.get(key);
   if (!scans) {
     // Bounded: workers come with a handful of kind sets; a caller varying them gets no caching.
-    if (byKinds.size >= 32) return prepareLeaseScans(db, kinds);
-    scans = prepareLeaseScans(db, kinds);
-    byKinds.set(key, scans);
+    if (leaseScanSets.size >= 32) return prepareLeaseScans(db, kinds);
+    scans = preparedPerConnection((connection: DbOrTx) => prepareLeaseScans(connection, kinds));
+    leaseScanSets.set(key, scans);
   }
-  return scans;
+  return scans(db);
 }
 
 /**
