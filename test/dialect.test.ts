@@ -536,7 +536,10 @@ for (const target of targets) {
         const store = await open();
         await store.exec("CREATE TABLE bound_items (id text PRIMARY KEY)");
         const counted = preparedPerConnection((db: Any) =>
-          db.select({ n: count() }).from(pgTable("bound_items", { id: pgText().primaryKey() })).prepare(),
+          db
+            .select({ n: count() })
+            .from(pgTable("bound_items", { id: pgText().primaryKey() }))
+            .prepare(),
         );
         const countOn = async (db: Any) => Number((await counted(db).execute())[0].n);
         expect(await countOn(store.db)).toBe(0);
