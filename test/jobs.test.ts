@@ -197,6 +197,39 @@ describe("worker", () => {
     expect(await getJob(handle.db, rid)).toMatchObject({ status: "done", attempts: 1 });
   });
 
+  it("survives a reschedule it cannot write (the database gone): nothing is left unhandled, the job is not lost", async () => {
+    const kind = `u-${crypto.randomUUID()}`;
+    let ran = 0;
+    const handlers: Record<string, RegisteredJob> = {
+      [kind]: {
+        policy: { maxAttempts: 1, timeoutMs: 60_000, backoffMs: () => 10 },
+        handle: (() => {
+          ran++;
+          // run_at is NOT NULL: the reschedule's write fails, as it does with the database gone.
+          throw new RescheduleJob(null as unknown as number);
+        }) as RegisteredJob["handle"],
+      },
+    };
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on("unhandledRejection", onUnhandled);
+    const worker = createWorker({ db: handle.db, handlers, pollMs: 5 });
+    try {
+      const id = (await enqueueAnyJob(handle.db, kind, {}, handlers[kind].policy))!;
+      worker.start();
+      const deadline = Date.now() + 5000;
+      while (Date.now() < deadline && ran === 0) await Bun.sleep(10);
+      await Bun.sleep(50);
+      await worker.stop();
+      expect(ran).toBe(1);
+      expect(unhandled).toEqual([]);
+      // Not lost: the stopped worker handed its lease back, and the job is queued to run again.
+      expect((await getJob(handle.db, id))?.status).toBe("queued");
+    } finally {
+      process.off("unhandledRejection", onUnhandled);
+    }
+  });
+
   it("scales every lease by leaseScale, and leaseHolds turns false in the lease's last quarter", async () => {
     const kind = `s-${crypto.randomUUID()}`;
     const seen: { lease: number; holds: boolean[] }[] = [];

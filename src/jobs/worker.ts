@@ -115,7 +115,12 @@ export function createWorker(options: WorkerOptions): Worker {
       if (!completedInside) await completeJob(db, job, clock.now());
     } catch (error) {
       if (error instanceof RescheduleJob) {
-        await rescheduleJob(db, job, error.runAt, clock.now());
+        try {
+          await rescheduleJob(db, job, error.runAt, clock.now());
+        } catch (writeError) {
+          // As a failure that cannot be recorded: the lease expires and the job runs again then.
+          log.error("could not reschedule job", { job_id: job.id, error: String(writeError) });
+        }
         return;
       }
       const message = error instanceof Error ? error.message : String(error);
