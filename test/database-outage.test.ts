@@ -105,5 +105,20 @@ describe.if(process.env[TEST_DIALECT] === "postgres")("a PostgreSQL outage while
       "+14155550101",
       "+14155550103",
     ]);
-  });
+
+    // It sends again too: the background thread (a new one, when the outage ended it) hands a
+    // message to the carrier and records its delivery.
+    const available = await s.api("GET", "/v1/numbers/available?area_code=415");
+    expect((await s.api("POST", "/v1/numbers", { number: available.body.numbers[0].number })).status).toBe(
+      200,
+    );
+    const sent = await s.api("POST", "/v1/messages", { to: "+14155550106", body: "back again" });
+    expect(sent.status).toBe(200);
+    let status = sent.body.message.status;
+    for (let i = 0; i < 300 && status !== "DELIVERED"; i++) {
+      await Bun.sleep(100);
+      status = (await s.api("GET", `/v1/messages/${sent.body.message.id}`)).body.message?.status;
+    }
+    expect(status).toBe("DELIVERED");
+  }, 60_000);
 });
