@@ -142,23 +142,16 @@ export async function ensureContact(
   if (!e164) throw invalid("phone_number must be a valid phone number");
   const existing = known ? known.contact : await findContactByPhone(tx, workspaceId, e164);
   if (existing) return { contact: existing, created: false };
-  const row = newContactRow(workspaceId, e164, source, now);
-  const written = await contactStatements(tx).insert.all(row);
-  if (written.length === 0) {
-    // The conflict waited for the other transaction's commit, so its contact can be read now.
-    const made = await findContactByPhone(tx, workspaceId, e164);
-    if (!made) throw new Error(`contact of ${e164} made meanwhile cannot be read`);
-    return { contact: made, created: false };
-  }
-  await emitEvent(tx, workspaceId, "contact.created", contactJson(row), now);
-  return { contact: row, created: true };
+  const { byPhone, created } = await ensureContacts(tx, workspaceId, [e164], new Map(), source, now);
+  const contact = byPhone.get(e164) as ContactRow;
+  return { contact, created: created.has(contact.id) };
 }
 
 /**
- * ensureContact for many numbers (E.164) at once: the contacts of `phones` among `found` (read by
- * the caller with findContactsByPhones), and new ones made together (one statement on PostgreSQL)
- * with their `contact.created`; a number's contact that another transaction made meanwhile is
- * read. `created`: the ids of the contacts made here.
+ * ensureContact for many numbers (E.164) at once (ensureContact runs it for one): the contacts of
+ * `phones` among `found` (read by the caller with findContactsByPhones), and new ones made
+ * together (one statement on PostgreSQL) with their `contact.created`; a number's contact that
+ * another transaction made meanwhile is read. `created`: the ids of the contacts made here.
  */
 export async function ensureContacts(
   tx: DbOrTx,
