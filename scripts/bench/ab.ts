@@ -333,7 +333,8 @@ function benchMessages(side: Side, options: { worker: boolean }): Promise<Messag
         headers: [`Authorization: Bearer ${server.key}`],
         script,
       });
-      const counts = await readCounts(target, MESSAGE_COUNTS);
+      const reader = countsReader(target);
+      const counts = await reader.read(MESSAGE_COUNTS).finally(() => reader.close());
       const total = counts.total ?? 0;
       const share = total > 0 ? (100 * (counts.handed_off ?? 0)) / total : Number.NaN;
       return {
@@ -346,27 +347,6 @@ function benchMessages(side: Side, options: { worker: boolean }): Promise<Messag
 
 const MESSAGE_COUNTS =
   "SELECT count(*) AS total, count(*) FILTER (WHERE status NOT IN ('PENDING', 'QUEUED')) AS handed_off FROM messages";
-
-/** One row of counts read beside the server (the file read-only, or PostgreSQL), numbers by column. */
-async function readCounts(target: Target, query: string): Promise<Record<string, number>> {
-  const numbers = (row: Record<string, unknown> | undefined) =>
-    Object.fromEntries(Object.entries(row ?? {}).map(([k, v]) => [k, Number(v)]));
-  if (target.url) {
-    const sql = createPgClient(target.url, { max: 1 });
-    try {
-      return numbers((await sql.unsafe(query))[0]);
-    } finally {
-      await sql.end();
-    }
-  }
-  const db = new Database(target.dbPath, { readonly: true });
-  try {
-    db.exec("PRAGMA busy_timeout = 5000");
-    return numbers(db.query(query).get() as Record<string, unknown>);
-  } finally {
-    db.close();
-  }
-}
 
 // ---------------------------------------------------------------------------------------------
 // 3–4. Redirects and conversions (attribution.ts http)
@@ -535,29 +515,30 @@ async function seedContacts(target: Target, workspaceId: string, n: number) {
 }
 
 const DELIVERED =
-  "SELECT count(*) AS n FROM campaign_recipients WHERE campaign_id = $c AND outcome = 'delivered'";
+  "SELECT count(*) AS n FROM campaign_recipients WHERE campaign_id = $1 AND outcome = 'delivered'";
 
 /**
- * Delivered recipients of a campaign, read from the database beside the server: the file
- * (read-only, a connection per read) or PostgreSQL (one connection for the whole wait).
+ * One row of counts (numbers by column) read from the database beside the server: the file
+ * (read-only, a connection per read) or PostgreSQL (one connection until `close`). Queries take
+ * PostgreSQL's `$1`, `$2`… parameters; SQLite reads them as `?1`, `?2`….
  */
-function progressReader(target: Target) {
+function countsReader(target: Target) {
+  const numbers = (row: Record<string, unknown> | undefined) =>
+    Object.fromEntries(Object.entries(row ?? {}).map(([k, v]) => [k, Number(v)]));
   if (target.url) {
     const sql = createPgClient(target.url, { max: 1 });
     return {
-      async delivered(campaignId: string) {
-        const rows = await sql.unsafe(DELIVERED.replace("$c", "$1"), [campaignId]);
-        return Number(rows[0]?.n ?? 0);
-      },
+      read: async (query: string, params: string[] = []) => numbers((await sql.unsafe(query, params))[0]),
       close: () => sql.end(),
     };
   }
   return {
-    async delivered(campaignId: string) {
+    async read(query: string, params: string[] = []) {
       const db = new Database(target.dbPath, { readonly: true });
       try {
         db.exec("PRAGMA busy_timeout = 5000");
-        return (db.query(DELIVERED).get({ $c: campaignId }) as { n: number }).n;
+        const row = db.query(query.replace(/\$(\d+)/g, "?$1")).get(...params);
+        return numbers(row as Record<string, unknown>);
       } finally {
         db.close();
       }
@@ -593,10 +574,10 @@ function benchCampaign(side: Side, n: number): Promise<CampaignSample> {
       if (launched.status !== 200) throw new Error(`launching: ${JSON.stringify(launched.body)}`);
       const deadline = launchedAt + Math.max(600_000, n * 2);
       let delivered = 0;
-      const reader = progressReader(target);
+      const reader = countsReader(target);
       try {
         while (performance.now() < deadline) {
-          delivered = await reader.delivered(campaignId);
+          delivered = (await reader.read(DELIVERED, [campaignId])).n;
           if (delivered >= n) break;
           await Bun.sleep(200);
         }
