@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { sql } from "drizzle-orm";
 import {
   CarrierUnavailableError,
   type OutboundSms,
@@ -320,6 +321,118 @@ describe("CARRIER=simulated over HTTP", () => {
     const ids = outbox.body.sends.map((row: { message_id: string }) => row.message_id);
     expect(ids).toContain(undelivered.body.message.id);
     expect(ids).not.toContain(invalid.body.message.id);
+  });
+});
+
+// On the PostgreSQL pass: the ledger's claim there keeps its rows locked in a transaction while
+// the sink runs, instead of moving their due time (src/db/prepared.ts, dueLedgerStatements).
+describe.if(process.env[TEST_DIALECT] === "postgres")("SimulatedCarrier on PostgreSQL", () => {
+  let s: TestServer;
+  let workspaceId: string;
+  beforeAll(async () => {
+    s = await startTestServer();
+    workspaceId = (await s.newWorkspace("Ledger")).workspaceId;
+  });
+  afterAll(async () => await s.stop());
+  // Years ahead of the server's own carrier, whose clock never finds these rows due.
+  const later = () => manualClock(Date.parse("2031-01-01T00:00:00.000Z"));
+  const ours = (n: number) => ({ ...sms(n), workspaceId });
+
+  it("two reporters report each delivery once, between them, and a slow batch holds its rows only", async () => {
+    const clock = later();
+    const reported: string[][] = [[], []];
+    const carriers = [0, 1].map((i) => {
+      const carrier = new SimulatedCarrier(s.server.handle.db, clock, { deliveryDelayMs: 0, batchSize: 7 });
+      carrier.attachSinks({
+        onStatus: async (batch) => {
+          await Bun.sleep(5); // the other reporter's turn comes while this batch is out
+          reported[i].push(...batch.map((u) => u.messageId ?? ""));
+        },
+        onInbound: () => {},
+      });
+      return carrier;
+    });
+    const ids = Array.from({ length: 40 }, (_, n) => ours(700 + n).messageId);
+    for (let n = 0; n < 40; n++) await carriers[n % 2].sendSms(ours(700 + n));
+    for (let round = 0; round < 10; round++) await Promise.all(carriers.map((c) => c.flushDue()));
+    const all = [...reported[0], ...reported[1]];
+    expect(all.sort()).toEqual(ids.sort());
+    expect(reported[0].length).toBeGreaterThan(0);
+    expect(reported[1].length).toBeGreaterThan(0);
+    expect(await carriers[0].flushDue()).toBe(0);
+  });
+
+  it("gives a batch whose sink failed back at once, and another reporter passes by a batch still out", async () => {
+    const clock = later();
+    clock.advance(60_000);
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const first = new SimulatedCarrier(s.server.handle.db, clock, { deliveryDelayMs: 0, batchSize: 2 });
+    first.attachSinks({
+      onStatus: async () => {
+        await held;
+        throw new Error("database busy");
+      },
+      onInbound: () => {},
+    });
+    const second = new SimulatedCarrier(s.server.handle.db, clock, { deliveryDelayMs: 0, batchSize: 10 });
+    const seen: string[] = [];
+    second.attachSinks({
+      onStatus: (batch) => void seen.push(...batch.map((u) => u.messageId ?? "")),
+      onInbound: () => {},
+    });
+    for (let n = 0; n < 3; n++) await first.sendSms(ours(800 + n));
+    const failing = first.flushDue();
+    await Bun.sleep(50); // the first reporter holds the two earliest rows
+    expect(await second.flushDue()).toBe(1);
+    expect(seen).toEqual([ours(802).messageId]);
+    release();
+    await expect(failing).rejects.toThrow("database busy");
+    // Nothing to wait for (no due time was moved): the two are due again now.
+    expect(await second.flushDue()).toBe(2);
+    expect(seen.sort()).toEqual([800, 801, 802].map((n) => ours(n).messageId).sort());
+  });
+
+  it("a reporter whose connection dies mid-batch leaves its rows due at once to the others", async () => {
+    const clock = later();
+    clock.advance(120_000);
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const dying = new SimulatedCarrier(s.server.handle.db, clock, { deliveryDelayMs: 0, batchSize: 10 });
+    dying.attachSinks({ onStatus: async () => await held, onInbound: () => {} });
+    for (let n = 0; n < 3; n++) await dying.sendSms(ours(900 + n));
+    const cut = dying.flushDue().catch((error: unknown) => error);
+    // The session holding the claim's row locks, ended as a crash would end it.
+    let ended = 0;
+    for (let i = 0; i < 100 && ended === 0; i++) {
+      const sessions = await s.server.handle.db.all<{ pid: number }>(sql`
+        SELECT DISTINCT l.pid FROM pg_locks l
+        WHERE l.relation = 'sandbox_sends'::regclass AND l.mode = 'RowShareLock' AND l.pid <> pg_backend_pid()`);
+      for (const { pid } of sessions) {
+        await s.server.handle.db.all(sql`SELECT pg_terminate_backend(${pid})`);
+        ended++;
+      }
+      if (ended === 0) await Bun.sleep(10);
+    }
+    expect(ended).toBe(1);
+    const seen: string[] = [];
+    const other = new SimulatedCarrier(s.server.handle.db, clock, { deliveryDelayMs: 0 });
+    other.attachSinks({
+      onStatus: (batch) => void seen.push(...batch.map((u) => u.messageId ?? "")),
+      onInbound: () => {},
+    });
+    let reported = 0;
+    for (let i = 0; i < 100 && reported < 3; i++) {
+      reported += await other.flushDue();
+      if (reported < 3) await Bun.sleep(10);
+    }
+    expect(seen.sort()).toEqual([900, 901, 902].map((n) => ours(n).messageId).sort());
+    release();
+    expect(await cut).toBeInstanceOf(Error);
   });
 });
 
