@@ -24,8 +24,14 @@ import {
 } from "./dispatch-outcomes";
 import { recipientFacts, SenderBook, sendRulesFor } from "./send-plan";
 
-/** Recipients handed off per dispatcher transaction: a step holds the event loop for tens of ms at most, and a pause bites at once. */
-export const DISPATCH_BATCH = 100;
+/**
+ * Recipients handed off per dispatcher transaction. A step holds its thread's event loop for tens
+ * of ms at most, and a pause bites at the next step. 250 rather than 100: on PostgreSQL the steps
+ * of a campaign run one after another (its row is held), each waiting on a dozen round trips, and
+ * they paced a 20,000-recipient campaign while the sends kept up (measured, alternately: 2,534 and
+ * 2,671 msg/s at 100, 2,751 and 2,836 at 250; SQLite unchanged).
+ */
+export const DISPATCH_BATCH = 250;
 /** How long one run of the dispatcher job goes on stepping while recipients are due at once. */
 const STEPS_RUN_MS = 1_000;
 /** How often the dispatcher looks again while recipients are still being resolved. */
