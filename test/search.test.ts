@@ -472,9 +472,42 @@ for (const target of targets) {
         expect((await find("quoll")).rows.map((r) => r.id)).toEqual([thread.id]);
       });
 
+      it("the indexer waits while jobs run, then drains once they stop or it has waited long enough", async () => {
+        await send("+14155557006", "Numbat", 1_800_000_510_000);
+        let running = true;
+        const waiting = startSearchIndexer(handle.db, {
+          intervalMs: 20,
+          busy: () => running,
+          maxDeferMs: 60_000,
+        });
+        const drained = async () => {
+          const deadline = Date.now() + 10_000;
+          while ((await backlog()) > 0 && Date.now() < deadline) await Bun.sleep(20);
+          return (await backlog()) === 0;
+        };
+        try {
+          await Bun.sleep(200); // ten rounds: each found jobs running
+          expect(await backlog()).toBeGreaterThan(0);
+          running = false;
+          expect(await drained()).toBe(true);
+        } finally {
+          waiting.stop();
+        }
+        // Jobs that never stop: it drains anyway once maxDeferMs has passed since its start.
+        await send("+14155557007", "Bilby", 1_800_000_520_000);
+        const patient = startSearchIndexer(handle.db, { intervalMs: 20, busy: () => true, maxDeferMs: 300 });
+        try {
+          await Bun.sleep(100);
+          expect(await backlog()).toBeGreaterThan(0);
+          expect(await drained()).toBe(true);
+        } finally {
+          patient.stop();
+        }
+      });
+
       it("the server's indexer drains the backlog without a search", async () => {
         await send("+14155557005", "Echidna", 1_800_000_500_000);
-        const indexer = startSearchIndexer(handle.db, 50);
+        const indexer = startSearchIndexer(handle.db, { intervalMs: 50 });
         try {
           const deadline = Date.now() + 10_000;
           while ((await backlog()) > 0 && Date.now() < deadline) await Bun.sleep(20);

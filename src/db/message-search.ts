@@ -265,16 +265,42 @@ const drainStatements = preparedPerConnection((db: DbOrTx) => {
   };
 });
 
+/** What the indexer yields to, and for how long at most. */
+export interface SearchIndexerOptions {
+  /** How often it looks at the backlog (1 s). */
+  intervalMs?: number;
+  /**
+   * Whether the thread has more pressing work (jobs running: sends, dispatch steps, reports): the
+   * drain waits while it does, up to `maxDeferMs` after the last drain.
+   */
+  busy?: () => boolean;
+  /** The longest the drain waits for `busy` to pass (10 s). */
+  maxDeferMs?: number;
+}
+
+/** The longest the search indexer yields to running jobs before it drains anyway. */
+export const SEARCH_MAX_DEFER_MS = 10_000;
+
 /**
  * Drains the backlog about once a second, a batch per event-loop turn so requests interleave.
  * Every server runs one; nothing depends on it for correctness (a search drains first). Both
- * databases: the drain it calls dispatches.
+ * databases: the drain it calls dispatches. While `busy` says jobs are running it waits, up to
+ * `maxDeferMs` since its last drain: indexing a campaign's messages and threads is a sixth of the
+ * statement time of the campaign on PostgreSQL, and the sends come first. The search that comes
+ * meanwhile drains what is left before it answers, so it is never stale, only slower.
  */
-export function startSearchIndexer(db: Db, intervalMs = 1000): { stop(): void } {
+export function startSearchIndexer(db: Db, options: SearchIndexerOptions = {}): { stop(): void } {
+  const intervalMs = options.intervalMs ?? 1000;
+  const maxDeferMs = options.maxDeferMs ?? SEARCH_MAX_DEFER_MS;
   let stopped = false;
   let timer: ReturnType<typeof setTimeout> | null = null;
+  let drainedAt = Date.now();
   const tick = async () => {
     if (stopped) return;
+    if (options.busy?.() && Date.now() - drainedAt < maxDeferMs) {
+      timer = setTimeout(tick, intervalMs);
+      return;
+    }
     let more = false;
     try {
       more = (await drainSearchBacklog(db, DRAIN_BATCH)) === DRAIN_BATCH;
@@ -282,6 +308,7 @@ export function startSearchIndexer(db: Db, intervalMs = 1000): { stop(): void } 
       // Busy (another server is draining) or a closing database: the next tick tries again.
       log.debug("search backlog drain deferred", { error: String(error) });
     }
+    if (!more) drainedAt = Date.now();
     timer = setTimeout(tick, more ? 0 : intervalMs);
   };
   timer = setTimeout(tick, intervalMs);

@@ -65,7 +65,8 @@ export function startBackground(
   carrier.start();
   voice.start();
   const scheduler = startScheduler(db);
-  const searchIndexer = startSearchIndexer(db);
+  // Indexing waits while jobs run (up to SEARCH_MAX_DEFER_MS): sends before search.
+  const searchIndexer = startSearchIndexer(db, { busy: () => worker.running() > 0 });
   const statistics = startPlannerStatistics(db);
   return {
     worker,
