@@ -14,6 +14,8 @@ const GROWN_SHARE = 0.5;
  * plan depends on it (its inserts do not read, and a search goes through the GIN index).
  */
 const LEFT_TO_AUTOVACUUM = ["conversation_search"];
+/** The statistics target of these analyses (PostgreSQL's default: 100, a sample of 300 times it). */
+const QUICK_TARGET = 10;
 /** The transaction lock one server holds while it analyzes, so that servers do not analyze a table twice. */
 const ANALYZE_LOCK = 4_180_511_962_310_780n;
 
@@ -74,6 +76,10 @@ export async function analyzeBehindTables(db: Db): Promise<string[]> {
         AND s.n_live_tup - greatest(c.reltuples, 0) >= ${MIN_GROWN_ROWS}
         AND s.n_live_tup >= ${1 + GROWN_SHARE} * greatest(c.reltuples, 0)
       ORDER BY s.relname`);
+    // A coarse sample (3,000 rows instead of 30,000) is enough to plan by a table's size, at a
+    // tenth of the cost; autovacuum's own analysis refines it within its next rounds.
+    if (behind.length > 0)
+      await tx.run(sql`SET LOCAL default_statistics_target = ${sql.raw(String(QUICK_TARGET))}`);
     for (const { name } of behind) await tx.run(sql`ANALYZE ${sql.identifier(name)}`);
     return behind.map((row) => row.name);
   });
