@@ -385,9 +385,9 @@ describe.if(process.env[TEST_DIALECT] === "postgres")("SimulatedCarrier on Postg
     });
     for (let n = 0; n < 3; n++) await first.sendSms(ours(800 + n));
     const failing = first.flushDue();
-    await Bun.sleep(50); // the first reporter holds the two earliest rows
+    await Bun.sleep(50); // the first reporter holds two of the three (all due at one instant)
     expect(await second.flushDue()).toBe(1);
-    expect(seen).toEqual([ours(802).messageId]);
+    expect(seen).toHaveLength(1);
     release();
     await expect(failing).rejects.toThrow("database busy");
     // Nothing to wait for (no due time was moved): the two are due again now.
@@ -409,9 +409,11 @@ describe.if(process.env[TEST_DIALECT] === "postgres")("SimulatedCarrier on Postg
     // The session holding the claim's row locks, ended as a crash would end it.
     let ended = 0;
     for (let i = 0; i < 100 && ended === 0; i++) {
+      // (The server's own carrier polls the ledger too, in transactions that end at once.)
       const sessions = await s.server.handle.db.all<{ pid: number }>(sql`
-        SELECT DISTINCT l.pid FROM pg_locks l
-        WHERE l.relation = 'sandbox_sends'::regclass AND l.mode = 'RowShareLock' AND l.pid <> pg_backend_pid()`);
+        SELECT pid FROM pg_stat_activity
+        WHERE datname = current_database() AND state = 'idle in transaction'
+          AND query ILIKE '%from "sandbox_sends"%for update skip locked%'`);
       for (const { pid } of sessions) {
         await s.server.handle.db.all(sql`SELECT pg_terminate_backend(${pid})`);
         ended++;
