@@ -411,9 +411,22 @@ export async function forEachRowApart<T>(
     for (const item of items) await work(item);
     return;
   }
-  const outcomes = await Promise.allSettled(items.map(work));
+  await allOver(items.map(work));
+}
+
+/**
+ * The outcomes of statements started together on one transaction (on PostgreSQL its connection
+ * receives them together and answers them in order: one round trip for all), once every one of
+ * them is over; the first failure is thrown then, so none still runs when the caller's savepoint
+ * or transaction is rolled back.
+ */
+export async function allOver<T extends readonly unknown[]>(
+  started: readonly [...{ [K in keyof T]: Promise<T[K]> }],
+): Promise<T> {
+  const outcomes = await Promise.allSettled(started);
   const failed = outcomes.find((outcome) => outcome.status === "rejected");
   if (failed) throw (failed as PromiseRejectedResult).reason;
+  return outcomes.map((outcome) => (outcome as PromiseFulfilledResult<unknown>).value) as unknown as T;
 }
 
 /** How long a claimed ledger report waits before another reporter may take it again. */

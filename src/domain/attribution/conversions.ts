@@ -5,7 +5,7 @@ import { CommitCheckedCaches } from "../../db/commit-watch";
 import { nullsLast } from "../../db/dialect";
 import { groupCommit } from "../../db/group-commit";
 import { newestFirstPage } from "../../db/paging";
-import { preparedPerConnection, rowPlaceholders } from "../../db/prepared";
+import { allOver, preparedPerConnection, rowPlaceholders } from "../../db/prepared";
 import {
   agentThreads,
   type ClickRow,
@@ -337,10 +337,11 @@ export async function attributedTouches(
   contactId: string,
   now: number,
 ): Promise<{ agentId: string | null; flowId: string | null }> {
-  return {
-    agentId: (await latestAgentTouchOf(db).get(touchWindow(workspaceId, contactId, now)))?.agentId ?? null,
-    flowId: await attributedFlow(db, workspaceId, contactId, now),
-  };
+  const [agent, flowId] = await allOver([
+    latestAgentTouchOf(db).get(touchWindow(workspaceId, contactId, now)),
+    attributedFlow(db, workspaceId, contactId, now),
+  ]);
+  return { agentId: agent?.agentId ?? null, flowId };
 }
 
 /** The flow part of `attributedTouches` alone (an agent's own conversion names its agent). */
@@ -400,15 +401,20 @@ export async function recordConversion(
   if (Object.keys(ids).length === 0) throw invalid(NO_IDENTIFIER);
 
   return await groupCommit(db, async (tx) => {
-    // 2. txn is the idempotency key, forever: a retry writes nothing.
-    const existing = await conversionByTxn(tx).get({ ws: workspaceId, txn });
+    // 2. txn is the idempotency key, forever: a retry writes nothing. 3. The contact, strongest
+    //    identifier first; never recorded against nobody. Read together (one round trip on
+    //    PostgreSQL), the contact's reads unused for a retry.
+    const [existing, { contactId, click: evidence }] = await allOver([
+      conversionByTxn(tx).get({ ws: workspaceId, txn }),
+      resolveContact(tx, workspaceId, ids),
+    ]);
     if (existing) return { recorded: true as const, duplicate: true, contact_id: existing.contactId };
-    // 3. The contact, strongest identifier first; never recorded against nobody.
-    const { contactId, click: evidence } = await resolveContact(tx, workspaceId, ids);
     if (!contactId) throw invalid(NO_MATCH);
-    // 4. Attribution and the record.
-    const click = await attributedClick(tx, workspaceId, contactId, evidence, now);
-    const touches = await attributedTouches(tx, workspaceId, contactId, now);
+    // 4. Attribution (its reads together) and the record.
+    const [click, touches] = await allOver([
+      attributedClick(tx, workspaceId, contactId, evidence, now),
+      attributedTouches(tx, workspaceId, contactId, now),
+    ]);
     const row: ConversionRow = {
       id: newId(),
       workspaceId,

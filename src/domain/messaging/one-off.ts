@@ -1,7 +1,7 @@
 import { and, desc, eq } from "drizzle-orm";
 import type { Db, DbOrTx, Tx } from "../../db/client";
 import { type BatchOutcome, groupBatch } from "../../db/group-commit";
-import { insertRows } from "../../db/prepared";
+import { allOver, insertRows } from "../../db/prepared";
 import {
   type ContactRow,
   type ConversationRow,
@@ -231,13 +231,12 @@ async function acceptForWorkspace(
   }
   // Independent writes, sent together (one round trip on PostgreSQL); all of them are over before
   // a failure is thrown, so none runs after the batch's savepoint is rolled back.
-  const written = await Promise.allSettled([
+  await allOver([
     insertRows(tx, messages, rows),
     enqueueSendBatch(tx, workspaceId, batch, now),
     caps.flush(),
     budget.flush(),
   ]);
-  for (const write of written) if (write.status === "rejected") throw write.reason;
   return outcomes;
 }
 
