@@ -40,6 +40,42 @@ const sms = (n: number, to = "+14155550123"): OutboundSms => ({
   statusCallbackUrl: "",
 });
 
+/**
+ * Two reporters on one ledger (two servers), each with a sink slow by `sinkMs` (the other's turn
+ * comes while a batch is out), after 40 sends made by both in turn: each delivery is reported
+ * once, and by both of them between them. Answers the two carriers.
+ */
+async function expectEachReportedOnce(
+  db: DbHandle["db"],
+  clock: ReturnType<typeof manualClock>,
+  message: (n: number) => OutboundSms,
+  sinkMs: number,
+): Promise<SimulatedCarrier[]> {
+  const reported: string[][] = [[], []];
+  const carriers = [0, 1].map((i) => {
+    const carrier = new SimulatedCarrier(db, clock, { deliveryDelayMs: 0, batchSize: 7 });
+    carrier.attachSinks({
+      onStatus: async (batch) => {
+        await Bun.sleep(sinkMs);
+        reported[i].push(...batch.map((u) => u.messageId ?? ""));
+      },
+      onInbound: () => {},
+    });
+    return carrier;
+  });
+  // Whatever earlier tests left due on this ledger is reported first, and not counted.
+  await Promise.all(carriers.map((c) => c.flushDue()));
+  reported[0].length = reported[1].length = 0;
+  const ids = Array.from({ length: 40 }, (_, n) => message(n).messageId);
+  for (let n = 0; n < 40; n++) await carriers[n % 2].sendSms(message(n));
+  // A stopped carrier reports one batch per flush: rounds of both at once until none is left.
+  for (let round = 0; round < 10; round++) await Promise.all(carriers.map((c) => c.flushDue()));
+  expect([...reported[0], ...reported[1]].sort()).toEqual(ids.sort());
+  expect(reported[0].length).toBeGreaterThan(0);
+  expect(reported[1].length).toBeGreaterThan(0);
+  return carriers;
+}
+
 // On the SQLite pass only: these drive the carrier on a SQLite file of their own (the PostgreSQL
 // pass runs the carrier through the server below, and this process's SQL is spelled for PostgreSQL).
 describe.if(process.env[TEST_DIALECT] !== "postgres")("SimulatedCarrier", () => {
@@ -212,29 +248,7 @@ describe.if(process.env[TEST_DIALECT] !== "postgres")("SimulatedCarrier", () => 
 
   it("two reporters on one ledger (two servers) report each delivery once, between them", async () => {
     const clock = manualClock(Date.parse("2026-11-25T12:00:00.000Z"));
-    const reported: string[][] = [[], []];
-    const carriers = [0, 1].map((i) => {
-      const carrier = new SimulatedCarrier(handle.db, clock, { deliveryDelayMs: 0, batchSize: 7 });
-      carrier.attachSinks({
-        onStatus: async (batch) => {
-          // A slow sink: the other reporter's turn comes while this batch is out.
-          await Bun.sleep(2);
-          reported[i].push(...batch.map((u) => u.messageId ?? ""));
-        },
-        onInbound: () => {},
-      });
-      return carrier;
-    });
-    await Promise.all(carriers.map((c) => c.flushDue()));
-    reported[0].length = reported[1].length = 0;
-    const ids = Array.from({ length: 40 }, (_, n) => sms(500 + n).messageId);
-    for (let n = 0; n < 40; n++) await carriers[n % 2].sendSms(sms(500 + n));
-    // A stopped carrier reports one batch per flush: rounds of both at once until none is left.
-    for (let round = 0; round < 10; round++) await Promise.all(carriers.map((c) => c.flushDue()));
-    const all = [...reported[0], ...reported[1]];
-    expect(all.sort()).toEqual(ids.sort());
-    expect(reported[0].length).toBeGreaterThan(0);
-    expect(reported[1].length).toBeGreaterThan(0);
+    await expectEachReportedOnce(handle.db, clock, (n) => sms(500 + n), 2);
   });
 
   it("searches numbers by area code, contains and type, and hands out none ending in 0000", async () => {
@@ -337,38 +351,24 @@ describe.if(process.env[TEST_DIALECT] === "postgres")("SimulatedCarrier on Postg
   // Years ahead of the server's own carrier, whose clock never finds these rows due.
   const later = () => manualClock(Date.parse("2031-01-01T00:00:00.000Z"));
   const ours = (n: number) => ({ ...sms(n), workspaceId });
+  /** A promise a sink waits on until the test releases it. */
+  const heldOpen = () => {
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    return { held, release };
+  };
 
   it("two reporters report each delivery once, between them, and a slow batch holds its rows only", async () => {
-    const clock = later();
-    const reported: string[][] = [[], []];
-    const carriers = [0, 1].map((i) => {
-      const carrier = new SimulatedCarrier(s.server.handle.db, clock, { deliveryDelayMs: 0, batchSize: 7 });
-      carrier.attachSinks({
-        onStatus: async (batch) => {
-          await Bun.sleep(5); // the other reporter's turn comes while this batch is out
-          reported[i].push(...batch.map((u) => u.messageId ?? ""));
-        },
-        onInbound: () => {},
-      });
-      return carrier;
-    });
-    const ids = Array.from({ length: 40 }, (_, n) => ours(700 + n).messageId);
-    for (let n = 0; n < 40; n++) await carriers[n % 2].sendSms(ours(700 + n));
-    for (let round = 0; round < 10; round++) await Promise.all(carriers.map((c) => c.flushDue()));
-    const all = [...reported[0], ...reported[1]];
-    expect(all.sort()).toEqual(ids.sort());
-    expect(reported[0].length).toBeGreaterThan(0);
-    expect(reported[1].length).toBeGreaterThan(0);
+    const carriers = await expectEachReportedOnce(s.server.handle.db, later(), (n) => ours(700 + n), 5);
     expect(await carriers[0].flushDue()).toBe(0);
   });
 
   it("gives a batch whose sink failed back at once, and another reporter passes by a batch still out", async () => {
     const clock = later();
     clock.advance(60_000);
-    let release: () => void = () => {};
-    const held = new Promise<void>((resolve) => {
-      release = resolve;
-    });
+    const { held, release } = heldOpen();
     const first = new SimulatedCarrier(s.server.handle.db, clock, { deliveryDelayMs: 0, batchSize: 2 });
     first.attachSinks({
       onStatus: async () => {
@@ -398,10 +398,7 @@ describe.if(process.env[TEST_DIALECT] === "postgres")("SimulatedCarrier on Postg
   it("a reporter whose connection dies mid-batch leaves its rows due at once to the others", async () => {
     const clock = later();
     clock.advance(120_000);
-    let release: () => void = () => {};
-    const held = new Promise<void>((resolve) => {
-      release = resolve;
-    });
+    const { held, release } = heldOpen();
     const dying = new SimulatedCarrier(s.server.handle.db, clock, { deliveryDelayMs: 0, batchSize: 10 });
     dying.attachSinks({ onStatus: async () => await held, onInbound: () => {} });
     for (let n = 0; n < 3; n++) await dying.sendSms(ours(900 + n));
