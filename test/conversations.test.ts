@@ -569,7 +569,15 @@ describe("POST /v1/conversations/{id}/notes", () => {
         listed: (await s.api("GET", "/v1/messages?limit=1")).body.total,
       };
     };
-    const before = await figures();
+    // Earlier tests' sends may still be on their way (PENDING → SENT moves the analytics): the
+    // figures once two reads 100 ms apart agree.
+    let before = await figures();
+    for (let i = 0; i < 100; i++) {
+      await Bun.sleep(100);
+      const again = await figures();
+      if (JSON.stringify(again) === JSON.stringify(before)) break;
+      before = again;
+    }
     const note = await s.api("POST", `/v1/conversations/${id}/notes`, { body: "Do not text her after 6pm" });
     expect(note.status).toBe(200);
     await Bun.sleep(50);
