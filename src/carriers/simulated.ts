@@ -223,8 +223,9 @@ export class SimulatedCarrier implements Carrier {
 
   /**
    * Reports every delivery that is due, in batches: claimed, the sink told, then the ledger row
-   * marked reported. A crash in between reports it again LEDGER_RETRY_MS later, by this server
-   * after its restart or by another one (sinks are idempotent).
+   * marked reported. A crash in between reports it again (sinks are idempotent), by this server
+   * after its restart or by another one: at once on PostgreSQL, LEDGER_RETRY_MS later on SQLite
+   * (dueLedgerStatements).
    */
   async flushDue(): Promise<number> {
     if (!this.sinks.attached) return 0;

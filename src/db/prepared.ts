@@ -471,8 +471,8 @@ export function dueLedgerStatements<T extends SQLiteTable>(
       .set({ [keys.done]: sql`${sql.placeholder("now")}` } as never)
       .where(inJsonListParam(id, "ids"))
       .prepare();
-  const idsOf = (rows: { id: string }[]) => jsonList(rows.map((row) => row.id));
   type Row = T["$inferSelect"];
+  const idsOf = (rows: Row[]) => jsonList(rows.map((row) => (row as { id: string }).id));
   type Params = Record<string, unknown> & { now: number; limit: number };
   if (dialectOf(db) === "postgres") {
     // Built once, and bound to each transaction's connection (preparedPerConnection).
@@ -487,7 +487,7 @@ export function dueLedgerStatements<T extends SQLiteTable>(
           const rows = (await statements.pick.all(params)) as Row[];
           if (rows.length === 0) return 0;
           await report(rows);
-          await statements.reported.run({ now: params.now, ids: idsOf(rows as { id: string }[]) });
+          await statements.reported.run({ now: params.now, ids: idsOf(rows) });
           return rows.length;
         });
       },
@@ -510,7 +510,7 @@ export function dueLedgerStatements<T extends SQLiteTable>(
     async reportDue(params: Params, report: (rows: Row[]) => Promise<void> | void): Promise<number> {
       const rows = (await claim.all({ ...params, retryAt: params.now + LEDGER_RETRY_MS })) as Row[];
       if (rows.length === 0) return 0;
-      const ids = idsOf(rows as { id: string }[]);
+      const ids = idsOf(rows);
       try {
         await report(rows);
       } catch (error) {

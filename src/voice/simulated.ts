@@ -229,7 +229,8 @@ export class SimulatedCallLine {
 
   /**
    * Reports every due call: claimed, the sink told, then the row marked. A crash in between
-   * reports it again LEDGER_RETRY_MS later, here or on another server (sinks are idempotent).
+   * reports it again, here or on another server (sinks are idempotent): at once on PostgreSQL,
+   * LEDGER_RETRY_MS later on SQLite (dueLedgerStatements).
    */
   async flushDue(): Promise<number> {
     if (!this.sinks.attached) return 0;
