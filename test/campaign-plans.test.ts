@@ -1,6 +1,6 @@
 import { describe, expect, it } from "bun:test";
-import { eq } from "drizzle-orm";
-import { contacts } from "../src/db/schema";
+import { and, count, eq, isNull } from "drizzle-orm";
+import { contacts, messages } from "../src/db/schema";
 import { audienceClasses } from "../src/domain/campaigns/preview";
 import { planDatabase } from "./support/plans";
 
@@ -61,5 +61,33 @@ describe("query plans of the recipients' facts", () => {
     ).toBe(
       "SEARCH suppressions USING INDEX suppressions_workspace_phone_idx (workspace_id=? AND phone_number=?)",
     );
+  });
+});
+
+// A campaign's messages are read through the unique (campaign_id, contact_id) index, partial on
+// campaign_id IS NOT NULL, and a carrier's report finds its message through a carrier-id index
+// partial on carrier_message_id IS NOT NULL: each with an equality the index's condition follows
+// from, so neither needs an index of its own for the messages without one.
+describe("query plans of a campaign's messages and of a carrier's id", () => {
+  const db = planDatabase();
+  const ofCampaign = and(eq(messages.workspaceId, "w"), isNull(messages.callId), eq(messages.campaignId, "c"));
+
+  it("counts a campaign's messages through messages_campaign_contact_idx", () => {
+    const total = db.handle.db.select({ n: count() }).from(messages).where(ofCampaign).toSQL();
+    expect(db.plan(total.sql, total.params)).toEqual([
+      "SEARCH messages USING INDEX messages_campaign_contact_idx (campaign_id=?)",
+    ]);
+  });
+
+  it("finds a message by its carrier id through messages_carrier_id_idx", () => {
+    const query = db.handle.db
+      .select()
+      .from(messages)
+      .where(eq(messages.carrierMessageId, "SM1"))
+      .limit(1)
+      .toSQL();
+    expect(db.plan(query.sql, query.params)).toEqual([
+      "SEARCH messages USING INDEX messages_carrier_id_idx (carrier_message_id=?)",
+    ]);
   });
 });

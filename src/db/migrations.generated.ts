@@ -37,6 +37,7 @@ import m33 from "../../migrations/0033_link_domains.sql" with { type: "text" };
 import m34 from "../../migrations/0034_conversation_notes_reads.sql" with { type: "text" };
 import m35 from "../../migrations/0035_campaign_sends_open_threads_unique.sql" with { type: "text" };
 import m36 from "../../migrations/0036_webhook_delivery_unique.sql" with { type: "text" };
+import m37 from "../../migrations/0037_messages_index_diet.sql" with { type: "text" };
 import pg0 from "../../migrations/pg/0000_baseline.sql" with { type: "text" };
 import pg1 from "../../migrations/pg/0001_triggers_and_search.sql" with { type: "text" };
 import pg2 from "../../migrations/pg/0002_change_notifications.sql" with { type: "text" };
@@ -44,6 +45,7 @@ import pg3 from "../../migrations/pg/0003_counters_without_hot_rows.sql" with { 
 import pg4 from "../../migrations/pg/0004_campaign_sends_open_threads_unique.sql" with { type: "text" };
 import pg5 from "../../migrations/pg/0005_webhook_delivery_unique.sql" with { type: "text" };
 import pg6 from "../../migrations/pg/0006_statement_level_triggers.sql" with { type: "text" };
+import pg7 from "../../migrations/pg/0007_messages_index_diet.sql" with { type: "text" };
 
 /** Migrations in the order they apply. */
 export const embeddedMigrations: { tag: string; sql: string }[] = [
@@ -84,6 +86,7 @@ export const embeddedMigrations: { tag: string; sql: string }[] = [
   { tag: "0034_conversation_notes_reads", sql: m34 },
   { tag: "0035_campaign_sends_open_threads_unique", sql: m35 },
   { tag: "0036_webhook_delivery_unique", sql: m36 },
+  { tag: "0037_messages_index_diet", sql: m37 },
 ];
 
 /** PostgreSQL migrations in the order they apply (src/db/migrate-pg.ts). */
@@ -95,4 +98,5 @@ export const embeddedPgMigrations: { tag: string; sql: string }[] = [
   { tag: "0004_campaign_sends_open_threads_unique", sql: pg4 },
   { tag: "0005_webhook_delivery_unique", sql: pg5 },
   { tag: "0006_statement_level_triggers", sql: pg6 },
+  { tag: "0007_messages_index_diet", sql: pg7 },
 ];

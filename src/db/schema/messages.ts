@@ -50,14 +50,20 @@ export const messages = sqliteTable(
   (t) => [
     index("messages_workspace_contact_idx").on(t.workspaceId, t.contactId, t.direction, t.createdAt),
     index("messages_workspace_conversation_idx").on(t.workspaceId, t.conversationId, t.createdAt),
-    index("messages_workspace_campaign_idx").on(t.workspaceId, t.campaignId),
     // A campaign writes one message per recipient (its dispatch step is the only writer of
     // campaign_id): a second step that overlapped the first fails here instead of sending twice.
+    // It also serves every read of a campaign's messages (`campaign_id = ?` implies the index's
+    // condition on both databases); a (workspace_id, campaign_id) index beside it only cost each
+    // write of a message one more index entry.
     uniqueIndex("messages_campaign_contact_idx")
       .on(t.campaignId, t.contactId)
       .where(sql`campaign_id IS NOT NULL`),
     index("messages_workspace_status_idx").on(t.workspaceId, t.status, t.createdAt),
-    index("messages_carrier_id_idx").on(t.carrierMessageId),
+    // Only messages the carrier has named: a message is written, and handed off, before its
+    // carrier id is known, and each of those writes would otherwise add an entry under NULL.
+    index("messages_carrier_id_idx")
+      .on(t.carrierMessageId)
+      .where(sql`carrier_message_id IS NOT NULL`),
     // Analytics (overview, timeseries, numbers) count from this index alone, never the table; it
     // also serves every walk of a workspace's messages in created_at order (listings, lookbacks).
     index("messages_workspace_analytics_idx").on(

@@ -35,12 +35,11 @@ export const messages = pgTable(
   (t) => [
     index("messages_workspace_contact_idx").on(t.workspaceId, t.contactId, t.direction, t.createdAt),
     index("messages_workspace_conversation_idx").on(t.workspaceId, t.conversationId, t.createdAt),
-    index("messages_workspace_campaign_idx").on(t.workspaceId, t.campaignId),
     uniqueIndex("messages_campaign_contact_idx")
       .on(t.campaignId, t.contactId)
       .where(sql`campaign_id IS NOT NULL`),
     index("messages_workspace_status_idx").on(t.workspaceId, t.status, t.createdAt),
-    index("messages_carrier_id_idx").on(t.carrierMessageId),
+    index("messages_carrier_id_idx").on(t.carrierMessageId).where(sql`carrier_message_id IS NOT NULL`),
     index("messages_workspace_analytics_idx").on(
       t.workspaceId,
       t.createdAt,
