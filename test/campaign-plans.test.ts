@@ -70,7 +70,11 @@ describe("query plans of the recipients' facts", () => {
 // from, so neither needs an index of its own for the messages without one.
 describe("query plans of a campaign's messages and of a carrier's id", () => {
   const db = planDatabase();
-  const ofCampaign = and(eq(messages.workspaceId, "w"), isNull(messages.callId), eq(messages.campaignId, "c"));
+  const ofCampaign = and(
+    eq(messages.workspaceId, "w"),
+    isNull(messages.callId),
+    eq(messages.campaignId, "c"),
+  );
 
   it("counts a campaign's messages through messages_campaign_contact_idx", () => {
     const total = db.handle.db.select({ n: count() }).from(messages).where(ofCampaign).toSQL();

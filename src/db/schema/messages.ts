@@ -61,9 +61,7 @@ export const messages = sqliteTable(
     index("messages_workspace_status_idx").on(t.workspaceId, t.status, t.createdAt),
     // Only messages the carrier has named: a message is written, and handed off, before its
     // carrier id is known, and each of those writes would otherwise add an entry under NULL.
-    index("messages_carrier_id_idx")
-      .on(t.carrierMessageId)
-      .where(sql`carrier_message_id IS NOT NULL`),
+    index("messages_carrier_id_idx").on(t.carrierMessageId).where(sql`carrier_message_id IS NOT NULL`),
     // Analytics (overview, timeseries, numbers) count from this index alone, never the table; it
     // also serves every walk of a workspace's messages in created_at order (listings, lookbacks).
     index("messages_workspace_analytics_idx").on(
