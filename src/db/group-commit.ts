@@ -2,7 +2,6 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { sql } from "drizzle-orm";
 import { type Db, dialectOf, inTransaction, sqliteOf, type Tx } from "./client";
 import { writeAlone } from "./store/batch";
-import { Mutex } from "./store/mutex";
 
 /**
  * What the writes of one group share: `collect` gives every write of the group the same value for
@@ -142,12 +141,25 @@ function createGroupCommitter(db: Db) {
   // use, a budget) each write updates in turn instead of waiting for another transaction's commit.
   const savepoints = dialectOf(db) === "postgres" ? pgSavepoints() : sqliteSavepoints(sqliteOf(db));
 
-  // One group at a time (SQLite's transactions already run in turn; on PostgreSQL two groups at
-  // once would wait on each other's counter rows): writes asked for meanwhile join the next one.
-  const turns = new Mutex();
-  const flush = () => turns.run(flushGroup);
+  // Groups take turns; writes asked for meanwhile join the next group. On SQLite a group's turn
+  // lasts until its commit (its transactions run one after another anyway). On PostgreSQL the next
+  // group starts once this one has run its last statement, while its COMMIT (a WAL flush) is on
+  // its way: the next group's statements run meanwhile, on another connection, and wait only for
+  // the rows this one holds until that commit (a counter row, a contact both make). This one asks
+  // for nothing more by then, so the two never wait on each other: no deadlock.
+  const overlapCommits = dialectOf(db) === "postgres";
+  let turn: Promise<void> = Promise.resolve();
+  const flush = () => {
+    const previous = turn;
+    let pass: () => void = () => {};
+    turn = new Promise<void>((resolve) => {
+      pass = resolve;
+    });
+    return previous.then(() => flushGroup(overlapCommits ? pass : () => {})).finally(pass);
+  };
 
-  async function flushGroup() {
+  /** Runs the pending writes as one group; `beforeCommit` is called once its last statement ran. */
+  async function flushGroup(beforeCommit: () => void) {
     scheduled = false;
     const group = pending;
     pending = [];
@@ -218,6 +230,7 @@ function createGroupCommitter(db: Db) {
           if (outcome && typeof outcome === "object" && "failed" in outcome) throw outcome.failed;
         }
         for (const { value, finish } of shared.values()) await finish(tx, value);
+        beforeCommit();
       });
     } catch (error) {
       for (const item of group) item.reject(error);
