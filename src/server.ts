@@ -15,6 +15,7 @@ import { setDialect } from "./db/dialect";
 import { startSearchIndexer } from "./db/message-search";
 import { migrate } from "./db/migrate";
 import { openPgDatabase } from "./db/pg-database";
+import { startPlannerStatistics } from "./db/planner-statistics";
 import { createApiKey } from "./domain/workspace/api-keys";
 import { countWorkspaces, createWorkspace } from "./domain/workspace/workspaces";
 import { errorResponse } from "./http/errors";
@@ -120,9 +121,8 @@ export async function startServer(
   }
   startRuntimes(handle.db, config, carrier, voice);
   // Background work: in a thread of its own (the default), in this thread, or (WORKER=false) in
-  // another process; a process without a worker still indexes what it writes for search. The
-  // thread starts while this one builds the routes and opens the port; jobs enqueued meanwhile
-  // wait in the database for it.
+  // another process (this one keeps only its own upkeep, below). The thread starts while this one
+  // builds the routes and opens the port; jobs enqueued meanwhile wait in the database for it.
   const threadStarting =
     config.workerEnabled && config.workerThread ? startBackgroundThread(config, env) : null;
   threadStarting?.catch(() => {}); // awaited below; a failure is reported there
@@ -181,8 +181,10 @@ export async function startServer(
     throw error;
   }
   let background: Background | null = null;
-  let searchIndexer: { stop(): void } | null = null;
-  if (!config.workerEnabled) searchIndexer = startSearchIndexer(handle.db);
+  // Without a worker this process still indexes what it writes for search, and keeps the planner
+  // statistics of the tables it fills (PostgreSQL): its reads are planned from them.
+  const ownUpkeep: { stop(): void }[] = [];
+  if (!config.workerEnabled) ownUpkeep.push(startSearchIndexer(handle.db), startPlannerStatistics(handle.db));
   else if (!config.workerThread) background = startBackground(handle.db, carrier, voice, config);
 
   let closing: Promise<void> | null = null;
@@ -193,7 +195,7 @@ export async function startServer(
     carrier,
     shutdown() {
       closing ??= (async () => {
-        searchIndexer?.stop();
+        for (const upkeep of ownUpkeep) upkeep.stop();
         await http.stop();
         await thread?.stop(config.shutdownGraceSec * 1000);
         await background?.stop(config.shutdownGraceSec * 1000);

@@ -13,8 +13,8 @@ beforeAll(async () => {
 afterAll(async () => await s.stop());
 
 /** Writes `n` contacts of a new workspace straight into the database, in one transaction. */
-async function writeContacts(n: number) {
-  const ws = await s.newWorkspace("Grows fast");
+async function writeContacts(n: number, server: TestServer = s) {
+  const ws = await server.newWorkspace("Grows fast");
   const now = Date.now();
   const rows = Array.from({ length: n }, (_, i) => ({
     id: newId(),
@@ -26,7 +26,7 @@ async function writeContacts(n: number) {
     createdAt: now,
     updatedAt: now,
   }));
-  const { db } = s.server.handle;
+  const { db } = server.server.handle;
   await db.transaction(async (tx) => {
     for (let i = 0; i < rows.length; i += 500)
       await tx
@@ -105,6 +105,30 @@ describe("planner statistics", () => {
       for (let i = 0; i < 250 && (await liveRows("conversation_search")) < 3000; i++) await Bun.sleep(100);
       expect(await liveRows("conversation_search")).toBeGreaterThanOrEqual(3000);
       expect(await analyzeBehindTables(db)).not.toContain("conversation_search");
+    },
+    60_000,
+  );
+
+  it.skipIf(!testsRunOn("postgres"))(
+    "are kept by a server without a worker (WORKER=false) too: its reads are planned from them",
+    async () => {
+      const alone = await startTestServer({}, { WORKER: "false" });
+      try {
+        const { db } = alone.server.handle;
+        await writeContacts(3000, alone);
+        // Nobody else analyzes (last_analyze is set by ANALYZE, not by autovacuum): the server's
+        // own keeper, once the writer's counts are reported (up to ~10 s).
+        let at: string | null = null;
+        for (let i = 0; i < 250 && at === null; i++) {
+          [{ at }] = await db.all<{ at: string | null }>(
+            sql`SELECT last_analyze AS at FROM pg_stat_user_tables WHERE relname = 'contacts' AND schemaname = current_schema()`,
+          );
+          if (at === null) await Bun.sleep(100);
+        }
+        expect(at).not.toBeNull();
+      } finally {
+        await alone.stop();
+      }
     },
     60_000,
   );
