@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { eq, sql } from "drizzle-orm";
-import { type DbHandle, openDatabase, type Tx } from "../src/db/client";
+import { type DbHandle, openDatabase, type Tx, writeSignalBuffer } from "../src/db/client";
 import { currentDialect, setDialect } from "../src/db/dialect";
 import { type BatchOutcome, groupAppend, groupBatch, groupCommit } from "../src/db/group-commit";
 import { openPgDatabase, type PgDatabase } from "../src/db/pg-database";
@@ -219,6 +219,74 @@ describe("groupCommit", () => {
     // The connection waits for locks again outside the group.
     expect((handle.sqlite.query("PRAGMA busy_timeout").get() as { timeout: number }).timeout).toBe(5000);
     handle.sqlite.exec("DELETE FROM t WHERE x >= 20");
+  });
+});
+
+describe("the write-lock signal of this process's SQLite connections", () => {
+  let dir: string;
+  let handle: DbHandle;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), "outreach-signal-"));
+    handle = openDatabase(join(dir, "s.db"));
+    handle.sqlite.exec("CREATE TABLE t (x INTEGER NOT NULL)");
+  });
+  afterAll(() => {
+    handle.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const signal = () => Atomics.load(new Int32Array(writeSignalBuffer()), 0);
+  const rows = () => handle.sqlite.query("SELECT x FROM t ORDER BY x").values().flat();
+
+  it("moves when a write transaction ends, committed or rolled back, on any thread that adopted it", async () => {
+    const before = signal();
+    await handle.db.transaction(async (tx) => {
+      await tx.run(sql`INSERT INTO t (x) VALUES (1)`);
+    });
+    await handle.db
+      .transaction(async () => {
+        throw new Error("rolled back");
+      })
+      .catch(() => {});
+    expect(signal()).toBe(before + 2);
+    // A thread that adopted the buffer (as the server's background thread does) moves it as well.
+    const thread = new Worker(new URL("./support/write-signal-thread.ts", import.meta.url).href);
+    const done = new Promise((resolve) => {
+      thread.onmessage = resolve;
+    });
+    thread.postMessage({ path: join(dir, "s.db"), signal: writeSignalBuffer(), count: 3 });
+    await done;
+    thread.terminate();
+    expect(signal()).toBe(before + 5);
+    expect(rows()).toEqual([1, 1000, 1001, 1002]);
+  });
+
+  it("lets a BEGIN that found the lock taken by another connection of this process begin once that one ends", async () => {
+    const other = openDatabase(join(dir, "s.db"));
+    let release: () => void = () => {};
+    let begun: () => void = () => {};
+    const holding = new Promise<void>((resolve) => {
+      begun = resolve;
+    });
+    const held = other.db.transaction(async (tx) => {
+      await tx.run(sql`INSERT INTO t (x) VALUES (2)`);
+      begun();
+      await new Promise<void>((resolve) => {
+        release = resolve;
+      });
+    });
+    await holding;
+    const waiting = handle.db.transaction(async (tx) => {
+      await tx.run(sql`INSERT INTO t (x) VALUES (3)`);
+      return "committed";
+    });
+    // Past the retries on the next turns: the BEGIN now waits on the signal.
+    await Bun.sleep(50);
+    expect(rows()).not.toContain(3);
+    release();
+    await held;
+    expect(await waiting).toBe("committed");
+    expect(rows().filter((x) => (x as number) < 1000)).toEqual([1, 2, 3]);
+    other.close();
   });
 });
 

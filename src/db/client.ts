@@ -105,8 +105,42 @@ interface Open {
   depth: number;
 }
 
-/** Retries of a BEGIN that found the write lock taken before they back off to 1 ms apart. */
+/**
+ * Retries of a BEGIN that found the write lock taken, on the next turns, before the next ones wait
+ * for a write transaction of this process to end (at most 1 ms each).
+ */
 const IMMEDIATE_RETRIES = 20;
+
+/**
+ * The write-lock signal of this process's SQLite connections: a counter each of them moves (and
+ * notifies) when it ends a write transaction. A BEGIN that found the lock taken, and retried on the
+ * next turns in vain, waits on it: it tries again the moment the holder is done instead of polling
+ * 1 ms apart (idle time between the request thread's group commits and the background thread's
+ * transactions). The background thread adopts the request thread's buffer (startBackgroundThread
+ * passes it). Another process's transactions do not signal: the wait ends after 1 ms anyway.
+ */
+let writeSignal = new Int32Array(new SharedArrayBuffer(4));
+
+/** The buffer of this process's write-lock signal, for a thread to adopt. */
+export function writeSignalBuffer(): SharedArrayBuffer {
+  return writeSignal.buffer as SharedArrayBuffer;
+}
+
+/** Makes this thread's connections signal and wait on the buffer of another thread's signal. */
+export function adoptWriteSignal(buffer: SharedArrayBuffer): void {
+  writeSignal = new Int32Array(buffer);
+}
+
+function signalWriteEnded(): void {
+  Atomics.add(writeSignal, 0, 1);
+  Atomics.notify(writeSignal, 0);
+}
+
+/** Resolves once a write transaction of this process ended after `seen` was read, or after 1 ms. */
+async function writeEndedSince(seen: number): Promise<void> {
+  const wait = Atomics.waitAsync(writeSignal, 0, seen, 1);
+  if (wait.async) await wait.value;
+}
 
 /** The statement-running methods of drizzle's prepared queries (and of raw `db.run(sql)` & co.). */
 const EXECUTORS = ["run", "all", "get", "values"] as const;
@@ -158,15 +192,15 @@ function asyncTransactions(db: Db, sqlite: Database) {
   async function beginImmediate() {
     const since = Date.now();
     for (let retry = 1; ; retry++) {
+      const seen = Atomics.load(writeSignal, 0);
       try {
         withoutBusyWait(sqlite, () => begin.run());
         return;
       } catch (error) {
         if (!isBusy(error) || Date.now() - since >= BUSY_TIMEOUT_MS) throw error;
       }
-      await new Promise((resolve) =>
-        retry <= IMMEDIATE_RETRIES ? setImmediate(resolve) : setTimeout(resolve, 1),
-      );
+      if (retry <= IMMEDIATE_RETRIES) await new Promise((resolve) => setImmediate(resolve));
+      else await writeEndedSince(seen);
     }
   }
 
@@ -202,6 +236,7 @@ function asyncTransactions(db: Db, sqlite: Database) {
         throw error;
       } finally {
         opened.open = false;
+        signalWriteEnded();
       }
     });
   }

@@ -1,4 +1,5 @@
 import type { Config } from "../config";
+import { writeSignalBuffer } from "../db/client";
 import { log } from "../lib/log";
 import { onJobEnqueued } from "./queue";
 import type { ThreadReply, ThreadRequest } from "./thread";
@@ -69,7 +70,7 @@ async function launch(
   });
 
   const started = next(START_TIMEOUT_MS);
-  send({ type: "start", config, env: { ...env } });
+  send({ type: "start", config, env: { ...env }, writeSignal: writeSignalBuffer() });
   const reply = await started;
   if (reply?.type !== "ready") {
     thread.terminate();

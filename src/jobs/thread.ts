@@ -8,7 +8,7 @@
 
 import { createCarrier, loadCarrierSettings } from "../carriers";
 import type { Config } from "../config";
-import { type Db, openDatabase, startCheckpoints } from "../db/client";
+import { adoptWriteSignal, type Db, openDatabase, startCheckpoints } from "../db/client";
 import { openPgDatabase } from "../db/pg-database";
 import { setLogLevel } from "../lib/log";
 import { systemClock } from "../lib/time";
@@ -18,7 +18,13 @@ import { type Background, startBackground, startRuntimes } from "./background";
 declare const self: Worker;
 
 export type ThreadRequest =
-  | { type: "start"; config: Config; env: Record<string, string | undefined> }
+  | {
+      type: "start";
+      config: Config;
+      env: Record<string, string | undefined>;
+      /** The request thread's write-lock signal (SQLite): both threads' transactions move it. */
+      writeSignal: SharedArrayBuffer;
+    }
   | { type: "wake" }
   | { type: "stop"; graceMs: number };
 export type ThreadReply = { type: "ready" } | { type: "failed"; error: string } | { type: "stopped" };
@@ -34,6 +40,7 @@ self.onmessage = async (event: MessageEvent<ThreadRequest>) => {
     try {
       const { config, env } = message;
       setLogLevel(config.logLevel);
+      adoptWriteSignal(message.writeSignal);
       // The request thread migrated the database before it started this one.
       const sqlite = config.databaseUrl
         ? null
