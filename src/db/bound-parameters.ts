@@ -32,6 +32,7 @@
 export const PARTIAL_INDEX_COLUMNS: ReadonlySet<string> = new Set([
   "call_id",
   "campaign_id",
+  "carrier_message_id",
   "delivered_at",
   "dispatched_at",
   "is_default",
