@@ -12,34 +12,50 @@ import { conversations, jobs, messages } from "../src/db/schema";
 import { dropDatabase, freshDatabase, testPostgres, testsRunOn } from "./support/postgres";
 import { startTestServer, type TestServer } from "./support/server";
 
-describe("groupCommit", () => {
-  let dir: string;
-  let handle: DbHandle;
+/**
+ * A SQLite file with a table `t (x)` in a temp folder for the calling `describe`: opened before its
+ * tests, removed after them.
+ */
+function tableDatabase(prefix: string) {
+  const opened = { dir: "", path: "", handle: undefined as unknown as DbHandle };
   beforeAll(() => {
-    dir = mkdtempSync(join(tmpdir(), "outreach-group-"));
-    handle = openDatabase(join(dir, "g.db"));
-    handle.sqlite.exec("CREATE TABLE t (x INTEGER NOT NULL)");
+    opened.dir = mkdtempSync(join(tmpdir(), prefix));
+    opened.path = join(opened.dir, "t.db");
+    opened.handle = openDatabase(opened.path);
+    opened.handle.sqlite.exec("CREATE TABLE t (x INTEGER NOT NULL)");
   });
   afterAll(() => {
-    handle.close();
-    rmSync(dir, { recursive: true, force: true });
+    opened.handle.close();
+    rmSync(opened.dir, { recursive: true, force: true });
   });
+  return {
+    get path() {
+      return opened.path;
+    },
+    get handle() {
+      return opened.handle;
+    },
+    rows: () => opened.handle.sqlite.query("SELECT x FROM t ORDER BY x").values().flat(),
+  };
+}
 
-  const rows = () => handle.sqlite.query("SELECT x FROM t ORDER BY x").values().flat();
+describe("groupCommit", () => {
+  const db = tableDatabase("outreach-group-");
+  const rows = db.rows;
 
   it("runs the writes of one turn in one transaction; a failing write rolls back alone", async () => {
     const insert = (x: number) => async (tx: Parameters<Parameters<typeof groupCommit>[1]>[0]) => {
       await tx.run(sql`INSERT INTO t (x) VALUES (${x})`);
       return x;
     };
-    const failing = groupCommit(handle.db, async (tx) => {
+    const failing = groupCommit(db.handle.db, async (tx) => {
       await tx.run(sql`INSERT INTO t (x) VALUES (2)`);
       throw new Error("refused");
     });
     const outcomes = await Promise.allSettled([
-      groupCommit(handle.db, insert(1)),
+      groupCommit(db.handle.db, insert(1)),
       failing,
-      groupCommit(handle.db, insert(3)),
+      groupCommit(db.handle.db, insert(3)),
     ]);
     expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
     expect((outcomes[1] as PromiseRejectedResult).reason.message).toBe("refused");
@@ -53,30 +69,30 @@ describe("groupCommit", () => {
       for (const x of xs) await tx.run(sql`INSERT INTO t (x) VALUES (${x})`);
     };
     await Promise.all([
-      groupAppend(handle.db, "xs", 21, finish),
-      groupCommit(handle.db, async (tx) => await tx.run(sql`INSERT INTO t (x) VALUES (22)`)),
-      groupAppend(handle.db, "xs", 23, finish),
+      groupAppend(db.handle.db, "xs", 21, finish),
+      groupCommit(db.handle.db, async (tx) => await tx.run(sql`INSERT INTO t (x) VALUES (22)`)),
+      groupAppend(db.handle.db, "xs", 23, finish),
     ]);
     expect(finishes).toEqual([[21, 23]]);
     const failing = async () => {
       throw new Error("finish refused");
     };
     const outcomes = await Promise.allSettled([
-      groupAppend(handle.db, "ys", 24, failing),
-      groupCommit(handle.db, async (tx) => await tx.run(sql`INSERT INTO t (x) VALUES (25)`)),
+      groupAppend(db.handle.db, "ys", 24, failing),
+      groupCommit(db.handle.db, async (tx) => await tx.run(sql`INSERT INTO t (x) VALUES (25)`)),
     ]);
     expect(outcomes.map((o) => o.status)).toEqual(["rejected", "rejected"]);
     expect(rows().filter((x) => Number(x) > 20)).toEqual([21, 22, 23]);
-    handle.sqlite.exec("DELETE FROM t WHERE x > 20");
+    db.handle.sqlite.exec("DELETE FROM t WHERE x > 20");
   });
 
   it("keeps a write's own nested transaction inside its savepoint, committed or rolled back with it", async () => {
-    const nestedThenFail = groupCommit(handle.db, async (tx) => {
+    const nestedThenFail = groupCommit(db.handle.db, async (tx) => {
       await tx.transaction(async (inner) => await inner.run(sql`INSERT INTO t (x) VALUES (11)`));
       await tx.run(sql`INSERT INTO t (x) VALUES (12)`);
       throw new Error("refused after nesting");
     });
-    const nestedOk = groupCommit(handle.db, async (tx) => {
+    const nestedOk = groupCommit(db.handle.db, async (tx) => {
       await tx.transaction(async (inner) => await inner.run(sql`INSERT INTO t (x) VALUES (13)`));
       try {
         await tx.transaction(async (inner) => {
@@ -91,13 +107,13 @@ describe("groupCommit", () => {
     const outcomes = await Promise.allSettled([nestedThenFail, nestedOk]);
     expect(outcomes.map((o) => o.status)).toEqual(["rejected", "fulfilled"]);
     expect(rows().filter((x) => (x as number) > 10)).toEqual([13]);
-    handle.sqlite.exec("DELETE FROM t WHERE x > 10");
+    db.handle.sqlite.exec("DELETE FROM t WHERE x > 10");
   });
 
   it("shares a collected value between the writes of a group and writes it once, after the last write, in the group's transaction", async () => {
     const finished: number[][] = [];
     const write = (x: number, fail = false) =>
-      groupCommit(handle.db, async (tx, group) => {
+      groupCommit(db.handle.db, async (tx, group) => {
         const seen = group.collect(
           "xs",
           (): number[] => [],
@@ -117,7 +133,7 @@ describe("groupCommit", () => {
     // A finish that throws fails the whole group: none of its writes happened.
     const before = rows();
     const doomed = await Promise.allSettled([
-      groupCommit(handle.db, async (tx, group) => {
+      groupCommit(db.handle.db, async (tx, group) => {
         group.collect(
           "boom",
           () => 0,
@@ -127,14 +143,14 @@ describe("groupCommit", () => {
         );
         await tx.run(sql`INSERT INTO t (x) VALUES (-201)`);
       }),
-      groupCommit(handle.db, async (tx) => await tx.run(sql`INSERT INTO t (x) VALUES (-202)`)),
+      groupCommit(db.handle.db, async (tx) => await tx.run(sql`INSERT INTO t (x) VALUES (-202)`)),
     ]);
     expect(doomed.map((o) => o.status)).toEqual(["rejected", "rejected"]);
     expect(rows()).toEqual(before);
   });
 
   it("runs a turn's batched writes of one key at once, each answered its own outcome", async () => {
-    handle.sqlite.exec("DELETE FROM t");
+    db.handle.sqlite.exec("DELETE FROM t");
     const calls: number[][] = [];
     // Refuses odd inputs; writes the even ones.
     const run = async (tx: Parameters<Parameters<typeof groupCommit>[1]>[0], inputs: number[]) => {
@@ -151,7 +167,7 @@ describe("groupCommit", () => {
       return outcomes;
     };
     const outcomes = await Promise.allSettled(
-      [10, 11, 12, 13].map((x) => groupBatch(handle.db, "even", x, run)),
+      [10, 11, 12, 13].map((x) => groupBatch(db.handle.db, "even", x, run)),
     );
     expect(calls).toEqual([[10, 11, 12, 13]]);
     expect(outcomes.map((o) => (o.status === "fulfilled" ? o.value : String(o.reason)))).toEqual([
@@ -161,11 +177,11 @@ describe("groupCommit", () => {
       "Error: odd 13",
     ]);
     expect(rows()).toEqual([10, 12]);
-    handle.sqlite.exec("DELETE FROM t");
+    db.handle.sqlite.exec("DELETE FROM t");
   });
 
   it("runs each batched write alone when the batch throws: only the failing one fails, nothing of it stays", async () => {
-    handle.sqlite.exec("DELETE FROM t");
+    db.handle.sqlite.exec("DELETE FROM t");
     const calls: number[][] = [];
     const run = async (tx: Parameters<Parameters<typeof groupCommit>[1]>[0], inputs: number[]) => {
       calls.push(inputs);
@@ -176,31 +192,31 @@ describe("groupCommit", () => {
       return inputs.map((x): BatchOutcome<number> => ({ ok: true, value: x }));
     };
     const outcomes = await Promise.allSettled(
-      [21, 22, 23].map((x) => groupBatch(handle.db, "alone", x, run)),
+      [21, 22, 23].map((x) => groupBatch(db.handle.db, "alone", x, run)),
     );
     expect(calls).toEqual([[21, 22, 23], [21], [22], [23]]);
     expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
     expect(rows()).toEqual([21, 23]);
-    handle.sqlite.exec("DELETE FROM t");
+    db.handle.sqlite.exec("DELETE FROM t");
   });
 
   it("answers nobody before the commit: the rows are readable when the promise settles", async () => {
-    const value = await groupCommit(handle.db, async (tx) => {
+    const value = await groupCommit(db.handle.db, async (tx) => {
       await tx.run(sql`INSERT INTO t (x) VALUES (4)`);
       return "done";
     });
     expect(value).toBe("done");
-    const other = openDatabase(join(dir, "g.db"));
+    const other = openDatabase(db.path);
     expect(other.sqlite.query("SELECT count(*) AS n FROM t WHERE x = 4").get()).toEqual({ n: 1 });
     other.close();
   });
 
   it("waits for another connection's write lock without holding this thread, then commits", async () => {
-    const other = new Database(join(dir, "g.db"));
+    const other = new Database(db.path);
     other.exec("BEGIN IMMEDIATE");
     other.exec("INSERT INTO t (x) VALUES (20)");
     const started = Date.now();
-    const write = groupCommit(handle.db, async (tx) => {
+    const write = groupCommit(db.handle.db, async (tx) => {
       await tx.run(sql`INSERT INTO t (x) VALUES (21)`);
       return "committed";
     });
@@ -217,32 +233,22 @@ describe("groupCommit", () => {
     expect(await write).toBe("committed");
     expect(rows().filter((x) => (x as number) >= 20)).toEqual([20, 21]);
     // The connection waits for locks again outside the group.
-    expect((handle.sqlite.query("PRAGMA busy_timeout").get() as { timeout: number }).timeout).toBe(5000);
-    handle.sqlite.exec("DELETE FROM t WHERE x >= 20");
+    expect((db.handle.sqlite.query("PRAGMA busy_timeout").get() as { timeout: number }).timeout).toBe(5000);
+    db.handle.sqlite.exec("DELETE FROM t WHERE x >= 20");
   });
 });
 
 describe("the write-lock signal of this process's SQLite connections", () => {
-  let dir: string;
-  let handle: DbHandle;
-  beforeAll(() => {
-    dir = mkdtempSync(join(tmpdir(), "outreach-signal-"));
-    handle = openDatabase(join(dir, "s.db"));
-    handle.sqlite.exec("CREATE TABLE t (x INTEGER NOT NULL)");
-  });
-  afterAll(() => {
-    handle.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const db = tableDatabase("outreach-signal-");
+  const rows = db.rows;
   const signal = () => Atomics.load(new Int32Array(writeSignalBuffer()), 0);
-  const rows = () => handle.sqlite.query("SELECT x FROM t ORDER BY x").values().flat();
 
   it("moves when a write transaction ends, committed or rolled back, on any thread that adopted it", async () => {
     const before = signal();
-    await handle.db.transaction(async (tx) => {
+    await db.handle.db.transaction(async (tx) => {
       await tx.run(sql`INSERT INTO t (x) VALUES (1)`);
     });
-    await handle.db
+    await db.handle.db
       .transaction(async () => {
         throw new Error("rolled back");
       })
@@ -253,7 +259,7 @@ describe("the write-lock signal of this process's SQLite connections", () => {
     const done = new Promise((resolve) => {
       thread.onmessage = resolve;
     });
-    thread.postMessage({ path: join(dir, "s.db"), signal: writeSignalBuffer(), count: 3 });
+    thread.postMessage({ path: db.path, signal: writeSignalBuffer(), count: 3 });
     await done;
     thread.terminate();
     expect(signal()).toBe(before + 5);
@@ -261,7 +267,7 @@ describe("the write-lock signal of this process's SQLite connections", () => {
   });
 
   it("lets a BEGIN that found the lock taken by another connection of this process begin once that one ends", async () => {
-    const other = openDatabase(join(dir, "s.db"));
+    const other = openDatabase(db.path);
     let release: () => void = () => {};
     let begun: () => void = () => {};
     const holding = new Promise<void>((resolve) => {
@@ -275,7 +281,7 @@ describe("the write-lock signal of this process's SQLite connections", () => {
       });
     });
     await holding;
-    const waiting = handle.db.transaction(async (tx) => {
+    const waiting = db.handle.db.transaction(async (tx) => {
       await tx.run(sql`INSERT INTO t (x) VALUES (3)`);
       return "committed";
     });
