@@ -268,19 +268,14 @@ describe("the write-lock signal of this process's SQLite connections", () => {
 
   it("lets a BEGIN that found the lock taken by another connection of this process begin once that one ends", async () => {
     const other = openDatabase(db.path);
-    let release: () => void = () => {};
-    let begun: () => void = () => {};
-    const holding = new Promise<void>((resolve) => {
-      begun = resolve;
-    });
+    const begun = Promise.withResolvers<void>();
+    const released = Promise.withResolvers<void>();
     const held = other.db.transaction(async (tx) => {
       await tx.run(sql`INSERT INTO t (x) VALUES (2)`);
-      begun();
-      await new Promise<void>((resolve) => {
-        release = resolve;
-      });
+      begun.resolve();
+      await released.promise;
     });
-    await holding;
+    await begun.promise;
     const waiting = db.handle.db.transaction(async (tx) => {
       await tx.run(sql`INSERT INTO t (x) VALUES (3)`);
       return "committed";
@@ -288,7 +283,7 @@ describe("the write-lock signal of this process's SQLite connections", () => {
     // Past the retries on the next turns: the BEGIN now waits on the signal.
     await Bun.sleep(50);
     expect(rows()).not.toContain(3);
-    release();
+    released.resolve();
     await held;
     expect(await waiting).toBe("committed");
     expect(rows().filter((x) => (x as number) < 1000)).toEqual([1, 2, 3]);

@@ -2,6 +2,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { sql } from "drizzle-orm";
 import { type Db, dialectOf, inTransaction, sqliteOf, type Tx } from "./client";
 import { writeAlone } from "./store/batch";
+import { Mutex } from "./store/mutex";
 
 /**
  * What the writes of one group share: `collect` gives every write of the group the same value for
@@ -148,15 +149,8 @@ function createGroupCommitter(db: Db) {
   // the rows this one holds until that commit (a counter row, a contact both make). This one asks
   // for nothing more by then, so the two never wait on each other: no deadlock.
   const overlapCommits = dialectOf(db) === "postgres";
-  let turn: Promise<void> = Promise.resolve();
-  const flush = () => {
-    const previous = turn;
-    let pass: () => void = () => {};
-    turn = new Promise<void>((resolve) => {
-      pass = resolve;
-    });
-    return previous.then(() => flushGroup(overlapCommits ? pass : () => {})).finally(pass);
-  };
+  const turns = new Mutex();
+  const flush = () => turns.runHandingOn((handOn) => flushGroup(overlapCommits ? handOn : () => {}));
 
   /** Runs the pending writes as one group; `beforeCommit` is called once its last statement ran. */
   async function flushGroup(beforeCommit: () => void) {

@@ -24,4 +24,24 @@ export class Mutex {
     );
     return result;
   }
+
+  /**
+   * `run`, except that the next holder may start as soon as `fn` calls `handOn` (it need not wait
+   * for the rest of `fn`); a holder that never calls it hands on when it is over.
+   */
+  runHandingOn<R>(fn: (handOn: () => void) => Promise<R> | R): Promise<R> {
+    this.holders++;
+    const handedOn = Promise.withResolvers<void>();
+    const result = this.tail.then(() => fn(handedOn.resolve));
+    const over = result.then(
+      () => {
+        this.holders--;
+      },
+      () => {
+        this.holders--;
+      },
+    );
+    this.tail = Promise.race([handedOn.promise, over]);
+    return result;
+  }
 }
