@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { answerAfterOutsideWrite, outsideConnection } from "./support/database";
 import { eventLog } from "./support/event-log";
-import { startTestServer, type TestServer } from "./support/server";
+import { startSecondNode, startTestServer, type TestServer } from "./support/server";
 
 let s: TestServer;
 // biome-ignore lint/suspicious/noExplicitAny: JSON answers
@@ -302,6 +302,76 @@ describe("POST /v1/conversion", () => {
       contact_id: ben.id,
       event: "purchase",
     });
+  });
+});
+
+describe("POST /v1/conversion, many at once", () => {
+  const post = (server: { api: TestServer["api"] }, txn: string, ids: Record<string, string>) =>
+    server.api("POST", "/v1/conversion", { txn, value: 1, ...ids });
+  const recordedOf = async (txn: string) =>
+    (await log.of("conversion.recorded")).filter((e) => e.data.txn === txn);
+
+  it("answers each conversion of a burst as if it came alone: one record per txn, duplicates, a 422 for no match", async () => {
+    const answers = await Promise.all([
+      post(s, "burst-1", { email: "ana@example.com" }),
+      post(s, "burst-1", { phone: "+15125550102" }),
+      post(s, "burst-2", { email: "nobody@example.com" }),
+      post(s, "burst-3", { phone: "+15125550102" }),
+      post(s, "burst-1", { external_id: "crm-1" }),
+      post(s, "burst-3", { email: "ben@example.com" }),
+    ]);
+    const burst1 = [answers[0], answers[1], answers[4]];
+    for (const a of burst1) expect(a.status).toBe(200);
+    // Whichever came first was recorded, against its own contact; the others answer that contact.
+    const first = burst1.filter((a) => !a.body.conversion.duplicate);
+    expect(first).toHaveLength(1);
+    for (const a of burst1) expect(a.body.conversion.contact_id).toBe(first[0].body.conversion.contact_id);
+    expect([ana.id, ben.id]).toContain(first[0].body.conversion.contact_id);
+    expect({ status: answers[2].status, body: answers[2].body }).toEqual({
+      status: 422,
+      body: { ok: false, error: "No contact matched the identifiers" },
+    });
+    expect(answers[3].body.conversion.contact_id).toBe(ben.id);
+    expect(answers[5].body.conversion).toEqual({ recorded: true, duplicate: true, contact_id: ben.id });
+    expect(answers[3].body.conversion.duplicate).toBe(false);
+    const listed = (await s.api("GET", "/v1/conversions?limit=100")).body.conversions.map((c: Json) => c.txn);
+    expect(listed.filter((t: string) => t.startsWith("burst-")).sort()).toEqual(["burst-1", "burst-3"]);
+    expect(await recordedOf("burst-1")).toHaveLength(1);
+    expect(await recordedOf("burst-3")).toHaveLength(1);
+  });
+
+  it("records a txn posted to two servers at once once, and answers the other as its duplicate", async () => {
+    const node = await startSecondNode(s);
+    try {
+      const txns = Array.from({ length: 20 }, (_, i) => `race-${i}`);
+      const answers = await Promise.all(
+        txns.flatMap((txn) => [
+          post(s, txn, { email: "ben@example.com" }),
+          post(node, txn, { phone: "+15125550102" }),
+        ]),
+      );
+      for (const a of answers)
+        expect({ status: a.status, contact: a.body.conversion?.contact_id }).toEqual({
+          status: 200,
+          contact: ben.id,
+        });
+      for (const [i, txn] of txns.entries()) {
+        const pair = [answers[2 * i], answers[2 * i + 1]].map((a) => a.body.conversion.duplicate).sort();
+        expect({ txn, pair }).toEqual({ txn, pair: [false, true] });
+        expect(await recordedOf(txn)).toHaveLength(1);
+      }
+      const db = outsideConnection(s);
+      try {
+        const rows = await db.all<{ n: number }>(
+          "SELECT count(*) AS n FROM conversions WHERE txn LIKE 'race-%'",
+        );
+        expect(Number(rows[0].n)).toBe(txns.length);
+      } finally {
+        await db.close();
+      }
+    } finally {
+      await node.stop();
+    }
   });
 });
 

@@ -1,11 +1,11 @@
 import { and, desc, eq, gte, sql } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
-import { changeWatchOf, type Db, type DbOrTx, memo } from "../../db/client";
+import { changeWatchOf, type Db, type DbOrTx, memo, type Tx } from "../../db/client";
 import { CommitCheckedCaches } from "../../db/commit-watch";
 import { nullsLast } from "../../db/dialect";
-import { groupCommit } from "../../db/group-commit";
+import { type BatchOutcome, groupBatch } from "../../db/group-commit";
 import { newestFirstPage } from "../../db/paging";
-import { allOver, preparedPerConnection, rowPlaceholders } from "../../db/prepared";
+import { allOver, insertRowsReturning, preparedPerConnection, rowPlaceholders } from "../../db/prepared";
 import {
   agentThreads,
   type ClickRow,
@@ -22,7 +22,7 @@ import { AppError, invalid } from "../../lib/errors";
 import { isUuid, newId } from "../../lib/ids";
 import { normalizePhone } from "../../lib/phone";
 import { toIso } from "../../lib/time";
-import { emitEvent } from "../events";
+import { emitEvent, emitEvents } from "../events";
 import { clickById } from "./clicks";
 import { checkCurrency, checkEventName, checkValue } from "./values";
 import { visitorOf } from "./visitors";
@@ -375,10 +375,11 @@ const insertConversion = preparedPerConnection((db: DbOrTx) =>
 
 /**
  * `POST /v1/conversion` (seed endpoint 1, API.md §3 Conversions): validates, then in one write
- * (group commit) answers a duplicate `txn` with its original contact and writes nothing, or
- * matches the contact, credits the last click within 30 days (and the agent and the flow that
- * last touched the contact, `attributedTouches`) and records the conversion with
- * `conversion.recorded`.
+ * answers a duplicate `txn` with its original contact and writes nothing, or matches the contact,
+ * credits the last click within 30 days (and the agent and the flow that last touched the contact,
+ * `attributedTouches`) and records the conversion with `conversion.recorded`. The conversions of
+ * one event-loop turn are recorded together (groupBatch, src/db/group-commit.ts): one
+ * transaction, their reads made at once and their rows written by one insert.
  */
 export async function recordConversion(
   db: Db,
@@ -399,23 +400,74 @@ export async function recordConversion(
       : checkCurrency(input.currency, "currency");
   const ids = checkIdentifiers(input);
   if (Object.keys(ids).length === 0) throw invalid(NO_IDENTIFIER);
+  const request: ConversionRequest = { workspaceId, txn, event, value, currency, ids, now };
+  return await groupBatch(db, "conversions.record", request, recordConversions);
+}
 
-  return await groupCommit(db, async (tx) => {
-    // 2. txn is the idempotency key, forever: a retry writes nothing. 3. The contact, strongest
-    //    identifier first; never recorded against nobody. Read together (one round trip on
-    //    PostgreSQL), the contact's reads unused for a retry.
-    const [existing, { contactId, click: evidence }] = await allOver([
-      conversionByTxn(tx).get({ ws: workspaceId, txn }),
-      resolveContact(tx, workspaceId, ids),
-    ]);
-    if (existing) return { recorded: true as const, duplicate: true, contact_id: existing.contactId };
-    if (!contactId) throw invalid(NO_MATCH);
-    // 4. Attribution (its reads together) and the record.
-    const [click, touches] = await allOver([
-      attributedClick(tx, workspaceId, contactId, evidence, now),
-      attributedTouches(tx, workspaceId, contactId, now),
-    ]);
-    const row: ConversionRow = {
+/** A checked `POST /v1/conversion`, waiting for its group. */
+interface ConversionRequest {
+  workspaceId: string;
+  txn: string;
+  event: string;
+  value: number | null;
+  currency: string;
+  ids: Identifiers;
+  now: number;
+}
+
+const duplicateOf = (contactId: string): BatchOutcome<ConversionOutcome> => ({
+  ok: true,
+  value: { recorded: true, duplicate: true, contact_id: contactId },
+});
+
+/**
+ * The conversions of a group, answered in order as if recorded one after another. Each step's
+ * reads are made for every conversion at once (on PostgreSQL the group's statements go out
+ * together, a few round trips for the whole group instead of a few per conversion):
+ *   1. `txn` is the idempotency key, forever: one already recorded is a duplicate and writes
+ *      nothing, and so is a second conversion of the same `txn` in this group. The contact,
+ *      strongest identifier first; never recorded against nobody (422).
+ *   2. Attribution: the last click, agent and flow (`attributedClick`, `attributedTouches`).
+ *   3. The rows, in one insert that leaves out a `txn` another transaction recorded meanwhile
+ *      (that conversion answers as the duplicate it is), then `conversion.recorded` for each row
+ *      written.
+ */
+async function recordConversions(
+  tx: Tx,
+  requests: ConversionRequest[],
+): Promise<BatchOutcome<ConversionOutcome>[]> {
+  const found = await allOver(
+    requests.map(({ workspaceId, txn, ids }) =>
+      allOver([conversionByTxn(tx).get({ ws: workspaceId, txn }), resolveContact(tx, workspaceId, ids)]),
+    ),
+  );
+  const outcomes: BatchOutcome<ConversionOutcome>[] = new Array(requests.length);
+  const recording = new Map<string, string>(); // workspace and txn → the contact recorded
+  const recorded: { at: number; contactId: string; evidence: ClickRow | null }[] = [];
+  for (const [at, request] of requests.entries()) {
+    const [existing, { contactId, click: evidence }] = found[at];
+    const key = `${request.workspaceId} ${request.txn}`;
+    const earlier = existing?.contactId ?? recording.get(key);
+    if (earlier !== undefined) outcomes[at] = duplicateOf(earlier);
+    else if (!contactId) outcomes[at] = { ok: false, error: invalid(NO_MATCH) };
+    else {
+      recording.set(key, contactId);
+      recorded.push({ at, contactId, evidence });
+    }
+  }
+  const credited = await allOver(
+    recorded.map(({ at, contactId, evidence }) => {
+      const { workspaceId, now } = requests[at];
+      return allOver([
+        attributedClick(tx, workspaceId, contactId, evidence, now),
+        attributedTouches(tx, workspaceId, contactId, now),
+      ]);
+    }),
+  );
+  const rows = recorded.map(({ at, contactId }, n): ConversionRow => {
+    const { workspaceId, txn, event, value, currency, now } = requests[at];
+    const [click, touches] = credited[n];
+    return {
       id: newId(),
       workspaceId,
       txn,
@@ -432,10 +484,39 @@ export async function recordConversion(
       flowId: touches.flowId,
       createdAt: now,
     };
-    await insertConversion(tx).run(row);
-    await emitEvent(tx, workspaceId, "conversion.recorded", conversionJson(row), now);
-    return { recorded: true as const, duplicate: false, contact_id: contactId };
   });
+  const written = new Set(
+    (
+      await insertRowsReturning(tx, conversions, rows, "record", {
+        conflict: { target: [conversions.workspaceId, conversions.txn] },
+        returning: { id: conversions.id },
+      })
+    ).map((row) => row.id),
+  );
+  const byWorkspace = new Map<string, ConversionRow[]>();
+  for (const [n, row] of rows.entries()) {
+    const { at } = recorded[n];
+    if (!written.has(row.id)) {
+      // Recorded by another transaction since this group read: its contact, as any duplicate's.
+      const existing = await conversionByTxn(tx).get({ ws: row.workspaceId, txn: row.txn });
+      if (!existing) throw new Error(`conversion ${row.txn} was neither written nor found`);
+      outcomes[at] = duplicateOf(existing.contactId);
+      continue;
+    }
+    outcomes[at] = { ok: true, value: { recorded: true, duplicate: false, contact_id: row.contactId } };
+    const ofWorkspace = byWorkspace.get(row.workspaceId) ?? [];
+    ofWorkspace.push(row);
+    byWorkspace.set(row.workspaceId, ofWorkspace);
+  }
+  for (const [workspaceId, ofWorkspace] of byWorkspace)
+    await emitEvents(
+      tx,
+      workspaceId,
+      "conversion.recorded",
+      ofWorkspace.map(conversionJson),
+      Math.max(...ofWorkspace.map((row) => row.createdAt)),
+    );
+  return outcomes;
 }
 
 export async function listConversions(
