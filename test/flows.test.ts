@@ -460,6 +460,26 @@ describe("running a flow", () => {
     });
   });
 
+  it("exits the purchaser in a flow among purchases that arrive together, the others in no flow", async () => {
+    const w = await workspace();
+    await setup(w);
+    const exiting = await w.flow(replyFlow(), { status: "active", settings: { exit_on_purchase: true } });
+    const inFlow = await w.contact();
+    const others = [await w.contact(), await w.contact(), await w.contact()];
+    await w.api("POST", `/v1/flows/${exiting.id}/enroll`, { contact_ids: [inFlow.id] });
+    await eventually(
+      () => w.runs(exiting.id, "active"),
+      (runs) => runs[0]?.current_node_id === "wait",
+    );
+    const answers = await Promise.all(
+      [...others, inFlow, others[0]].map((c, i) =>
+        w.api("POST", "/v1/conversion", { txn: `together-${i}-${c.id}`, phone: c.phone_number, value: 5 }),
+      ),
+    );
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 200]);
+    expect((await w.runs(exiting.id))[0]).toMatchObject({ status: "exited", exit_reason: "purchase" });
+  });
+
   it("credits a conversion to the flow that last messaged the contact, not to one that only waited", async () => {
     const w = await workspace();
     await setup(w);

@@ -11,7 +11,14 @@
 
 import { and, eq, gt, gte, inArray, isNull, lt, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../db/client";
-import { containsText, countWhere, inJsonList, lockedForUpdate } from "../../db/dialect";
+import {
+  containsText,
+  countWhere,
+  inJsonList,
+  inJsonListParam,
+  jsonList,
+  lockedForUpdate,
+} from "../../db/dialect";
 import { newestFirstPage } from "../../db/paging";
 import { preparedPerConnection } from "../../db/prepared";
 import {
@@ -491,6 +498,18 @@ const hookStatements = preparedPerConnection((db: DbOrTx) => ({
     )
     .limit(1)
     .prepare(),
+  // The same probe for the contacts of a batch of purchases at once.
+  activeRunContacts: db
+    .selectDistinct({ contactId: flowRuns.contactId })
+    .from(flowRuns)
+    .where(
+      and(
+        eq(flowRuns.workspaceId, sql.placeholder("workspaceId")),
+        inJsonListParam(flowRuns.contactId, "contactIds"),
+        RUN_IS_ACTIVE,
+      ),
+    )
+    .prepare(),
   purchaseExits: db
     .select({ run: flowRuns, flow: flows })
     .from(flowRuns)
@@ -605,6 +624,22 @@ async function wakeDispatcherOf(tx: DbOrTx, flowId: string, now: number) {
 }
 
 /** A purchase exits the contact from every flow that opted in (seed rule 1); the others go on. */
+/**
+ * Which of `contactIds` are in an active run of the workspace: one probe for the contacts of many
+ * purchases (a group of conversions), so that those in no flow skip `exitOnPurchase`'s own.
+ */
+export async function contactsInActiveRuns(
+  tx: DbOrTx,
+  workspaceId: string,
+  contactIds: readonly string[],
+): Promise<Set<string>> {
+  const rows = await hookStatements(tx).activeRunContacts.all({
+    workspaceId,
+    contactIds: jsonList(contactIds),
+  });
+  return new Set(rows.map((row) => row.contactId));
+}
+
 export async function exitOnPurchase(
   tx: DbOrTx,
   workspaceId: string,

@@ -13,9 +13,9 @@
  */
 import type { DbOrTx } from "../../db/client";
 import { onListMembersAdded } from "../audience/lists";
-import { onEventsEmitted } from "../events";
+import { type EmittedEvent, onEventsEmitted } from "../events";
 import { isPossibleOptOut, keywordOf } from "../messaging/inbound";
-import { enrollContacts, exitOnPurchase, flowsTriggeredBy, markReplied } from "./flows";
+import { contactsInActiveRuns, enrollContacts, exitOnPurchase, flowsTriggeredBy, markReplied } from "./flows";
 import { onFlowAddedToList } from "./runner";
 
 interface Data {
@@ -53,6 +53,36 @@ async function enrollIntoListFlows(
     if (flow.triggerListId === listId) await enrollContacts(tx, flow, contactIds, now);
 }
 
+/**
+ * For a batch with several purchases (a group of conversions): whether a purchaser may be in an
+ * active run, from one probe of all of them, so that the many in no flow skip `exitOnPurchase`'s
+ * own probe. A contact the batch enrolls (`enrolled`) may be, whatever the probe said.
+ */
+async function purchasersInRuns(tx: DbOrTx, events: EmittedEvent[]) {
+  const purchasers = new Map<string, string[]>();
+  for (const event of events) {
+    const data = (event.data ?? {}) as Data;
+    if (event.type !== "conversion.recorded" || data.event !== "purchase" || !data.contact_id) continue;
+    const ofWorkspace = purchasers.get(event.workspaceId) ?? [];
+    ofWorkspace.push(data.contact_id);
+    purchasers.set(event.workspaceId, ofWorkspace);
+  }
+  const inRuns = new Map<string, Set<string>>();
+  for (const [workspaceId, contactIds] of purchasers)
+    if (contactIds.length > 1)
+      inRuns.set(workspaceId, await contactsInActiveRuns(tx, workspaceId, contactIds));
+  const enrolled = new Set<string>();
+  const key = (workspaceId: string, contactId: string) => `${workspaceId} ${contactId}`;
+  const mayBeInRun = (workspaceId: string, contactId: string) => {
+    const probed = inRuns.get(workspaceId);
+    return !probed || probed.has(contactId) || enrolled.has(key(workspaceId, contactId));
+  };
+  mayBeInRun.enrolled = (workspaceId: string, contactId: string) => {
+    enrolled.add(key(workspaceId, contactId));
+  };
+  return mayBeInRun;
+}
+
 let started = false;
 
 /** Registers the listeners once per process. */
@@ -73,6 +103,7 @@ export function startFlowTriggers() {
       }
       return found;
     };
+    const mayBeInRun = await purchasersInRuns(tx, events);
     for (const event of events) {
       const data = (event.data ?? {}) as Data;
       const now = event.createdAt;
@@ -112,10 +143,14 @@ export function startFlowTriggers() {
         }
         case "conversion.recorded": {
           if (!data.contact_id) break;
-          if (data.event === "purchase") await exitOnPurchase(tx, event.workspaceId, data.contact_id, now);
+          if (data.event === "purchase" && mayBeInRun(event.workspaceId, data.contact_id))
+            await exitOnPurchase(tx, event.workspaceId, data.contact_id, now);
+          const enrolling = await flowsFor(event.workspaceId, "conversion");
+          // A later purchase of this batch must find the run this one may start.
+          if (enrolling.length > 0) mayBeInRun.enrolled(event.workspaceId, data.contact_id);
           await enrollOne(
             tx,
-            await flowsFor(event.workspaceId, "conversion"),
+            enrolling,
             data.contact_id,
             now,
             (trigger) => !trigger.conversion_event || trigger.conversion_event === data.event,
