@@ -442,16 +442,18 @@ async function recordConversions(
     ),
   );
   const outcomes: BatchOutcome<ConversionOutcome>[] = new Array(requests.length);
-  const recording = new Map<string, string>(); // workspace and txn → the contact recorded
+  const recording = new Map<string, number>(); // workspace and txn → the request recording it
   const recorded: { at: number; contactId: string; evidence: ClickRow | null }[] = [];
+  const repeats: { at: number; first: number }[] = [];
   for (const [at, request] of requests.entries()) {
     const [existing, { contactId, click: evidence }] = found[at];
     const key = `${request.workspaceId} ${request.txn}`;
-    const earlier = existing?.contactId ?? recording.get(key);
-    if (earlier !== undefined) outcomes[at] = duplicateOf(earlier);
+    const first = recording.get(key);
+    if (existing) outcomes[at] = duplicateOf(existing.contactId);
+    else if (first !== undefined) repeats.push({ at, first });
     else if (!contactId) outcomes[at] = { ok: false, error: invalid(NO_MATCH) };
     else {
-      recording.set(key, contactId);
+      recording.set(key, at);
       recorded.push({ at, contactId, evidence });
     }
   }
@@ -507,6 +509,12 @@ async function recordConversions(
     const ofWorkspace = byWorkspace.get(row.workspaceId) ?? [];
     ofWorkspace.push(row);
     byWorkspace.set(row.workspaceId, ofWorkspace);
+  }
+  // A repeat of a txn this batch recorded answers the contact its first got (its own, or that of
+  // the conversion another transaction recorded first).
+  for (const { at, first } of repeats) {
+    const answer = outcomes[first];
+    outcomes[at] = answer.ok ? duplicateOf(answer.value.contact_id as string) : answer;
   }
   for (const [workspaceId, ofWorkspace] of byWorkspace)
     await emitEvents(
