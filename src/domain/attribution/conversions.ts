@@ -296,7 +296,8 @@ export async function attributedClick(
   return candidate.createdAt > latest.createdAt ? candidate : latest;
 }
 
-const latestAgentTouchOf = preparedPerConnection((db: DbOrTx) =>
+/** The agent that last wrote to the contact in the window (placeholders of `inContactWindow`). */
+const agentTouch = (db: DbOrTx) =>
   db
     .select({ agentId: agentThreads.agentId })
     .from(conversations)
@@ -305,11 +306,10 @@ const latestAgentTouchOf = preparedPerConnection((db: DbOrTx) =>
       inContactWindow(conversations.workspaceId, conversations.contactId, agentThreads.lastAgentMessageAt),
     )
     .orderBy(nullsLast(desc(agentThreads.lastAgentMessageAt)))
-    .limit(1)
-    .prepare(),
-);
+    .limit(1);
 
-const latestFlowTouchOf = preparedPerConnection((db: DbOrTx) =>
+/** The flow that last messaged or called the contact in the window. */
+const flowTouch = (db: DbOrTx) =>
   db
     .select({ flowId: flowRuns.flowId })
     .from(flowRuns)
@@ -321,7 +321,22 @@ const latestFlowTouchOf = preparedPerConnection((db: DbOrTx) =>
       ),
     )
     .orderBy(desc(flowSteps.enteredAt))
-    .limit(1)
+    .limit(1);
+
+const latestFlowTouchOf = preparedPerConnection((db: DbOrTx) => flowTouch(db).prepare());
+
+/**
+ * Both last touches in one statement, each a scalar subquery beside the workspace's row: one
+ * statement a conversion instead of two.
+ */
+const latestTouchesOf = preparedPerConnection((db: DbOrTx) =>
+  db
+    .select({
+      agentId: sql<string | null>`(${agentTouch(db)})`,
+      flowId: sql<string | null>`(${flowTouch(db)})`,
+    })
+    .from(workspaces)
+    .where(eq(workspaces.id, sql.placeholder("ws")))
     .prepare(),
 );
 
@@ -337,11 +352,8 @@ export async function attributedTouches(
   contactId: string,
   now: number,
 ): Promise<{ agentId: string | null; flowId: string | null }> {
-  const [agent, flowId] = await allOver([
-    latestAgentTouchOf(db).get(touchWindow(workspaceId, contactId, now)),
-    attributedFlow(db, workspaceId, contactId, now),
-  ]);
-  return { agentId: agent?.agentId ?? null, flowId };
+  const touches = await latestTouchesOf(db).get(touchWindow(workspaceId, contactId, now));
+  return { agentId: touches?.agentId ?? null, flowId: touches?.flowId ?? null };
 }
 
 /** The flow part of `attributedTouches` alone (an agent's own conversion names its agent). */
