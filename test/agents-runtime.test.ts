@@ -477,9 +477,12 @@ describe("with an OpenAI-compatible engine (LLM_BASE_URL → a local stub)", () 
   it("garbage from the model never reaches the contact: the thread is handed off (llm_unavailable)", async () => {
     llm.script(() => ({ raw: "<html>502 Bad Gateway</html>" }));
     const message = (await say("+14155558002", "Hello?")).body.message;
+    // The handoff's message and the thread's state commit together, but GET reads the thread's
+    // entries before its row (conversations.ts), so one answer may show the row already paused
+    // and the list without the message: wait for both.
     const conversation = await eventually(
       () => threadOf(message.conversation_id),
-      (c) => c.agent_active === false,
+      (c) => c.agent_active === false && agentMessages(c).length > 0,
     );
     expect(conversation.needs_attention).toBe(true);
     expect(agentMessages(conversation).map((m) => m.body)).toEqual(["A person will follow up."]);
