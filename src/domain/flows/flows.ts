@@ -623,7 +623,6 @@ async function wakeDispatcherOf(tx: DbOrTx, flowId: string, now: number) {
   if (flow) await wakeJob(tx, dispatcherKey({ flow_id: flow.id, generation: flow.generation }), now);
 }
 
-/** A purchase exits the contact from every flow that opted in (seed rule 1); the others go on. */
 /**
  * Which of `contactIds` are in an active run of the workspace: one probe for the contacts of many
  * purchases (a group of conversions), so that those in no flow skip `exitOnPurchase`'s own.
@@ -640,6 +639,7 @@ export async function contactsInActiveRuns(
   return new Set(rows.map((row) => row.contactId));
 }
 
+/** A purchase exits the contact from every flow that opted in (seed rule 1); the others go on. */
 export async function exitOnPurchase(
   tx: DbOrTx,
   workspaceId: string,
