@@ -507,7 +507,7 @@ async function recordConversions(
       })
     ).map((row) => row.id),
   );
-  const byWorkspace = new Map<string, ConversionRow[]>();
+  const fresh: ConversionRow[] = [];
   for (const [n, row] of rows.entries()) {
     const { at } = recorded[n];
     if (!written.has(row.id)) {
@@ -518,9 +518,7 @@ async function recordConversions(
       continue;
     }
     outcomes[at] = { ok: true, value: { recorded: true, duplicate: false, contact_id: row.contactId } };
-    const ofWorkspace = byWorkspace.get(row.workspaceId) ?? [];
-    ofWorkspace.push(row);
-    byWorkspace.set(row.workspaceId, ofWorkspace);
+    fresh.push(row);
   }
   // A repeat of a txn this batch recorded answers the contact its first got (its own, or that of
   // the conversion another transaction recorded first).
@@ -528,7 +526,7 @@ async function recordConversions(
     const answer = outcomes[first];
     outcomes[at] = answer.ok ? duplicateOf(answer.value.contact_id as string) : answer;
   }
-  for (const [workspaceId, ofWorkspace] of byWorkspace)
+  for (const [workspaceId, ofWorkspace] of Map.groupBy(fresh, (row) => row.workspaceId))
     await emitEvents(
       tx,
       workspaceId,

@@ -59,18 +59,23 @@ async function enrollIntoListFlows(
  * own probe. A contact the batch enrolls (`enrolled`) may be, whatever the probe said.
  */
 async function purchasersInRuns(tx: DbOrTx, events: EmittedEvent[]) {
-  const purchasers = new Map<string, string[]>();
-  for (const event of events) {
+  const purchases = events.flatMap((event) => {
     const data = (event.data ?? {}) as Data;
-    if (event.type !== "conversion.recorded" || data.event !== "purchase" || !data.contact_id) continue;
-    const ofWorkspace = purchasers.get(event.workspaceId) ?? [];
-    ofWorkspace.push(data.contact_id);
-    purchasers.set(event.workspaceId, ofWorkspace);
-  }
+    return event.type === "conversion.recorded" && data.event === "purchase" && data.contact_id
+      ? [{ workspaceId: event.workspaceId, contactId: data.contact_id }]
+      : [];
+  });
   const inRuns = new Map<string, Set<string>>();
-  for (const [workspaceId, contactIds] of purchasers)
-    if (contactIds.length > 1)
-      inRuns.set(workspaceId, await contactsInActiveRuns(tx, workspaceId, contactIds));
+  for (const [workspaceId, ofWorkspace] of Map.groupBy(purchases, (purchase) => purchase.workspaceId))
+    if (ofWorkspace.length > 1)
+      inRuns.set(
+        workspaceId,
+        await contactsInActiveRuns(
+          tx,
+          workspaceId,
+          ofWorkspace.map((purchase) => purchase.contactId),
+        ),
+      );
   const enrolled = new Set<string>();
   const key = (workspaceId: string, contactId: string) => `${workspaceId} ${contactId}`;
   const mayBeInRun = (workspaceId: string, contactId: string) => {

@@ -101,12 +101,7 @@ type Accepted = { id: string; status: string };
 /** The one-off sends of a group, workspace by workspace; each answers its message or its refusal. */
 async function acceptOneOffs(tx: Tx, sends: OneOffSend[]): Promise<BatchOutcome<Accepted>[]> {
   const outcomes: BatchOutcome<Accepted>[] = new Array(sends.length);
-  const byWorkspace = new Map<string, number[]>();
-  for (const [i, send] of sends.entries()) {
-    const at = byWorkspace.get(send.workspaceId) ?? [];
-    at.push(i);
-    byWorkspace.set(send.workspaceId, at);
-  }
+  const byWorkspace = Map.groupBy(sends.keys(), (i) => sends[i].workspaceId);
   for (const [workspaceId, at] of byWorkspace)
     await acceptForWorkspace(
       tx,
