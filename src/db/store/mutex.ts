@@ -14,14 +14,7 @@ export class Mutex {
   run<R>(fn: () => Promise<R> | R): Promise<R> {
     this.holders++;
     const result = this.tail.then(fn);
-    this.tail = result.then(
-      () => {
-        this.holders--;
-      },
-      () => {
-        this.holders--;
-      },
-    );
+    this.tail = this.released(result);
     return result;
   }
 
@@ -33,15 +26,15 @@ export class Mutex {
     this.holders++;
     const handedOn = Promise.withResolvers<void>();
     const result = this.tail.then(() => fn(handedOn.resolve));
-    const over = result.then(
-      () => {
-        this.holders--;
-      },
-      () => {
-        this.holders--;
-      },
-    );
-    this.tail = Promise.race([handedOn.promise, over]);
+    this.tail = Promise.race([handedOn.promise, this.released(result)]);
     return result;
+  }
+
+  /** Settles once `result` has, either way, with its holder counted out. */
+  private released(result: Promise<unknown>): Promise<void> {
+    const release = () => {
+      this.holders--;
+    };
+    return result.then(release, release);
   }
 }
