@@ -854,14 +854,16 @@ describe("POST /v1/campaigns/{id}/launch", () => {
     const w = await workspace();
     await w.number();
     const a = await w.contact({ first_name: "A" });
+    // Virginia: hours only (8–21, local noon here), no Sunday or holiday rule, so both are
+    // sendable whatever the day this runs on (Louisiana's Sundays deferred this one on a Sunday).
     const b = await w.contact({
       first_name: "B",
-      phone_number: `+1504555${String(phoneSeq++).padStart(4, "0")}`,
+      phone_number: `+1804555${String(phoneSeq++).padStart(4, "0")}`,
     });
     const c = await w.campaign({ audience: { contact_ids: [a.id, b.id] } });
     const preview = async () => (await w.api("GET", `/v1/campaigns/${c.id}/preview`)).body.preview as Json;
     expect(await preview()).toMatchObject({ recipients: 2, sendable: 2, skipped: {} });
-    await w.api("PATCH", "/v1/settings", { paused_states: ["LA"] });
+    await w.api("PATCH", "/v1/settings", { paused_states: ["VA"] });
     expect(await preview()).toMatchObject({ sendable: 1, skipped: { state_paused: 1 } });
     await w.api("POST", "/v1/suppression", { phone_number: a.phone_number, reason: "manual" });
     expect(await preview()).toMatchObject({ sendable: 0, skipped: { state_paused: 1, suppressed: 1 } });
