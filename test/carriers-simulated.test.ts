@@ -412,7 +412,9 @@ describe.if(process.env[TEST_DIALECT] === "postgres")("SimulatedCarrier on Postg
         WHERE datname = current_database() AND state = 'idle in transaction'
           AND query ILIKE '%from "sandbox_sends"%for update skip locked%'`);
       for (const { pid } of sessions) {
-        await s.server.handle.db.all(sql`SELECT pg_terminate_backend(${pid})`);
+        // Waits (up to 10 s) until the backend is gone and its locks with it: under load it may
+        // exit well after the signal, and SKIP LOCKED would pass over its rows until then.
+        await s.server.handle.db.all(sql`SELECT pg_terminate_backend(${pid}, 10000)`);
         ended++;
       }
       if (ended === 0) await Bun.sleep(10);
