@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
+import { recordAgentConversion } from "../src/domain/attribution/conversions";
 import { answerAfterOutsideWrite, outsideConnection } from "./support/database";
 import { eventLog } from "./support/event-log";
 import { startSecondNode, startTestServer, type TestServer } from "./support/server";
@@ -371,6 +372,62 @@ describe("POST /v1/conversion, many at once", () => {
       }
     } finally {
       await node.stop();
+    }
+  });
+});
+
+describe("an agent's conversion (recordAgentConversion)", () => {
+  it("is recorded once when another transaction records its txn meanwhile, and the other answers false, not an error", async () => {
+    const { db } = s.server.handle;
+    const input = {
+      workspaceId: s.workspaceId,
+      contactId: ben.id,
+      agentId: "agent-1",
+      txn: "agent:thread-1:goal",
+      now: Date.now(),
+    };
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let inserted: () => void = () => {};
+    const firstInserted = new Promise<void>((resolve) => {
+      inserted = resolve;
+    });
+    // The first records the txn and keeps its transaction open; the second looks for the txn (not
+    // committed yet: not found), and on PostgreSQL its insert then waits on the first's row.
+    const first = db.transaction(async (tx) => {
+      const recorded = await recordAgentConversion(tx, input);
+      inserted();
+      await held;
+      return recorded;
+    });
+    await firstInserted;
+    const second = db.transaction(async (tx) => await recordAgentConversion(tx, input));
+    const outside = outsideConnection(s);
+    try {
+      if (s.databaseUrl) {
+        let waiting = 0;
+        for (let i = 0; i < 500 && waiting === 0; i++) {
+          const rows = await outside.all<{ n: number }>(
+            "SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
+          );
+          waiting = Number(rows[0].n);
+          if (waiting === 0) await Bun.sleep(10);
+        }
+        expect(waiting).toBe(1);
+      }
+      release();
+      expect(await first).toBe(true);
+      expect(await second).toBe(false);
+      const rows = await outside.all<{ n: number }>(
+        "SELECT count(*) AS n FROM conversions WHERE txn = 'agent:thread-1:goal'",
+      );
+      expect(Number(rows[0].n)).toBe(1);
+      expect((await log.of("conversion.recorded")).filter((e) => e.data.txn === input.txn)).toHaveLength(1);
+    } finally {
+      release();
+      await outside.close();
     }
   });
 });

@@ -5,7 +5,7 @@ import { CommitCheckedCaches } from "../../db/commit-watch";
 import { nullsLast } from "../../db/dialect";
 import { type BatchOutcome, groupBatch } from "../../db/group-commit";
 import { newestFirstPage } from "../../db/paging";
-import { allOver, insertRowsReturning, preparedPerConnection, rowPlaceholders } from "../../db/prepared";
+import { allOver, insertRowsReturning, preparedPerConnection } from "../../db/prepared";
 import {
   agentThreads,
   type ClickRow,
@@ -381,9 +381,17 @@ const conversionByTxn = preparedPerConnection((db: DbOrTx) =>
     )
     .prepare(),
 );
-const insertConversion = preparedPerConnection((db: DbOrTx) =>
-  db.insert(conversions).values(rowPlaceholders(conversions)).prepare(),
-);
+/**
+ * Conversion rows inserted unless their `txn` is recorded: a row left out was recorded by another
+ * transaction since the caller looked (its `txn` is the idempotency key, forever).
+ */
+async function insertNewConversions(tx: DbOrTx, rows: ConversionRow[]): Promise<Set<string>> {
+  const written = await insertRowsReturning(tx, conversions, rows, "record", {
+    conflict: { target: [conversions.workspaceId, conversions.txn] },
+    returning: { id: conversions.id },
+  });
+  return new Set(written.map((row) => row.id));
+}
 
 /**
  * `POST /v1/conversion` (seed endpoint 1, API.md §3 Conversions): validates, then in one write
@@ -499,14 +507,7 @@ async function recordConversions(
       createdAt: now,
     };
   });
-  const written = new Set(
-    (
-      await insertRowsReturning(tx, conversions, rows, "record", {
-        conflict: { target: [conversions.workspaceId, conversions.txn] },
-        returning: { id: conversions.id },
-      })
-    ).map((row) => row.id),
-  );
+  const written = await insertNewConversions(tx, rows);
   const fresh: ConversionRow[] = [];
   for (const [n, row] of rows.entries()) {
     const { at } = recorded[n];
@@ -591,7 +592,8 @@ export async function recordAgentConversion(
     flowId: await attributedFlow(tx, workspaceId, contactId, now),
     createdAt: now,
   };
-  await insertConversion(tx).run(row);
+  // Recorded by another transaction since it was looked for (the user posting this txn): once.
+  if (!(await insertNewConversions(tx, [row])).has(row.id)) return false;
   await emitEvent(tx, workspaceId, "conversion.recorded", conversionJson(row), now);
   return true;
 }
