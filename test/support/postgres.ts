@@ -6,7 +6,8 @@
  * user (initdb refuses root). Stopped and removed by `stop()`.
  *
  * `npm test` starts one for its PostgreSQL pass and hands it to the suite in OUTREACH_TEST_PG_URL;
- * a test file run alone starts its own through `testPostgres()`.
+ * a test file run alone starts its own through `testPostgres()` called at its top level (a test
+ * server on PostgreSQL needs the URL: test/support/server.ts).
  */
 import { spawnSync } from "node:child_process";
 import { chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";

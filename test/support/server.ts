@@ -5,7 +5,7 @@ import { type Config, loadConfig } from "../../src/config";
 import { createApiKey, type Scope } from "../../src/domain/workspace/api-keys";
 import { createWorkspace } from "../../src/domain/workspace/workspaces";
 import { type RunningServer, startServer } from "../../src/server";
-import { freshDatabase, TEST_DIALECT, TEST_PG_TEMPLATE, testPostgres } from "./postgres";
+import { freshDatabase, TEST_DIALECT, TEST_PG_TEMPLATE, TEST_PG_URL } from "./postgres";
 
 export interface TestServer {
   url: string;
@@ -48,11 +48,19 @@ export interface ApiResult {
  * Starts the real server on a random port over a fresh temp SQLite file. The bootstrap key that
  * `serve` prints is captured from its announcement.
  */
-/** The PostgreSQL cluster of this pass (the runner's, else one started for this file). */
+/**
+ * The PostgreSQL cluster of this pass: the runner's. A cluster of the file's own (testPostgres)
+ * would be started inside a hook, whose stop bun:test does not keep for the end of the file: it
+ * stopped the cluster under the file's tests. So a file run alone on PostgreSQL is told what to do.
+ */
 async function testPgUrl(): Promise<string> {
-  const pg = await testPostgres();
-  if ("skip" in pg) throw new Error(`no PostgreSQL for the PostgreSQL pass: ${pg.skip}`);
-  return pg.url;
+  const url = process.env[TEST_PG_URL];
+  if (!url)
+    throw new Error(
+      `${TEST_DIALECT}=postgres needs a running cluster in ${TEST_PG_URL}: start one with ` +
+        "`bun scripts/pg-cluster.ts` (npm test starts its own)",
+    );
+  return url;
 }
 
 export async function startTestServer(
