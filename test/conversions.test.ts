@@ -386,23 +386,17 @@ describe("an agent's conversion (recordAgentConversion)", () => {
       txn: "agent:thread-1:goal",
       now: Date.now(),
     };
-    let release: () => void = () => {};
-    const held = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    let inserted: () => void = () => {};
-    const firstInserted = new Promise<void>((resolve) => {
-      inserted = resolve;
-    });
+    const held = Promise.withResolvers<void>();
+    const inserted = Promise.withResolvers<void>();
     // The first records the txn and keeps its transaction open; the second looks for the txn (not
     // committed yet: not found), and on PostgreSQL its insert then waits on the first's row.
     const first = db.transaction(async (tx) => {
       const recorded = await recordAgentConversion(tx, input);
-      inserted();
-      await held;
+      inserted.resolve();
+      await held.promise;
       return recorded;
     });
-    await firstInserted;
+    await inserted.promise;
     const second = db.transaction(async (tx) => await recordAgentConversion(tx, input));
     const outside = outsideConnection(s);
     try {
@@ -417,7 +411,7 @@ describe("an agent's conversion (recordAgentConversion)", () => {
         }
         expect(waiting).toBe(1);
       }
-      release();
+      held.resolve();
       expect(await first).toBe(true);
       expect(await second).toBe(false);
       const rows = await outside.all<{ n: number }>(
@@ -426,7 +420,7 @@ describe("an agent's conversion (recordAgentConversion)", () => {
       expect(Number(rows[0].n)).toBe(1);
       expect((await log.of("conversion.recorded")).filter((e) => e.data.txn === input.txn)).toHaveLength(1);
     } finally {
-      release();
+      held.resolve();
       await outside.close();
     }
   });
