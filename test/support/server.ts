@@ -45,10 +45,6 @@ export interface ApiResult {
 }
 
 /**
- * Starts the real server on a random port over a fresh temp SQLite file. The bootstrap key that
- * `serve` prints is captured from its announcement.
- */
-/**
  * The PostgreSQL cluster of this pass: the runner's. A cluster of the file's own (testPostgres)
  * would be started inside a hook, whose stop bun:test does not keep for the end of the file: it
  * stopped the cluster under the file's tests. So a file run alone on PostgreSQL is told what to do.
@@ -63,6 +59,10 @@ async function testPgUrl(): Promise<string> {
   return url;
 }
 
+/**
+ * Starts the real server on a random port over a fresh temp SQLite file. The bootstrap key that
+ * `serve` prints is captured from its announcement.
+ */
 export async function startTestServer(
   overrides: Partial<Config> = {},
   env: Record<string, string> = {},
