@@ -444,7 +444,10 @@ describe("PATCH /v1/conversations/{id} status open", () => {
 
 describe("GET /v1/sandbox/outbox", () => {
   it("lists hand-offs newest first, paginated, scoped to the workspace", async () => {
+    // Newest by hand-off: the first is handed off before the second is sent (two send jobs may
+    // otherwise be claimed together and handed off in either order).
     await s.api("POST", "/v1/messages", { to: "+14155550230", body: "first" });
+    await settledOutboxTo("+14155550230");
     await s.api("POST", "/v1/messages", { to: "+14155550230", body: "second" });
     await settledOutboxTo("+14155550230");
     const page = await s.api("GET", "/v1/sandbox/outbox?limit=1");
