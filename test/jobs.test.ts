@@ -230,6 +230,44 @@ describe("worker", () => {
     }
   });
 
+  it("stopped while a round is leasing, runs nothing that round leased and hands it back", async () => {
+    const kind = `l-${crypto.randomUUID()}`;
+    let ran = 0;
+    const handlers: Record<string, RegisteredJob> = {
+      [kind]: {
+        policy: { maxAttempts: 3, timeoutMs: 60_000, backoffMs: () => 10 },
+        handle: (() => {
+          ran++;
+        }) as RegisteredJob["handle"],
+      },
+    };
+    const id = (await enqueueAnyJob(handle.db, kind, {}, handlers[kind].policy))!;
+    // Another writer holds the database: the worker's first round waits to lease.
+    const held = Promise.withResolvers<void>();
+    const entered = Promise.withResolvers<void>();
+    const holding = handle.db.transaction(async () => {
+      entered.resolve();
+      await held.promise;
+    });
+    await entered.promise;
+    const worker = createWorker({ db: handle.db, handlers, pollMs: 5 });
+    worker.start();
+    await Bun.sleep(50); // the round has started and waits for the writer
+    const stopped = worker.stop();
+    held.resolve();
+    await holding;
+    await stopped;
+    await Bun.sleep(50); // a job started by that round would have run by now
+    expect(ran).toBe(0);
+    // Handed back as it was: queued, unleased, its attempt not counted.
+    expect(await getJob(handle.db, id)).toMatchObject({
+      status: "queued",
+      leaseUntil: null,
+      lockedBy: null,
+      attempts: 0,
+    });
+  });
+
   it("scales every lease by leaseScale, and leaseHolds turns false in the lease's last quarter", async () => {
     const kind = `s-${crypto.randomUUID()}`;
     const seen: { lease: number; holds: boolean[] }[] = [];

@@ -73,6 +73,8 @@ export function createWorker(options: WorkerOptions): Worker {
   let started = false;
   let timer: ReturnType<typeof setTimeout> | null = null;
   let ticking = false;
+  /** The round running now (or the last one): stop waits for it, so that nothing it leases runs after. */
+  let currentTick: Promise<void> = Promise.resolve();
   let wakeRequested = false;
   let unsubscribe: (() => void) | null = null;
 
@@ -150,13 +152,15 @@ export function createWorker(options: WorkerOptions): Worker {
       const free = concurrency - inFlight.size;
       const leased =
         free > 0 ? await leaseDueJobs(db, { workerId: id, limit: free, now, kinds, policyOf }) : [];
-      for (const job of leased) {
-        const run = runJob(job).finally(() => {
-          inFlight.delete(run);
-          schedule(0);
-        });
-        inFlight.add(run);
-      }
+      // Jobs leased while the worker was being stopped are not started: stop hands them back.
+      if (!stopping)
+        for (const job of leased) {
+          const run = runJob(job).finally(() => {
+            inFlight.delete(run);
+            schedule(0);
+          });
+          inFlight.add(run);
+        }
       // A full batch means more may be due right away.
       if (leased.length > 0 && leased.length === free) next = 0;
     } catch (error) {
@@ -180,7 +184,9 @@ export function createWorker(options: WorkerOptions): Worker {
       if (delay > 0) return;
       clearTimeout(timer);
     }
-    timer = setTimeout(tick, delay);
+    timer = setTimeout(() => {
+      if (!ticking) currentTick = tick();
+    }, delay);
   }
 
   return {
@@ -195,6 +201,8 @@ export function createWorker(options: WorkerOptions): Worker {
       stopping = true;
       unsubscribe?.();
       if (timer) clearTimeout(timer);
+      // A round that is leasing as the stop comes ends first; what it leased is released below.
+      await currentTick;
       if (inFlight.size > 0) {
         await Promise.race([Promise.allSettled([...inFlight]), Bun.sleep(graceMs)]);
       }
