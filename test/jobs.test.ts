@@ -7,7 +7,7 @@ import { eq } from "drizzle-orm";
 import { type DbHandle, openDatabase } from "../src/db/client";
 import { migrate } from "../src/db/migrate";
 import { jobs } from "../src/db/schema";
-import type { JobPolicy, RegisteredJob } from "../src/jobs/catalog";
+import type { JobContext, JobPolicy, RegisteredJob } from "../src/jobs/catalog";
 import { RescheduleJob } from "../src/jobs/catalog";
 import {
   completeJob,
@@ -156,6 +156,15 @@ describe("job queue", () => {
   });
 });
 
+/** Handlers of one new job kind (`<prefix>-<uuid>`), for a worker of one test. */
+function oneKind(prefix: string, policy: JobPolicy, run: (payload: unknown, ctx: JobContext) => unknown) {
+  const kind = `${prefix}-${crypto.randomUUID()}`;
+  const handlers: Record<string, RegisteredJob> = {
+    [kind]: { policy, handle: run as RegisteredJob["handle"] },
+  };
+  return { kind, handlers };
+}
+
 describe("worker", () => {
   it("runs a job, retries a failure, and reschedules without using an attempt", async () => {
     const kind = `w-${crypto.randomUUID()}`;
@@ -198,18 +207,16 @@ describe("worker", () => {
   });
 
   it("survives a reschedule it cannot write (the database gone): nothing is left unhandled, the job is not lost", async () => {
-    const kind = `u-${crypto.randomUUID()}`;
     let ran = 0;
-    const handlers: Record<string, RegisteredJob> = {
-      [kind]: {
-        policy: { maxAttempts: 1, timeoutMs: 60_000, backoffMs: () => 10 },
-        handle: (() => {
-          ran++;
-          // run_at is NOT NULL: the reschedule's write fails, as it does with the database gone.
-          throw new RescheduleJob(null as unknown as number);
-        }) as RegisteredJob["handle"],
+    const { kind, handlers } = oneKind(
+      "u",
+      { maxAttempts: 1, timeoutMs: 60_000, backoffMs: () => 10 },
+      () => {
+        ran++;
+        // run_at is NOT NULL: the reschedule's write fails, as it does with the database gone.
+        throw new RescheduleJob(null as unknown as number);
       },
-    };
+    );
     const unhandled: unknown[] = [];
     const onUnhandled = (reason: unknown) => unhandled.push(reason);
     process.on("unhandledRejection", onUnhandled);
@@ -231,17 +238,11 @@ describe("worker", () => {
   });
 
   it("stopped while a round is leasing, runs nothing that round leased and hands it back", async () => {
-    const kind = `l-${crypto.randomUUID()}`;
     let ran = 0;
-    const handlers: Record<string, RegisteredJob> = {
-      [kind]: {
-        policy: { maxAttempts: 3, timeoutMs: 60_000, backoffMs: () => 10 },
-        handle: (() => {
-          ran++;
-        }) as RegisteredJob["handle"],
-      },
-    };
-    const id = (await enqueueAnyJob(handle.db, kind, {}, handlers[kind].policy))!;
+    const { kind, handlers } = oneKind("l", policy, () => {
+      ran++;
+    });
+    const id = (await enqueueAnyJob(handle.db, kind, {}, policy))!;
     // Another writer holds the database: the worker's first round waits to lease.
     const held = Promise.withResolvers<void>();
     const entered = Promise.withResolvers<void>();
@@ -269,21 +270,16 @@ describe("worker", () => {
   });
 
   it("scales every lease by leaseScale, and leaseHolds turns false in the lease's last quarter", async () => {
-    const kind = `s-${crypto.randomUUID()}`;
     const seen: { lease: number; holds: boolean[] }[] = [];
-    const handlers: Record<string, RegisteredJob> = {
-      [kind]: {
-        policy: { maxAttempts: 1, timeoutMs: 2000, backoffMs: () => 10 },
-        handle: (async (_p: unknown, ctx) => {
-          const lease = (ctx.job.leaseUntil ?? 0) - ctx.clock.now();
-          const holds = [ctx.leaseHolds()];
-          // 0.5 × 2,000 ms = a 1,000 ms lease: at 800 ms in, less than a quarter is left.
-          await Bun.sleep(800);
-          holds.push(ctx.leaseHolds());
-          seen.push({ lease: Math.ceil(lease / 100) * 100, holds });
-        }) as RegisteredJob["handle"],
-      },
-    };
+    const twoSeconds = { maxAttempts: 1, timeoutMs: 2000, backoffMs: () => 10 };
+    const { kind, handlers } = oneKind("s", twoSeconds, async (_p, ctx) => {
+      const lease = (ctx.job.leaseUntil ?? 0) - ctx.clock.now();
+      const holds = [ctx.leaseHolds()];
+      // 0.5 × 2,000 ms = a 1,000 ms lease: at 800 ms in, less than a quarter is left.
+      await Bun.sleep(800);
+      holds.push(ctx.leaseHolds());
+      seen.push({ lease: Math.ceil(lease / 100) * 100, holds });
+    });
     const worker = createWorker({ db: handle.db, handlers, pollMs: 5, leaseScale: 0.5 });
     const id = (await enqueueAnyJob(handle.db, kind, {}, handlers[kind].policy))!;
     worker.start();
