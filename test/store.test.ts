@@ -7,10 +7,11 @@ import { afterAll, describe, expect, it } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { asc, sql } from "drizzle-orm";
+import { asc, eq, inArray, sql } from "drizzle-orm";
 import { integer as pgInteger, pgTable, text as pgText } from "drizzle-orm/pg-core";
 import { integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import { createPgStore, createSqliteStore, type Store } from "../src/db/store";
+import { installPgTerminals, MAX_PREPARED_PARAMS } from "../src/db/store/pg-terminals";
 import { parseInt8, parseNumeric } from "../src/db/store/postgres";
 import { freshDatabase, testPostgres, testsRunOn } from "./support/postgres";
 
@@ -391,6 +392,35 @@ describe.skipIf(!(pg && "url" in pg))("store on postgres: a session the server e
       expect((await store.rows<Item>(store.db.select().from(pgItems))).map((row) => row.id)).toEqual([
         "after",
       ]);
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+describe.skipIf(!(pg && "url" in pg))("store on postgres: statements prepared on their connection", () => {
+  it("prepares builder and raw statements once per connection, and leaves long parameter lists unnamed", async () => {
+    installPgTerminals();
+    const store = createPgStore(await freshDatabase((pg as { url: string }).url), { max: 2 });
+    try {
+      await store.exec(CREATE);
+      const prepared = await store.tx(async (tx: AnyHandle) => {
+        for (let run = 0; run < 3; run++) {
+          await tx.insert(pgItems).values({ id: `item-${run}`, n: run });
+          await tx.select().from(pgItems).where(eq(pgItems.n, run));
+          await tx.execute(sql`select n + ${run}::int as m from store_items where id = ${`item-${run}`}`);
+          const many = Array.from({ length: MAX_PREPARED_PARAMS + 1 }, (_, i) => `item-${run}-${i}`);
+          await tx.select().from(pgItems).where(inArray(pgItems.id, many));
+        }
+        // The session's own prepared statements: this transaction's connection.
+        const rows = await tx.execute(sql`select statement from pg_prepared_statements`);
+        return (rows as { statement: string }[]).map((row) => row.statement);
+      });
+      const count = (pattern: RegExp) => prepared.filter((statement) => pattern.test(statement)).length;
+      expect(count(/^insert into "store_items"/)).toBe(1);
+      expect(count(/^select .* from "store_items" where "store_items"\."n" = \$1$/)).toBe(1);
+      expect(count(/^select n \+ \$1::int as m from store_items/)).toBe(1);
+      expect(count(/ in \(\$1, /)).toBe(0);
     } finally {
       await store.close();
     }

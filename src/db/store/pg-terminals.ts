@@ -96,6 +96,38 @@ function collectAfterCommit() {
   };
 }
 
+/**
+ * Statements with more parameters than this run unnamed (parsed and planned each time): their text
+ * usually varies with a list's length, and each text would stay prepared on its connection.
+ */
+export const MAX_PREPARED_PARAMS = 32;
+
+/**
+ * Every statement of up to MAX_PREPARED_PARAMS parameters is a named prepared statement on its
+ * connection, not only those built with `.prepare()`: builder terminals (`.all()`, `.get()` …)
+ * and raw SQL (`db.all(sql)`, the JSON-row inserts and updates) too. drizzle runs a statement
+ * without a name unprepared, and postgres.js then sends each run as Parse and Describe, waits for
+ * the answer, then Bind and Execute: two round trips, and the server parses and plans the text
+ * every time. Prepared, a statement is described once per connection and then costs one round
+ * trip with its plan cached. postgres.js keeps a connection's statements until the connection is
+ * recycled (every 30–60 minutes) and prepares again after a schema change.
+ */
+function prepareByDefault() {
+  type PrepareQuery = (
+    this: unknown,
+    query: { params: unknown[] },
+    fields: unknown,
+    name?: string,
+    ...rest: unknown[]
+  ) => unknown;
+  const session = PostgresJsSession.prototype as unknown as { prepareQuery: PrepareQuery };
+  const prepareQuery = session.prepareQuery;
+  session.prepareQuery = function (query, fields, name, ...rest) {
+    const named = name ?? (query.params.length <= MAX_PREPARED_PARAMS ? "" : undefined);
+    return prepareQuery.call(this, query, fields, named, ...rest);
+  };
+}
+
 let installed = false;
 
 /** Gives PostgreSQL's builders, prepared statements and database the SQLite API's terminals. */
@@ -103,6 +135,7 @@ export function installPgTerminals(): void {
   if (installed) return;
   installed = true;
   collectAfterCommit();
+  prepareByDefault();
   for (const builder of [PgSelectBase, PgInsertBase, PgUpdateBase, PgDeleteBase]) {
     const prototype = builder.prototype as unknown as Record<string, unknown>;
     terminalsOn(prototype, (self: { _prepare(name?: string): Executable }) => self._prepare());
