@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { sql } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import {
   CarrierUnavailableError,
   type OutboundSms,
@@ -13,6 +13,8 @@ import { listSandboxSends, SimulatedCarrier } from "../src/carriers/simulated";
 import { loadConfig } from "../src/config";
 import { type DbHandle, openDatabase } from "../src/db/client";
 import { migrate } from "../src/db/migrate";
+import { jobs, messages } from "../src/db/schema";
+import { enqueueJob } from "../src/jobs/queue";
 import { startServer } from "../src/server";
 import { TEST_DIALECT } from "./support/postgres";
 import { startTestServer, type TestServer } from "./support/server";
@@ -322,6 +324,47 @@ describe("CARRIER=simulated over HTTP", () => {
     // Each is answered with the ledger row's carrier id: the one send the carrier made.
     expect(results[0]).toMatchObject({ accepted: true, status: "SENT" });
     expect(results[1]).toEqual(results[0]);
+  });
+
+  it("marks a send batch's hand-off on its job, and a re-run of the job asks the carrier before sending again", async () => {
+    const { db } = s.server.handle;
+    const sent = await s.api("POST", "/v1/messages", { to: "+14155550190", body: "batch marker" });
+    const id = sent.body.message.id;
+    const delivered = await waitForStatus(id, (status) => status === "DELIVERED");
+    // Its batch job carries the marker, committed before the hand-off; the message has none.
+    const batches = (await db.select().from(jobs).where(eq(jobs.kind, "messages.send_batch")).all()).filter(
+      (job) => (job.payload as { message_ids: string[] }).message_ids.includes(id),
+    );
+    expect(batches).toHaveLength(1);
+    const marker = (batches[0].payload as { handoff_started_at?: number }).handoff_started_at;
+    expect(marker).toBeNumber();
+    expect(marker as number).toBeLessThanOrEqual(Date.parse(delivered.sent_at));
+    const row = await db.select().from(messages).where(eq(messages.id, id)).get();
+    expect(row?.handoffStartedAt).toBeNull();
+
+    // As after a crash between the hand-off and its record: the carrier has the message, ours
+    // says PENDING, and the job runs again with the marker its first attempt left.
+    await db
+      .update(messages)
+      .set({ status: "PENDING", carrierMessageId: null, sentAt: null, deliveredAt: null })
+      .where(eq(messages.id, id))
+      .run();
+    await enqueueJob(
+      db,
+      "messages.send_batch",
+      { message_ids: [id], handoff_started_at: marker as number },
+      { workspaceId: s.workspaceId },
+    );
+    const settled = await waitForStatus(id, (status) => status !== "PENDING" && status !== "QUEUED");
+    expect(settled.status).toBe("DELIVERED");
+    const outbox = (await s.api("GET", "/v1/sandbox/outbox?limit=200")).body.sends.filter(
+      (send: { message_id: string }) => send.message_id === id,
+    );
+    // Found by its id, not handed over a second time.
+    expect(outbox).toEqual([expect.objectContaining({ message_id: id, handoffs: 1 })]);
+    // With the carrier's id of that one send.
+    const after = await db.select().from(messages).where(eq(messages.id, id)).get();
+    expect(after?.carrierMessageId).toBe(row?.carrierMessageId as string);
   });
 
   it("reports UNDELIVERED for +15005550009 and FAILED for +15005550001", async () => {

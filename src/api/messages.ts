@@ -35,7 +35,8 @@ export const MessageSchema = t.Object(
     to: t.String({ description: "Receiving number (E.164)", examples: ["+14155550123"] }),
     body: t.String({ description: "Message text" }),
     status: t.String({
-      description: "PENDING → QUEUED → SENT → DELIVERED | UNDELIVERED | FAILED; inbound: RECEIVED",
+      description:
+        "PENDING → QUEUED → SENT → DELIVERED | UNDELIVERED | FAILED; inbound: RECEIVED. QUEUED: its hand-off started, or it waits (its send-time window, a carrier that was down); a message handed off at once in a send batch goes from PENDING to SENT",
       examples: ["DELIVERED"],
     }),
     segments: Int({ description: "SMS segments the body is billed as" }),

@@ -10274,7 +10274,7 @@ export interface operations {
                             /** @description Message text */
                             body: string;
                             /**
-                             * @description PENDING → QUEUED → SENT → DELIVERED | UNDELIVERED | FAILED; inbound: RECEIVED
+                             * @description PENDING → QUEUED → SENT → DELIVERED | UNDELIVERED | FAILED; inbound: RECEIVED. QUEUED: its hand-off started, or it waits (its send-time window, a carrier that was down); a message handed off at once in a send batch goes from PENDING to SENT
                              * @example DELIVERED
                              */
                             status: string;
@@ -10534,7 +10534,7 @@ export interface operations {
                             /** @description Message text */
                             body: string;
                             /**
-                             * @description PENDING → QUEUED → SENT → DELIVERED | UNDELIVERED | FAILED; inbound: RECEIVED
+                             * @description PENDING → QUEUED → SENT → DELIVERED | UNDELIVERED | FAILED; inbound: RECEIVED. QUEUED: its hand-off started, or it waits (its send-time window, a carrier that was down); a message handed off at once in a send batch goes from PENDING to SENT
                              * @example DELIVERED
                              */
                             status: string;
@@ -13513,7 +13513,7 @@ export interface operations {
                             /** @description Message text */
                             body: string;
                             /**
-                             * @description PENDING → QUEUED → SENT → DELIVERED | UNDELIVERED | FAILED; inbound: RECEIVED
+                             * @description PENDING → QUEUED → SENT → DELIVERED | UNDELIVERED | FAILED; inbound: RECEIVED. QUEUED: its hand-off started, or it waits (its send-time window, a carrier that was down); a message handed off at once in a send batch goes from PENDING to SENT
                              * @example DELIVERED
                              */
                             status: string;

@@ -50,6 +50,19 @@ function prepare(db: DbOrTx) {
       })
       .where(and(inJsonListParam(messages.id, "ids"), unsent))
       .prepare(),
+    /**
+     * The hand-off markers of a send batch's messages that leave it for jobs of their own, at the
+     * batch's marker: an earlier marker of a message is kept.
+     */
+    keepHandoffsStarted: db
+      .update(messages)
+      .set({
+        status: "QUEUED",
+        handoffStartedAt: sql`coalesce(${messages.handoffStartedAt}, ${sql.placeholder("now")})`,
+        updatedAt: sql`${sql.placeholder("now")}`,
+      })
+      .where(and(inJsonListParam(messages.id, "ids"), unsent))
+      .prepare(),
     /** A marketing message whose send-time window closed before its hand-off: QUEUED until `sendAt`. */
     holdUntil: db
       .update(messages)

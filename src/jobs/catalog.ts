@@ -16,7 +16,14 @@ export interface JobPayloads {
    * one job for the batch instead of one per message, each message handed off exactly once as by
    * `messages.send`; a message the carrier cannot take now gets a `messages.send` job of its own.
    */
-  "messages.send_batch": { message_ids: string[] };
+  "messages.send_batch": {
+    message_ids: string[];
+    /**
+     * When an attempt of the job started handing its messages off (its hand-off marker, written by
+     * the job itself): a later attempt looks up every message still unsent before sending it.
+     */
+    handoff_started_at?: number;
+  };
   /** Starts a scheduled campaign at its send_at (src/domain/campaigns/dispatch.ts). */
   "campaigns.start": { campaign_id: string };
   /** Writes one chunk of a launched campaign's recipients, then queues the next chunk. */

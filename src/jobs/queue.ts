@@ -74,6 +74,12 @@ const queueStatements = preparedPerConnection((db) => {
       .where(and(eq(jobs.id, ph("id")), eq(jobs.lockedBy, ph("lockedBy")), eq(jobs.attempts, ph("attempts"))))
       .returning({ id: jobs.id })
       .prepare(),
+    payload: db
+      .update(jobs)
+      .set({ payload: ph("payload"), updatedAt: sql`${ph("now")}` })
+      .where(and(eq(jobs.id, ph("id")), eq(jobs.lockedBy, ph("lockedBy")), eq(jobs.attempts, ph("attempts"))))
+      .returning({ id: jobs.id })
+      .prepare(),
   };
 });
 
@@ -216,6 +222,22 @@ export async function completeJob(tx: DbOrTx, job: JobRow, now = Date.now()): Pr
     now,
   });
   return done.length > 0;
+}
+
+/**
+ * Replaces the payload of a job this worker holds, for what its later attempts must know (a send
+ * batch's hand-off marker). Returns false when the lease was lost (another worker took the job).
+ * Kept through failures, retries and released leases: only the job's own attempts write it.
+ */
+export async function updateLeasedPayload(db: DbOrTx, job: JobRow, payload: unknown, now = Date.now()) {
+  const updated = await queueStatements(db).payload.all({
+    id: job.id,
+    lockedBy: job.lockedBy ?? "",
+    attempts: job.attempts,
+    payload,
+    now,
+  });
+  return updated.length > 0;
 }
 
 /** Records a failed attempt: retried after the kind's backoff, or dead after its last attempt. */

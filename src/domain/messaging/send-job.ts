@@ -15,7 +15,7 @@ import { forEachRowApart, preparedPerConnection } from "../../db/prepared";
 import { contacts, type MessageRow } from "../../db/schema";
 import type { JobContext, JobPayloads } from "../../jobs/catalog";
 import { JOB_POLICIES, RescheduleJob } from "../../jobs/catalog";
-import { enqueueJob } from "../../jobs/queue";
+import { enqueueJob, updateLeasedPayload } from "../../jobs/queue";
 import { Gate } from "../../lib/gate";
 import { log } from "../../lib/log";
 import { canSendTo, type KnownRecipient, suppressionReasons } from "../audience/suppression";
@@ -217,8 +217,9 @@ export async function sendMessageJob(payload: JobPayloads["messages.send"], ctx:
  * checks and the send-time rules' contact zones are read for the whole batch at once, right
  * before its first hand-off (readChecksAhead), instead of per message. A message
  * the carrier cannot take now gets a `messages.send` job of its own, which retries it with the
- * send job's backoff; it is enqueued in the transaction that completes the batch. A crash
- * re-runs the batch: messages already handed off are skipped, and those with a marker looked up.
+ * send job's backoff; it is enqueued in the transaction that completes the batch. The batch's
+ * hand-off marker is on its job (JobMarker), committed before its first hand-off. A crash re-runs
+ * the batch: messages already handed off are skipped, and the others looked up first.
  */
 export async function sendMessageBatchJob(payload: JobPayloads["messages.send_batch"], ctx: JobContext) {
   const messaging = messagingOf(ctx.db);
@@ -226,13 +227,23 @@ export async function sendMessageBatchJob(payload: JobPayloads["messages.send_ba
   const rules: HandOffRules = new Map();
   const now = ctx.clock.now();
   const backoff = JOB_POLICIES["messages.send"].backoffMs(1);
-  /** Messages that go later, each as a send job of its own: the carrier could not take them, or their window is closed. */
-  const later: { messageId: string; runAt: number }[] = [];
+  /**
+   * Messages that go later, each as a send job of its own: the carrier could not take them
+   * (`tried`: their hand-off was attempted), or their window is closed.
+   */
+  const later: { messageId: string; runAt: number; tried: boolean }[] = [];
   let unavailable = 0;
   // The batch's messages read in one statement, then what their checks read (opt-out,
   // suppression, the contact's zone) for all of them, right before any of them is handed off.
   const rows = await messageStatements(ctx.db).loadMessages.all({ ids: jsonList(payload.message_ids) });
   const loaded = new Map(rows.map((row) => [row.id, row]));
+  const jobMarker: JobMarker = { earlier: payload.handoff_started_at ?? null };
+  if (jobMarker.earlier === null && rows.some((row) => NOT_YET_SENT.includes(row.status))) {
+    // The batch's hand-off marker, committed before its first hand-off; a lost lease leaves the
+    // batch to the worker that took it.
+    const marked = { ...payload, handoff_started_at: now };
+    if (!(await updateLeasedPayload(ctx.db, ctx.job, marked, now))) return;
+  }
   const checks = await readChecksAhead(ctx.db, rows);
   await Promise.all(
     payload.message_ids.map((messageId) =>
@@ -249,19 +260,30 @@ export async function sendMessageBatchJob(payload: JobPayloads["messages.send_ba
             rules,
             loaded.get(messageId) ?? null,
             checks.get(messageId),
+            jobMarker,
           );
-          if (result.kind === "held") later.push({ messageId, runAt: result.until });
+          if (result.kind === "held") later.push({ messageId, runAt: result.until, tried: false });
         } catch (error) {
           if (!(error instanceof CarrierUnavailableError)) throw error;
           unavailable++;
-          later.push({ messageId, runAt: now + (error.retryAfterMs ?? backoff) });
+          later.push({ messageId, runAt: now + (error.retryAfterMs ?? backoff), tried: true });
         }
       }),
     ),
   );
   if (later.length === 0) return;
   if (unavailable > 0) log.warn("carrier unavailable; sends will be retried", { messages: unavailable });
+  // A message leaving the batch takes the marker with it when it may have reached the carrier (its
+  // hand-off was tried, or an earlier attempt's may have been), so its own job asks first.
+  const marked = later
+    .filter((item) => item.tried || jobMarker.earlier !== null)
+    .map((item) => item.messageId);
   await ctx.completeWith(async (tx) => {
+    if (marked.length > 0)
+      await messageStatements(tx).keepHandoffsStarted.run({
+        ids: jsonList(marked),
+        now: jobMarker.earlier ?? now,
+      });
     for (const { messageId, runAt } of later)
       await enqueueJob(
         tx,
@@ -368,6 +390,8 @@ async function handOff(
   loaded?: MessageRow | null,
   /** What its batch read for the message's checks; absent, each check reads its own. */
   ahead?: ChecksAhead,
+  /** A batch's: its hand-off marker is on its job (the message writes none of its own). */
+  jobMarker?: JobMarker,
 ): Promise<HandOffResult> {
   const { db } = ctx;
   const batchRead = loaded !== undefined;
@@ -392,8 +416,9 @@ async function handOff(
     statusCallbackUrl: "",
   };
   const { carrier } = messaging;
-  if (message.handoffStartedAt !== null) {
-    const found = await carrier.lookupSend(sms, message.handoffStartedAt - LOOKUP_SLACK_MS);
+  const startedBefore = earliest(message.handoffStartedAt, jobMarker?.earlier ?? null);
+  if (startedBefore !== null) {
+    const found = await carrier.lookupSend(sms, startedBefore - LOOKUP_SLACK_MS);
     if (found.found)
       return await settle({
         kind: "sent",
@@ -430,7 +455,7 @@ async function handOff(
       errorMessage: `Not sent: ${window.reason}`,
     });
   const markedAt = ctx.clock.now();
-  await messaging.markers.push({ messageId: message.id, at: markedAt });
+  if (!jobMarker) await messaging.markers.push({ messageId: message.id, at: markedAt });
   // Last, right before the carrier: a job whose lease is running out (its node was frozen past it,
   // or the batch is slow) leaves the hand-off to whoever takes the job next, who finds the marker
   // and asks the carrier first. A hand-off started here ends before that worker may begin.
@@ -449,12 +474,28 @@ async function handOff(
           kind: "sent",
           carrierMessageId: result.carrierMessageId,
           status: result.status,
-          message: batchRead
-            ? { ...message, status: "QUEUED", handoffStartedAt: markedAt, updatedAt: markedAt }
-            : undefined,
+          message: jobMarker
+            ? message
+            : batchRead
+              ? { ...message, status: "QUEUED", handoffStartedAt: markedAt, updatedAt: markedAt }
+              : undefined,
         }
       : { kind: "failed", errorCode: result.errorCode, errorMessage: result.errorMessage },
   );
+}
+
+/**
+ * A send batch's hand-off marker, kept in its job's payload (`handoff_started_at`): committed once
+ * for the batch before its first hand-off, instead of once per message. `earlier` is the marker an
+ * earlier attempt of the job left (null on its first): every message still unsent may then have
+ * reached the carrier, and is looked up before it is sent.
+ */
+interface JobMarker {
+  earlier: number | null;
+}
+
+function earliest(a: number | null, b: number | null): number | null {
+  return a === null ? b : b === null ? a : Math.min(a, b);
 }
 
 /** The status update of a hand-off the carrier accepted: SENT, or further if it already says so. */
