@@ -17,6 +17,7 @@ import {
   getJob,
   leaseDueJobs,
   releaseLeases,
+  updateLeasedPayload,
   workerIdFor,
 } from "../src/jobs/queue";
 import { createWorker } from "../src/jobs/worker";
@@ -113,6 +114,29 @@ describe("job queue", () => {
       attempts: 3,
       lastError: "still boom",
     });
+  });
+
+  it("keeps a payload its holder rewrote through a failure and a released lease, and refuses a lost lease's rewrite", async () => {
+    const { id } = await freshJob(undefined, 0);
+    const now = 2_050_000_000_000;
+    const lease = async (workerId: string, at: number) =>
+      (await leaseDueJobs(handle.db, { workerId, limit: 1000, kinds, now: at, policyOf })).find(
+        (j) => j.id === id,
+      )!;
+    const first = await lease("w1", now);
+    expect(await updateLeasedPayload(handle.db, first, { n: 1, marker: now }, now)).toBe(true);
+    await failJob(handle.db, first, "boom", policy, now);
+    const second = await lease("w1", now + 1000);
+    expect(second.payload).toEqual({ n: 1, marker: now });
+    expect(await releaseLeases(handle.db, "w1", now + 1001)).toBeGreaterThan(0);
+    // Its lease ran out and another worker took it: the first holder's rewrite changes nothing.
+    const third = await lease("w2", now + 2000);
+    expect(third.payload).toEqual({ n: 1, marker: now });
+    const late = await lease("w3", now + 2000 + policy.timeoutMs + 1);
+    expect(await updateLeasedPayload(handle.db, third, { n: 1, marker: 0 }, now + 4000)).toBe(false);
+    expect((await getJob(handle.db, id))?.payload).toEqual({ n: 1, marker: now });
+    expect(await updateLeasedPayload(handle.db, late, { n: 2 }, now + 4000)).toBe(true);
+    expect((await getJob(handle.db, id))?.payload).toEqual({ n: 2 });
   });
 
   it("lets another worker take a job whose lease expired, and refuses the first worker's late completion", async () => {
