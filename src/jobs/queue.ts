@@ -32,6 +32,12 @@ export interface EnqueueOptions {
 
 const queueStatements = preparedPerConnection((db) => {
   const ph = sql.placeholder;
+  // The lease the caller holds on the job (heldBy, as placeholders).
+  const held = and(
+    eq(jobs.id, ph("id")),
+    eq(jobs.lockedBy, ph("lockedBy")),
+    eq(jobs.attempts, ph("attempts")),
+  );
   return {
     insert: db
       .insert(jobs)
@@ -71,13 +77,13 @@ const queueStatements = preparedPerConnection((db) => {
         updatedAt: sql`${ph("now")}`,
         lastError: null,
       })
-      .where(and(eq(jobs.id, ph("id")), eq(jobs.lockedBy, ph("lockedBy")), eq(jobs.attempts, ph("attempts"))))
+      .where(held)
       .returning({ id: jobs.id })
       .prepare(),
     payload: db
       .update(jobs)
       .set({ payload: ph("payload"), updatedAt: sql`${ph("now")}` })
-      .where(and(eq(jobs.id, ph("id")), eq(jobs.lockedBy, ph("lockedBy")), eq(jobs.attempts, ph("attempts"))))
+      .where(held)
       .returning({ id: jobs.id })
       .prepare(),
   };
