@@ -22,7 +22,7 @@ import { errorResponse } from "./http/errors";
 import { type Background, startBackground, startRuntimes } from "./jobs/background";
 import { type BackgroundThread, startBackgroundThread } from "./jobs/background-thread";
 import { AppError } from "./lib/errors";
-import { log, setLogLevel } from "./lib/log";
+import { errorText, log, setLogLevel } from "./lib/log";
 import { systemClock } from "./lib/time";
 import { createVoiceProvider, loadVoiceSettings } from "./voice";
 import type { VoiceProvider } from "./voice/provider";
@@ -152,7 +152,7 @@ export async function startServer(
       error(error) {
         if (isDatabaseUnavailable(error))
           return errorResponse(new AppError("unavailable", "Database unavailable"));
-        log.error("unhandled server error", { error: String(error) });
+        log.error("unhandled server error", { error: errorText(error) });
         return Response.json({ ok: false, error: "Internal error" }, { status: 500 });
       },
     });

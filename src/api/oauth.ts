@@ -12,7 +12,7 @@ import {
 } from "../auth/oauth";
 import { Ok, Query, responses } from "../http/schemas";
 import { notFound } from "../lib/errors";
-import { log } from "../lib/log";
+import { errorText, log } from "../lib/log";
 
 /** Holds `<state>.<code verifier>` between the redirect to the provider and its callback. */
 const STATE_COOKIE = "outreach_oauth";
@@ -124,7 +124,10 @@ export function oauthRoutes(deps: AppDeps) {
         try {
           emails = await provider.verifiedEmails(query.code, verifier);
         } catch (error) {
-          log.warn("oauth sign-in failed at the provider", { provider: provider.name, error: String(error) });
+          log.warn("oauth sign-in failed at the provider", {
+            provider: provider.name,
+            error: errorText(error),
+          });
           return fail("provider");
         }
         // 3. An existing user with one of them, or nobody: OAuth never creates users.

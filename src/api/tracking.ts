@@ -3,7 +3,7 @@ import type { AppDeps } from "../app";
 import { TRACKING_SCRIPT, TRACKING_SCRIPT_GZIP } from "../domain/attribution/tracking-script";
 import { collectVisit, identifyVisitor } from "../domain/attribution/visitors";
 import type { RouteConventions } from "../http/route-conventions";
-import { log } from "../lib/log";
+import { errorText, log } from "../lib/log";
 
 /** The most a report may carry; the front door answers 413 to longer ones before they reach here. */
 const MAX_REPORT_BYTES = 8 * 1024;
@@ -40,7 +40,7 @@ async function report(request: Request, run: (body: Record<string, unknown>) => 
     try {
       await run(body);
     } catch (error) {
-      log.warn("tracking report failed", { error: String(error) });
+      log.warn("tracking report failed", { error: errorText(error) });
     }
   }
   return noContent();

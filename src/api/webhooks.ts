@@ -28,7 +28,7 @@ import {
   Uuid,
   WRITE_ERRORS,
 } from "../http/schemas";
-import { log } from "../lib/log";
+import { errorText, log } from "../lib/log";
 import { EVENT_TYPES } from "../webhooks/events";
 import { resourceRoutes } from "./resource-routes";
 
@@ -154,7 +154,7 @@ export async function webhooksRoutes(deps: AppDeps) {
     const dispatched = await dispatchPendingEvents(deps.db);
     if (dispatched > 0) log.info("dispatched pending events to webhooks", { count: dispatched });
   } catch (error) {
-    log.error("could not dispatch pending events", { error: String(error) });
+    log.error("could not dispatch pending events", { error: errorText(error) });
   }
   return (
     new Elysia({ name: "webhooks" })

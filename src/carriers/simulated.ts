@@ -26,7 +26,7 @@ import { newestFirstPage } from "../db/paging";
 import { dueLedgerStatements, insertRowsReturning, preparedPerConnection } from "../db/prepared";
 import { type SandboxSendRow, sandboxSends } from "../db/schema";
 import { newId } from "../lib/ids";
-import { log } from "../lib/log";
+import { errorText, log } from "../lib/log";
 import type { Clock } from "../lib/time";
 import type { CallLookup, CallPlacement, CallReport, OutboundCall } from "../voice/provider";
 import { SimulatedCallLine } from "../voice/simulated";
@@ -213,7 +213,7 @@ export class SimulatedCarrier implements Carrier {
     this.timer = setTimeout(() => {
       this.flushing = this.flushDue()
         .then(() => undefined)
-        .catch((error) => log.warn("simulated carrier: delivery report failed", { error: String(error) }))
+        .catch((error) => log.warn("simulated carrier: delivery report failed", { error: errorText(error) }))
         .finally(() => {
           this.flushing = null;
           this.schedule();

@@ -1,5 +1,5 @@
 import { and, count, desc, type SQL, sql } from "drizzle-orm";
-import { log } from "../lib/log";
+import { errorText, log } from "../lib/log";
 import { type Db, type DbOrTx, dialectOf, sqliteOf } from "./client";
 import { nullsLast } from "./dialect";
 import {
@@ -306,7 +306,7 @@ export function startSearchIndexer(db: Db, options: SearchIndexerOptions = {}): 
       more = (await drainSearchBacklog(db, DRAIN_BATCH)) === DRAIN_BATCH;
     } catch (error) {
       // Busy (another server is draining) or a closing database: the next tick tries again.
-      log.debug("search backlog drain deferred", { error: String(error) });
+      log.debug("search backlog drain deferred", { error: errorText(error) });
     }
     if (!more) drainedAt = Date.now();
     timer = setTimeout(tick, more ? 0 : intervalMs);

@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { log } from "../lib/log";
+import { errorText, log } from "../lib/log";
 import { type Db, dialectOf } from "./client";
 
 /** How often a server looks for tables whose statistics are behind (PostgreSQL only). */
@@ -45,7 +45,7 @@ export function startPlannerStatistics(db: Db, intervalMs = STATISTICS_CHECK_MS)
       await analyzeBehindTables(db);
     } catch (error) {
       // The database is away or closing: the next tick tries again.
-      log.debug("planner statistics deferred", { error: String(error) });
+      log.debug("planner statistics deferred", { error: errorText(error) });
     }
     if (!stopped) timer = setTimeout(tick, intervalMs);
   };

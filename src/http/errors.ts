@@ -4,7 +4,7 @@ import { Elysia } from "elysia";
 import { isDatabaseUnavailable } from "../db/client";
 import type { ErrorCode } from "../lib/errors";
 import { AppError } from "../lib/errors";
-import { log } from "../lib/log";
+import { errorText, log } from "../lib/log";
 import { pathOf, type RequestState, stateOf } from "./context";
 
 /** The status of every error code, in one place (API.md §1). */
@@ -232,7 +232,7 @@ export function databaseUnavailable(
     request_id: requestId,
     method: request.method,
     path: pathOf(request.url),
-    error: String((error as { cause?: unknown }).cause ?? error).split("\n")[0],
+    error: errorText(error),
   });
   return new AppError("unavailable", "Database unavailable");
 }

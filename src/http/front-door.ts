@@ -4,7 +4,7 @@ import { createSessionAuthenticator } from "../auth/sessions";
 import { type Db, isDatabaseUnavailable } from "../db/client";
 import { createKeyAuthenticator } from "../domain/workspace/api-keys";
 import { AppError } from "../lib/errors";
-import { log } from "../lib/log";
+import { errorText, log } from "../lib/log";
 import { accessError, needsKey } from "./access";
 import { createBodyReader, jsonObjectBody } from "./body";
 import { pathOf, type RequestAuth, type RequestState, setState } from "./context";
@@ -381,7 +381,7 @@ export function createFrontDoor(deps: FrontDoorDeps, handle: Handle) {
       request_id: state.id,
       method: request.method,
       path,
-      error: String(error),
+      error: errorText(error),
     });
     return errorResponse(new AppError("internal", "Internal error"));
   }

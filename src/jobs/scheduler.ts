@@ -1,6 +1,6 @@
 import { Cron } from "croner";
 import type { Db } from "../db/client";
-import { log } from "../lib/log";
+import { errorText, log } from "../lib/log";
 import { enqueueJob } from "./queue";
 
 /**
@@ -14,7 +14,7 @@ export function startScheduler(db: Db): { stop(): void } {
         const hour = new Date().toISOString().slice(0, 13);
         await enqueueJob(db, "maintenance.prune", {}, { dedupeKey: `maintenance.prune:${hour}` });
       } catch (error) {
-        log.error("could not schedule maintenance", { error: String(error) });
+        log.error("could not schedule maintenance", { error: errorText(error) });
       }
     }),
   ];

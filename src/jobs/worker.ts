@@ -1,7 +1,7 @@
 import { hostname } from "node:os";
 import { type Db, isBusy } from "../db/client";
 import type { JobRow } from "../db/schema";
-import { log } from "../lib/log";
+import { errorText, log } from "../lib/log";
 import { type Clock, systemClock } from "../lib/time";
 import { type JobContext, type RegisteredJob, RescheduleJob } from "./catalog";
 import {
@@ -166,8 +166,8 @@ export function createWorker(options: WorkerOptions): Worker {
     } catch (error) {
       // Another connection held the write lock past the busy timeout (a long import by another
       // process): nothing is wrong, the next tick leases again.
-      if (isBusy(error)) log.warn("job lease deferred: the database is busy", { error: String(error) });
-      else log.error("job lease failed", { error: String(error) });
+      if (isBusy(error)) log.warn("job lease deferred: the database is busy", { error: errorText(error) });
+      else log.error("job lease failed", { error: errorText(error) });
     } finally {
       ticking = false;
     }

@@ -20,3 +20,22 @@ export const log = {
   warn: (message: string, fields?: Record<string, unknown>) => write("warn", message, fields),
   error: (message: string, fields?: Record<string, unknown>) => write("error", message, fields),
 };
+
+/**
+ * What went wrong, in one line for a log field: the innermost cause's message (a failed query's
+ * error wraps the database's own, and its own message is the statement and its parameters), with
+ * its code when it has one and the message does not say it. Never the error's class name: the
+ * built binary's are minified ("ti: database … does not exist").
+ */
+export function errorText(error: unknown): string {
+  let inner = error;
+  for (let depth = 0; depth < 8; depth++) {
+    const cause = (inner as { cause?: unknown } | null | undefined)?.cause;
+    if (cause === undefined || cause === null) break;
+    inner = cause;
+  }
+  if (typeof inner !== "object" || inner === null) return String(inner).split("\n")[0];
+  const { message, code } = inner as { message?: unknown; code?: unknown };
+  const text = (typeof message === "string" && message.split("\n")[0]) || String(inner).split("\n")[0];
+  return typeof code === "string" && code !== "" && !text.includes(code) ? `${text} (${code})` : text;
+}

@@ -22,7 +22,7 @@ import { type SandboxCallRow, sandboxCalls } from "../db/schema";
 import type { EngineAgent, EngineTurn } from "../engines/llm";
 import { offlineAnswer, sentimentOf } from "../engines/offline";
 import { newId } from "../lib/ids";
-import { log } from "../lib/log";
+import { errorText, log } from "../lib/log";
 import type { Clock } from "../lib/time";
 import { SIMULATED_VOICES } from "./catalogue";
 import {
@@ -219,7 +219,7 @@ export class SimulatedCallLine {
     if (this.stopped) return;
     this.timer = setTimeout(() => {
       this.flushing = this.flushDue()
-        .catch((error) => log.warn("simulated call line: report failed", { error: String(error) }))
+        .catch((error) => log.warn("simulated call line: report failed", { error: errorText(error) }))
         .finally(() => {
           this.flushing = null;
           this.schedule();

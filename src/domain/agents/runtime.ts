@@ -17,7 +17,7 @@ import { offlineEngine } from "../../engines/offline";
 import type { JobContext, JobPayloads } from "../../jobs/catalog";
 import { RescheduleJob } from "../../jobs/catalog";
 import { enqueueJob } from "../../jobs/queue";
-import { log } from "../../lib/log";
+import { errorText, log } from "../../lib/log";
 import { recordAgentConversion } from "../attribution/conversions";
 import { brandTrackedLinks } from "../attribution/link-domains";
 import { workspaceLinkBase } from "../attribution/offers";
@@ -246,7 +246,7 @@ export async function askEngine(engine: AgentEngine, input: EngineInput): Promis
     return await engine.answer(input);
   } catch (error) {
     if (!(error instanceof EngineUnavailableError))
-      log.error("agent engine failed", { error: String(error) });
+      log.error("agent engine failed", { error: errorText(error) });
     else log.warn("agent engine unavailable", { engine: engine.name, error: error.message });
     return null;
   }
