@@ -32,6 +32,21 @@ const FIXES = [
       },
     ],
   },
+  {
+    // postgres.js 3.4.9: a connection that closes with a query in flight (its session ended by the
+    // server, its database dropped) rejects the query but keeps it as its current one. A pool's
+    // `end` then waits for that query until its timeout: a server stopping after a database
+    // outage took its whole 5 s end timeout to close. Fixed: the closed connection forgets it.
+    name: "postgres: a closed connection's rejected query",
+    files: ["src", "cjs/src", "cf/src"].map((dir) => join("node_modules", "postgres", dir, "connection.js")),
+    edits: [
+      {
+        find: "    !hadError && (query || sent.length) && error(Errors.connection('CONNECTION_CLOSED', options, socket))\n",
+        replace:
+          "    !hadError && (query || sent.length) && error(Errors.connection('CONNECTION_CLOSED', options, socket))\n    query = null // patched: see scripts/patch-dependencies.mjs\n",
+      },
+    ],
+  },
 ];
 
 for (const fix of FIXES) {

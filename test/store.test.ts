@@ -12,7 +12,7 @@ import { integer as pgInteger, pgTable, text as pgText } from "drizzle-orm/pg-co
 import { integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import { createPgStore, createSqliteStore, type Store } from "../src/db/store";
 import { installPgTerminals, MAX_PREPARED_PARAMS } from "../src/db/store/pg-terminals";
-import { parseInt8, parseNumeric } from "../src/db/store/postgres";
+import { createPgClient, parseInt8, parseNumeric } from "../src/db/store/postgres";
 import { freshDatabase, testPostgres, testsRunOn } from "./support/postgres";
 
 const sqliteItems = sqliteTable("store_items", { id: text().primaryKey(), n: integer().notNull() });
@@ -395,6 +395,17 @@ describe.skipIf(!(pg && "url" in pg))("store on postgres: a session the server e
     } finally {
       await store.close();
     }
+  });
+});
+
+describe.skipIf(!(pg && "url" in pg))("postgres.js: a pool after a session the server ended", () => {
+  it("ends with no query left waiting on the closed connection (no timeout needed)", async () => {
+    const client = createPgClient(await freshDatabase((pg as { url: string }).url), { max: 2 });
+    await expect(client`select pg_terminate_backend(pg_backend_pid())`).rejects.toThrow();
+    expect([...(await client`select 1 as one`)]).toEqual([{ one: 1 }]);
+    // No timeout: end waits for every connection's queries. The terminated connection used to
+    // keep the query it rejected, and end waited for it for ever (scripts/patch-dependencies.mjs).
+    await client.end();
   });
 });
 
