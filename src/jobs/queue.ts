@@ -219,14 +219,14 @@ function heldBy(job: JobRow) {
   return and(eq(jobs.id, job.id), eq(jobs.lockedBy, job.lockedBy ?? ""), eq(jobs.attempts, job.attempts));
 }
 
+/** The placeholders of `held` (queueStatements) for the lease this worker holds on the job. */
+function heldParams(job: JobRow) {
+  return { id: job.id, lockedBy: job.lockedBy ?? "", attempts: job.attempts };
+}
+
 /** Marks a leased job done. Returns false when the lease was lost (another worker took the job). */
 export async function completeJob(tx: DbOrTx, job: JobRow, now = Date.now()): Promise<boolean> {
-  const done = await queueStatements(tx).complete.all({
-    id: job.id,
-    lockedBy: job.lockedBy ?? "",
-    attempts: job.attempts,
-    now,
-  });
+  const done = await queueStatements(tx).complete.all({ ...heldParams(job), now });
   return done.length > 0;
 }
 
@@ -236,13 +236,7 @@ export async function completeJob(tx: DbOrTx, job: JobRow, now = Date.now()): Pr
  * Kept through failures, retries and released leases: only the job's own attempts write it.
  */
 export async function updateLeasedPayload(db: DbOrTx, job: JobRow, payload: unknown, now = Date.now()) {
-  const updated = await queueStatements(db).payload.all({
-    id: job.id,
-    lockedBy: job.lockedBy ?? "",
-    attempts: job.attempts,
-    payload,
-    now,
-  });
+  const updated = await queueStatements(db).payload.all({ ...heldParams(job), payload, now });
   return updated.length > 0;
 }
 
