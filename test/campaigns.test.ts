@@ -182,7 +182,8 @@ describe("POST /v1/campaigns and GET /v1/campaigns/{id}", () => {
       [{ quiet_hours: { start_hour: 24 } }, "quiet_hours.start_hour must be an integer between 0 and 23"],
       [{ quiet_hours: { end_hour: -1 } }, "quiet_hours.end_hour must be an integer between 0 and 23"],
       [{ quiet_hours: { start_hour: 7.5 } }, "quiet_hours.start_hour must be an integer between 0 and 23"],
-      [{ throttle_per_minute: -5 }, "throttle_per_minute must be at least 1"],
+      [{ throttle_per_minute: -5 }, "throttle_per_minute must be between 1 and 1000000000"],
+      [{ throttle_per_minute: 2147483648 }, "throttle_per_minute must be between 1 and 1000000000"],
       [{ throttle_per_minute: 1.5 }, "throttle_per_minute must be an integer"],
       [
         { message: { body: "Hi {{favourite_color}}" } },

@@ -357,9 +357,26 @@ describe("checkShortCodeRequest", () => {
     ["vanity code letters", { vanity_code: "24A80" }, "vanity_code must be 5 or 6 digits"],
     ["random with a code", { type: "random" }, "vanity_code must be empty for a random short code"],
     ["use_case unknown", { use_case: "SPAM" }, `use_case must be one of ${USE_CASES.join(", ")}`],
-    ["monthly_volume zero", { monthly_volume: 0 }, "monthly_volume must be a positive integer"],
-    ["monthly_volume fraction", { monthly_volume: 1.5 }, "monthly_volume must be a positive integer"],
-    ["monthly_volume a string", { monthly_volume: "100" }, "monthly_volume must be a positive integer"],
+    [
+      "monthly_volume zero",
+      { monthly_volume: 0 },
+      "monthly_volume must be an integer between 1 and 1000000000",
+    ],
+    [
+      "monthly_volume fraction",
+      { monthly_volume: 1.5 },
+      "monthly_volume must be an integer between 1 and 1000000000",
+    ],
+    [
+      "monthly_volume a string",
+      { monthly_volume: "100" },
+      "monthly_volume must be an integer between 1 and 1000000000",
+    ],
+    [
+      "monthly_volume past 32 bits",
+      { monthly_volume: 2147483648 },
+      "monthly_volume must be an integer between 1 and 1000000000",
+    ],
     ["monthly_volume missing", { monthly_volume: undefined }, "monthly_volume is required"],
     ["sample_messages empty", { sample_messages: [] }, "sample_messages must have at least 1 message"],
     [

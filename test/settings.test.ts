@@ -102,6 +102,10 @@ describe("PATCH /v1/settings", () => {
       [{ state_rules: "yes" }, "state_rules"],
       [{ frequency_cap: { max_messages: 0 } }, "frequency_cap.max_messages"],
       [{ frequency_cap: { max_messages: 2.5 } }, "frequency_cap.max_messages"],
+      [
+        { frequency_cap: { max_messages: 2147483648 } },
+        "frequency_cap.max_messages must be between 1 and 1000000000",
+      ],
       [{ frequency_cap: { window_hours: 0 } }, "frequency_cap.window_hours"],
       [{ frequency_cap: { window_hours: 10_000 } }, "frequency_cap.window_hours"],
       [{ frequency_cap: { enabled: "no" } }, "frequency_cap.enabled"],

@@ -20,6 +20,7 @@ import {
   Enum,
   Int,
   listEnvelope,
+  MAX_COUNT,
   NullableTimestamp,
   Ok,
   PageFields,
@@ -266,7 +267,9 @@ const configFields = {
     ),
   ),
   throttle_per_minute: t.Optional(
-    t.Union([Int({ minimum: 1 }), t.Null()], { description: "Most hand-offs per minute (≥ 1)" }),
+    t.Union([Int({ minimum: 1, maximum: MAX_COUNT }), t.Null()], {
+      description: `Most hand-offs per minute (1–${MAX_COUNT})`,
+    }),
   ),
 };
 

@@ -292,7 +292,7 @@ export function registrationRoutes(deps: AppDeps) {
                   t.Union([t.String({ maxLength: 16 }), t.Null()], { description: "5–6 digits (vanity)" }),
                 ),
                 use_case: opt(t.String({ description: "One of the registry's use cases" })),
-                monthly_volume: opt(t.Number({ description: "Expected messages a month (≥ 1)" })),
+                monthly_volume: opt(t.Number({ description: "Expected messages a month (1–1000000000)" })),
                 sample_messages: opt(
                   t.Array(t.String({ maxLength: 2048 }), { maxItems: 10, description: "1–5 samples" }),
                 ),

@@ -2,7 +2,7 @@ import { Elysia, t } from "elysia";
 import type { AppDeps } from "../app";
 import { getSettings, updateSettings } from "../domain/workspace/settings";
 import { workspaceOf } from "../http/context";
-import { Body, Int, Ok, READ_ERRORS, responses, WRITE_ERRORS } from "../http/schemas";
+import { Body, Int, MAX_COUNT, Ok, READ_ERRORS, responses, WRITE_ERRORS } from "../http/schemas";
 
 const Hour = (description: string) => Int({ minimum: 0, maximum: 23, description });
 
@@ -23,6 +23,7 @@ const FrequencyCap = t.Object(
     enabled: t.Boolean({ description: "Cap marketing sends per contact", default: true }),
     max_messages: Int({
       minimum: 1,
+      maximum: MAX_COUNT,
       description: "Most marketing sends per contact in the window",
       examples: [3],
     }),
@@ -53,7 +54,7 @@ const NUMBER_ORDERS_BUDGET =
 
 /** A daily budget setting (API.md §7.2): a whole number from 0, or null for none. */
 const DailyBudget = (description: string, example: number) =>
-  t.Union([Int({ minimum: 0 }), t.Null()], { description, examples: [example] });
+  t.Union([Int({ minimum: 0, maximum: MAX_COUNT }), t.Null()], { description, examples: [example] });
 
 export const SettingsSchema = t.Object(
   {
@@ -141,7 +142,9 @@ const SettingsPatchBody = Body(
       t.Object(
         {
           enabled: t.Optional(t.Boolean({ description: "Cap marketing sends per contact" })),
-          max_messages: t.Optional(Int({ minimum: 1, description: "Most sends in the window (≥ 1)" })),
+          max_messages: t.Optional(
+            Int({ minimum: 1, maximum: MAX_COUNT, description: `Most sends in the window (1–${MAX_COUNT})` }),
+          ),
           window_hours: t.Optional(Int({ minimum: 1, maximum: 720, description: "Window in hours (1–720)" })),
           apply_to_all: t.Optional(t.Boolean({ description: "Cap everyone, not only capped states" })),
         },

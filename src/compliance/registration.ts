@@ -12,6 +12,9 @@ import { lintContent } from "./lint";
 // ---------------------------------------------------------------------------------------------
 // Value sets
 
+/** The most a short-code request may expect a month (its column is 32-bit on PostgreSQL). */
+export const MAX_MONTHLY_VOLUME = 1_000_000_000;
+
 export const ENTITY_TYPES = [
   "PRIVATE_PROFIT",
   "PUBLIC_PROFIT",
@@ -627,8 +630,13 @@ export function checkShortCodeRequest(input: unknown, partial = false): Partial<
   if (want("monthly_volume")) {
     const volume = o.monthly_volume;
     if (volume === undefined || volume === null) throw invalid("monthly_volume is required");
-    if (typeof volume !== "number" || !Number.isSafeInteger(volume) || volume < 1) {
-      throw invalid("monthly_volume must be a positive integer");
+    if (
+      typeof volume !== "number" ||
+      !Number.isSafeInteger(volume) ||
+      volume < 1 ||
+      volume > MAX_MONTHLY_VOLUME
+    ) {
+      throw invalid(`monthly_volume must be an integer between 1 and ${MAX_MONTHLY_VOLUME}`);
     }
     out.monthly_volume = volume;
   }
