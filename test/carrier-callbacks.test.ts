@@ -149,6 +149,15 @@ describe("POST /carriers/twilio/inbound", () => {
     expect(stored[0]).toMatchObject({ status: "RECEIVED", body: "Hello there", to: OURS });
   });
 
+  it("keeps an inbound message with a NUL character, the character replaced by U+FFFD", async () => {
+    const params = { MessageSid: "SMinbound9", From: "+14155550405", To: OURS, Body: "a\u0000b" };
+    const r = await callback("/carriers/twilio/inbound", params);
+    expect(r.status).toBe(200);
+    const inbound = await s.api("GET", "/v1/messages?direction=inbound");
+    const stored = inbound.body.messages.filter((m: { from: string }) => m.from === "+14155550405");
+    expect(stored.map((m: { body: string }) => m.body)).toEqual(["a\uFFFDb"]);
+  });
+
   it("stores a message posted several times at once (a carrier's retries) once", async () => {
     const params = { MessageSid: "SMinbound8", From: "+14155550404", To: OURS, Body: "Twice?" };
     const answers = await Promise.all(

@@ -296,6 +296,69 @@ describe("forward compatibility", () => {
     expect(shallow.body).toEqual({ ok: false, error: "name must be a string" });
   });
 
+  it("refuses text no database can keep (NUL, a lone surrogate) with 422 naming the field, and writes nothing", async () => {
+    const w = await s.newWorkspace("Text");
+    const call = (method: string, path: string, raw: string) =>
+      s.api(method, path, undefined, { key: w.key, raw, headers: { "content-type": "application/json" } });
+    const cases: [string, string, string, string][] = [
+      [
+        "POST",
+        "/v1/lists",
+        String.raw`{"name":"a\u0000b"}`,
+        "name must not contain NUL characters (\\u0000)",
+      ],
+      [
+        "POST",
+        "/v1/contacts",
+        String.raw`{"phone_number":"+14155550100","fields":{"note":"\ud800"}}`,
+        "fields.note must be valid Unicode text (it has a lone surrogate)",
+      ],
+      [
+        "POST",
+        "/v1/contacts",
+        String.raw`{"phone_number":"+14155550100","fields":{"a\u0000":1}}`,
+        "fields has a key that must not contain NUL characters (\\u0000)",
+      ],
+      [
+        "POST",
+        "/v1/messages",
+        String.raw`{"to":"+14155550103","body":"hi\u0000"}`,
+        "body must not contain NUL characters (\\u0000)",
+      ],
+    ];
+    for (const [method, path, raw, error] of cases) {
+      const r = await call(method, path, raw);
+      expect({ path, status: r.status, body: r.body }).toEqual({
+        path,
+        status: 422,
+        body: { ok: false, error },
+      });
+    }
+    const query = await s.api("GET", "/v1/contacts?q=a%00b", undefined, { key: w.key });
+    expect(query.status).toBe(422);
+    expect(query.body).toEqual({ ok: false, error: "q must not contain NUL characters (\\u0000)" });
+    const listed = await s.api("GET", "/v1/contacts", undefined, { key: w.key });
+    expect(listed.body.contacts).toEqual([]);
+    // An import reports the row and keeps the others.
+    const imported = await call(
+      "POST",
+      "/v1/contacts/import",
+      String.raw`{"contacts":[{"phone_number":"+14155550101"},{"phone_number":"+14155550102","fields":{"n":"\u0000"}}]}`,
+    );
+    expect(imported.body).toMatchObject({
+      ok: true,
+      created: 1,
+      errors: [{ row: 2, error: "fields.n must not contain NUL characters (\\u0000)" }],
+    });
+    expect((await s.api("GET", "/v1/lists", undefined, { key: w.key })).body.lists).toEqual([]);
+    // An escaped backslash before u0000 is text, not NUL: kept as sent.
+    const literal = await call("POST", "/v1/lists", String.raw`{"name":"a\\u0000b"}`);
+    expect({ status: literal.status, name: literal.body.list?.name }).toEqual({
+      status: 200,
+      name: String.raw`a\u0000b`,
+    });
+  });
+
   it("labels answers given before routing as rejected in /metrics, whatever the path", async () => {
     for (let i = 0; i < 3; i++) await s.api("GET", `/v1/made-up-${i}`, undefined, { key: null });
     const text = await (await fetch(`${s.url}/metrics`)).text();

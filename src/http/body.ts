@@ -1,4 +1,5 @@
 import { AppError } from "../lib/errors";
+import { textProblem } from "../lib/text";
 
 export const JSON_BODY_LIMIT = 1024 * 1024;
 export const IMPORT_BODY_LIMIT = 20 * 1024 * 1024;
@@ -91,18 +92,41 @@ export function createBodyReader(limitOf: (path: string) => number, bodyTimeoutM
 /** No request body of the API nests anywhere near this; validating thousands of levels overflows the stack. */
 const MAX_BODY_DEPTH = 100;
 
-/** True when objects/arrays in `value` nest more than `max` levels (iterative: no recursion to overflow). */
-function nestedDeeperThan(value: object, max: number): boolean {
-  const stack: [unknown, number][] = [[value, 1]];
+/**
+ * What is wrong with a parsed body's shape or text, or null: objects/arrays nested more than
+ * MAX_BODY_DEPTH levels, or a string (value or key) that no database can keep as it came: a NUL
+ * character (PostgreSQL's text and jsonb refuse it; SQLite would keep it) or a lone UTF-16
+ * surrogate (not Unicode text: PostgreSQL's jsonb refuses it, its text gets U+FFFD). Iterative:
+ * no recursion to overflow. The answer names the field (`fields.note`, `contacts[2].first_name`).
+ */
+function bodyProblem(value: object): string | null {
+  const stack: [unknown, number, string][] = [[value, 1, ""]];
   while (stack.length > 0) {
-    const [node, depth] = stack.pop() as [unknown, number];
-    if (node === null || typeof node !== "object") continue;
-    if (depth > max) return true;
-    for (const child of Array.isArray(node) ? node : Object.values(node)) {
-      if (child !== null && typeof child === "object") stack.push([child, depth + 1]);
+    const [node, depth, path] = stack.pop() as [unknown, number, string];
+    if (depth > MAX_BODY_DEPTH) return `body is nested too deeply (max ${MAX_BODY_DEPTH} levels)`;
+    if (Array.isArray(node)) {
+      for (let i = node.length - 1; i >= 0; i--) {
+        const child = node[i];
+        const at = `${path || "body"}[${i}]`;
+        if (typeof child === "string") {
+          const problem = textProblem(child);
+          if (problem) return `${at} ${problem}`;
+        } else if (child !== null && typeof child === "object") stack.push([child, depth + 1, at]);
+      }
+      continue;
+    }
+    for (const key of Object.keys(node as object)) {
+      const at = path === "" ? key : `${path}.${key}`;
+      const keyProblem = textProblem(key);
+      if (keyProblem) return `${path || "body"} has a key that ${keyProblem}`;
+      const child = (node as Record<string, unknown>)[key];
+      if (typeof child === "string") {
+        const problem = textProblem(child);
+        if (problem) return `${at} ${problem}`;
+      } else if (child !== null && typeof child === "object") stack.push([child, depth + 1, at]);
     }
   }
-  return false;
+  return null;
 }
 
 function isJsonContentType(contentType: string | null): boolean {
@@ -131,8 +155,7 @@ export function jsonObjectBody(
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
     return new AppError("validation", "body must be a JSON object");
   }
-  if (nestedDeeperThan(value, MAX_BODY_DEPTH)) {
-    return new AppError("validation", `body is nested too deeply (max ${MAX_BODY_DEPTH} levels)`);
-  }
+  const problem = bodyProblem(value);
+  if (problem) return new AppError("validation", problem);
   return { body: text, value };
 }

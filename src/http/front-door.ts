@@ -5,6 +5,7 @@ import { type Db, isDatabaseUnavailable } from "../db/client";
 import { createKeyAuthenticator } from "../domain/workspace/api-keys";
 import { AppError } from "../lib/errors";
 import { errorText, log } from "../lib/log";
+import { textProblem } from "../lib/text";
 import { accessError, needsKey } from "./access";
 import { createBodyReader, jsonObjectBody } from "./body";
 import { pathOf, type RequestAuth, type RequestState, setState } from "./context";
@@ -113,6 +114,18 @@ function metricRouteOf(path: string, status: number, rejected: boolean): string 
 }
 
 type Handle = (request: Request) => Promise<Response> | Response;
+
+/**
+ * A query parameter whose text no database can keep (a NUL character: see textProblem), named, or
+ * null. Only asked when the URL holds `%00`; an id in the path with one is simply not found.
+ */
+function queryProblem(url: string): string | null {
+  for (const [name, value] of new URL(url).searchParams) {
+    const problem = textProblem(name) ?? textProblem(value);
+    if (problem) return `${name.replaceAll("\0", "")} ${problem}`;
+  }
+  return null;
+}
 
 /**
  * The front door: every convention of API.md §1 that does not depend on the matched route, applied
@@ -247,9 +260,11 @@ export function createFrontDoor(deps: FrontDoorDeps, handle: Handle) {
     return reject(request, state, path, new AppError("forbidden", CROSS_SITE_MESSAGE));
   }
 
-  /** The body (for writes), then the route. */
+  /** The query's text, then the body (for writes), then the route. */
   function routed(request: Request, state: RequestState, path: string): Response | Promise<Response> {
     const method = request.method;
+    const badQuery = request.url.includes("%00") ? queryProblem(request.url) : null;
+    if (badQuery) return reject(request, state, path, new AppError("validation", badQuery));
     if (WRITE_METHODS.has(method)) {
       if (!deps.routes.isStreamingRoute(method, path)) return withBody(request, state, path);
       // Carrier callbacks and tracking reports are small: read whole here, within their limit.

@@ -9,6 +9,7 @@ import { conflict, invalid, notFound } from "../../lib/errors";
 import { newId } from "../../lib/ids";
 import { normalizePhone } from "../../lib/phone";
 import { stateCodeOf } from "../../lib/state-codes";
+import { textProblem } from "../../lib/text";
 import { isTimeZone, toIso } from "../../lib/time";
 import { emitEvent, emitEvents } from "../events";
 
@@ -239,10 +240,13 @@ export function checkFields(value: unknown, prefix = "fields"): asserts value is
   const keys = Object.keys(fields);
   if (keys.length > MAX_FIELD_KEYS) throw invalid(`${prefix} has too many keys (max ${MAX_FIELD_KEYS})`);
   for (const key of keys) {
-    if (!isFieldKey(key)) throw invalid(`${prefix}.${key.slice(0, 64)} is not a valid field name`);
+    if (!isFieldKey(key) || textProblem(key))
+      throw invalid(`${prefix}.${key.slice(0, 64)} is not a valid field name`);
     const value = fields[key];
     if (typeof value === "string") {
       if (value.length > 2000) throw invalid(`${prefix}.${key} is too long (max 2000)`);
+      const problem = textProblem(value);
+      if (problem) throw invalid(`${prefix}.${key} ${problem}`);
     } else if (value !== null && typeof value !== "number" && typeof value !== "boolean") {
       throw invalid(`${prefix}.${key} must be a string, number, boolean or null`);
     } else if (typeof value === "number" && !Number.isFinite(value)) {
@@ -255,7 +259,10 @@ export function checkFields(value: unknown, prefix = "fields"): asserts value is
 export function checkContactScalars(input: ContactInput): void {
   for (const [name, max] of TEXT_LIMITS) {
     const value = input[name];
-    if (typeof value === "string" && value.length > max) throw invalid(`${name} is too long (max ${max})`);
+    if (typeof value !== "string") continue;
+    if (value.length > max) throw invalid(`${name} is too long (max ${max})`);
+    const problem = textProblem(value);
+    if (problem) throw invalid(`${name} ${problem}`);
   }
   if (input.email !== undefined && input.email !== null && input.email !== "" && !EMAIL_RE.test(input.email))
     throw invalid("email must be a valid email address");

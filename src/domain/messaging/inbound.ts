@@ -19,6 +19,7 @@ import { newId } from "../../lib/ids";
 import { log } from "../../lib/log";
 import { normalizePhone } from "../../lib/phone";
 import { smsShape } from "../../lib/sms-encoding";
+import { storableText } from "../../lib/text";
 import { contactJson, ensureContact } from "../audience/contacts";
 import { addSuppression } from "../audience/suppression";
 import { emitEvent } from "../events";
@@ -127,7 +128,17 @@ const INBOUND_LOCK_SCOPE = 7_202;
  * `needs_attention` when no agent owns the thread, CTIA keywords, events. Idempotent on the
  * carrier's message id (carriers retry webhooks). Returns null when `to` is no active number.
  */
-export async function receiveInbound(db: Db, sms: InboundSms, now = Date.now()): Promise<MessageRow | null> {
+export async function receiveInbound(
+  db: Db,
+  received: InboundSms,
+  now = Date.now(),
+): Promise<MessageRow | null> {
+  // A carrier's text is kept, not refused: what no database can store becomes U+FFFD.
+  const sms = {
+    ...received,
+    body: storableText(received.body),
+    carrierMessageId: storableText(received.carrierMessageId),
+  };
   const to = normalizePhone(sms.to);
   const from = normalizePhone(sms.from);
   if (!to || !from) {
