@@ -132,6 +132,55 @@ describe("POST /v1/segments/preview", () => {
     ).toHaveLength(4);
   });
 
+  it("reads custom fields by kind, the same on both databases, and a rule's negation matches every other contact", async () => {
+    const ws = await s.newWorkspace("Field kinds");
+    const call = async (method: string, path: string, body?: unknown) =>
+      await s.api(method, path, body, { key: ws.key });
+    const people: [string, Record<string, unknown>][] = [
+      ["Num5", { seats: 5, score: 7, tag: "alpha" }],
+      ["Num25", { seats: 2.5, score: "12" }],
+      ["Text3", { seats: "3", score: " 7 ", tag: "Beta" }],
+      ["Text10", { seats: "10", score: "1e2", tag: "2026-11-01" }],
+      ["Junk", { seats: "12abc", score: "abc", tag: 12 }],
+      ["Empty", { seats: "", score: true, tag: true }],
+      ["Null", { seats: null, score: false, tag: null }],
+      ["None", {}],
+    ];
+    for (const [first_name, fields] of people)
+      expect((await call("POST", "/v1/contacts", { phone_number: phone(), first_name, fields })).status).toBe(
+        200,
+      );
+    const everyone = people.map(([name]) => name).sort();
+    const rule = (field: string, op: string, value: unknown) => ({ field: `fields.${field}`, op, value });
+    const cases: [string, unknown, string[]][] = [
+      // A number: JSON numbers, text that is a number literal, booleans as 1/0; other text never.
+      ["seats > 2", rule("seats", "gt", 2), ["Num25", "Num5", "Text10", "Text3"]],
+      ["seats < 4", rule("seats", "lt", 4), ["Num25", "Text3"]],
+      ["score >= 7", rule("score", "gte", 7), ["Num25", "Num5", "Text10", "Text3"]],
+      ["score <= 1", rule("score", "lte", 1), ["Empty", "Null"]],
+      // Text: only fields that hold text, compared in byte order.
+      ['seats > "2"', rule("seats", "gt", "2"), ["Text3"]],
+      ['seats < "10"', rule("seats", "lt", "10"), ["Empty"]],
+      ['tag >= "B"', rule("tag", "gte", "B"), ["Num5", "Text3"]],
+      ["tag contains 'ta'", rule("tag", "contains", "ta"), ["Text3"]],
+      ["tag contains '1'", rule("tag", "contains", "1"), ["Text10"]],
+      ["tag contains 'tru'", rule("tag", "contains", "tru"), []],
+      ["tag starts_with 'AL'", rule("tag", "starts_with", "AL"), ["Num5"]],
+      ["tag within 30000 days", rule("tag", "within_last_days", 30_000), ["Text10"]],
+      [
+        "seats exists",
+        { field: "fields.seats", op: "exists" },
+        everyone.filter((n) => n !== "None" && n !== "Null"),
+      ],
+    ];
+    for (const [what, condition, expected] of cases) {
+      const matched = await names(call, condition);
+      const negated = await names(call, { not: condition });
+      expect({ what, matched }).toEqual({ what, matched: expected.sort() });
+      expect({ what, negated }).toEqual({ what, negated: everyone.filter((n) => !expected.includes(n)) });
+    }
+  });
+
   it("answers count and a sample, and a read-only key may call it", async () => {
     const w = await world();
     const { key } = await s.newKey(["read"]);

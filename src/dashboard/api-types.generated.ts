@@ -5497,7 +5497,7 @@ export interface operations {
                     frequency_cap?: {
                         /** @description Cap marketing sends per contact */
                         enabled?: boolean;
-                        /** @description Most sends in the window (≥ 1) */
+                        /** @description Most sends in the window (1–1000000000) */
                         max_messages?: number;
                         /** @description Window in hours (1–720) */
                         window_hours?: number;
@@ -5799,7 +5799,7 @@ export interface operations {
                     /** @description Description (max 2000) */
                     description?: string;
                     /**
-                     * @description Rule tree, compiled into one SQL query. Groups `{"all":[...]}` / `{"any":[...]}`, negation `{"not": rule}`; conditions `{"field", "op", "value"}` on phone_number, first_name, last_name, email, external_id, source, timezone (as shown: the given zone, else the area code's main zone), state, opted_in, created_at, updated_at or `fields.<key>`; ops eq neq in not_in contains starts_with gt gte lt lte exists not_exists within_last_days before after; membership `{"in_list": id}` / `{"not_in_list": id}`; activity `{"event": "inbound"|"outbound"|"clicked"|"conversion", "op": "any_within_days"|"none_within_days", "value": N}` (a message received or sent, a tracked link followed, a conversion recorded, in the last N days). At most 10 levels deep and 100 conditions. A malformed rule → 422 naming its path.
+                     * @description Rule tree, compiled into one SQL query. Groups `{"all":[...]}` / `{"any":[...]}`, negation `{"not": rule}`; conditions `{"field", "op", "value"}` on phone_number, first_name, last_name, email, external_id, source, timezone (as shown: the given zone, else the area code's main zone), state, opted_in, created_at, updated_at or `fields.<key>`; ops eq neq in not_in contains starts_with gt gte lt lte exists not_exists within_last_days before after; on `fields.<key>`, eq/in match a value's forms (3 and "3", true and "true"); gt/gte/lt/lte with a number read the field as a number (a JSON number, text that is a number literal such as "12", a boolean as 1/0); contains, starts_with, within_last_days (text starting with an ISO date) and comparisons with a text value (byte order) read only text; a field of another kind does not match the condition, and its `not` does: a condition and its negation split the contacts. membership `{"in_list": id}` / `{"not_in_list": id}`; activity `{"event": "inbound"|"outbound"|"clicked"|"conversion", "op": "any_within_days"|"none_within_days", "value": N}` (a message received or sent, a tracked link followed, a conversion recorded, in the last N days). At most 10 levels deep and 100 conditions. A malformed rule → 422 naming its path.
                      * @example {
                      *       "all": [
                      *         {
@@ -6130,7 +6130,7 @@ export interface operations {
                     /** @description Description (max 2000) */
                     description?: string;
                     /**
-                     * @description Rule tree, compiled into one SQL query. Groups `{"all":[...]}` / `{"any":[...]}`, negation `{"not": rule}`; conditions `{"field", "op", "value"}` on phone_number, first_name, last_name, email, external_id, source, timezone (as shown: the given zone, else the area code's main zone), state, opted_in, created_at, updated_at or `fields.<key>`; ops eq neq in not_in contains starts_with gt gte lt lte exists not_exists within_last_days before after; membership `{"in_list": id}` / `{"not_in_list": id}`; activity `{"event": "inbound"|"outbound"|"clicked"|"conversion", "op": "any_within_days"|"none_within_days", "value": N}` (a message received or sent, a tracked link followed, a conversion recorded, in the last N days). At most 10 levels deep and 100 conditions. A malformed rule → 422 naming its path.
+                     * @description Rule tree, compiled into one SQL query. Groups `{"all":[...]}` / `{"any":[...]}`, negation `{"not": rule}`; conditions `{"field", "op", "value"}` on phone_number, first_name, last_name, email, external_id, source, timezone (as shown: the given zone, else the area code's main zone), state, opted_in, created_at, updated_at or `fields.<key>`; ops eq neq in not_in contains starts_with gt gte lt lte exists not_exists within_last_days before after; on `fields.<key>`, eq/in match a value's forms (3 and "3", true and "true"); gt/gte/lt/lte with a number read the field as a number (a JSON number, text that is a number literal such as "12", a boolean as 1/0); contains, starts_with, within_last_days (text starting with an ISO date) and comparisons with a text value (byte order) read only text; a field of another kind does not match the condition, and its `not` does: a condition and its negation split the contacts. membership `{"in_list": id}` / `{"not_in_list": id}`; activity `{"event": "inbound"|"outbound"|"clicked"|"conversion", "op": "any_within_days"|"none_within_days", "value": N}` (a message received or sent, a tracked link followed, a conversion recorded, in the last N days). At most 10 levels deep and 100 conditions. A malformed rule → 422 naming its path.
                      * @example {
                      *       "all": [
                      *         {
@@ -6279,7 +6279,7 @@ export interface operations {
             content: {
                 "application/json": {
                     /**
-                     * @description Rule tree, compiled into one SQL query. Groups `{"all":[...]}` / `{"any":[...]}`, negation `{"not": rule}`; conditions `{"field", "op", "value"}` on phone_number, first_name, last_name, email, external_id, source, timezone (as shown: the given zone, else the area code's main zone), state, opted_in, created_at, updated_at or `fields.<key>`; ops eq neq in not_in contains starts_with gt gte lt lte exists not_exists within_last_days before after; membership `{"in_list": id}` / `{"not_in_list": id}`; activity `{"event": "inbound"|"outbound"|"clicked"|"conversion", "op": "any_within_days"|"none_within_days", "value": N}` (a message received or sent, a tracked link followed, a conversion recorded, in the last N days). At most 10 levels deep and 100 conditions. A malformed rule → 422 naming its path.
+                     * @description Rule tree, compiled into one SQL query. Groups `{"all":[...]}` / `{"any":[...]}`, negation `{"not": rule}`; conditions `{"field", "op", "value"}` on phone_number, first_name, last_name, email, external_id, source, timezone (as shown: the given zone, else the area code's main zone), state, opted_in, created_at, updated_at or `fields.<key>`; ops eq neq in not_in contains starts_with gt gte lt lte exists not_exists within_last_days before after; on `fields.<key>`, eq/in match a value's forms (3 and "3", true and "true"); gt/gte/lt/lte with a number read the field as a number (a JSON number, text that is a number literal such as "12", a boolean as 1/0); contains, starts_with, within_last_days (text starting with an ISO date) and comparisons with a text value (byte order) read only text; a field of another kind does not match the condition, and its `not` does: a condition and its negation split the contacts. membership `{"in_list": id}` / `{"not_in_list": id}`; activity `{"event": "inbound"|"outbound"|"clicked"|"conversion", "op": "any_within_days"|"none_within_days", "value": N}` (a message received or sent, a tracked link followed, a conversion recorded, in the last N days). At most 10 levels deep and 100 conditions. A malformed rule → 422 naming its path.
                      * @example {
                      *       "all": [
                      *         {
@@ -15498,7 +15498,7 @@ export interface operations {
                     } & {
                         [key: string]: unknown;
                     }) | null;
-                    /** @description Most hand-offs per minute (≥ 1) */
+                    /** @description Most hand-offs per minute (1–1000000000) */
                     throttle_per_minute?: number | null;
                 } & {
                     [key: string]: unknown;
@@ -16164,7 +16164,7 @@ export interface operations {
                     } & {
                         [key: string]: unknown;
                     }) | null;
-                    /** @description Most hand-offs per minute (≥ 1) */
+                    /** @description Most hand-offs per minute (1–1000000000) */
                     throttle_per_minute?: number | null;
                 } & {
                     [key: string]: unknown;
@@ -20527,7 +20527,7 @@ export interface operations {
                     vanity_code?: string | null;
                     /** @description One of the registry's use cases */
                     use_case?: string;
-                    /** @description Expected messages a month (≥ 1) */
+                    /** @description Expected messages a month (1–1000000000) */
                     monthly_volume?: number;
                     /** @description 1–5 samples */
                     sample_messages?: string[];

@@ -56,21 +56,53 @@ export function jsonField(column: Expr, key: string): SQL {
   );
 }
 
-/** What PostgreSQL's numeric cast takes and SQLite's REAL cast reads whole (spaces, sign, exponent). */
-const NUMERIC_TEXT = String.raw`^\s*[-+]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][-+]?[0-9]{1,3})?\s*$`;
+/**
+ * Text that reads as a number: a JSON number literal, JSON whitespace around it allowed (what
+ * SQLite's `json_valid` and `json_type` take as a number, spelled as a pattern for PostgreSQL).
+ */
+const NUMBER_TEXT = String.raw`^[ \t\n\r]*-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?[ \t\n\r]*$`;
 
 /**
- * A custom field read as a number: a JSON number, text like "42" included, a boolean as 1/0
- * (PostgreSQL: a guarded numeric cast of a jsonb column). Text that is not a number: SQLite reads
- * its numeric prefix (0 when none), PostgreSQL answers NULL (no comparison holds).
+ * A custom field read as a number: a JSON number, text that is a number literal ("42", " 7 ",
+ * "1e2"), a boolean as 1/0; anything else (other text, objects, arrays, null, no such key) is NULL,
+ * on both databases, so a comparison with it holds for no contact.
  */
 export function jsonNumber(column: Expr, key: string): SQL {
   return spelled(
-    () => sql`CAST(json_extract(${column}, ${`$."${key}"`}) AS REAL)`,
+    () => {
+      const path = `$."${key}"`;
+      const value = sql`json_extract(${column}, ${path})`;
+      return sql`(CASE json_type(${column}, ${path}) WHEN 'integer' THEN ${value} WHEN 'real' THEN ${value} WHEN 'true' THEN 1 WHEN 'false' THEN 0 WHEN 'text' THEN (CASE WHEN json_valid(${value}) THEN (CASE WHEN json_type(${value}) IN ('integer', 'real') THEN CAST(${value} AS REAL) END) END) END)`;
+    },
     () => {
       const text = pgText(column, key);
-      return sql`(CASE jsonb_typeof(${pgJson(column, key)}) WHEN 'number' THEN ${text}::numeric WHEN 'boolean' THEN (CASE WHEN ${text} = 'true' THEN 1 ELSE 0 END)::numeric WHEN 'string' THEN (CASE WHEN ${text} ~ ${NUMERIC_TEXT} THEN ${text}::numeric END) END)`;
+      return sql`(CASE jsonb_typeof(${pgJson(column, key)}) WHEN 'number' THEN ${text}::numeric WHEN 'boolean' THEN (CASE WHEN ${text} = 'true' THEN 1 ELSE 0 END)::numeric WHEN 'string' THEN (CASE WHEN ${text} ~ ${NUMBER_TEXT} THEN ${text}::numeric END) END)`;
     },
+  );
+}
+
+/**
+ * A custom field when it holds text (a JSON string), else NULL: numbers, booleans, objects and
+ * arrays are not text to compare, search or read a date from on either database (their JSON
+ * spellings differ: SQLite reads true as 1, PostgreSQL keeps every digit of a number). Compared in
+ * byte order on both (PostgreSQL: `COLLATE "C"`, whatever the database's collation).
+ */
+export function jsonText(column: Expr, key: string): SQL {
+  return spelled(
+    () => {
+      const path = `$."${key}"`;
+      return sql`(CASE json_type(${column}, ${path}) WHEN 'text' THEN json_extract(${column}, ${path}) END)`;
+    },
+    () =>
+      sql`(CASE jsonb_typeof(${pgJson(column, key)}) WHEN 'string' THEN ${pgText(column, key)} END) COLLATE "C"`,
+  );
+}
+
+/** Text that starts with an ISO 8601 date (`2026-11-01`, `2026-11-01T09:30:00Z`). */
+export function startsWithIsoDate(expr: Expr): SQL {
+  return spelled(
+    () => sql`(${expr} GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]*')`,
+    () => sql`(${expr} ~ '^[0-9]{4}-[0-9]{2}-[0-9]{2}')`,
   );
 }
 

@@ -18,7 +18,16 @@ import {
 } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Db, DbOrTx } from "../../db/client";
-import { containsText, escapeLike, jsonField, jsonIn, jsonNumber, likeInsensitive } from "../../db/dialect";
+import {
+  containsText,
+  escapeLike,
+  jsonField,
+  jsonIn,
+  jsonNumber,
+  jsonText,
+  likeInsensitive,
+  startsWithIsoDate,
+} from "../../db/dialect";
 import {
   audienceVersions,
   type ContactRow,
@@ -330,9 +339,19 @@ function compareOp(op: Op): "=" | ">" | ">=" | "<" | "<=" {
   }
 }
 
+/**
+ * A rule on a custom field, never NULL (NOT works as people expect), the same on both databases:
+ * equality matches the value's forms (see `variants`); `contains`, `starts_with`,
+ * `within_last_days` (text that starts with an ISO date) and a comparison with a text value read
+ * the field only when it holds text; a
+ * comparison with a number reads it as a number (a JSON number, text that is a number literal, a
+ * boolean as 1/0). A field of another kind matches none of them, and their negation.
+ */
 function compileCustom(key: string, op: Op, value: unknown, now: number): SQL {
   const expr = jsonField(contacts.fields, key);
   const present = sql`${expr} IS NOT NULL`;
+  const text = jsonText(contacts.fields, key);
+  const holds = (operand: SQL, condition: SQL) => sql`(${operand} IS NOT NULL AND ${condition})`;
   switch (op) {
     case "exists":
       return present;
@@ -347,16 +366,21 @@ function compileCustom(key: string, op: Op, value: unknown, now: number): SQL {
     case "not_in":
       return sql`(${expr} IS NULL OR NOT ${jsonIn(contacts.fields, key, (value as Scalar[]).flatMap(variants))})`;
     case "contains":
-      return sql`(${present} AND ${likeInsensitive(expr, `%${escapeLike(value as string)}%`)})`;
+      return holds(text, likeInsensitive(text, `%${escapeLike(value as string)}%`));
     case "starts_with":
-      return sql`(${present} AND ${likeInsensitive(expr, `${escapeLike(value as string)}%`)})`;
+      return holds(text, likeInsensitive(text, `${escapeLike(value as string)}%`));
     case "within_last_days":
-      return sql`(${present} AND ${expr} >= ${new Date(now - (value as number) * DAY_MS).toISOString()})`;
+      return holds(
+        text,
+        sql`${startsWithIsoDate(text)} AND ${text} >= ${new Date(now - (value as number) * DAY_MS).toISOString()}`,
+      );
     default: {
       const cmp = sql.raw(compareOp(op));
-      if (typeof value === "number")
-        return sql`(${present} AND ${jsonNumber(contacts.fields, key)} ${cmp} ${value})`;
-      return sql`(${present} AND ${expr} ${cmp} ${value as string})`;
+      if (typeof value === "number") {
+        const number = jsonNumber(contacts.fields, key);
+        return holds(number, sql`${number} ${cmp} ${value}`);
+      }
+      return holds(text, sql`${text} ${cmp} ${value as string}`);
     }
   }
 }
