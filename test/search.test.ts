@@ -348,6 +348,14 @@ for (const target of targets) {
         );
       });
 
+      it("splits a contact's name at punctuation too", async () => {
+        const { contact, thread } = await send("+14155557011", "Hello", 1_800_000_960_000);
+        await handle.db.run(
+          sql`UPDATE contacts SET first_name = 'Dingo.Works', last_name = 'ops@dingo-works.zoo' WHERE id = ${contact.id}`,
+        );
+        await expectEachFinds(["dingo", "works", "dingo.works", "ops", "dingo-works", "zoo"], thread.id);
+      });
+
       it("finds a thread by its contact's number written any way, and its last digits", async () => {
         const { thread } = await send("+14155557009", "Hello", 1_800_000_900_000);
         await expectEachFinds(

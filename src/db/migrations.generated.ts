@@ -46,6 +46,7 @@ import pg4 from "../../migrations/pg/0004_campaign_sends_open_threads_unique.sql
 import pg5 from "../../migrations/pg/0005_webhook_delivery_unique.sql" with { type: "text" };
 import pg6 from "../../migrations/pg/0006_statement_level_triggers.sql" with { type: "text" };
 import pg7 from "../../migrations/pg/0007_messages_index_diet.sql" with { type: "text" };
+import pg8 from "../../migrations/pg/0008_search_label_words.sql" with { type: "text" };
 
 /** Migrations in the order they apply. */
 export const embeddedMigrations: { tag: string; sql: string }[] = [
@@ -99,4 +100,5 @@ export const embeddedPgMigrations: { tag: string; sql: string }[] = [
   { tag: "0005_webhook_delivery_unique", sql: pg5 },
   { tag: "0006_statement_level_triggers", sql: pg6 },
   { tag: "0007_messages_index_diet", sql: pg7 },
+  { tag: "0008_search_label_words", sql: pg8 },
 ];
