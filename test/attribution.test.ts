@@ -133,7 +133,6 @@ describe("/v1/offers", () => {
         ["a space inside", "https://example.com/a b"],
         ["a leading space", " https://example.com/"],
         ["a trailing space", "https://example.com/ "],
-        ["a NUL", "https://example.com/\u0000"],
         ["a DEL", "https://example.com/\u007f"],
         ["a C1 control", "https://example.com/\u0085"],
         ["a no-break space", "https://example.com/\u00a0x"],
@@ -143,6 +142,12 @@ describe("/v1/offers", () => {
       { name: "x", destination_url: url },
       "destination_url must be a valid URL",
     ]),
+    [
+      // Refused by the front door, as any text with NUL (no database keeps it).
+      "a destination_url with a NUL",
+      { name: "x", destination_url: "https://example.com/\u0000" },
+      "destination_url must not contain NUL characters (\\u0000)",
+    ],
     [
       "credentials",
       { name: "x", destination_url: "https://u:p@example.com/" },
