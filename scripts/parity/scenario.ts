@@ -1962,7 +1962,7 @@ async function badInput(api: Api) {
     message: { body: "x" },
     throttle_per_minute: 2147483648,
   });
-  // Last of the overflow probes: an accepted request is reviewed into a number (SQLite side only).
+  // Last of the overflow probes (refused on both; an accepted one would be reviewed into a number).
   await api.post("/v1/short-codes/requests", {
     type: "random",
     use_case: "2FA",
