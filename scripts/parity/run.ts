@@ -672,26 +672,21 @@ async function main(): Promise<number> {
       [],
     ];
     for (let i = 0; i < Math.max(recs[0].length, recs[1].length); i++) {
-      const [x, y] = [recs[0][i], recs[1][i]];
-      const [pa, pb] = joint.pair(x?.path ?? MISSING, y?.path ?? MISSING);
-      const [qa, qb] = joint.pair(x?.request ?? MISSING, y?.request ?? MISSING);
-      const [ba, bb] = joint.pair(x?.body ?? MISSING, y?.body ?? MISSING);
-      if (x)
-        normalized[0].push({
-          label: x.label,
-          path: pa as string,
-          request: qa === MISSING ? undefined : qa,
-          status: x.status,
-          body: ba,
+      const pair = [recs[0][i], recs[1][i]] as const;
+      const paths = joint.pair(pair[0]?.path ?? MISSING, pair[1]?.path ?? MISSING);
+      const requests = joint.pair(pair[0]?.request ?? MISSING, pair[1]?.request ?? MISSING);
+      const bodies = joint.pair(pair[0]?.body ?? MISSING, pair[1]?.body ?? MISSING);
+      for (const side of [0, 1] as const) {
+        const rec = pair[side];
+        if (!rec) continue;
+        normalized[side].push({
+          label: rec.label,
+          path: paths[side] as string,
+          request: requests[side] === MISSING ? undefined : requests[side],
+          status: rec.status,
+          body: bodies[side],
         });
-      if (y)
-        normalized[1].push({
-          label: y.label,
-          path: pb as string,
-          request: qb === MISSING ? undefined : qb,
-          status: y.status,
-          body: bb,
-        });
+      }
     }
     const [a, b] = normalized;
     let count = 0;

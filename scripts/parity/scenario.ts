@@ -5,6 +5,9 @@
  * order): read ids with optional chaining, never branch on a status.
  */
 
+import { METRICS } from "../../src/domain/attribution/analytics";
+import { CONVERSATION_FILTERS } from "../../src/domain/messaging/conversations";
+
 // biome-ignore lint/suspicious/noExplicitAny: parsed JSON answers
 export type Json = any;
 
@@ -889,17 +892,7 @@ async function conversations(api: Api) {
   const v = api.side.vars;
   const list = await api.get("/v1/conversations");
   v.convs = (list.body?.conversations ?? []).map((c: Json) => c.id);
-  for (const filter of [
-    "all",
-    "open",
-    "closed",
-    "needs_attention",
-    "assigned",
-    "unassigned",
-    "agent",
-    "mine",
-    "bogus",
-  ])
+  for (const filter of [...CONVERSATION_FILTERS, "bogus"])
     await api.get(`/v1/conversations?filter=${filter}`);
   await api.get("/v1/conversations?limit=2&offset=1");
   const searches = [
@@ -1300,16 +1293,7 @@ async function analytics(api: Api) {
   await api.get(`/v1/analytics/overview${q({ from: "2000-01-01", to: "2000-01-02" })}`);
   await api.get(`/v1/analytics/overview${q({ from: "garbage" })}`);
   await api.get(`/v1/analytics/overview${q({ from: to, to: from })}`);
-  for (const metric of [
-    "sent",
-    "delivered",
-    "replies",
-    "opt_outs",
-    "clicks",
-    "conversions",
-    "revenue",
-    "bogus",
-  ])
+  for (const metric of [...METRICS, "bogus"])
     for (const interval of ["hour", "day"])
       await api.get(`/v1/analytics/timeseries${q({ metric, interval, from, to })}`);
   await api.get("/v1/analytics/timeseries?metric=sent");
