@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { eventLog } from "./support/event-log";
 import { eventually } from "./support/messaging";
+import { brandBody, campaignBody } from "./support/registration-bodies";
 import { startTestServer, type TestServer } from "./support/server";
 import { zoneAtLocalHour } from "./support/zones";
 
@@ -30,36 +31,6 @@ async function workspace(name = "Registration") {
   const eventsOf = async (type: string) => (await log.of(type, ws.workspaceId)).map((e) => e.data as Json);
   return { ...ws, api, eventsOf };
 }
-
-const brandBody = (extra: Record<string, unknown> = {}) => ({
-  legal_name: "Sunny Dental LLC",
-  ein: "12-3456789",
-  entity_type: "PRIVATE_PROFIT",
-  vertical: "HEALTHCARE",
-  website: "https://sunnydental.example.com",
-  email: "owner@sunnydental.example.com",
-  phone: "+14155550111",
-  address: { street: "12 Main St", city: "San Francisco", state: "CA", postal_code: "94105", country: "US" },
-  ...extra,
-});
-
-const campaignBody = (brandId: string, extra: Record<string, unknown> = {}) => ({
-  brand_id: brandId,
-  use_case: "ACCOUNT_NOTIFICATION",
-  description: "Appointment reminders and confirmations for patients of Sunny Dental.",
-  message_flow: "Patients opt in by checking a box on the booking form at sunnydental.example.com/book.",
-  sample_messages: [
-    "Sunny Dental: your cleaning is tomorrow at 10am. Reply STOP to opt out.",
-    "Sunny Dental: please confirm your appointment by replying YES. Reply STOP to opt out.",
-  ],
-  help_message: "Sunny Dental: for help call 415-555-0111 or email help@sunnydental.example.com.",
-  optout_message:
-    "You are unsubscribed from Sunny Dental messages. Reply START to resubscribe. STOP received.",
-  has_embedded_links: false,
-  has_embedded_phone: false,
-  number_ids: [],
-  ...extra,
-});
 
 async function verifiedBrand(w: Awaited<ReturnType<typeof workspace>>, extra: Record<string, unknown> = {}) {
   const created = await w.api("POST", "/v1/10dlc/brands", brandBody(extra));

@@ -7,6 +7,7 @@
 
 import { METRICS } from "../../src/domain/attribution/analytics";
 import { CONVERSATION_FILTERS } from "../../src/domain/messaging/conversations";
+import { brandBody, campaignBody } from "../../test/support/registration-bodies";
 
 // biome-ignore lint/suspicious/noExplicitAny: parsed JSON answers
 export type Json = any;
@@ -1585,23 +1586,7 @@ async function flows(api: Api) {
 
 async function registration(api: Api) {
   const v = api.side.vars;
-  const brand = (extra: Json = {}) => ({
-    legal_name: "Sunny Dental LLC",
-    ein: "12-3456789",
-    entity_type: "PRIVATE_PROFIT",
-    vertical: "HEALTHCARE",
-    website: "https://sunnydental.example.com",
-    email: "owner@sunnydental.example.com",
-    phone: "+14155550111",
-    address: {
-      street: "12 Main St",
-      city: "San Francisco",
-      state: "CA",
-      postal_code: "94105",
-      country: "US",
-    },
-    ...extra,
-  });
+  const brand = (extra: Json = {}) => brandBody(extra);
   const b1 = await api.post("/v1/10dlc/brands", brand());
   v.brand = b1.body?.brand?.id;
   const b2 = await api.post("/v1/10dlc/brands", brand({ ein: "00-0000000", legal_name: "Ünïcode Brand" }));
@@ -1617,23 +1602,7 @@ async function registration(api: Api) {
   await api.get(`/v1/10dlc/brands/${v.brand}`);
   await api.patch(`/v1/10dlc/brands/${v.brand}`, { legal_name: "Other" });
   await api.patch(`/v1/10dlc/brands/${v.brand2}`, { ein: "12-3456789" });
-  const camp = (extra: Json = {}) => ({
-    brand_id: v.brand,
-    use_case: "ACCOUNT_NOTIFICATION",
-    description: "Appointment reminders and confirmations for patients of Sunny Dental.",
-    message_flow: "Patients opt in by checking a box on the booking form at sunnydental.example.com/book.",
-    sample_messages: [
-      "Sunny Dental: your cleaning is tomorrow at 10am. Reply STOP to opt out.",
-      "Sunny Dental: please confirm your appointment by replying YES. Reply STOP to opt out.",
-    ],
-    help_message: "Sunny Dental: for help call 415-555-0111 or email help@sunnydental.example.com.",
-    optout_message:
-      "You are unsubscribed from Sunny Dental messages. Reply START to resubscribe. STOP received.",
-    has_embedded_links: false,
-    has_embedded_phone: false,
-    number_ids: [v.num[0]],
-    ...extra,
-  });
+  const camp = (extra: Json = {}) => campaignBody(v.brand, { number_ids: [v.num[0]], ...extra });
   await api.post("/v1/10dlc/campaigns/preflight", camp());
   await api.post("/v1/10dlc/campaigns/preflight", camp({ optout_message: "bye", sample_messages: ["one"] }));
   const tc = await api.post("/v1/10dlc/campaigns", camp());
