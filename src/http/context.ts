@@ -21,6 +21,8 @@ export interface RequestState {
   setCookie?: string;
   /** Idempotency record this request owns (inserted pending, completed with the response). */
   idempotencyKey?: string;
+  /** The URL holds `%00`: its query is checked once the request is authenticated. */
+  nulInUrl?: true;
 }
 
 /** The path of a request URL, without parsing the whole URL. */

@@ -145,7 +145,9 @@ export function createFrontDoor(deps: FrontDoorDeps, handle: Handle) {
 
   return function frontDoor(request: Request, server?: AddressSource): Response | Promise<Response> {
     const state: RequestState = { id: requestIdOf(request), startedAt: performance.now() };
-    const path = pathOf(request.url);
+    const url = request.url;
+    const path = pathOf(url);
+    if (url.includes("%00")) state.nulInUrl = true;
     const limited = limitByAddress(request, server, state, path);
     if (limited) return limited;
     if (needsKey(path)) return authenticate(request, server, state, path);
@@ -263,7 +265,7 @@ export function createFrontDoor(deps: FrontDoorDeps, handle: Handle) {
   /** The query's text, then the body (for writes), then the route. */
   function routed(request: Request, state: RequestState, path: string): Response | Promise<Response> {
     const method = request.method;
-    const badQuery = request.url.includes("%00") ? queryProblem(request.url) : null;
+    const badQuery = state.nulInUrl ? queryProblem(request.url) : null;
     if (badQuery) return reject(request, state, path, new AppError("validation", badQuery));
     if (WRITE_METHODS.has(method)) {
       if (!deps.routes.isStreamingRoute(method, path)) return withBody(request, state, path);
