@@ -20,7 +20,6 @@ import {
   Enum,
   Int,
   listEnvelope,
-  MAX_COUNT,
   NullableTimestamp,
   Ok,
   PageFields,
@@ -31,6 +30,7 @@ import {
   Uuid,
   WRITE_ERRORS,
 } from "../http/schemas";
+import { MAX_COUNT } from "../lib/counts";
 import { resourceRoutes } from "./resource-routes";
 
 const NullableString = (description: string) => t.Union([t.String(), t.Null()], { description });

@@ -17,6 +17,7 @@ import {
 } from "../domain/registration/registration";
 import { workspaceOf } from "../http/context";
 import { Body, Enum, Int, Ok, responses, Timestamp, Uuid, WRITE_ERRORS } from "../http/schemas";
+import { MAX_COUNT } from "../lib/counts";
 import { resourceRoutes } from "./resource-routes";
 
 const Nullable = (description: string) => t.Union([t.String(), t.Null()], { description });
@@ -292,7 +293,7 @@ export function registrationRoutes(deps: AppDeps) {
                   t.Union([t.String({ maxLength: 16 }), t.Null()], { description: "5–6 digits (vanity)" }),
                 ),
                 use_case: opt(t.String({ description: "One of the registry's use cases" })),
-                monthly_volume: opt(t.Number({ description: "Expected messages a month (1–1000000000)" })),
+                monthly_volume: opt(t.Number({ description: `Expected messages a month (1–${MAX_COUNT})` })),
                 sample_messages: opt(
                   t.Array(t.String({ maxLength: 2048 }), { maxItems: 10, description: "1–5 samples" }),
                 ),

@@ -2,7 +2,8 @@ import { Elysia, t } from "elysia";
 import type { AppDeps } from "../app";
 import { getSettings, updateSettings } from "../domain/workspace/settings";
 import { workspaceOf } from "../http/context";
-import { Body, Int, MAX_COUNT, Ok, READ_ERRORS, responses, WRITE_ERRORS } from "../http/schemas";
+import { Body, Int, Ok, READ_ERRORS, responses, WRITE_ERRORS } from "../http/schemas";
+import { MAX_COUNT } from "../lib/counts";
 
 const Hour = (description: string) => Int({ minimum: 0, maximum: 23, description });
 

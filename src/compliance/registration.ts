@@ -5,15 +5,13 @@
  * plain data in, plain data out. Validation throws `invalid` (422) naming the field by its path.
  */
 import { createHash } from "node:crypto";
+import { MAX_COUNT } from "../lib/counts";
 import { invalid } from "../lib/errors";
 import { normalizePhone } from "../lib/phone";
 import { lintContent } from "./lint";
 
 // ---------------------------------------------------------------------------------------------
 // Value sets
-
-/** The most a short-code request may expect a month (its column is 32-bit on PostgreSQL). */
-export const MAX_MONTHLY_VOLUME = 1_000_000_000;
 
 export const ENTITY_TYPES = [
   "PRIVATE_PROFIT",
@@ -630,13 +628,8 @@ export function checkShortCodeRequest(input: unknown, partial = false): Partial<
   if (want("monthly_volume")) {
     const volume = o.monthly_volume;
     if (volume === undefined || volume === null) throw invalid("monthly_volume is required");
-    if (
-      typeof volume !== "number" ||
-      !Number.isSafeInteger(volume) ||
-      volume < 1 ||
-      volume > MAX_MONTHLY_VOLUME
-    ) {
-      throw invalid(`monthly_volume must be an integer between 1 and ${MAX_MONTHLY_VOLUME}`);
+    if (typeof volume !== "number" || !Number.isSafeInteger(volume) || volume < 1 || volume > MAX_COUNT) {
+      throw invalid(`monthly_volume must be an integer between 1 and ${MAX_COUNT}`);
     }
     out.monthly_volume = volume;
   }

@@ -14,13 +14,6 @@ import { type TSchema, t } from "elysia";
  */
 export const Int = (options?: IntegerOptions) => Type.Integer(options);
 
-/**
- * The largest count a setting or a limit takes (daily budgets, throttles, caps, volumes): the
- * columns that keep them are 32-bit on PostgreSQL, so a larger one is refused (422) on both
- * databases instead of being stored on one and failing on the other.
- */
-export const MAX_COUNT = 1_000_000_000;
-
 /** `{ok:false, error}` as every error answers; some carry extra keys (see API.md §1). */
 export const ErrorBody = t.Object(
   {
