@@ -302,6 +302,13 @@ describe("forward compatibility", () => {
       s.api(method, path, undefined, { key: w.key, raw, headers: { "content-type": "application/json" } });
     const cases: [string, string, string, string][] = [
       [
+        // Every string of the body, an unknown field's too; an array item is named by its index.
+        "POST",
+        "/v1/lists",
+        String.raw`{"name":"L","extra":[{"ok":["fine","a\u0000"]}]}`,
+        "extra[0].ok[1] must not contain NUL characters (\\u0000)",
+      ],
+      [
         "POST",
         "/v1/lists",
         String.raw`{"name":"a\u0000b"}`,

@@ -100,25 +100,17 @@ const MAX_BODY_DEPTH = 100;
  * no recursion to overflow. The answer names the field (`fields.note`, `contacts[2].first_name`).
  */
 function bodyProblem(value: object): string | null {
-  const stack: [unknown, number, string][] = [[value, 1, ""]];
+  const stack: [object, number, string][] = [[value, 1, ""]];
   while (stack.length > 0) {
-    const [node, depth, path] = stack.pop() as [unknown, number, string];
+    const [node, depth, path] = stack.pop() as [object, number, string];
     if (depth > MAX_BODY_DEPTH) return `body is nested too deeply (max ${MAX_BODY_DEPTH} levels)`;
-    if (Array.isArray(node)) {
-      for (let i = node.length - 1; i >= 0; i--) {
-        const child = node[i];
-        const at = `${path || "body"}[${i}]`;
-        if (typeof child === "string") {
-          const problem = textProblem(child);
-          if (problem) return `${at} ${problem}`;
-        } else if (child !== null && typeof child === "object") stack.push([child, depth + 1, at]);
+    const array = Array.isArray(node);
+    for (const key of Object.keys(node)) {
+      if (!array) {
+        const keyProblem = textProblem(key);
+        if (keyProblem) return `${path || "body"} has a key that ${keyProblem}`;
       }
-      continue;
-    }
-    for (const key of Object.keys(node as object)) {
-      const at = path === "" ? key : `${path}.${key}`;
-      const keyProblem = textProblem(key);
-      if (keyProblem) return `${path || "body"} has a key that ${keyProblem}`;
+      const at = array ? `${path || "body"}[${key}]` : path === "" ? key : `${path}.${key}`;
       const child = (node as Record<string, unknown>)[key];
       if (typeof child === "string") {
         const problem = textProblem(child);
