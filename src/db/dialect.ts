@@ -45,13 +45,23 @@ function pgJson(column: Expr, key: string): SQL {
   return sql`(${column} -> ${key}::text)`;
 }
 
+/** The JSON path of a top-level key (SQLite: `$."key"`, bound as a parameter). */
+function sqlitePath(key: string): string {
+  return `$."${key}"`;
+}
+
+/** A key of a JSON column as SQLite reads it (`json_extract`: 1/0 for true/false, NULL for null). */
+function sqliteValue(column: Expr, key: string): SQL {
+  return sql`json_extract(${column}, ${sqlitePath(key)})`;
+}
+
 /**
  * A custom field of a JSON column: `json_extract(col, '$."key"')` (PostgreSQL: `col->>key`, always
  * text: a JSON number is its JSON text, a boolean 'true'/'false', JSON null is NULL).
  */
 export function jsonField(column: Expr, key: string): SQL {
   return spelled(
-    () => sql`json_extract(${column}, ${`$."${key}"`})`,
+    () => sqliteValue(column, key),
     () => pgText(column, key),
   );
 }
@@ -70,9 +80,8 @@ const NUMBER_TEXT = String.raw`^[ \t\n\r]*-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?
 export function jsonNumber(column: Expr, key: string): SQL {
   return spelled(
     () => {
-      const path = `$."${key}"`;
-      const value = sql`json_extract(${column}, ${path})`;
-      return sql`(CASE json_type(${column}, ${path}) WHEN 'integer' THEN ${value} WHEN 'real' THEN ${value} WHEN 'true' THEN 1 WHEN 'false' THEN 0 WHEN 'text' THEN (CASE WHEN json_valid(${value}) THEN (CASE WHEN json_type(${value}) IN ('integer', 'real') THEN CAST(${value} AS REAL) END) END) END)`;
+      const value = sqliteValue(column, key);
+      return sql`(CASE json_type(${column}, ${sqlitePath(key)}) WHEN 'integer' THEN ${value} WHEN 'real' THEN ${value} WHEN 'true' THEN 1 WHEN 'false' THEN 0 WHEN 'text' THEN (CASE WHEN json_valid(${value}) THEN (CASE WHEN json_type(${value}) IN ('integer', 'real') THEN CAST(${value} AS REAL) END) END) END)`;
     },
     () => {
       const text = pgText(column, key);
@@ -89,10 +98,8 @@ export function jsonNumber(column: Expr, key: string): SQL {
  */
 export function jsonText(column: Expr, key: string): SQL {
   return spelled(
-    () => {
-      const path = `$."${key}"`;
-      return sql`(CASE json_type(${column}, ${path}) WHEN 'text' THEN json_extract(${column}, ${path}) END)`;
-    },
+    () =>
+      sql`(CASE json_type(${column}, ${sqlitePath(key)}) WHEN 'text' THEN ${sqliteValue(column, key)} END)`,
     () =>
       sql`(CASE jsonb_typeof(${pgJson(column, key)}) WHEN 'string' THEN ${pgText(column, key)} END) COLLATE "C"`,
   );
@@ -132,7 +139,7 @@ export function jsonIn(column: Expr, key: string, values: readonly (string | num
   if (values.length === 0) return sqlFalse();
   return spelled(
     () =>
-      sql`(json_extract(${column}, ${`$."${key}"`}) IN (${sql.join(
+      sql`(${sqliteValue(column, key)} IN (${sql.join(
         values.map((v) => sql`${jsonComparable(v)}`),
         sql`, `,
       )}))`,

@@ -343,9 +343,9 @@ function compareOp(op: Op): "=" | ">" | ">=" | "<" | "<=" {
  * A rule on a custom field, never NULL (NOT works as people expect), the same on both databases:
  * equality matches the value's forms (see `variants`); `contains`, `starts_with`,
  * `within_last_days` (text that starts with an ISO date) and a comparison with a text value read
- * the field only when it holds text; a
- * comparison with a number reads it as a number (a JSON number, text that is a number literal, a
- * boolean as 1/0). A field of another kind matches none of them, and their negation.
+ * the field only when it holds text; a comparison with a number reads it as a number (a JSON
+ * number, text that is a number literal, a boolean as 1/0). A field of another kind matches none
+ * of them, and their negation.
  */
 function compileCustom(key: string, op: Op, value: unknown, now: number): SQL {
   const expr = jsonField(contacts.fields, key);
