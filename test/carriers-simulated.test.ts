@@ -14,10 +14,13 @@ import { loadConfig } from "../src/config";
 import { type DbHandle, openDatabase } from "../src/db/client";
 import { migrate } from "../src/db/migrate";
 import { jobs, messages } from "../src/db/schema";
-import { enqueueJob } from "../src/jobs/queue";
+import { enqueueAnyJob, enqueueJob, holdLeases, leaseDueJobs, leaseKey } from "../src/jobs/queue";
 import { startServer } from "../src/server";
 import { TEST_DIALECT } from "./support/postgres";
 import { startTestServer, type TestServer } from "./support/server";
+
+/** The policy of the jobs of a kind no server runs ("test.fence"), leased by the tests themselves. */
+const FENCE_POLICY = { maxAttempts: 3, timeoutMs: 10_000, backoffMs: () => 1000 };
 
 /** A clock the test moves by hand. */
 function manualClock(start = Date.parse("2026-11-21T12:00:00.000Z")) {
@@ -179,6 +182,40 @@ describe.if(process.env[TEST_DIALECT] !== "postgres")("SimulatedCarrier", () => 
     expect(sent).toMatchObject({ status: "fulfilled", value: { accepted: true } });
     expect(await carrier.lookupSend(sms(50), 0)).toEqual({ found: false });
     expect(await carrier.lookupSend(sms(51), 0)).toMatchObject({ found: true });
+  });
+
+  it("writes a send only while the database says its job's lease is held: a job taken by another worker withdraws it", async () => {
+    const carrier = new SimulatedCarrier(handle.db, manualClock(), { deliveryDelayMs: 200 });
+    carrier.attachSinks({ onStatus: () => {}, onInbound: () => {} });
+    const id = await enqueueAnyJob(handle.db, "test.fence", {}, { maxAttempts: 3 });
+    if (!id) throw new Error("no job");
+    const [first] = await leaseDueJobs(handle.db, {
+      workerId: "w1",
+      limit: 1,
+      now: Date.now(),
+      kinds: ["test.fence"],
+      policyOf: () => FENCE_POLICY,
+    });
+    expect(first).toMatchObject({ id, lockedBy: "w1", attempts: 1 });
+    expect(await carrier.sendSms({ ...sms(60), stillOurs: () => true, lease: first })).toMatchObject({
+      accepted: true,
+    });
+    // Its process frozen past the lease: another worker took the job, though this clock says not.
+    const [second] = await leaseDueJobs(handle.db, {
+      workerId: "w2",
+      limit: 1,
+      now: Date.now() + FENCE_POLICY.timeoutMs + 1,
+      kinds: ["test.fence"],
+      policyOf: () => FENCE_POLICY,
+    });
+    expect(second).toMatchObject({ id, lockedBy: "w2", attempts: 2 });
+    const late = carrier.sendSms({ ...sms(61), stillOurs: () => true, lease: first });
+    const current = carrier.sendSms({ ...sms(62), stillOurs: () => true, lease: second });
+    const [withdrawn, sent] = await Promise.allSettled([late, current]);
+    expect(withdrawn.status === "rejected" && withdrawn.reason).toBeInstanceOf(SendWithdrawnError);
+    expect(sent).toMatchObject({ status: "fulfilled", value: { accepted: true } });
+    expect(await carrier.lookupSend(sms(61), 0)).toEqual({ found: false });
+    expect(await carrier.lookupSend(sms(62), 0)).toMatchObject({ found: true });
   });
 
   it("applies the magic numbers", async () => {
@@ -436,6 +473,34 @@ describe.if(process.env[TEST_DIALECT] === "postgres")("SimulatedCarrier on Postg
     // Nothing to wait for (no due time was moved): the two are due again now.
     expect(await second.flushDue()).toBe(2);
     expect(seen.sort()).toEqual([800, 801, 802].map((n) => ours(n).messageId).sort());
+  });
+
+  it("a job is not taken from a worker while it writes a send under the job's lease, and is taken after", async () => {
+    const { db } = s.server.handle;
+    // A kind no server runs: only this test leases it.
+    const id = await enqueueAnyJob(db, "test.fence", {}, { maxAttempts: 3 });
+    if (!id) throw new Error("no job");
+    const lease = (workerId: string, now: number) =>
+      leaseDueJobs(db, { workerId, limit: 1, now, kinds: ["test.fence"], policyOf: () => FENCE_POLICY });
+    const [first] = await lease("w1", Date.now());
+    expect(first).toMatchObject({ id, lockedBy: "w1", attempts: 1 });
+    const expired = Date.now() + FENCE_POLICY.timeoutMs + 1;
+    const { held, release } = heldOpen();
+    let heldInside = new Set<string>();
+    const writing = db.transaction(async (tx) => {
+      heldInside = await holdLeases(tx, [first]);
+      await held; // the frozen moment: the ledger row not yet committed
+    });
+    for (let i = 0; i < 100 && heldInside.size === 0; i++) await Bun.sleep(5);
+    expect(heldInside.has(leaseKey(first))).toBe(true);
+    // Past its lease, but its job row is held: another worker's claim passes it by.
+    expect(await lease("w2", expired)).toEqual([]);
+    release();
+    await writing;
+    const [second] = await lease("w2", expired);
+    expect(second).toMatchObject({ id, lockedBy: "w2", attempts: 2 });
+    const after = await db.transaction(async (tx) => await holdLeases(tx, [first, second]));
+    expect([...after]).toEqual([leaseKey(second)]);
   });
 
   it("a reporter whose connection dies mid-batch leaves its rows due at once to the others", async () => {

@@ -501,13 +501,17 @@ function cli(argv: string[], env: Record<string, string>): string {
 
 /** A new database on the cluster with the given collation and ctype (`--pg-locale`). */
 async function databaseWithLocale(adminUrl: string, locale: string): Promise<string> {
-  if (!/^[A-Za-z0-9_.@-]+$/.test(locale)) throw new Error(`bad locale ${locale}`);
+  if (!/^[A-Za-z0-9_.@:-]+$/.test(locale)) throw new Error(`bad locale ${locale}`);
   const { default: postgres } = await import("postgres");
   const name = `parity_${process.pid}_${Date.now().toString(36)}`;
   const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
   try {
+    // icu:<locale> (icu:en-US): ICU's collation, with C.utf8 as the libc locale beside it.
+    const icu = locale.startsWith("icu:") ? locale.slice(4) : null;
     await admin.unsafe(
-      `CREATE DATABASE ${name} TEMPLATE template0 ENCODING 'UTF8' LC_COLLATE '${locale}' LC_CTYPE '${locale}'`,
+      icu
+        ? `CREATE DATABASE ${name} TEMPLATE template0 ENCODING 'UTF8' LOCALE 'C.utf8' LOCALE_PROVIDER icu ICU_LOCALE '${icu}'`
+        : `CREATE DATABASE ${name} TEMPLATE template0 ENCODING 'UTF8' LC_COLLATE '${locale}' LC_CTYPE '${locale}'`,
     );
   } finally {
     await admin.end();

@@ -1,3 +1,4 @@
+import type { HeldLease } from "../jobs/queue";
 import type { CallLookup, CallPlacement, CallReport, CallSinkSlot, OutboundCall } from "../voice/provider";
 
 /**
@@ -51,6 +52,14 @@ export interface OutboundSms {
    * throws SendWithdrawnError. Absent: always send.
    */
   stillOurs?: () => boolean;
+  /**
+   * The lease of the job handing it off, as the database knows it. A carrier that keeps its ledger
+   * in our database (the simulated one) writes the send only while that lease is still held, in
+   * the transaction that keeps it held (`holdLeases`): no other worker can take the job while the
+   * write is under way (it finds the send when it looks it up), and a process frozen between
+   * `stillOurs` and its write sends nothing once another worker has taken the job. Absent: no check.
+   */
+  lease?: HeldLease;
 }
 
 /** Our message statuses that a carrier can report. */

@@ -25,6 +25,7 @@ import type { DbOrTx } from "../db/client";
 import { newestFirstPage } from "../db/paging";
 import { dueLedgerStatements, insertRowsReturning, preparedPerConnection } from "../db/prepared";
 import { type SandboxSendRow, sandboxSends } from "../db/schema";
+import { type HeldLease, holdLeases, leaseKey } from "../jobs/queue";
 import { newId } from "../lib/ids";
 import { errorText, log } from "../lib/log";
 import type { Clock } from "../lib/time";
@@ -146,7 +147,7 @@ export class SimulatedCarrier implements Carrier {
   private timer: ReturnType<typeof setTimeout> | null = null;
   private flushing: Promise<void> | null = null;
   private stopped = true;
-  private unwritten: { row: SandboxSendRow; stillOurs?: () => boolean }[] = [];
+  private unwritten: { row: SandboxSendRow; stillOurs?: () => boolean; lease?: HeldLease }[] = [];
   /** The turn's ledger write: the carrier message id of each message written, by message id. */
   private writing: Promise<Map<string, string>> | null = null;
   private readonly tickMs: number;
@@ -326,7 +327,7 @@ export class SimulatedCarrier implements Carrier {
     }
     const now = this.clock.now();
     // A message handed over again is not sent again: the ledger answers the first send's id.
-    const accepted = await this.record(sms.stillOurs, {
+    const accepted = await this.record(sms, {
       id: newId(),
       workspaceId: sms.workspaceId,
       messageId: sms.messageId,
@@ -350,19 +351,32 @@ export class SimulatedCarrier implements Carrier {
    * runs together, each awaiting its reads) are written in one transaction; each sendSms resolves
    * once its row is committed, with the carrier message id of the message's ledger row.
    */
-  private async record(stillOurs: (() => boolean) | undefined, row: SandboxSendRow): Promise<string> {
-    this.unwritten.push({ row, stillOurs });
+  private async record(sms: OutboundSms, row: SandboxSendRow): Promise<string> {
+    this.unwritten.push({ row, stillOurs: sms.stillOurs, lease: sms.lease });
     this.writing ??= new Promise<Map<string, string>>((resolve, reject) => {
       setImmediate(async () => {
         const sends = this.unwritten;
         this.unwritten = [];
         this.writing = null;
         // The sends still ours now, right before their rows are written (the carrier receiving
-        // them); the others are withdrawn (absent from the answer).
-        const ours = () => sends.flatMap((send) => (!send.stillOurs || send.stillOurs() ? [send.row] : []));
+        // them): their job's lease still held, by the clock and then by the database, which keeps
+        // it held until the rows are committed. The others are withdrawn (absent from the answer).
+        const ours = (held: Set<string>) =>
+          sends.flatMap((send) =>
+            (!send.stillOurs || send.stillOurs()) && (!send.lease || held.has(leaseKey(send.lease)))
+              ? [send.row]
+              : [],
+          );
+        const leases = sends.flatMap((send) => (send.lease ? [send.lease] : []));
         try {
-          if (sends.length === 1) resolve(await writeLedgerRows(this.db, ours()));
-          else resolve(await this.db.transaction(async (tx) => await writeLedgerRows(tx, ours())));
+          if (sends.length === 1 && leases.length === 0)
+            resolve(await writeLedgerRows(this.db, ours(new Set())));
+          else
+            resolve(
+              await this.db.transaction(
+                async (tx) => await writeLedgerRows(tx, ours(await holdLeases(tx, leases))),
+              ),
+            );
         } catch (error) {
           reject(error);
         }

@@ -156,6 +156,18 @@ export function jsonEquals(column: Expr, key: string, value: string | number | b
   return jsonIn(column, key, [value]);
 }
 
+/**
+ * Text compared and ordered byte by byte on both databases (PostgreSQL: `COLLATE "C"`, whatever
+ * the database's collation; SQLite's BINARY already is): the same rows and the same order on a
+ * cluster initialised with another locale.
+ */
+export function byteOrder(expr: Expr): SQL {
+  return spelled(
+    () => sql`${expr}`,
+    () => sql`(${expr} COLLATE "C")`,
+  );
+}
+
 /** Case-insensitive LIKE with `\` as the escape character (PostgreSQL: ILIKE; it folds Unicode too). */
 export function likeInsensitive(expr: Expr, pattern: string): SQL {
   return spelled(
@@ -302,6 +314,17 @@ export function claimingRows<Q>(query: Q): Q {
 export function lockedForUpdate<Q>(query: Q): Q {
   if (currentDialect() !== "postgres") return query;
   return (query as unknown as { for(strength: "update"): Q }).for("update");
+}
+
+/**
+ * A select that locks the rows it answers against change until the transaction ends (PostgreSQL's
+ * `FOR SHARE`): readers holding them do not wait for each other, and a claim (`claimingRows`: FOR
+ * UPDATE SKIP LOCKED) passes them by meanwhile. SQLite needs none (a write transaction runs alone):
+ * the query as it is.
+ */
+export function lockedForShare<Q>(query: Q): Q {
+  if (currentDialect() !== "postgres") return query;
+  return (query as unknown as { for(strength: "share"): Q }).for("share");
 }
 
 /**

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { readFileSync, readlinkSync } from "node:fs";
 import { and, eq, gt, inArray, lt, lte, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../db/client";
-import { claimingRows, inJsonList } from "../db/dialect";
+import { claimingRows, inJsonList, lockedForShare } from "../db/dialect";
 import { preparedPerConnection } from "../db/prepared";
 import { type JobRow, jobs } from "../db/schema";
 import { afterCommit } from "../db/store/pg-terminals";
@@ -222,6 +222,41 @@ function heldBy(job: JobRow) {
 /** The placeholders of `held` (queueStatements) for the lease this worker holds on the job. */
 function heldParams(job: JobRow) {
   return { id: job.id, lockedBy: job.lockedBy ?? "", attempts: job.attempts };
+}
+
+/** A job's lease as the worker holding it knows it: one attempt of the job, by one worker. */
+export interface HeldLease {
+  id: string;
+  lockedBy: string | null;
+  attempts: number;
+}
+
+/** The key of a lease in `holdLeases`' answer. */
+export function leaseKey(lease: HeldLease): string {
+  return `${lease.id}\u0000${lease.lockedBy ?? ""}\u0000${lease.attempts}`;
+}
+
+/**
+ * Which of `leases` their workers still hold (`leaseKey`s), each kept held until the caller's
+ * transaction ends: on PostgreSQL the job rows are locked FOR SHARE, so no other worker's claim
+ * takes one meanwhile (it passes locked rows by); on SQLite the caller's write transaction already
+ * excludes every claim. For an effect written in that transaction that must not also be made by a
+ * worker that took the job after the caller's process was frozen past its lease (a simulated
+ * carrier's ledger row). Run it inside a transaction.
+ */
+export async function holdLeases(tx: DbOrTx, leases: readonly HeldLease[]): Promise<Set<string>> {
+  const held = new Set<string>();
+  if (leases.length === 0) return held;
+  const ids = [...new Set(leases.map((lease) => lease.id))].sort();
+  const rows = await lockedForShare(
+    tx
+      .select({ id: jobs.id, lockedBy: jobs.lockedBy, attempts: jobs.attempts })
+      .from(jobs)
+      .where(inJsonList(jobs.id, ids))
+      .orderBy(jobs.id),
+  ).all();
+  for (const row of rows) if (row.lockedBy !== null) held.add(leaseKey(row));
+  return held;
 }
 
 /** Marks a leased job done. Returns false when the lease was lost (another worker took the job). */

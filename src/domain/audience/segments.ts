@@ -19,6 +19,7 @@ import {
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Db, DbOrTx } from "../../db/client";
 import {
+  byteOrder,
   containsText,
   escapeLike,
   jsonField,
@@ -392,6 +393,8 @@ function compileColumn(field: string, op: Op, value: unknown, now: number): SQL 
   const col = spec.column as SQLiteColumn;
   const guard = (condition: SQL | undefined): SQL =>
     (spec.nullable ? and(isNotNull(col), condition) : condition) as SQL;
+  // Text is compared in byte order on both databases (as custom fields are).
+  const ordered = (spec.kind === "text" ? byteOrder(col) : col) as SQLiteColumn;
   switch (op) {
     case "exists":
       return isNotNull(col);
@@ -417,14 +420,14 @@ function compileColumn(field: string, op: Op, value: unknown, now: number): SQL 
       return gte(col, now - (value as number) * DAY_MS);
     case "gt":
     case "after":
-      return guard(gt(col, value));
+      return guard(gt(ordered, value));
     case "gte":
-      return guard(gte(col, value));
+      return guard(gte(ordered, value));
     case "lt":
     case "before":
-      return guard(lt(col, value));
+      return guard(lt(ordered, value));
     case "lte":
-      return guard(lte(col, value));
+      return guard(lte(ordered, value));
   }
   throw new Error(`unhandled op ${op}`);
 }

@@ -1,6 +1,7 @@
 import { and, count, desc, eq, isNotNull, isNull, or, type SQL, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../db/client";
 import {
+  byteOrder,
   greatest,
   inJsonList,
   inJsonListParam,
@@ -712,13 +713,13 @@ export async function addNote(
   });
 }
 
-/** The workspace's users a thread can be assigned to, by name. */
+/** The workspace's users a thread can be assigned to, by name (byte order, on both databases). */
 export async function listAssignees(db: Db, workspaceId: string) {
   return await db
     .select({ id: users.id, email: users.email, name: users.name })
     .from(users)
     .innerJoin(memberships, and(eq(memberships.userId, users.id), eq(memberships.workspaceId, workspaceId)))
-    .orderBy(users.name, users.email)
+    .orderBy(byteOrder(users.name), byteOrder(users.email))
     .all();
 }
 

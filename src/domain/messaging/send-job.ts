@@ -463,7 +463,7 @@ async function handOff(
   let result: Awaited<ReturnType<typeof carrier.sendSms>>;
   try {
     // Asked again by the adapter as the send leaves (after its own batching, if any).
-    result = await carrier.sendSms({ ...sms, stillOurs: ctx.leaseHolds });
+    result = await carrier.sendSms({ ...sms, stillOurs: ctx.leaseHolds, lease: ctx.job });
   } catch (error) {
     if (error instanceof SendWithdrawnError) return { kind: "held", until: ctx.clock.now() };
     throw error;
