@@ -48,6 +48,21 @@ describe("POST /v1/contacts", () => {
     expect((await log.of("contact.created")).some((e) => e.data.id === c.id)).toBe(true);
   });
 
+  it("answers custom fields with their keys sorted, as created, merged and read", async () => {
+    const created = await s.api("POST", "/v1/contacts", {
+      phone_number: phone(),
+      fields: { zeta: 1, b: "two", aa: true, "Ä": "x", B: 0 },
+    });
+    expect(created.status).toBe(200);
+    const sorted = ["B", "aa", "b", "zeta", "Ä"];
+    expect(Object.keys(created.body.contact.fields)).toEqual(sorted);
+    const id = created.body.contact.id;
+    const patched = await s.api("PATCH", `/v1/contacts/${id}`, { fields: { c: 3, zeta: null } });
+    expect(Object.keys(patched.body.contact.fields)).toEqual(["B", "aa", "b", "c", "Ä"]);
+    const read = await s.api("GET", `/v1/contacts/${id}`);
+    expect(Object.keys(read.body.contact.fields)).toEqual(["B", "aa", "b", "c", "Ä"]);
+  });
+
   it("accepts 10- and 11-digit US numbers", async () => {
     const ten = await s.api("POST", "/v1/contacts", { phone_number: "3125550111" });
     expect(ten.body.contact.phone_number).toBe("+13125550111");

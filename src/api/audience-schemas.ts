@@ -37,7 +37,9 @@ export const ContactSchema = t.Object(
         "before the area code's state. Null: the area code's state",
       examples: ["FL"],
     }),
-    fields: t.Record(t.String(), t.Unknown(), { description: "Custom values (string, number, boolean)" }),
+    fields: t.Record(t.String(), t.Unknown(), {
+      description: "Custom values (string, number, boolean). Keys come back sorted (code-point order).",
+    }),
     created_at: Timestamp("When the contact was created"),
     updated_at: Timestamp("When the contact last changed"),
   },

@@ -6369,7 +6369,7 @@ export interface operations {
                              * @example FL
                              */
                             state: string | null;
-                            /** @description Custom values (string, number, boolean) */
+                            /** @description Custom values (string, number, boolean). Keys come back sorted (code-point order). */
                             fields: {
                                 [key: string]: unknown;
                             };
@@ -6519,7 +6519,7 @@ export interface operations {
                              * @example FL
                              */
                             state: string | null;
-                            /** @description Custom values (string, number, boolean) */
+                            /** @description Custom values (string, number, boolean). Keys come back sorted (code-point order). */
                             fields: {
                                 [key: string]: unknown;
                             };
@@ -9004,7 +9004,7 @@ export interface operations {
                              * @example FL
                              */
                             state: string | null;
-                            /** @description Custom values (string, number, boolean) */
+                            /** @description Custom values (string, number, boolean). Keys come back sorted (code-point order). */
                             fields: {
                                 [key: string]: unknown;
                             };
@@ -9587,7 +9587,7 @@ export interface operations {
                              * @example FL
                              */
                             state: string | null;
-                            /** @description Custom values (string, number, boolean) */
+                            /** @description Custom values (string, number, boolean). Keys come back sorted (code-point order). */
                             fields: {
                                 [key: string]: unknown;
                             };
@@ -9740,7 +9740,7 @@ export interface operations {
                              * @example FL
                              */
                             state: string | null;
-                            /** @description Custom values (string, number, boolean) */
+                            /** @description Custom values (string, number, boolean). Keys come back sorted (code-point order). */
                             fields: {
                                 [key: string]: unknown;
                             };
@@ -9887,7 +9887,7 @@ export interface operations {
                              * @example FL
                              */
                             state: string | null;
-                            /** @description Custom values (string, number, boolean) */
+                            /** @description Custom values (string, number, boolean). Keys come back sorted (code-point order). */
                             fields: {
                                 [key: string]: unknown;
                             };
@@ -10126,7 +10126,7 @@ export interface operations {
                              * @example FL
                              */
                             state: string | null;
-                            /** @description Custom values (string, number, boolean) */
+                            /** @description Custom values (string, number, boolean). Keys come back sorted (code-point order). */
                             fields: {
                                 [key: string]: unknown;
                             };

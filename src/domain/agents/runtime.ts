@@ -21,6 +21,7 @@ import { errorText, log } from "../../lib/log";
 import { recordAgentConversion } from "../attribution/conversions";
 import { brandTrackedLinks } from "../attribution/link-domains";
 import { workspaceLinkBase } from "../attribution/offers";
+import { inKeyOrder } from "../audience/contacts";
 import { canSendTo } from "../audience/suppression";
 import { complianceDecision, recipientFacts, workspaceSendRules } from "../campaigns/send-plan";
 import { emitEvent } from "../events";
@@ -235,7 +236,7 @@ function knownOf(contact: ContactRow): Record<string, string> {
   if (contact.firstName) known.first_name = contact.firstName;
   if (contact.lastName) known.last_name = contact.lastName;
   if (contact.email) known.email = contact.email;
-  for (const [key, value] of Object.entries(contact.fields ?? {}))
+  for (const [key, value] of Object.entries(inKeyOrder(contact.fields ?? {})))
     if (value !== null && value !== undefined && typeof value !== "object") known[key] = String(value);
   return known;
 }

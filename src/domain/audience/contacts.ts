@@ -31,6 +31,19 @@ export interface ContactJson {
   updated_at: string;
 }
 
+/**
+ * Custom fields with their keys sorted (UTF-16 code-unit order), as the API shows them and the
+ * engine reads them: the same on both databases (PostgreSQL's jsonb keeps keys shorter-first, SQLite
+ * as written).
+ */
+export function inKeyOrder(fields: Record<string, unknown>): Record<string, unknown> {
+  const keys = Object.keys(fields);
+  if (keys.length < 2) return fields;
+  const sorted: Record<string, unknown> = {};
+  for (const key of keys.sort()) sorted[key] = fields[key];
+  return sorted;
+}
+
 export function contactJson(row: ContactRow): ContactJson {
   return {
     id: row.id,
@@ -45,7 +58,7 @@ export function contactJson(row: ContactRow): ContactJson {
     timezone: row.timezone ?? timezoneForPhone(row.phoneNumber),
     timezone_source: row.timezone ? "given" : "area_code",
     state: row.state,
-    fields: row.fields ?? {},
+    fields: inKeyOrder(row.fields ?? {}),
     created_at: toIso(row.createdAt) as string,
     updated_at: toIso(row.updatedAt) as string,
   };
