@@ -39,9 +39,8 @@ export interface ContactJson {
 export function inKeyOrder(fields: Record<string, unknown>): Record<string, unknown> {
   const keys = Object.keys(fields);
   if (keys.length < 2) return fields;
-  const sorted: Record<string, unknown> = {};
-  for (const key of keys.sort()) sorted[key] = fields[key];
-  return sorted;
+  // Own data properties whatever the key (field names exclude __proto__ anyway).
+  return Object.fromEntries(keys.sort().map((key) => [key, fields[key]]));
 }
 
 export function contactJson(row: ContactRow): ContactJson {
