@@ -45,6 +45,11 @@ function pgJson(column: Expr, key: string): SQL {
   return sql`(${column} -> ${key}::text)`;
 }
 
+/** PostgreSQL text in byte order, whatever the database's collation (`byteOrder`, `jsonText`). */
+function pgByteOrder(expr: Expr | SQL): SQL {
+  return sql`(${expr} COLLATE "C")`;
+}
+
 /** The JSON path of a top-level key (SQLite: `$."key"`, bound as a parameter). */
 function sqlitePath(key: string): string {
   return `$."${key}"`;
@@ -101,7 +106,9 @@ export function jsonText(column: Expr, key: string): SQL {
     () =>
       sql`(CASE json_type(${column}, ${sqlitePath(key)}) WHEN 'text' THEN ${sqliteValue(column, key)} END)`,
     () =>
-      sql`(CASE jsonb_typeof(${pgJson(column, key)}) WHEN 'string' THEN ${pgText(column, key)} END) COLLATE "C"`,
+      pgByteOrder(
+        sql`(CASE jsonb_typeof(${pgJson(column, key)}) WHEN 'string' THEN ${pgText(column, key)} END)`,
+      ),
   );
 }
 
@@ -164,7 +171,7 @@ export function jsonEquals(column: Expr, key: string, value: string | number | b
 export function byteOrder(expr: Expr): SQL {
   return spelled(
     () => sql`${expr}`,
-    () => sql`(${expr} COLLATE "C")`,
+    () => pgByteOrder(expr),
   );
 }
 

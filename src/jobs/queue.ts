@@ -214,26 +214,23 @@ export async function leaseDueJobs(
   });
 }
 
+/** A job's lease as the worker holding it knows it: one attempt of the job, by one worker. */
+export type HeldLease = Pick<JobRow, "id" | "lockedBy" | "attempts">;
+
 /** The lease this worker holds on the job: only its holder may finish it. */
-function heldBy(job: JobRow) {
+function heldBy(job: HeldLease) {
   return and(eq(jobs.id, job.id), eq(jobs.lockedBy, job.lockedBy ?? ""), eq(jobs.attempts, job.attempts));
 }
 
 /** The placeholders of `held` (queueStatements) for the lease this worker holds on the job. */
-function heldParams(job: JobRow) {
+function heldParams(job: HeldLease) {
   return { id: job.id, lockedBy: job.lockedBy ?? "", attempts: job.attempts };
 }
 
-/** A job's lease as the worker holding it knows it: one attempt of the job, by one worker. */
-export interface HeldLease {
-  id: string;
-  lockedBy: string | null;
-  attempts: number;
-}
-
-/** The key of a lease in `holdLeases`' answer. */
+/** The key of a lease in `holdLeases`' answer (its `heldParams`, as one string). */
 export function leaseKey(lease: HeldLease): string {
-  return `${lease.id}\u0000${lease.lockedBy ?? ""}\u0000${lease.attempts}`;
+  const { id, lockedBy, attempts } = heldParams(lease);
+  return `${id}\u0000${lockedBy}\u0000${attempts}`;
 }
 
 /**
@@ -247,7 +244,8 @@ export function leaseKey(lease: HeldLease): string {
 export async function holdLeases(tx: DbOrTx, leases: readonly HeldLease[]): Promise<Set<string>> {
   const held = new Set<string>();
   if (leases.length === 0) return held;
-  const ids = [...new Set(leases.map((lease) => lease.id))].sort();
+  // Rows are locked in id order (the ORDER BY), whatever the order of `leases`.
+  const ids = [...new Set(leases.map((lease) => lease.id))];
   const rows = await lockedForShare(
     tx
       .select({ id: jobs.id, lockedBy: jobs.lockedBy, attempts: jobs.attempts })
