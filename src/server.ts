@@ -12,10 +12,10 @@ import {
   type SqliteConnection,
 } from "./db/client";
 import { setDialect } from "./db/dialect";
-import { startSearchIndexer } from "./db/message-search";
 import { migrate } from "./db/migrate";
 import { openPgDatabase } from "./db/pg-database";
 import { startPlannerStatistics } from "./db/planner-statistics";
+import { startSearchIndexer } from "./db/search";
 import { createApiKey } from "./domain/workspace/api-keys";
 import { countWorkspaces, createWorkspace } from "./domain/workspace/workspaces";
 import { errorResponse } from "./http/errors";

@@ -144,6 +144,19 @@ describe("GET /v1/conversations", () => {
     expect(filtered.body).toMatchObject({ conversations: [], total: 0 });
   });
 
+  it("searches without accents, folding ø, ß, æ and ligatures as well (the same on both databases)", async () => {
+    const named = await threadWith("+14155550322", "hello");
+    const contactId = (await s.api("GET", `/v1/conversations/${named}`)).body.conversation.contact_id;
+    await s.api("PATCH", `/v1/contacts/${contactId}`, { first_name: "Søren", last_name: "Ærø" });
+    const texted = await threadWith("+14155550323", "Grüße aus der Straße: ﬁnal Ｏｆｆｅｒ, Crème brûlée");
+    const q = async (text: string) =>
+      ids((await s.api("GET", `/v1/conversations?q=${encodeURIComponent(text)}`)).body);
+    for (const text of ["soren", "SØREN", "aero", "Søren Ærø"])
+      expect({ text, found: await q(text) }).toEqual({ text, found: [named] });
+    for (const text of ["strasse", "Straße", "grusse", "final", "offer", "creme brulee", "CRÈME"])
+      expect({ text, found: await q(text) }).toEqual({ text, found: [texted] });
+  });
+
   it("never shows another workspace's threads", async () => {
     await threadWith("+14155550330", "mine");
     const other = await s.newWorkspace("Other");

@@ -197,7 +197,11 @@ export function conversationsRoutes(deps: AppDeps) {
             }),
           ),
           q: t.Optional(
-            t.String({ maxLength: 200, description: "Searches contact name, phone and message text" }),
+            t.String({
+              maxLength: 200,
+              description:
+                "Searches contact name, phone (any digit suffix) and message text: every word a prefix, all required. Case and accents are ignored, and so are the letters PostgreSQL's unaccent folds (ø → o, ß → ss, æ → ae, ligatures, full-width letters): `strasse` finds `Straße` on both databases.",
+            }),
           ),
         }),
         detail: {

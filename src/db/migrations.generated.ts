@@ -38,6 +38,7 @@ import m34 from "../../migrations/0034_conversation_notes_reads.sql" with { type
 import m35 from "../../migrations/0035_campaign_sends_open_threads_unique.sql" with { type: "text" };
 import m36 from "../../migrations/0036_webhook_delivery_unique.sql" with { type: "text" };
 import m37 from "../../migrations/0037_messages_index_diet.sql" with { type: "text" };
+import m38 from "../../migrations/0038_search_folded.sql" with { type: "text" };
 import pg0 from "../../migrations/pg/0000_baseline.sql" with { type: "text" };
 import pg1 from "../../migrations/pg/0001_triggers_and_search.sql" with { type: "text" };
 import pg2 from "../../migrations/pg/0002_change_notifications.sql" with { type: "text" };
@@ -88,6 +89,7 @@ export const embeddedMigrations: { tag: string; sql: string }[] = [
   { tag: "0035_campaign_sends_open_threads_unique", sql: m35 },
   { tag: "0036_webhook_delivery_unique", sql: m36 },
   { tag: "0037_messages_index_diet", sql: m37 },
+  { tag: "0038_search_folded", sql: m38 },
 ];
 
 /** PostgreSQL migrations in the order they apply (src/db/migrate-pg.ts). */

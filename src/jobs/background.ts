@@ -1,8 +1,8 @@
 import type { Carrier } from "../carriers/carrier";
 import type { Config } from "../config";
 import type { Db } from "../db/client";
-import { startSearchIndexer } from "../db/message-search";
 import { startPlannerStatistics } from "../db/planner-statistics";
+import { startSearchIndexer } from "../db/search";
 import { startAgents } from "../domain/agents/runtime";
 import { configureTrackedLinks } from "../domain/attribution/offers";
 import { startCalls } from "../domain/calls/calls";

@@ -38,7 +38,7 @@ export const conversations = sqliteTable(
     intent: text("intent"),
     /**
      * Numeric key of the thread in the search index (`conversation_search`, see
-     * src/db/message-search.ts); set by a trigger on insert. PostgreSQL: an identity column (the
+     * src/db/search/sqlite.ts); set by a trigger on insert. PostgreSQL: an identity column (the
      * next key comes from its sequence, so concurrent inserts never pick the same one).
      */
     searchKey: onPostgres(integer("search_key"), "identity"),

@@ -9,7 +9,6 @@ import {
   nullsLast,
   unlessTakenMeanwhile,
 } from "../../db/dialect";
-import { newSearchKey, searchConversations } from "../../db/message-search";
 import { insertRowsReturning, preparedPerConnection, rowPlaceholders } from "../../db/prepared";
 import {
   type ConversationNoteRow,
@@ -23,6 +22,7 @@ import {
   messages,
   users,
 } from "../../db/schema";
+import { newSearchKey, searchConversations } from "../../db/search";
 import { workspaceRow } from "../../db/workspace-row";
 import { conflict, invalid, notFound } from "../../lib/errors";
 import { isUuid, newId } from "../../lib/ids";

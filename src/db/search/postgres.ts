@@ -1,40 +1,28 @@
 import { and, count, type SQL, sql } from "drizzle-orm";
-import type { Db, DbOrTx } from "./client";
-import { type ConversationRow, conversations } from "./schema";
+import type { Db, DbOrTx } from "../client";
+import { type ConversationRow, conversations } from "../schema";
+import { indexedText, searchWords } from "./text";
 
 /**
- * Thread search on PostgreSQL, the twin of ./message-search.ts's FTS5 side (that module dispatches
- * here). The table `conversation_search` (migrations/pg/0001_triggers_and_search.sql) holds one row
- * per thread for its contact's label (`message_id` NULL: names and the phone's digit suffixes) and
- * one per message; its `tsv` is the text's 'simple' tsvector without accents (`search_unaccent`),
- * under a GIN index. A query is every word of the user's text as a prefix term, all required:
+ * Thread search on PostgreSQL, the twin of ./sqlite.ts's FTS5 table (./index.ts dispatches here).
+ * The table `conversation_search` (migrations/pg/0001_triggers_and_search.sql) holds one row per
+ * thread for its contact's label (`message_id` NULL: names and the phone's digit suffixes) and one
+ * per message; its `tsv` is the text's 'simple' tsvector without accents (`search_unaccent`), under
+ * a GIN index. A query is every word of the user's text as a prefix term, all required:
  * `to_tsquery('simple', 'w1':* & 'w2':*)`, built term by term so nothing the user types is parsed
  * as tsquery syntax.
  *
- * Tokens are FTS5's (unicode61): runs of letters, numbers, private-use characters and combining
- * marks; everything else separates words. A message is indexed as those tokens, lower-cased, one
- * space apart, so PostgreSQL's parser does not keep e-mail addresses, URLs, decimals or markup
- * whole where FTS5 splits them. Labels are written by the database (`conversation_search_label`,
- * also used by the trigger that rewrites them when a contact is renamed).
+ * Messages are indexed as SQLite's are (./text.ts, indexedText): folded, split into FTS5's tokens,
+ * lower-cased, one space apart, so PostgreSQL's parser does not keep e-mail addresses, URLs,
+ * decimals or markup whole where FTS5 splits them. The user's words are folded the same way
+ * (searchWords). Labels are written by the database (`conversation_search_label`, also used by the
+ * trigger that rewrites them when a contact is renamed), whose `unaccent` folds the letters
+ * ./text.ts does.
  *
  * As on SQLite, writes only note rows in `search_backlog` (triggers); `drainSearchBacklog` indexes
  * them in batches, claiming backlog rows so that two processes never index one twice, and a search
  * drains first, so it sees every message committed before it.
  */
-
-/** Characters FTS5's unicode61 tokenizer keeps in a token (L*, N*, Co; Mn, as diacritics are removed). */
-const NOT_TOKEN = /[^\p{L}\p{N}\p{Co}\p{Mn}]+/gu;
-const HAS_WORD = /[\p{L}\p{N}]/u;
-
-/** The tokens of `text` as FTS5 splits it, as written. */
-function tokens(text: string): string[] {
-  return text.split(NOT_TOKEN).filter((t) => HAS_WORD.test(t));
-}
-
-/** A message body as the index stores it: its tokens, lower-cased, one space apart. */
-export function indexedText(body: string): string {
-  return tokens(body.toLowerCase()).join(" ");
-}
 
 /**
  * A token of the user's text as a tsquery: lower-cased (messages are indexed lower-cased), or, when
@@ -65,10 +53,7 @@ function spelling(token: string, prefix: boolean): SQL {
  * Null when no word has a letter or a digit.
  */
 export function searchQuery(text: string): SQL | null {
-  const words = text
-    .split(/\s+/)
-    .map(tokens)
-    .filter((t) => t.length > 0);
+  const words = searchWords(text);
   if (!words.length) return null;
   const phrases = words.map((word) =>
     word

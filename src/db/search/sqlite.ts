@@ -1,51 +1,27 @@
 import { and, count, desc, type SQL, sql } from "drizzle-orm";
-import { errorText, log } from "../lib/log";
-import { type Db, type DbOrTx, dialectOf, sqliteOf } from "./client";
-import { nullsLast } from "./dialect";
-import {
-  drainSearchBacklogPg,
-  searchConversationsPg,
-  workspaceHoldsEveryThreadPg,
-} from "./message-search-pg";
-import { preparedPerConnection } from "./prepared";
-import { type ConversationRow, conversations } from "./schema";
+import { type Db, type DbOrTx, sqliteOf } from "../client";
+import { nullsLast } from "../dialect";
+import { preparedPerConnection } from "../prepared";
+import { type ConversationRow, conversations } from "../schema";
+import { contactLabel, foldForSearch, searchWords } from "./text";
 
 /**
- * Thread search (`GET /v1/conversations?q=`), the one place that knows how it is done. SQLite uses
- * the FTS5 table `conversation_search` (migration 0009): one row per message plus one per thread
- * for its contact (first/last name, phone digit suffixes), rowid = `search_key * 2^20 + n`, so
- * `rowid >> 20` names the thread without reading any stored text. PostgreSQL has its twin, a
- * tsvector table (./message-search-pg.ts): each exported function here dispatches on the database.
- *
- * Indexing is kept off the sending transaction (migration 0011): inserting a thread or a message
- * only notes it in `search_backlog`; `drainSearchBacklog` writes the index in batches. Every server
- * drains about once a second (`startSearchIndexer`) and a search drains what is left first, so a
- * search sees every message written before it.
+ * Thread search on SQLite: the FTS5 table `conversation_search` (migration 0009, its text folded
+ * since 0038: ./text.ts), one row per message plus one per thread for its contact (first/last name,
+ * phone digit suffixes), rowid = `search_key * 2^20 + n`, so `rowid >> 20` names the thread without
+ * reading any stored text. ./index.ts dispatches here.
  */
+
+const THREAD_SPAN = 1_048_576;
 
 /**
  * Turns free text into an FTS5 query: each word becomes a quoted prefix term, all of them required.
  * Quoting keeps operators (AND, NEAR, *, ") in user input from being parsed as syntax.
  */
 function ftsQuery(text: string): string | null {
-  const words = text
-    .split(/\s+/)
-    .map((w) => w.replace(/"/g, ""))
-    .filter((w) => /[\p{L}\p{N}]/u.test(w));
+  const words = searchWords(text);
   if (!words.length) return null;
-  return words.map((w) => `"${w}"*`).join(" ");
-}
-
-/**
- * The search key of a thread being inserted (`conversations.search_key`), as the insert's value:
- * on SQLite the next after the largest (the unique index answers max), written with the row;
- * on PostgreSQL the identity column's next value (`DEFAULT`: concurrent inserts never pick the same
- * key, and a thread written without one gets the next too). PostgreSQL's index names threads by
- * id, not by this key.
- */
-export function newSearchKey(db: DbOrTx): SQL {
-  if (dialectOf(db) === "postgres") return sql`DEFAULT`;
-  return sql`(SELECT coalesce(max(${conversations.searchKey}), 0) + 1 FROM ${conversations})`;
+  return words.map((tokens) => `"${tokens.join(" ")}"*`).join(" ");
 }
 
 /** Up to this many matching index rows the thread keys are read into JavaScript; above, joined in SQL. */
@@ -60,7 +36,7 @@ const SMALL_MATCH_SET = 2000;
  * the index's matching rows are counted first, then the workspace's matching threads are counted
  * and the page is read in inbox order.
  */
-export async function searchConversations(
+export async function searchConversationsSqlite(
   db: Db,
   input: {
     workspaceId: string;
@@ -71,14 +47,14 @@ export async function searchConversations(
     /** Overrides SMALL_MATCH_SET (tests run both paths on a small corpus). */
     smallMatchSet?: number;
   },
+  drainLimit: number,
 ): Promise<{ rows: ConversationRow[]; total: number }> {
-  if (dialectOf(db) === "postgres") return await searchConversationsPg(db, input, SEARCH_DRAIN_LIMIT);
   const query = ftsQuery(input.text);
   if (!query) return { rows: [], total: 0 };
-  await drainSearchBacklog(db, SEARCH_DRAIN_LIMIT);
+  await drainSearchBacklogSqlite(db, drainLimit, drainLimit);
   const smallMatchSet = input.smallMatchSet ?? SMALL_MATCH_SET;
 
-  if (!input.where && (await workspaceHoldsEveryThread(db, input.workspaceId))) {
+  if (!input.where && (await workspaceHoldsEveryThreadSqlite(db, input.workspaceId))) {
     // Every thread is the workspace's: the distinct keys are the total, without visiting the
     // threads (~2.5 ms for 4,000 of 22,000 threads, where reading the index three times took ~4 ms).
     const keys = await matchingThreadKeys(db, query);
@@ -158,8 +134,7 @@ async function matchingRowCount(db: Db, query: string): Promise<number> {
  * Whether every thread in the database belongs to the workspace: the smallest and the largest
  * workspace id of the threads are both its own (two index seeks).
  */
-export async function workspaceHoldsEveryThread(db: Db, workspaceId: string): Promise<boolean> {
-  if (dialectOf(db) === "postgres") return await workspaceHoldsEveryThreadPg(db, workspaceId);
+export async function workspaceHoldsEveryThreadSqlite(db: Db, workspaceId: string): Promise<boolean> {
   const first = (await db.values<[string | null]>(sql`SELECT min(workspace_id) FROM conversations`))[0][0];
   const last = (await db.values<[string | null]>(sql`SELECT max(workspace_id) FROM conversations`))[0][0];
   return first === workspaceId && last === workspaceId;
@@ -177,36 +152,16 @@ async function matchingThreadKeys(db: Db, query: string): Promise<string> {
   )[0][0];
 }
 
-/** Rows of the backlog indexed per transaction: small enough not to hold the event loop long. */
-const DRAIN_BATCH = 500;
-/**
- * Most backlog rows a search indexes before it reads. The periodic drain keeps the backlog far
- * below this; after a long outage of it, a search answers without the newest rows rather than
- * stall, and they become searchable as the drain catches up.
- */
-const SEARCH_DRAIN_LIMIT = 20_000;
-const THREAD_SPAN = 1_048_576;
-
-/** The thread's contact label as the index keeps it: names and the phone's digit suffixes. */
-function contactLabel(firstName: string | null, lastName: string | null, phone: string): string {
-  const digits = phone.replace(/[+ ]/g, "");
-  const suffixes: string[] = [digits];
-  for (let from = 1; from <= 10; from++) suffixes.push(digits.slice(from));
-  return `${firstName ?? ""} ${lastName ?? ""} ${suffixes.join(" ")}`;
-}
-
 /**
  * Writes up to `limit` rows of `search_backlog` into the index, oldest first, in transactions of
- * DRAIN_BATCH rows (IMMEDIATE, so two servers draining at once take turns instead of indexing a
+ * `batchSize` rows (IMMEDIATE, so two servers draining at once take turns instead of indexing a
  * row twice). Returns how many backlog rows were consumed. Rows whose thread or message was
- * deleted meanwhile are dropped. PostgreSQL: each batch claims its rows with FOR UPDATE SKIP LOCKED
- * instead (drainSearchBacklogPg).
+ * deleted meanwhile are dropped.
  */
-export async function drainSearchBacklog(db: Db, limit = DRAIN_BATCH): Promise<number> {
-  if (dialectOf(db) === "postgres") return await drainSearchBacklogPg(db, limit, "skip", DRAIN_BATCH);
+export async function drainSearchBacklogSqlite(db: Db, limit: number, batchSize: number): Promise<number> {
   let consumed = 0;
   while (consumed < limit) {
-    const batch = Math.min(DRAIN_BATCH, limit - consumed);
+    const batch = Math.min(batchSize, limit - consumed);
     const done = await db.transaction(async (tx) => {
       const statements = drainStatements(tx);
       const rows = statements.backlog.values(batch) as [number, number, number][];
@@ -216,7 +171,8 @@ export async function drainSearchBacklog(db: Db, limit = DRAIN_BATCH): Promise<n
             | [number, string | null, string | null, string]
             | undefined;
           if (!thread) continue;
-          // A contact edited before this drain may have written the label already: replace it.
+          // A thread is noted again when its contact is renamed (migration 0038): its label is
+          // rewritten from the contact as it is now.
           const [key, firstName, lastName, phone] = thread;
           statements.deleteRow.run(key * THREAD_SPAN);
           statements.insertRow.run(key * THREAD_SPAN, contactLabel(firstName, lastName, phone), null);
@@ -228,7 +184,7 @@ export async function drainSearchBacklog(db: Db, limit = DRAIN_BATCH): Promise<n
             key * THREAD_SPAN,
             key * THREAD_SPAN + THREAD_SPAN - 1,
           )[0] as [number] | undefined;
-          statements.insertRow.run((last?.[0] ?? key * THREAD_SPAN) + 1, body, id);
+          statements.insertRow.run((last?.[0] ?? key * THREAD_SPAN) + 1, foldForSearch(body), id);
         }
       }
       if (rows.length) statements.consumed.run(rows[rows.length - 1][0]);
@@ -264,58 +220,3 @@ const drainStatements = preparedPerConnection((db: DbOrTx) => {
     consumed: sqlite.prepare("DELETE FROM search_backlog WHERE seq <= ?"),
   };
 });
-
-/** What the indexer yields to, and for how long at most. */
-export interface SearchIndexerOptions {
-  /** How often it looks at the backlog (1 s). */
-  intervalMs?: number;
-  /**
-   * Whether the thread has more pressing work (jobs running: sends, dispatch steps, reports): the
-   * drain waits while it does, up to `maxDeferMs` after the last drain.
-   */
-  busy?: () => boolean;
-  /** The longest the drain waits for `busy` to pass (10 s). */
-  maxDeferMs?: number;
-}
-
-/** The longest the search indexer yields to running jobs before it drains anyway. */
-export const SEARCH_MAX_DEFER_MS = 10_000;
-
-/**
- * Drains the backlog about once a second, a batch per event-loop turn so requests interleave.
- * Every server runs one; nothing depends on it for correctness (a search drains first). Both
- * databases: the drain it calls dispatches. While `busy` says jobs are running it waits, up to
- * `maxDeferMs` since its last drain: indexing a campaign's messages and threads is a sixth of the
- * statement time of the campaign on PostgreSQL, and the sends come first. The search that comes
- * meanwhile drains what is left before it answers, so it is never stale, only slower.
- */
-export function startSearchIndexer(db: Db, options: SearchIndexerOptions = {}): { stop(): void } {
-  const intervalMs = options.intervalMs ?? 1000;
-  const maxDeferMs = options.maxDeferMs ?? SEARCH_MAX_DEFER_MS;
-  let stopped = false;
-  let timer: ReturnType<typeof setTimeout> | null = null;
-  let drainedAt = Date.now();
-  const tick = async () => {
-    if (stopped) return;
-    if (options.busy?.() && Date.now() - drainedAt < maxDeferMs) {
-      timer = setTimeout(tick, intervalMs);
-      return;
-    }
-    let more = false;
-    try {
-      more = (await drainSearchBacklog(db, DRAIN_BATCH)) === DRAIN_BATCH;
-    } catch (error) {
-      // Busy (another server is draining) or a closing database: the next tick tries again.
-      log.debug("search backlog drain deferred", { error: errorText(error) });
-    }
-    if (!more) drainedAt = Date.now();
-    timer = setTimeout(tick, more ? 0 : intervalMs);
-  };
-  timer = setTimeout(tick, intervalMs);
-  return {
-    stop() {
-      stopped = true;
-      if (timer) clearTimeout(timer);
-    },
-  };
-}
