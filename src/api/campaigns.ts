@@ -404,7 +404,9 @@ export function campaignsRoutes(deps: AppDeps) {
           itemsDescription: "Campaigns, newest first",
           query: {
             status: t.Optional(t.String({ description: `One of ${CAMPAIGN_STATUSES.join(", ")}` })),
-            q: t.Optional(t.String({ description: "Name contains (case-insensitive)" })),
+            q: t.Optional(
+              t.String({ description: "Name contains (case-insensitive for ASCII letters: É and é differ)" }),
+            ),
           },
           run: async (workspaceId, query, page) => {
             const { campaigns, total } = await listCampaigns(deps.db, workspaceId, query, page);

@@ -117,7 +117,7 @@ export function contactRoutes(deps: AppDeps, conventions: RouteConventions) {
           list: {
             summary: "List contacts (newest first)",
             description:
-              "`q` matches first name, last name, phone number or email, case-insensitively; paginated with `limit` and `offset`.",
+              "`q` matches first name, last name, phone number or email, case-insensitively for ASCII letters (É and é differ, on SQLite and PostgreSQL alike); paginated with `limit` and `offset`.",
             query: {
               q: t.Optional(
                 t.String({ description: "Matches first name, last name, phone number or email" }),

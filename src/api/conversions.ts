@@ -73,7 +73,10 @@ const ConversionBody = Body(
       "Identifier 4: E.164 preferred; 10- and 11-digit US numbers are normalised",
       "+15125550143",
     ),
-    email: Identifier("Identifier 5 (weakest): matched case-insensitively", "ana@example.com"),
+    email: Identifier(
+      "Identifier 5 (weakest): matched case-insensitively for ASCII letters",
+      "ana@example.com",
+    ),
   },
   { description: "A server-side conversion: `txn` and at least one identifier" },
 );

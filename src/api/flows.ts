@@ -215,7 +215,11 @@ export function flowsRoutes(deps: AppDeps) {
               "Seed endpoint 12: each flow with its live `status`. Filters: `status`, `q` (name contains).",
             query: {
               status: t.Optional(t.String({ description: "draft | active | paused" })),
-              q: t.Optional(t.String({ description: "Name contains (case-insensitive)" })),
+              q: t.Optional(
+                t.String({
+                  description: "Name contains (case-insensitive for ASCII letters: É and é differ)",
+                }),
+              ),
             },
             itemsDescription: "Flows, newest first",
             run: async (workspaceId, query, page) => await listFlows(deps.db, workspaceId, query, page),

@@ -82,7 +82,7 @@ export function listRoutes(deps: AppDeps) {
           list: {
             summary: "List lists (newest first)",
             description:
-              "Each list with its member count (`contacts`). `q` matches the name, case-insensitively.",
+              "Each list with its member count (`contacts`). `q` matches the name, case-insensitively for ASCII letters (É and é differ).",
             query: { q: t.Optional(t.String({ description: "Matches the list name" })) },
             itemsDescription: "Lists, newest first",
             run: async (workspaceId, query, page) => {

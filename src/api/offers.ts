@@ -123,7 +123,11 @@ export function offersRoutes(deps: AppDeps) {
             itemsDescription: "Offers, newest first",
             query: {
               status: t.Optional(t.String({ description: "active | paused" })),
-              q: t.Optional(t.String({ description: "Name contains (case-insensitive)" })),
+              q: t.Optional(
+                t.String({
+                  description: "Name contains (case-insensitive for ASCII letters: É and é differ)",
+                }),
+              ),
             },
             run: async (workspaceId, query, page) => {
               const { offers, total } = await listOffers(deps.db, workspaceId, query, page, publicUrl);

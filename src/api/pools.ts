@@ -80,7 +80,13 @@ export function poolsRoutes(deps: AppDeps) {
             summary: "List pools (newest first)",
             description: "Each with its `numbers` count. Filter: `q` (name contains).",
             itemsDescription: "Pools, newest first, each with its `numbers` count",
-            query: { q: t.Optional(t.String({ description: "Name contains (case-insensitive)" })) },
+            query: {
+              q: t.Optional(
+                t.String({
+                  description: "Name contains (case-insensitive for ASCII letters: É and é differ)",
+                }),
+              ),
+            },
             run: async (workspaceId, query, page) => {
               const { pools, total } = await listPools(deps.db, workspaceId, query, page);
               return { items: pools, total };

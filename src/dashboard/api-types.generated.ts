@@ -657,7 +657,7 @@ export interface paths {
         };
         /**
          * List lists (newest first)
-         * @description Each list with its member count (`contacts`). `q` matches the name, case-insensitively.
+         * @description Each list with its member count (`contacts`). `q` matches the name, case-insensitively for ASCII letters (É and é differ).
          */
         get: operations["listLists"];
         put?: never;
@@ -777,7 +777,7 @@ export interface paths {
         };
         /**
          * List contacts (newest first)
-         * @description `q` matches first name, last name, phone number or email, case-insensitively; paginated with `limit` and `offset`.
+         * @description `q` matches first name, last name, phone number or email, case-insensitively for ASCII letters (É and é differ, on SQLite and PostgreSQL alike); paginated with `limit` and `offset`.
          */
         get: operations["listContacts"];
         put?: never;
@@ -20826,7 +20826,7 @@ export interface operations {
                      */
                     phone?: string;
                     /**
-                     * @description Identifier 5 (weakest): matched case-insensitively
+                     * @description Identifier 5 (weakest): matched case-insensitively for ASCII letters
                      * @example ana@example.com
                      */
                     email?: string;

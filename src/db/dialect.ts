@@ -1,4 +1,4 @@
-import { type AnyColumn, type SQL, sql } from "drizzle-orm";
+import { type AnyColumn, type Placeholder, type SQL, sql } from "drizzle-orm";
 import type { DbOrTx } from "./client";
 
 /**
@@ -46,7 +46,7 @@ function pgJson(column: Expr, key: string): SQL {
 }
 
 /** PostgreSQL text in byte order, whatever the database's collation (`byteOrder`, `jsonText`). */
-function pgByteOrder(expr: Expr | SQL): SQL {
+function pgByteOrder(expr: Expr | Placeholder): SQL {
   return sql`(${expr} COLLATE "C")`;
 }
 
@@ -175,11 +175,29 @@ export function byteOrder(expr: Expr): SQL {
   );
 }
 
-/** Case-insensitive LIKE with `\` as the escape character (PostgreSQL: ILIKE; it folds Unicode too). */
+/**
+ * Case-insensitive LIKE with `\` as the escape character, folding ASCII letters only on both
+ * databases: SQLite's LIKE does, and PostgreSQL's ILIKE under `COLLATE "C"` does too, where under a
+ * UTF-8 locale (`C.UTF-8`, `en_US.UTF-8`, ICU) it would fold É to é as well and answer other rows
+ * than SQLite.
+ */
 export function likeInsensitive(expr: Expr, pattern: string): SQL {
   return spelled(
     () => sql`(${expr} LIKE ${pattern} ESCAPE '\\')`,
-    () => sql`(${expr} ILIKE ${pattern} ESCAPE '\\')`,
+    () => sql`(${pgByteOrder(expr)} ILIKE ${pattern} ESCAPE '\\')`,
+  );
+}
+
+/**
+ * `lower(expr) = lower(value)`, folding ASCII letters only on both databases, as SQLite's `lower`
+ * does (PostgreSQL's folds every letter under a UTF-8 locale). An index on `lower(expr)` still
+ * serves it: on PostgreSQL the comparison under `COLLATE "C"` filters what the index finds.
+ */
+export function sameLowerCase(expr: Expr, value: SQL | Placeholder): SQL {
+  return spelled(
+    () => sql`lower(${expr}) = lower(${value})`,
+    () =>
+      sql`(lower(${expr}) = lower(${value}) AND lower(${pgByteOrder(expr)}) = lower(${pgByteOrder(value)}))`,
   );
 }
 

@@ -176,6 +176,26 @@ export async function freshDatabase(adminUrl: string, template?: string): Promis
   return url.toString();
 }
 
+/**
+ * A new, empty database whose collation and character classes are `locale` (a libc locale such as
+ * `C.utf8`), as production clusters often have, where the suite's cluster is initialised with C.
+ */
+export async function freshDatabaseWithLocale(adminUrl: string, locale: string): Promise<string> {
+  const { default: postgres } = await import("postgres");
+  const name = `t_${process.pid}_${Date.now().toString(36)}_${counter++}`;
+  const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
+  try {
+    await admin.unsafe(
+      `CREATE DATABASE ${name} TEMPLATE template0 ENCODING 'UTF8' LOCALE '${locale.replace(/'/g, "")}'`,
+    );
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
 /** Drops the database of `url` (made by freshDatabase) on the cluster of `adminUrl`, connections and all. */
 export async function dropDatabase(adminUrl: string, url: string): Promise<void> {
   const { default: postgres } = await import("postgres");

@@ -1,7 +1,7 @@
 import { and, eq, gte, inArray, isNotNull, lt, type SQL, sql } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Db, DbOrTx } from "../../db/client";
-import { nullsLast } from "../../db/dialect";
+import { byteOrder, nullsLast } from "../../db/dialect";
 import { preparedPerConnection } from "../../db/prepared";
 import {
   agents,
@@ -394,7 +394,8 @@ export async function analyticsNumbers(db: DbOrTx, workspaceId: string, window: 
         eq(messages.workspaceId, workspaceId),
         inWindow(messages.createdAt, window),
         eq(messages.direction, "inbound"),
-        sql`upper(trim(${messages.body})) IN (${sql.join(
+        // ASCII letters upper-cased on both databases (SQLite's upper; PostgreSQL's under "C").
+        sql`upper(trim(${byteOrder(messages.body)})) IN (${sql.join(
           STOP_WORDS.map((w) => sql`${w}`),
           sql`, `,
         )})`,

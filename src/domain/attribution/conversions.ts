@@ -2,7 +2,7 @@ import { and, desc, eq, gte, sql } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { changeWatchOf, type Db, type DbOrTx, memo, type Tx } from "../../db/client";
 import { CommitCheckedCaches } from "../../db/commit-watch";
-import { nullsLast } from "../../db/dialect";
+import { nullsLast, sameLowerCase } from "../../db/dialect";
 import { type BatchOutcome, groupBatch } from "../../db/group-commit";
 import { newestFirstPage } from "../../db/paging";
 import { allOver, insertRowsReturning, preparedPerConnection } from "../../db/prepared";
@@ -203,7 +203,7 @@ const contactByEmail = preparedPerConnection((db: DbOrTx) =>
     .where(
       and(
         eq(contacts.workspaceId, sql.placeholder("ws")),
-        sql`lower(email) = lower(${sql.placeholder("value")})`,
+        sameLowerCase(contacts.email, sql.placeholder("value")),
       ),
     )
     .orderBy(contacts.createdAt)
