@@ -51,7 +51,7 @@ export async function searchConversations(
   },
 ): Promise<{ rows: ConversationRow[]; total: number }> {
   if (dialectOf(db) === "postgres") return await searchConversationsPg(db, input, SEARCH_DRAIN_LIMIT);
-  return await searchConversationsSqlite(db, input, SEARCH_DRAIN_LIMIT);
+  return await searchConversationsSqlite(db, input, { limit: SEARCH_DRAIN_LIMIT, batchSize: DRAIN_BATCH });
 }
 
 /** Whether every thread in the database belongs to the workspace (none: false). */

@@ -47,11 +47,11 @@ export async function searchConversationsSqlite(
     /** Overrides SMALL_MATCH_SET (tests run both paths on a small corpus). */
     smallMatchSet?: number;
   },
-  drainLimit: number,
+  drain: { limit: number; batchSize: number },
 ): Promise<{ rows: ConversationRow[]; total: number }> {
   const query = ftsQuery(input.text);
   if (!query) return { rows: [], total: 0 };
-  await drainSearchBacklogSqlite(db, drainLimit, drainLimit);
+  await drainSearchBacklogSqlite(db, drain.limit, drain.batchSize);
   const smallMatchSet = input.smallMatchSet ?? SMALL_MATCH_SET;
 
   if (!input.where && (await workspaceHoldsEveryThreadSqlite(db, input.workspaceId))) {
