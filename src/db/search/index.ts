@@ -21,6 +21,15 @@ import {
  * search sees every message written before it.
  */
 
+/** Rows of the backlog indexed per transaction: small enough not to hold the event loop long. */
+const DRAIN_BATCH = 500;
+/**
+ * Most backlog rows a search indexes before it reads. The periodic drain keeps the backlog far
+ * below this; after a long outage of it, a search answers without the newest rows rather than
+ * stall, and they become searchable as the drain catches up.
+ */
+const SEARCH_DRAIN_LIMIT = 20_000;
+
 /**
  * The search key of a thread being inserted (`conversations.search_key`), as the insert's value:
  * on SQLite the next after the largest (the unique index answers max), written with the row;
@@ -59,15 +68,6 @@ export async function workspaceHoldsEveryThread(db: Db, workspaceId: string): Pr
   if (dialectOf(db) === "postgres") return await workspaceHoldsEveryThreadPg(db, workspaceId);
   return await workspaceHoldsEveryThreadSqlite(db, workspaceId);
 }
-
-/** Rows of the backlog indexed per transaction: small enough not to hold the event loop long. */
-const DRAIN_BATCH = 500;
-/**
- * Most backlog rows a search indexes before it reads. The periodic drain keeps the backlog far
- * below this; after a long outage of it, a search answers without the newest rows rather than
- * stall, and they become searchable as the drain catches up.
- */
-const SEARCH_DRAIN_LIMIT = 20_000;
 
 /**
  * Writes up to `limit` rows of `search_backlog` into the index, oldest first, in batches of

@@ -14,11 +14,6 @@ export function searchTokens(text: string): string[] {
   return text.split(NOT_TOKEN).filter((t) => HAS_WORD.test(t));
 }
 
-/** Whether `text` holds a letter or a digit (a searchable word). */
-export function hasWord(text: string): boolean {
-  return HAS_WORD.test(text);
-}
-
 /**
  * Letters without a canonical decomposition that PostgreSQL's `unaccent` folds to plain letters:
  * Latin-1, Latin Extended-A, the hooked and barred letters of West African alphabets, a few of
