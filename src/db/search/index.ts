@@ -8,6 +8,7 @@ import {
   searchConversationsSqlite,
   workspaceHoldsEveryThreadSqlite,
 } from "./sqlite";
+import type { ThreadSearch } from "./text";
 
 /**
  * Thread search (`GET /v1/conversations?q=`), the one place that knows how it is done: each
@@ -49,15 +50,7 @@ export function newSearchKey(db: DbOrTx): SQL {
  */
 export async function searchConversations(
   db: Db,
-  input: {
-    workspaceId: string;
-    text: string;
-    where?: SQL;
-    limit: number;
-    offset: number;
-    /** SQLite: overrides its small match set (tests run both of its paths on a small corpus). */
-    smallMatchSet?: number;
-  },
+  input: ThreadSearch,
 ): Promise<{ rows: ConversationRow[]; total: number }> {
   if (dialectOf(db) === "postgres") return await searchConversationsPg(db, input, SEARCH_DRAIN_LIMIT);
   return await searchConversationsSqlite(db, input, { limit: SEARCH_DRAIN_LIMIT, batchSize: DRAIN_BATCH });

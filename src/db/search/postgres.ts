@@ -1,7 +1,7 @@
 import { and, count, type SQL, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../client";
 import { type ConversationRow, conversations } from "../schema";
-import { indexedText, searchWords } from "./text";
+import { indexedText, searchWords, type ThreadSearch } from "./text";
 
 /**
  * Thread search on PostgreSQL, the twin of ./sqlite.ts's FTS5 table (./index.ts dispatches here).
@@ -70,7 +70,7 @@ export function searchQuery(text: string): SQL | null {
  */
 export async function searchConversationsPg(
   db: Db,
-  input: { workspaceId: string; text: string; where?: SQL; limit: number; offset: number },
+  input: ThreadSearch,
   drainLimit: number,
 ): Promise<{ rows: ConversationRow[]; total: number }> {
   const query = searchQuery(input.text);

@@ -3,7 +3,7 @@ import { type Db, type DbOrTx, sqliteOf } from "../client";
 import { nullsLast } from "../dialect";
 import { preparedPerConnection } from "../prepared";
 import { type ConversationRow, conversations } from "../schema";
-import { contactLabel, foldForSearch, searchWords } from "./text";
+import { contactLabel, foldForSearch, searchWords, type ThreadSearch } from "./text";
 
 /**
  * Thread search on SQLite: the FTS5 table `conversation_search` (migration 0009, its text folded
@@ -38,15 +38,7 @@ const SMALL_MATCH_SET = 2000;
  */
 export async function searchConversationsSqlite(
   db: Db,
-  input: {
-    workspaceId: string;
-    text: string;
-    where?: SQL;
-    limit: number;
-    offset: number;
-    /** Overrides SMALL_MATCH_SET (tests run both paths on a small corpus). */
-    smallMatchSet?: number;
-  },
+  input: ThreadSearch,
   drain: { limit: number; batchSize: number },
 ): Promise<{ rows: ConversationRow[]; total: number }> {
   const query = ftsQuery(input.text);

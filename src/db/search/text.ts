@@ -5,6 +5,19 @@
  * PostgreSQL (tsvector, which also runs its own `unaccent` over what it is given).
  */
 
+import type { SQL } from "drizzle-orm";
+
+/** A thread search: the workspace, the user's text, an inbox filter beside it, and the page. */
+export interface ThreadSearch {
+  workspaceId: string;
+  text: string;
+  where?: SQL;
+  limit: number;
+  offset: number;
+  /** SQLite: overrides its small match set (tests run both of its paths on a small corpus). */
+  smallMatchSet?: number;
+}
+
 /** Characters FTS5's unicode61 tokenizer keeps in a token (L*, N*, Co; Mn, as diacritics are removed). */
 const NOT_TOKEN = /[^\p{L}\p{N}\p{Co}\p{Mn}]+/gu;
 const HAS_WORD = /[\p{L}\p{N}]/u;
