@@ -266,7 +266,12 @@ export function agentsRoutes(deps: AppDeps) {
             query: {
               status: t.Optional(t.String({ description: "draft | active | paused" })),
               channel: t.Optional(t.String({ description: "sms | voice" })),
-              q: t.Optional(t.String({ maxLength: 200, description: "Search by name" })),
+              q: t.Optional(
+                t.String({
+                  maxLength: 200,
+                  description: "Name contains (case-insensitive for ASCII letters: É and é differ)",
+                }),
+              ),
             },
             itemsDescription: "Agents, newest first",
             run: async (workspaceId, query, page) => await listAgents(deps.db, workspaceId, query, page),
