@@ -13,7 +13,12 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { freshDatabase, type PgCluster, startPgCluster } from "../../test/support/postgres";
+import {
+  freshDatabase,
+  freshDatabaseWithLocale,
+  type PgCluster,
+  startPgCluster,
+} from "../../test/support/postgres";
 import { root, type StartedServer, startBinary } from "../bench/support";
 import { type Api, type CallOptions, type Res, SECTIONS, type Side } from "./scenario";
 
@@ -499,28 +504,6 @@ function cli(argv: string[], env: Record<string, string>): string {
   return result.stdout;
 }
 
-/** A new database on the cluster with the given collation and ctype (`--pg-locale`). */
-async function databaseWithLocale(adminUrl: string, locale: string): Promise<string> {
-  if (!/^[A-Za-z0-9_.@:-]+$/.test(locale)) throw new Error(`bad locale ${locale}`);
-  const { default: postgres } = await import("postgres");
-  const name = `parity_${process.pid}_${Date.now().toString(36)}`;
-  const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
-  try {
-    // icu:<locale> (icu:en-US): ICU's collation, with C.utf8 as the libc locale beside it.
-    const icu = locale.startsWith("icu:") ? locale.slice(4) : null;
-    await admin.unsafe(
-      icu
-        ? `CREATE DATABASE ${name} TEMPLATE template0 ENCODING 'UTF8' LOCALE 'C.utf8' LOCALE_PROVIDER icu ICU_LOCALE '${icu}'`
-        : `CREATE DATABASE ${name} TEMPLATE template0 ENCODING 'UTF8' LC_COLLATE '${locale}' LC_CTYPE '${locale}'`,
-    );
-  } finally {
-    await admin.end();
-  }
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  return url.toString();
-}
-
 /** A local webhook receiver: records what it gets, answers 500 on /fail. */
 function startReceiver() {
   const got: { path: string; headers: Record<string, string>; body: unknown }[] = [];
@@ -593,7 +576,7 @@ async function main(): Promise<number> {
   try {
     cluster = await startPgCluster();
     const pgUrl = pgLocale
-      ? await databaseWithLocale(cluster.url, pgLocale)
+      ? await freshDatabaseWithLocale(cluster.url, pgLocale)
       : await freshDatabase(cluster.url);
     console.log(`postgres cluster on port ${cluster.port}; database ${new URL(pgUrl).pathname.slice(1)}`);
 

@@ -163,31 +163,32 @@ let counter = 0;
 
 /** A new database on the cluster of `adminUrl`, empty or a copy of `template`; answers its URL. */
 export async function freshDatabase(adminUrl: string, template?: string): Promise<string> {
-  const { default: postgres } = await import("postgres");
-  const name = `t_${process.pid}_${Date.now().toString(36)}_${counter++}`;
-  const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
-  try {
-    await admin.unsafe(template ? `CREATE DATABASE ${name} TEMPLATE ${template}` : `CREATE DATABASE ${name}`);
-  } finally {
-    await admin.end();
-  }
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  return url.toString();
+  return await createDatabase(adminUrl, template ? `TEMPLATE ${template}` : "");
 }
 
 /**
- * A new, empty database whose collation and character classes are `locale` (a libc locale such as
- * `C.utf8`), as production clusters often have, where the suite's cluster is initialised with C.
+ * A new, empty database with the collation and character classes of `locale`, as production
+ * clusters often have, where the suite's cluster is initialised with C: a libc locale (`C.utf8`)
+ * or `icu:<locale>` (`icu:en-US`: ICU's collation, with C.utf8 as the libc locale beside it).
  */
 export async function freshDatabaseWithLocale(adminUrl: string, locale: string): Promise<string> {
+  if (!/^[A-Za-z0-9_.@:-]+$/.test(locale)) throw new Error(`bad locale ${locale}`);
+  const icu = locale.startsWith("icu:") ? locale.slice(4) : null;
+  return await createDatabase(
+    adminUrl,
+    icu
+      ? `TEMPLATE template0 ENCODING 'UTF8' LOCALE 'C.utf8' LOCALE_PROVIDER icu ICU_LOCALE '${icu}'`
+      : `TEMPLATE template0 ENCODING 'UTF8' LOCALE '${locale}'`,
+  );
+}
+
+/** `CREATE DATABASE <a new name> <options>` on the cluster of `adminUrl`; answers its URL. */
+async function createDatabase(adminUrl: string, options: string): Promise<string> {
   const { default: postgres } = await import("postgres");
   const name = `t_${process.pid}_${Date.now().toString(36)}_${counter++}`;
   const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
   try {
-    await admin.unsafe(
-      `CREATE DATABASE ${name} TEMPLATE template0 ENCODING 'UTF8' LOCALE '${locale.replace(/'/g, "")}'`,
-    );
+    await admin.unsafe(`CREATE DATABASE ${name} ${options}`.trimEnd());
   } finally {
     await admin.end();
   }
