@@ -14,7 +14,10 @@ import { DatabaseOpenError } from "../src/db/client";
 import { migrate, newerBinaryMessage } from "../src/db/migrate";
 import { migratePg } from "../src/db/migrate-pg";
 import { embeddedPgMigrations } from "../src/db/migrations.generated";
+import { openPgDatabase } from "../src/db/pg-database";
 import * as pgSchema from "../src/db/schema/pg";
+import { drainSearchBacklog } from "../src/db/search";
+import { contactLabel } from "../src/db/search/text";
 import { createPgClient } from "../src/db/store/postgres";
 import { freshDatabase, testPostgres, testsRunOn } from "./support/postgres";
 
@@ -495,6 +498,47 @@ describe.skipIf(!adminUrl)("PostgreSQL migrations", () => {
     ]);
   });
 
+  it("note every thread for the server to write its label again (migration 0009)", async () => {
+    const url = await freshDatabase(adminUrl as string);
+    const client = await freshClient(url);
+    const index = embeddedPgMigrations.findIndex((m) => m.tag.endsWith("_search_labels_from_server"));
+    expect(index).toBeGreaterThan(0);
+    await migratePg(client, embeddedPgMigrations.slice(0, index));
+    // Before: the database wrote the label, names as written, and a rename rewrote it at once.
+    await client`INSERT INTO contacts (id, workspace_id, phone_number, first_name, last_name, source, fields, created_at, updated_at)
+      VALUES ('c1', 'w1', '+14155550123', 'Søren', 'ÆRØ-Hansen', 'api', '{}', 0, 0)`;
+    await client`INSERT INTO conversations (id, workspace_id, contact_id, status, created_at, updated_at)
+      VALUES ('t1', 'w1', 'c1', 'open', 0, 0)`;
+    await client`INSERT INTO conversation_search (conversation_id, message_id, text)
+      SELECT cv.id, NULL, conversation_search_label(c.first_name, c.last_name, c.phone_number)
+      FROM conversations cv JOIN contacts c ON c.id = cv.contact_id`;
+    await client`DELETE FROM search_backlog`;
+    const label = async () =>
+      (await client<{ text: string }[]>`SELECT text FROM conversation_search WHERE message_id IS NULL`).map(
+        (r) => r.text,
+      );
+    expect(await label()).toEqual([
+      "Søren ÆRØ Hansen 14155550123 4155550123 155550123 55550123 5550123 550123 50123 0123 123 23 3",
+    ]);
+
+    expect((await migratePg(client)).applied).toEqual(embeddedPgMigrations.slice(index).map((m) => m.tag));
+    const [{ n }] = await client<
+      { n: number }[]
+    >`SELECT count(*)::int AS n FROM pg_proc WHERE proname = 'conversation_search_label'`;
+    expect(n).toBe(0);
+    expect([...(await client`SELECT kind, ref FROM search_backlog`)]).toEqual([{ kind: 0, ref: "t1" }]);
+    const handle = await openPgDatabase(url, { max: 1, migrate: false });
+    try {
+      expect(await drainSearchBacklog(handle.db, 100)).toBe(1);
+    } finally {
+      await handle.close();
+    }
+    expect(await label()).toEqual([contactLabel("Søren", "ÆRØ-Hansen", "+14155550123")]);
+    expect(await label()).toEqual([
+      "soren aero hansen 14155550123 4155550123 155550123 55550123 5550123 550123 50123 0123 123 23 3",
+    ]);
+  });
+
   it("notify the caches of changes and removals of offers and tracked links", async () => {
     const client = await freshClient();
     await migratePg(client);
@@ -577,7 +621,7 @@ describe.skipIf(!adminUrl)("PostgreSQL migrations", () => {
     const client = await freshClient();
     await migratePg(client);
     await client`INSERT INTO conversation_search (conversation_id, message_id, text)
-      VALUES ('t1', NULL, conversation_search_label('José', 'Müller', '+14155550123')), ('t1', 'm1', 'Crème brûlée tonight?')`;
+      VALUES ('t1', NULL, ${contactLabel("José", "Müller", "+14155550123")}), ('t1', 'm1', 'Crème brûlée tonight?')`;
     const match = async (query: string) =>
       (
         await client<{ message_id: string | null }[]>`
@@ -587,12 +631,24 @@ describe.skipIf(!adminUrl)("PostgreSQL migrations", () => {
     expect(await match("5550123:*")).toEqual(["label"]);
     expect(await match("creme:* & brul:*")).toEqual(["m1"]);
 
-    // A contact's new name rewrites its threads' labels; deleting a message or a thread drops its rows.
+    // A new thread, and its contact's new name or number, note the thread for the drain (which
+    // writes its label); an update that changes neither notes nothing. Deleting a message or a
+    // thread drops its rows.
     await client`INSERT INTO contacts (id, workspace_id, phone_number, source, fields, created_at, updated_at)
       VALUES ('c1', 'w1', '+14155550123', 'api', '{}', 0, 0)`;
     await client`INSERT INTO conversations (id, workspace_id, contact_id, status, created_at, updated_at)
       VALUES ('t2', 'w1', 'c1', 'open', 0, 0)`;
+    const backlog = async () =>
+      (await client<{ kind: number; ref: string }[]>`SELECT kind, ref FROM search_backlog ORDER BY seq`).map(
+        (r) => `${r.kind}:${r.ref}`,
+      );
+    expect(await backlog()).toEqual(["0:t2"]);
     await client`UPDATE contacts SET first_name = 'Zoë' WHERE id = 'c1'`;
+    await client`UPDATE contacts SET first_name = 'Zoë', last_name = NULL, opted_in = true WHERE id = 'c1'`;
+    await client`UPDATE contacts SET phone_number = '+14155550124' WHERE id = 'c1'`;
+    expect(await backlog()).toEqual(["0:t2", "0:t2", "0:t2"]);
+    await client`INSERT INTO conversation_search (conversation_id, message_id, text)
+      VALUES ('t2', NULL, ${contactLabel("Zoë", null, "+14155550124")})`;
     expect(await match("zoe:*")).toEqual(["label"]);
     await client`INSERT INTO conversation_search (conversation_id, message_id, text) VALUES ('t2', 'm2', 'see you')`;
     await client`INSERT INTO messages (id, workspace_id, direction, sender, from_number, to_number, body, status,

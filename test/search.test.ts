@@ -319,6 +319,23 @@ for (const target of targets) {
         expect((await find("numbat")).total).toBe(1);
       });
 
+      it("rewrites a thread's label when its contact is renamed after the drain", async () => {
+        const { contact, thread } = await send("+14155557101", "Hello wallaroo", 1_800_000_800_000);
+        await drainSearchBacklog(handle.db, 1e9);
+        expect((await find("5557101")).rows.map((row) => row.id)).toEqual([thread.id]);
+        await handle.db.run(
+          sql`UPDATE contacts SET first_name = 'Ørjan', phone_number = '+14155557102' WHERE id = ${contact.id}`,
+        );
+        // An update that changes neither the name nor the number notes nothing.
+        await handle.db.run(sql`UPDATE contacts SET first_name = 'Ørjan' WHERE id = ${contact.id}`);
+        expect(await backlog()).toBe(1);
+        await drainSearchBacklog(handle.db, 1e9);
+        expect((await find("orjan")).rows.map((row) => row.id)).toEqual([thread.id]);
+        expect((await find("5557102")).rows.map((row) => row.id)).toEqual([thread.id]);
+        expect((await find("5557101")).total).toBe(0);
+        expect((await find("wallaroo")).rows.map((row) => row.id)).toEqual([thread.id]);
+      });
+
       it("drops backlog rows of messages deleted before the drain", async () => {
         const { message } = await send("+14155557004", "Platypus cancelled", 1_800_000_400_000);
         await handle.db.run(sql`DELETE FROM messages WHERE id = ${message.id}`);

@@ -48,6 +48,7 @@ import pg5 from "../../migrations/pg/0005_webhook_delivery_unique.sql" with { ty
 import pg6 from "../../migrations/pg/0006_statement_level_triggers.sql" with { type: "text" };
 import pg7 from "../../migrations/pg/0007_messages_index_diet.sql" with { type: "text" };
 import pg8 from "../../migrations/pg/0008_search_label_words.sql" with { type: "text" };
+import pg9 from "../../migrations/pg/0009_search_labels_from_server.sql" with { type: "text" };
 
 /** Migrations in the order they apply. */
 export const embeddedMigrations: { tag: string; sql: string }[] = [
@@ -103,4 +104,5 @@ export const embeddedPgMigrations: { tag: string; sql: string }[] = [
   { tag: "0006_statement_level_triggers", sql: pg6 },
   { tag: "0007_messages_index_diet", sql: pg7 },
   { tag: "0008_search_label_words", sql: pg8 },
+  { tag: "0009_search_labels_from_server", sql: pg9 },
 ];

@@ -1,7 +1,8 @@
 import { and, count, type SQL, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../client";
+import { allOver } from "../prepared";
 import { type ConversationRow, conversations } from "../schema";
-import { indexedText, searchWords, type ThreadSearch } from "./text";
+import { contactLabel, indexedText, searchWords, type ThreadSearch } from "./text";
 
 /**
  * Thread search on PostgreSQL, the twin of ./sqlite.ts's FTS5 table (./index.ts dispatches here).
@@ -15,9 +16,9 @@ import { indexedText, searchWords, type ThreadSearch } from "./text";
  * Messages are indexed as SQLite's are (./text.ts, indexedText): folded, split into FTS5's tokens,
  * lower-cased, one space apart, so PostgreSQL's parser does not keep e-mail addresses, URLs,
  * decimals or markup whole where FTS5 splits them. The user's words are folded the same way
- * (searchWords). Labels are written by the database (`conversation_search_label`, also used by the
- * trigger that rewrites them when a contact is renamed), whose `unaccent` folds the letters
- * ./text.ts does.
+ * (searchWords). A thread's label is the contact's `contactLabel` (./text.ts), as on SQLite: the
+ * drain reads the contact and writes it, also after a rename (its trigger notes the threads again,
+ * migrations/pg/0009_search_labels_from_server.sql).
  *
  * As on SQLite, writes only note rows in `search_backlog` (triggers); `drainSearchBacklog` indexes
  * them in batches, claiming backlog rows so that two processes never index one twice, and a search
@@ -25,24 +26,13 @@ import { indexedText, searchWords, type ThreadSearch } from "./text";
  */
 
 /**
- * A token of the user's text as a tsquery: lower-cased (messages are indexed lower-cased), or, when
- * it has capitals outside ASCII, as written too: labels are lower-cased by the database, which on a
- * cluster with the C locale folds ASCII letters only.
+ * A token of the user's text as a tsquery: lower-cased (labels and messages are indexed
+ * lower-cased), unaccented by the index's own function, quoted (a quote or backslash the unaccent
+ * rules produce is escaped), a prefix term when `prefix`. Never a syntax error, whatever the token
+ * holds.
  */
-function term(token: string, prefix: boolean): SQL {
-  const lower = token.toLowerCase();
-  if (lower === token || !NON_ASCII.test(token)) return spelling(lower, prefix);
-  return sql`(${spelling(lower, prefix)} || ${spelling(token, prefix)})`;
-}
-
-const NON_ASCII = /\P{ASCII}/u;
-
-/**
- * One spelling of a token as a tsquery: unaccented by the index's own function, quoted (a quote or
- * backslash the unaccent rules produce is escaped), a prefix term when `prefix`. Never a syntax
- * error, whatever the token holds.
- */
-function spelling(token: string, prefix: boolean): SQL {
+function term(word: string, prefix: boolean): SQL {
+  const token = word.toLowerCase();
   const quoted = sql`'''' || replace(replace(search_unaccent(${token}::text), '\\', '\\\\'), '''', '''''') || ''''`;
   return prefix ? sql`to_tsquery('simple', ${quoted} || ':*')` : sql`to_tsquery('simple', ${quoted})`;
 }
@@ -129,10 +119,12 @@ async function drainWithRetry(db: Db, limit: number): Promise<number> {
  * claims (`FOR UPDATE`): with `skip` it leaves rows another process has claimed to it, with `wait`
  * it waits for that process and then finds them gone. Either way no row is indexed twice.
  *
- * Labels are inserted unless the thread has one: a contact renamed since the row was noted wrote
- * the newest label already (its trigger). Messages are read with a key-share lock, so a message
- * deleted concurrently is either gone before it is read or deleted (with its index row, by the
- * delete trigger) after this commits. Rows of threads or messages deleted meanwhile are dropped.
+ * A thread's label is written (or rewritten, after a rename) from its contact as it is now, read
+ * with a share lock: a rename waits for this commit, and the backlog rows it notes are drained
+ * after it, so the newest label is written last. Threads and messages are read with a key-share
+ * lock, so one deleted concurrently is either gone before it is read or deleted (with its index
+ * rows, by the delete triggers) after this commits. Rows of threads or messages deleted meanwhile
+ * are dropped.
  */
 export async function drainSearchBacklogPg(
   db: Db,
@@ -157,34 +149,65 @@ export async function drainSearchBacklogPg(
 
 async function drainBatch(tx: DbOrTx, size: number, lock: SQL): Promise<number> {
   const claimed = await tx.all<{ kind: number; ref: string }>(sql`
-    WITH claimed AS (
-      DELETE FROM search_backlog
-      WHERE seq IN (SELECT seq FROM search_backlog ORDER BY seq LIMIT ${size} ${lock})
-      RETURNING kind, ref
-    ), labels AS (
-      INSERT INTO conversation_search (conversation_id, message_id, text)
-      SELECT cv.id, NULL, conversation_search_label(c.first_name, c.last_name, c.phone_number)
-      FROM claimed
-      JOIN conversations cv ON cv.id = claimed.ref
-      JOIN contacts c ON c.id = cv.contact_id
-      WHERE claimed.kind = 0
-      ON CONFLICT (conversation_id) WHERE message_id IS NULL DO NOTHING
-    )
-    SELECT kind, ref FROM claimed`);
+    DELETE FROM search_backlog
+    WHERE seq IN (SELECT seq FROM search_backlog ORDER BY seq LIMIT ${size} ${lock})
+    RETURNING kind, ref`);
+  const threadIds = claimed.filter((row) => Number(row.kind) === 0).map((row) => row.ref);
   const messageIds = claimed.filter((row) => Number(row.kind) === 1).map((row) => row.ref);
-  if (messageIds.length) {
-    const messages = await tx.all<{ id: string; conversation_id: string; body: string | null }>(sql`
-      SELECT m.id, m.conversation_id, m.body FROM messages m
-      WHERE m.id IN (SELECT json_array_elements_text(${JSON.stringify(messageIds)}::json))
-        AND m.conversation_id IS NOT NULL
-      FOR KEY SHARE OF m`);
-    if (messages.length) {
-      const rows = messages.map((m) => ({ c: m.conversation_id, m: m.id, t: indexedText(m.body ?? "") }));
-      await tx.run(sql`
+  const [labels, messages] = await allOver([
+    threadIds.length
+      ? started(
+          tx.all<{
+            id: string;
+            first_name: string | null;
+            last_name: string | null;
+            phone_number: string;
+          }>(sql`
+          SELECT cv.id, c.first_name, c.last_name, c.phone_number
+          FROM conversations cv JOIN contacts c ON c.id = cv.contact_id
+          WHERE cv.id IN (SELECT json_array_elements_text(${JSON.stringify(threadIds)}::json))
+          ORDER BY c.id
+          FOR KEY SHARE OF cv FOR SHARE OF c`),
+        )
+      : Promise.resolve([]),
+    messageIds.length
+      ? started(
+          tx.all<{ id: string; conversation_id: string; body: string | null }>(sql`
+          SELECT m.id, m.conversation_id, m.body FROM messages m
+          WHERE m.id IN (SELECT json_array_elements_text(${JSON.stringify(messageIds)}::json))
+            AND m.conversation_id IS NOT NULL
+          FOR KEY SHARE OF m`),
+        )
+      : Promise.resolve([]),
+  ]);
+  const writes: Promise<unknown>[] = [];
+  if (labels.length) {
+    const rows = labels.map((t) => ({ c: t.id, t: contactLabel(t.first_name, t.last_name, t.phone_number) }));
+    writes.push(
+      started(
+        tx.run(sql`
+        INSERT INTO conversation_search (conversation_id, message_id, text)
+        SELECT r.c, NULL, r.t FROM json_to_recordset(${JSON.stringify(rows)}::json) AS r(c text, t text)
+        ON CONFLICT (conversation_id) WHERE message_id IS NULL DO UPDATE SET text = excluded.text`),
+      ),
+    );
+  }
+  if (messages.length) {
+    const rows = messages.map((m) => ({ c: m.conversation_id, m: m.id, t: indexedText(m.body ?? "") }));
+    writes.push(
+      started(
+        tx.run(sql`
         INSERT INTO conversation_search (conversation_id, message_id, text)
         SELECT r.c, r.m, r.t FROM json_to_recordset(${JSON.stringify(rows)}::json) AS r(c text, m text, t text)
-        ON CONFLICT (conversation_id, message_id) WHERE message_id IS NOT NULL DO NOTHING`);
-    }
+        ON CONFLICT (conversation_id, message_id) WHERE message_id IS NOT NULL DO NOTHING`),
+      ),
+    );
   }
+  await allOver(writes);
   return claimed.length;
+}
+
+/** A query sent now (its statement goes with the others started in this turn), as a promise. */
+function started<R>(query: PromiseLike<R>): Promise<R> {
+  return Promise.resolve(query);
 }
