@@ -34,6 +34,7 @@ const POSTGRES_READY = [
   "test/pg-migrations.test.ts",
   "test/dialect.test.ts",
   "test/cluster.test.ts",
+  "test/search.test.ts",
 ];
 
 /**
