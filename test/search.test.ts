@@ -19,7 +19,8 @@ import {
   workspaceHoldsEveryThread,
 } from "../src/db/search";
 import { drainSearchBacklogPg } from "../src/db/search/postgres";
-import { foldForSearch, searchTokens } from "../src/db/search/text";
+import { contactLabel, foldForSearch, searchTokens } from "../src/db/search/text";
+import { createPgClient } from "../src/db/store/postgres";
 import { ensureContact } from "../src/domain/audience/contacts";
 import { threadForContact } from "../src/domain/messaging/conversations";
 import { queueOutboundMessage } from "../src/domain/messaging/outbound";
@@ -619,6 +620,59 @@ for (const target of targets) {
           indexer.stop();
         }
       });
+    });
+  });
+}
+
+if (pg && "url" in pg) {
+  const adminUrl = pg.url;
+  describe("search on postgres: a drain and a rename at the same time", () => {
+    it("waits for a rename that holds the contact, and writes the renamed label", async () => {
+      const url = await freshDatabase(adminUrl);
+      const opened = await openPgDatabase(url, { max: 2 });
+      const raw = createPgClient(url, { max: 2 });
+      try {
+        await raw`INSERT INTO contacts (id, workspace_id, phone_number, first_name, source, fields, created_at, updated_at)
+          VALUES ('c1', 'w1', '+14155550123', 'Numbat', 'api', '{}', 0, 0)`;
+        await raw`INSERT INTO conversations (id, workspace_id, contact_id, status, created_at, updated_at)
+          VALUES ('t1', 'w1', 'c1', 'open', 0, 0)`;
+        // A rename, not committed yet, while the drain indexes the new thread.
+        const renaming = await raw.reserve();
+        let drained = false;
+        try {
+          await renaming`BEGIN`;
+          await renaming`UPDATE contacts SET first_name = 'Quokka' WHERE id = 'c1'`;
+          const drain = drainSearchBacklogPg(opened.db, 100).then((n) => {
+            drained = true;
+            return n;
+          });
+          // The drain reads the contact with a share lock, so it waits for the rename.
+          const deadline = Date.now() + 10_000;
+          while (Date.now() < deadline) {
+            const [{ n }] = await raw<
+              { n: number }[]
+            >`SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted`;
+            if (n > 0 || drained) break;
+            await Bun.sleep(10);
+          }
+          expect(drained).toBe(false);
+          await renaming`COMMIT`;
+          expect(await drain).toBe(1);
+        } finally {
+          if (!drained) await renaming`ROLLBACK`.catch(() => {});
+          renaming.release();
+        }
+        // The label has the new name already; the rename's own backlog row is still to drain.
+        const labels = await raw<
+          { text: string }[]
+        >`SELECT text FROM conversation_search WHERE message_id IS NULL`;
+        expect(labels.map((r) => r.text)).toEqual([contactLabel("Quokka", null, "+14155550123")]);
+        const [{ n }] = await raw<{ n: number }[]>`SELECT count(*)::int AS n FROM search_backlog`;
+        expect(n).toBe(1);
+      } finally {
+        await raw.end();
+        await opened.close();
+      }
     });
   });
 }
