@@ -7,6 +7,8 @@
 -- the threads in the backlog (kind 0), and only when the name or number really changed. The drain
 -- locks the contact while it reads it (FOR SHARE), so a rename committed after that read waits for
 -- the drain's commit, and its backlog rows are drained after it: the newest label is written last.
+-- A contact another transaction is changing at that moment is skipped (SKIP LOCKED) and its thread
+-- put back in the backlog: the drain never waits while holding other contacts.
 DROP TRIGGER contacts_search_update ON contacts;
 --> statement-breakpoint
 CREATE FUNCTION search_backlog_contact_renamed() RETURNS trigger LANGUAGE plpgsql AS $$

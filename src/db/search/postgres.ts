@@ -121,7 +121,8 @@ async function drainWithRetry(db: Db, limit: number): Promise<number> {
  *
  * A thread's label is written (or rewritten, after a rename) from its contact as it is now, read
  * with a share lock: a rename waits for this commit, and the backlog rows it notes are drained
- * after it, so the newest label is written last. Threads and messages are read with a key-share
+ * after it, so the newest label is written last. A contact being changed at that moment is not
+ * waited for: its thread goes back in the backlog (see drainBatch). Threads and messages are read with a key-share
  * lock, so one deleted concurrently is either gone before it is read or deleted (with its index
  * rows, by the delete triggers) after this commits. Rows of threads or messages deleted meanwhile
  * are dropped.
@@ -138,16 +139,24 @@ export async function drainSearchBacklogPg(
   let consumed = 0;
   while (consumed < limit) {
     const size = Math.min(batch, limit - consumed);
-    const done = await db.transaction(async (tx) => await drainBatch(tx, size, lock));
+    const { done, putBack } = await db.transaction(async (tx) => await drainBatch(tx, size, lock));
     consumed += done;
     // Skipping: fewer than asked means the rest is claimed elsewhere. Waiting: rows another
-    // process indexed meanwhile shorten a batch, so only an empty one ends the drain.
-    if (done === 0 || (claim === "skip" && done < size)) break;
+    // process indexed meanwhile shorten a batch, so only an empty one ends the drain, or one whose
+    // rows all went back (their contacts being changed: the next batch would claim them again).
+    if (done === 0 || done === putBack || (claim === "skip" && done < size)) break;
   }
   return consumed;
 }
 
-async function drainBatch(tx: DbOrTx, size: number, lock: SQL): Promise<number> {
+/**
+ * One batch: claims up to `size` backlog rows and indexes them. Answers how many it claimed, and
+ * how many of them it put back in the backlog: threads whose contact another transaction is
+ * changing at this moment (a rename not committed yet, an import). The drain never waits for such
+ * a contact (holding other contacts meanwhile could deadlock with a transaction changing several),
+ * and never writes a label from a name about to change; the next drain writes it.
+ */
+async function drainBatch(tx: DbOrTx, size: number, lock: SQL): Promise<{ done: number; putBack: number }> {
   const claimed = await tx.all<{ kind: number; ref: string }>(sql`
     DELETE FROM search_backlog
     WHERE seq IN (SELECT seq FROM search_backlog ORDER BY seq LIMIT ${size} ${lock})
@@ -167,7 +176,7 @@ async function drainBatch(tx: DbOrTx, size: number, lock: SQL): Promise<number> 
           FROM conversations cv JOIN contacts c ON c.id = cv.contact_id
           WHERE cv.id IN (SELECT json_array_elements_text(${JSON.stringify(threadIds)}::json))
           ORDER BY c.id
-          FOR KEY SHARE OF cv FOR SHARE OF c`),
+          FOR KEY SHARE OF cv FOR SHARE OF c SKIP LOCKED`),
         )
       : Promise.resolve([]),
     messageIds.length
@@ -181,6 +190,19 @@ async function drainBatch(tx: DbOrTx, size: number, lock: SQL): Promise<number> 
       : Promise.resolve([]),
   ]);
   const writes: Promise<unknown>[] = [];
+  const read = new Set(labels.map((thread) => thread.id));
+  const busy = [...new Set(threadIds)].filter((id) => !read.has(id));
+  // Skipped for a lock on the contact, or gone: the threads still there (with their contact) go
+  // back in the backlog.
+  const putBack = busy.length
+    ? started(
+        tx.all<{ ref: string }>(sql`
+          INSERT INTO search_backlog (kind, ref)
+          SELECT 0, cv.id FROM conversations cv JOIN contacts c ON c.id = cv.contact_id
+          WHERE cv.id IN (SELECT json_array_elements_text(${JSON.stringify(busy)}::json))
+          RETURNING ref`),
+      )
+    : Promise.resolve([]);
   if (labels.length) {
     const rows = labels.map((t) => ({ c: t.id, t: contactLabel(t.first_name, t.last_name, t.phone_number) }));
     writes.push(
@@ -203,8 +225,8 @@ async function drainBatch(tx: DbOrTx, size: number, lock: SQL): Promise<number> 
       ),
     );
   }
-  await allOver(writes);
-  return claimed.length;
+  const [back] = await allOver([putBack, ...writes]);
+  return { done: claimed.length, putBack: back.length };
 }
 
 /** A query sent now (its statement goes with the others started in this turn), as a promise. */
