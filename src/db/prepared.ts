@@ -421,7 +421,7 @@ export async function forEachRowApart<T>(
  * or transaction is rolled back.
  */
 export async function allOver<T extends readonly unknown[]>(
-  started: readonly [...{ [K in keyof T]: Promise<T[K]> }],
+  started: readonly [...{ [K in keyof T]: PromiseLike<T[K]> }],
 ): Promise<T> {
   const outcomes = await Promise.allSettled(started);
   const failed = outcomes.find((outcome) => outcome.status === "rejected");

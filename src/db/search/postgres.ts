@@ -122,10 +122,10 @@ async function drainWithRetry(db: Db, limit: number): Promise<number> {
  * A thread's label is written (or rewritten, after a rename) from its contact as it is now, read
  * with a share lock: a rename waits for this commit, and the backlog rows it notes are drained
  * after it, so the newest label is written last. A contact being changed at that moment is not
- * waited for: its thread goes back in the backlog (see drainBatch). Threads and messages are read with a key-share
- * lock, so one deleted concurrently is either gone before it is read or deleted (with its index
- * rows, by the delete triggers) after this commits. Rows of threads or messages deleted meanwhile
- * are dropped.
+ * waited for: its thread goes back in the backlog (see drainBatch). Threads and messages are read
+ * with a key-share lock, so one deleted concurrently is either gone before it is read or deleted
+ * (with its index rows, by the delete triggers) after this commits. Rows of threads or messages
+ * deleted meanwhile are dropped.
  */
 export async function drainSearchBacklogPg(
   db: Db,
@@ -163,73 +163,54 @@ async function drainBatch(tx: DbOrTx, size: number, lock: SQL): Promise<{ done: 
     RETURNING kind, ref`);
   const threadIds = claimed.filter((row) => Number(row.kind) === 0).map((row) => row.ref);
   const messageIds = claimed.filter((row) => Number(row.kind) === 1).map((row) => row.ref);
+  type Contact = { id: string; first_name: string | null; last_name: string | null; phone_number: string };
+  type Message = { id: string; conversation_id: string; body: string | null };
   const [labels, messages] = await allOver([
     threadIds.length
-      ? started(
-          tx.all<{
-            id: string;
-            first_name: string | null;
-            last_name: string | null;
-            phone_number: string;
-          }>(sql`
+      ? tx.all<Contact>(sql`
           SELECT cv.id, c.first_name, c.last_name, c.phone_number
           FROM conversations cv JOIN contacts c ON c.id = cv.contact_id
           WHERE cv.id IN (SELECT json_array_elements_text(${JSON.stringify(threadIds)}::json))
           ORDER BY c.id
-          FOR KEY SHARE OF cv FOR SHARE OF c SKIP LOCKED`),
-        )
+          FOR KEY SHARE OF cv FOR SHARE OF c SKIP LOCKED`)
       : Promise.resolve([]),
     messageIds.length
-      ? started(
-          tx.all<{ id: string; conversation_id: string; body: string | null }>(sql`
+      ? tx.all<Message>(sql`
           SELECT m.id, m.conversation_id, m.body FROM messages m
           WHERE m.id IN (SELECT json_array_elements_text(${JSON.stringify(messageIds)}::json))
             AND m.conversation_id IS NOT NULL
-          FOR KEY SHARE OF m`),
-        )
+          FOR KEY SHARE OF m`)
       : Promise.resolve([]),
   ]);
-  const writes: Promise<unknown>[] = [];
-  const read = new Set(labels.map((thread) => thread.id));
-  const busy = [...new Set(threadIds)].filter((id) => !read.has(id));
   // Skipped for a lock on the contact, or gone: the threads still there (with their contact) go
   // back in the backlog.
-  const putBack = busy.length
-    ? started(
-        tx.all<{ ref: string }>(sql`
+  const read = new Set(labels.map((thread) => thread.id));
+  const busy = [...new Set(threadIds)].filter((id) => !read.has(id));
+  const labelRows = labels.map((t) => ({
+    c: t.id,
+    t: contactLabel(t.first_name, t.last_name, t.phone_number),
+  }));
+  const messageRows = messages.map((m) => ({ c: m.conversation_id, m: m.id, t: indexedText(m.body ?? "") }));
+  const [back] = await allOver([
+    busy.length
+      ? tx.all<{ ref: string }>(sql`
           INSERT INTO search_backlog (kind, ref)
           SELECT 0, cv.id FROM conversations cv JOIN contacts c ON c.id = cv.contact_id
           WHERE cv.id IN (SELECT json_array_elements_text(${JSON.stringify(busy)}::json))
-          RETURNING ref`),
-      )
-    : Promise.resolve([]);
-  if (labels.length) {
-    const rows = labels.map((t) => ({ c: t.id, t: contactLabel(t.first_name, t.last_name, t.phone_number) }));
-    writes.push(
-      started(
-        tx.run(sql`
-        INSERT INTO conversation_search (conversation_id, message_id, text)
-        SELECT r.c, NULL, r.t FROM json_to_recordset(${JSON.stringify(rows)}::json) AS r(c text, t text)
-        ON CONFLICT (conversation_id) WHERE message_id IS NULL DO UPDATE SET text = excluded.text`),
-      ),
-    );
-  }
-  if (messages.length) {
-    const rows = messages.map((m) => ({ c: m.conversation_id, m: m.id, t: indexedText(m.body ?? "") }));
-    writes.push(
-      started(
-        tx.run(sql`
-        INSERT INTO conversation_search (conversation_id, message_id, text)
-        SELECT r.c, r.m, r.t FROM json_to_recordset(${JSON.stringify(rows)}::json) AS r(c text, m text, t text)
-        ON CONFLICT (conversation_id, message_id) WHERE message_id IS NOT NULL DO NOTHING`),
-      ),
-    );
-  }
-  const [back] = await allOver([putBack, ...writes]);
+          RETURNING ref`)
+      : Promise.resolve([]),
+    labelRows.length
+      ? tx.run(sql`
+          INSERT INTO conversation_search (conversation_id, message_id, text)
+          SELECT r.c, NULL, r.t FROM json_to_recordset(${JSON.stringify(labelRows)}::json) AS r(c text, t text)
+          ON CONFLICT (conversation_id) WHERE message_id IS NULL DO UPDATE SET text = excluded.text`)
+      : Promise.resolve(),
+    messageRows.length
+      ? tx.run(sql`
+          INSERT INTO conversation_search (conversation_id, message_id, text)
+          SELECT r.c, r.m, r.t FROM json_to_recordset(${JSON.stringify(messageRows)}::json) AS r(c text, m text, t text)
+          ON CONFLICT (conversation_id, message_id) WHERE message_id IS NOT NULL DO NOTHING`)
+      : Promise.resolve(),
+  ]);
   return { done: claimed.length, putBack: back.length };
-}
-
-/** A query sent now (its statement goes with the others started in this turn), as a promise. */
-function started<R>(query: PromiseLike<R>): Promise<R> {
-  return Promise.resolve(query);
 }
