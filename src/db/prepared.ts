@@ -256,6 +256,8 @@ export async function insertRowsReturning<T extends SQLiteTable, C extends Recor
   if (rows.length === 0) return [];
   const answers: Answered<C>[] = [];
   if (dialectOf(tx) === "sqlite") {
+    const echoed = echoedKeys(table, rows, spec, computed);
+    if (echoed) return await insertRowsEchoing(tx, table, rows, name, spec, echoed);
     let byName = finishedInserts.get(table);
     if (!byName) {
       byName = new Map();
@@ -288,6 +290,75 @@ export async function insertRowsReturning<T extends SQLiteTable, C extends Recor
         spec,
       ).all()),
     );
+  return answers;
+}
+
+/**
+ * Where every column `spec` answers is a text column that each row gives itself, and a row that
+ * meets a key is left out (`DO NOTHING`, or no conflict clause): the row's own keys for those
+ * columns, by answered name; else null. A row written holds exactly those values, so SQLite can
+ * answer them without `RETURNING`.
+ */
+function echoedKeys(
+  table: SQLiteTable,
+  rows: readonly Record<string, unknown>[],
+  spec: RowsInsert<Record<string, SQLiteColumn>>,
+  computed: Record<string, SQL | undefined>,
+): [answered: string, key: string][] | null {
+  if (spec.conflict?.set) return null;
+  const columns = Object.entries(getTableColumns(table));
+  const echoed: [string, string][] = [];
+  for (const [answered, column] of Object.entries(spec.returning)) {
+    const key = columns.find(([, own]) => own === column)?.[0];
+    if (key === undefined || computed[key] !== undefined) return null;
+    // Text as given: what SQLite would answer is the string bound (no JSON or mode mapping).
+    if (column.columnType !== "SQLiteText" || (column as { mode?: string }).mode === "json") return null;
+    if (!rows.every((row) => typeof row[key] === "string")) return null;
+    echoed.push([answered, key]);
+  }
+  return echoed;
+}
+
+const quietInserts = new WeakMap<
+  SQLiteTable,
+  Map<string, (db: DbOrTx) => { run(values: unknown): Promise<RunResult> }>
+>();
+
+/**
+ * SQLite: insertRowsReturning for the inserts `echoedKeys` accepts. Each row is one statement
+ * without `RETURNING` (measured: ~5 µs a row less, a third of the insert), and a row it wrote
+ * (`changes`: the statement's own rows, not its triggers') is answered with its own values.
+ */
+async function insertRowsEchoing<T extends SQLiteTable, C extends Record<string, SQLiteColumn>>(
+  tx: DbOrTx,
+  table: T,
+  rows: SQLiteInsertValue<T>[],
+  name: string,
+  spec: RowsInsert<C>,
+  echoed: [answered: string, key: string][],
+): Promise<Answered<C>[]> {
+  let byName = quietInserts.get(table);
+  if (!byName) {
+    byName = new Map();
+    quietInserts.set(table, byName);
+  }
+  let insert = byName.get(name);
+  if (!insert) {
+    const target = spec.conflict?.target;
+    insert = preparedPerConnection((db: DbOrTx) => {
+      const values = db.insert(table).values(rowPlaceholders(table)) as InsertBuilder<T>;
+      return (spec.conflict ? values.onConflictDoNothing(target ? { target } : undefined) : values).prepare();
+    });
+    byName.set(name, insert);
+  }
+  const statement = insert(tx);
+  const answers: Answered<C>[] = [];
+  for (const row of rows) {
+    if ((await statement.run(row)).changes === 0) continue;
+    const answer: Record<string, unknown> = {};
+    for (const [answered, key] of echoed) answer[answered] = (row as Record<string, unknown>)[key];
+    answers.push(answer as Answered<C>);
+  }
   return answers;
 }
 
