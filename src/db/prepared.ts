@@ -229,6 +229,26 @@ function finishInsert<T extends SQLiteTable, C extends Record<string, SQLiteColu
   };
 }
 
+/** The value `build` makes once for a table and a name (a statement the caller names). */
+function perTableAndName<S>(
+  memo: WeakMap<SQLiteTable, Map<string, S>>,
+  table: SQLiteTable,
+  name: string,
+  build: () => S,
+): S {
+  let byName = memo.get(table);
+  if (!byName) {
+    byName = new Map();
+    memo.set(table, byName);
+  }
+  let made = byName.get(name);
+  if (made === undefined) {
+    made = build();
+    byName.set(name, made);
+  }
+  return made;
+}
+
 const finishedInserts = new WeakMap<
   SQLiteTable,
   Map<string, (db: DbOrTx) => { all(values: unknown): Promise<unknown[]> }>
@@ -258,22 +278,14 @@ export async function insertRowsReturning<T extends SQLiteTable, C extends Recor
   if (dialectOf(tx) === "sqlite") {
     const echoed = echoedKeys(table, rows, spec, computed);
     if (echoed) return await insertRowsEchoing(tx, table, rows, name, spec, echoed);
-    let byName = finishedInserts.get(table);
-    if (!byName) {
-      byName = new Map();
-      finishedInserts.set(table, byName);
-    }
-    let insert = byName.get(name);
-    if (!insert) {
-      insert = preparedPerConnection((db: DbOrTx) =>
+    const statement = perTableAndName(finishedInserts, table, name, () =>
+      preparedPerConnection((db: DbOrTx) =>
         finishInsert(
           db.insert(table).values({ ...rowPlaceholders(table), ...computed }) as InsertBuilder<T>,
           spec,
         ).prepare(),
-      );
-      byName.set(name, insert);
-    }
-    const statement = insert(tx);
+      ),
+    )(tx);
     for (const row of rows) answers.push(...((await statement.all(row)) as Answered<C>[]));
     return answers;
   }
@@ -337,21 +349,13 @@ async function insertRowsEchoing<T extends SQLiteTable, C extends Record<string,
   spec: RowsInsert<C>,
   echoed: [answered: string, key: string][],
 ): Promise<Answered<C>[]> {
-  let byName = quietInserts.get(table);
-  if (!byName) {
-    byName = new Map();
-    quietInserts.set(table, byName);
-  }
-  let insert = byName.get(name);
-  if (!insert) {
-    const target = spec.conflict?.target;
-    insert = preparedPerConnection((db: DbOrTx) => {
+  const target = spec.conflict?.target;
+  const statement = perTableAndName(quietInserts, table, name, () =>
+    preparedPerConnection((db: DbOrTx) => {
       const values = db.insert(table).values(rowPlaceholders(table)) as InsertBuilder<T>;
       return (spec.conflict ? values.onConflictDoNothing(target ? { target } : undefined) : values).prepare();
-    });
-    byName.set(name, insert);
-  }
-  const statement = insert(tx);
+    }),
+  )(tx);
   const answers: Answered<C>[] = [];
   for (const row of rows) {
     if ((await statement.run(row)).changes === 0) continue;
