@@ -2,11 +2,13 @@ import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { sql } from "drizzle-orm";
 import { type DbHandle, openDatabase } from "../src/db/client";
 import { migrate } from "../src/db/migrate";
 import { insertRowsReturning } from "../src/db/prepared";
 import { contacts, workspaces } from "../src/db/schema";
 import { newContactRow } from "../src/domain/audience/contacts";
+import { openThreadsFor } from "../src/domain/messaging/conversations";
 import { newId } from "../src/lib/ids";
 
 /**
@@ -117,5 +119,46 @@ describe("insertRowsReturning on SQLite", () => {
         returning: { id: contacts.id },
       }),
     ).rejects.toThrow(/UNIQUE constraint failed: contacts.id/);
+  });
+
+  it("writes the columns given by an expression (a new thread's search key) as RETURNING did", async () => {
+    const now = Date.now();
+    const made = await insertRowsReturning(
+      handle.db,
+      contacts,
+      [
+        newContactRow(workspaceId, "+14155550107", "api", now),
+        newContactRow(workspaceId, "+14155550108", "api", now),
+      ],
+      "test-ensure",
+      { conflict: { target: [contacts.workspaceId, contacts.phoneNumber] }, returning: { id: contacts.id } },
+    );
+    const [a, b] = made.map((row) => row.id);
+    // The threads of a send batch: one a contact, the repeat of `a` asks for the same one.
+    const open = new Map();
+    await openThreadsFor(handle.db, open, workspaceId, [a, b, a] as string[], now);
+    const threads = [open.get(a)?.id, open.get(b)?.id];
+    const keys = handle.sqlite
+      .query("SELECT id, search_key FROM conversations WHERE contact_id IN (?, ?) ORDER BY search_key")
+      .all(a as string, b as string) as { id: string; search_key: number | null }[];
+    expect(keys.map((row) => row.id)).toEqual(threads as string[]);
+    expect(keys[0]?.search_key).toBeNumber();
+    expect(keys[1]?.search_key).toBe((keys[0]?.search_key as number) + 1);
+  });
+
+  it("writes a column given by an expression instead of the rows' value", async () => {
+    const row = newContactRow(workspaceId, "+14155550109", "api", Date.now());
+    const written = await insertRowsReturning(
+      handle.db,
+      contacts,
+      [row],
+      "test-ensure-computed",
+      { conflict: { target: [contacts.workspaceId, contacts.phoneNumber] }, returning: { id: contacts.id } },
+      { source: sql`'computed'` },
+    );
+    expect(written).toEqual([{ id: row.id }]);
+    expect(handle.sqlite.query("SELECT source FROM contacts WHERE id = ?").get(row.id)).toEqual({
+      source: "computed",
+    });
   });
 });

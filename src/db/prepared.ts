@@ -277,7 +277,7 @@ export async function insertRowsReturning<T extends SQLiteTable, C extends Recor
   const answers: Answered<C>[] = [];
   if (dialectOf(tx) === "sqlite") {
     const echoed = echoedKeys(table, rows, spec, computed);
-    if (echoed) return await insertRowsEchoing(tx, table, rows, name, spec, echoed);
+    if (echoed) return await insertRowsEchoing(tx, table, rows, name, spec, echoed, computed);
     const statement = perTableAndName(finishedInserts, table, name, () =>
       preparedPerConnection((db: DbOrTx) =>
         finishInsert(
@@ -348,11 +348,12 @@ async function insertRowsEchoing<T extends SQLiteTable, C extends Record<string,
   name: string,
   spec: RowsInsert<C>,
   echoed: [answered: string, key: string][],
+  computed: Partial<Record<keyof SQLiteInsertValue<T>, SQL>>,
 ): Promise<Answered<C>[]> {
   const target = spec.conflict?.target;
   const statement = perTableAndName(quietInserts, table, name, () =>
     preparedPerConnection((db: DbOrTx) => {
-      const values = db.insert(table).values(rowPlaceholders(table)) as InsertBuilder<T>;
+      const values = db.insert(table).values({ ...rowPlaceholders(table), ...computed }) as InsertBuilder<T>;
       return (spec.conflict ? values.onConflictDoNothing(target ? { target } : undefined) : values).prepare();
     }),
   )(tx);
