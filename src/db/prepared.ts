@@ -212,18 +212,28 @@ export interface RowsInsert<C extends Record<string, SQLiteColumn>> {
 
 type InsertBuilder<T extends SQLiteTable> = SQLiteInsertBase<T, "async", RunResult>;
 
+/** `spec`'s `ON CONFLICT` clause as drizzle's insert builder spells it. */
+function withConflict<T extends SQLiteTable>(
+  insert: InsertBuilder<T>,
+  conflict: RowsInsert<Record<string, SQLiteColumn>>["conflict"],
+): InsertBuilder<T> {
+  if (!conflict) return insert;
+  if (conflict.set)
+    return insert.onConflictDoUpdate({
+      target: conflict.target as SQLiteColumn,
+      set: conflict.set as never,
+    }) as unknown as InsertBuilder<T>;
+  return insert.onConflictDoNothing(
+    conflict.target ? { target: conflict.target } : undefined,
+  ) as unknown as InsertBuilder<T>;
+}
+
 /** `spec` as drizzle's insert builder spells it. */
 function finishInsert<T extends SQLiteTable, C extends Record<string, SQLiteColumn>>(
   insert: InsertBuilder<T>,
   spec: RowsInsert<C>,
 ) {
-  const { conflict } = spec;
-  const handled = !conflict
-    ? insert
-    : conflict.set
-      ? insert.onConflictDoUpdate({ target: conflict.target as SQLiteColumn, set: conflict.set as never })
-      : insert.onConflictDoNothing(conflict.target ? { target: conflict.target } : undefined);
-  return handled.returning(spec.returning as never) as unknown as {
+  return withConflict(insert, spec.conflict).returning(spec.returning as never) as unknown as {
     all(): Promise<Answered<C>[]>;
     prepare(): { all(values: unknown): Promise<Answered<C>[]> };
   };
@@ -350,12 +360,13 @@ async function insertRowsEchoing<T extends SQLiteTable, C extends Record<string,
   echoed: [answered: string, key: string][],
   computed: Partial<Record<keyof SQLiteInsertValue<T>, SQL>>,
 ): Promise<Answered<C>[]> {
-  const target = spec.conflict?.target;
   const statement = perTableAndName(quietInserts, table, name, () =>
-    preparedPerConnection((db: DbOrTx) => {
-      const values = db.insert(table).values({ ...rowPlaceholders(table), ...computed }) as InsertBuilder<T>;
-      return (spec.conflict ? values.onConflictDoNothing(target ? { target } : undefined) : values).prepare();
-    }),
+    preparedPerConnection((db: DbOrTx) =>
+      withConflict(
+        db.insert(table).values({ ...rowPlaceholders(table), ...computed }) as InsertBuilder<T>,
+        spec.conflict,
+      ).prepare(),
+    ),
   )(tx);
   const answers: Answered<C>[] = [];
   for (const row of rows) {
