@@ -149,6 +149,10 @@ export async function drainSearchBacklogPg(
   return consumed;
 }
 
+/** Ids bound as one JSON parameter, as a subquery for `IN` (one parameter however many ids). */
+const idsOf = (ids: readonly string[]): SQL =>
+  sql`(SELECT json_array_elements_text(${JSON.stringify(ids)}::json))`;
+
 /**
  * One batch: claims up to `size` backlog rows and indexes them. Answers how many it claimed, and
  * how many of them it put back in the backlog: threads whose contact another transaction is
@@ -170,14 +174,14 @@ async function drainBatch(tx: DbOrTx, size: number, lock: SQL): Promise<{ done: 
       ? tx.all<Contact>(sql`
           SELECT cv.id, c.first_name, c.last_name, c.phone_number
           FROM conversations cv JOIN contacts c ON c.id = cv.contact_id
-          WHERE cv.id IN (SELECT json_array_elements_text(${JSON.stringify(threadIds)}::json))
+          WHERE cv.id IN ${idsOf(threadIds)}
           ORDER BY c.id
           FOR KEY SHARE OF cv FOR SHARE OF c SKIP LOCKED`)
       : Promise.resolve([]),
     messageIds.length
       ? tx.all<Message>(sql`
           SELECT m.id, m.conversation_id, m.body FROM messages m
-          WHERE m.id IN (SELECT json_array_elements_text(${JSON.stringify(messageIds)}::json))
+          WHERE m.id IN ${idsOf(messageIds)}
             AND m.conversation_id IS NOT NULL
           FOR KEY SHARE OF m`)
       : Promise.resolve([]),
@@ -196,7 +200,7 @@ async function drainBatch(tx: DbOrTx, size: number, lock: SQL): Promise<{ done: 
       ? tx.all<{ ref: string }>(sql`
           INSERT INTO search_backlog (kind, ref)
           SELECT 0, cv.id FROM conversations cv JOIN contacts c ON c.id = cv.contact_id
-          WHERE cv.id IN (SELECT json_array_elements_text(${JSON.stringify(busy)}::json))
+          WHERE cv.id IN ${idsOf(busy)}
           RETURNING ref`)
       : Promise.resolve([]),
     labelRows.length
